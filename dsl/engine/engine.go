@@ -1,0 +1,109 @@
+// Package engine is the contract between a front end (the Jupyter kernel,
+// the REPL, the script runner) and the language engine that runs cells.
+//
+// It holds plain data types only, so that a front end can drive an engine
+// in the same process or across a pipe (the kernel's worker process)
+// without knowing how the engine interprets code, and an engine can be
+// written without knowing the Jupyter wire protocol. Every type here
+// marshals to JSON as is.
+package engine
+
+import "context"
+
+// MIMEBundle maps a MIME type ("text/plain", "text/html", "image/png",
+// "application/json", ...) to its content: a string for text types, a
+// base64 string for binary types, any JSON value for JSON types.
+type MIMEBundle map[string]any
+
+// Display is one rich output of a cell.
+type Display struct {
+	Data     MIMEBundle     `json:"data"`
+	Metadata map[string]any `json:"metadata"`
+	// DisplayID, when set, names the display so that a later Display with
+	// Update set replaces it in place (update_display_data).
+	DisplayID string `json:"display_id,omitempty"`
+	Update    bool   `json:"update,omitempty"`
+}
+
+// Output receives what a cell produces while it runs, in order. A front
+// end forwards it at once (iopub stream, display_data, clear_output), so
+// long cells show progress. Implementations must be safe for concurrent
+// use: cells may print from goroutines.
+type Output interface {
+	// Stream is text written to "stdout" or "stderr".
+	Stream(name, text string)
+	// Display is a rich output (display_data or update_display_data).
+	Display(d Display)
+	// ClearOutput clears the cell's output; with wait, only when the next
+	// output arrives.
+	ClearOutput(wait bool)
+}
+
+// ExecuteRequest is one cell to run.
+type ExecuteRequest struct {
+	Code         string `json:"code"`
+	Silent       bool   `json:"silent"`
+	StoreHistory bool   `json:"store_history"`
+	// CellID identifies the cell for the ledger (the Jupyter cell id or
+	// msg_id, the REPL line number, the script path and line).
+	CellID string `json:"cell_id"`
+	// ExecutionCount is the count the front end will report for this cell.
+	ExecutionCount int `json:"execution_count"`
+}
+
+// ExecuteResult is the outcome of one cell.
+type ExecuteResult struct {
+	// Value is the rendering of the cell's final expression, if it had one
+	// and it was not silent; it becomes execute_result.
+	Value *Display `json:"value,omitempty"`
+	// Error is set when the cell failed; it becomes the error output and an
+	// execute_reply with status "error".
+	Error *Error `json:"error,omitempty"`
+}
+
+// Error is a failed cell: an error name such as "CompileError",
+// "RuntimeError", "BudgetExceeded", "Interrupted" or "InterpreterRestarted",
+// a message, and traceback lines (plain text, ANSI colour allowed).
+type Error struct {
+	Name      string   `json:"ename"`
+	Value     string   `json:"evalue"`
+	Traceback []string `json:"traceback"`
+}
+
+func (e *Error) Error() string { return e.Name + ": " + e.Value }
+
+// Completion answers complete_request. Cursor and offsets count Unicode
+// code points, as the Jupyter protocol does.
+type Completion struct {
+	Matches     []string       `json:"matches"`
+	CursorStart int            `json:"cursor_start"`
+	CursorEnd   int            `json:"cursor_end"`
+	Metadata    map[string]any `json:"metadata"`
+}
+
+// Inspection answers inspect_request.
+type Inspection struct {
+	Found bool       `json:"found"`
+	Data  MIMEBundle `json:"data"`
+}
+
+// Completeness answers is_complete_request: Status is "complete",
+// "incomplete", "invalid" or "unknown"; Indent is the indentation of the
+// next line when Status is "incomplete".
+type Completeness struct {
+	Status string `json:"status"`
+	Indent string `json:"indent,omitempty"`
+}
+
+// Engine runs cells. Execute is called by one goroutine at a time;
+// Complete, Inspect and IsComplete may be called while a cell runs and
+// must not wait for it.
+type Engine interface {
+	// Execute runs one cell. Cancelling ctx interrupts it: the engine
+	// returns an Error named "Interrupted" once no goroutine of the cell is
+	// still running, and state from earlier cells survives.
+	Execute(ctx context.Context, req ExecuteRequest, out Output) ExecuteResult
+	Complete(code string, cursor int) Completion
+	Inspect(code string, cursor int, detail int) Inspection
+	IsComplete(code string) Completeness
+}
