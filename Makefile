@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/privnotes
 # Debian packages the integration tests and the demo drive the kernel with.
 DEB_PKGS := python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel \
-            jupyter-nbconvert python3-jsonschema
+            jupyter-nbconvert python3-jsonschema python3-jupyter-kernel-test
 PY      := /usr/bin/python3
 
 .PHONY: all build test unit vet fmt-check deps bench bench-quick install demo clean
@@ -16,7 +16,7 @@ build:
 # deps installs the Debian packages of the integration tests when they are
 # missing (apt-get needs root; otherwise it says what to install).
 deps:
-	@if $(PY) -c 'import jupyter_client, nbclient, nbformat, ipykernel, nbconvert, jsonschema' 2>/dev/null; then :; \
+	@if $(PY) -c 'import jupyter_client, nbclient, nbformat, ipykernel, nbconvert, jsonschema, jupyter_kernel_test' 2>/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "installing $(DEB_PKGS)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null; \
