@@ -1,0 +1,344 @@
+package main
+
+// privnotes dataset: the data owner's commands. They print facts about the
+// data (row counts, dropped lines, rows over the clip norm) because they run
+// in the owner's terminal; nothing here is reachable from a notebook.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/privnotes/privnotes/dsl/dataset"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+func init() {
+	register(&command{
+		name:    "dataset",
+		summary: "register and inspect datasets (data owner): add | list | show",
+		run:     runDataset,
+	})
+}
+
+const datasetUsage = `Usage:
+  privnotes dataset add NAME --csv FILE --eps E --delta D --clip NORM [flags]
+  privnotes dataset list [--state DIR]
+  privnotes dataset show NAME [--state DIR]
+
+Registration is final: a name cannot be registered twice and its budget
+cannot be raised (register the data under a new name to grant more).
+Run "privnotes dataset add -h" for the flags of add.
+`
+
+func runDataset(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, datasetUsage)
+		return 2
+	}
+	switch args[0] {
+	case "add":
+		return datasetAdd(args[1:], stdout, stderr)
+	case "list":
+		return datasetList(args[1:], stdout, stderr)
+	case "show":
+		return datasetShow(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, datasetUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "privnotes dataset: unknown subcommand %q\n\n%s", args[0], datasetUsage)
+	return 2
+}
+
+// splitName takes NAME from before or after the flags.
+func splitName(fs *flag.FlagSet, args []string) (string, error) {
+	name := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	rest := fs.Args()
+	if name == "" && len(rest) > 0 {
+		name, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return "", fmt.Errorf("unexpected arguments: %s", strings.Join(rest, " "))
+	}
+	if name == "" {
+		return "", errors.New("missing the dataset NAME")
+	}
+	return name, nil
+}
+
+type addFlags struct {
+	state, csv, unit, columns, center, mean, accountant, neighbour, header, badRows, label string
+	eps, delta, clip, labelClip                                                            float64
+}
+
+// parseAdd parses and validates the flags of dataset add.
+func parseAdd(args []string, stderr io.Writer) (string, *addFlags, error) {
+	fs := flag.NewFlagSet("privnotes dataset add", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &addFlags{}
+	nan := math.NaN()
+	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
+	fs.StringVar(&f.csv, "csv", "", "the CSV file to register (required); its numbers are copied into the state directory")
+	fs.Float64Var(&f.eps, "eps", nan, "total privacy budget ε for this dataset (required, > 0)")
+	fs.Float64Var(&f.delta, "delta", nan, "total privacy budget δ (required, in [0, 1); 0 allows pure ε-DP mechanisms only)")
+	fs.Float64Var(&f.clip, "clip", nan, "L2 norm each row is clipped to at analysis time (required, > 0; public: choose it without looking at the data)")
+	fs.StringVar(&f.unit, "unit", "row", "privacy unit: row, or user:COLUMN (all rows with the same COLUMN value are one user)")
+	fs.StringVar(&f.columns, "columns", "", "feature columns: names, 1-based positions or ranges, comma-separated (default: all but the user and label columns)")
+	fs.StringVar(&f.label, "label", "", "label column for regression (kept apart from the features)")
+	fs.Float64Var(&f.labelClip, "label-clip", nan, "bound on |label| (required with --label)")
+	fs.StringVar(&f.center, "center", "none", "none, or public-mean: subtract --mean from every row")
+	fs.StringVar(&f.mean, "mean", "", "with --center public-mean: the public mean, one value per feature column, comma-separated")
+	fs.StringVar(&f.accountant, "accountant", "zcdp", "composition: zcdp (default, tight), basic (sum of ε and δ, for paper reproductions) or advanced")
+	fs.StringVar(&f.neighbour, "neighbour", "replace-one", "default neighbouring relation: replace-one or add-remove")
+	fs.StringVar(&f.header, "header", "auto", "first line: auto, yes (column names), no (data), sklearn (n_samples,n_features,labels...)")
+	fs.StringVar(&f.badRows, "bad-rows", "reject", "malformed or non-finite rows: reject (the file) or drop (the rows, counted here)")
+	name, err := splitName(fs, args)
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case f.csv == "":
+		return "", nil, errors.New("--csv FILE is required")
+	case math.IsNaN(f.eps):
+		return "", nil, errors.New("--eps is required: the dataset's total privacy budget ε")
+	case !(f.eps > 0) || math.IsInf(f.eps, 0):
+		return "", nil, fmt.Errorf("--eps %v: must be a finite number > 0", f.eps)
+	case math.IsNaN(f.delta):
+		return "", nil, errors.New("--delta is required: the dataset's total δ (0 allows only pure ε-DP mechanisms; 1e-6 or less than 1/rows is usual)")
+	case !(f.delta >= 0 && f.delta < 1):
+		return "", nil, fmt.Errorf("--delta %v: must be in [0, 1)", f.delta)
+	case math.IsNaN(f.clip):
+		return "", nil, errors.New("--clip NORM is required: rows are clipped to this L2 norm at analysis time (choose it from domain knowledge, not from the data)")
+	case !(f.clip > 0) || math.IsInf(f.clip, 0):
+		return "", nil, fmt.Errorf("--clip %v: must be a finite number > 0", f.clip)
+	case f.label == "" && !math.IsNaN(f.labelClip):
+		return "", nil, errors.New("--label-clip is only for --label")
+	case f.label != "" && math.IsNaN(f.labelClip):
+		return "", nil, errors.New("--label needs --label-clip: a public bound on |label|")
+	case f.label != "" && (!(f.labelClip > 0) || math.IsInf(f.labelClip, 0)):
+		return "", nil, fmt.Errorf("--label-clip %v: must be a finite number > 0", f.labelClip)
+	}
+	mode, err := accounting.ParseMode(f.accountant)
+	if err != nil {
+		return "", nil, fmt.Errorf("--accountant %q: use zcdp, basic or advanced", f.accountant)
+	}
+	if mode == accounting.ModeZCDP && f.delta == 0 {
+		return "", nil, errors.New("--delta 0: the zcdp accountant states costs as (ε, δ) with δ > 0; give --delta (e.g. 1e-6) or use --accountant basic for a pure ε budget")
+	}
+	if _, err := accounting.ParseNeighbour(f.neighbour); err != nil {
+		return "", nil, fmt.Errorf("--neighbour %q: use replace-one or add-remove", f.neighbour)
+	}
+	return name, f, nil
+}
+
+func datasetAdd(args []string, stdout, stderr io.Writer) int {
+	name, f, err := parseAdd(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
+		}
+		return 2
+	}
+	opts := dataset.Options{Header: f.header, Unit: f.unit, Label: f.label, BadRows: f.badRows, Center: f.center}
+	if f.columns != "" {
+		opts.Columns = strings.Split(f.columns, ",")
+	}
+	if f.mean != "" {
+		for i, s := range strings.Split(f.mean, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil {
+				fmt.Fprintf(stderr, "privnotes dataset add: --mean value %d (%q) is not a number\n", i+1, s)
+				return 2
+			}
+			opts.Mean = append(opts.Mean, v)
+		}
+	}
+	mode, _ := accounting.ParseMode(f.accountant)
+	nb, _ := accounting.ParseNeighbour(f.neighbour)
+	file, err := os.Open(f.csv)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
+		return 1
+	}
+	defer file.Close()
+	table, err := dataset.Read(file, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset add: %s: %v\n", f.csv, err)
+		return 1
+	}
+	dir, err := ledger.StateDir(f.state)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
+		return 1
+	}
+	st, err := ledger.Open(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	info, err := st.Register(context.Background(), ledger.Registration{
+		Name: name, Table: table, Budget: accounting.Budget{Eps: f.eps, Delta: f.delta}, Accountant: mode,
+		Neighbour: nb, Clip: f.clip, LabelClip: f.labelClip, BadRows: opts.BadRows, Source: f.csv,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "registered dataset %q in %s\n", name, dir)
+	writeOwnerInfo(stdout, info, nil)
+	if table.Dropped > 0 {
+		fmt.Fprintf(stdout, "dropped %d bad rows (--bad-rows drop); first reasons:\n", table.Dropped)
+		for _, r := range table.DropReason {
+			fmt.Fprintf(stdout, "  %s\n", r)
+		}
+	}
+	over := 0
+	d := len(table.Columns)
+	for i := 0; i < table.Rows; i++ {
+		var s float64
+		for _, v := range table.X[i*d : (i+1)*d] {
+			s += v * v
+		}
+		if math.Sqrt(s) > f.clip {
+			over++
+		}
+	}
+	if over > 0 {
+		fmt.Fprintf(stdout, "note (owner only): %d of %d rows have an L2 norm above --clip %g; mechanisms clip them at analysis time\n", over, table.Rows, f.clip)
+	}
+	return 0
+}
+
+func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
+	sc := info.Schema
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "  name\t%s\n", sc.Name)
+	fmt.Fprintf(tw, "  rows (owner only)\t%d\n", info.Rows)
+	if sc.Unit == "user" {
+		fmt.Fprintf(tw, "  users (owner only)\t%d\n", info.Users)
+		fmt.Fprintf(tw, "  privacy unit\tuser (column %s)\n", sc.UserColumn)
+	} else {
+		fmt.Fprintf(tw, "  privacy unit\trow\n")
+	}
+	fmt.Fprintf(tw, "  columns (d=%d)\t%s\n", sc.D, strings.Join(sc.Columns, ", "))
+	if sc.Label != "" {
+		fmt.Fprintf(tw, "  label\t%s (|label| ≤ %g)\n", sc.Label, sc.LabelClip)
+	}
+	fmt.Fprintf(tw, "  clip norm\t%g\n", sc.Clip)
+	if sc.Center == "public-mean" {
+		fmt.Fprintf(tw, "  centred by\tpublic mean %v\n", sc.Mean)
+	}
+	fmt.Fprintf(tw, "  neighbours\t%s\n", sc.Neighbour)
+	fmt.Fprintf(tw, "  bad rows\t%s\n", sc.BadRows)
+	fmt.Fprintf(tw, "  budget\tε=%g, δ=%g (%s accountant)\n", sc.Budget.Eps, sc.Budget.Delta, sc.Accountant)
+	if st != nil {
+		fmt.Fprintf(tw, "  spent\tε=%.6g, δ=%.3g in %d charges\n", st.Spent.Eps, st.Spent.Delta, st.Charges)
+		fmt.Fprintf(tw, "  remaining\tε=%.6g, δ=%.3g\n", st.Remaining.Eps, st.Remaining.Delta)
+	}
+	fmt.Fprintf(tw, "  source\t%s\n", info.Source)
+	fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
+	fmt.Fprintf(tw, "  registered\t%s\n", info.Created.Format("2006-01-02 15:04:05 UTC"))
+	tw.Flush()
+}
+
+// openState parses --state only and opens the store.
+func openState(fs *flag.FlagSet, args []string, stderr io.Writer, withName bool) (*ledger.Store, string, int) {
+	state := fs.String("state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
+	fs.SetOutput(stderr)
+	name := ""
+	if withName {
+		n, err := splitName(fs, args)
+		if err != nil {
+			if !errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+			}
+			return nil, "", 2
+		}
+		name = n
+	} else if err := fs.Parse(args); err != nil {
+		return nil, "", 2
+	} else if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected arguments: %s\n", fs.Name(), strings.Join(fs.Args(), " "))
+		return nil, "", 2
+	}
+	dir, err := ledger.StateDir(*state)
+	if err == nil {
+		var st *ledger.Store
+		if st, err = ledger.Open(dir); err == nil {
+			return st, name, 0
+		}
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+	return nil, "", 1
+}
+
+func datasetList(args []string, stdout, stderr io.Writer) int {
+	st, _, code := openState(flag.NewFlagSet("privnotes dataset list", flag.ContinueOnError), args, stderr, false)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	schemas, err := st.Datasets()
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset list: %v\n", err)
+		return 1
+	}
+	if len(schemas) == 0 {
+		fmt.Fprintf(stdout, "no datasets in %s (register one with `privnotes dataset add`)\n", st.Dir())
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tROWS\tD\tUNIT\tCLIP\tACCOUNTANT\tBUDGET (ε, δ)\tSPENT (ε, δ)\tREMAINING (ε, δ)")
+	for _, sc := range schemas {
+		info, err := st.OwnerInfo(sc.Name)
+		if err != nil {
+			fmt.Fprintf(stderr, "privnotes dataset list: %v\n", err)
+			return 1
+		}
+		s, err := st.Status(sc.Name)
+		if err != nil {
+			fmt.Fprintf(stderr, "privnotes dataset list: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%g\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, sc.Unit, sc.Clip, sc.Accountant,
+			sc.Budget.Eps, sc.Budget.Delta, s.Spent.Eps, s.Spent.Delta, s.Remaining.Eps, s.Remaining.Delta)
+	}
+	tw.Flush()
+	return 0
+}
+
+func datasetShow(args []string, stdout, stderr io.Writer) int {
+	st, name, code := openState(flag.NewFlagSet("privnotes dataset show", flag.ContinueOnError), args, stderr, true)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	info, err := st.OwnerInfo(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset show: %v\n", err)
+		return 1
+	}
+	s, err := st.Status(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset show: %v\n", err)
+		return 1
+	}
+	writeOwnerInfo(stdout, info, s)
+	return 0
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = dispatch(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// norm collapses runs of white space, so that checks do not depend on
+// table alignment.
+func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func writeCSV(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDatasetAddValidation(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	good := writeCSV(t, dir, "good.csv", "a,b\n1,2\n3,4\n")
+	bad := writeCSV(t, dir, "bad.csv", "a,b\n1,2\n3,oops\n")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"no name", []string{"--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "missing the dataset NAME"},
+		{"no csv", []string{"d", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "--csv FILE is required"},
+		{"no eps", []string{"d", "--csv", good, "--delta", "1e-6", "--clip", "1"}, 2, "--eps is required"},
+		{"negative eps", []string{"d", "--csv", good, "--eps", "-1", "--delta", "1e-6", "--clip", "1"}, 2, "--eps -1: must be a finite number > 0"},
+		{"eps not a number", []string{"d", "--csv", good, "--eps", "lots", "--delta", "1e-6", "--clip", "1"}, 2, `invalid value "lots" for flag -eps`},
+		{"no delta", []string{"d", "--csv", good, "--eps", "1", "--clip", "1"}, 2, "--delta is required"},
+		{"delta one", []string{"d", "--csv", good, "--eps", "1", "--delta", "1", "--clip", "1"}, 2, "--delta 1: must be in [0, 1)"},
+		{"zcdp with delta 0", []string{"d", "--csv", good, "--eps", "1", "--delta", "0", "--clip", "1"}, 2, "use --accountant basic for a pure ε budget"},
+		{"no clip", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6"}, 2, "--clip NORM is required"},
+		{"zero clip", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "0"}, 2, "--clip 0: must be a finite number > 0"},
+		{"bad accountant", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--accountant", "pld"}, 2, `--accountant "pld": use zcdp, basic or advanced`},
+		{"bad neighbour", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--neighbour", "swap"}, 2, `--neighbour "swap": use replace-one or add-remove`},
+		{"label without clip", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--label", "b"}, 2, "--label needs --label-clip"},
+		{"label clip without label", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--label-clip", "1"}, 2, "--label-clip is only for --label"},
+		{"extra argument", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "extra"}, 2, "unexpected arguments: extra"},
+		{"missing file", []string{"d", "--csv", filepath.Join(dir, "none.csv"), "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, "no such file"},
+		{"bad value in file", []string{"d", "--csv", bad, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `bad.csv: line 3: column b: "oops" is not a number; fix the file, or register with --bad-rows drop`},
+		{"bad mean", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--center", "public-mean", "--mean", "1,x"}, 2, `--mean value 2 ("x") is not a number`},
+		{"mean of wrong length", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--center", "public-mean", "--mean", "1"}, 1, "--mean has 1 values but 2 feature columns"},
+		{"bad name", []string{"9lives", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `dataset name "9lives"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"dataset", "add", "--state", state}, tc.args...)
+			if tc.args[0] != "" && !strings.HasPrefix(tc.args[0], "-") {
+				// NAME first, then flags, as users type it
+				args = append([]string{"dataset", "add", tc.args[0], "--state", state}, tc.args[1:]...)
+			}
+			code, _, stderr := runCLI(args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tc.code, tc.want)
+			}
+		})
+	}
+	// none of the refusals registered anything
+	code, out, _ := runCLI("dataset", "list", "--state", state)
+	if code != 0 || !strings.Contains(out, "no datasets") {
+		t.Errorf("after refusals: exit %d, %q", code, out)
+	}
+}
+
+func TestDatasetAndLedgerCommands(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	csv := filepath.Join("..", "..", "dsl", "ledger", "testdata", "breast_cancer.csv")
+	code, out, stderr := runCLI("dataset", "add", "bc", "--csv", csv, "--eps", "3", "--delta", "1e-6", "--clip", "3000", "--columns", "1-30", "--state", state)
+	if code != 0 {
+		t.Fatalf("add: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`registered dataset "bc"`, "rows (owner only)  569", "columns (d=30)", "ε=3, δ=1e-06 (zcdp accountant)", "rows have an L2 norm above --clip 3000"} {
+		if !strings.Contains(norm(out), norm(want)) {
+			t.Errorf("add output lacks %q:\n%s", want, out)
+		}
+	}
+	code, _, stderr = runCLI("dataset", "add", "bc", "--csv", csv, "--eps", "30", "--delta", "1e-6", "--clip", "3000", "--state", state)
+	if code != 1 || !strings.Contains(stderr, `dataset "bc" is already registered; registrations are final`) {
+		t.Errorf("re-add: exit %d, %q", code, stderr)
+	}
+	// the state directory also comes from the environment
+	t.Setenv("PRIVNOTES_STATE", state)
+	code, out, _ = runCLI("dataset", "list")
+	if code != 0 || !strings.Contains(norm(out), "bc 569 30 row 3000 zcdp 3, 1e-06 0, 0 3, 1e-06") {
+		t.Errorf("list: exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI("dataset", "show", "bc")
+	if code != 0 || !strings.Contains(norm(out), "remaining ε=3, δ=1e-06") || !strings.Contains(norm(out), "spent ε=0, δ=0 in 0 charges") {
+		t.Errorf("show: exit %d:\n%s", code, out)
+	}
+	code, _, stderr = runCLI("dataset", "show", "nope")
+	if code != 1 || !strings.Contains(stderr, `no such dataset "nope"`) {
+		t.Errorf("show nope: exit %d, %q", code, stderr)
+	}
+	code, out, _ = runCLI("ledger", "show", "--dataset", "bc")
+	if code != 0 || !strings.Contains(out, "dataset/register") || !strings.Contains(out, "head: record 1") {
+		t.Errorf("ledger show: exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI("ledger", "export", "--json")
+	if code != 0 || !strings.Contains(out, `"schema_version": 1`) || strings.Contains(out, `"rows"`) {
+		t.Errorf("ledger export: exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI("ledger", "verify")
+	if code != 0 || !strings.Contains(out, "ledger OK: 1 records") {
+		t.Errorf("ledger verify: exit %d:\n%s", code, out)
+	}
+	code, _, stderr = runCLI("ledger", "frobnicate")
+	if code != 2 || !strings.Contains(stderr, `unknown subcommand "frobnicate"`) {
+		t.Errorf("ledger frobnicate: exit %d, %q", code, stderr)
+	}
+}

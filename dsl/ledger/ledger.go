@@ -1,0 +1,441 @@
+package ledger
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// genesis is the prev_hash of the first record.
+var genesis = strings.Repeat("0", 64)
+
+// record is one ledger row as stored. Its hash is the SHA-256 of the JSON
+// encoding of the record without the hash (fixed field order), which
+// includes prev_hash: the records form a chain.
+type record struct {
+	ID        int64  `json:"id"`
+	Kind      string `json:"kind"`
+	Dataset   string `json:"dataset"`
+	Mechanism string `json:"mechanism"`
+	Params    string `json:"params"`
+	Event     string `json:"event"`
+	Cell      string `json:"cell"`
+	Time      string `json:"time"`
+	PrevHash  string `json:"prev_hash"`
+	Hash      string `json:"-"`
+}
+
+func (r record) computeHash() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err) // strings and an int: cannot fail
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// appendRecord chains r after the last record and inserts it; the caller
+// holds the write transaction.
+func appendRecord(ctx context.Context, tx *sql.Tx, r record) (record, error) {
+	var lastID int64
+	prev := genesis
+	err := tx.QueryRowContext(ctx, `SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1`).Scan(&lastID, &prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("ledger: reading the chain head: %w", err)
+	}
+	r.ID, r.PrevHash = lastID+1, prev
+	r.Hash = r.computeHash()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger(id, kind, dataset, mechanism, params, event, cell, time, prev_hash, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Kind, r.Dataset, r.Mechanism, r.Params, r.Event, r.Cell, r.Time, r.PrevHash, r.Hash); err != nil {
+		return r, fmt.Errorf("ledger: appending a record: %w", err)
+	}
+	return r, nil
+}
+
+// ChargeMeta describes a charge for the ledger.
+type ChargeMeta struct {
+	// Params are the mechanism's public parameters (k, method, iters,
+	// clip, ...), stored as JSON. Nothing derived from the data.
+	Params any
+	// Cell identifies the cell (or script line) that spent.
+	Cell string
+}
+
+// Receipt is a committed charge.
+type Receipt struct {
+	ID        int64            `json:"id"`
+	Dataset   string           `json:"dataset"`
+	Event     accounting.Event `json:"event"`
+	Mode      string           `json:"accountant"`
+	Budget    accounting.Budget
+	Spent     accounting.Budget // after this charge
+	Remaining accounting.Budget // after this charge (display value; see accounting.Accountant.Remaining)
+	Hash      string            `json:"hash"`
+	Time      time.Time         `json:"time"`
+}
+
+// Status is a dataset's budget state.
+type Status struct {
+	Dataset   string
+	Mode      string
+	Budget    accounting.Budget
+	Spent     accounting.Budget
+	Remaining accounting.Budget
+	Charges   int
+}
+
+// Charge checks ev against the dataset's budget and, if it fits, records
+// it, in one BEGIN IMMEDIATE transaction committed with synchronous=FULL
+// before Charge returns. A refusal is an *accounting.ExceededError
+// (errors.Is(err, accounting.ErrBudgetExceeded)) and records nothing.
+// Call it before the mechanism reads data: a crash afterwards still counts.
+func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Event, meta ChargeMeta) (*Receipt, error) {
+	if ev.Mechanism == "" {
+		return nil, errors.New("ledger: a charge needs the event's Mechanism name")
+	}
+	if err := ev.Validate(); err != nil {
+		return nil, err
+	}
+	evJSON, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: encoding the cost: %w", err)
+	}
+	params := "{}"
+	if meta.Params != nil {
+		b, err := json.Marshal(meta.Params)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: encoding the parameters: %w", err)
+		}
+		params = string(b)
+	}
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock=immediate): the write lock first
+	if err != nil {
+		return nil, fmt.Errorf("ledger: starting the charge: %w", err)
+	}
+	defer tx.Rollback()
+	acc, sc, err := s.accountant(ctx, tx, datasetName)
+	if err != nil {
+		return nil, err
+	}
+	if err := acc.Spend(ev); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	r, err := appendRecord(ctx, tx, record{Kind: "charge", Dataset: datasetName, Mechanism: ev.Mechanism,
+		Params: params, Event: string(evJSON), Cell: meta.Cell, Time: now.Format(time.RFC3339Nano)})
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("ledger: committing the charge: %w", err)
+	}
+	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Budget: sc.Budget,
+		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: r.Hash, Time: now}, nil
+}
+
+// accountant rebuilds a dataset's accountant from its charges.
+func (s *Store) accountant(ctx context.Context, q queryer, name string) (*accounting.Accountant, Schema, error) {
+	r, err := s.datasetRow(ctx, q, name)
+	if err != nil {
+		return nil, Schema{}, err
+	}
+	mode, err := r.schema.Mode()
+	if err != nil {
+		return nil, Schema{}, fmt.Errorf("ledger: dataset %q: %w", name, err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id, event FROM ledger WHERE dataset = ? AND kind = 'charge' ORDER BY id`, name)
+	if err != nil {
+		return nil, Schema{}, fmt.Errorf("ledger: reading charges: %w", err)
+	}
+	defer rows.Close()
+	var events []accounting.Event
+	for rows.Next() {
+		var id int64
+		var js string
+		if err := rows.Scan(&id, &js); err != nil {
+			return nil, Schema{}, err
+		}
+		var ev accounting.Event
+		if err := json.Unmarshal([]byte(js), &ev); err != nil {
+			return nil, Schema{}, fmt.Errorf("ledger: record %d: corrupt cost: %w", id, err)
+		}
+		events = append(events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, Schema{}, err
+	}
+	acc, err := accounting.Replay(mode, r.schema.Budget, events)
+	if err != nil {
+		return nil, Schema{}, fmt.Errorf("ledger: dataset %q: replaying its charges: %w", name, err)
+	}
+	return acc, r.schema, nil
+}
+
+// Precheck reports whether events would fit in the dataset's remaining
+// budget, without recording anything: nil, or an *accounting.ExceededError.
+// It serves the static pre-check of a cell; Charge stays authoritative.
+func (s *Store) Precheck(datasetName string, events ...accounting.Event) error {
+	acc, _, err := s.accountant(context.Background(), s.db, datasetName)
+	if err != nil {
+		return err
+	}
+	return acc.Check(events...)
+}
+
+// Status returns a dataset's budget, spent and remaining.
+func (s *Store) Status(datasetName string) (*Status, error) {
+	acc, sc, err := s.accountant(context.Background(), s.db, datasetName)
+	if err != nil {
+		return nil, err
+	}
+	return &Status{Dataset: datasetName, Mode: sc.Accountant, Budget: sc.Budget, Spent: acc.Spent(),
+		Remaining: acc.Remaining(), Charges: len(acc.Events())}, nil
+}
+
+// Remaining returns a dataset's remaining budget (a display value: under
+// zCDP, check a spend with Precheck rather than comparing to it).
+func (s *Store) Remaining(datasetName string) (accounting.Budget, error) {
+	st, err := s.Status(datasetName)
+	if err != nil {
+		return accounting.Budget{}, err
+	}
+	return st.Remaining, nil
+}
+
+// Entry is a ledger record as read back.
+type Entry struct {
+	ID        int64             `json:"id"`
+	Kind      string            `json:"kind"` // "register" or "charge"
+	Dataset   string            `json:"dataset"`
+	Mechanism string            `json:"mechanism"`
+	Params    json.RawMessage   `json:"params"`
+	Event     *accounting.Event `json:"event"` // nil for "register"
+	Cell      string            `json:"cell"`
+	Time      time.Time         `json:"time"`
+	PrevHash  string            `json:"prev_hash"`
+	Hash      string            `json:"hash"`
+}
+
+// Entries returns the ledger records of one dataset, or of all when name
+// is empty, in order.
+func (s *Store) Entries(name string) ([]Entry, error) {
+	recs, err := s.records(context.Background(), name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(recs))
+	for _, r := range recs {
+		e := Entry{ID: r.ID, Kind: r.Kind, Dataset: r.Dataset, Mechanism: r.Mechanism, Params: json.RawMessage(r.Params),
+			Cell: r.Cell, PrevHash: r.PrevHash, Hash: r.Hash}
+		e.Time, _ = time.Parse(time.RFC3339Nano, r.Time)
+		if r.Kind == "charge" {
+			var ev accounting.Event
+			if err := json.Unmarshal([]byte(r.Event), &ev); err != nil {
+				return nil, fmt.Errorf("ledger: record %d: corrupt cost: %w", r.ID, err)
+			}
+			e.Event = &ev
+		}
+		if !json.Valid(e.Params) {
+			return nil, fmt.Errorf("ledger: record %d: corrupt parameters", r.ID)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (s *Store) records(ctx context.Context, name string) ([]record, error) {
+	q := `SELECT id, kind, dataset, mechanism, params, event, cell, time, prev_hash, hash FROM ledger`
+	var args []any
+	if name != "" {
+		q += ` WHERE dataset = ?`
+		args = append(args, name)
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: reading records: %w", err)
+	}
+	defer rows.Close()
+	var out []record
+	for rows.Next() {
+		var r record
+		if err := rows.Scan(&r.ID, &r.Kind, &r.Dataset, &r.Mechanism, &r.Params, &r.Event, &r.Cell, &r.Time, &r.PrevHash, &r.Hash); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ChainError is a ledger that fails verification: the first bad record.
+type ChainError struct {
+	ID     int64
+	Reason string
+}
+
+func (e *ChainError) Error() string {
+	return fmt.Sprintf("ledger verification failed at record %d: %s", e.ID, e.Reason)
+}
+
+// Verify recomputes the hash chain and checks that every record follows
+// from the ones before: ids are consecutive, each prev_hash is the hash of
+// the record before, each hash matches its content, each dataset's stored
+// schema, budget and data match its register record, and replaying the
+// charges in order never exceeds a budget, and each dataset's stored data
+// still hash to their registered value. It returns a *ChainError for the
+// first bad record. (A chain cannot show that records were cut off its end;
+// compare the head hash, `privnotes ledger show`, with a copy kept elsewhere.)
+func (s *Store) Verify() error {
+	ctx := context.Background()
+	recs, err := s.records(ctx, "")
+	if err != nil {
+		return err
+	}
+	prev := genesis
+	accs := map[string]*accounting.Accountant{}
+	registered := map[string]bool{}
+	for i, r := range recs {
+		bad := func(format string, args ...any) error {
+			return &ChainError{ID: r.ID, Reason: fmt.Sprintf(format, args...)}
+		}
+		if r.ID != int64(i+1) {
+			return bad("expected id %d: records are missing or reordered", i+1)
+		}
+		if r.PrevHash != prev {
+			return bad("prev_hash does not match the hash of record %d", r.ID-1)
+		}
+		if h := r.computeHash(); h != r.Hash {
+			return bad("content does not match its hash (the record was altered)")
+		}
+		prev = r.Hash
+		switch r.Kind {
+		case "register":
+			if registered[r.Dataset] {
+				return bad("dataset %q registered twice", r.Dataset)
+			}
+			registered[r.Dataset] = true
+			var p struct {
+				Schema json.RawMessage `json:"schema"`
+				Hash   string          `json:"data_hash"`
+			}
+			if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
+				return bad("corrupt register parameters")
+			}
+			dr, err := s.datasetRow(ctx, s.db, r.Dataset)
+			if err != nil {
+				return bad("dataset %q is registered in the ledger but missing from the registry", r.Dataset)
+			}
+			var sc Schema
+			if err := json.Unmarshal(p.Schema, &sc); err != nil {
+				return bad("corrupt registered schema")
+			}
+			a, _ := json.Marshal(sc)
+			b, _ := json.Marshal(dr.schema)
+			if string(a) != string(b) || p.Hash != dr.hash {
+				return bad("dataset %q's stored schema, budget or data differ from its registration", r.Dataset)
+			}
+			mode, err := sc.Mode()
+			if err != nil {
+				return bad("%v", err)
+			}
+			acc, err := accounting.NewAccountant(mode, sc.Budget)
+			if err != nil {
+				return bad("%v", err)
+			}
+			accs[r.Dataset] = acc
+		case "charge":
+			acc := accs[r.Dataset]
+			if acc == nil {
+				return bad("charge to dataset %q before its registration", r.Dataset)
+			}
+			var ev accounting.Event
+			if err := json.Unmarshal([]byte(r.Event), &ev); err != nil {
+				return bad("corrupt cost: %v", err)
+			}
+			if err := acc.Spend(ev); err != nil {
+				return bad("this charge exceeds the dataset's budget: %v", err)
+			}
+		default:
+			return bad("unknown record kind %q", r.Kind)
+		}
+	}
+	// every registered dataset must have its register record
+	names, err := s.Datasets()
+	if err != nil {
+		return err
+	}
+	for _, sc := range names {
+		if !registered[sc.Name] {
+			return &ChainError{ID: 0, Reason: fmt.Sprintf("dataset %q is in the registry without a register record", sc.Name)}
+		}
+	}
+	// the stored data must still be what was registered
+	for _, r := range recs {
+		if r.Kind != "register" {
+			continue
+		}
+		if _, err := s.Load(r.Dataset); err != nil {
+			return &ChainError{ID: r.ID, Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+// Head returns the id and hash of the last record (0 and the genesis hash
+// for an empty ledger).
+func (s *Store) Head() (int64, string, error) {
+	var id int64
+	h := genesis
+	err := s.db.QueryRow(`SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1`).Scan(&id, &h)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, "", err
+	}
+	return id, h, nil
+}
+
+// Export writes the whole ledger: as one JSON document
+// {"schema_version": 1, "records": [...]} when asJSON, else as a table.
+func (s *Store) Export(w io.Writer, asJSON bool) error {
+	entries, err := s.Entries("")
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if entries == nil {
+			entries = []Entry{}
+		}
+		return enc.Encode(struct {
+			SchemaVersion int     `json:"schema_version"`
+			Records       []Entry `json:"records"`
+		}{SchemaVersion, entries})
+	}
+	return WriteTable(w, entries)
+}
+
+// WriteTable writes entries as an aligned text table.
+func WriteTable(w io.Writer, entries []Entry) error {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIME (UTC)\tDATASET\tMECHANISM\tCOST\tCELL\tHASH")
+	for _, e := range entries {
+		cost := "-"
+		if e.Event != nil {
+			ev := *e.Event
+			ev.Mechanism = ""
+			cost = ev.String()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Time.Format("2006-01-02 15:04:05"), e.Dataset, e.Mechanism, cost, e.Cell, e.Hash[:12])
+	}
+	return tw.Flush()
+}

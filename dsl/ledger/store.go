@@ -1,0 +1,533 @@
+// Package ledger is privnotes' durable state: one SQLite database,
+// state.db, in a state directory, holding the registered datasets (public
+// schema, budget, accountant, and a copy of the data) and an append-only,
+// hash-chained ledger of every privacy charge.
+//
+// The budget tracker lives here: Charge checks a spend against a dataset's
+// budget and records it in one BEGIN IMMEDIATE transaction, committed
+// durably (WAL, synchronous=FULL) before it returns, so the mechanism reads
+// data only after its cost is on disk. A crash after Charge returns counts
+// as spent; two processes sharing a state directory serialise on SQLite's
+// write lock and can never together exceed a budget.
+//
+// What a notebook may see: Schema (public metadata chosen by the owner)
+// and Status (budget, spent, remaining). Load returns the data itself and
+// is for compiled mechanism code only; OwnerInfo (row counts, source file)
+// is for the owner's CLI only. The DSL runtime must expose neither.
+//
+// Registration is owner-only and final: Register refuses an existing name
+// and no API changes a dataset's budget. An owner who wants to grant more
+// budget registers the data again under a new name, which the ledger
+// records (a "register" record in the chain); there is deliberately no
+// "raise" command.
+package ledger
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/privnotes/privnotes/dsl/dataset"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"gonum.org/v1/gonum/mat"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+)
+
+// SchemaVersion is the version of the database layout this package writes.
+const SchemaVersion = 1
+
+// DBName is the database file inside the state directory.
+const DBName = "state.db"
+
+// EnvState is the environment variable naming the state directory.
+const EnvState = "PRIVNOTES_STATE"
+
+// StateDir resolves the state directory: flagValue (from --state) if set,
+// else $PRIVNOTES_STATE, else $XDG_DATA_HOME/privnotes, else
+// ~/.local/share/privnotes. It returns an absolute path and creates the
+// directory (mode 0700) if needed.
+func StateDir(flagValue string) (string, error) {
+	dir := flagValue
+	if dir == "" {
+		dir = os.Getenv(EnvState)
+	}
+	if dir == "" {
+		if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+			dir = filepath.Join(x, "privnotes")
+		} else {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("no state directory: give --state DIR or set %s (%v)", EnvState, err)
+			}
+			dir = filepath.Join(home, ".local", "share", "privnotes")
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("state directory %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("creating state directory: %w", err)
+	}
+	return abs, nil
+}
+
+// Store is an open state database. It is safe for concurrent use.
+type Store struct {
+	db  *sql.DB
+	dir string
+}
+
+// Open opens (creating if needed) the state database in dir.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("ledger: empty state directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("ledger: creating state directory: %w", err)
+	}
+	path := filepath.Join(dir, DBName)
+	q := url.Values{}
+	// busy_timeout first, so that switching to WAL waits for other writers.
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("ledger: opening %s: %w", path, err)
+	}
+	s := &Store{db: db, dir: dir}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Dir returns the state directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+const schemaSQL = `
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS datasets (
+	name       TEXT PRIMARY KEY,
+	schema     TEXT NOT NULL,    -- public Schema as JSON
+	eps        REAL NOT NULL,
+	delta      REAL NOT NULL,
+	accountant TEXT NOT NULL,
+	rows       INTEGER NOT NULL, -- owner-only
+	users      INTEGER NOT NULL, -- owner-only
+	dropped    INTEGER NOT NULL, -- owner-only
+	source     TEXT NOT NULL,    -- owner-only
+	data_salt  TEXT NOT NULL,    -- owner-only: keys data_hash
+	data_hash  TEXT NOT NULL,    -- SHA-256 of salt and data
+	created    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS data_chunks (
+	dataset TEXT NOT NULL REFERENCES datasets(name),
+	seq     INTEGER NOT NULL,
+	rows    INTEGER NOT NULL,
+	x       BLOB NOT NULL,  -- float64 little endian, row-major
+	users   BLOB,           -- int32 little endian per row
+	y       BLOB,           -- float64 little endian per row
+	PRIMARY KEY (dataset, seq)
+);
+CREATE TABLE IF NOT EXISTS ledger (
+	id        INTEGER PRIMARY KEY,
+	kind      TEXT NOT NULL,      -- "register" or "charge"
+	dataset   TEXT NOT NULL,
+	mechanism TEXT NOT NULL,
+	params    TEXT NOT NULL,      -- JSON
+	event     TEXT NOT NULL,      -- accounting.Event as JSON ("null" for register)
+	cell      TEXT NOT NULL,
+	time      TEXT NOT NULL,      -- RFC 3339, UTC
+	prev_hash TEXT NOT NULL,
+	hash      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_dataset ON ledger(dataset, kind);
+CREATE TRIGGER IF NOT EXISTS ledger_append_only_update BEFORE UPDATE ON ledger
+	BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS ledger_append_only_delete BEFORE DELETE ON ledger
+	BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS datasets_immutable_update BEFORE UPDATE ON datasets
+	BEGIN SELECT RAISE(ABORT, 'a registered dataset is immutable'); END;
+CREATE TRIGGER IF NOT EXISTS datasets_immutable_delete BEFORE DELETE ON datasets
+	BEGIN SELECT RAISE(ABORT, 'a registered dataset is immutable'); END;
+CREATE TRIGGER IF NOT EXISTS data_immutable_update BEFORE UPDATE ON data_chunks
+	BEGIN SELECT RAISE(ABORT, 'a registered dataset is immutable'); END;
+CREATE TRIGGER IF NOT EXISTS data_immutable_delete BEFORE DELETE ON data_chunks
+	BEGIN SELECT RAISE(ABORT, 'a registered dataset is immutable'); END;
+`
+
+func (s *Store) migrate() error {
+	ctx := context.Background()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(schemaSQL); err != nil {
+		return fmt.Errorf("creating schema: %w", err)
+	}
+	var v int
+	switch err := tx.QueryRow(`SELECT version FROM schema_version`).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.Exec(`INSERT INTO schema_version(version) VALUES (?)`, SchemaVersion); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case v != SchemaVersion:
+		return fmt.Errorf("state database has schema version %d; this privnotes reads version %d", v, SchemaVersion)
+	}
+	return tx.Commit()
+}
+
+// Schema is a dataset's public description: what a notebook may see.
+type Schema struct {
+	Name       string            `json:"name"`
+	Columns    []string          `json:"columns"`
+	D          int               `json:"d"`
+	Clip       float64           `json:"clip"`                  // L2 norm rows (feature vectors) are clipped to
+	Unit       string            `json:"unit"`                  // "row" or "user"
+	UserColumn string            `json:"user_column,omitempty"` // unit=user
+	Label      string            `json:"label,omitempty"`       // label column, if any
+	LabelClip  float64           `json:"label_clip,omitempty"`  // |y| bound, if a label
+	Center     string            `json:"center"`                // "none" or "public-mean"
+	Mean       []float64         `json:"mean,omitempty"`        // the public mean subtracted at registration
+	Neighbour  string            `json:"neighbour"`             // default relation: "replace-one" or "add-remove"
+	Accountant string            `json:"accountant"`            // "zcdp", "basic" or "advanced"
+	Budget     accounting.Budget `json:"budget"`
+	BadRows    string            `json:"bad_rows"` // the public rule: "reject" or "drop"
+}
+
+// Mode returns the dataset's accountant mode.
+func (s Schema) Mode() (accounting.Mode, error) { return accounting.ParseMode(s.Accountant) }
+
+// Registration is what the owner registers.
+type Registration struct {
+	Name       string
+	Table      *dataset.Table
+	Budget     accounting.Budget
+	Accountant accounting.Mode
+	Neighbour  accounting.Neighbour
+	Clip       float64
+	LabelClip  float64
+	BadRows    string
+	Source     string // the CSV path, for the owner's records
+}
+
+// OwnerInfo is what the owner's CLI shows: the public schema plus facts
+// that must never reach a notebook.
+type OwnerInfo struct {
+	Schema   Schema
+	Rows     int
+	Users    int
+	Dropped  int
+	Source   string
+	DataHash string
+	Created  time.Time
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+
+// ErrNoDataset is returned (wrapped) for an unknown dataset name.
+var ErrNoDataset = errors.New("no such dataset")
+
+const chunkRows = 4096
+
+// Register stores a new dataset and appends its "register" record to the
+// ledger. It refuses an existing name.
+func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error) {
+	t := r.Table
+	switch {
+	case !nameRE.MatchString(r.Name):
+		return nil, fmt.Errorf("dataset name %q: use a letter followed by letters, digits, '_', '.' or '-' (at most 64)", r.Name)
+	case t == nil || t.Rows == 0:
+		return nil, errors.New("no data rows to register")
+	case !(r.Budget.Eps > 0) || math.IsInf(r.Budget.Eps, 0):
+		return nil, fmt.Errorf("--eps %v: the budget's ε must be a finite number > 0", r.Budget.Eps)
+	case !(r.Budget.Delta >= 0 && r.Budget.Delta < 1):
+		return nil, fmt.Errorf("--delta %v: the budget's δ must be in [0, 1)", r.Budget.Delta)
+	case !(r.Clip > 0) || math.IsInf(r.Clip, 0):
+		return nil, fmt.Errorf("--clip %v: the clip norm must be a finite number > 0", r.Clip)
+	case t.Label != "" && (!(r.LabelClip > 0) || math.IsInf(r.LabelClip, 0)):
+		return nil, fmt.Errorf("--label-clip %v: a dataset with a label needs a finite bound > 0 on |label|", r.LabelClip)
+	}
+	if _, err := accounting.NewAccountant(r.Accountant, r.Budget); err != nil {
+		return nil, fmt.Errorf("budget: %w", err)
+	}
+	sc := Schema{
+		Name: r.Name, Columns: t.Columns, D: len(t.Columns), Clip: r.Clip, Unit: "row",
+		Label: t.Label, Center: "none", Neighbour: r.Neighbour.String(), Accountant: r.Accountant.String(),
+		Budget: r.Budget, BadRows: r.BadRows,
+	}
+	if sc.BadRows == "" {
+		sc.BadRows = "reject"
+	}
+	if t.Label != "" {
+		sc.LabelClip = r.LabelClip
+	}
+	if t.UserColumn != "" {
+		sc.Unit, sc.UserColumn = "user", t.UserColumn
+	}
+	if t.Mean != nil {
+		sc.Center, sc.Mean = "public-mean", t.Mean
+	}
+	schemaJSON, err := json.Marshal(sc)
+	if err != nil {
+		return nil, err
+	}
+	var saltBytes [32]byte
+	if _, err := rand.Read(saltBytes[:]); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	salt := hex.EncodeToString(saltBytes[:])
+	dataHash := hashData(salt, t)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer tx.Rollback()
+	var exists int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM datasets WHERE name = ?`, r.Name).Scan(&exists); err != nil {
+		return nil, err
+	}
+	if exists > 0 {
+		return nil, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", r.Name)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO datasets(name, schema, eps, delta, accountant, rows, users, dropped, source, data_salt, data_hash, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Name, string(schemaJSON), r.Budget.Eps, r.Budget.Delta, r.Accountant.String(), t.Rows, t.NumUsers, t.Dropped,
+		r.Source, salt, dataHash, now.Format(time.RFC3339Nano)); err != nil {
+		return nil, fmt.Errorf("ledger: storing dataset: %w", err)
+	}
+	d := len(t.Columns)
+	for seq, lo := 0, 0; lo < t.Rows; seq, lo = seq+1, lo+chunkRows {
+		hi := min(lo+chunkRows, t.Rows)
+		var users, y []byte
+		if t.Users != nil {
+			users = int32Bytes(t.Users[lo:hi])
+		}
+		if t.Y != nil {
+			y = floatBytes(t.Y[lo:hi])
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO data_chunks(dataset, seq, rows, x, users, y) VALUES (?, ?, ?, ?, ?, ?)`,
+			r.Name, seq, hi-lo, floatBytes(t.X[lo*d:hi*d]), users, y); err != nil {
+			return nil, fmt.Errorf("ledger: storing data: %w", err)
+		}
+	}
+	params, _ := json.Marshal(map[string]any{"schema": json.RawMessage(schemaJSON), "data_hash": dataHash})
+	if _, err := appendRecord(ctx, tx, record{Kind: "register", Dataset: r.Name, Mechanism: "dataset/register",
+		Params: string(params), Event: "null", Cell: "owner", Time: now.Format(time.RFC3339Nano)}); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("ledger: committing registration: %w", err)
+	}
+	return &OwnerInfo{Schema: sc, Rows: t.Rows, Users: t.NumUsers, Dropped: t.Dropped, Source: r.Source, DataHash: dataHash, Created: now}, nil
+}
+
+func floatBytes(xs []float64) []byte {
+	b := make([]byte, 8*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return b
+}
+
+func bytesFloat(b []byte) ([]float64, error) {
+	if len(b)%8 != 0 {
+		return nil, errors.New("corrupt data chunk")
+	}
+	xs := make([]float64, len(b)/8)
+	for i := range xs {
+		xs[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return xs, nil
+}
+
+func int32Bytes(xs []int32) []byte {
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return b
+}
+
+// hashData hashes the data with a random salt kept in the owner-only
+// column data_salt. The hash goes into the ledger, which notebooks may
+// read (%ledger): unsalted, it would let an analyst who knows all rows but
+// one test guesses of the last row.
+func hashData(salt string, t *dataset.Table) string {
+	h := sha256.New()
+	h.Write([]byte(salt))
+	var hdr [24]byte
+	binary.LittleEndian.PutUint64(hdr[0:], uint64(t.Rows))
+	binary.LittleEndian.PutUint64(hdr[8:], uint64(len(t.Columns)))
+	binary.LittleEndian.PutUint64(hdr[16:], uint64(t.NumUsers))
+	h.Write(hdr[:])
+	h.Write(floatBytes(t.X))
+	h.Write(int32Bytes(t.Users))
+	h.Write(floatBytes(t.Y))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+type datasetRow struct {
+	schema                      Schema
+	rows, users, dropped        int
+	source, salt, hash, created string
+}
+
+func (s *Store) datasetRow(ctx context.Context, q queryer, name string) (*datasetRow, error) {
+	var r datasetRow
+	var schemaJSON string
+	err := q.QueryRowContext(ctx, `SELECT schema, rows, users, dropped, source, data_salt, data_hash, created FROM datasets WHERE name = ?`, name).
+		Scan(&schemaJSON, &r.rows, &r.users, &r.dropped, &r.source, &r.salt, &r.hash, &r.created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w %q (the data owner registers datasets with `privnotes dataset add`)", ErrNoDataset, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ledger: reading dataset %q: %w", name, err)
+	}
+	if err := json.Unmarshal([]byte(schemaJSON), &r.schema); err != nil {
+		return nil, fmt.Errorf("ledger: dataset %q: corrupt schema: %w", name, err)
+	}
+	return &r, nil
+}
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Schema returns a dataset's public schema.
+func (s *Store) Schema(name string) (Schema, error) {
+	r, err := s.datasetRow(context.Background(), s.db, name)
+	if err != nil {
+		return Schema{}, err
+	}
+	return r.schema, nil
+}
+
+// Datasets returns the public schemas of all datasets, sorted by name.
+func (s *Store) Datasets() ([]Schema, error) {
+	rows, err := s.db.Query(`SELECT schema FROM datasets ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer rows.Close()
+	var out []Schema
+	for rows.Next() {
+		var js string
+		var sc Schema
+		if err := rows.Scan(&js); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(js), &sc); err != nil {
+			return nil, fmt.Errorf("ledger: corrupt schema: %w", err)
+		}
+		out = append(out, sc)
+	}
+	return out, rows.Err()
+}
+
+// OwnerInfo returns what the owner's CLI shows about a dataset. Never call
+// it from code a notebook can reach: it includes the row count.
+func (s *Store) OwnerInfo(name string) (*OwnerInfo, error) {
+	r, err := s.datasetRow(context.Background(), s.db, name)
+	if err != nil {
+		return nil, err
+	}
+	created, _ := time.Parse(time.RFC3339Nano, r.created)
+	return &OwnerInfo{Schema: r.schema, Rows: r.rows, Users: r.users, Dropped: r.dropped, Source: r.source, DataHash: r.hash, Created: created}, nil
+}
+
+// Data is a dataset's content for a mechanism. It is returned by Load to
+// compiled mechanism code only and must never reach a cell.
+type Data struct {
+	Schema Schema
+	X      *mat.Dense // rows × d, centred by the public mean if the schema says so; not clipped
+	// Users maps each row to its user (0..NumUsers-1) when Schema.Unit is
+	// "user"; nil otherwise.
+	Users    []int32
+	NumUsers int
+	Y        []float64 // the label column, if any
+}
+
+// Load reads a dataset's data and checks it against the hash recorded at
+// registration.
+func (s *Store) Load(name string) (*Data, error) {
+	ctx := context.Background()
+	r, err := s.datasetRow(ctx, s.db, name)
+	if err != nil {
+		return nil, err
+	}
+	d := r.schema.D
+	rows, err := s.db.QueryContext(ctx, `SELECT rows, x, users, y FROM data_chunks WHERE dataset = ? ORDER BY seq`, name)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: loading %q: %w", name, err)
+	}
+	defer rows.Close()
+	x := make([]float64, 0, r.rows*d)
+	var users []int32
+	var y []float64
+	for rows.Next() {
+		var n int
+		var xb, ub, yb []byte
+		if err := rows.Scan(&n, &xb, &ub, &yb); err != nil {
+			return nil, err
+		}
+		xs, err := bytesFloat(xb)
+		if err != nil || len(xs) != n*d {
+			return nil, fmt.Errorf("ledger: dataset %q: corrupt data chunk", name)
+		}
+		x = append(x, xs...)
+		if ub != nil {
+			if len(ub) != 4*n {
+				return nil, fmt.Errorf("ledger: dataset %q: corrupt user chunk", name)
+			}
+			for i := 0; i < n; i++ {
+				users = append(users, int32(binary.LittleEndian.Uint32(ub[4*i:])))
+			}
+		}
+		if yb != nil {
+			ys, err := bytesFloat(yb)
+			if err != nil || len(ys) != n {
+				return nil, fmt.Errorf("ledger: dataset %q: corrupt label chunk", name)
+			}
+			y = append(y, ys...)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(x) != r.rows*d {
+		return nil, fmt.Errorf("ledger: dataset %q: stored data is incomplete", name)
+	}
+	t := &dataset.Table{Columns: r.schema.Columns, X: x, Rows: r.rows, Users: users, NumUsers: r.users, Y: y}
+	if hashData(r.salt, t) != r.hash {
+		return nil, fmt.Errorf("ledger: dataset %q: stored data does not match its registration hash", name)
+	}
+	return &Data{Schema: r.schema, X: mat.NewDense(r.rows, d, x), Users: users, NumUsers: r.users, Y: y}, nil
+}

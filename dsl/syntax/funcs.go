@@ -1,0 +1,309 @@
+package syntax
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Param is one parameter of a DSL function.
+type Param struct {
+	Name string
+	// Type is the Go-side type the runtime expects: "dataset", "result",
+	// "any", "int", "float", "string", "bool" or "[]string". Ints are
+	// accepted where a float is expected.
+	Type string
+	// Default is the Go literal used when the parameter is omitted; it is
+	// empty when Required is set or when the default depends on the
+	// dataset (DefaultDoc then says what it is).
+	Default    string
+	DefaultDoc string
+	Required   bool
+	// Choices lists the allowed values of a string parameter; empty means
+	// any string.
+	Choices []string
+	Doc     string
+}
+
+// Func describes one function callable bare from a cell. Funcs is the
+// single source of truth for the runtime, completion, inspect and %help.
+type Func struct {
+	Name string
+	// Positional parameters come first in a call and cannot be given by
+	// keyword; Keywords can only be given by keyword.
+	Positional []Param
+	Keywords   []Param
+	// Private marks a function that spends a dataset's budget: its first
+	// positional argument is the dataset and its eps and delta keywords
+	// are its cost (delta defaults to 0).
+	Private  bool
+	Result   string // what the call returns (Go type, as the runtime defines it)
+	Doc      string
+	Paper    string // the algorithm's source; empty for non-mechanisms
+	Releases string // what leaves the compiled code: what the analyst sees
+}
+
+// pcaMethods are the values of private_pca's method keyword.
+var pcaMethods = []string{"auto", "npm", "adaptive", "dppca", "oja", "gauss", "federated"}
+
+var epsParam = Param{Name: "eps", Type: "float", Required: true,
+	Doc: "privacy cost ε of this call (> 0); charged to the dataset before the mechanism reads data"}
+
+var deltaParam = Param{Name: "delta", Type: "float", Default: "0",
+	Doc: "privacy cost δ of this call (0 ≤ δ < 1); methods with Gaussian noise need δ > 0"}
+
+var dsParam = Param{Name: "ds", Type: "dataset", Required: true,
+	Doc: "a dataset handle from dataset(name)"}
+
+// Funcs lists the DSL functions, sorted by name.
+var Funcs = sortFuncs([]Func{
+	{
+		Name:       "dataset",
+		Positional: []Param{{Name: "name", Type: "string", Required: true, Doc: "the name the data owner registered with `privnotes dataset add`"}},
+		Result:     "Dataset",
+		Doc: "Opens a registered dataset. The handle is opaque: printing or marshalling it shows its name only; " +
+			"its methods give public schema (columns, dimension, clip norm, privacy unit, budget), never the number of rows or any value.",
+		Releases: "nothing private: public metadata chosen by the data owner",
+	},
+	{
+		Name:       "private_pca",
+		Positional: []Param{dsParam},
+		Keywords: []Param{
+			{Name: "k", Type: "int", Default: "1", Doc: "number of principal components"},
+			epsParam, deltaParam,
+			{Name: "method", Type: "string", Default: `"auto"`, Choices: pcaMethods,
+				Doc: "algorithm: auto picks from public facts (d, k, ε, a DP estimate of n) by the documented rules"},
+			{Name: "iters", Type: "int", Default: "0", DefaultDoc: "the method's documented default",
+				Doc: "iterations (power methods, Oja epochs); 0 = the method's default"},
+			{Name: "calibration", Type: "string", Default: `"zcdp"`, Choices: []string{"zcdp", "paper"},
+				Doc: "noise calibration: zcdp (tight, default) or the paper's own formula (for reproductions)"},
+			{Name: "neighbour", Type: "string", Default: `""`, DefaultDoc: "the dataset's registered relation",
+				Choices: []string{"", "replace-one", "add-remove"}, Doc: "neighbouring relation for the guarantee"},
+			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm",
+				Doc: "L2 norm rows are clipped to before the mechanism uses them (public)"},
+			{Name: "providers", Type: "int", Default: "0", Doc: "method=\"federated\": number of data providers the rows are split into (0 = 1)"},
+			{Name: "sparsity", Type: "int", Default: "0", Doc: "method=\"federated\": row sparsity s of the estimate (0 = d, not sparse)"},
+		},
+		Private: true,
+		Result:  "*PCAResult",
+		Doc:     "Differentially private principal components of the dataset's rows (clipped to the public norm).",
+		Paper: "npm: Hardt & Price 2014 (noisy power method); adaptive: Nguyen, Ene & Nguyen 2026 (adaptive power iteration, k=1); " +
+			"dppca/oja: Liu, Kong, Jain & Oh 2022 (DP-PCA, private Oja); gauss: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014); " +
+			"federated: distributed DP sparse PCA (DPS-PCA)",
+		Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates; never n",
+	},
+	{
+		Name:       "private_fedrep",
+		Positional: []Param{dsParam},
+		Keywords: []Param{
+			{Name: "k", Type: "int", Default: "1", Doc: "dimension of the shared representation U (d×k)"},
+			{Name: "rounds", Type: "int", Default: "0", DefaultDoc: "the spec's default", Doc: "number of FedRep rounds T"},
+			epsParam, deltaParam,
+			{Name: "lr", Type: "float", Default: "0", DefaultDoc: "the spec's default", Doc: "server step size η"},
+			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm", Doc: "per-user gradient clip ψ"},
+			{Name: "init", Type: "string", Default: `"private"`, Choices: []string{"private", "random"}, Doc: "private initialisation (Alg 2) or a random public start"},
+			{Name: "init_frac", Type: "float", Default: "0.2", Doc: "share of the budget spent on the private initialisation"},
+			{Name: "neighbour", Type: "string", Default: `""`, DefaultDoc: "the dataset's registered relation",
+				Choices: []string{"", "replace-one", "add-remove"}, Doc: "neighbouring relation (between users)"},
+			{Name: "calibration", Type: "string", Default: `"zcdp"`, Choices: []string{"zcdp", "paper"}, Doc: "noise calibration"},
+		},
+		Private:  true,
+		Result:   "*FedRepResult",
+		Doc:      "Private FedRep: a shared low-dimensional representation for users' linear regressions, under user-level DP. Needs a dataset registered with --unit user:COLUMN and a --label column.",
+		Paper:    "Private FedRep with private initialisation (Private Model Personalization Revisited, ICML 2025, Alg 1 and 2)",
+		Releases: "the shared representation U (d×k) after the last round; users' personal vectors stay inside the mechanism",
+	},
+	{
+		Name:       "private_count",
+		Positional: []Param{dsParam},
+		Keywords:   []Param{epsParam, deltaParam},
+		Private:    true,
+		Result:     "*CountResult",
+		Doc:        "A noisy count of the dataset's privacy units (rows, or users under user-level DP).",
+		Paper:      "Laplace / discrete Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006)",
+		Releases:   "one noisy count",
+	},
+	{
+		Name:       "private_mean",
+		Positional: []Param{dsParam},
+		Keywords: []Param{epsParam, deltaParam,
+			{Name: "columns", Type: "[]string", Default: "nil", DefaultDoc: "all columns", Doc: "the columns to average"},
+			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm", Doc: "L2 norm rows are clipped to"},
+		},
+		Private:  true,
+		Result:   "*MeanResult",
+		Doc:      "A noisy mean vector of the (clipped) rows.",
+		Paper:    "Gaussian mechanism on a clipped sum over a noisy count (zCDP, Bun & Steinke 2016)",
+		Releases: "a noisy mean vector (one value per column)",
+	},
+	{
+		Name:       "remaining",
+		Positional: []Param{dsParam},
+		Result:     "Budget",
+		Doc:        "The dataset's remaining budget (ε, δ) under its accountant, read from the ledger shared by all sessions.",
+		Releases:   "public: the budget and what has been spent",
+	},
+	{
+		Name:       "show",
+		Positional: []Param{{Name: "x", Type: "any", Required: true, Doc: "a value to display"}},
+		Result:     "",
+		Doc:        "Displays a value with its rich display (results show their privacy receipt).",
+		Releases:   "only what x already is",
+	},
+	{
+		Name:       "plot_loadings",
+		Positional: []Param{{Name: "res", Type: "result", Required: true, Doc: "a private_pca result"}},
+		Keywords: []Param{
+			{Name: "component", Type: "int", Default: "1", Doc: "which component (1-based)"},
+			{Name: "title", Type: "string", Default: `""`, Doc: "plot title"},
+		},
+		Result:   "*Plot",
+		Doc:      "Bar plot (PNG) of one component's loadings per column.",
+		Releases: "post-processing of a DP release; no new cost",
+	},
+	{
+		Name:       "plot_eigenvalues",
+		Positional: []Param{{Name: "res", Type: "result", Required: true, Doc: "a private_pca result with eigenvalue estimates"}},
+		Keywords:   []Param{{Name: "title", Type: "string", Default: `""`, Doc: "plot title"}},
+		Result:     "*Plot",
+		Doc:        "Plot (PNG) of the private eigenvalue estimates.",
+		Releases:   "post-processing of a DP release; no new cost",
+	},
+	{
+		Name: "synth_spiked",
+		Keywords: []Param{
+			{Name: "n", Type: "int", Required: true, Doc: "rows"},
+			{Name: "d", Type: "int", Required: true, Doc: "dimension"},
+			{Name: "k", Type: "int", Default: "1", Doc: "number of spikes"},
+			{Name: "gap", Type: "float", Default: "1", Doc: "eigengap between the spikes and the bulk"},
+			{Name: "seed", Type: "int", Default: "1", Doc: "seed of the public generator"},
+		},
+		Result:   "*SynthData",
+		Doc:      "PUBLIC synthetic data from a spiked covariance model (rows and the true subspace); for experiments, not private.",
+		Paper:    "spiked covariance recipes of the seed papers (power methods, DP-PCA)",
+		Releases: "public synthetic data: no privacy cost, seeds allowed",
+	},
+	{
+		Name: "synth_fedrep",
+		Keywords: []Param{
+			{Name: "users", Type: "int", Required: true, Doc: "number of users n"},
+			{Name: "m", Type: "int", Required: true, Doc: "samples per user"},
+			{Name: "d", Type: "int", Required: true, Doc: "dimension"},
+			{Name: "k", Type: "int", Default: "2", Doc: "representation dimension"},
+			{Name: "noise", Type: "float", Default: "0.1", Doc: "label noise R"},
+			{Name: "seed", Type: "int", Default: "1", Doc: "seed of the public generator"},
+		},
+		Result:   "*SynthData",
+		Doc:      "PUBLIC synthetic multi-user regression data with a shared k-dimensional representation.",
+		Paper:    "Private FedRep experiment recipe (Private Model Personalization Revisited, §3.4)",
+		Releases: "public synthetic data: no privacy cost, seeds allowed",
+	},
+})
+
+func sortFuncs(fs []Func) []Func {
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+	return fs
+}
+
+// Lookup returns the DSL function called name.
+func Lookup(name string) (*Func, bool) {
+	i := sort.Search(len(Funcs), func(i int) bool { return Funcs[i].Name >= name })
+	if i < len(Funcs) && Funcs[i].Name == name {
+		return &Funcs[i], true
+	}
+	return nil, false
+}
+
+// Names returns the DSL function names in order.
+func Names() []string {
+	names := make([]string, len(Funcs))
+	for i, f := range Funcs {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// Keyword returns the keyword parameter called name.
+func (f *Func) Keyword(name string) (*Param, bool) {
+	for i := range f.Keywords {
+		if f.Keywords[i].Name == name {
+			return &f.Keywords[i], true
+		}
+	}
+	return nil, false
+}
+
+// KeywordNames returns the names of f's keyword parameters in table order.
+func (f *Func) KeywordNames() []string {
+	names := make([]string, len(f.Keywords))
+	for i, p := range f.Keywords {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Signature renders f's call form, e.g.
+// private_count(ds, eps=<float>, delta=0).
+func (f *Func) Signature() string {
+	var parts []string
+	for _, p := range f.Positional {
+		parts = append(parts, p.Name)
+	}
+	for _, p := range f.Keywords {
+		switch {
+		case p.Required:
+			parts = append(parts, p.Name+"=<"+p.Type+">")
+		case p.DefaultDoc != "":
+			parts = append(parts, p.Name+"=<"+p.DefaultDoc+">")
+		default:
+			parts = append(parts, p.Name+"="+p.Default)
+		}
+	}
+	return f.Name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// Help renders the text %help NAME and inspect show: signature,
+// description, parameters with type, default and doc, the paper and what
+// the call releases.
+func (f *Func) Help() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n%s\n", f.Signature(), f.Doc)
+	if len(f.Positional)+len(f.Keywords) > 0 {
+		b.WriteString("\nParameters:\n")
+	}
+	for _, p := range f.Positional {
+		fmt.Fprintf(&b, "  %-12s %-9s positional. %s\n", p.Name, p.Type, p.Doc)
+	}
+	for _, p := range f.Keywords {
+		def := "required"
+		if !p.Required {
+			def = "default " + p.Default
+			if p.DefaultDoc != "" {
+				def = "default: " + p.DefaultDoc
+			}
+		}
+		fmt.Fprintf(&b, "  %-12s %-9s %s. %s", p.Name, p.Type, def, p.Doc)
+		if len(p.Choices) > 0 {
+			var cs []string
+			for _, c := range p.Choices {
+				if c != "" {
+					cs = append(cs, strconvQuote(c))
+				}
+			}
+			fmt.Fprintf(&b, " (one of %s)", strings.Join(cs, ", "))
+		}
+		b.WriteString("\n")
+	}
+	if f.Private {
+		b.WriteString("\nPrivacy: charges (eps, delta) to the dataset's budget, durably, before reading any data; refused when it would exceed the enclosing budget block or the dataset's remaining budget.\n")
+	}
+	if f.Paper != "" {
+		fmt.Fprintf(&b, "Paper: %s\n", f.Paper)
+	}
+	if f.Releases != "" {
+		fmt.Fprintf(&b, "Releases: %s\n", f.Releases)
+	}
+	return b.String()
+}
+
+func strconvQuote(s string) string { return `"` + s + `"` }

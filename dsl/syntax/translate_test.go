@@ -1,0 +1,406 @@
+package syntax
+
+import (
+	"errors"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"strings"
+	"testing"
+)
+
+func TestTranslateGo(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"plain go untouched", "x := 1\nfmt.Println(x % 2)\n", "x := 1\nfmt.Println(x % 2)\n"},
+		{"block", "budget eps=1.0, delta=1e-6 {\n\tp := private_pca(ds, k=3, eps=0.7)\n}\nshow(p)",
+			"__pn_budget_begin(1.0, 1e-06, \"c:1:1\");\n\tp := private_pca(ds, __pn_kw(\"k\", 3), __pn_kw(\"eps\", 0.7))\n__pn_budget_end()\nshow(p)"},
+		{"block without comma, delta first", "budget delta=0 eps=2 {\n}\n",
+			"__pn_budget_begin(2.0, 0.0, \"c:1:1\");\n__pn_budget_end()\n"},
+		{"block without delta", "budget eps=0.5 {\n}", "__pn_budget_begin(0.5, 0.0, \"c:1:1\");\n__pn_budget_end()"},
+		{"one-line block", "budget eps=1 { n := private_count(ds, eps=1) }; show(n)",
+			"__pn_budget_begin(1.0, 0.0, \"c:1:1\"); n := private_count(ds, __pn_kw(\"eps\", 1)) ; __pn_budget_end(); show(n)"},
+		{"block at the end of the cell without newline", "x := 1\nbudget eps=1 {\nshow(x)\n}",
+			"x := 1\n__pn_budget_begin(1.0, 0.0, \"c:2:1\");\nshow(x)\n__pn_budget_end()"},
+		{"block inside a loop", "for i := 0; i < 2; i++ {\n\tbudget eps=1 {\n\t}\n}",
+			"for i := 0; i < 2; i++ {\n\t__pn_budget_begin(1.0, 0.0, \"c:2:2\");\n\t__pn_budget_end()\n}"},
+		{"budget as an identifier", "budget := 3\nbudget++\nbudget = budget * 2\nf(budget)\ns.budget = 1\n",
+			"budget := 3\nbudget++\nbudget = budget * 2\nf(budget)\ns.budget = 1\n"},
+		{"budget in strings and comments", "s := \"budget eps=1 {\" + `budget eps=1 {\n%ledger` // budget eps=1 {\n/* budget eps=1 {\n%ledger */ r := 'b'\n",
+			"s := \"budget eps=1 {\" + `budget eps=1 {\n%ledger` // budget eps=1 {\n/* budget eps=1 {\n%ledger */ r := 'b'\n"},
+		{"strings with = and parens in keyword values", `x := private_pca(ds, eps=0.5, method="npm", k=len("a=b)("))`,
+			`x := private_pca(ds, __pn_kw("eps", 0.5), __pn_kw("method", "npm"), __pn_kw("k", len("a=b)(")))`},
+		{"nested parens and expressions as values", "m := private_mean(ds, eps=total/(2*n), columns=[]string{\"a\", \"b\"}, delta=f(g(1), 2))",
+			"m := private_mean(ds, __pn_kw(\"eps\", total/(2*n)), __pn_kw(\"columns\", []string{\"a\", \"b\"}), __pn_kw(\"delta\", f(g(1), 2)))"},
+		{"nested DSL calls", `show(private_count(dataset("a"), eps=1))`, `show(private_count(dataset("a"), __pn_kw("eps", 1)))`},
+		{"keyword value is a DSL call with keywords", `x := plot_loadings(private_pca(ds, eps=1), component=2)`,
+			`x := plot_loadings(private_pca(ds, __pn_kw("eps", 1)), __pn_kw("component", 2))`},
+		{"multi-line call", "p := private_pca(ds,\n\tk=2,\n\teps=0.1,\n)\n",
+			"p := private_pca(ds,\n\t__pn_kw(\"k\", 2),\n\t__pn_kw(\"eps\", 0.1),\n)\n"},
+		{"spaces around =", "c := private_count(ds, eps = 1)", "c := private_count(ds, __pn_kw(\"eps\",  1))"},
+		{"method of a value is not a DSL call", "x.private_pca(1)", "x.private_pca(1)"},
+		{"DSL function as a value", "f := show\nf(1)", "f := show\nf(1)"},
+		{"cell magic", "%%budget eps=1 delta=1e-6\nc := private_count(ds, eps=1)\n",
+			"__pn_budget_begin(1.0, 1e-06, \"c:1:1\");\nc := private_count(ds, __pn_kw(\"eps\", 1))\n\n__pn_budget_end()"},
+		{"cell magic after blank lines", "\n  %%budget eps=1, delta=0\nx := 1",
+			"\n__pn_budget_begin(1.0, 0.0, \"c:2:3\");\nx := 1\n__pn_budget_end()"},
+		{"line magics", "%ledger census\nx := 1\n  %budget\n%datasets\n%help private_pca\n%help",
+			"__pn_magic(\"ledger\", \"census\")\nx := 1\n__pn_magic(\"budget\", \"\")\n__pn_magic(\"datasets\", \"\")\n__pn_magic(\"help\", \"private_pca\")\n__pn_magic(\"help\", \"\")"},
+		{"modulo at line end is not a magic", "x := 7 %\n3\n", "x := 7 %\n3\n"},
+		{"unicode before keyword", "s := \"é\"; c := private_count(ds, eps=1)", "s := \"é\"; c := private_count(ds, __pn_kw(\"eps\", 1))"},
+		{"function literal in block", "budget eps=1 {\n\tf := func() int { return 1 }\n\tshow(f())\n}",
+			"__pn_budget_begin(1.0, 0.0, \"c:1:1\");\n\tf := func() int { return 1 }\n\tshow(f())\n__pn_budget_end()"},
+		{"synthetic generator keywords", "x := synth_spiked(n=100, d=5, seed=3)", "x := synth_spiked(__pn_kw(\"n\", 100), __pn_kw(\"d\", 5), __pn_kw(\"seed\", 3))"},
+		{"comparison is not a keyword", "if f(a == 1) {}", "if f(a == 1) {}"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Translate("c", tc.src)
+			if err != nil {
+				t.Fatalf("Translate(%q): %v", tc.src, err)
+			}
+			if p.Go != tc.want {
+				t.Errorf("Translate(%q)\n got: %q\nwant: %q", tc.src, p.Go, tc.want)
+			}
+			if n, m := strings.Count(p.Go, "\n"), strings.Count(tc.src, "\n"); n != m && !strings.Contains(tc.src, "%%budget") {
+				t.Errorf("line count changed: %d -> %d", m, n)
+			}
+		})
+	}
+}
+
+// The output of a valid cell must be valid Go (as statements).
+func TestTranslateParses(t *testing.T) {
+	srcs := []string{
+		"ds := dataset(\"census\")\nbudget eps=1.0, delta=1e-6 {\n    pca := private_pca(ds, k=3, eps=0.7, method=\"adaptive\")\n    n := private_count(ds, eps=0.3)\n}\nshow(pca)\nshow(n)\n",
+		"%%budget eps=1 delta=1e-6\nx := private_count(dataset(\"a\"), eps=0.5)\n%ledger\nshow(x)",
+		"budget eps=1 { n := private_count(ds, eps=1) }; show(n)",
+		"budget eps=1 {\n\tfor i := 0; i < 3; i++ {\n\t\tshow(private_count(ds, eps=0.1))\n\t}\n}",
+	}
+	for _, src := range srcs {
+		p, err := Translate("c", src)
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if _, err := parser.ParseFile(token.NewFileSet(), "", "package p\nfunc _() {\n"+p.Go+"\n}\n", 0); err != nil {
+			t.Errorf("translation of %q is not Go: %v\n%s", src, err, p.Go)
+		}
+	}
+}
+
+func TestTranslateErrors(t *testing.T) {
+	tests := []struct {
+		name, src  string
+		line, col  int
+		msg        string // substring
+		incomplete bool
+	}{
+		{"unknown keyword", "x := 1\n\np := private_pca(ds, epsilon=3)", 3, 22,
+			`unknown keyword "epsilon" for private_pca; valid keywords: k, eps, delta, method, iters, calibration, neighbour, clip`, false},
+		{"unknown keyword column counts code points", "s := \"éé\"; c := private_count(ds, epz=1)", 1, 35, `unknown keyword "epz" for private_count; valid keywords: eps, delta`, false},
+		{"duplicate keyword", "private_count(ds, eps=1, eps=2)", 1, 26, "keyword eps given twice", false},
+		{"positional after keyword", "private_pca(ds, eps=1, 3)", 1, 24, "positional argument after keyword arguments", false},
+		{"too many positional", "private_count(ds, 1)", 1, 19, "too many positional arguments for private_count", false},
+		{"missing positional", "private_count(eps=1)", 1, 1, "private_count needs 1 positional argument(s) (ds)", false},
+		{"missing eps", "private_count(ds)", 1, 1, "private_count needs eps=<float>", false},
+		{"positional given by keyword", "private_count(ds=x, eps=1)", 1, 15, "ds of private_count is positional", false},
+		{"bad method", `private_pca(ds, eps=1, method="fast")`, 1, 31, `method="fast" is not a valid method for private_pca; valid values: "auto", "npm", "adaptive"`, false},
+		{"float for int", `private_pca(ds, eps=1, k=2.5)`, 1, 26, "takes an int", false},
+		{"string for float", `private_pca(ds, eps="1")`, 1, 21, "takes a float, not a string", false},
+		{"zero eps", `private_count(ds, eps=0)`, 1, 23, "eps must be a finite number > 0", false},
+		{"negative eps", `private_count(ds, eps=-1)`, 1, 23, "eps must be a finite number > 0", false},
+		{"delta one", `private_count(ds, eps=1, delta=1)`, 1, 32, "delta must be in [0, 1)", false},
+		{"spread", `private_count(xs...)`, 1, 17, "spread argument", false},
+		{"keyword for a Go function", "fmt.Println(a, sep=1)", 1, 16, "keyword arguments are only for DSL functions", false},
+		{"keyword for no-keyword DSL function", "remaining(ds, eps=1)", 1, 15, `unknown keyword "eps" for remaining; it takes no keywords`, false},
+		{"malformed block: no numbers", "budget eps=x {\n}", 1, 1, `malformed budget block: eps must be a number literal; expected "budget eps=<number>, delta=<number> {"`, false},
+		{"malformed block: unknown param", "\n  budget epsilon=1 {\n}", 2, 3, `malformed budget block: unknown parameter "epsilon"`, false},
+		{"malformed block: missing brace", "budget eps=1, delta=0\n{\n}", 1, 1, "malformed budget block: missing { on the same line", false},
+		{"malformed block: missing eps", "budget delta=0 {\n}", 1, 1, "malformed budget block: missing eps", false},
+		{"malformed block: zero eps", "budget eps=0 {\n}", 1, 1, "eps must be a finite number > 0", false},
+		{"malformed block: trailing token", "budget eps=1 delta=0 + {\n}", 1, 1, `unexpected "+"`, false},
+		{"keyword in a method call", "x.private_pca(k=1)", 1, 15, "keyword arguments are only for DSL functions", false},
+		{"unclosed block", "x := 1\nbudget eps=1 {\n  y := 2\n", 2, 1, "budget block is not closed: missing }", true},
+		{"nested blocks", "budget eps=1 {\n\tbudget eps=0.5 {\n\t}\n}", 2, 2, "budget blocks cannot be nested: the block at 1:1 is still open", false},
+		{"block in %%budget cell", "%%budget eps=1\nbudget eps=1 {\n}", 2, 1, "this cell is already a %%budget block", false},
+		{"%%budget not first", "x := 1\n%%budget eps=1", 2, 1, "%%budget must be the first line of the cell", false},
+		{"%%budget malformed", "%%budget eps=1 foo=2", 1, 1, `malformed %%budget: unknown parameter "foo"`, false},
+		{"unknown cell magic", "%%time\nx := 1", 1, 1, "unknown cell magic %%time", false},
+		{"unknown magic", "x := 1\n  %timeit f()", 2, 3, "unknown magic %timeit; magics are %budget, %datasets, %help, %ledger", false},
+		{"help unknown name", "%help private_pcaa", 1, 1, `no help for "private_pcaa"`, false},
+		{"magic inside an expression", "x := f(1,\n%ledger\n)", 2, 1, "a magic must be on its own line", false},
+		{"return in block", "budget eps=1 {\n\treturn\n}", 2, 2, "return inside a budget block", false},
+		{"reserved name", "__pn_budget_end()", 1, 1, "names starting with __pn are reserved", false},
+		{"redefine with :=", "private_pca := 1", 1, 1, "cannot redefine private_pca", false},
+		{"redefine with func", "func dataset(n string) int { return 0 }", 1, 6, "cannot redefine dataset", false},
+		{"redefine with var", "var show = 1", 1, 5, "cannot redefine show", false},
+		{"redefine in a list", "a, remaining := 1, 2", 1, 4, "cannot redefine remaining", false},
+		{"unclosed call", "p := private_pca(ds,\n  eps=1,\n", 1, 17, "( of the private_pca call is not closed", true},
+		{"unclosed raw string", "s := `abc\n", 1, 6, "raw string literal not terminated", true},
+		{"stray brace", "x := 1\n}", 2, 1, "unexpected }", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Translate("c", tc.src)
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("Translate(%q) = %v, want a *syntax.Error", tc.src, err)
+			}
+			if se.Line != tc.line || se.Col != tc.col || !strings.Contains(se.Msg, tc.msg) || se.Incomplete != tc.incomplete {
+				t.Errorf("Translate(%q) error = %d:%d %q (incomplete %v), want %d:%d containing %q (incomplete %v)",
+					tc.src, se.Line, se.Col, se.Msg, se.Incomplete, tc.line, tc.col, tc.msg, tc.incomplete)
+			}
+		})
+	}
+}
+
+func TestStaticCosts(t *testing.T) {
+	src := `ds := dataset("census")
+other := dataset("b")
+other = pick()
+c0 := private_count(ds, eps=0.25, delta=1e-7)
+budget eps=1.0, delta=1e-6 {
+	pca := private_pca(ds, k=3, eps=0.7, delta=1e-6)
+	n := private_count(dataset("wine"), eps=e)
+	m := private_mean(other, eps=0.1)
+	for i := 0; i < 3; i++ {
+		show(private_count(ds, eps=0.1))
+	}
+	f := func() { private_count(ds, eps=0.2) }
+}
+for {
+	budget eps=2 {
+		show(private_count(ds, eps=1))
+	}
+}`
+	p, err := Translate("c", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Calls) != 1 || p.Calls[0] != (Call{Func: "private_count", Dataset: "census", Eps: 0.25, Delta: 1e-7, Static: true, Line: 4, Col: 7}) {
+		t.Errorf("calls outside blocks = %+v", p.Calls)
+	}
+	if len(p.Blocks) != 2 {
+		t.Fatalf("blocks = %+v", p.Blocks)
+	}
+	b := p.Blocks[0]
+	if b.Eps != 1 || b.Delta != 1e-6 || b.Line != 5 || b.Col != 1 || b.Repeated || b.Cell {
+		t.Errorf("block 0 = %+v", b)
+	}
+	want := []Call{
+		{Func: "private_pca", Dataset: "census", Eps: 0.7, Delta: 1e-6, Static: true, Line: 6, Col: 9},
+		{Func: "private_count", Dataset: "wine", Static: false, Line: 7, Col: 7},
+		{Func: "private_mean", Dataset: "", Eps: 0.1, Static: true, Line: 8, Col: 7},
+		{Func: "private_count", Dataset: "census", Eps: 0.1, Static: false, Line: 10, Col: 8},
+		{Func: "private_count", Dataset: "census", Eps: 0.2, Static: false, Line: 12, Col: 16},
+	}
+	if len(b.Calls) != len(want) {
+		t.Fatalf("block 0 calls = %+v", b.Calls)
+	}
+	for i := range want {
+		if b.Calls[i] != want[i] {
+			t.Errorf("call %d = %+v, want %+v", i, b.Calls[i], want[i])
+		}
+	}
+	all := p.AllCalls()
+	if len(all) != 7 || all[0].Line != 4 || all[1].Line != 6 || all[6].Line != 16 {
+		t.Errorf("AllCalls = %+v", all)
+	}
+	b = p.Blocks[1]
+	if !b.Repeated || len(b.Calls) != 1 || b.Calls[0].Static || b.Calls[0].Eps != 1 {
+		t.Errorf("block in a loop = %+v", b)
+	}
+
+	p, err = Translate("c", "%%budget eps=1 delta=1e-6\nx := private_count(dataset(\"a\"), eps=0.5)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Blocks) != 1 || !p.Blocks[0].Cell || len(p.Blocks[0].Calls) != 1 || !p.Blocks[0].Calls[0].Static || p.Blocks[0].Calls[0].Dataset != "a" {
+		t.Errorf("%%%%budget cell = %+v", p.Blocks)
+	}
+	if len(p.Magics) != 1 || p.Magics[0].Name != "%budget" {
+		t.Errorf("magics = %+v", p.Magics)
+	}
+}
+
+func TestMagicsReported(t *testing.T) {
+	p, err := Translate("c", "%ledger census\nx := 1\n%help private_pca\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Magic{{Name: "ledger", Args: "census", Line: 1}, {Name: "help", Args: "private_pca", Line: 3}}
+	if len(p.Magics) != 2 || p.Magics[0] != want[0] || p.Magics[1] != want[1] {
+		t.Errorf("magics = %+v, want %+v", p.Magics, want)
+	}
+}
+
+func TestLineMap(t *testing.T) {
+	src := "s := \"é\"\nbudget eps=1 {\n\tp := private_pca(ds, k=3, eps=0.7) + bad\n}\n"
+	p, err := Translate("c", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(p.Go, "\n")
+	// the position of "bad" in the output maps to its position in the cell
+	outCol := strings.Index(lines[2], "bad") + 1
+	if l, c := p.Lines.Map(3, outCol); l != 3 || c != strings.Index(strings.Split(src, "\n")[2], "bad")+1 {
+		t.Errorf("Map(3, %d) = %d:%d", outCol, l, c)
+	}
+	// inside generated text: the start of the rewritten keyword
+	outCol = strings.Index(lines[2], "__pn_kw(\"eps\"") + 3
+	if l, c := p.Lines.Map(3, outCol); l != 3 || c != strings.Index(strings.Split(src, "\n")[2], "eps")+1 {
+		t.Errorf("Map(3, %d) = %d:%d, want the eps keyword", outCol, l, c)
+	}
+	// code points on a line with a multi-byte character
+	if l, c := p.Lines.Map(1, strings.Index(lines[0], "\"")+3+1); l != 1 || c != 8 {
+		t.Errorf("Map after é = %d:%d, want 1:8", l, c)
+	}
+	// the block's begin call maps to `budget`
+	if l, c := p.Lines.Map(2, 10); l != 2 || c != 1 {
+		t.Errorf("Map in begin call = %d:%d, want 2:1", l, c)
+	}
+}
+
+func TestFuncsTable(t *testing.T) {
+	for i, f := range Funcs {
+		if i > 0 && Funcs[i-1].Name >= f.Name {
+			t.Errorf("Funcs not sorted at %s", f.Name)
+		}
+		if g, ok := Lookup(f.Name); !ok || g.Name != f.Name {
+			t.Errorf("Lookup(%s) failed", f.Name)
+		}
+		seen := map[string]bool{}
+		for _, p := range append(append([]Param{}, f.Positional...), f.Keywords...) {
+			if seen[p.Name] {
+				t.Errorf("%s: parameter %s twice", f.Name, p.Name)
+			}
+			seen[p.Name] = true
+			if p.Name == "seed" && f.Private {
+				t.Errorf("%s: a private function must not take a seed", f.Name)
+			}
+			if !p.Required && p.Default == "" {
+				t.Errorf("%s: %s has neither a default nor Required", f.Name, p.Name)
+			}
+		}
+		if f.Private {
+			if e, ok := f.Keyword("eps"); !ok || !e.Required {
+				t.Errorf("%s: private function without a required eps", f.Name)
+			}
+			if _, ok := f.Keyword("delta"); !ok {
+				t.Errorf("%s: private function without delta", f.Name)
+			}
+			if len(f.Positional) == 0 || f.Positional[0].Type != "dataset" {
+				t.Errorf("%s: private function whose first argument is not a dataset", f.Name)
+			}
+			if f.Paper == "" || f.Releases == "" {
+				t.Errorf("%s: private function without paper or releases", f.Name)
+			}
+		}
+	}
+	if _, ok := Lookup("private_pcaa"); ok {
+		t.Error("Lookup of an unknown name succeeded")
+	}
+	f, _ := Lookup("private_pca")
+	h := f.Help()
+	for _, want := range []string{"private_pca(ds, k=1, eps=<float>, delta=0, method=\"auto\"", "Paper: npm: Hardt & Price", "Releases:", `"adaptive"`, "charges (eps, delta)"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("help of private_pca lacks %q:\n%s", want, h)
+		}
+	}
+}
+
+func TestErrorInterfaces(t *testing.T) {
+	_, err := Translate("", "x := 1\nprivate_count(ds)")
+	var se *Error
+	if !errors.As(err, &se) {
+		t.Fatal(err)
+	}
+	if l, c := se.Position(); l != 2 || c != 1 || !strings.HasPrefix(err.Error(), "line 2:1: private_count needs eps=") {
+		t.Errorf("error %q at %d:%d", err.Error(), l, c)
+	}
+	p, err := Translate("", "budget eps=1 {\n}")
+	if err != nil || !strings.Contains(p.Go, `"1:1"`) {
+		t.Errorf("empty cell id: %q %v", p.Go, err)
+	}
+}
+
+// FuzzTranslate: no input panics, and a translation keeps the cell's lines
+// and maps every output position back into the cell.
+func FuzzTranslate(f *testing.F) {
+	for _, s := range []string{
+		"budget eps=1 { x := private_pca(ds, k=2, eps=0.5) }",
+		"%%budget eps=1 delta=1e-6\nshow(private_count(dataset(\"a\"), eps=1))\n%ledger",
+		"s := `%help\n` + \"budget eps=1 {\" // }",
+		"f(a, b=(c=1))", "budget eps=1 {\n\tfunc() { return }()\n}", "x := 'é'; %budget",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		p, err := Translate("c", src)
+		if err != nil {
+			var se *Error
+			if !errors.As(err, &se) || se.Line < 1 || se.Col < 1 {
+				t.Fatalf("error without a position: %v", err)
+			}
+			return
+		}
+		in := strings.Count(src, "\n")
+		out := strings.Count(p.Go, "\n")
+		if out != in && !(len(p.Blocks) > 0 && p.Blocks[0].Cell && out == in+1) {
+			t.Fatalf("lines %d -> %d", in, out)
+		}
+		if len(src) > 4096 {
+			return // the position check below is quadratic
+		}
+		for i, line := range strings.Split(p.Go, "\n") {
+			for col := 1; col <= len(line)+1; col++ {
+				l, c := p.Lines.Map(i+1, col)
+				if l < 1 || c < 1 || l > in+1 {
+					t.Fatalf("Map(%d, %d) = %d:%d", i+1, col, l, c)
+				}
+			}
+		}
+	})
+}
+
+var benchCell = strings.Repeat(`ds := dataset("census")
+budget eps=1.0, delta=1e-6 {
+	pca := private_pca(ds, k=3, eps=0.7, method="adaptive")
+	n := private_count(ds, eps=0.3)
+	fmt.Println("budget eps=1 {", n)
+}
+show(pca)
+`, 10)
+
+// BenchmarkTranslate against BenchmarkScanOnly, the go/scanner pass alone.
+func BenchmarkTranslate(b *testing.B) {
+	for b.Loop() {
+		if _, err := Translate("c", benchCell); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScanOnly(b *testing.B) {
+	src := []byte(benchCell)
+	for b.Loop() {
+		var s scanner.Scanner
+		fset := token.NewFileSet()
+		s.Init(fset.AddFile("", fset.Base(), len(src)), src, nil, 0)
+		for {
+			if _, tk, _ := s.Scan(); tk == token.EOF {
+				break
+			}
+		}
+	}
+}
+
+func TestLiteralForms(t *testing.T) {
+	for lit, want := range map[string]float64{"1_000.5": 1000.5, "0x1p-2": 0.25, "0o10": 8, "1e-6": 1e-6, ".5": 0.5, "2": 2} {
+		p, err := Translate("c", "private_count(ds, eps="+lit+")")
+		if err != nil || len(p.Calls) != 1 || p.Calls[0].Eps != want || !p.Calls[0].Static {
+			t.Errorf("eps=%s: %+v, %v; want %g", lit, p, err, want)
+		}
+	}
+}
