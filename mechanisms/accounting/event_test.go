@@ -1,0 +1,132 @@
+package accounting
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestEventValidate(t *testing.T) {
+	good := []Event{
+		Pure(0.5), Approx(0.5, 1e-6), Zcdp(0.01), Gdp(0.3),
+		ZcdpFor(0.7, 1e-6), GdpFor(0.7, 1e-6),
+		Zcdp(RhoForTargetClassic(0.7, 1e-6)).WithTarget(0.7, 1e-6), // classic calibration is also sound
+		{Mechanism: "pca/npm", Kind: ZCDP, Rho: 0.01},
+	}
+	for _, e := range good {
+		if err := e.Validate(); err != nil {
+			t.Errorf("Validate(%v): %v", e, err)
+		}
+	}
+	nan := math.NaN()
+	bad := []struct {
+		e    Event
+		frag string // part of the message that says what is wrong
+	}{
+		{Pure(0), "ε must be a positive"},
+		{Pure(-1), "ε must be a positive"},
+		{Pure(nan), "ε must be a positive"},
+		{Pure(math.Inf(1)), "ε must be a positive"},
+		{Event{Kind: PureDP, Eps: 1, Delta: 1e-6}, "use Approx"},
+		{Approx(1, 0), "δ must be in (0, 1)"},
+		{Approx(1, 1), "δ must be in (0, 1)"},
+		{Approx(1, nan), "δ must be in (0, 1)"},
+		{Approx(0, 1e-6), "ε must be a positive"},
+		{Zcdp(0), "ρ must be a positive"},
+		{Zcdp(-1e-3), "ρ must be a positive"},
+		{Zcdp(nan), "ρ must be a positive"},
+		{Gdp(0), "μ must be a positive"},
+		{Gdp(math.Inf(1)), "μ must be a positive"},
+		{Event{Kind: ZCDP, Rho: 0.1, Mu: 0.1}, "sets Rho, not Mu"},
+		{Event{Kind: Kind(9), Eps: 1}, "unknown privacy measure"},
+		{Zcdp(0.01).WithTarget(0.1, 1e-6), "not implied"}, // ρ=0.01 is ε≈0.9 at 1e-6
+		{Gdp(MuForTarget(1, 1e-6)).WithTarget(0.99, 1e-6), "not implied"},
+		{Zcdp(MuForTarget(1, 1e-6)*MuForTarget(1, 1e-6)/2).WithTarget(1, 1e-6), "not implied"}, // GDP calibration reported as zCDP
+		{Zcdp(0.01).WithTarget(1, 0), "δ must be in (0, 1)"},
+	}
+	for _, c := range bad {
+		err := c.e.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.frag) {
+			t.Errorf("Validate(%+v) = %v, want an error containing %q", c.e, err, c.frag)
+		}
+	}
+}
+
+func TestEventString(t *testing.T) {
+	cases := []struct {
+		e    Event
+		want string
+	}{
+		{Pure(0.3), "pure ε=0.3"},
+		{Approx(0.5, 1e-6), "approx ε=0.5, δ=1e-06"},
+		{Zcdp(0.0104), "zCDP ρ=0.0104"},
+		{Zcdp(0.0104).WithTarget(0.7, 1e-6), "zCDP ρ=0.0104 (calibrated to ε=0.7, δ=1e-06)"},
+		{Event{Mechanism: "pca/npm", Kind: GDP, Mu: 0.25}, "pca/npm: GDP μ=0.25"},
+	}
+	for _, c := range cases {
+		if got := c.e.String(); got != c.want {
+			t.Errorf("String() = %q, want %q", got, c.want)
+		}
+	}
+}
+
+func TestEventEpsAt(t *testing.T) {
+	cases := []struct {
+		e     Event
+		delta float64
+		want  float64
+	}{
+		{Pure(0.3), 1e-9, 0.3},
+		{Approx(0.5, 1e-6), 1e-5, 0.5},
+		{Approx(0.5, 1e-6), 1e-7, math.Inf(1)},
+		{Zcdp(0.5), 1e-5, ZCDPToEps(0.5, 1e-5)},
+		{Gdp(1), 1e-5, GDPEps(1, 1e-5)},
+		{GdpFor(0.7, 1e-6), 1e-6, 0.7},
+		{ZcdpFor(0.7, 1e-6), 1e-6, 0.7},
+	}
+	for _, c := range cases {
+		got := c.e.EpsAt(c.delta)
+		if !(got == c.want || relErr(got, c.want) < 1e-9) {
+			t.Errorf("%v.EpsAt(%g) = %g, want %g", c.e, c.delta, got, c.want)
+		}
+	}
+	if !math.IsNaN(Pure(1).EpsAt(-1)) {
+		t.Error("EpsAt(−1) is not NaN")
+	}
+}
+
+func TestEventJSONRoundTrip(t *testing.T) {
+	in := []Event{Pure(0.1), Approx(0.2, 1e-7), ZcdpFor(0.3, 1e-6), {Mechanism: "fedrep", Kind: GDP, Mu: 0.4}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"Kind":"zcdp"`) {
+		t.Errorf("kind not spelled out: %s", b)
+	}
+	var out []Event
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if in[i] != out[i] {
+			t.Errorf("round trip %d: %+v → %+v", i, in[i], out[i])
+		}
+	}
+	var e Event
+	if err := json.Unmarshal([]byte(`{"Kind":"2","Rho":0.5}`), &e); err != nil || e.Kind != ZCDP {
+		t.Errorf("numeric kind: %+v, %v", e, err)
+	}
+	if err := json.Unmarshal([]byte(`{"Kind":"rdp"}`), &e); err == nil {
+		t.Error("unknown kind accepted")
+	}
+}
+
+func TestParseKind(t *testing.T) {
+	for _, k := range []Kind{PureDP, ApproxDP, ZCDP, GDP} {
+		if got, err := ParseKind(k.String()); err != nil || got != k {
+			t.Errorf("ParseKind(%q) = %v, %v", k.String(), got, err)
+		}
+	}
+}
