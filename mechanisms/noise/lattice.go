@@ -1,0 +1,241 @@
+package noise
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+)
+
+// latticeBits is how many bits the lattice step lies below the noise scale:
+// step = 2^(floor(log2 scale) - latticeBits), so scale/step ∈ [2^40, 2^41).
+// At 40 bits the rounding slack is below 1e-12 of the scale per coordinate,
+// every noise magnitude below 2^11·scale is an integer below 2^52 times the
+// step (exactly representable), and every integer the exact samplers touch
+// stays below 2^42.
+const latticeBits = 40
+
+// MinScale and MaxScale bound the noise scales (sigma or b) the samplers
+// accept. Inside this range the lattice step is a normal float64, its
+// inverse is finite, and no sample magnitude below 2^11·scale can overflow.
+const (
+	MinScale = 0x1p-900
+	MaxScale = 0x1p900
+)
+
+// fastMagnitudeLimit bounds v in |Z| = u + units·v below which the
+// magnitude fits in 52 bits and converts to float64 exactly.
+const fastMagnitudeLimit = 1 << (52 - latticeBits - 1)
+
+func checkScale(what string, scale float64) {
+	if math.IsNaN(scale) || scale < 0 || scale > MaxScale || (scale > 0 && scale < MinScale) {
+		panic(fmt.Sprintf("noise: %s = %g is not a valid noise scale: it must be 0 or in [%g, %g] (mechanisms validate parameters before calling)", what, scale, MinScale, MaxScale))
+	}
+}
+
+// lattice describes the lattice used for noise of one scale.
+type lattice struct {
+	step  float64 // power of two
+	inv   float64 // 1/step, exact
+	units uint64  // ceil(scale/step) ∈ [2^40, 2^41]: the scale in steps, rounded up
+}
+
+func latticeFor(scale float64) lattice {
+	frac, exp := math.Frexp(scale) // scale = frac·2^exp, frac ∈ [0.5, 1)
+	return lattice{
+		step:  math.Ldexp(1, exp-1-latticeBits),
+		inv:   math.Ldexp(1, latticeBits+1-exp),
+		units: uint64(math.Ceil(math.Ldexp(frac, latticeBits+1))),
+	}
+}
+
+// LatticeStep returns the lattice step used for noise of the given scale
+// (sigma for Gaussian, b for Laplace): the power of two
+// 2^(floor(log2 scale) - 40). It panics on a scale outside
+// {0} ∪ [MinScale, MaxScale]; LatticeStep(0) is 0.
+func LatticeStep(scale float64) float64 {
+	checkScale("scale", scale)
+	if scale == 0 {
+		return 0
+	}
+	return latticeFor(scale).step
+}
+
+// sqrtUp returns a float64 >= sqrt(m).
+func sqrtUp(m int) float64 {
+	return math.Nextafter(math.Sqrt(float64(m)), math.Inf(1))
+}
+
+// intUp returns a float64 >= m.
+func intUp(m int) float64 {
+	f := float64(m)
+	if int(f) < m {
+		f = math.Nextafter(f, math.Inf(1))
+	}
+	return f
+}
+
+func checkCount(m int) {
+	if m < 0 {
+		panic(fmt.Sprintf("noise: coordinate count m = %d is negative", m))
+	}
+}
+
+// GaussianSlack returns the extra ℓ2 sensitivity caused by rounding m
+// coordinates onto the lattice of sigma: each coordinate moves by at most
+// step/2, so two neighbouring rounded vectors differ by at most
+// ‖x-x'‖₂ + step·√m. The result is rounded up.
+func GaussianSlack(sigma float64, m int) float64 {
+	checkCount(m)
+	return LatticeStep(sigma) * sqrtUp(m)
+}
+
+// LaplaceSlack returns the extra ℓ1 sensitivity caused by rounding m
+// coordinates onto the lattice of b: at most step·m, rounded up.
+func LaplaceSlack(b float64, m int) float64 {
+	checkCount(m)
+	return LatticeStep(b) * intUp(m)
+}
+
+// upward scales a float64 result of at most three correctly rounded
+// operations so that it is no smaller than the exact value
+// (relative excess about 1e-15).
+func upward(x float64) float64 { return x * (1 + 0x1p-50) }
+
+// solveScale returns the least fixed point (rounded up) of the
+// non-decreasing step function s -> f(s), starting below it at s0. The
+// iteration s ← f(s) rises monotonically and stops at the first s with
+// f(s) <= s; it cannot pass the least fixed point because f is monotone.
+func solveScale(name string, s0 float64, f func(step float64) float64) float64 {
+	s := s0
+	for i := 0; i < 64; i++ {
+		if s > MaxScale {
+			break
+		}
+		step := 0.0
+		if s >= MinScale {
+			step = latticeFor(s).step
+		} else {
+			step = latticeFor(MinScale).step
+		}
+		next := f(step)
+		if next <= s {
+			checkScale(name, s)
+			return s
+		}
+		s = next
+	}
+	panic(fmt.Sprintf("noise: no %s in [%g, %g] satisfies the sensitivity condition (result %g)", name, MinScale, MaxScale, s))
+}
+
+// GaussianScale returns the smallest sigma (to within a relative 1e-12,
+// rounded up) with sigma >= multiplier·(delta2 + GaussianSlack(sigma, m)):
+// the std a mechanism must use for an ℓ2 sensitivity delta2 over m
+// coordinates with noise multiplier z. Mechanisms call this, never
+// delta2*z directly. delta2 == 0 gives 0 (no noise is needed, and
+// AddGaussian with sigma 0 does not round). It panics on a negative or
+// non-finite delta2, a non-positive or non-finite multiplier, a negative m,
+// or a result outside [MinScale, MaxScale].
+func GaussianScale(delta2, multiplier float64, m int) float64 {
+	checkSensitivity("delta2", delta2)
+	checkPositive("multiplier", multiplier)
+	checkCount(m)
+	if delta2 == 0 {
+		return 0
+	}
+	root := sqrtUp(m)
+	if multiplier*root > 0x1p38 {
+		panic(fmt.Sprintf("noise: multiplier·√m = %g is too large for a 2^-40 lattice (rounding slack would dominate); split the release", multiplier*root))
+	}
+	return solveScale("sigma", upward(multiplier*delta2), func(step float64) float64 {
+		return upward(multiplier * (delta2 + step*root))
+	})
+}
+
+// LaplaceScale returns the smallest b (to within a relative 1e-12, rounded
+// up) with b >= (delta1 + LaplaceSlack(b, m))/eps: the scale giving eps-DP
+// for an ℓ1 sensitivity delta1 over m coordinates. delta1 == 0 gives 0.
+// It panics on invalid arguments like GaussianScale.
+func LaplaceScale(delta1, eps float64, m int) float64 {
+	checkSensitivity("delta1", delta1)
+	checkPositive("eps", eps)
+	checkCount(m)
+	if delta1 == 0 {
+		return 0
+	}
+	mf := intUp(m)
+	if mf/eps > 0x1p38 {
+		panic(fmt.Sprintf("noise: m/eps = %g is too large for a 2^-40 lattice (rounding slack would dominate); split the release", mf/eps))
+	}
+	return solveScale("b", upward(delta1/eps), func(step float64) float64 {
+		return upward((delta1 + step*mf) / eps)
+	})
+}
+
+func checkSensitivity(name string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		panic(fmt.Sprintf("noise: sensitivity %s = %g must be finite and >= 0", name, v))
+	}
+}
+
+func checkPositive(name string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		panic(fmt.Sprintf("noise: %s = %g must be finite and > 0", name, v))
+	}
+}
+
+// round returns x rounded to the nearest lattice point (ties to even). A
+// float64 whose ulp is at least the step is already on the lattice.
+func (l lattice) round(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		panic(errNonFinite) // unreachable after checkFinite; kept as a guard
+	}
+	if math.Abs(x) >= 0x1p52*l.step {
+		return x
+	}
+	return math.RoundToEven(x*l.inv) * l.step
+}
+
+// place returns xl + z·step rounded to the nearest float64 (ties to even),
+// where xl is on the lattice and z = ±(u + units·v). The rounding is a
+// fixed function of the exact lattice value xl + z·step, so it is
+// post-processing; a result beyond ±MaxFloat64 is clamped to it (again
+// post-processing). Both results are multiples of step.
+func (l lattice) place(xl float64, neg bool, u, v uint64) float64 {
+	var y float64
+	if v < fastMagnitudeLimit {
+		z := float64(u+l.units*v) * l.step // integer < 2^52: exact
+		if neg {
+			z = -z
+		}
+		y = xl + z // IEEE addition: the exact sum, correctly rounded
+	} else {
+		y = l.placeExact(xl, neg, u, v)
+	}
+	if y > math.MaxFloat64 {
+		return math.MaxFloat64
+	}
+	if y < -math.MaxFloat64 {
+		return -math.MaxFloat64
+	}
+	return y
+}
+
+// placeExact is place for magnitudes of 2^52 steps or more (probability
+// below exp(-2^11) per sample): the sum is formed exactly in big.Float and
+// rounded once, giving the same function of the exact value as the fast path.
+func (l lattice) placeExact(xl float64, neg bool, u, v uint64) float64 {
+	mag := new(big.Int).SetUint64(v)
+	mag.Mul(mag, new(big.Int).SetUint64(l.units))
+	mag.Add(mag, new(big.Int).SetUint64(u))
+	if neg {
+		mag.Neg(mag)
+	}
+	const prec = 4096 // wider than any sum of a float64 and a lattice value here
+	_, stepExp := math.Frexp(l.step)
+	z := new(big.Float).SetPrec(prec).SetInt(mag)
+	z.SetMantExp(z, stepExp-1) // z·step, step = 2^(stepExp-1)
+	sum := new(big.Float).SetPrec(prec).SetFloat64(xl)
+	sum.Add(sum, z)
+	y, _ := sum.Float64() // nearest float64, ties to even; ±Inf on overflow
+	return y
+}

@@ -1,0 +1,321 @@
+// Adaptive power method: Nguyen, Ene and Nguyen, "Adaptive Power Iteration
+// for Differentially Private PCA" (arXiv 2602.11454v3), Algorithm 1, with
+// the privacy analysis of Lemma 3.1. Implemented in the normalized form of
+// spec power_methods.md §4 ("Normalized implementation", simpler practical
+// grid θ̂_k = 2^(k−64)), with the zCDP accounting of §4 "Tighter
+// accounting" and the paper accounting of §4 "Invert for a target".
+
+package pca
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+const (
+	// gridTop is the index of the top grid point θ̂ = 2^0 = 1. Every score
+	// of a unit iterate against rows of norm ≤ 1 is ≤ 1, so the top point
+	// keeps every row and the search needs no n-dependent range.
+	gridTop = 64
+	// defaultAPMGap is κ₀ in the default T = ⌈ln(n/(β·δ·ε))/κ₀⌉ (spec §4
+	// "Unknown κ").
+	defaultAPMGap = 0.5
+	// svtShare is f, the share of ρ* given to the sparse-vector steps.
+	svtShare = 0.5
+)
+
+// gridPoint returns θ̂_k = 2^(k−64).
+func gridPoint(k int) float64 { return math.Ldexp(1, k-gridTop) }
+
+// bucket returns the smallest k in [0, 64] with score ≤ θ̂_k (64 for scores
+// above 1, which only rounding can produce). It compares exponents, so the
+// predicate is exact: score ≤ 2^j ⇔ bucket ≤ j + 64.
+func bucket(score float64) int {
+	if !(score > 0) {
+		return 0
+	}
+	frac, exp := math.Frexp(score) // score = frac·2^exp, frac ∈ [0.5, 1)
+	j := exp                       // smallest j with score ≤ 2^j
+	if frac == 0.5 {
+		j = exp - 1
+	}
+	return min(max(j+gridTop, 0), gridTop)
+}
+
+// apmPaperStepEps returns the per-iteration ε for a target (E, D) over T
+// iterations under the paper's accounting, where each iteration is an
+// ε-DP AboveThreshold and an (ε, δ) Gaussian step with δ = D/(T+1).
+// CHOICE (spec §4): evaluate three valid composition bounds over the 2T
+// mechanisms — Lemma 3.1's 2(Tε² + √(2 ln(1/δ)·T)·ε), advanced
+// composition √(2k ln(1/δ))ε + kε(e^ε−1) with k = 2T, and basic 2Tε — and
+// return the largest ε for which the smallest is ≤ E. It also returns
+// Lemma 3.1's ε alone. The classical Gaussian step needs ε < 1, so the
+// result is capped just below 1.
+func apmPaperStepEps(E, D float64, T int) (eps, lemmaEps float64) {
+	delta := D / float64(T+1)
+	l := math.Log(1 / delta)
+	t := float64(T)
+	lemmaEps = (math.Sqrt(l+E) - math.Sqrt(l)) / math.Sqrt(2*t)
+	k := 2 * t
+	advanced := func(e float64) float64 { return math.Sqrt(2*k*l)*e + k*e*math.Expm1(e) }
+	lo, hi := 0.0, E/math.Sqrt(2*k*l) // advanced(hi) ≥ E
+	for i := 0; i < 200; i++ {
+		mid := (lo + hi) / 2
+		if advanced(mid) <= E {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	basic := E / k
+	eps = math.Max(lemmaEps, math.Max(lo, basic))
+	return math.Min(eps, math.Nextafter(1, 0)), lemmaEps
+}
+
+// apmSensitivityFactor is the factor c in the Gaussian step's sensitivity
+// c·θ̂: one row changes the filtered sum by at most θ̂ when it is added or
+// removed, and by 2θ̂ when it is replaced (spec §4 NOTE). The counts have
+// sensitivity 1 under both relations.
+func apmSensitivityFactor(nb accounting.Neighbour) float64 {
+	if nb == accounting.AddRemove {
+		return 1
+	}
+	return 2
+}
+
+// PlanAdaptive validates opt for the adaptive power method (K must be 1)
+// on d columns.
+//
+// T = Iters, or ⌈ln(PublicN/(β·δ·ε))/κ₀⌉ with κ₀ = Gap (default 0.5) and
+// β = Beta (default 0.05); one of Iters and PublicN must be given.
+//
+// CalibZCDP: the run spends ρ* = accounting.RhoForTarget(Eps, Delta): each
+// of T iterations is an ε_s-DP AboveThreshold (ε_s²/2 zCDP) and a Gaussian
+// with multiplier z (1/(2z²) zCDP), ε_s = √(2fρ*/T), z = √(T/(2(1−f)ρ*)),
+// f = 0.5.
+//
+// CalibPaper: per-step ε from apmPaperStepEps, δ = Delta/(T+1), Gaussian std
+// 2θ√(ln(2/δ))/ε (the constant of the proof of Lemma 3.1, the larger of
+// the paper's two).
+func PlanAdaptive(opt Options, d int) (*Plan, error) {
+	opt, err := validateCommon(MethodAdaptive, opt, d)
+	if err != nil {
+		return nil, err
+	}
+	if opt.K != 1 {
+		return nil, fmt.Errorf("pca adaptive: the adaptive power method finds one component; got k=%d (use method npm for k > 1)", opt.K)
+	}
+	if opt.Oversample != 0 {
+		return nil, fmt.Errorf("pca adaptive: oversample applies to npm only; leave it 0")
+	}
+	T := opt.Iters
+	if T == 0 {
+		if opt.PublicN == 0 {
+			return nil, fmt.Errorf("pca adaptive: set iters or give a public row count (the default T = ⌈ln(n/(β·δ·ε))/κ₀⌉ needs n)")
+		}
+		gap := opt.Gap
+		if gap == 0 {
+			gap = defaultAPMGap
+		}
+		v := math.Ceil(math.Log(float64(opt.PublicN)/(opt.Beta*opt.Delta*opt.Eps)) / gap)
+		if v > maxIters {
+			return nil, fmt.Errorf("pca adaptive: the default gives %v iterations: set iters or a larger gap", v)
+		}
+		T = max(1, int(v))
+	}
+	pl := &Plan{
+		Method: MethodAdaptive, D: d, K: 1, P: 1, Iters: T,
+		Calibration: opt.Calibration, Neighbour: opt.Neighbour,
+		Sensitivity: apmSensitivityFactor(opt.Neighbour),
+	}
+	switch opt.Calibration {
+	case CalibZCDP:
+		rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
+		pl.Rho = rho
+		pl.SVTEps = math.Sqrt(2 * svtShare * rho / float64(T))
+		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * rho))
+		pl.Cost = event(MethodAdaptive, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
+	case CalibPaper:
+		eps, _ := apmPaperStepEps(opt.Eps, opt.Delta, T)
+		pl.StepEps = eps
+		pl.StepDelta = opt.Delta / float64(T+1)
+		pl.SVTEps = eps
+		pl.NoiseMultiplier = 2 * math.Sqrt(math.Log(2/pl.StepDelta)) / eps
+		pl.Cost = event(MethodAdaptive, accounting.Approx(opt.Eps, opt.Delta))
+	}
+	if err := checkScales(MethodAdaptive, pl.NoiseMultiplier, d, pl.SVTEps); err != nil {
+		return nil, err
+	}
+	pl.NoiseStd = noise.GaussianScale(pl.Sensitivity*roundingSlack, pl.NoiseMultiplier, d)
+	if opt.Calibration == CalibZCDP {
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s over T=%d iterations, each a sparse-vector step with ε=%s and a Gaussian step with noise multiplier %s (%s)",
+			opt.Eps, opt.Delta, fmtG(pl.Rho), T, fmtG(pl.SVTEps), fmtG(pl.NoiseMultiplier), opt.Neighbour)
+	} else {
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v as in Nguyen–Ene–Nguyen Lemma 3.1: T=%d iterations at ε=%s, δ=%s each, Gaussian multiplier %s (%s)",
+			opt.Eps, opt.Delta, T, fmtG(pl.StepEps), fmtG(pl.StepDelta), fmtG(pl.NoiseMultiplier), opt.Neighbour)
+	}
+	pl.opt = opt
+	return pl, nil
+}
+
+// Adaptive runs the adaptive power method and returns the unit vector
+// x_T/‖x_T‖ (d×1) and the thresholds θ̂_t.
+func Adaptive(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
+	d := 0
+	if data != nil {
+		_, d = data.Dims()
+	}
+	pl, err := PlanAdaptive(opt, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkData(MethodAdaptive, data, d); err != nil {
+		return nil, err
+	}
+	return pl.runAdaptive(ctx, data)
+}
+
+// apmAcc is one worker's share of an iteration: the count of rows per grid
+// bucket and the sum of their contributions (s·a)(s·a)ᵀx per bucket.
+type apmAcc struct {
+	hist     [gridTop + 1]int
+	sums     []float64 // (gridTop+1)·d
+	maxScore float64   // for tests only (trace)
+}
+
+func (pl *Plan) runAdaptive(ctx context.Context, data *mat.Dense) (*Result, error) {
+	opt := pl.opt
+	if ctx.Err() != nil {
+		return nil, cancelled(MethodAdaptive, ctx, 1)
+	}
+	src := newSource(opt)
+	d, T := pl.D, pl.Iters
+	r := prepareRows(data, opt.Clip, opt.Workers)
+	var tr *trace
+	keepAll := false
+	if opt.knob != nil {
+		tr, keepAll = opt.knob.trace, opt.knob.keepAll
+	}
+
+	x := make([]float64, d)
+	for floats.Norm(x, 2) == 0 {
+		for i := range x {
+			x[i] = src.stdNormal()
+		}
+	}
+	floats.Scale(1/floats.Norm(x, 2), x)
+	if tr != nil {
+		tr.start = append([]float64(nil), x...)
+	}
+
+	// Spec §4 line 4: the threshold n − 6 ln(1/β)/ε is compared with Q_k;
+	// we compare −#{score > θ̂_k} = Q_k − n with −6 ln(1/β)/ε instead, the
+	// same test without using the private n.
+	offset := 6 * math.Log(1/opt.Beta) / pl.SVTEps
+	bThr := noise.LaplaceScale(2, pl.SVTEps, 1)
+	bQuery := noise.LaplaceScale(4, pl.SVTEps, 1)
+	thetas := make([]float64, 0, T)
+	var last float64
+	for t := 0; t < T; t++ {
+		if ctx.Err() != nil {
+			return nil, cancelled(MethodAdaptive, ctx, t+1)
+		}
+		acc := r.apmPass(x)
+
+		// AboveThreshold over the grid, fresh threshold noise per iteration
+		// and fresh query noise per grid point.
+		kStar := gridTop
+		if !keepAll {
+			thr := -offset + src.laplace(bThr)
+			above := 0
+			for _, c := range acc.hist {
+				above += c
+			}
+			for k := 0; k <= gridTop; k++ {
+				above -= acc.hist[k] // rows with bucket > k
+				if float64(-above)+src.laplace(bQuery) >= thr {
+					kStar = k
+					break
+				}
+			}
+		}
+		theta := gridPoint(kStar)
+
+		// Filtered product over exactly the rows counted at θ̂ (buckets ≤ k*).
+		v := make([]float64, d)
+		filtered := 0
+		for k := 0; k <= gridTop; k++ {
+			if k <= kStar {
+				floats.Add(v, acc.sums[k*d:(k+1)*d])
+			} else {
+				filtered += acc.hist[k]
+			}
+		}
+		std := noise.GaussianScale(pl.Sensitivity*theta*roundingSlack, pl.NoiseMultiplier, d)
+		src.gaussianVec(v, std)
+		thetas = append(thetas, theta)
+		if tr != nil {
+			tr.thetas = append(tr.thetas, theta)
+			tr.maxScores = append(tr.maxScores, acc.maxScore)
+			tr.filtered = append(tr.filtered, filtered)
+			if t == 0 {
+				tr.first = append([]float64(nil), v...)
+			}
+		}
+		// Normalize (homogeneity: the paper's unnormalized iterate has the
+		// same direction). A zero vector is possible only without noise.
+		if nv := floats.Norm(v, 2); nv > 0 {
+			last = nv
+			floats.ScaleTo(x, 1/nv, v)
+		} else {
+			last = 0
+		}
+	}
+	if tr != nil {
+		tr.iterations = T
+	}
+	comps := mat.NewDense(d, 1, append([]float64(nil), x...))
+	fixSigns(comps)
+	return pl.result(comps, []float64{last * opt.Clip * opt.Clip}, thetas), nil
+}
+
+// apmPass computes, for the unit iterate x, every row's score
+// ‖s·a‖·|⟨s·a, x⟩| and bucket once, and accumulates per bucket both the row
+// count and the row's contribution (s·a)⟨s·a, x⟩. Counting and filtering
+// therefore use one predicate. Dropped rows (s = 0) have score 0.
+func (r *rows) apmPass(x []float64) *apmAcc {
+	d := r.d
+	return rowpass.Reduce(r.n, r.pass,
+		func() *apmAcc { return &apmAcc{sums: make([]float64, (gridTop+1)*d)} },
+		func(acc *apmAcc, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				s := r.scale[i]
+				if s == 0 {
+					acc.hist[0]++
+					continue
+				}
+				a := r.row(i)
+				dot := s * floats.Dot(a, x) // ⟨s·a, x⟩
+				score := r.norm[i] * math.Abs(dot)
+				b := bucket(score)
+				acc.hist[b]++
+				acc.maxScore = math.Max(acc.maxScore, score)
+				floats.AddScaled(acc.sums[b*d:(b+1)*d], s*dot, a)
+			}
+		},
+		func(into, from *apmAcc) {
+			for k := range into.hist {
+				into.hist[k] += from.hist[k]
+			}
+			floats.Add(into.sums, from.sums)
+			into.maxScore = math.Max(into.maxScore, from.maxScore)
+		})
+}

@@ -1,0 +1,386 @@
+package pca
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// Method names, as accepted by Plan and Run.
+const (
+	MethodNPM      = "npm"
+	MethodAdaptive = "adaptive"
+	MethodGauss    = "gauss"
+)
+
+// Methods lists the method names in documentation order.
+var Methods = []string{MethodNPM, MethodAdaptive, MethodGauss}
+
+// Calibration says how a target (Eps, Delta) becomes noise.
+type Calibration int
+
+const (
+	// CalibZCDP spends ρ* = accounting.RhoForTarget(Eps, Delta), the zCDP
+	// budget whose tight conversion is exactly (Eps, Delta), and splits it
+	// over the iterations. The cost event is accounting.Zcdp(ρ*).
+	CalibZCDP Calibration = iota
+	// CalibPaper uses the papers' own noise formulas (typos resolved as the
+	// spec says). The cost event is accounting.Approx(Eps, Delta).
+	CalibPaper
+)
+
+// String returns "zcdp" or "paper".
+func (c Calibration) String() string {
+	switch c {
+	case CalibZCDP:
+		return "zcdp"
+	case CalibPaper:
+		return "paper"
+	}
+	return fmt.Sprintf("Calibration(%d)", int(c))
+}
+
+// ParseCalibration reads "zcdp" or "paper" (case-insensitive).
+func ParseCalibration(s string) (Calibration, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "zcdp", "":
+		return CalibZCDP, nil
+	case "paper":
+		return CalibPaper, nil
+	}
+	return 0, fmt.Errorf("pca: unknown calibration %q: use \"zcdp\" or \"paper\"", s)
+}
+
+// Options configures a private PCA run. The zero value of every field but
+// Eps and Delta is a usable default.
+type Options struct {
+	// K is the number of components (default 1; adaptive supports only 1).
+	K int
+	// Iters is the number of power iterations (L for npm, T for adaptive);
+	// 0 picks the spec default (see PlanNoisyPower, PlanAdaptive). It must
+	// not depend on the private data.
+	Iters int
+	// Oversample adds columns to the npm iterate: p = K + Oversample ≤ d.
+	Oversample int
+	// Eps and Delta are the target privacy parameters of the whole run.
+	Eps, Delta float64
+	// Calibration selects the accounting (default CalibZCDP).
+	Calibration Calibration
+	// Neighbour is the neighbouring relation of the guarantee (default
+	// accounting.ReplaceOne).
+	Neighbour accounting.Neighbour
+	// Clip is the public row-norm bound (default 1); see the package doc.
+	Clip float64
+	// PublicN is a public (or separately DP) estimate of the row count, used
+	// only for the adaptive method's default iteration count.
+	PublicN int
+	// Gap is an assumed relative eigengap used only for default iteration
+	// counts: γ₀ = 1 − λ₂/λ₁ for npm (default 0.1), κ₀ for adaptive
+	// (default 0.5).
+	Gap float64
+	// Beta is the adaptive method's failure probability in the
+	// sparse-vector threshold (default 0.05).
+	Beta float64
+	// Workers bounds the goroutines of each data pass (0: GOMAXPROCS).
+	Workers int
+	// Noise is the noise source; nil means noise.New(), the cryptographic
+	// sampler. Seeded samplers are for tests and public benchmarks only.
+	Noise *noise.Sampler
+
+	knob *testKnob
+}
+
+// testKnob alters a run for tests only; it cannot be set outside this
+// package, so no caller can weaken a release with it.
+type testKnob struct {
+	noiseScale float64 // multiplies every noise scale; 0 removes noise
+	keepAll    bool    // adaptive: skip the threshold search, keep all rows
+	trace      *trace  // receives non-private diagnostics
+}
+
+// trace holds diagnostics that are NOT differentially private. Only tests
+// in this package can ask for them.
+type trace struct {
+	thetas     []float64 // θ̂_t per adaptive iteration
+	maxScores  []float64 // max_i score_i per adaptive iteration
+	filtered   []int     // rows above θ̂_t per adaptive iteration
+	gram       bool      // npm formed C explicitly
+	iterations int
+	// first is the first noisy release (npm: Y_1 column-major d·p; adaptive:
+	// the noisy filtered product; gauss: the noisy upper triangle). It is
+	// itself DP; privacy audits use it as the strongest statistic.
+	first []float64
+	start []float64 // the public random start X_0 (column-major)
+}
+
+// Plan is the data-free part of a run: validated parameters, the noise
+// scales and the exact privacy cost. Build it with PlanNoisyPower,
+// PlanAdaptive, PlanAnalyzeGauss or Plan.
+type Plan struct {
+	Method string
+	// D is the data dimension, K the number of components, P the number of
+	// columns iterated (npm: K + Oversample; otherwise K).
+	D, K, P int
+	// Iters is the number of iterations (1 for gauss).
+	Iters int
+	// Cost is what the run spends; charge it before calling Run.
+	Cost        accounting.Event
+	Calibration Calibration
+	Neighbour   accounting.Neighbour
+	// Rho is the zCDP budget of the run under CalibZCDP (0 under CalibPaper).
+	Rho float64
+	// Sensitivity is the ℓ2 sensitivity of each Gaussian release after
+	// scaling rows to norm ≤ 1; for adaptive it is per unit of the threshold.
+	Sensitivity float64
+	// NoiseMultiplier is z = std/sensitivity of each Gaussian release.
+	NoiseMultiplier float64
+	// NoiseStd is the per-coordinate std of each Gaussian release, in units
+	// of the scaled data; for adaptive it is per unit of the threshold θ̂_t.
+	NoiseStd float64
+	// SVTEps is the ε of each adaptive sparse-vector step.
+	SVTEps float64
+	// StepEps, StepDelta are the per-iteration (ε, δ) under CalibPaper for
+	// adaptive; 0 otherwise.
+	StepEps, StepDelta float64
+	// Note explains the calibration in one line.
+	Note string
+
+	opt Options // validated, defaults filled in
+}
+
+// Result is a private PCA release. Every field is a differentially private
+// output or a public parameter.
+type Result struct {
+	// Components holds K orthonormal columns (d×K), the leading direction
+	// first, each with its largest-magnitude entry positive.
+	Components *mat.Dense
+	// Values are DP estimates of the top-K eigenvalues of Σ aaᵀ over the
+	// clipped rows, in the data's units (post-processing of the releases).
+	Values []float64
+	// Thresholds are the adaptive method's thresholds θ̂_t, one per
+	// iteration, in units of the scaled data (outputs of the sparse-vector
+	// steps); nil for other methods.
+	Thresholds []float64
+	Method     string
+	Cost       accounting.Event
+	// NoiseStd, NoiseMultiplier: see Plan.
+	NoiseStd        float64
+	NoiseMultiplier float64
+	Iters           int
+	P               int
+	Calibration     string
+	Neighbour       string
+	Note            string
+}
+
+// PlanMethod validates opt for the named method and dimension d and returns the
+// plan of the run. It reads no data.
+func PlanMethod(method string, opt Options, d int) (*Plan, error) {
+	switch method {
+	case MethodNPM:
+		return PlanNoisyPower(opt, d)
+	case MethodAdaptive:
+		return PlanAdaptive(opt, d)
+	case MethodGauss:
+		return PlanAnalyzeGauss(opt, d)
+	}
+	return nil, fmt.Errorf("pca: unknown method %q: use one of %s", method, strings.Join(Methods, ", "))
+}
+
+// Run plans and runs the named method on data (one row per individual).
+func Run(ctx context.Context, method string, data *mat.Dense, opt Options) (*Result, error) {
+	switch method {
+	case MethodNPM:
+		return NoisyPower(ctx, data, opt)
+	case MethodAdaptive:
+		return Adaptive(ctx, data, opt)
+	case MethodGauss:
+		return AnalyzeGauss(ctx, data, opt)
+	}
+	return nil, fmt.Errorf("pca: unknown method %q: use one of %s", method, strings.Join(Methods, ", "))
+}
+
+// maxIters bounds iteration counts; far beyond any useful run, it stops a
+// typo from starting a computation that never ends.
+const maxIters = 100000
+
+// validateCommon checks the options every method shares and fills in
+// defaults. It returns a copy.
+func validateCommon(method string, opt Options, d int) (Options, error) {
+	fail := func(format string, a ...any) (Options, error) {
+		return opt, fmt.Errorf("pca %s: "+format, append([]any{method}, a...)...)
+	}
+	if d < 1 {
+		return fail("the data need at least one column, got d=%d", d)
+	}
+	if opt.K == 0 {
+		opt.K = 1
+	}
+	if opt.K < 0 || opt.K > d {
+		return fail("k=%d components requested but d=%d columns: use 1 ≤ k ≤ d", opt.K, d)
+	}
+	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 0) {
+		return fail("eps=%v: the privacy parameter eps must be a finite number > 0", opt.Eps)
+	}
+	if !(opt.Delta > 0 && opt.Delta < 1) {
+		return fail("delta=%v: delta must satisfy 0 < delta < 1 (typically 1e-6 or below 1/n)", opt.Delta)
+	}
+	if opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper {
+		return fail("invalid calibration %d: use CalibZCDP or CalibPaper", int(opt.Calibration))
+	}
+	if opt.Neighbour != accounting.ReplaceOne && opt.Neighbour != accounting.AddRemove {
+		return fail("invalid neighbour relation %d: use accounting.ReplaceOne or accounting.AddRemove", int(opt.Neighbour))
+	}
+	if opt.Iters < 0 || opt.Iters > maxIters {
+		return fail("iters=%d: use 0 for the default or 1..%d", opt.Iters, maxIters)
+	}
+	if opt.Oversample < 0 {
+		return fail("oversample=%d must be ≥ 0", opt.Oversample)
+	}
+	if opt.Clip == 0 {
+		opt.Clip = 1
+	}
+	if !(opt.Clip > 0) || math.IsInf(opt.Clip, 0) {
+		return fail("clip=%v: the row-norm bound must be a finite number > 0", opt.Clip)
+	}
+	if opt.PublicN < 0 {
+		return fail("public row count %d must be ≥ 0", opt.PublicN)
+	}
+	if opt.Gap < 0 || opt.Gap > 1 || math.IsNaN(opt.Gap) {
+		return fail("gap=%v: the assumed relative eigengap must be in (0, 1] (0 for the default)", opt.Gap)
+	}
+	if opt.Beta == 0 {
+		opt.Beta = 0.05
+	}
+	if !(opt.Beta > 0 && opt.Beta < 1) {
+		return fail("beta=%v: the failure probability must be in (0, 1)", opt.Beta)
+	}
+	if opt.Workers < 0 {
+		return fail("workers=%d must be ≥ 0 (0 uses every core)", opt.Workers)
+	}
+	return opt, nil
+}
+
+// checkData validates the data matrix against the plan. Only public facts
+// (the column count) enter the message.
+func checkData(method string, data *mat.Dense, d int) error {
+	if data == nil {
+		return fmt.Errorf("pca %s: no data matrix", method)
+	}
+	if _, c := data.Dims(); c != d {
+		return fmt.Errorf("pca %s: the data have %d columns but the plan was made for d=%d", method, c, d)
+	}
+	return nil
+}
+
+// event labels a cost event with the mechanism name.
+func event(method string, e accounting.Event) accounting.Event {
+	e.Mechanism = "pca/" + method
+	return e
+}
+
+// source wraps the sampler with the test-only noise scale.
+type source struct {
+	s     *noise.Sampler
+	scale float64
+}
+
+func newSource(opt Options) source {
+	s := opt.Noise
+	if s == nil {
+		s = noise.New()
+	}
+	scale := 1.0
+	if opt.knob != nil {
+		scale = opt.knob.noiseScale
+	}
+	return source{s: s, scale: scale}
+}
+
+func (s source) gaussianMatrix(m *mat.Dense, sigma float64) {
+	if sigma*s.scale > 0 {
+		s.s.AddGaussianMatrix(m, sigma*s.scale)
+	}
+}
+
+func (s source) symmetricGaussian(m *mat.Dense, sigma float64) {
+	if sigma*s.scale > 0 {
+		s.s.AddSymmetricGaussian(m, sigma*s.scale)
+	}
+}
+
+func (s source) gaussianVec(x []float64, sigma float64) {
+	if sigma*s.scale > 0 {
+		s.s.AddGaussian(x, sigma*s.scale)
+	}
+}
+
+func (s source) laplace(b float64) float64 {
+	if b*s.scale > 0 {
+		return s.s.Laplace(b * s.scale)
+	}
+	return 0
+}
+
+// stdNormal is public randomness (starting points); never scaled.
+func (s source) stdNormal() float64 { return s.s.StdNormal() }
+
+// cancelled wraps a context error with the method and iteration.
+func cancelled(method string, ctx context.Context, iter int) error {
+	return fmt.Errorf("pca %s: stopped before iteration %d: %w", method, iter, ctx.Err())
+}
+
+// roundingSlack inflates sensitivities so that floating-point rounding in
+// the sums (relative error far below 1e-9) cannot exceed the bound used to
+// calibrate noise (spec §6 "Filtering and counting must use one predicate").
+const roundingSlack = 1 + 1e-9
+
+// errNoConvergence is returned when a dense factorization fails, which
+// happens only for non-finite inputs; rows are sanitized first, so it
+// signals a bug rather than bad data.
+var errNoConvergence = errors.New("a matrix factorization did not converge")
+
+// fmtG formats a float compactly for notes.
+func fmtG(v float64) string { return fmt.Sprintf("%.3g", v) }
+
+// checkScales refuses budgets so small that the noise lattice cannot
+// represent the noise (noise.GaussianScale and noise.LaplaceScale accept
+// multiplier·√m and 1/ε up to 2^38); the caller should spend more budget
+// per release or run fewer iterations. svtEps 0 means no Laplace step.
+func checkScales(method string, multiplier float64, m int, svtEps float64) error {
+	const limit = 0x1p37 // keep a factor 2 from the samplers' hard limit
+	if multiplier*math.Sqrt(float64(m)) > limit || (svtEps > 0 && 4/svtEps > limit) {
+		return fmt.Errorf("pca %s: the privacy budget per iteration is too small to represent the noise (noise multiplier %.3g): raise eps or lower iters", method, multiplier)
+	}
+	if math.IsNaN(multiplier) || multiplier <= 0 {
+		return fmt.Errorf("pca %s: invalid noise multiplier %v for eps and delta", method, multiplier)
+	}
+	return nil
+}
+
+// Run executes the plan on data (one row per individual, D columns). Use
+// it after charging pl.Cost: the run is exactly the planned one.
+func (pl *Plan) Run(ctx context.Context, data *mat.Dense) (*Result, error) {
+	if pl == nil || pl.D == 0 {
+		return nil, errors.New("pca: Run needs a plan from PlanNoisyPower, PlanAdaptive, PlanAnalyzeGauss or PlanMethod")
+	}
+	if err := checkData(pl.Method, data, pl.D); err != nil {
+		return nil, err
+	}
+	switch pl.Method {
+	case MethodNPM:
+		return pl.runNPM(ctx, data)
+	case MethodAdaptive:
+		return pl.runAdaptive(ctx, data)
+	case MethodGauss:
+		return pl.runGauss(ctx, data)
+	}
+	return nil, fmt.Errorf("pca: unknown method %q", pl.Method)
+}

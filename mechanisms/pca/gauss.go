@@ -1,0 +1,138 @@
+// Analyze Gauss: Dwork, Talwar, Thakurta and Zhang, "Analyze Gauss: Optimal
+// Bounds for Privacy-Preserving Principal Component Analysis" (STOC 2014),
+// the baseline of both seeds (000 Table 1; 002 L92–96): perturb the
+// second-moment matrix once with symmetric Gaussian noise and take its top-k
+// eigenvectors. Spec: dppca.md §8 "Baseline Analyze Gauss".
+
+package pca
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// gaussSensitivity is the ℓ2 sensitivity of the upper triangle (with
+// diagonal) of C = Σ aaᵀ over rows of norm ≤ 1, the coordinates that get
+// independent noise. Add/remove changes C by aaᵀ, whose upper triangle has
+// squared norm (‖a‖⁴ + Σa_i⁴)/2 ≤ 1 (tight at a = e_1). Replace-one changes
+// it by aaᵀ − bbᵀ, at most √2 by the triangle inequality (tight at
+// a = e_1, b = e_2).
+func gaussSensitivity(nb accounting.Neighbour) float64 {
+	if nb == accounting.AddRemove {
+		return 1
+	}
+	return math.Sqrt2
+}
+
+// PlanAnalyzeGauss validates opt for Analyze Gauss on d columns. It is one
+// Gaussian release of d(d+1)/2 coordinates.
+//
+// CalibZCDP: σ = Δ·√(1/(2ρ*)), ρ* = accounting.RhoForTarget(Eps, Delta).
+// CalibPaper: σ = Δ·√(2·ln(1.25/δ))/ε, the classical Gaussian mechanism,
+// valid only for ε < 1 (larger ε is refused).
+func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
+	opt, err := validateCommon(MethodGauss, opt, d)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Oversample != 0 {
+		return nil, fmt.Errorf("pca gauss: oversample applies to npm only; leave it 0")
+	}
+	if opt.Iters > 1 {
+		return nil, fmt.Errorf("pca gauss: Analyze Gauss is a single release; leave iters 0")
+	}
+	pl := &Plan{
+		Method: MethodGauss, D: d, K: opt.K, P: opt.K, Iters: 1,
+		Calibration: opt.Calibration, Neighbour: opt.Neighbour,
+		Sensitivity: gaussSensitivity(opt.Neighbour),
+	}
+	m := d * (d + 1) / 2
+	switch opt.Calibration {
+	case CalibZCDP:
+		rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
+		pl.Rho = rho
+		pl.NoiseMultiplier = math.Sqrt(1 / (2 * rho))
+		pl.Cost = event(MethodGauss, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
+	case CalibPaper:
+		if opt.Eps >= 1 {
+			return nil, fmt.Errorf("pca gauss: paper calibration uses the classical Gaussian mechanism, proven only for eps < 1: use calibration zcdp")
+		}
+		pl.NoiseMultiplier = math.Sqrt(2*math.Log(1.25/opt.Delta)) / opt.Eps
+		pl.Cost = event(MethodGauss, accounting.Approx(opt.Eps, opt.Delta))
+	}
+	if err := checkScales(MethodGauss, pl.NoiseMultiplier, m, 0); err != nil {
+		return nil, err
+	}
+	pl.NoiseStd = noise.GaussianScale(pl.Sensitivity*roundingSlack, pl.NoiseMultiplier, m)
+	if opt.Calibration == CalibZCDP {
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s, std %s per entry of the %d×%d covariance (%s)",
+			opt.Eps, opt.Delta, fmtG(pl.Rho), fmtG(pl.NoiseMultiplier), fmtG(pl.NoiseStd), d, d, opt.Neighbour)
+	} else {
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v with the classical Gaussian mechanism: std %s per entry (%s)",
+			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), opt.Neighbour)
+	}
+	pl.opt = opt
+	return pl, nil
+}
+
+// AnalyzeGauss releases C + Z, Z symmetric Gaussian, and returns its top-K
+// eigenvectors, where C = Σ aaᵀ over the clipped, scaled rows.
+func AnalyzeGauss(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
+	d := 0
+	if data != nil {
+		_, d = data.Dims()
+	}
+	pl, err := PlanAnalyzeGauss(opt, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkData(MethodGauss, data, d); err != nil {
+		return nil, err
+	}
+	return pl.runGauss(ctx, data)
+}
+
+func (pl *Plan) runGauss(ctx context.Context, data *mat.Dense) (*Result, error) {
+	d := pl.D
+	opt := pl.opt
+	if ctx.Err() != nil {
+		return nil, cancelled(MethodGauss, ctx, 1)
+	}
+	r := prepareRows(data, opt.Clip, opt.Workers)
+	c := mat.DenseCopyOf(r.gram(ctx))
+	if ctx.Err() != nil {
+		return nil, cancelled(MethodGauss, ctx, 1)
+	}
+	newSource(opt).symmetricGaussian(c, pl.NoiseStd)
+	if opt.knob != nil && opt.knob.trace != nil {
+		for i := 0; i < d; i++ {
+			for j := i; j < d; j++ {
+				opt.knob.trace.first = append(opt.knob.trace.first, c.At(i, j))
+			}
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(mat.NewSymDense(d, c.RawMatrix().Data), true) {
+		return nil, fmt.Errorf("pca gauss: %w", errNoConvergence)
+	}
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	vals := eig.Values(nil) // ascending
+	comps := mat.NewDense(d, pl.K, nil)
+	top := make([]float64, pl.K)
+	for j := 0; j < pl.K; j++ {
+		src := d - 1 - j
+		for i := 0; i < d; i++ {
+			comps.Set(i, j, vecs.At(i, src))
+		}
+		top[j] = vals[src] * opt.Clip * opt.Clip
+	}
+	fixSigns(comps)
+	return pl.result(comps, top, nil), nil
+}

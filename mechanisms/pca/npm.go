@@ -1,0 +1,236 @@
+// Private noisy power method: Hardt and Price, "The Noisy Power Method: A
+// Meta Algorithm with Applications" (NeurIPS 2014), Figure 1 (NPM) and
+// Figure 3 with the spectral Gaussian noise of Lemma 4.5 (PPM-spec-G).
+// Spec: power_methods.md §1–2, §6 (default L), §7 (cost).
+
+package pca
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// defaultNPMGap is γ₀ in the default L = ⌈2·ln d/γ₀⌉ (spec §6).
+const defaultNPMGap = 0.1
+
+// npmSensitivity is the Frobenius sensitivity of C·X for X with p
+// orthonormal columns, when C = Σ aaᵀ over rows of norm ≤ 1.
+//
+// A neighbouring data set changes C by D = aaᵀ (add/remove) or aaᵀ − bbᵀ
+// (replace-one). In both cases ‖D‖₂ ≤ 1 (a difference of two PSD matrices
+// with norms ≤ 1 has eigenvalues in [−1, 1]) and rank D ≤ 1 or 2, so DX has
+// at most rank(D) non-zero singular values, each ≤ ‖D‖₂‖X‖₂ ≤ 1, and also
+// ‖DX‖_F ≤ ‖D‖₂‖X‖_F ≤ √p. Hence Δ_F = 1 under add/remove and min(√2, √p)
+// under replace-one. This is tighter than the spec's general spectral-model
+// bound √p (§2 NOTE), which it implies.
+func npmSensitivity(nb accounting.Neighbour, p int) float64 {
+	if nb == accounting.AddRemove {
+		return 1
+	}
+	return math.Min(math.Sqrt2, math.Sqrt(float64(p)))
+}
+
+// PlanNoisyPower validates opt for the noisy power method on d columns and
+// returns the plan. Defaults: p = K + Oversample, L = ⌈2·ln d/γ₀⌉ with
+// γ₀ = Gap (default 0.1).
+//
+// CalibZCDP: ρ* = accounting.RhoForTarget(Eps, Delta) split evenly over the
+// L releases; each adds N(0, σ²) per entry with σ = Δ_F·√(L/(2ρ*)) (via
+// noise.GaussianScale) and Δ_F from npmSensitivity.
+//
+// CalibPaper: σ_N = ε⁻¹·√(4·p·L·ln(1/δ)) (Figure 3 with Lemma 4.5's
+// spectral noise). Under zCDP this costs ρ ≤ ε²/(8 ln(1/δ)) since Δ_F ≤ √p,
+// which converts to at most (ε, δ) only when ε ≤ 2.34·ln(1/δ) (spec §2
+// NOTE); larger ε is refused.
+func PlanNoisyPower(opt Options, d int) (*Plan, error) {
+	opt, err := validateCommon(MethodNPM, opt, d)
+	if err != nil {
+		return nil, err
+	}
+	p := opt.K + opt.Oversample
+	if p > d {
+		return nil, fmt.Errorf("pca npm: k + oversample = %d exceeds d=%d columns: lower oversample", p, d)
+	}
+	L := opt.Iters
+	if L == 0 {
+		gap := opt.Gap
+		if gap == 0 {
+			gap = defaultNPMGap
+		}
+		L = max(1, int(math.Ceil(2*math.Log(float64(d))/gap)))
+		if L > maxIters {
+			return nil, fmt.Errorf("pca npm: gap=%v gives %d default iterations: set iters or a larger gap", opt.Gap, L)
+		}
+	}
+	pl := &Plan{
+		Method: MethodNPM, D: d, K: opt.K, P: p, Iters: L,
+		Calibration: opt.Calibration, Neighbour: opt.Neighbour,
+		Sensitivity: npmSensitivity(opt.Neighbour, p),
+	}
+	m := d * p
+	switch opt.Calibration {
+	case CalibZCDP:
+		rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
+		pl.Rho = rho
+		pl.NoiseMultiplier = math.Sqrt(float64(L) / (2 * rho))
+		if err := checkScales(MethodNPM, pl.NoiseMultiplier, m, 0); err != nil {
+			return nil, err
+		}
+		pl.NoiseStd = noise.GaussianScale(pl.Sensitivity*roundingSlack, pl.NoiseMultiplier, m)
+		pl.Cost = event(MethodNPM, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s per iteration (L=%d, p=%d, sensitivity %s, %s)",
+			opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), L, p, fmtG(pl.Sensitivity), opt.Neighbour)
+	case CalibPaper:
+		lnInvDelta := math.Log(1 / opt.Delta)
+		if opt.Eps > 2*(2-math.Sqrt2)*lnInvDelta {
+			return nil, fmt.Errorf("pca npm: paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = %.3g: use calibration zcdp", 2*(2-math.Sqrt2)*lnInvDelta)
+		}
+		pl.NoiseMultiplier = math.Sqrt(4*float64(L)*lnInvDelta) / opt.Eps
+		if err := checkScales(MethodNPM, pl.NoiseMultiplier, m, 0); err != nil {
+			return nil, err
+		}
+		// The paper scales to Δ_F = √p, which bounds npmSensitivity.
+		pl.NoiseStd = noise.GaussianScale(math.Sqrt(float64(p))*roundingSlack, pl.NoiseMultiplier, m)
+		pl.Cost = event(MethodNPM, accounting.Approx(opt.Eps, opt.Delta))
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v as in Hardt–Price Fig. 3: σ=ε⁻¹√(4pL·ln(1/δ))=%s per entry (L=%d, p=%d)",
+			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), L, p)
+	}
+	pl.opt = opt
+	return pl, nil
+}
+
+// gramPays reports whether forming C = MᵀM once beats L single-pass
+// products C·X. Measured with BenchmarkGram and BenchmarkIteration
+// (n=200000, d=100, 2 cores): the pass runs 2·n·d·p multiply-adds per
+// iteration at ~0.9 G/s, while the Dsyrk-based Gram does n·d²/2 at about
+// half that speed, so forming C costs about as much as d/(2p) iterations.
+// C is never formed beyond d = 4096 (128 MiB per worker).
+func gramPays(d, p, L int) bool {
+	return d <= 4096 && d < 2*p*L
+}
+
+// NoisyPower runs the private noisy power method (Hardt–Price Figure 3,
+// spectral Gaussian noise) on the rows of data and returns the top-K
+// subspace: the leading K left singular vectors of the last noisy product
+// Y_L = C·X_{L−1} + G_L, which span X_L when p = K.
+func NoisyPower(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
+	d := 0
+	if data != nil {
+		_, d = data.Dims()
+	}
+	pl, err := PlanNoisyPower(opt, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkData(MethodNPM, data, d); err != nil {
+		return nil, err
+	}
+	return pl.runNPM(ctx, data)
+}
+
+func (pl *Plan) runNPM(ctx context.Context, data *mat.Dense) (*Result, error) {
+	opt := pl.opt
+	if err := ctx.Err(); err != nil {
+		return nil, cancelled(MethodNPM, ctx, 1)
+	}
+	src := newSource(opt)
+	d, p, L := pl.D, pl.P, pl.Iters
+	r := prepareRows(data, opt.Clip, opt.Workers)
+
+	x := randomOrthonormal(src, d, p)
+	if opt.knob != nil && opt.knob.trace != nil {
+		opt.knob.trace.start = append([]float64(nil), x.RawMatrix().Data...)
+	}
+	var c *mat.SymDense
+	if gramPays(d, p, L) {
+		c = r.gram(ctx)
+		if ctx.Err() != nil {
+			return nil, cancelled(MethodNPM, ctx, 1)
+		}
+	}
+	if opt.knob != nil && opt.knob.trace != nil {
+		opt.knob.trace.gram = c != nil
+	}
+	var y *mat.Dense
+	for l := 1; l <= L; l++ {
+		if ctx.Err() != nil {
+			return nil, cancelled(MethodNPM, ctx, l)
+		}
+		if c != nil {
+			y = mat.NewDense(d, p, nil)
+			y.Mul(c, x)
+		} else {
+			y = r.covTimes(x)
+		}
+		src.gaussianMatrix(y, pl.NoiseStd)
+		if l == 1 && opt.knob != nil && opt.knob.trace != nil {
+			opt.knob.trace.first = append([]float64(nil), y.RawMatrix().Data...)
+		}
+		if l < L {
+			x = y
+			orthonormalize(x)
+		}
+	}
+	comps, vals, ok := topLeftSingular(y, pl.K)
+	if !ok {
+		return nil, fmt.Errorf("pca npm: %w", errNoConvergence)
+	}
+	clip2 := opt.Clip * opt.Clip
+	for i := range vals {
+		vals[i] *= clip2
+	}
+	if opt.knob != nil && opt.knob.trace != nil {
+		opt.knob.trace.iterations = L
+	}
+	return pl.result(comps, vals, nil), nil
+}
+
+// randomOrthonormal returns a Haar-distributed d×p orthonormal matrix: the
+// sign-fixed Q factor of a standard Gaussian matrix. It uses only public
+// randomness.
+func randomOrthonormal(src source, d, p int) *mat.Dense {
+	for {
+		g := mat.NewDense(d, p, nil)
+		raw := g.RawMatrix().Data
+		for i := range raw {
+			raw[i] = src.stdNormal()
+		}
+		rd := orthonormalize(g)
+		if minPositive(rd) {
+			return g
+		}
+	}
+}
+
+func minPositive(v []float64) bool {
+	for _, x := range v {
+		if !(x > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// result assembles the public part of a run.
+func (pl *Plan) result(comps *mat.Dense, vals, thresholds []float64) *Result {
+	return &Result{
+		Components:      comps,
+		Values:          vals,
+		Thresholds:      thresholds,
+		Method:          pl.Method,
+		Cost:            pl.Cost,
+		NoiseStd:        pl.NoiseStd,
+		NoiseMultiplier: pl.NoiseMultiplier,
+		Iters:           pl.Iters,
+		P:               pl.P,
+		Calibration:     pl.Calibration.String(),
+		Neighbour:       pl.Neighbour.String(),
+		Note:            pl.Note,
+	}
+}
