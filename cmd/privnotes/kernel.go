@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/privnotes/privnotes/kernel"
+	"github.com/privnotes/privnotes/kernel/worker"
+)
+
+// version is the implementation_version reported to Jupyter; release
+// builds set it with -ldflags "-X main.version=...".
+var version = "dev"
+
+func init() {
+	register(&command{
+		name:    "kernel",
+		summary: "run the Jupyter kernel (started by Jupyter from kernel.json)",
+		run:     runKernel,
+	})
+}
+
+func runKernel(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	connFile := fs.String("connection-file", "", "Jupyter connection file (or give it as the argument)")
+	state := fs.String("state", os.Getenv("PRIVNOTES_STATE"), "state directory (datasets, ledger, history); default $PRIVNOTES_STATE")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: privnotes kernel [--state DIR] <connection_file>\n\nJupyter starts this command from the kernel spec that \"privnotes install\" writes.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch {
+	case *connFile == "" && fs.NArg() == 1:
+		*connFile = fs.Arg(0)
+	case *connFile != "" && fs.NArg() == 0:
+	default:
+		fs.Usage()
+		return 2
+	}
+	logger := log.New(stderr, "privnotes kernel: ", log.LstdFlags|log.Lmicroseconds)
+	conn, err := kernel.LoadConnectionFile(*connFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
+		return 1
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes kernel: cannot find its own binary to start the worker: %v\n", err)
+		return 1
+	}
+	wargs := []string{"worker"}
+	historyPath := ""
+	if *state != "" {
+		if err := os.MkdirAll(*state, 0o700); err != nil {
+			fmt.Fprintf(stderr, "privnotes kernel: state directory: %v\n", err)
+			return 1
+		}
+		wargs = append(wargs, "--state", *state)
+		historyPath = filepath.Join(*state, "kernel-history.jsonl")
+	}
+	history, err := kernel.OpenHistory(historyPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
+		return 1
+	}
+	sup, err := worker.NewSupervisor(worker.Config{Path: exe, Args: wargs, Log: logger})
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
+		return 1
+	}
+	defer sup.Close()
+	k, err := kernel.New(kernel.Config{Conn: conn, Engine: sup, History: history, Version: version, Log: logger})
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// SIGINT interrupts the running cell (interrupt_mode "signal" clients
+	// and Ctrl-C in a terminal); SIGTERM and SIGHUP shut the kernel down.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		for s := range sigs {
+			if s == os.Interrupt {
+				logger.Printf("SIGINT: interrupting the running cell")
+				k.Interrupt()
+				continue
+			}
+			logger.Printf("%v: shutting down", s)
+			cancel()
+		}
+	}()
+	if _, err := k.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
+		return 1
+	}
+	return 0
+}
