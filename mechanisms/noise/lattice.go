@@ -1,3 +1,9 @@
+// Lattice rounding and calibration for the discrete samplers of Canonne,
+// Kamath and Steinke 2020 applied to floats (as OpenDP does): round onto a
+// 2^-k lattice, charge the rounding as extra sensitivity, and solve the
+// noise scale as a fixed point.
+// Spec: power_methods.md §6 "Samplers"; soundness in doc.go.
+
 package noise
 
 import (
@@ -40,11 +46,16 @@ type lattice struct {
 }
 
 func latticeFor(scale float64) lattice {
-	frac, exp := math.Frexp(scale) // scale = frac·2^exp, frac ∈ [0.5, 1)
+	// scale = mant·2^(e-1075) with mant ∈ [2^52, 2^53) (scale is normal), so
+	// floor(log2 scale) = e-1023, step = 2^(e-1023-40) and
+	// scale/step = mant/2^12.
+	bits := math.Float64bits(scale)
+	e := bits >> 52 & 0x7ff
+	mant := bits&(1<<52-1) | 1<<52
 	return lattice{
-		step:  math.Ldexp(1, exp-1-latticeBits),
-		inv:   math.Ldexp(1, latticeBits+1-exp),
-		units: uint64(math.Ceil(math.Ldexp(frac, latticeBits+1))),
+		step:  math.Float64frombits((e - latticeBits) << 52),
+		inv:   math.Float64frombits((2*1023 + latticeBits - e) << 52),
+		units: (mant + 1<<(52-latticeBits) - 1) >> (52 - latticeBits),
 	}
 }
 

@@ -1,3 +1,6 @@
+// Sampler: crypto/rand (or seeded, tests only) randomness feeding the exact
+// samplers of exact.go, for scalars, vectors and matrices.
+
 package noise
 
 import (
