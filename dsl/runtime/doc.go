@@ -1,0 +1,31 @@
+// Package runtime is the privacy DSL's runtime: the functions a privnotes
+// cell calls bare (dataset, private_pca, private_count, private_mean,
+// private_fedrep, remaining, plot_*, synth_*), the budget tracker that
+// refuses a cell before it runs and charges every private call durably
+// before the mechanism reads data, the results with their privacy
+// receipts, and the magics (%ledger, %budget, %datasets, %help).
+//
+// A *Runtime implements dsl/interp's Plugin: Rewrite translates a cell with
+// dsl/syntax, Begin runs the static pre-check of its budget blocks, the
+// compiled DSL functions run inside the cell, and End closes what the cell
+// left open.
+//
+// # Privacy rules the runtime enforces
+//
+//   - A private call is validated and planned from public facts only (the
+//     dataset's public schema and the call's keywords); its exact cost
+//     (an accounting.Event from the mechanism's plan) is charged to the
+//     enclosing budget block and to the dataset's durable ledger in one
+//     serialized step, and only then is the data loaded and the mechanism
+//     run, with noise from noise.New() and the cell's context.
+//   - Dataset handles hold an id only; every method and rendering shows
+//     public schema, never the number of rows or any value.
+//   - Errors raised after a charge never contain values derived from the
+//     data: a mechanism failure is reported with a fixed message.
+//   - Synthetic data from synth_* is public: private functions accept it,
+//     report the cost they would have had, count it against the enclosing
+//     budget block, and never touch the ledger.
+//
+// docs/dsl.md documents the language and docs/threat-model.md what is
+// protected and the escape tests that check it.
+package runtime

@@ -1,0 +1,568 @@
+package runtime
+
+// Escape tests of docs/threat-model.md: each is an attempt by a cell to
+// leak private data or to spend more than a budget, run through a real
+// engine (dsl/interp) on a temporary state directory. Each must fail to
+// leak or to overspend.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/privnotes/privnotes/dsl/dataset"
+	"github.com/privnotes/privnotes/dsl/engine"
+	"github.com/privnotes/privnotes/dsl/interp"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/pca"
+)
+
+// secretTable has a distinctive row count and values, so that a leak of
+// either is visible in any output.
+const secretRows = 137
+
+func secretTable() *dataset.Table {
+	t := table(secretRows, 4, 99, 0.2)
+	t.X[0], t.X[1] = 0.123456789, -0.987654321
+	return t
+}
+
+// leaks reports the private facts found in text.
+func leaks(text string) []string {
+	var found []string
+	for _, s := range []string{"137", "0.123456789", "0.12345", "-0.98765", "0.98765"} {
+		if strings.Contains(text, s) {
+			found = append(found, s)
+		}
+	}
+	return found
+}
+
+func newSecretSession(t *testing.T, b accounting.Budget, mode accounting.Mode) (*session, string) {
+	dir := t.TempDir()
+	register(t, dir, "secret", secretTable(), b, mode)
+	return newSession(t, dir), dir
+}
+
+// Escape 1: reading the CSV or the state database through any importable
+// package. No file, process, network or reflection package is importable.
+func TestEscapeNoFileAccess(t *testing.T) {
+	s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
+	for _, pkg := range []string{"os", "io", "io/ioutil", "io/fs", "bufio", "net", "net/http", "os/exec", "syscall",
+		"unsafe", "reflect", "runtime", "runtime/debug", "plugin", "database/sql", "path/filepath", "embed",
+		"github.com/privnotes/privnotes/dsl/ledger", "github.com/privnotes/privnotes/mechanisms/noise",
+		"github.com/privnotes/privnotes/mechanisms/pca", "github.com/privnotes/privnotes/dsl/runtime",
+		"modernc.org/sqlite", "testing/fstest", "sync"} {
+		res, _ := s.run(fmt.Sprintf("import %q\n", pkg))
+		if res.Error == nil || res.Error.Name != "ImportError" {
+			t.Errorf("import %q: got %+v, want ImportError", pkg, res.Error)
+		}
+	}
+	// No allowlisted package reads files: the allowlist holds none of the
+	// packages that can.
+	deny := regexp.MustCompile(`^(os|io|io/.*|bufio|net|net/.*|syscall|unsafe|reflect|runtime|runtime/.*|plugin|database/.*|path/filepath|embed|debug/.*|testing.*|archive/.*|compress/.*|mime/.*|log.*|crypto/.*|internal/.*|github.com/.*|modernc.org/.*|golang.org/.*)$`)
+	for _, p := range interp.AllowedImports() {
+		if deny.MatchString(p) {
+			t.Errorf("allowlisted package %q can reach files, processes or the runtime", p)
+		}
+	}
+	// The state directory's path never reaches a cell.
+	res, out := s.run(`ds := dataset("secret")
+fmt.Println(ds, ds.Columns(), ds.D(), ds.Clip(), ds.Unit(), ds.Budget())
+%datasets
+%ledger
+%budget
+`)
+	text := out.all(res)
+	if res.Error != nil {
+		t.Fatalf("cell failed: %s", text)
+	}
+	if strings.Contains(text, dir) {
+		t.Errorf("the state directory's path reached the cell:\n%s", text)
+	}
+	if l := leaks(text); len(l) > 0 {
+		t.Errorf("private facts %v reached the cell:\n%s", l, text)
+	}
+}
+
+// Escape 2: printing or marshalling a handle, directly or inside a cell's
+// own struct (fmt prints unexported fields it cannot call methods on).
+func TestEscapeHandleOpaque(t *testing.T) {
+	s, _ := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
+	res, out := s.run(`import "encoding/json"
+ds := dataset("secret")
+type wrap struct{ d Dataset }
+type Wrap struct{ D Dataset }
+fmt.Printf("%v|%+v|%#v|%s|%q|%d|%x|%T\n", ds, ds, ds, ds, ds, ds, ds, ds)
+fmt.Printf("%v|%+v|%#v\n", wrap{ds}, wrap{ds}, &wrap{ds})
+fmt.Printf("%v|%+v|%#v\n", Wrap{ds}, []Dataset{ds}, map[string]Dataset{"a": ds})
+b1, _ := json.Marshal(ds)
+b2, _ := json.Marshal(Wrap{ds})
+b3, _ := json.Marshal(wrap{ds})
+fmt.Println(string(b1), string(b2), string(b3))
+var zero Dataset
+fmt.Println(zero)
+ds
+`)
+	text := out.all(res)
+	if res.Error != nil {
+		t.Fatalf("cell failed:\n%s", text)
+	}
+	if l := leaks(text); len(l) > 0 {
+		t.Errorf("private facts %v reached the cell:\n%s", l, text)
+	}
+	if !strings.Contains(text, `"name":"secret"`) || !strings.Contains(text, "Dataset(secret: d=4") {
+		t.Errorf("the handle does not show its public schema:\n%s", text)
+	}
+	// The handle's only field is its id.
+	ty := reflect.TypeOf(Dataset{})
+	if ty.NumField() != 1 || ty.Field(0).Name != "id" || ty.Field(0).Type.Kind() != reflect.Uint64 {
+		t.Errorf("Dataset must hold an id only, has %d fields", ty.NumField())
+	}
+	// Inspecting the name shows the public description.
+	insp := s.eng.Inspect("ds", 2, 0)
+	if l := leaks(fmt.Sprint(insp.Data)); len(l) > 0 {
+		t.Errorf("inspect leaks %v: %v", l, insp.Data)
+	}
+}
+
+// Escape 3 and 4: shadowing or redefining DSL functions and internals.
+func TestEscapeRedefine(t *testing.T) {
+	s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
+	s.ok(`ds := dataset("secret")`)
+	for _, cell := range []string{
+		`private_pca := 3`,
+		`var private_count = func(x any, kw ...any) int { return 0 }`,
+		`func dataset(name string) int { return 0 }`,
+		`var remaining int`,
+		`const private_mean = 1`,
+		`__pn_budget_end()`,
+		`__pn_charge := 1`,
+		`x := __pn_kw("eps", 0.1)`,
+		`type private_fedrep struct{}`,
+	} {
+		res, _ := s.run(cell)
+		if res.Error == nil {
+			t.Errorf("cell %q ran; it must be refused", cell)
+		}
+	}
+	// A function value of a DSL function is still the runtime's: it is
+	// validated and charged like a call.
+	res, _ := s.run(`f := private_count
+f(ds)`)
+	if res.Error == nil || res.Error.Name != NameArgumentError {
+		t.Errorf("calling a DSL function value without eps: %+v, want ArgumentError", res.Error)
+	}
+	s.ok(`g := private_count
+budget eps=0.5 {
+	r := private_count(ds, eps=0.2)
+}`)
+	if st := status(t, dir, "secret"); math.Abs(st.Spent.Eps-0.2) > 1e-12 || st.Charges != 1 {
+		t.Errorf("spent %v in %d charges, want ε=0.2 in 1", st.Spent, st.Charges)
+	}
+}
+
+// Escape 5: calling mechanisms directly through exported Go symbols. No
+// mechanism package is importable (TestEscapeNoFileAccess); here, no
+// exported function, type or method reachable from a cell hands out the
+// store, the data or a noise sampler.
+func TestEscapeNoUnchargedPath(t *testing.T) {
+	rt, _ := New(Config{StateDir: t.TempDir()})
+	forbidden := regexp.MustCompile(`ledger\.(Store|Data)|noise\.Sampler|runtime\.Runtime|\*sql\.|pca\.(Plan|Options)|dataset\.Table`)
+	seen := map[reflect.Type]bool{}
+	var walk func(where string, ty reflect.Type)
+	walk = func(where string, ty reflect.Type) {
+		if ty == nil || seen[ty] {
+			return
+		}
+		seen[ty] = true
+		if forbidden.MatchString(ty.String()) {
+			t.Errorf("%s exposes %s", where, ty)
+		}
+		switch ty.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Chan:
+			walk(where, ty.Elem())
+		case reflect.Map:
+			walk(where, ty.Key())
+			walk(where, ty.Elem())
+		case reflect.Func:
+			for i := 0; i < ty.NumIn(); i++ {
+				walk(where, ty.In(i))
+			}
+			for i := 0; i < ty.NumOut(); i++ {
+				walk(where, ty.Out(i))
+			}
+		case reflect.Struct:
+			for i := 0; i < ty.NumField(); i++ {
+				if f := ty.Field(i); f.IsExported() {
+					walk(where+"."+f.Name, f.Type)
+				}
+			}
+		}
+		for _, t2 := range []reflect.Type{ty, reflect.PointerTo(ty)} {
+			for i := 0; i < t2.NumMethod(); i++ {
+				walk(where+"."+t2.Method(i).Name, t2.Method(i).Type)
+			}
+		}
+	}
+	for name, v := range rt.Exports() {
+		walk(name, v.Type())
+	}
+	if len(seen) < 10 {
+		t.Fatalf("walked only %d types", len(seen))
+	}
+}
+
+// Escape 6: spending from many goroutines at once never exceeds the budget.
+func TestEscapeGoroutines(t *testing.T) {
+	s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
+	out := s.ok(`ds := dataset("secret")
+done := make(chan bool)
+for i := 0; i < 24; i++ {
+	go func() {
+		ok := false
+		defer func() {
+			recover()
+			done <- ok
+		}()
+		private_count(ds, eps=0.15)
+		ok = true
+	}()
+}
+okc := 0
+for i := 0; i < 24; i++ {
+	if <-done {
+		okc++
+	}
+}
+fmt.Println(okc)
+`)
+	if strings.TrimSpace(out) != "6" {
+		t.Errorf("%q charges succeeded, want 6 (budget 1, 0.15 each)", out)
+	}
+	st := status(t, dir, "secret")
+	if st.Spent.Eps > 1+1e-12 || st.Charges != 6 {
+		t.Errorf("spent %v in %d charges", st.Spent, st.Charges)
+	}
+	verify(t, dir)
+}
+
+// Escape 7: restarting the kernel, opening a second one concurrently, or
+// pointing a cell at another state directory does not regain budget.
+func TestEscapeRestartAndSecondKernel(t *testing.T) {
+	s1, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
+	s1.ok(`ds := dataset("secret")
+c := private_count(ds, eps=0.4)`)
+	before := s1.ok(`fmt.Println(remaining(ds))`)
+	// restart: a new runtime and engine on the same state directory
+	s2 := newSession(t, dir)
+	after := s2.ok(`ds := dataset("secret")
+fmt.Println(remaining(ds))`)
+	if before != after || !strings.Contains(after, "remaining ε=0.6") {
+		t.Errorf("remaining before restart %q, after %q", before, after)
+	}
+	// two kernels racing for the rest: together they never exceed it
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	okc := 0
+	for _, s := range []*session{s1, s2} {
+		wg.Add(1)
+		go func(s *session) {
+			defer wg.Done()
+			for i := 0; i < 8; i++ {
+				res, _ := s.run(`c := private_count(ds, eps=0.1)`)
+				if res.Error == nil {
+					mu.Lock()
+					okc++
+					mu.Unlock()
+				} else if res.Error.Name != NameBudgetExceeded {
+					t.Errorf("unexpected error %s: %s", res.Error.Name, res.Error.Value)
+				}
+			}
+		}(s)
+	}
+	wg.Wait()
+	if okc != 6 {
+		t.Errorf("%d charges of 0.1 succeeded after spending 0.4 of 1, want 6", okc)
+	}
+	if st := status(t, dir, "secret"); st.Spent.Eps > 1+1e-12 {
+		t.Errorf("spent %v > budget", st.Spent)
+	}
+	verify(t, dir)
+	// another state directory: no API takes a path, and a name resolves in
+	// the session's own directory only.
+	other := t.TempDir()
+	register(t, other, "fresh", secretTable(), accounting.Budget{Eps: 100, Delta: 0}, accounting.ModeBasic)
+	for _, cell := range []string{`x := dataset("fresh")`, `x := dataset(` + strconv.Quote(other+"/state.db") + `)`, `x := dataset("../secret")`} {
+		s2.fails(cell, NameDatasetError)
+	}
+	for name, v := range s2.rt.Exports() {
+		if v.Kind() == reflect.Func && name != "dataset" && name != "__pn_kw" && name != "__pn_magic" && name != "__pn_budget_begin" {
+			for i := 0; i < v.Type().NumIn(); i++ {
+				if v.Type().In(i).Kind() == reflect.String {
+					t.Errorf("%s takes a string argument: it must not name a state directory", name)
+				}
+			}
+		}
+	}
+}
+
+// Escape 8: errors, warnings and receipts do not depend on private values:
+// two datasets with the same public schema but different rows (and row
+// counts) give identical messages.
+func TestEscapeErrorsDataIndependent(t *testing.T) {
+	dir := t.TempDir()
+	b := accounting.Budget{Eps: 3, Delta: 1e-5}
+	register(t, dir, "a", table(40, 4, 1, 0.2), b, accounting.ModeZCDP)
+	register(t, dir, "b", table(97, 4, 2, 5.0), b, accounting.ModeZCDP)
+	cells := []string{
+		`r := private_pca(ds, k=5, eps=0.1, delta=1e-6)`,                                      // k > d
+		`r := private_pca(ds, k=2, eps=0.1, delta=1e-6, method="dppca")`,                      // k=1 only
+		`r := private_pca(ds, k=1, eps=0.1, delta=1e-6, method="adaptive")`,                   // needs iters
+		`r := private_pca(ds, eps=0.1)`,                                                       // no delta
+		`r := private_mean(ds, eps=0.1, delta=1e-6, columns=[]string{"zz"})`,                  // unknown column
+		`r := private_pca(ds, k=1, eps=0.5, delta=1e-6, method="dppca", calibration="paper")`, // runs on too few rows: fails after the charge
+		`r := private_fedrep(ds, k=1, eps=1, delta=1e-6)`,                                     // not user-level
+		`r := private_count(ds, eps=100)`,                                                     // over budget
+		`r := private_pca(ds, k=2, eps=0.3, delta=1e-6, method="gauss")
+show(r.Receipt.String())`,
+		`r := private_mean(ds, eps=0.3, delta=1e-6)
+show(r.Receipt.String())`,
+		`r := private_count(ds, eps=0.2)
+show(r.Receipt.String())`,
+		`r := private_pca(ds, k=1, eps=0.3, delta=1e-6, method="npm", iters=3)
+show(r.Receipt.String())`,
+		`r := private_pca(ds, k=1, eps=0.3, delta=1e-6, method="federated", providers=2, iters=3)
+show(r.Receipt.String())`,
+	}
+	msgs := map[string][]string{}
+	for _, name := range []string{"a", "b"} {
+		s := newSession(t, dir)
+		s.ok(fmt.Sprintf("ds := dataset(%q)", name))
+		for _, c := range cells {
+			res, out := s.run(c)
+			text := ""
+			if res.Error != nil {
+				text = res.Error.Name + ": " + res.Error.Value
+			}
+			for _, d := range out.disp {
+				text += fmt.Sprint(d.Data["text/plain"])
+			}
+			text = strings.ReplaceAll(text, `"`+name+`"`, "DS")
+			text = strings.ReplaceAll(text, " on "+name, " on DS")
+			text = strings.ReplaceAll(text, "dataset "+name, "dataset DS")
+			text = regexp.MustCompile(`ledger record \d+`).ReplaceAllString(text, "ledger record N")
+			text = regexp.MustCompile(`test\[\d+\]`).ReplaceAllString(text, "test[N]")
+			msgs[name] = append(msgs[name], text)
+		}
+	}
+	for i := range cells {
+		if msgs["a"][i] != msgs["b"][i] {
+			t.Errorf("cell %q: messages differ between datasets:\n a: %s\n b: %s", cells[i], msgs["a"][i], msgs["b"][i])
+		}
+		if msgs["a"][i] == "" {
+			t.Errorf("cell %q: no message to compare", cells[i])
+		}
+	}
+	if !strings.HasPrefix(msgs["a"][5], NameMechanismFailed) {
+		t.Errorf("dppca on 40 rows: %s, want %s", msgs["a"][5], NameMechanismFailed)
+	}
+}
+
+// Escape 9: a refused cell has no side effects: nothing before the private
+// call runs (not even a print) and nothing is charged.
+func TestEscapeRefusedCellNoSideEffects(t *testing.T) {
+	s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
+	s.ok(`ds := dataset("secret")`)
+	cells := map[string]string{
+		"over the block cap": `fmt.Println("side effect")
+x := 1
+budget eps=0.5, delta=1e-6 {
+	fmt.Println("inside")
+	r := private_pca(ds, k=1, eps=0.6, delta=1e-6)
+}`,
+		"over the block cap, two calls": `fmt.Println("side effect")
+budget eps=0.5, delta=1e-6 {
+	r1 := private_pca(ds, k=1, eps=0.4, delta=1e-7)
+	r2 := private_pca(ds, k=1, eps=0.4, delta=1e-7)
+}`,
+		"over the dataset": `fmt.Println("side effect")
+r := private_pca(dataset("secret"), k=1, eps=2, delta=1e-7)`,
+		"%%budget cell": `%%budget eps=0.1 delta=1e-6
+fmt.Println("side effect")
+r := private_count(ds, eps=0.2)`,
+	}
+	for name, cell := range cells {
+		res, out := s.run(cell)
+		if res.Error == nil || res.Error.Name != NameBudgetExceeded {
+			t.Errorf("%s: %+v, want BudgetExceeded", name, res.Error)
+			continue
+		}
+		if out.stdout() != "" {
+			t.Errorf("%s: the refused cell printed %q", name, out.stdout())
+		}
+		for _, want := range []string{"requested", "spent", "remaining", "nothing ran"} {
+			if !strings.Contains(res.Error.Value, want) {
+				t.Errorf("%s: error %q does not say %q", name, res.Error.Value, want)
+			}
+		}
+	}
+	if st := status(t, dir, "secret"); st.Charges != 0 {
+		t.Errorf("refused cells charged %d times", st.Charges)
+	}
+	res, _ := s.run(`x`)
+	if res.Error == nil {
+		t.Error("x was defined by a refused cell")
+	}
+}
+
+// A normal private_pca in a budget block works and charges exactly the
+// planned event; the ledger verifies.
+func TestPrivatePCAChargesPlannedEvent(t *testing.T) {
+	s, dir := newSecretSession(t, accounting.Budget{Eps: 2, Delta: 1e-5}, accounting.ModeZCDP)
+	out := s.ok(`ds := dataset("secret")
+budget eps=1, delta=1e-6 {
+	pc := private_pca(ds, k=2, eps=0.7, delta=1e-6, method="npm", iters=5)
+}
+r, c := pc.Components.Dims()
+fmt.Println(r, c, pc.Method, pc.Receipt.LedgerID)`)
+	if strings.TrimSpace(out) != "4 2 pca/npm 2" {
+		t.Errorf("got %q", out)
+	}
+	pl, err := pca.PlanNoisyPower(pca.Options{K: 2, Iters: 5, Eps: 0.7, Delta: 1e-6, Clip: 1}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	es, err := st.Entries("secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[1].Event == nil || *es[1].Event != pl.Cost {
+		t.Fatalf("ledger %+v, want the planned event %+v", es, pl.Cost)
+	}
+	if !strings.HasPrefix(es[1].Cell, "test[") {
+		t.Errorf("ledger cell %q", es[1].Cell)
+	}
+	var params map[string]any
+	if err := json.Unmarshal(es[1].Params, &params); err != nil || params["method"] != "npm" || params["k"] != float64(2) {
+		t.Errorf("ledger params %s", es[1].Params)
+	}
+	verify(t, dir)
+}
+
+// Run-time refusals: calls whose cost is not static (in a loop) are
+// charged one by one against the block's cap and the dataset; the refusal
+// names the block, with requested, spent and remaining.
+func TestRuntimeRefusals(t *testing.T) {
+	s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
+	res, out := s.run(`ds := dataset("secret")
+n := 0
+budget eps=0.5 {
+	for i := 0; i < 10; i++ {
+		c := private_count(ds, eps=0.1)
+		n++
+	}
+}`)
+	if res.Error == nil || res.Error.Name != NameBudgetExceeded || !strings.Contains(res.Error.Value, "budget block at test[1]:3:1") {
+		t.Fatalf("got %+v, want BudgetExceeded of the block", res.Error)
+	}
+	_ = out
+	if got := s.ok(`fmt.Println(n)`); strings.TrimSpace(got) != "5" {
+		t.Errorf("%s charges in the block, want 5", got)
+	}
+	res, _ = s.run(`for i := 0; i < 10; i++ {
+	c := private_count(ds, eps=0.2)
+}`)
+	if res.Error == nil || res.Error.Name != NameBudgetExceeded || !strings.Contains(res.Error.Value, `dataset "secret"`) {
+		t.Fatalf("got %+v, want BudgetExceeded of the dataset", res.Error)
+	}
+	for _, want := range []string{"requested (ε=0.2, δ=0)", "spent (ε=0.9, δ=0)", "remaining (ε=0.1, δ=0)"} {
+		if !strings.Contains(res.Error.Value, want) {
+			t.Errorf("error %q lacks %q", res.Error.Value, want)
+		}
+	}
+	if st := status(t, dir, "secret"); math.Abs(st.Spent.Eps-0.9) > 1e-9 || st.Charges != 7 {
+		t.Errorf("spent %v in %d charges, want ε=0.9 in 7", st.Spent, st.Charges)
+	}
+	verify(t, dir)
+	// Nested blocks at run time, and a block left open by an error.
+	s.fails(`func f() {
+	budget eps=0.1 {
+		c := private_count(ds, eps=0.05)
+	}
+}
+budget eps=0.2 {
+	f()
+}`, NameBudgetBlock)
+	s.fails(`budget eps=0.3 {
+	panic("stop")
+}`, "RuntimeError")
+	// no block is left open: only the dataset's remaining 0.1 limits
+	s.ok(`c := private_count(ds, eps=0.1)`)
+}
+
+// A goroutine that outlives its cell cannot spend.
+func TestGoroutineAfterCell(t *testing.T) {
+	s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
+	s.ok(`import "time"
+ds := dataset("secret")
+result := make(chan string, 1)
+go func() {
+	time.Sleep(30 * time.Millisecond)
+	defer func() { result <- fmt.Sprint(recover()) }()
+	private_count(ds, eps=0.1)
+}()`)
+	time.Sleep(300 * time.Millisecond) // no cell runs while the goroutine calls
+	out := s.ok(`fmt.Println(<-result)`)
+	if !strings.Contains(out, "after its cell ended") {
+		t.Errorf("late call: %q", out)
+	}
+	if st := status(t, dir, "secret"); st.Charges != 0 {
+		t.Errorf("%d charges", st.Charges)
+	}
+}
+
+// The engine contract: an interrupted mechanism keeps its charge and the
+// ledger stays valid.
+func TestInterruptKeepsCharge(t *testing.T) {
+	dir := t.TempDir()
+	register(t, dir, "big", table(60000, 60, 3, 0.1), accounting.Budget{Eps: 5, Delta: 1e-5}, accounting.ModeZCDP)
+	s := newSession(t, dir)
+	s.ok(`ds := dataset("big")`)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &recOutput{}
+	done := make(chan engine.ExecuteResult)
+	go func() {
+		done <- s.eng.Execute(ctx, engine.ExecuteRequest{Code: `r := private_pca(ds, k=3, eps=1, delta=1e-6, method="npm", iters=2000)`, CellID: "int"}, out)
+	}()
+	// cancel once the charge is on disk
+	for i := 0; i < 2000; i++ {
+		if status(t, dir, "big").Charges == 1 {
+			break
+		}
+		timeSleep()
+	}
+	cancel()
+	res := <-done
+	if res.Error == nil {
+		t.Fatal("the cell finished; want an interrupt")
+	}
+	if st := status(t, dir, "big"); st.Charges != 1 {
+		t.Errorf("%d charges after the interrupt, want 1", st.Charges)
+	}
+	verify(t, dir)
+}

@@ -1,0 +1,163 @@
+package runtime
+
+// private_fedrep: Private FedRep with private initialisation (Snedeker, Zhou
+// and Bassily, "Private Model Personalization Revisited", ICML 2025, Alg 1
+// and 2), as implemented by mechanisms/fedrep; federated.md §2.
+
+import (
+	"context"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/federated"
+	"github.com/privnotes/privnotes/mechanisms/fedrep"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// Defaults of private_fedrep: the experiment of federated.md §2.5.
+const (
+	fedrepRounds = 5
+	fedrepLR     = 2.5
+)
+
+func planFedRep(src *source, a *args) *planned {
+	const fn = "private_fedrep"
+	sc := src.schema
+	if sc.Unit != "user" {
+		panic(errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.label(), unitString(sc)))
+	}
+	if sc.Label == "" {
+		panic(errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the regression target); %q has none", fn, src.label()))
+	}
+	nb := neighbourOf(fn, a, sc)
+	if nb != accounting.ReplaceOne {
+		panic(errorf(NameArgumentError, "%s: only replace-one neighbours are supported: FedRep averages over the users, and under add-remove their number is private", fn))
+	}
+	calib := fedrep.CalibZCDP
+	if a.str("calibration") == "paper" {
+		calib = fedrep.CalibGDP
+	}
+	rounds := a.int("rounds")
+	if rounds == 0 {
+		rounds = fedrepRounds
+	}
+	lr := a.float("lr")
+	if lr == 0 {
+		lr = fedrepLR
+	}
+	psi := clipOf(fn, a, sc)
+	eps, delta := a.float("eps"), a.float("delta")
+	d, k := sc.D, a.int("k")
+	var start *mat.Dense
+	if a.str("init") == "random" {
+		start = randomBasis(d, k)
+	}
+	opt := fedrep.Options{K: k, Iters: rounds, Eta: lr, Psi: psi, PsiInit: psi, Eps: eps, Delta: delta,
+		InitFrac: a.float("init_frac"), Neighbour: nb, Calibration: calib, Start: start}
+	if start != nil {
+		opt.InitFrac = 0
+	}
+	// Validation and cost do not depend on the number of users, which is
+	// private: plan with a placeholder now, with the real count after the
+	// charge (inside compiled code only).
+	pl, err := fedrep.PlanRun(opt, d, 1)
+	if err != nil {
+		panic(argErr(fn, err))
+	}
+	p := &planned{fn: fn, method: "fedrep", cost: pl.Cost, eps: eps, delta: delta, columns: sc.Columns,
+		noise:  fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%g", pl.StepMultiplier, pl.InitMultiplier, psi),
+		note:   pl.Note,
+		params: publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String()})}
+	p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
+		users, err := fedrepUsers(data)
+		if err != nil {
+			return nil, err
+		}
+		full, err := fedrep.PlanRun(opt, d, len(users))
+		if err != nil {
+			return nil, err
+		}
+		ps := make([]federated.Provider[fedrep.Request, fedrep.Reply], len(users))
+		for i, u := range users {
+			ps[i] = u
+		}
+		r, err := full.Coordinate(ctx, federated.NewLocal(ps))
+		if err != nil {
+			return nil, err
+		}
+		return &FedRepResult{U: r.U}, nil
+	}
+	return p
+}
+
+// fedrepUsers groups the rows by user. A user with fewer than
+// fedrep.MinRecords records has them repeated cyclically up to that number
+// (a public rule: the user's contribution is clipped as a whole, so any
+// per-user transformation keeps user-level privacy).
+func fedrepUsers(data *ledger.Data) ([]*fedrep.User, error) {
+	_, d := data.X.Dims()
+	rows := make([][]int, data.NumUsers)
+	for i, u := range data.Users {
+		if int(u) >= 0 && int(u) < len(rows) {
+			rows[u] = append(rows[u], i)
+		}
+	}
+	var users []*fedrep.User
+	for _, rs := range rows {
+		if len(rs) == 0 {
+			continue
+		}
+		m := max(len(rs), fedrep.MinRecords)
+		x := mat.NewDense(m, d, nil)
+		y := make([]float64, m)
+		for j := range m {
+			i := rs[j%len(rs)]
+			x.SetRow(j, data.X.RawRowView(i))
+			y[j] = data.Y[i]
+		}
+		u, err := fedrep.NewUser(x, y)
+		if err != nil {
+			return nil, err
+		}
+		users = append(users, u)
+	}
+	if len(users) == 0 {
+		return nil, fmt.Errorf("no users")
+	}
+	return users, nil
+}
+
+// randomBasis is a public random d×k orthonormal basis (public randomness:
+// it does not depend on the data).
+func randomBasis(d, k int) *mat.Dense {
+	s := noise.New()
+	g := mat.NewDense(d, k, nil)
+	for i := range d {
+		for j := range k {
+			g.Set(i, j, s.StdNormal())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(g)
+	var q mat.Dense
+	qr.QTo(&q)
+	return mat.DenseCopyOf(q.Slice(0, d, 0, k))
+}
+
+func (rt *Runtime) privateFedRep(ds any, kws ...KW) *FedRepResult {
+	const fn = "private_fedrep"
+	b := rt.current(fn)
+	a := mustArgs(fn, kws)
+	src := rt.resolve(fn, ds)
+	if a.int("k") < 1 || a.int("k") > src.schema.D {
+		panic(errorf(NameArgumentError, "%s: k=%d must satisfy 1 ≤ k ≤ d=%d", fn, a.int("k"), src.schema.D))
+	}
+	p := planFedRep(src, a)
+	out, rcpt := rt.execute(b, src, p)
+	res := out.(*FedRepResult)
+	res.Columns, res.Receipt = p.columns, rcpt
+	return res
+}

@@ -1,0 +1,179 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"strings"
+	"sync"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// Dataset is an opaque handle on a registered dataset, returned by
+// dataset(name). It holds an id only: fmt prints the unexported fields of
+// compiled structs it cannot call methods on (a handle inside a cell's
+// struct), so nothing but a meaningless number may live here. Its methods
+// and renderings show public schema only, never the number of rows or
+// any value.
+type Dataset struct {
+	id uint64
+}
+
+// handleEntry is what an id stands for. Entries live in a process-wide
+// table guarded by handlesMu.
+type handleEntry struct {
+	rt     *Runtime
+	name   string
+	schema ledger.Schema
+}
+
+var (
+	handlesMu sync.Mutex
+	handles   = map[uint64]*handleEntry{}
+	nextID    uint64
+)
+
+func registerHandle(e *handleEntry) Dataset {
+	handlesMu.Lock()
+	defer handlesMu.Unlock()
+	nextID++
+	handles[nextID] = e
+	return Dataset{id: nextID}
+}
+
+func (h Dataset) entry() (*handleEntry, bool) {
+	handlesMu.Lock()
+	defer handlesMu.Unlock()
+	e, ok := handles[h.id]
+	return e, ok
+}
+
+// mustEntry returns the handle's entry or panics with a DatasetError.
+func (h Dataset) mustEntry() *handleEntry {
+	e, ok := h.entry()
+	if !ok {
+		panic(errorf(NameDatasetError, "not a dataset handle: use dataset(\"name\") (the zero Dataset names no dataset)"))
+	}
+	return e
+}
+
+// Name is the dataset's registered name.
+func (h Dataset) Name() string { return h.mustEntry().name }
+
+// Columns are the feature column names (public schema).
+func (h Dataset) Columns() []string { return append([]string(nil), h.mustEntry().schema.Columns...) }
+
+// D is the number of feature columns.
+func (h Dataset) D() int { return h.mustEntry().schema.D }
+
+// Clip is the registered L2 norm bound rows are clipped to.
+func (h Dataset) Clip() float64 { return h.mustEntry().schema.Clip }
+
+// Unit is the privacy unit: "row", or "user:COLUMN".
+func (h Dataset) Unit() string { return unitString(h.mustEntry().schema) }
+
+// Neighbour is the registered neighbouring relation.
+func (h Dataset) Neighbour() string { return h.mustEntry().schema.Neighbour }
+
+// Accountant is the registered composition rule ("zcdp", "basic", ...).
+func (h Dataset) Accountant() string { return h.mustEntry().schema.Accountant }
+
+// Label is the label column ("" if none).
+func (h Dataset) Label() string { return h.mustEntry().schema.Label }
+
+// Budget is the total (ε, δ) budget the owner granted.
+func (h Dataset) Budget() accounting.Budget { return h.mustEntry().schema.Budget }
+
+// String shows the public schema.
+func (h Dataset) String() string {
+	e, ok := h.entry()
+	if !ok {
+		return "Dataset(<none>)"
+	}
+	return describeSchema(e.schema)
+}
+
+// Format makes every fmt verb (%v, %+v, %#v, %s, %q, %d, %x, ...) show the
+// public description, never the handle's fields.
+func (h Dataset) Format(f fmt.State, verb rune) { fmt.Fprint(f, h.String()) }
+
+// GoString is the %#v form.
+func (h Dataset) GoString() string { return h.String() }
+
+// MarshalJSON encodes the public schema.
+func (h Dataset) MarshalJSON() ([]byte, error) {
+	e, ok := h.entry()
+	if !ok {
+		return []byte("null"), nil
+	}
+	return json.Marshal(publicSchema(e.schema))
+}
+
+// HTML renders the public schema for notebooks.
+func (h Dataset) HTML() string {
+	e, ok := h.entry()
+	if !ok {
+		return "<code>Dataset(&lt;none&gt;)</code>"
+	}
+	s := e.schema
+	return fmt.Sprintf("<div class=\"privnotes-dataset\"><b>dataset %s</b>: d=%d, unit %s, clip %g, %s neighbours, %s accountant, budget ε=%g, δ=%g<br><small>columns: %s</small></div>",
+		html.EscapeString(s.Name), s.D, html.EscapeString(unitString(s)), s.Clip, html.EscapeString(s.Neighbour),
+		html.EscapeString(s.Accountant), s.Budget.Eps, s.Budget.Delta, html.EscapeString(strings.Join(s.Columns, ", ")))
+}
+
+func unitString(s ledger.Schema) string {
+	if s.Unit == "user" {
+		return "user:" + s.UserColumn
+	}
+	return "row"
+}
+
+func describeSchema(s ledger.Schema) string {
+	cols := s.Columns
+	more := ""
+	if len(cols) > 8 {
+		cols, more = cols[:8], fmt.Sprintf(", … (%d columns)", len(s.Columns))
+	}
+	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%g, budget ε=%g δ=%g, columns=[%s%s])",
+		s.Name, s.D, unitString(s), s.Clip, s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more)
+}
+
+// publicSchema is the JSON form of a handle: the fields a notebook may see.
+func publicSchema(s ledger.Schema) any {
+	return struct {
+		Name       string            `json:"name"`
+		Columns    []string          `json:"columns"`
+		D          int               `json:"d"`
+		Clip       float64           `json:"clip"`
+		Unit       string            `json:"unit"`
+		Label      string            `json:"label,omitempty"`
+		Neighbour  string            `json:"neighbour"`
+		Accountant string            `json:"accountant"`
+		Budget     accounting.Budget `json:"budget"`
+	}{s.Name, s.Columns, s.D, s.Clip, unitString(s), s.Label, s.Neighbour, s.Accountant, s.Budget}
+}
+
+// Budget is a dataset's budget state, as remaining(ds) returns it: public.
+type Budget struct {
+	Dataset    string
+	Accountant string
+	// Eps and Delta are what is left (for display: under zCDP, a later
+	// spend of exactly Eps may not fit; the charge decides).
+	Eps, Delta float64
+	Spent      accounting.Budget
+	Total      accounting.Budget
+	Charges    int
+}
+
+func (b Budget) String() string {
+	return fmt.Sprintf("remaining ε=%.6g, δ=%.6g of %s (spent ε=%.6g, δ=%.6g in %d charges; %s accountant)",
+		b.Eps, b.Delta, fmtBudget(b.Total), b.Spent.Eps, b.Spent.Delta, b.Charges, b.Accountant)
+}
+
+// HTML renders the budget state.
+func (b Budget) HTML() string {
+	return fmt.Sprintf("<div class=\"privnotes-budget\"><b>%s</b>: remaining ε=%.6g, δ=%.6g of ε=%.6g, δ=%.6g (spent ε=%.6g, δ=%.6g in %d charges; %s accountant)</div>",
+		html.EscapeString(b.Dataset), b.Eps, b.Delta, b.Total.Eps, b.Total.Delta, b.Spent.Eps, b.Spent.Delta, b.Charges, html.EscapeString(b.Accountant))
+}

@@ -1,0 +1,273 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"go/scanner"
+	"go/token"
+	"sort"
+	"strconv"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// costFor is the event a private call will charge, from the function, its
+// method and calibration keywords and its (ε, δ); ok is false when the
+// cost cannot be known without running the call (for example a private_mean
+// without δ, which the call itself refuses). A test checks it against
+// every mechanism's plan.
+func costFor(fn, method, calibration string, eps, delta float64) (accounting.Event, bool) {
+	if !(eps > 0) || !(delta >= 0 && delta < 1) {
+		return accounting.Event{}, false
+	}
+	gaussian := delta > 0
+	var ev accounting.Event
+	switch fn {
+	case "private_count":
+		ev = accounting.Pure(eps)
+	case "private_mean":
+		if !gaussian {
+			return ev, false
+		}
+		ev = accounting.ZcdpFor(eps, delta)
+	case "private_fedrep":
+		if !gaussian {
+			return ev, false
+		}
+		if calibration == "paper" {
+			ev = accounting.GdpFor(eps, delta)
+		} else {
+			ev = accounting.ZcdpFor(eps, delta)
+		}
+	case "private_pca":
+		if !gaussian {
+			return ev, false
+		}
+		switch method {
+		case "dppca":
+			ev = accounting.Approx(eps, delta)
+		case "oja":
+			if calibration == "paper" {
+				ev = accounting.Approx(eps, delta)
+			} else {
+				ev = accounting.GdpFor(eps, delta)
+			}
+		default: // auto, npm, adaptive, gauss, federated
+			if calibration == "paper" {
+				ev = accounting.Approx(eps, delta)
+			} else {
+				ev = accounting.ZcdpFor(eps, delta)
+			}
+		}
+	default:
+		return ev, false
+	}
+	ev.Mechanism = fn
+	return ev, ev.Validate() == nil
+}
+
+// staticCost is one statically known charge.
+type staticCost struct {
+	dataset string
+	ev      accounting.Event
+}
+
+// precheck sums the statically known costs of a cell per budget block and
+// per dataset and refuses the cell if one would be exceeded. Run-time
+// charges stay authoritative; a call whose cost is not static (inside a
+// loop, a non-literal eps, method or calibration) is left to them.
+func (rt *Runtime) precheck(p *syntax.Program, goSrc string) error {
+	if len(p.Blocks) == 0 && len(p.Calls) == 0 {
+		return nil
+	}
+	kws := literalKeywords(goSrc, p)
+	cost := func(c syntax.Call) (staticCost, bool) {
+		if !c.Static {
+			return staticCost{}, false
+		}
+		lit := kws[callKey{c.Line, c.Col}]
+		method, calib := "auto", "zcdp"
+		if v, ok := lit["method"]; ok {
+			if v == nil {
+				return staticCost{}, false
+			}
+			method = *v
+		}
+		if v, ok := lit["calibration"]; ok {
+			if v == nil {
+				return staticCost{}, false
+			}
+			calib = *v
+		}
+		ev, ok := costFor(c.Func, method, calib, c.Eps, c.Delta)
+		return staticCost{dataset: c.Dataset, ev: ev}, ok
+	}
+	schemas := map[string]*ledger.Schema{}
+	schemaOf := func(name string) *ledger.Schema {
+		if name == "" {
+			return nil
+		}
+		if s, ok := schemas[name]; ok {
+			return s
+		}
+		var sc *ledger.Schema
+		if st, err := rt.Store(); err == nil {
+			if s, err := st.Schema(name); err == nil {
+				sc = &s
+			}
+		}
+		schemas[name] = sc
+		return sc
+	}
+	perDataset := map[string][]accounting.Event{}
+	for _, blk := range p.Blocks {
+		var evs []accounting.Event
+		mode := ""
+		for _, c := range blk.Calls {
+			sc, ok := cost(c)
+			if !ok {
+				continue
+			}
+			evs = append(evs, sc.ev)
+			if sc.dataset != "" {
+				perDataset[sc.dataset] = append(perDataset[sc.dataset], sc.ev)
+				if s := schemaOf(sc.dataset); s != nil && mode == "" {
+					mode = s.Accountant
+				}
+			}
+		}
+		if blk.Repeated || len(evs) == 0 {
+			continue
+		}
+		capB := accounting.Budget{Eps: blk.Eps, Delta: blk.Delta}
+		acc, err := accounting.NewAccountant(blockMode(blk.Delta, mode), capB)
+		if err != nil {
+			return errorf(NameBudgetBlock, "budget block at %d:%d: %v", blk.Line, blk.Col, err)
+		}
+		if err := acc.Check(evs...); err != nil {
+			if be, ok := asBudgetError(fmt.Sprintf("budget block at %d:%d", blk.Line, blk.Col), err, true); ok {
+				return be
+			}
+			return errorf(NameBudgetBlock, "budget block at %d:%d: %v", blk.Line, blk.Col, err)
+		}
+	}
+	for _, c := range p.Calls {
+		if sc, ok := cost(c); ok && sc.dataset != "" {
+			perDataset[sc.dataset] = append(perDataset[sc.dataset], sc.ev)
+		}
+	}
+	names := make([]string, 0, len(perDataset))
+	for n := range perDataset {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if schemaOf(n) == nil {
+			continue // unknown here: dataset(n) reports it when it runs
+		}
+		st, err := rt.Store()
+		if err != nil {
+			return errorf(NameLedgerError, "%v", err)
+		}
+		if err := st.Precheck(n, perDataset[n]...); err != nil {
+			if be, ok := asBudgetError(fmt.Sprintf("dataset %q", n), err, true); ok {
+				return be
+			}
+			var ex *accounting.ExceededError
+			if !errors.As(err, &ex) {
+				continue // e.g. an event the dataset's accountant cannot compose: the charge reports it
+			}
+		}
+	}
+	return nil
+}
+
+type callKey struct{ line, col int }
+
+// literalKeywords reads, for each private call of the program, the keyword
+// arguments whose value is a string literal in the translated Go:
+// __pn_kw("method", "npm"). A keyword present with another value maps to
+// nil. Lines are kept by the translation, so the k-th call of a function
+// on a line of the cell is the k-th on the same line of the Go.
+func literalKeywords(goSrc string, p *syntax.Program) map[callKey]map[string]*string {
+	type tk struct {
+		t    token.Token
+		lit  string
+		line int
+	}
+	fset := token.NewFileSet()
+	f := fset.AddFile("", -1, len(goSrc))
+	var sc scanner.Scanner
+	sc.Init(f, []byte(goSrc), nil, 0)
+	var toks []tk
+	for {
+		pos, t, lit := sc.Scan()
+		if t == token.EOF {
+			break
+		}
+		toks = append(toks, tk{t, lit, fset.Position(pos).Line})
+	}
+	// the calls of each (line, func), in token order
+	type lf struct {
+		line int
+		fn   string
+	}
+	starts := map[lf][]int{}
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i].t == token.IDENT && toks[i+1].t == token.LPAREN && (i == 0 || toks[i-1].t != token.PERIOD) {
+			if f, ok := syntax.Lookup(toks[i].lit); ok && f.Private {
+				k := lf{toks[i].line, toks[i].lit}
+				starts[k] = append(starts[k], i+1)
+			}
+		}
+	}
+	calls := p.AllCalls()
+	sort.Slice(calls, func(i, j int) bool {
+		if calls[i].Line != calls[j].Line {
+			return calls[i].Line < calls[j].Line
+		}
+		return calls[i].Col < calls[j].Col
+	})
+	seen := map[lf]int{}
+	out := map[callKey]map[string]*string{}
+	for _, c := range calls {
+		k := lf{c.Line, c.Func}
+		n := seen[k]
+		seen[k]++
+		if n >= len(starts[k]) {
+			continue
+		}
+		lp := starts[k][n]
+		kw := map[string]*string{}
+		depth := 0
+		for i := lp; i < len(toks); i++ {
+			switch toks[i].t {
+			case token.LPAREN, token.LBRACK, token.LBRACE:
+				depth++
+			case token.RPAREN, token.RBRACK, token.RBRACE:
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+			if depth == 1 && toks[i].t == token.IDENT && toks[i].lit == "__pn_kw" && i+3 < len(toks) &&
+				toks[i+1].t == token.LPAREN && toks[i+2].t == token.STRING && toks[i+3].t == token.COMMA {
+				name, err := strconv.Unquote(toks[i+2].lit)
+				if err != nil {
+					continue
+				}
+				var val *string
+				if i+5 < len(toks) && toks[i+4].t == token.STRING && toks[i+5].t == token.RPAREN {
+					if v, err := strconv.Unquote(toks[i+4].lit); err == nil {
+						val = &v
+					}
+				}
+				kw[name] = val
+			}
+		}
+		out[callKey{c.Line, c.Col}] = kw
+	}
+	return out
+}

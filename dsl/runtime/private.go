@@ -1,0 +1,318 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/dppca"
+	"github.com/privnotes/privnotes/mechanisms/federated"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/pca"
+)
+
+// planned is a validated private call: its exact cost, its public
+// description and the run that may start once the cost is charged.
+type planned struct {
+	fn        string
+	method    string // the mechanism as the receipt names it
+	cost      accounting.Event
+	eps       float64
+	delta     float64
+	noise     string // the noise scale, in words (never a function of n)
+	note      string
+	params    map[string]any
+	run       func(ctx context.Context, d *ledger.Data) (any, error)
+	columns   []string
+	hasValues bool
+}
+
+// autoMaxGaussD is the largest dimension for which method="auto" picks
+// Analyze Gauss (see docs/dsl.md): one noisy d×d covariance beats L noisy
+// d×k products while d is small; beyond it the power method's noise, which
+// grows with d·k per iteration rather than d², wins.
+const autoMaxGaussD = 100
+
+// autoMethod is the documented rule of method="auto": public facts only.
+func autoMethod(d, k int) string {
+	if d <= autoMaxGaussD {
+		return pca.MethodGauss
+	}
+	return pca.MethodNPM
+}
+
+// pcaAvailable lists the private_pca methods this build wires.
+var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "federated": true}
+
+// ojaGap is the public eigengap hint private Oja's learning rate uses (rows
+// are scaled into the unit ball, so eigenvalues lie in [0, 1]).
+const ojaGap = 0.1
+
+func argErr(fn string, err error) *Error {
+	return errorf(NameArgumentError, "%s: %v", fn, err)
+}
+
+func neighbourOf(fn string, a *args, sc ledger.Schema) accounting.Neighbour {
+	s := a.str("neighbour")
+	if s == "" {
+		s = sc.Neighbour
+	}
+	nb, err := accounting.ParseNeighbour(s)
+	if err != nil {
+		panic(argErr(fn, err))
+	}
+	return nb
+}
+
+func clipOf(fn string, a *args, sc ledger.Schema) float64 {
+	c := a.float("clip")
+	if c == 0 {
+		c = sc.Clip
+	}
+	if !(c > 0) || math.IsInf(c, 0) {
+		panic(errorf(NameArgumentError, "%s: clip=%v must be a finite number > 0", fn, c))
+	}
+	return c
+}
+
+func publicParams(a *args, extra map[string]any) map[string]any {
+	p := map[string]any{}
+	for k, v := range a.params() {
+		p[k] = v
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// planPCA validates a private_pca call and plans it. It reads no data.
+func planPCA(src *source, a *args) *planned {
+	const fn = "private_pca"
+	sc := src.schema
+	d, k := sc.D, a.int("k")
+	method := a.str("method")
+	if !pcaAvailable[method] {
+		panic(errorf(NameNotAvailable, "method %q is not available in this build", method))
+	}
+	chosen := method
+	if method == "auto" {
+		chosen = autoMethod(d, k)
+	}
+	eps, delta := a.float("eps"), a.float("delta")
+	nb := neighbourOf(fn, a, sc)
+	clip := clipOf(fn, a, sc)
+	p := &planned{fn: fn, eps: eps, delta: delta, columns: sc.Columns,
+		params: publicParams(a, map[string]any{"method": chosen, "requested_method": method, "clip": clip, "neighbour": nb.String()})}
+	if method == "auto" {
+		p.note = fmt.Sprintf("method auto chose %s (d=%d ≤ %d → gauss, else npm). ", chosen, d, autoMaxGaussD)
+		if d > autoMaxGaussD {
+			p.note = fmt.Sprintf("method auto chose %s (d=%d > %d). ", chosen, d, autoMaxGaussD)
+		}
+	}
+	switch chosen {
+	case pca.MethodNPM, pca.MethodAdaptive, pca.MethodGauss:
+		calib, err := pca.ParseCalibration(a.str("calibration"))
+		if err != nil {
+			panic(argErr(fn, err))
+		}
+		if a.int("providers") != 0 || a.int("sparsity") != 0 {
+			panic(errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
+		}
+		opt := pca.Options{K: k, Iters: a.int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip}
+		pl, err := pca.PlanMethod(chosen, opt, d)
+		if err != nil {
+			panic(argErr(fn, err))
+		}
+		p.method, p.cost, p.hasValues = "pca/"+chosen, pl.Cost, true
+		p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per coordinate (rows scaled to norm ≤ 1 by the clip %g), %d iteration(s)", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Iters)
+		if chosen == pca.MethodAdaptive {
+			p.noise = fmt.Sprintf("noise multiplier %.4g per unit of the threshold, sparse-vector ε=%.4g per iteration, %d iteration(s)", pl.NoiseMultiplier, pl.SVTEps, pl.Iters)
+		}
+		p.note += pl.Note
+		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
+			r, err := pl.Run(ctx, unitRows(data))
+			if err != nil {
+				return nil, err
+			}
+			return &PCAResult{Components: r.Components, Values: r.Values}, nil
+		}
+	case dppca.MethodDPPCA, dppca.MethodPrivateOja:
+		if k != 1 {
+			panic(errorf(NameArgumentError, "%s: method %q estimates the top component only: use k=1 (or method \"npm\" or \"gauss\" for k > 1)", fn, chosen))
+		}
+		if nb != accounting.ReplaceOne {
+			panic(errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (its minibatches need a public n); this dataset or call uses %s", fn, chosen, nb))
+		}
+		if a.int("providers") != 0 || a.int("sparsity") != 0 {
+			panic(errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
+		}
+		calib := dppca.CalibPaper
+		if a.str("calibration") == "zcdp" {
+			calib = dppca.CalibAnalytic
+		}
+		opt := dppca.Options{Eps: eps, Delta: delta, Calibration: calib, Neighbour: accounting.ReplaceOne,
+			Steps: a.int("iters"), Centred: sc.Center == "public-mean"}
+		var pl *dppca.Plan
+		var err error
+		if chosen == dppca.MethodDPPCA {
+			pl, err = dppca.PlanDPPCA(opt, d)
+		} else {
+			opt.Beta, opt.Gap = 1, ojaGap
+			pl, err = dppca.PlanPrivateOja(opt, d)
+		}
+		if err != nil {
+			panic(argErr(fn, err))
+		}
+		p.method, p.cost = "dppca/"+chosen, pl.Cost
+		if chosen == dppca.MethodPrivateOja {
+			p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g on each clipped minibatch sum (rows scaled to norm ≤ 1 by the clip %g), %d steps", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Steps)
+		} else {
+			p.noise = fmt.Sprintf("Gaussian multiplier %.4g per unit of the private gradient-spread estimate (rows scaled to norm ≤ 1 by the clip %g), %d steps", pl.NoiseMultiplier, clip, pl.Steps)
+		}
+		p.note += pl.Note
+		p.params["calibration"] = calib.String()
+		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
+			r, err := pl.Run(ctx, scaleRows(unitRows(data), clip))
+			if err != nil {
+				return nil, err
+			}
+			return &PCAResult{Components: r.Components}, nil
+		}
+	case "federated":
+		calib := federated.CalibZCDP
+		if a.str("calibration") == "paper" {
+			calib = federated.CalibPaper
+		}
+		s := a.int("sparsity")
+		if s == 0 {
+			s = d
+		}
+		providers := a.int("providers")
+		if providers == 0 {
+			providers = 1
+		}
+		if providers < 1 || providers > 1000 {
+			panic(errorf(NameArgumentError, "%s: providers=%d: use 1..1000", fn, providers))
+		}
+		opt := federated.PCAOptions{K: k, Sparsity: s, Iters: a.int("iters"), Eps: eps, Delta: delta, Calibration: calib}
+		pl, err := federated.PlanPCA(opt, d)
+		if err != nil {
+			panic(argErr(fn, err))
+		}
+		p.method, p.cost = "federated/dpspca", pl.Cost
+		p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
+		p.note += pl.Note
+		p.params["sparsity"], p.params["providers"] = s, providers
+		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
+			rows := scaleRows(unitRows(data), clip)
+			ps, err := splitProviders(rows, providers)
+			if err != nil {
+				return nil, err
+			}
+			r, err := pl.Coordinate(ctx, federated.NewLocal(ps))
+			if err != nil {
+				return nil, err
+			}
+			return &PCAResult{Components: r.Q, Support: append([]int(nil), r.Support...)}, nil
+		}
+	default:
+		panic(errorf(NameNotAvailable, "method %q is not available in this build", chosen))
+	}
+	return p
+}
+
+// splitProviders deals the rows round-robin to n providers (a public
+// rule); a provider left without rows gets one zero row, which contributes
+// nothing, so the split never fails on the private row count.
+func splitProviders(rows *mat.Dense, n int) ([]federated.Provider[federated.PCARequest, federated.PCAReply], error) {
+	r, c := rows.Dims()
+	parts := make([][]float64, n)
+	for i := range r {
+		parts[i%n] = append(parts[i%n], rows.RawRowView(i)...)
+	}
+	out := make([]federated.Provider[federated.PCARequest, federated.PCAReply], n)
+	for i := range parts {
+		x := parts[i]
+		if len(x) == 0 {
+			x = make([]float64, c)
+		}
+		p, err := federated.NewPCAProvider(mat.NewDense(len(x)/c, c, x), noise.New())
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// privatePCA implements private_pca.
+func (rt *Runtime) privatePCA(ds any, kws ...KW) *PCAResult {
+	const fn = "private_pca"
+	b := rt.current(fn)
+	a := mustArgs(fn, kws)
+	src := rt.resolve(fn, ds)
+	p := planPCA(src, a)
+	out, rcpt := rt.execute(b, src, p)
+	res := out.(*PCAResult)
+	res.Method, res.Columns, res.Receipt = p.method, append([]string(nil), src.schema.Columns...), rcpt
+	return res
+}
+
+func mustArgs(fn string, kws []KW) *args {
+	a, err := parseArgs(fn, kws)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// execute charges the plan, then loads the data and runs the mechanism.
+// Errors after the charge carry fixed messages: whether and why a
+// mechanism failed may depend on the data.
+func (rt *Runtime) execute(b *binding, src *source, p *planned) (any, *Receipt) {
+	ev := p.cost
+	if !ev.HasTarget() {
+		ev = ev.WithTarget(p.eps, p.delta)
+	}
+	if ev.Mechanism == "" {
+		ev.Mechanism = p.method
+	}
+	if err := ev.Validate(); err != nil {
+		panic(errorf(NameArgumentError, "%s: %v", p.fn, err))
+	}
+	ch, err := rt.charge(b, src, ev, p.params)
+	if err != nil {
+		panic(err)
+	}
+	rcpt := newReceipt(src, p, ev, ch)
+	data, err := rt.load(src)
+	if err != nil {
+		panic(errorf(NameLedgerError, "%s: the data of %q could not be read after the charge (ledger record %d stands): %v", p.fn, src.label(), ch.ledgerID, loadError(err)))
+	}
+	out, err := p.run(b.ctx, data)
+	if err != nil {
+		if b.ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			panic(errorf(NameInterrupted, "%s was interrupted; its charge (ledger record %d) stands", p.fn, ch.ledgerID))
+		}
+		if src.synth != nil { // public data: the reason may be shown
+			panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %s: %v", p.fn, p.method, src.label(), err))
+		}
+		panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s (for example too few rows for the number of steps)", p.fn, p.method, src.label(), ch.ledgerID, p.fn))
+	}
+	return out, rcpt
+}
+
+// loadError keeps only data-independent load failures.
+func loadError(err error) string {
+	var le *Error
+	if errors.As(err, &le) {
+		return le.Msg
+	}
+	return "the stored data failed its integrity check or the database could not be read (run `privnotes ledger verify`)"
+}

@@ -1,0 +1,318 @@
+package runtime
+
+import (
+	"fmt"
+	"html"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// Receipt says what a release cost: the privacy receipt every result
+// carries. All of it is public.
+type Receipt struct {
+	Dataset   string
+	Function  string
+	Mechanism string
+	// Eps and Delta are the target the mechanism was calibrated to.
+	Eps, Delta float64
+	// Cost is the charged event in its native measure.
+	Cost       accounting.Event
+	Accountant string
+	NoiseScale string
+	Note       string
+	// Charged is false for public synthetic data (nothing was spent).
+	Charged  bool
+	LedgerID int64
+	// Block is the budget block the call ran in ("" outside any).
+	Block string
+	// Remaining is the dataset's budget left after the charge.
+	Remaining accounting.Budget
+	Params    map[string]any
+}
+
+func newReceipt(src *source, p *planned, ev accounting.Event, ch *chargeResult) *Receipt {
+	r := &Receipt{Dataset: src.label(), Function: p.fn, Mechanism: p.method, Eps: p.eps, Delta: p.delta, Cost: ev,
+		NoiseScale: p.noise, Note: strings.TrimSpace(p.note), Charged: src.synth == nil, LedgerID: ch.ledgerID,
+		Block: ch.block, Remaining: ch.remaining, Accountant: ch.mode, Params: p.params}
+	if src.synth != nil {
+		r.Accountant = "none (public synthetic data: not charged)"
+	}
+	return r
+}
+
+// String is the receipt in one paragraph.
+func (r *Receipt) String() string {
+	if r == nil {
+		return "no receipt"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, costString(r.Cost), r.Accountant)
+	if r.Charged {
+		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta)
+	} else {
+		b.WriteString("; not charged (public data)")
+	}
+	if r.Block != "" {
+		fmt.Fprintf(&b, "; in budget block %s", r.Block)
+	}
+	fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
+	return b.String()
+}
+
+func costString(e accounting.Event) string {
+	e.Mechanism = ""
+	return e.String()
+}
+
+// HTML renders the receipt as a small table.
+func (r *Receipt) HTML() string {
+	if r == nil {
+		return ""
+	}
+	rows := [][2]string{
+		{"dataset", r.Dataset}, {"mechanism", r.Mechanism},
+		{"ε, δ", fmt.Sprintf("%.6g, %.6g", r.Eps, r.Delta)},
+		{"cost", costString(r.Cost)}, {"accountant", r.Accountant},
+		{"noise", r.NoiseScale}, {"note", r.Note},
+	}
+	if r.Charged {
+		rows = append(rows, [2]string{"ledger record", fmt.Sprint(r.LedgerID)},
+			[2]string{"remaining", fmt.Sprintf("ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
+	} else {
+		rows = append(rows, [2]string{"ledger", "not charged: public synthetic data"})
+	}
+	if r.Block != "" {
+		rows = append(rows, [2]string{"budget block", r.Block})
+	}
+	var b strings.Builder
+	b.WriteString("<table class=\"privnotes-receipt\"><caption>privacy receipt</caption>\n")
+	for _, row := range rows {
+		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td style=\"text-align:left\">%s</td></tr>\n", html.EscapeString(row[0]), html.EscapeString(row[1]))
+	}
+	b.WriteString("</table>")
+	return b.String()
+}
+
+// Metadata is the output metadata the kernel attaches (key "privnotes").
+func (r *Receipt) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	m := map[string]any{"eps": r.Eps, "delta": r.Delta, "dataset": r.Dataset, "mechanism": r.Mechanism,
+		"ledger_id": r.LedgerID, "accountant": r.Accountant, "charged": r.Charged, "cost": costString(r.Cost)}
+	if r.Block != "" {
+		m["block"] = r.Block
+	}
+	return map[string]any{"privnotes": m}
+}
+
+// PCAResult is a private_pca release.
+type PCAResult struct {
+	// Components has orthonormal columns (d×k), the leading direction first.
+	Components *mat.Dense
+	// Values are private estimates of the top eigenvalues of Σ aaᵀ over the
+	// clipped rows, when the method computes them (npm, adaptive, gauss);
+	// nil otherwise.
+	Values []float64
+	// Support lists the rows the federated method's estimate may use.
+	Support []int
+	Method  string
+	Columns []string
+	Receipt *Receipt
+}
+
+// Component returns column j (1-based) of Components.
+func (r *PCAResult) Component(j int) []float64 {
+	_, k := r.Components.Dims()
+	if j < 1 || j > k {
+		panic(errorf(NameArgumentError, "component %d: the result has components 1..%d", j, k))
+	}
+	return mat.Col(nil, j-1, r.Components)
+}
+
+func (r *PCAResult) String() string {
+	d, k := r.Components.Dims()
+	var b strings.Builder
+	fmt.Fprintf(&b, "PCAResult(%s): %d component(s) over %d columns\n", r.Method, k, d)
+	for i := range d {
+		name := fmt.Sprint(i)
+		if i < len(r.Columns) {
+			name = r.Columns[i]
+		}
+		fmt.Fprintf(&b, "  %-12s", name)
+		for j := range k {
+			fmt.Fprintf(&b, " % .4f", r.Components.At(i, j))
+		}
+		b.WriteByte('\n')
+		if d > 40 && i == 19 {
+			fmt.Fprintf(&b, "  … (%d more rows)\n", d-20)
+			break
+		}
+	}
+	if r.Values != nil {
+		fmt.Fprintf(&b, "  eigenvalue estimates: %v\n", fmtFloats(r.Values))
+	}
+	b.WriteString(r.Receipt.String())
+	return b.String()
+}
+
+// HTML renders the components as a table, then the receipt.
+func (r *PCAResult) HTML() string {
+	d, k := r.Components.Dims()
+	var b strings.Builder
+	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>private_pca (%s): %d component(s)</caption>\n<thead><tr><th>column</th>", html.EscapeString(r.Method), k)
+	for j := range k {
+		fmt.Fprintf(&b, "<th>PC%d</th>", j+1)
+	}
+	b.WriteString("</tr></thead>\n<tbody>\n")
+	for i := range d {
+		if d > 60 && i >= 30 && i < d-10 {
+			if i == 30 {
+				fmt.Fprintf(&b, "<tr><th>⋮</th><td colspan=\"%d\">%d rows</td></tr>\n", k, d-40)
+			}
+			continue
+		}
+		name := fmt.Sprint(i)
+		if i < len(r.Columns) {
+			name = r.Columns[i]
+		}
+		fmt.Fprintf(&b, "<tr><th>%s</th>", html.EscapeString(name))
+		for j := range k {
+			fmt.Fprintf(&b, "<td>%.4f</td>", r.Components.At(i, j))
+		}
+		b.WriteString("</tr>\n")
+	}
+	if r.Values != nil {
+		b.WriteString("<tr><th>eigenvalue (DP)</th>")
+		for _, v := range r.Values {
+			fmt.Fprintf(&b, "<td>%.4g</td>", v)
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody></table>\n")
+	b.WriteString(r.Receipt.HTML())
+	b.WriteString("</div>")
+	return b.String()
+}
+
+// Metadata carries the receipt into the output metadata.
+func (r *PCAResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+
+// CountResult is a private_count release.
+type CountResult struct {
+	// Value is the noisy count, rounded to an integer (it may be negative
+	// for tiny datasets).
+	Value   float64
+	Receipt *Receipt
+}
+
+func (r *CountResult) String() string {
+	return fmt.Sprintf("private count ≈ %.0f\n%s", r.Value, r.Receipt)
+}
+
+// HTML renders the count and the receipt.
+func (r *CountResult) HTML() string {
+	return fmt.Sprintf("<div class=\"privnotes-result\"><p>private count ≈ <b>%.0f</b></p>%s</div>", r.Value, r.Receipt.HTML())
+}
+
+// Metadata carries the receipt into the output metadata.
+func (r *CountResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+
+// MeanResult is a private_mean release.
+type MeanResult struct {
+	Columns []string
+	Values  []float64
+	Receipt *Receipt
+}
+
+// Get returns the mean of a column by name.
+func (r *MeanResult) Get(column string) float64 {
+	for i, c := range r.Columns {
+		if c == column {
+			return r.Values[i]
+		}
+	}
+	panic(errorf(NameArgumentError, "no column %q in this result; it has %v", column, r.Columns))
+}
+
+func (r *MeanResult) String() string {
+	var b strings.Builder
+	b.WriteString("private mean:\n")
+	for i, c := range r.Columns {
+		fmt.Fprintf(&b, "  %-12s % .6g\n", c, r.Values[i])
+	}
+	b.WriteString(r.Receipt.String())
+	return b.String()
+}
+
+// HTML renders the mean vector and the receipt.
+func (r *MeanResult) HTML() string {
+	var b strings.Builder
+	b.WriteString("<div class=\"privnotes-result\"><table><caption>private mean</caption>\n")
+	for i, c := range r.Columns {
+		fmt.Fprintf(&b, "<tr><th>%s</th><td>%.6g</td></tr>\n", html.EscapeString(c), r.Values[i])
+	}
+	b.WriteString("</table>\n")
+	b.WriteString(r.Receipt.HTML())
+	b.WriteString("</div>")
+	return b.String()
+}
+
+// Metadata carries the receipt into the output metadata.
+func (r *MeanResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+
+// FedRepResult is a private_fedrep release: the shared representation.
+type FedRepResult struct {
+	// U is the d×k shared representation (orthonormal columns).
+	U       *mat.Dense
+	Columns []string
+	Receipt *Receipt
+}
+
+func (r *FedRepResult) String() string {
+	d, k := r.U.Dims()
+	return fmt.Sprintf("FedRepResult: shared representation U (%d×%d)\n%v\n%s", d, k, mat.Formatted(r.U, mat.Squeeze()), r.Receipt)
+}
+
+// HTML renders U and the receipt.
+func (r *FedRepResult) HTML() string {
+	d, k := r.U.Dims()
+	var b strings.Builder
+	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>private_fedrep: U (%d×%d)</caption>\n", d, k)
+	for i := range d {
+		name := fmt.Sprint(i)
+		if i < len(r.Columns) {
+			name = r.Columns[i]
+		}
+		fmt.Fprintf(&b, "<tr><th>%s</th>", html.EscapeString(name))
+		for j := range k {
+			fmt.Fprintf(&b, "<td>%.4f</td>", r.U.At(i, j))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</table>\n")
+	b.WriteString(r.Receipt.HTML())
+	b.WriteString("</div>")
+	return b.String()
+}
+
+// Metadata carries the receipt into the output metadata.
+func (r *FedRepResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+
+func fmtFloats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.4g", x)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func denseOf(r, c int, data []float64) *mat.Dense {
+	if r == 0 || c == 0 {
+		return &mat.Dense{}
+	}
+	return mat.NewDense(r, c, data)
+}

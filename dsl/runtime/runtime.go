@@ -1,0 +1,312 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/privnotes/privnotes/dsl/engine"
+	"github.com/privnotes/privnotes/dsl/interp"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// Config configures a Runtime.
+type Config struct {
+	// StateDir is the state directory holding the datasets and the ledger
+	// (ledger.StateDir resolves the default: --state, PRIVNOTES_STATE, the
+	// user's data directory). The store is opened at the first use.
+	StateDir string
+}
+
+// Runtime is the DSL runtime of one engine (kernel, REPL or script run).
+// It implements interp.Plugin.
+type Runtime struct {
+	cfg Config
+
+	storeMu  sync.Mutex
+	store    *ledger.Store
+	storeErr error
+
+	// mu guards the cell binding, the open block and the handle cache.
+	mu      sync.Mutex
+	cell    *binding
+	block   *block
+	byName  map[string]Dataset
+	chargeM sync.Mutex // serializes charges (block check + ledger + block spend)
+}
+
+// binding is the cell the DSL calls belong to.
+type binding struct {
+	ctx   context.Context
+	out   engine.Output
+	id    string
+	ended bool
+}
+
+// block is an open budget block.
+type block struct {
+	cap accounting.Budget
+	pos string
+	acc *accounting.Accountant // created at the first charge (its mode follows the dataset)
+}
+
+var _ interp.Plugin = (*Runtime)(nil)
+
+func init() {
+	interp.RegisterPlugin(func(stateDir string) (interp.Plugin, error) {
+		return New(Config{StateDir: stateDir})
+	})
+}
+
+// New returns a runtime; it opens nothing until a cell needs the store.
+func New(cfg Config) (*Runtime, error) {
+	return &Runtime{cfg: cfg, byName: map[string]Dataset{}}, nil
+}
+
+// Store opens (once) and returns the state database.
+func (rt *Runtime) Store() (*ledger.Store, error) {
+	rt.storeMu.Lock()
+	defer rt.storeMu.Unlock()
+	if rt.store != nil || rt.storeErr != nil {
+		return rt.store, rt.storeErr
+	}
+	dir, err := ledger.StateDir(rt.cfg.StateDir)
+	if err == nil {
+		rt.store, err = ledger.Open(dir)
+	}
+	if err != nil {
+		rt.storeErr = fmt.Errorf("opening the privnotes state: %w", err)
+	}
+	return rt.store, rt.storeErr
+}
+
+func (rt *Runtime) mustStore() *ledger.Store {
+	s, err := rt.Store()
+	if err != nil {
+		panic(errorf(NameLedgerError, "%v", err))
+	}
+	return s
+}
+
+// Close closes the state database.
+func (rt *Runtime) Close() error {
+	rt.storeMu.Lock()
+	defer rt.storeMu.Unlock()
+	if rt.store == nil {
+		return nil
+	}
+	err := rt.store.Close()
+	rt.store, rt.storeErr = nil, errors.New("the runtime is closed")
+	return err
+}
+
+// Exports are the functions and types callable bare from cells.
+func (rt *Runtime) Exports() map[string]reflect.Value {
+	ex := map[string]reflect.Value{
+		"__pn_budget_begin": reflect.ValueOf(rt.budgetBegin),
+		"__pn_budget_end":   reflect.ValueOf(rt.budgetEnd),
+		"__pn_kw":           reflect.ValueOf(newKW),
+		"__pn_magic":        reflect.ValueOf(rt.magic),
+
+		"dataset":          reflect.ValueOf(rt.dataset),
+		"private_pca":      reflect.ValueOf(rt.privatePCA),
+		"private_fedrep":   reflect.ValueOf(rt.privateFedRep),
+		"private_count":    reflect.ValueOf(rt.privateCount),
+		"private_mean":     reflect.ValueOf(rt.privateMean),
+		"remaining":        reflect.ValueOf(rt.remaining),
+		"plot_loadings":    reflect.ValueOf(plotLoadings),
+		"plot_eigenvalues": reflect.ValueOf(plotEigenvalues),
+		"synth_spiked":     reflect.ValueOf(synthSpiked),
+		"synth_fedrep":     reflect.ValueOf(synthFedRep),
+
+		"Dataset":      reflect.ValueOf((*Dataset)(nil)),
+		"Budget":       reflect.ValueOf((*Budget)(nil)),
+		"PCAResult":    reflect.ValueOf((*PCAResult)(nil)),
+		"CountResult":  reflect.ValueOf((*CountResult)(nil)),
+		"MeanResult":   reflect.ValueOf((*MeanResult)(nil)),
+		"FedRepResult": reflect.ValueOf((*FedRepResult)(nil)),
+		"Receipt":      reflect.ValueOf((*Receipt)(nil)),
+		"Plot":         reflect.ValueOf((*Plot)(nil)),
+		"SynthData":    reflect.ValueOf((*SynthData)(nil)),
+	}
+	// show is the engine's display function (interp provides it); every
+	// other entry of syntax.Funcs must be provided here.
+	return ex
+}
+
+// Rewrite translates a cell with dsl/syntax.
+func (rt *Runtime) Rewrite(src string) (interp.Program, error) {
+	p, err := syntax.Translate("", src)
+	if err != nil {
+		return interp.Program{}, err
+	}
+	return interp.Program{Go: p.Go, Pos: p.Lines.Map, Plan: p}, nil
+}
+
+// Begin binds the runtime to the cell and runs the static pre-check: a
+// cell whose statically known costs exceed a block's cap or a dataset's
+// remaining budget is refused whole.
+func (rt *Runtime) Begin(ctx context.Context, cell *interp.Cell) error {
+	id := cell.ID
+	if id == "" {
+		id = "cell"
+	}
+	if cell.ExecutionCount > 0 {
+		id = fmt.Sprintf("%s[%d]", id, cell.ExecutionCount)
+	}
+	if p, ok := cell.Program.Plan.(*syntax.Program); ok && p != nil {
+		if err := rt.precheck(p, cell.Program.Go); err != nil {
+			return err
+		}
+	}
+	rt.mu.Lock()
+	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id}
+	rt.block = nil
+	rt.mu.Unlock()
+	return nil
+}
+
+// End closes a block the cell left open and ends the binding: DSL calls
+// from goroutines that outlive their cell are refused.
+func (rt *Runtime) End(cell *interp.Cell) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.block = nil
+	if rt.cell != nil {
+		rt.cell.ended = true
+	}
+}
+
+// Names lists the DSL function names.
+func (rt *Runtime) Names() []string { return syntax.Names() }
+
+// Keywords lists the keyword names of a DSL function.
+func (rt *Runtime) Keywords(name string) []string {
+	if f, ok := syntax.Lookup(name); ok {
+		return f.KeywordNames()
+	}
+	return nil
+}
+
+// Doc returns the help of a DSL function or magic.
+func (rt *Runtime) Doc(name string) (string, bool) {
+	if f, ok := syntax.Lookup(name); ok {
+		if name == "show" {
+			return "", false // the engine documents its own show
+		}
+		return f.Help(), true
+	}
+	return magicDoc(name)
+}
+
+// current returns the running cell or panics with NoCell.
+func (rt *Runtime) current(fn string) *binding {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.cell == nil {
+		panic(errorf(NameNoCell, "%s was called outside a running cell", fn))
+	}
+	if rt.cell.ended {
+		panic(errorf(NameNoCell, "%s was called after its cell ended (from a goroutine that outlived the cell): wait for the goroutines (for example with a channel) before the cell ends", fn))
+	}
+	return rt.cell
+}
+
+func (rt *Runtime) budgetBegin(eps, delta float64, pos string) {
+	b := rt.current("a budget block")
+	if !(eps > 0) || eps > 1e6 {
+		panic(errorf(NameBudgetBlock, "budget block at %s: eps=%v must be a finite number > 0", pos, eps))
+	}
+	if !(delta >= 0 && delta < 1) {
+		panic(errorf(NameBudgetBlock, "budget block at %s: delta=%v must satisfy 0 ≤ δ < 1", pos, delta))
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.block != nil {
+		panic(errorf(NameBudgetBlock, "budget block at %s: blocks do not nest, and the block at %s is still open", pos, rt.block.pos))
+	}
+	rt.block = &block{cap: accounting.Budget{Eps: eps, Delta: delta}, pos: b.id + ":" + pos}
+}
+
+func (rt *Runtime) budgetEnd() {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.block = nil
+}
+
+// blockMode is the composition rule of a block: the dataset's, except
+// that a block without δ composes with the basic rule (zCDP needs δ > 0).
+func blockMode(capDelta float64, datasetMode string) accounting.Mode {
+	m, err := accounting.ParseMode(datasetMode)
+	if err != nil {
+		m = accounting.ModeZCDP
+	}
+	if capDelta == 0 && m == accounting.ModeZCDP {
+		m = accounting.ModeBasic
+	}
+	return m
+}
+
+// chargeResult is a committed charge.
+type chargeResult struct {
+	ledgerID  int64
+	remaining accounting.Budget
+	spent     accounting.Budget
+	mode      string
+	block     string
+}
+
+// charge checks ev against the open block's cap and, for a registered
+// dataset, charges the ledger durably; the block records the spend only
+// when the ledger accepted it. Charges are serialized in-process; the
+// ledger transaction serializes processes.
+func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params map[string]any) (*chargeResult, error) {
+	rt.chargeM.Lock()
+	defer rt.chargeM.Unlock()
+	rt.mu.Lock()
+	blk := rt.block
+	rt.mu.Unlock()
+	res := &chargeResult{}
+	if blk != nil {
+		if blk.acc == nil {
+			acc, err := accounting.NewAccountant(blockMode(blk.cap.Delta, src.schema.Accountant), blk.cap)
+			if err != nil {
+				return nil, errorf(NameBudgetBlock, "budget block at %s: %v", blk.pos, err)
+			}
+			blk.acc = acc
+		}
+		if err := blk.acc.Check(ev); err != nil {
+			if be, ok := asBudgetError("budget block at "+blk.pos, err, false); ok {
+				return nil, be
+			}
+			return nil, errorf(NameArgumentError, "budget block at %s: %v", blk.pos, err)
+		}
+		res.block = blk.pos
+	}
+	if src.synth == nil {
+		st := rt.mustStore()
+		rec, err := st.Charge(b.ctx, src.name, ev, ledger.ChargeMeta{Params: params, Cell: b.id})
+		if err != nil {
+			if be, ok := asBudgetError(fmt.Sprintf("dataset %q", src.name), err, false); ok {
+				return nil, be
+			}
+			if b.ctx.Err() != nil {
+				return nil, errorf(NameInterrupted, "interrupted before the charge: nothing was spent")
+			}
+			return nil, errorf(NameLedgerError, "charging dataset %q: %v (nothing was spent)", src.name, err)
+		}
+		res.ledgerID, res.remaining, res.spent, res.mode = rec.ID, rec.Remaining, rec.Spent, rec.Mode
+	}
+	if blk != nil {
+		if err := blk.acc.Spend(ev); err != nil {
+			// Check passed under the same lock; only a bug gets here. The
+			// ledger charge stands, which errs on the safe side.
+			return nil, errorf(NameBudgetBlock, "budget block at %s: %v", blk.pos, err)
+		}
+	}
+	return res, nil
+}

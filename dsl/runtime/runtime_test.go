@@ -1,0 +1,317 @@
+package runtime
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/privnotes/privnotes/dsl/dataset"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// The pre-check's cost table must be the cost the mechanisms' plans
+// charge, for every function, method and calibration.
+func TestCostForMatchesPlans(t *testing.T) {
+	sc := ledger.Schema{Name: "x", Columns: []string{"a", "b", "c", "d", "e", "f"}, D: 6, Clip: 1, Unit: "row",
+		Neighbour: "replace-one", Accountant: "zcdp", Center: "none"}
+	user := sc
+	user.Unit, user.UserColumn, user.Label = "user", "u", "y"
+	for _, calib := range []string{"zcdp", "paper"} {
+		for _, method := range []string{"auto", "npm", "adaptive", "gauss", "dppca", "oja", "federated"} {
+			kws := []KW{newKW("k", 1), newKW("eps", 0.5), newKW("delta", 1e-6), newKW("method", method), newKW("calibration", calib)}
+			if method == "adaptive" {
+				kws = append(kws, newKW("iters", 5))
+			}
+			a, err := parseArgs("private_pca", kws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := planPCA(&source{name: "x", schema: sc}, a)
+			want, ok := costFor("private_pca", method, calib, 0.5, 1e-6)
+			if !ok || !sameCost(p.cost, want) {
+				t.Errorf("private_pca method=%s calibration=%s: plan costs %+v, costFor %+v", method, calib, p.cost, want)
+			}
+		}
+		a, _ := parseArgs("private_fedrep", []KW{newKW("eps", 1), newKW("delta", 1e-6), newKW("calibration", calib)})
+		p := planFedRep(&source{name: "x", schema: user}, a)
+		if want, ok := costFor("private_fedrep", "", calib, 1, 1e-6); !ok || !sameCost(p.cost, want) {
+			t.Errorf("private_fedrep calibration=%s: plan %+v, costFor %+v", calib, p.cost, want)
+		}
+	}
+	a, _ := parseArgs("private_count", []KW{newKW("eps", 0.3)})
+	if want, _ := costFor("private_count", "", "", 0.3, 0); !sameCost(planCount(&source{schema: sc}, a).cost, want) {
+		t.Error("private_count cost differs")
+	}
+	a, _ = parseArgs("private_mean", []KW{newKW("eps", 0.3), newKW("delta", 1e-6)})
+	if want, _ := costFor("private_mean", "", "", 0.3, 1e-6); !sameCost(planMean(&source{schema: sc}, a).cost, want) {
+		t.Error("private_mean cost differs")
+	}
+}
+
+func sameCost(a, b accounting.Event) bool {
+	close := func(x, y float64) bool { return math.Abs(x-y) <= 1e-12*math.Max(1, math.Abs(y)) }
+	return a.Kind == b.Kind && close(a.Eps, b.Eps) && close(a.Delta, b.Delta) && close(a.Rho, b.Rho) && close(a.Mu, b.Mu)
+}
+
+func TestParseArgs(t *testing.T) {
+	for _, tc := range []struct {
+		fn   string
+		kws  []KW
+		want string // substring of the error; "" for success
+	}{
+		{"private_pca", []KW{newKW("eps", 1), newKW("delta", 1e-6)}, ""},
+		{"private_pca", []KW{newKW("eps", 1), newKW("kk", 1)}, "unknown keyword kk; valid keywords: k, eps, delta, method"},
+		{"private_pca", []KW{newKW("delta", 1e-6)}, "keyword eps is required"},
+		{"private_pca", []KW{newKW("eps", "1")}, "keyword eps: want a number, got string"},
+		{"private_pca", []KW{newKW("eps", 1), newKW("k", 1.5)}, "keyword k: want an integer, got 1.5"},
+		{"private_pca", []KW{newKW("eps", 1), newKW("method", "magic")}, `keyword method: "magic" is not one of "auto", "npm"`},
+		{"private_pca", []KW{newKW("eps", -1)}, "eps=-1: the privacy cost ε must be a finite number > 0"},
+		{"private_pca", []KW{newKW("eps", 1), newKW("delta", 1.0)}, "delta=1: the privacy cost δ must satisfy 0 ≤ δ < 1"},
+		{"private_pca", []KW{newKW("eps", 1), newKW("eps", 2)}, "keyword eps given twice"},
+		{"private_pca", []KW{newKW("eps", math.Inf(1))}, "want a finite number"},
+		{"private_mean", []KW{newKW("eps", 1), newKW("delta", 1e-6), newKW("columns", []string{"a"})}, ""},
+		{"private_mean", []KW{newKW("eps", 1), newKW("columns", []int{1})}, "want a []string"},
+		{"synth_spiked", []KW{newKW("n", 10)}, "keyword d is required"},
+		{"synth_spiked", []KW{newKW("n", int64(10)), newKW("d", uint8(3))}, ""},
+	} {
+		_, err := parseArgs(tc.fn, tc.kws)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s%v: %v", tc.fn, tc.kws, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s%v: error %v, want %q", tc.fn, tc.kws, err, tc.want)
+		case err != nil && err.(*Error).Name != NameArgumentError:
+			t.Errorf("%s: error name %s", tc.fn, err.(*Error).Name)
+		}
+	}
+}
+
+// Every function of syntax.Funcs but show (the engine's) is exported, with
+// positional parameters then ...KW.
+func TestExportsCoverFuncs(t *testing.T) {
+	rt, _ := New(Config{StateDir: t.TempDir()})
+	ex := rt.Exports()
+	kwType := fmt.Sprintf("%T", KW{})
+	for _, f := range syntax.Funcs {
+		if f.Name == "show" {
+			if _, ok := ex["show"]; ok {
+				t.Error("show must stay the engine's display function")
+			}
+			continue
+		}
+		v, ok := ex[f.Name]
+		if !ok {
+			t.Errorf("%s is not exported", f.Name)
+			continue
+		}
+		ty := v.Type()
+		if !ty.IsVariadic() || ty.NumIn() != len(f.Positional)+1 || ty.In(ty.NumIn()-1).Elem().String() != kwType {
+			t.Errorf("%s has type %s, want %d positional parameters then ...%s", f.Name, ty, len(f.Positional), kwType)
+		}
+	}
+	for _, n := range []string{"__pn_budget_begin", "__pn_budget_end", "__pn_kw", "__pn_magic"} {
+		if _, ok := ex[n]; !ok {
+			t.Errorf("%s is not exported", n)
+		}
+	}
+}
+
+// Synthetic data: public, usable by every private function without a
+// ledger charge; the cost is still reported and counted in a block.
+func TestSynthetic(t *testing.T) {
+	dir := t.TempDir()
+	register(t, dir, "real", table(50, 3, 1, 0.3), accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
+	s := newSession(t, dir)
+	out := s.ok(`syn := synth_spiked(n=2000, d=8, k=2, gap=5, seed=3)
+r := private_pca(syn, k=2, eps=2, delta=1e-6, method="npm", iters=10)
+fmt.Println(r.Receipt.Charged, r.Receipt.LedgerID, r.Method, len(r.Values))
+fmt.Println(syn)
+p := plot_loadings(r, component=2)
+q := plot_eigenvalues(r, title="eigen")
+fmt.Println(len(p.PNG()) > 1000, len(q.PNG()) > 1000)
+fr := synth_fedrep(users=200, m=10, d=6, k=2)
+u := private_fedrep(fr, k=2, eps=4, delta=1e-6)
+ur, uc := u.U.Dims()
+fmt.Println(ur, uc, u.Receipt.Charged)
+c := private_count(fr, eps=1)
+m := private_mean(syn, eps=1, delta=1e-6, columns=[]string{"c1", "c2"})
+fmt.Println(len(m.Values), m.Columns)
+g := private_pca(syn, k=1, eps=1, delta=1e-6, method="gauss")
+`)
+	want := "false 0 pca/npm 2\n"
+	if !strings.HasPrefix(out, want) || !strings.Contains(out, "true true\n6 2 false\n2 [c1 c2]") {
+		t.Errorf("output:\n%s", out)
+	}
+	// the PNG is a PNG
+	res, o := s.run(`plot_loadings(r)`)
+	if res.Error != nil || res.Value == nil || !strings.HasPrefix(fmt.Sprint(res.Value.Data["image/png"]), "iVBOR") {
+		t.Errorf("plot display: %+v %s", res.Error, o.all(res))
+	}
+	s.fails(`plot_eigenvalues(private_pca(syn, k=1, eps=1, delta=1e-6, method="federated"))`, NameArgumentError)
+	// on public data a mechanism's own error is shown
+	res, _ = s.fails(`r3 := private_pca(syn, k=1, eps=0.5, delta=1e-6, method="dppca")`, NameMechanismFailed)
+	if !strings.Contains(res.Error.Value, "too few rows") {
+		t.Errorf("public data: %s", res.Error.Value)
+	}
+	s.fails(`remaining(syn)`, NameDatasetError)
+	// a block caps synthetic calls too (reported cost), before anything runs
+	s.fails(`budget eps=0.5, delta=1e-6 {
+	r2 := private_pca(syn, k=1, eps=0.6, delta=1e-6)
+}`, NameBudgetExceeded)
+	if st := status(t, dir, "real"); st.Charges != 0 {
+		t.Errorf("synthetic runs charged the ledger %d times", st.Charges)
+	}
+	// npm on the spiked model finds the planted subspace (a loose check:
+	// eps=2 on n=2000 rows of norm ~3 with gap 5)
+	out = s.ok(`big := synth_spiked(n=20000, d=5, k=1, gap=20, seed=4)
+e := private_pca(big, k=1, eps=4, delta=1e-6, method="npm", iters=8)
+dot := 0.0
+for i := 0; i < 5; i++ {
+	dot += e.Components.At(i, 0) * big.Truth.At(i, 0)
+}
+fmt.Println(math.Abs(dot) > 0.9)`)
+	if strings.TrimSpace(out) != "true" {
+		t.Errorf("npm on the spiked model: %s", out)
+	}
+}
+
+// Every private_pca method this build wires runs end to end on a
+// registered dataset, and user-level datasets aggregate per user.
+func TestMethodsRun(t *testing.T) {
+	dir := t.TempDir()
+	register(t, dir, "rows", table(3000, 5, 5, 0.3), accounting.Budget{Eps: 100, Delta: 1e-3}, accounting.ModeBasic)
+	register(t, dir, "tall", table(40000, 2, 8, 0.3), accounting.Budget{Eps: 100, Delta: 1e-3}, accounting.ModeBasic)
+	tab := table(400, 3, 6, 0.3)
+	tab.UserColumn, tab.NumUsers, tab.Label = "uid", 100, "y"
+	for i := 0; i < tab.Rows; i++ {
+		tab.Users = append(tab.Users, int32(i%100))
+		tab.Y = append(tab.Y, 0.1*float64(i%7))
+	}
+	st, _ := ledger.Open(dir)
+	if _, err := st.Register(t.Context(), ledger.Registration{Name: "users", Table: tab, Budget: accounting.Budget{Eps: 50, Delta: 1e-3},
+		Accountant: accounting.ModeBasic, Clip: 1, LabelClip: 1}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	s := newSession(t, dir)
+	s.ok(`ds := dataset("rows")
+tall := dataset("tall")
+us := dataset("users")`)
+	for _, c := range []string{
+		`r := private_pca(ds, k=2, eps=1, delta=1e-6)`,
+		`r := private_pca(ds, k=2, eps=1, delta=1e-6, method="npm")`,
+		`r := private_pca(ds, k=1, eps=1, delta=1e-6, method="adaptive", iters=5)`,
+		`r := private_pca(ds, k=2, delta=1e-6, method="gauss", calibration="paper", eps=0.9, neighbour="add-remove")`,
+		`r := private_pca(tall, k=1, eps=0.8, delta=1e-6, method="dppca", iters=2, calibration="zcdp")`,
+		`r := private_pca(ds, k=1, eps=0.8, delta=1e-6, method="oja", iters=5)`,
+		`r := private_pca(ds, k=2, eps=1, delta=1e-6, method="federated", providers=3, sparsity=4)`,
+		`r := private_count(us, eps=1)`,
+		`r := private_mean(us, eps=1, delta=1e-6, clip=0.5)`,
+		`r := private_fedrep(us, k=1, eps=2, delta=1e-6, rounds=2)`,
+		`r := private_fedrep(us, k=1, eps=2, delta=1e-6, rounds=2, init="random")`,
+		`r := private_pca(us, k=1, eps=1, delta=1e-6)`,
+	} {
+		res, o := s.run(c + "\nr")
+		if res.Error != nil {
+			t.Errorf("%s: %s", c, o.all(res))
+			continue
+		}
+		md, _ := res.Value.Metadata["privnotes"].(map[string]any)
+		if md == nil || md["ledger_id"] == int64(0) || md["eps"] == nil {
+			t.Errorf("%s: metadata %v", c, res.Value.Metadata)
+		}
+		if _, ok := res.Value.Data["text/html"]; !ok {
+			t.Errorf("%s: no HTML display", c)
+		}
+	}
+	s.fails(`r := private_fedrep(ds, k=1, eps=2, delta=1e-6)`, NameArgumentError)
+	s.fails(`r := private_pca(ds, k=1, eps=0.8, delta=1e-6, method="dppca", neighbour="add-remove")`, NameArgumentError)
+	verify(t, dir)
+}
+
+// The new user's path of issue 6: register breast_cancer.csv, run private
+// PCA in a budget block, see a refusal over budget, restart and see the
+// same remaining budget.
+func TestBreastCancerFlow(t *testing.T) {
+	dir := t.TempDir()
+	breastCancer(t, dir, "breast_cancer", accounting.Budget{Eps: 1, Delta: 1e-5})
+	s := newSession(t, dir)
+	out := s.ok(`bc := dataset("breast_cancer")
+budget eps=0.8, delta=1e-6 {
+	pc := private_pca(bc, k=3, eps=0.5, delta=1e-6)
+}
+fmt.Println(pc.Method, remaining(bc).Eps < 1)`)
+	if !strings.HasPrefix(out, "pca/gauss true") {
+		t.Errorf("got %q", out)
+	}
+	s.fails(`budget eps=2, delta=1e-6 {
+	pc2 := private_pca(bc, k=3, eps=1.5, delta=1e-6)
+}`, NameBudgetExceeded)
+	before := s.ok(`fmt.Println(remaining(bc))`)
+	s2 := newSession(t, dir)
+	if after := s2.ok(`fmt.Println(remaining(dataset("breast_cancer")))`); after != before {
+		t.Errorf("after restart %q, before %q", after, before)
+	}
+	verify(t, dir)
+}
+
+// Magics and help.
+func TestMagics(t *testing.T) {
+	s, _ := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
+	out := s.ok(`%datasets
+%help
+%help private_pca
+%help budget
+budget eps=0.5, delta=1e-6 {
+	c := private_count(dataset("secret"), eps=0.1)
+	%budget secret
+}
+%ledger secret`)
+	for _, want := range []string{"NAME", "secret", "private_pca(ds, k=1, eps=<float>", "Paper:", "budget eps=E, delta=D",
+		"open budget block at test[1]:5:1: cap (ε=0.5, δ=1e-06), spent", "count/laplace", "dataset/register", "synth_spiked"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("magic output lacks %q:\n%s", want, out)
+		}
+	}
+	s.fails(`%ledger nosuch`, NameDatasetError)
+	if d, ok := s.rt.Doc("private_mean"); !ok || !strings.Contains(d, "columns") {
+		t.Errorf("Doc: %q", d)
+	}
+	if kw := s.rt.Keywords("private_count"); strings.Join(kw, ",") != "eps,delta" {
+		t.Errorf("Keywords: %v", kw)
+	}
+}
+
+// Noise comes from noise.New only: no source file of the runtime uses a
+// seeded sampler or math/rand.
+func TestNoSeededNoise(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, bad := range []string{"NewSeeded", `"math/rand`, "OwnerInfo"} {
+			if bytes.Contains(b, []byte(bad)) {
+				t.Errorf("%s uses %s", f, bad)
+			}
+		}
+	}
+	if n < 5 {
+		t.Fatalf("read %d files", n)
+	}
+}
+
+// dataset.Table is built by the tests; keep the import used.
+var _ = dataset.Table{}

@@ -1,0 +1,186 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+)
+
+// source is the data a private call runs on: a registered dataset
+// (charged to the ledger) or public synthetic data (never charged).
+type source struct {
+	name   string
+	schema ledger.Schema
+	synth  *SynthData
+}
+
+func (s *source) label() string {
+	if s.synth != nil {
+		return "synthetic:" + s.synth.Recipe
+	}
+	return s.name
+}
+
+// dataset opens a registered dataset by name.
+func (rt *Runtime) dataset(name string, kws ...KW) Dataset {
+	noKeywords("dataset", kws)
+	rt.mu.Lock()
+	h, ok := rt.byName[name]
+	rt.mu.Unlock()
+	if ok {
+		return h
+	}
+	sc, err := rt.mustStore().Schema(name)
+	if err != nil {
+		if errors.Is(err, ledger.ErrNoDataset) {
+			panic(errorf(NameDatasetError, "no dataset %q is registered in this state directory; %%datasets lists them (the data owner registers datasets with `privnotes dataset add`)", name))
+		}
+		panic(errorf(NameLedgerError, "reading dataset %q: %v", name, err))
+	}
+	h = registerHandle(&handleEntry{rt: rt, name: name, schema: sc})
+	rt.mu.Lock()
+	rt.byName[name] = h
+	rt.mu.Unlock()
+	return h
+}
+
+// resolve turns a call's first argument into a source.
+func (rt *Runtime) resolve(fn string, v any) *source {
+	switch x := v.(type) {
+	case Dataset:
+		e := x.mustEntry()
+		if e.rt != rt {
+			panic(errorf(NameDatasetError, "%s: this handle belongs to another privnotes session; open it here with dataset(%q)", fn, e.name))
+		}
+		return &source{name: e.name, schema: e.schema}
+	case *Dataset:
+		if x == nil {
+			break
+		}
+		return rt.resolve(fn, *x)
+	case *SynthData:
+		if x == nil || x.x == nil {
+			break
+		}
+		return &source{name: "synthetic:" + x.Recipe, schema: x.schema, synth: x}
+	}
+	panic(errorf(NameArgumentError, "%s: the first argument must be a dataset handle from dataset(\"name\") or synthetic data from synth_*; got %s", fn, typeName(v)))
+}
+
+// load reads the data of a source. Call it only after the charge.
+func (rt *Runtime) load(src *source) (*ledger.Data, error) {
+	if src.synth != nil {
+		return src.synth.data(), nil
+	}
+	return rt.mustStore().Load(src.name)
+}
+
+// unitRows returns one row per privacy unit: the rows themselves, or for
+// unit=user the mean of each user's rows (a public rule, so one user moves
+// one row: row-level mechanisms on these rows are user-level DP).
+func unitRows(d *ledger.Data) *mat.Dense {
+	if d.Schema.Unit != "user" || d.Users == nil {
+		return d.X
+	}
+	_, cols := d.X.Dims()
+	nu := d.NumUsers
+	if nu < 1 {
+		nu = 1
+	}
+	out := mat.NewDense(nu, cols, nil)
+	counts := make([]float64, nu)
+	for i, u := range d.Users {
+		if int(u) < 0 || int(u) >= nu {
+			continue
+		}
+		row := out.RawRowView(int(u))
+		for j, v := range d.X.RawRowView(i) {
+			row[j] += v
+		}
+		counts[u]++
+	}
+	for u := range nu {
+		if counts[u] > 0 {
+			row := out.RawRowView(u)
+			for j := range row {
+				row[j] /= counts[u]
+			}
+		}
+	}
+	return out
+}
+
+// scaleRows returns the rows scaled by min(1/clip, 1/‖a‖) so that each has
+// norm at most 1 (pca's public rule); non-finite rows become zero rows.
+func scaleRows(x *mat.Dense, clip float64) *mat.Dense {
+	if x.IsEmpty() {
+		return x
+	}
+	r, c := x.Dims()
+	out := mat.NewDense(r, c, nil)
+	for i := range r {
+		row := x.RawRowView(i)
+		var ss float64
+		finite := true
+		for _, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				finite = false
+				break
+			}
+			ss += v * v
+		}
+		if !finite {
+			continue
+		}
+		norm := math.Sqrt(ss)
+		s := 1 / clip
+		if norm > clip {
+			s = 1 / norm
+		}
+		dst := out.RawRowView(i)
+		for j, v := range row {
+			dst[j] = v * s
+		}
+	}
+	return out
+}
+
+// clipRows returns the rows clipped to L2 norm at most clip; non-finite
+// rows become zero rows.
+func clipRows(x *mat.Dense, clip float64) *mat.Dense {
+	out := scaleRows(x, clip)
+	out.Scale(clip, out)
+	return out
+}
+
+func columnIndex(sc ledger.Schema, names []string) ([]int, error) {
+	if len(names) == 0 {
+		idx := make([]int, sc.D)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, nil
+	}
+	pos := map[string]int{}
+	for i, c := range sc.Columns {
+		pos[c] = i
+	}
+	var idx []int
+	seen := map[string]bool{}
+	for _, n := range names {
+		i, ok := pos[n]
+		if !ok {
+			return nil, fmt.Errorf("no column %q; the columns are %v", n, sc.Columns)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("column %q listed twice", n)
+		}
+		seen[n] = true
+		idx = append(idx, i)
+	}
+	return idx, nil
+}

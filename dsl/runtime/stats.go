@@ -1,0 +1,182 @@
+package runtime
+
+// private_count: the discrete Laplace mechanism (Dwork, McSherry, Nissim and
+// Smith 2006) on the integer lattice, via mechanisms/noise.
+// private_mean: the Gaussian mechanism on a clipped sum divided by a noisy
+// count, both in zCDP (Bun and Steinke 2016, Prop. 1.6 and Lemma 2.3).
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// countSensitivity is the ℓ1 sensitivity of a count of privacy units. Under
+// add-remove it is 1; under replace-one the count does not change, but the
+// runtime still adds noise of sensitivity 1 so that the count of units is
+// never released exactly (the DSL promises never to reveal n).
+const countSensitivity = 1
+
+// meanCountShare is the share of private_mean's zCDP budget spent on the
+// noisy count; the rest goes to the clipped sum, whose noise dominates the
+// error of the mean.
+const meanCountShare = 0.2
+
+func planCount(src *source, a *args) *planned {
+	const fn = "private_count"
+	eps, delta := a.float("eps"), a.float("delta")
+	b := noise.LaplaceScale(countSensitivity, eps, 1)
+	unit := "rows"
+	if src.schema.Unit == "user" {
+		unit = "users"
+	}
+	ev := accounting.Pure(eps)
+	ev.Mechanism = "count/laplace"
+	p := &planned{fn: fn, method: "count/laplace", cost: ev, eps: eps, delta: delta,
+		noise:  fmt.Sprintf("discrete Laplace, scale b=%.4g (sensitivity 1)", b),
+		note:   fmt.Sprintf("counts %s; pure ε-DP with ε=%v (δ unused); n + discrete Laplace noise on the integers, rounded", unit, eps),
+		params: publicParams(a, map[string]any{"unit": unit})}
+	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
+		n := float64(unitCount(d))
+		v := n + noise.New().Laplace(b)
+		return &CountResult{Value: math.Round(v)}, nil
+	}
+	return p
+}
+
+func unitCount(d *ledger.Data) int {
+	if d.Schema.Unit == "user" && d.Users != nil {
+		return d.NumUsers
+	}
+	r, _ := d.X.Dims()
+	return r
+}
+
+func (rt *Runtime) privateCount(ds any, kws ...KW) *CountResult {
+	const fn = "private_count"
+	b := rt.current(fn)
+	a := mustArgs(fn, kws)
+	src := rt.resolve(fn, ds)
+	p := planCount(src, a)
+	out, rcpt := rt.execute(b, src, p)
+	res := out.(*CountResult)
+	res.Receipt = rcpt
+	return res
+}
+
+func planMean(src *source, a *args) *planned {
+	const fn = "private_mean"
+	sc := src.schema
+	eps, delta := a.float("eps"), a.float("delta")
+	if delta == 0 {
+		panic(errorf(NameArgumentError, "%s: the Gaussian mechanism needs delta > 0 (for example delta=1e-6)", fn))
+	}
+	idx, err := columnIndex(sc, a.strs("columns"))
+	if err != nil {
+		panic(argErr(fn, err))
+	}
+	clip := clipOf(fn, a, sc)
+	nb, err := accounting.ParseNeighbour(sc.Neighbour)
+	if err != nil {
+		nb = accounting.ReplaceOne
+	}
+	rho := accounting.RhoForTarget(eps, delta)
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		panic(errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta))
+	}
+	rhoSum, rhoCount := (1-meanCountShare)*rho, meanCountShare*rho
+	// One unit moves the clipped sum by 2·clip when replaced, clip when
+	// added or removed.
+	sens := clip
+	if nb == accounting.ReplaceOne {
+		sens = 2 * clip
+	}
+	zSum, zCount := 1/math.Sqrt(2*rhoSum), 1/math.Sqrt(2*rhoCount)
+	if zSum*math.Sqrt(float64(len(idx))) > 0x1p37 || zCount > 0x1p37 {
+		panic(errorf(NameArgumentError, "%s: eps=%v is too small to represent the noise: raise eps", fn, eps))
+	}
+	sigmaSum := noise.GaussianScale(sens, zSum, len(idx))
+	sigmaCount := noise.GaussianScale(countSensitivity, zCount, 1)
+	ev := accounting.Zcdp(rho).WithTarget(eps, delta)
+	ev.Mechanism = "mean/gaussian"
+	cols := make([]string, len(idx))
+	for i, j := range idx {
+		cols[i] = sc.Columns[j]
+	}
+	p := &planned{fn: fn, method: "mean/gaussian", cost: ev, eps: eps, delta: delta, columns: cols,
+		noise: fmt.Sprintf("Gaussian std %.4g per coordinate of the clipped sum (sensitivity %g), std %.4g on the count", sigmaSum, sens, sigmaCount),
+		note: fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum of rows clipped to norm %g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
+			eps, delta, rho, 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
+		params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
+	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
+		rows := unitRows(d)
+		r, _ := rows.Dims()
+		sub := make([]float64, 0, r*len(idx))
+		for i := range r {
+			row := rows.RawRowView(i)
+			for _, j := range idx {
+				sub = append(sub, row[j])
+			}
+		}
+		sum := make([]float64, len(idx))
+		clipped := clipRows(denseOf(r, len(idx), sub), clip)
+		for i := range r {
+			for j, v := range clipped.RawRowView(i) {
+				sum[j] += v
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := noise.New()
+		s.AddGaussian(sum, sigmaSum)
+		cnt := []float64{float64(r)}
+		s.AddGaussian(cnt, sigmaCount)
+		den := math.Max(cnt[0], 1)
+		mean := make([]float64, len(idx))
+		for j := range mean {
+			mean[j] = sum[j] / den
+			if sc.Center == "public-mean" && len(sc.Mean) == sc.D {
+				mean[j] += sc.Mean[idx[j]] // the public mean removed at registration
+			}
+		}
+		return &MeanResult{Values: mean}, nil
+	}
+	return p
+}
+
+func (rt *Runtime) privateMean(ds any, kws ...KW) *MeanResult {
+	const fn = "private_mean"
+	b := rt.current(fn)
+	a := mustArgs(fn, kws)
+	src := rt.resolve(fn, ds)
+	p := planMean(src, a)
+	out, rcpt := rt.execute(b, src, p)
+	res := out.(*MeanResult)
+	res.Columns, res.Receipt = p.columns, rcpt
+	return res
+}
+
+// remaining implements remaining(ds): the dataset's public budget state.
+func (rt *Runtime) remaining(ds any, kws ...KW) Budget {
+	noKeywords("remaining", kws)
+	rt.current("remaining")
+	src := rt.resolve("remaining", ds)
+	if src.synth != nil {
+		panic(errorf(NameDatasetError, "remaining: synthetic data is public and has no budget"))
+	}
+	st, err := rt.mustStore().Status(src.name)
+	if err != nil {
+		panic(errorf(NameLedgerError, "remaining(%q): %v", src.name, err))
+	}
+	return budgetOf(st)
+}
+
+func budgetOf(st *ledger.Status) Budget {
+	return Budget{Dataset: st.Dataset, Accountant: st.Mode, Eps: st.Remaining.Eps, Delta: st.Remaining.Delta,
+		Spent: st.Spent, Total: st.Budget, Charges: st.Charges}
+}
