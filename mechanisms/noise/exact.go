@@ -77,11 +77,16 @@ func (b *bitSource) bit() bool {
 // probability below 2^-7.
 const uniformBits = 48
 
-// uniform returns an integer uniform on [0, n), 0 < n <= 2^47, by Lemire's
-// multiply-and-reject method on uniformBits-bit integers: x·n = hi·2^48 +
-// lo, and x is redrawn while lo < 2^48 mod n, which makes hi exactly
-// uniform.
+// uniform returns an integer uniform on [0, n), n > 0, by Lemire's
+// multiply-and-reject method: for n <= 2^47 on uniformBits-bit integers
+// (x·n = hi·2^48 + lo, and x is redrawn while lo < 2^48 mod n, which makes
+// hi exactly uniform), for larger n on 64-bit words. A 48-bit draw cannot
+// cover n > 2^48 values at all (the rejection zone would be everything), so
+// the integer samplers' scales up to 2^50 need the wide path.
 func (b *bitSource) uniform(n uint64) uint64 {
+	if n > 1<<(uniformBits-1) {
+		return b.uniform64(n)
+	}
 	const mask = 1<<uniformBits - 1
 	hi, lo := bits.Mul64(b.bits(uniformBits), n)
 	if lo&mask < n { // only then can x be in the rejection zone: divide
@@ -91,6 +96,19 @@ func (b *bitSource) uniform(n uint64) uint64 {
 		}
 	}
 	return hi<<(64-uniformBits) | lo>>uniformBits
+}
+
+// uniform64 is Lemire's method on 64-bit words: x·n = hi·2^64 + lo, and x
+// is redrawn while lo < 2^64 mod n.
+func (b *bitSource) uniform64(n uint64) uint64 {
+	hi, lo := bits.Mul64(b.bits(64), n)
+	if lo < n {
+		thresh := -n % n // 2^64 mod n
+		for lo < thresh {
+			hi, lo = bits.Mul64(b.bits(64), n)
+		}
+	}
+	return hi
 }
 
 // blockBits is the number of bits of U that bernoulliFrac compares at once.

@@ -1,9 +1,11 @@
 package noise
 
 import (
+	"math"
 	"math/big"
 	"math/bits"
 	"testing"
+	"time"
 )
 
 // scripted returns a bit source whose byte stream is prefix followed by
@@ -120,5 +122,45 @@ func TestBitsStream(t *testing.T) {
 	}
 	if len(got) < 60 {
 		t.Fatalf("only %d bytes checked", len(got))
+	}
+}
+
+// The integer samplers accept scales up to 2^50, but uniform once drew only
+// 48 bits, so a scale above 2^48 made its rejection loop run forever.
+// Every documented scale must return, and uniform must stay in range and
+// unbiased for wide n.
+func TestWideIntegerScales(t *testing.T) {
+	done := make(chan struct{})
+	s := NewSeeded(44)
+	go func() {
+		defer close(done)
+		for _, scale := range []uint64{1<<47 + 1, 1<<48 + 1, 1 << 50} {
+			for i := 0; i < 200; i++ {
+				s.DiscreteLaplaceInt(scale)
+				s.DiscreteGaussianInt(scale)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("integer samplers at scales above 2^47 did not return within 30 s")
+	}
+
+	b := NewSeeded(45).src
+	const draws = 20000
+	for _, n := range []uint64{1<<48 + 1, 1 << 50, 3 << 61, math.MaxUint64} {
+		sum := 0.0
+		for i := 0; i < draws; i++ {
+			v := b.uniform(n)
+			if v >= n {
+				t.Fatalf("uniform(%d) = %d out of range", n, v)
+			}
+			sum += float64(v) / float64(n)
+		}
+		// The mean of U[0,1) over 20000 draws has std 0.002; allow 5 std.
+		if m := sum / draws; math.Abs(m-0.5) > 0.01 {
+			t.Errorf("uniform(%d): mean/n = %v, want 0.5 ± 0.01", n, m)
+		}
 	}
 }

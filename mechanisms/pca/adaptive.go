@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -154,6 +155,12 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 	if err := checkScales(MethodAdaptive, pl.NoiseMultiplier, d, pl.SVTEps); err != nil {
 		return nil, err
 	}
+	// The AboveThreshold coupling shifts the threshold noise by 1 and the
+	// query noise by 2 (count sensitivity 1); on a lattice that is a valid
+	// shift only if the step divides 1 (see svtReaches).
+	if noise.LatticeStep(noise.LaplaceScale(4, pl.SVTEps, 1)) > 1 {
+		return nil, fmt.Errorf("pca adaptive: the sparse-vector ε=%.3g per iteration is too small for the noise lattice: raise eps or lower iters", pl.SVTEps)
+	}
 	pl.NoiseStd = noise.GaussianScale(pl.Sensitivity*roundingSlack, pl.NoiseMultiplier, d)
 	if opt.Calibration == CalibZCDP {
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s over T=%d iterations, each a sparse-vector step with ε=%s and a Gaussian step with noise multiplier %s (%s)",
@@ -163,6 +170,7 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 			opt.Eps, opt.Delta, T, fmtG(pl.StepEps), fmtG(pl.StepDelta), fmtG(pl.NoiseMultiplier), opt.Neighbour)
 	}
 	pl.opt = opt
+	pl.seal()
 	return pl, nil
 }
 
@@ -234,14 +242,14 @@ func (pl *Plan) runAdaptive(ctx context.Context, data *mat.Dense) (*Result, erro
 		// and fresh query noise per grid point.
 		kStar := gridTop
 		if !keepAll {
-			thr := -offset + src.laplace(bThr)
+			zThr := src.laplace(bThr)
 			above := 0
 			for _, c := range acc.hist {
 				above += c
 			}
 			for k := 0; k <= gridTop; k++ {
 				above -= acc.hist[k] // rows with bucket > k
-				if float64(-above)+src.laplace(bQuery) >= thr {
+				if svtReaches(-above, src.laplace(bQuery), offset, zThr) {
 					kStar = k
 					break
 				}
@@ -285,6 +293,32 @@ func (pl *Plan) runAdaptive(ctx context.Context, data *mat.Dense) (*Result, erro
 	comps := mat.NewDense(d, 1, append([]float64(nil), x...))
 	fixSigns(comps)
 	return pl.result(comps, []float64{last * opt.Clip * opt.Clip}, thetas), nil
+}
+
+// svtReaches reports whether the noisy query q + zq reaches the noisy
+// threshold −offset + zThr, deciding q + zq + offset − zThr ≥ 0 exactly.
+//
+// Evaluating fl(q+zq) ≥ fl(−offset+zThr) in float64 instead would round
+// both sides (the lattice steps of the Laplace noise lie far below the
+// ulp of counts in the thousands), and rounding breaks the AboveThreshold
+// proof: round(a) < round(b) does not imply round(a+1) < round(b+1), so
+// the coupling that shifts the noise by the count sensitivity no longer
+// maps runs to runs. The exact comparison is a function of the exact noisy
+// values only. Both noises are multiples of their lattice steps, powers of
+// two no larger than 1/8 (checkScales caps 4/ε_s at 2^37; PlanAdaptive
+// checks it), so shifting them by the count sensitivity 1 or by 2 stays on
+// the lattice, as the discrete-Laplace version of the proof needs.
+func svtReaches(q int, zq, offset, zThr float64) bool {
+	// 4 float64 terms plus an integer below 2^63: 2200 bits hold the sum
+	// exactly whatever their exponents.
+	const prec = 2200
+	var sum, t big.Float
+	sum.SetPrec(prec).SetInt64(int64(q))
+	for _, v := range [...]float64{zq, offset, -zThr} {
+		t.SetPrec(prec).SetFloat64(v)
+		sum.Add(&sum, &t)
+	}
+	return sum.Sign() >= 0
 }
 
 // apmPass computes, for the unit iterate x, every row's score

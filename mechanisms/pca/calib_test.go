@@ -3,6 +3,7 @@ package pca
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -253,6 +254,82 @@ func TestCancellation(t *testing.T) {
 		}
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: error %v, want context.Canceled", m, err)
+		}
+	}
+}
+
+// The paper calibration of npm is refused exactly above the ε where its
+// noise stops delivering (ε, δ): 8(1 − 1/√2)·ln(1/δ) ≈ 2.34·ln(1/δ) (spec
+// §2 NOTE). The limit was once computed as half of that, refusing valid
+// targets (ε = 20 at δ = 1e-6) while the error message printed 2.34.
+func TestNPMPaperEpsLimit(t *testing.T) {
+	const delta = 1e-6
+	limit := npmPaperEpsLimit(delta)
+	if !near(limit, 2.343*math.Log(1/delta), 1e-3) {
+		t.Fatalf("limit %v, want 2.343·ln(1/δ) = %v", limit, 2.343*math.Log(1/delta))
+	}
+	for _, eps := range []float64{1, 20, limit * (1 - 1e-9)} {
+		const L, p = 7, 3
+		pl, err := PlanNoisyPower(Options{Eps: eps, Delta: delta, Iters: L, K: 2, Oversample: 1, Calibration: CalibPaper}, 10)
+		if err != nil {
+			t.Fatalf("ε=%v ≤ limit refused: %v", eps, err)
+		}
+		// What the noise delivers: each release has Frobenius sensitivity at
+		// most √p, so ρ = L·p/(2σ²); its classic conversion must be ≤ ε.
+		rho := float64(L) * p / (2 * pl.NoiseStd * pl.NoiseStd)
+		if got := accounting.ZCDPToEpsClassic(rho, delta); got > eps*(1+1e-9) {
+			t.Errorf("ε=%v: the paper noise only gives ε=%v at δ=%v", eps, got, delta)
+		}
+	}
+	_, err := PlanNoisyPower(Options{Eps: limit * 1.001, Delta: delta, Iters: 7, Calibration: CalibPaper}, 10)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%.3g", limit)) {
+		t.Errorf("ε above the limit: error %v, want a refusal naming %.3g", err, limit)
+	}
+	// Just above the limit the paper noise really is too small.
+	eps := limit * 1.01
+	rho := eps * eps / (8 * math.Log(1/delta))
+	if accounting.ZCDPToEpsClassic(rho, delta) <= eps {
+		t.Errorf("above the limit the classic conversion still gives ≤ ε; the limit is not tight")
+	}
+}
+
+// Run must execute exactly the plan whose Cost was charged: editing an
+// exported field afterwards (fewer noise, more iterations) is refused
+// before any data are read. Before the fix Run used the edited fields.
+func TestPlanEditsRefused(t *testing.T) {
+	data := mat.NewDense(50, 4, nil)
+	for i := 0; i < 50; i++ {
+		data.Set(i, i%4, 1)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Plan)
+	}{
+		{"noise std", func(p *Plan) { p.NoiseStd /= 100 }},
+		{"iterations", func(p *Plan) { p.Iters *= 10 }},
+		{"sparse-vector ε", func(p *Plan) { p.SVTEps *= 100 }},
+		{"sensitivity", func(p *Plan) { p.Sensitivity /= 2 }},
+		{"multiplier", func(p *Plan) { p.NoiseMultiplier /= 2 }},
+	} {
+		for _, m := range Methods {
+			opt := Options{Eps: 1, Delta: 1e-6, Iters: 3}
+			if m == MethodGauss {
+				opt.Iters = 0
+			}
+			pl, err := PlanMethod(m, opt, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pl.Run(context.Background(), data); err != nil {
+				t.Fatalf("%s: unedited plan refused: %v", m, err)
+			}
+			tc.edit(pl)
+			if pl.public() == pl.sealed.public() {
+				continue // the field is 0 for this method: the edit changed nothing
+			}
+			if _, err := pl.Run(context.Background(), data); err == nil || !strings.Contains(err.Error(), "changed after planning") {
+				t.Errorf("%s, edited %s: Run error %v, want a refusal", m, tc.name, err)
+			}
 		}
 	}
 }

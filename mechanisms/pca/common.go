@@ -152,7 +152,23 @@ type Plan struct {
 	// Note explains the calibration in one line.
 	Note string
 
-	opt Options // validated, defaults filled in
+	opt    Options // validated, defaults filled in
+	sealed *Plan   // the plan as made; Run refuses a plan whose fields changed since
+}
+
+// seal records the plan as made, so that Run can refuse one whose exported
+// fields were changed afterwards: the run must be exactly the one whose
+// Cost was charged.
+func (pl *Plan) seal() {
+	c := *pl
+	pl.sealed = &c
+}
+
+// public returns the exported fields of pl (the rest zeroed) for comparison.
+func (pl *Plan) public() Plan {
+	c := *pl
+	c.opt, c.sealed = Options{}, nil
+	return c
 }
 
 // Result is a private PCA release. Every field is a differentially private
@@ -337,9 +353,18 @@ func cancelled(method string, ctx context.Context, iter int) error {
 	return fmt.Errorf("pca %s: stopped before iteration %d: %w", method, iter, ctx.Err())
 }
 
-// roundingSlack inflates sensitivities so that floating-point rounding in
-// the sums (relative error far below 1e-9) cannot exceed the bound used to
-// calibrate noise (spec §6 "Filtering and counting must use one predicate").
+// roundingSlack inflates sensitivities to absorb the rounding of each row's
+// own contribution (row norms computed as ≤ 1 may exceed 1 by a few ulps;
+// scores sit within a few ulps of the contribution norms), spec §6
+// "Filtering and counting must use one predicate".
+//
+// It does NOT cover the rounding of the float64 sums over rows
+// (Casacuberta et al., arXiv 2207.10635): changing one row changes the
+// rounding of every later partial sum, so the computed sums of neighbours
+// can differ by up to about Δ + 2n²·2^-53 (n rows of norm ≤ 1), which
+// exceeds 1e-9 relative once n is above a few thousand (2.4e-4 at n = 2^20).
+// Closing this gap rigorously needs exact (fixed-point integer)
+// accumulation or a public bound on n; see the package doc.
 const roundingSlack = 1 + 1e-9
 
 // errNoConvergence is returned when a dense factorization fails, which
@@ -366,10 +391,14 @@ func checkScales(method string, multiplier float64, m int, svtEps float64) error
 }
 
 // Run executes the plan on data (one row per individual, D columns). Use
-// it after charging pl.Cost: the run is exactly the planned one.
+// it after charging pl.Cost: the run is exactly the planned one. A Plan's
+// fields are read-only: Run refuses a plan whose fields were changed.
 func (pl *Plan) Run(ctx context.Context, data *mat.Dense) (*Result, error) {
-	if pl == nil || pl.D == 0 {
+	if pl == nil || pl.D == 0 || pl.sealed == nil {
 		return nil, errors.New("pca: Run needs a plan from PlanNoisyPower, PlanAdaptive, PlanAnalyzeGauss or PlanMethod")
+	}
+	if pl.public() != pl.sealed.public() {
+		return nil, fmt.Errorf("pca %s: the plan's fields were changed after planning, so the run would not be the one its Cost describes: make a new plan with PlanMethod instead of editing one", pl.Method)
 	}
 	if err := checkData(pl.Method, data, pl.D); err != nil {
 		return nil, err

@@ -21,8 +21,10 @@ import (
 // diagonal) of C = Σ aaᵀ over rows of norm ≤ 1, the coordinates that get
 // independent noise. Add/remove changes C by aaᵀ, whose upper triangle has
 // squared norm (‖a‖⁴ + Σa_i⁴)/2 ≤ 1 (tight at a = e_1). Replace-one changes
-// it by aaᵀ − bbᵀ, at most √2 by the triangle inequality (tight at
-// a = e_1, b = e_2).
+// it by D = aaᵀ − bbᵀ, whose upper triangle has squared norm
+// (‖D‖²_F + Σ D_ii²)/2 with ‖D‖²_F = ‖a‖⁴ + ‖b‖⁴ − 2⟨a,b⟩² ≤ 2 and
+// Σ D_ii² = Σ(a_i² − b_i²)² ≤ Σa_i⁴ + Σb_i⁴ ≤ 2, so at most √2 (tight at
+// a = e_1, b = e_2); the triangle inequality alone would give 2.
 func gaussSensitivity(nb accounting.Neighbour) float64 {
 	if nb == accounting.AddRemove {
 		return 1
@@ -78,6 +80,7 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), opt.Neighbour)
 	}
 	pl.opt = opt
+	pl.seal()
 	return pl, nil
 }
 

@@ -88,8 +88,8 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 			opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), L, p, fmtG(pl.Sensitivity), opt.Neighbour)
 	case CalibPaper:
 		lnInvDelta := math.Log(1 / opt.Delta)
-		if opt.Eps > 2*(2-math.Sqrt2)*lnInvDelta {
-			return nil, fmt.Errorf("pca npm: paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = %.3g: use calibration zcdp", 2*(2-math.Sqrt2)*lnInvDelta)
+		if limit := npmPaperEpsLimit(opt.Delta); opt.Eps > limit {
+			return nil, fmt.Errorf("pca npm: paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = %.3g: use calibration zcdp", limit)
 		}
 		pl.NoiseMultiplier = math.Sqrt(4*float64(L)*lnInvDelta) / opt.Eps
 		if err := checkScales(MethodNPM, pl.NoiseMultiplier, m, 0); err != nil {
@@ -102,7 +102,17 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), L, p)
 	}
 	pl.opt = opt
+	pl.seal()
 	return pl, nil
+}
+
+// npmPaperEpsLimit is the largest ε for which the paper's noise
+// σ = √p·√(4L·ln(1/δ))/ε delivers (ε, δ)-DP: it is ρ-zCDP with
+// ρ = ε²/(8·ln(1/δ)), whose classic conversion ρ + 2√(ρ·ln(1/δ)) =
+// ε²/(8·ln(1/δ)) + ε/√2 is at most ε iff ε ≤ 8(1 − 1/√2)·ln(1/δ) =
+// 4(2 − √2)·ln(1/δ) ≈ 2.34·ln(1/δ) (spec §2 NOTE).
+func npmPaperEpsLimit(delta float64) float64 {
+	return 4 * (2 - math.Sqrt2) * math.Log(1/delta)
 }
 
 // gramPays reports whether forming C = MᵀM once beats L single-pass
