@@ -6,7 +6,7 @@ DEB_PKGS := python3-jupyter-client python3-nbclient python3-nbformat python3-ipy
             jupyter-nbconvert python3-jsonschema python3-jupyter-kernel-test
 PY      := /usr/bin/python3
 
-.PHONY: all build test unit vet fmt-check deps bench bench-quick install demo clean
+.PHONY: all build test unit vet fmt-check deps bench bench-quick bench-kernel install demo clean
 
 all: build
 
@@ -45,6 +45,26 @@ bench:
 
 bench-quick:
 	$(GO) run ./cmd/privnotes bench --quick
+
+# bench-kernel measures privnotes against Debian's ipykernel in one run:
+# start-up to kernel_info_reply and the execute round trip of a trivial cell.
+bench-kernel: deps build
+	$(PY) kernel/testdata/kernelbench.py $(BIN)
+
+PREFIX ?= $(HOME)/.local
+
+# install puts the binary in $(PREFIX)/bin and the kernel spec in the user's
+# Jupyter data dir (JUPYTER_DATA_DIR, else ~/.local/share/jupyter).
+install: build
+	install -d $(PREFIX)/bin
+	install -m 0755 $(BIN) $(PREFIX)/bin/privnotes
+	$(PREFIX)/bin/privnotes install --user
+
+# demo builds privnotes, installs the kernel spec into build/jupyter, registers
+# the demo data in build/demo-state and executes notebooks/quickstart.ipynb
+# headless; the executed notebook and its HTML go to build/demo/.
+demo:
+	GO=$(GO) PY=$(PY) sh scripts/demo.sh
 
 clean:
 	rm -rf bin build

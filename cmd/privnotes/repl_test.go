@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/privnotes/privnotes/dsl/engine"
+	"github.com/privnotes/privnotes/dsl/interp"
+)
+
+// refusingDSL stands in for the DSL: cells mentioning overspend() are
+// refused by the static pre-check; spend() is a bare DSL function.
+type refusingDSL struct{ interp.BasicPlugin }
+
+type refusal struct{}
+
+func (refusal) Error() string     { return "requested ε=5 > remaining ε=1 (spent 0)" }
+func (refusal) ErrorName() string { return "BudgetExceeded" }
+
+func (d *refusingDSL) Exports() map[string]reflect.Value {
+	ex := d.BasicPlugin.Exports()
+	ex["overspend"] = reflect.ValueOf(func() {})
+	return ex
+}
+
+func (d *refusingDSL) Begin(ctx context.Context, c *interp.Cell) error {
+	if strings.Contains(c.Source, "overspend()") {
+		return refusal{}
+	}
+	return d.BasicPlugin.Begin(ctx, c)
+}
+
+// withTestEngine makes repl and run use the refusing DSL.
+func withTestEngine(t *testing.T) {
+	t.Helper()
+	old := newCellEngine
+	newCellEngine = func(string) (engine.Engine, error) {
+		return interp.New(interp.Config{Plugin: &refusingDSL{}})
+	}
+	t.Cleanup(func() { newCellEngine = old })
+}
+
+func TestReplPiped(t *testing.T) {
+	withTestEngine(t)
+	in := strings.NewReader(`x := 20
+func add(a, b int) int {
+	return a + b
+}
+
+add(x, 1)
+for i := 0; i < 2; i++ {
+	fmt.Println("line", i)
+}
+show(mat.NewDense(1, 2, []float64{1, 2}))
+%help math.Sqrt
+png(image.NewGray(image.Rect(0, 0, 4, 3)))
+undefinedThing
+x * 2
+`)
+	var out, errb bytes.Buffer
+	code := runRepl([]string{"--state", t.TempDir()}, in, &out, &errb)
+	want := []string{"21\n", "line 0\nline 1\n", "1×2\n", "func math.Sqrt(float64) float64", "[image/png display]", "40\n"}
+	pos := 0
+	for _, w := range want {
+		i := strings.Index(out.String()[pos:], w)
+		if i < 0 {
+			t.Fatalf("stdout lacks %q after offset %d:\n%s", w, pos, out.String())
+		}
+		pos += i + len(w)
+	}
+	if !strings.Contains(errb.String(), "CompileError: line 1:1: undefined: undefinedThing") {
+		t.Errorf("stderr = %q", errb.String())
+	}
+	if code != 0 {
+		t.Errorf("exit status %d: the last cell succeeded", code)
+	}
+}
+
+func TestReplPipedCellMagicAndFailureStatus(t *testing.T) {
+	withTestEngine(t)
+	var out, errb bytes.Buffer
+	// the last cell fails: status 1; an unterminated brace is submitted
+	// at the blank line and reported
+	code := runRepl([]string{"--state", t.TempDir()}, strings.NewReader("y := 1\nif y > 0 {\n\n\n"), &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "SyntaxError") {
+		t.Fatalf("status %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestReplImagesSaved(t *testing.T) {
+	withTestEngine(t)
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	runRepl([]string{"--state", t.TempDir(), "--images", dir}, strings.NewReader("png(image.NewGray(image.Rect(0, 0, 4, 3)))\n"), &out, &errb)
+	b, err := os.ReadFile(filepath.Join(dir, "display-001.png"))
+	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Fatalf("image not saved as PNG: %v (stdout %q)", err, out.String())
+	}
+}
+
+func TestRunExitStatus(t *testing.T) {
+	withTestEngine(t)
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, src string
+		status    int
+		stdout    string
+		stderr    string
+	}{
+		{"ok.go", "import \"fmt\"\nfunc sq(x float64) float64 { return x * x }\nfmt.Println(sq(3))", 0, "9\n", ""},
+		{"value.go", "s := 0\nfor i := 1; i <= 4; i++ {\n\ts += i\n}\ns", 0, "10\n", ""},
+		{"compile.go", "x := 1\n\ny := x + nope", exitError, "", "compile.go: CompileError: line 3:10: undefined: nope"},
+		{"panic.go", "fmt.Println(\"first\")\nvar a []int\n_ = a[2]\nfmt.Println(\"never\")", exitError, "first\n", "RuntimeError: panic:"},
+		{"refused.go", "fmt.Println(\"side effect\")\noverspend()", exitRefused, "", "refused.go: BudgetExceeded: requested ε=5"},
+		{"import.go", "import \"os\"\nos.Exit(0)", exitError, "", "ImportError: line 1:8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			p := write(tt.name, tt.src)
+			code := runScript([]string{p, "--state", t.TempDir()}, nil, &out, &errb)
+			if code != tt.status {
+				t.Fatalf("status %d, want %d (stderr %q)", code, tt.status, errb.String())
+			}
+			if out.String() != tt.stdout {
+				t.Errorf("stdout %q, want %q", out.String(), tt.stdout)
+			}
+			if !strings.Contains(errb.String(), tt.stderr) || (tt.stderr == "" && errb.Len() > 0) {
+				t.Errorf("stderr %q, want it to contain %q", errb.String(), tt.stderr)
+			}
+		})
+	}
+	var out, errb bytes.Buffer
+	if code := runScript([]string{filepath.Join(dir, "missing.go")}, nil, &out, &errb); code != exitError || !strings.Contains(errb.String(), "no such file") {
+		t.Errorf("missing file: status %d, %q", code, errb.String())
+	}
+	if code := runScript(nil, nil, &out, &errb); code != exitUsage {
+		t.Errorf("no file: status %d", code)
+	}
+	if code := runScript([]string{"-"}, strings.NewReader("1 + 2"), &out, &errb); code != 0 || !strings.HasSuffix(out.String(), "3\n") {
+		t.Errorf("stdin script: status %d, stdout %q", code, out.String())
+	}
+}
+
+// TestRunThroughDispatch runs the real command table (and the real
+// engine factory, with whatever DSL the binary links).
+func TestRunThroughDispatch(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.go")
+	if err := os.WriteFile(p, []byte("fmt.Println(strings.ToUpper(\"ok\"))"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"run", "--state", t.TempDir(), p}, &out, &errb); code != 0 || out.String() != "OK\n" {
+		t.Fatalf("status %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	if _, ok := commands["repl"]; !ok {
+		t.Fatal("repl command not registered")
+	}
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/privnotes/privnotes/dsl/engine"
+	"github.com/privnotes/privnotes/dsl/ledger"
+)
+
+func init() {
+	register(&command{
+		name:    "run",
+		summary: "run a privnotes script (Go plus the privacy DSL)",
+		run: func(args []string, stdout, stderr io.Writer) int {
+			return runScript(args, os.Stdin, stdout, stderr)
+		},
+	})
+}
+
+// Exit statuses of "privnotes run".
+const (
+	exitError       = 1   // a compile or run-time error, or a bad script file
+	exitUsage       = 2   // bad flags or arguments
+	exitRefused     = 3   // the budget tracker refused the script before it ran
+	exitInterrupted = 130 // Ctrl-C
+)
+
+// runScript runs FILE as ONE cell: the budget tracker's pre-check sees the
+// whole script, so a script that would overspend is refused before any of
+// its statements run, and error positions are the file's lines. "-" reads
+// the script from stdin.
+func runScript(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("privnotes run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf cellFlags
+	cf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: privnotes run FILE [--state DIR] [--images DIR]\n\nRuns FILE (Go plus the privacy DSL; - for stdin) as one cell: a script whose\nstatic budget check fails is refused before anything runs.\nExit status: 0 ok, 1 error, 2 usage, 3 refused by the budget tracker, 130 interrupted.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "privnotes run: give exactly one script FILE (or - for stdin)")
+		return exitUsage
+	}
+	file := pos[0]
+	var src []byte
+	if file == "-" {
+		src, err = io.ReadAll(stdin)
+	} else {
+		src, err = os.ReadFile(file)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
+		return exitError
+	}
+	dir, err := ledger.StateDir(cf.state)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
+		return exitError
+	}
+	eng, err := newCellEngine(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
+		return exitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	out := newTextOutput(stdout, stderr, cf.images)
+	res := eng.Execute(ctx, engine.ExecuteRequest{Code: string(src), StoreHistory: true, CellID: file + ":1", ExecutionCount: 1}, out)
+	out.finish()
+	if res.Value != nil {
+		out.show(*res.Value)
+	}
+	if res.Error == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "%s: ", file)
+	printError(stderr, res.Error)
+	switch res.Error.Name {
+	case "BudgetExceeded", "Refused":
+		return exitRefused
+	case "Interrupted":
+		return exitInterrupted
+	}
+	return exitError
+}

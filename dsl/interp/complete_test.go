@@ -1,0 +1,137 @@
+package interp
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestComplete(t *testing.T) {
+	e, err := New(Config{Plugin: &fakeDSL{cap: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, e, "myVariable := 3\nfunc myFunc() {}\ntype myType struct{}\nvar dense = mat.NewDense(1, 1, nil)")
+	tests := []struct {
+		code      string
+		cursor    int // -1: end of code
+		want      []string
+		notWant   []string
+		wantStart int // cursor_start, -1: cursor minus the prefix length in the test
+	}{
+		{"my", -1, []string{"myFunc", "myType", "myVariable"}, nil, 0},
+		{"x := myV", -1, []string{"myVariable"}, []string{"myFunc"}, 5},
+		{"math.Sq", -1, []string{"Sqrt"}, []string{"Sin"}, 5},
+		{"strings.", -1, []string{"Builder", "Split", "TrimSpace"}, nil, 8},
+		{"mat.NewD", -1, []string{"NewDense", "NewDiagDense"}, nil, 4},
+		{"sh", -1, []string{"show", "show_json"}, nil, 0},
+		{"priv", -1, []string{"private_pca"}, nil, 0},
+		{"private_pca(ds, ", -1, []string{"delta=", "eps=", "k=", "method="}, nil, 16},
+		{"private_pca(ds, me", -1, []string{"method="}, []string{"k="}, 16},
+		{"fmt.Println(my", -1, []string{"myVariable"}, []string{"k="}, 12},
+		{"dense.", -1, []string{"At", "Dims", "T"}, nil, 6},
+		{"ma", -1, []string{"map", "mat", "math"}, []string{"__pni_guard"}, 0},
+		{"s := \"é\"; my", -1, []string{"myVariable"}, nil, 10},       // code points, not bytes
+		{"my + 1", 2, []string{"myFunc", "myVariable"}, nil, 0},       // cursor inside
+		{"__pn", -1, nil, []string{"__pni_guard", "__pni_result"}, 0}, // internals hidden
+	}
+	for _, tt := range tests {
+		cur := tt.cursor
+		if cur < 0 {
+			cur = utf8.RuneCountInString(tt.code)
+		}
+		c := e.Complete(tt.code, cur)
+		got := strings.Join(c.Matches, " ")
+		for _, w := range tt.want {
+			if !contains(c.Matches, w) {
+				t.Errorf("Complete(%q): %q missing from %s", tt.code, w, got)
+			}
+		}
+		for _, w := range tt.notWant {
+			if contains(c.Matches, w) {
+				t.Errorf("Complete(%q): %q should not be offered", tt.code, w)
+			}
+		}
+		if c.CursorStart != tt.wantStart || c.CursorEnd != cur {
+			t.Errorf("Complete(%q): cursor %d..%d, want %d..%d", tt.code, c.CursorStart, c.CursorEnd, tt.wantStart, cur)
+		}
+	}
+	// keyword names come first inside a DSL call
+	if c := e.Complete("private_pca(ds, ", 16); len(c.Matches) == 0 || !strings.HasSuffix(c.Matches[0], "=") {
+		t.Errorf("keywords should come first: %v", c.Matches[:3])
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestInspect(t *testing.T) {
+	e, err := New(Config{Plugin: &fakeDSL{cap: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, e, "budgetLeft := 0.75\nfunc helper() {}")
+	tests := []struct {
+		code   string
+		cursor int
+		found  bool
+		want   string
+	}{
+		{"private_pca(ds)", 3, true, "Private PCA."},
+		{"private_pca(", 12, true, "method=\"auto\""}, // after the paren
+		{"math.Sqrt(2)", 7, true, "func math.Sqrt(float64) float64"},
+		{"x := strings.Builder{}", 15, true, "type strings.Builder (struct)"},
+		{"math.Pi", 6, true, "const math.Pi = 3.14159"},
+		{"budgetLeft", 4, true, "budgetLeft float64\n\n0.75"},
+		{"helper()", 2, true, "func helper (defined in a cell)"},
+		{"show(x)", 1, true, "show(values ...any)"},
+		{"math", 2, true, "package math:"},
+		{"nothingHere", 3, false, ""},
+		{"   ", 1, false, ""},
+	}
+	for _, tt := range tests {
+		in := e.Inspect(tt.code, tt.cursor, 0)
+		if in.Found != tt.found {
+			t.Errorf("Inspect(%q, %d): found=%v, want %v", tt.code, tt.cursor, in.Found, tt.found)
+			continue
+		}
+		if tt.found && !strings.Contains(in.Data["text/plain"].(string), tt.want) {
+			t.Errorf("Inspect(%q, %d) = %q, want it to contain %q", tt.code, tt.cursor, in.Data["text/plain"], tt.want)
+		}
+	}
+}
+
+func TestIsComplete(t *testing.T) {
+	e := newEngine(t)
+	tests := []struct{ code, status, indent string }{
+		{"x := 1", "complete", ""},
+		{"", "complete", ""},
+		{"func f() {", "incomplete", "    "},
+		{"for i := 0; i < 3; i++ {\n\tif i > 1 {", "incomplete", "        "},
+		{"budget eps=1 {", "incomplete", "    "},
+		{"budget eps=1 {\n x := 1\n}", "invalid", ""}, // BasicPlugin knows no budget blocks
+		{"x := []int{1,\n2,", "incomplete", "    "},
+		{"s := `raw", "incomplete", ""},
+		{"/* comment", "incomplete", ""},
+		{"x := 1 +", "incomplete", ""},
+		{"f(a,", "incomplete", "    "},
+		{"x := )", "invalid", ""},
+		{"}", "invalid", ""},
+		{"import \"fmt\"\nfmt.Println(1)", "complete", ""},
+		{"%help show", "complete", ""},
+		{"%%budget eps=1\nx := 1", "incomplete", ""},
+		{"%%budget eps=1\nx := 1\n\n", "invalid", ""}, // complete input; BasicPlugin refuses %%
+	}
+	for _, tt := range tests {
+		c := e.IsComplete(tt.code)
+		if c.Status != tt.status || c.Indent != tt.indent {
+			t.Errorf("IsComplete(%q) = %q %q, want %q %q", tt.code, c.Status, c.Indent, tt.status, tt.indent)
+		}
+	}
+}

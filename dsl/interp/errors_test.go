@@ -1,0 +1,90 @@
+package interp
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestErrorPositions checks that errors point at the user's line:column
+// through cell splitting and the engine's rewrites.
+func TestErrorPositions(t *testing.T) {
+	tests := []struct {
+		name, code string
+		ename      string
+		value      string // prefix of the error value
+	}{
+		{"undefined first line", "undefinedz + 1", "CompileError", "line 1:1: undefined: undefinedz"},
+		{"undefined third line", "x := 1\ny := 2\nz := x + nope", "CompileError", "line 3:10: undefined: nope"},
+		{"after a guard", "a := 1\n_ = a\n  bad(a)", "CompileError", "line 3:3: undefined: bad"},
+		{"inside a wrapped loop", "s := 0\nfor i := 0; i < 2; i++ {\n\ts += nope2\n}", "CompileError", "line 3:7: undefined: nope2"},
+		{"in the final expression", "q := 1\nq + nope3", "CompileError", "line 2:5: undefined: nope3"},
+		{"in a declaration after statements", "w := 1\nfunc f() int {\n\treturn nope4\n}", "CompileError", "line 3:9: undefined: nope4"},
+		{"unicode columns", "s := \"héllo\"; t := nope5", "CompileError", "line 1:20: undefined: nope5"},
+		{"syntax error", "x := (1 +\n2", "SyntaxError", "line 2:2: "},
+		{"syntax error at the end", "y := 1 +", "SyntaxError", "line 1:9: "},
+		{"forbidden import", "import \"fmt\"\nimport \"os\"", "ImportError", "line 2:8: package \"os\" cannot be imported"},
+		{"type mismatch", "var n int\nn = \"s\"", "CompileError", "line 2:5: cannot convert"},
+		{"min builtin", "m := min(1, 2)", "CompileError", "line 1:6: undefined: min (the Go 1.21 builtins"},
+		{"range over int", "for i := range 10 {\n\t_ = i\n}", "UnsupportedError", "line 1:16: range over an integer"},
+		{"range over func", "for x := range func(yield func(int) bool) {} {\n\t_ = x\n}", "UnsupportedError", "line 1:16: range over a function"},
+		{"reserved name", "__pni_guard(1)", "SyntaxError", "line 1:1: identifiers starting with __pn are reserved"},
+	}
+	e := newEngine(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.Execute(context.Background(), engineReq(tt.code), &recOutput{})
+			if r.Error == nil {
+				t.Fatalf("no error for %q", tt.code)
+			}
+			if r.Error.Name != tt.ename || !strings.HasPrefix(r.Error.Value, tt.value) {
+				t.Fatalf("got %s: %s\nwant %s: %s...", r.Error.Name, r.Error.Value, tt.ename, tt.value)
+			}
+			if len(r.Error.Traceback) < 3 || !strings.HasSuffix(r.Error.Traceback[2], "^") {
+				t.Errorf("traceback should show the line and a caret: %q", r.Error.Traceback)
+			}
+		})
+	}
+}
+
+func TestRuntimePanicTraceback(t *testing.T) {
+	e := newEngine(t)
+	run(t, e, "func at(xs []int, i int) int {\n\treturn xs[i]\n}")
+	r := e.Execute(context.Background(), engineReq("xs := []int{1}\n\ny := at(xs, 5)"), &recOutput{})
+	if r.Error == nil || r.Error.Name != "RuntimeError" {
+		t.Fatalf("want RuntimeError, got %+v", r.Error)
+	}
+	tb := strings.Join(r.Error.Traceback, "\n")
+	if !strings.Contains(tb, "in at") || !strings.Contains(tb, "line 3:") {
+		t.Fatalf("traceback should name the function and the cell line:\n%s", tb)
+	}
+	// The engine stays usable and earlier state survives.
+	if got := value(t, e, "len(xs)"); got != "1" {
+		t.Fatalf("len(xs) = %s", got)
+	}
+}
+
+// TestPanicsLeaveEngineUsable covers panics at run time, panics with
+// error values, nil dereferences and a panic of yaegi's compiler.
+func TestPanicsLeaveEngineUsable(t *testing.T) {
+	e := newEngine(t)
+	run(t, e, "keep := \"kept\"")
+	for _, tt := range []struct{ code, ename, contains string }{
+		{`panic("boom")`, "RuntimeError", "boom"},
+		{`panic(errors.New("as error"))`, "RuntimeError", "as error"},
+		{"var p *struct{ A int }\n_ = p.A", "RuntimeError", "nil"},
+		{"m := mat.NewDense(2, 2, nil)\nm.Mul(m, mat.NewDense(3, 3, nil))", "RuntimeError", "dimension mismatch"},
+		{"func() { panic(\"in a literal\") }()", "RuntimeError", "in a literal"},
+		// n is not a global yet when the cell is checked, so the static
+		// check misses it and yaegi's compiler panics ("nil type").
+		{"n := 3\nfor i := range n {\n\t_ = i\n}", "CompileError", "range over an integer"},
+	} {
+		r := e.Execute(context.Background(), engineReq(tt.code), &recOutput{})
+		if r.Error == nil || r.Error.Name != tt.ename || !strings.Contains(strings.Join(append(r.Error.Traceback, r.Error.Value), "\n"), tt.contains) {
+			t.Errorf("%q: got %+v, want %s containing %q", tt.code, r.Error, tt.ename, tt.contains)
+		}
+		if got := value(t, e, "keep"); got != `"kept"` {
+			t.Fatalf("after %q: keep = %s", tt.code, got)
+		}
+	}
+}

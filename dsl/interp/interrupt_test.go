@@ -1,0 +1,171 @@
+package interp
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/privnotes/privnotes/dsl/engine"
+)
+
+// run executes code and fails the test on an error.
+func run(t *testing.T, e *Engine, code string) engine.ExecuteResult {
+	t.Helper()
+	r := e.Execute(context.Background(), engineReq(code), &recOutput{})
+	if r.Error != nil {
+		t.Fatalf("%q: %s: %s\n%s", code, r.Error.Name, r.Error.Value, strings.Join(r.Error.Traceback, "\n"))
+	}
+	return r
+}
+
+// value runs code and returns the text/plain of its result.
+func value(t *testing.T, e *Engine, code string) string {
+	t.Helper()
+	r := run(t, e, code)
+	if r.Value == nil {
+		t.Fatalf("%q: no value", code)
+	}
+	return r.Value.Data["text/plain"].(string)
+}
+
+// interrupt runs code, cancels it after delay and checks that Execute
+// returns Interrupted within a second of the cancel.
+func interrupt(t *testing.T, e *Engine, code string, delay time.Duration) *engine.Error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan engine.ExecuteResult, 1)
+	go func() { done <- e.Execute(ctx, engineReq(code), &recOutput{}) }()
+	time.Sleep(delay)
+	cancel()
+	t0 := time.Now()
+	select {
+	case r := <-done:
+		if r.Error == nil || r.Error.Name != "Interrupted" {
+			t.Fatalf("%q: want Interrupted, got %+v", code, r.Error)
+		}
+		if d := time.Since(t0); d > time.Second {
+			t.Fatalf("%q: interrupt took %v", code, d)
+		}
+		return r.Error
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%q: not interrupted after 5 s", code)
+	}
+	return nil
+}
+
+func TestInterruptStopsLoops(t *testing.T) {
+	e := newEngine(t)
+	run(t, e, "kept := 42\nfunc spin() { for {} }")
+	for _, code := range []string{
+		"for {}",
+		"spin()",
+		"x := 1\nfor x > 0 { x++ }",
+		"func() { for {} }()",
+		"if kept > 0 {\n\tfor {}\n}",
+		"ch := make(chan int)\n<-ch",
+		"select {}",
+	} {
+		t.Run(code, func(t *testing.T) {
+			interrupt(t, e, code, 30*time.Millisecond)
+			if got := value(t, e, "kept"); got != "42" {
+				t.Fatalf("kept = %s after interrupt, want 42", got)
+			}
+		})
+	}
+}
+
+// TestNoZombieLoops proves that a cancelled top-level loop does not come
+// back when the next cell starts at once (the yaegi flaw described in the
+// package doc): the counter the loop increments must stay fixed.
+func TestNoZombieLoops(t *testing.T) {
+	for _, loop := range []string{
+		"for { counter++ }",
+		"for i := 0; ; i++ { counter++ }",
+		"for { time.Sleep(time.Millisecond); counter++ }",
+		"func() { for { counter++ } }()",
+	} {
+		t.Run(loop, func(t *testing.T) {
+			e := newEngine(t)
+			run(t, e, "counter := 0")
+			for rep := 0; rep < 10; rep++ {
+				interrupt(t, e, loop, 20*time.Millisecond)
+				v1 := value(t, e, "counter") // the next cell, at once
+				time.Sleep(30 * time.Millisecond)
+				v2 := value(t, e, "counter")
+				if rep%3 == 0 { // the full 300 ms on some repetitions
+					time.Sleep(270 * time.Millisecond)
+				}
+				v3 := value(t, e, "counter")
+				if v1 != v2 || v2 != v3 {
+					t.Fatalf("rep %d: counter moved after the interrupt: %s, %s, %s", rep, v1, v2, v3)
+				}
+				if n := settledGoroutines(e); n != 0 {
+					t.Fatalf("rep %d: %d goroutines of the engine's cells still running", rep, n)
+				}
+			}
+		})
+	}
+}
+
+// TestInterruptBlockingCall: a compiled call that outlasts the wait bound
+// does not block the next cell, and the rest of the interrupted loop never
+// runs again.
+func TestInterruptBlockingCall(t *testing.T) {
+	e, err := New(Config{InterruptWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, e, "n := 0")
+	ie := interrupt(t, e, "for { n++; time.Sleep(400 * time.Millisecond); n++ }", 50*time.Millisecond)
+	if !strings.Contains(ie.Value, "compiled call") {
+		t.Fatalf("the error should say a compiled call is still running: %q", ie.Value)
+	}
+	t0 := time.Now()
+	if got := value(t, e, "n"); got != "1" {
+		t.Fatalf("n = %s, want 1", got)
+	}
+	if d := time.Since(t0); d > 100*time.Millisecond {
+		t.Fatalf("the next cell waited %v for the blocked call", d)
+	}
+	time.Sleep(600 * time.Millisecond) // the Sleep has returned by now
+	if got := value(t, e, "n"); got != "1" {
+		t.Fatalf("n = %s after the blocked call returned, want 1 (the loop resumed)", got)
+	}
+	if n := settledGoroutines(e); n != 0 {
+		t.Fatalf("%d goroutines of the cell left after the call returned", n)
+	}
+}
+
+// TestInterruptStopsCellGoroutines: goroutines a cell started stop with it.
+func TestInterruptStopsCellGoroutines(t *testing.T) {
+	e := newEngine(t)
+	run(t, e, "g := 0")
+	interrupt(t, e, "go func() { for { g++ } }()\nfor {}", 30*time.Millisecond)
+	v1 := value(t, e, "g")
+	time.Sleep(100 * time.Millisecond)
+	if v2 := value(t, e, "g"); v1 != v2 {
+		t.Fatalf("goroutine of the interrupted cell still runs: %s then %s", v1, v2)
+	}
+}
+
+// settledGoroutines counts the goroutines of e's cells, giving goroutines
+// that have finished their work up to 200 ms to exit (an eval goroutine
+// signals completion just before it returns).
+func settledGoroutines(e *Engine) int {
+	n := countGoroutines(e.label + "/")
+	for end := time.Now().Add(200 * time.Millisecond); n > 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+		n = countGoroutines(e.label + "/")
+	}
+	return n
+}
+
+func newEngine(t *testing.T) *Engine {
+	t.Helper()
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
