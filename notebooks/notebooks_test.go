@@ -1,0 +1,403 @@
+package notebooks_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// python is Debian's interpreter, where apt-get installs the Jupyter modules
+// (the python on PATH may be another one without them).
+const python = "/usr/bin/python3"
+
+// kernelName is the kernel spec name the notebooks' metadata names.
+const kernelName = "privnotes"
+
+// Time limits. The issue asks for every notebook to run in under 3 minutes
+// on 2 cores; cellTimeout only stops a hung kernel sooner than go test's
+// own timeout would.
+const (
+	notebookLimit = 180 * time.Second
+	cellTimeout   = 240 // seconds, per cell (nbclient)
+	runTimeout    = 6 * time.Minute
+)
+
+// env is what every notebook run shares: the binary and the Jupyter path
+// holding its kernel spec, built once per test binary.
+type env struct {
+	dir     string // temporary root
+	bin     string // the privnotes binary
+	jupyter string // JUPYTER_PATH entry with kernels/privnotes
+}
+
+var (
+	envOnce sync.Once
+	envVal  *env
+	envErr  error
+)
+
+// setup builds privnotes and installs its kernel spec into a temporary
+// Jupyter path. A missing Python module is a failure that says what to
+// install, never a skip.
+func setup(t *testing.T) *env {
+	t.Helper()
+	envOnce.Do(func() { envVal, envErr = buildEnv() })
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+	return envVal
+}
+
+func buildEnv() (*env, error) {
+	if out, err := exec.Command(python, "-c", "import jupyter_client, nbclient, nbformat").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s cannot import jupyter_client, nbclient and nbformat (%v: %s); run `make deps` "+
+			"(as root it installs python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert with apt-get)",
+			python, err, bytes.TrimSpace(out))
+	}
+	dir, err := os.MkdirTemp("", "privnotes-notebooks-")
+	if err != nil {
+		return nil, err
+	}
+	e := &env{dir: dir, bin: filepath.Join(dir, "privnotes"), jupyter: filepath.Join(dir, "jupyter")}
+	gobin, err := goTool()
+	if err != nil {
+		return nil, err
+	}
+	build := exec.Command(gobin, "build", "-o", e.bin, "./cmd/privnotes")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build ./cmd/privnotes: %v\n%s", err, out)
+	}
+	// No --state: each notebook gets its own state directory through
+	// PRIVNOTES_STATE in the kernel's environment.
+	if out, err := exec.Command(e.bin, "install", "--prefix", e.jupyter, "--name", kernelName).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("privnotes install --prefix: %v\n%s", err, out)
+	}
+	return e, nil
+}
+
+// goTool finds the go command that runs this test.
+func goTool() (string, error) {
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("no go command on PATH to build privnotes: %v", err)
+	}
+	return p, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// summary is what scripts/run_notebook.py writes.
+type summary struct {
+	Notebook string        `json:"notebook"`
+	Seconds  float64       `json:"seconds"`
+	Error    *string       `json:"error"`
+	Cells    []cellSummary `json:"cells"`
+}
+
+type cellSummary struct {
+	Index    int      `json:"index"`
+	Tags     []string `json:"tags"`
+	Test     cellTest `json:"test"`
+	Seconds  *float64 `json:"seconds"`
+	Executed bool     `json:"executed"`
+	Errors   []struct {
+		Ename  string `json:"ename"`
+		Evalue string `json:"evalue"`
+	} `json:"errors"`
+	Text  string   `json:"text"`
+	Mimes []string `json:"mimes"`
+}
+
+// cellTest is a cell's privnotes_test metadata (see the package doc).
+type cellTest struct {
+	Checks []check `json:"checks"`
+	Error  string  `json:"error"`
+}
+
+type check struct {
+	Pattern  string   `json:"pattern"`
+	Min      *float64 `json:"min"`
+	Max      *float64 `json:"max"`
+	Contains string   `json:"contains"`
+	Absent   string   `json:"absent"`
+	Mime     string   `json:"mime"`
+	// Reference compares a printed private component with the exact one.
+	Reference *referencePCA `json:"reference_pca"`
+}
+
+func notebookFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.ipynb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(files, "quickstart.ipynb") {
+		t.Fatalf("notebooks/quickstart.ipynb is missing (found %v); make demo runs it", files)
+	}
+	return files
+}
+
+// TestNotebooks executes every notebook through the real kernel, each with
+// a fresh state directory holding the registered data sets.
+func TestNotebooks(t *testing.T) {
+	e := setup(t)
+	for _, nb := range notebookFiles(t) {
+		t.Run(strings.TrimSuffix(nb, ".ipynb"), func(t *testing.T) {
+			s := execute(t, e, nb)
+			checkSummary(t, nb, s)
+		})
+	}
+}
+
+func execute(t *testing.T, e *env, nb string) *summary {
+	t.Helper()
+	work := t.TempDir()
+	state := filepath.Join(work, "state")
+	reg := exec.Command("sh", "scripts/register_datasets.sh", e.bin, state)
+	if out, err := reg.CombinedOutput(); err != nil {
+		t.Fatalf("registering the data sets: %v\n%s", err, out)
+	}
+	out, sum := filepath.Join(work, "executed.ipynb"), filepath.Join(work, "summary.json")
+	klog := filepath.Join(work, "kernel.log")
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, "scripts/run_notebook.py",
+		"--timeout", strconv.Itoa(cellTimeout), "--kernel-log", klog, nb, out, sum)
+	cmd.Env = append(os.Environ(),
+		"JUPYTER_PATH="+filepath.Join(e.jupyter, "share", "jupyter"),
+		"JUPYTER_RUNTIME_DIR="+filepath.Join(work, "runtime"),
+		"PRIVNOTES_STATE="+state)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	runErr := cmd.Run()
+	defer func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(klog); err == nil {
+				t.Logf("kernel log:\n%s", tail(string(b), 4000))
+			}
+		}
+	}()
+	data, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatalf("%s did not run (%v); no summary: %v\nstderr:\n%s", nb, runErr, err, tail(stderr.String(), 4000))
+	}
+	var s summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("summary of %s: %v", nb, err)
+	}
+	if s.Error != nil {
+		// Point at the failing cell before giving up.
+		for _, c := range s.Cells {
+			for _, er := range c.Errors {
+				if !slices.Contains(c.Tags, "raises-exception") {
+					t.Errorf("cell %d: unexpected %s: %s", c.Index, er.Ename, er.Evalue)
+				}
+			}
+		}
+		t.Fatalf("%s failed: %s", nb, tail(*s.Error, 4000))
+	}
+	if runErr != nil {
+		t.Fatalf("run_notebook.py %s: %v\n%s", nb, runErr, tail(stderr.String(), 4000))
+	}
+	return &s
+}
+
+func checkSummary(t *testing.T, nb string, s *summary) {
+	t.Helper()
+	t.Logf("%s executed in %.1f s", nb, s.Seconds)
+	if time.Duration(s.Seconds*float64(time.Second)) > notebookLimit {
+		t.Errorf("%s took %.0f s; notebooks must run in under %v on 2 cores (use quick sizes)", nb, s.Seconds, notebookLimit)
+	}
+	if len(s.Cells) == 0 {
+		t.Fatalf("%s has no code cells", nb)
+	}
+	for _, c := range s.Cells {
+		if !c.Executed {
+			t.Errorf("cell %d was not executed", c.Index)
+			continue
+		}
+		if c.Seconds != nil {
+			t.Logf("  cell %2d  %6.2f s", c.Index, *c.Seconds)
+		}
+		if slices.Contains(c.Tags, "raises-exception") {
+			want := c.Test.Error
+			if want == "" {
+				want = "BudgetExceeded"
+			}
+			if len(c.Errors) == 0 {
+				t.Errorf("cell %d is tagged raises-exception but raised nothing; output:\n%s", c.Index, c.Text)
+			}
+			for _, er := range c.Errors {
+				if er.Ename != want {
+					t.Errorf("cell %d raised %s (%s), want %s", c.Index, er.Ename, er.Evalue, want)
+				}
+			}
+		} else {
+			for _, er := range c.Errors {
+				t.Errorf("cell %d: unexpected %s: %s", c.Index, er.Ename, er.Evalue)
+			}
+		}
+		for _, ch := range c.Test.Checks {
+			if err := ch.apply(c); err != nil {
+				t.Errorf("cell %d: %v", c.Index, err)
+			}
+		}
+	}
+}
+
+// apply checks one documented expectation against a cell's outputs.
+func (ch check) apply(c cellSummary) error {
+	text := c.Text
+	for _, er := range c.Errors {
+		text += er.Ename + ": " + er.Evalue + "\n"
+	}
+	switch {
+	case ch.Reference != nil:
+		return ch.Reference.apply(c.Text)
+	case ch.Mime != "":
+		if !slices.Contains(c.Mimes, ch.Mime) {
+			return fmt.Errorf("no %s output (have %v)", ch.Mime, c.Mimes)
+		}
+	case ch.Absent != "":
+		if strings.Contains(text, ch.Absent) {
+			return fmt.Errorf("output contains %q, which must not appear; output:\n%s", ch.Absent, tail(text, 2000))
+		}
+	case ch.Contains != "":
+		if !strings.Contains(text, ch.Contains) {
+			return fmt.Errorf("output lacks %q; output:\n%s", ch.Contains, tail(text, 2000))
+		}
+	case ch.Pattern != "":
+		re, err := regexp.Compile(ch.Pattern)
+		if err != nil {
+			return fmt.Errorf("bad pattern %q in the notebook: %v", ch.Pattern, err)
+		}
+		if re.NumSubexp() < 1 {
+			return fmt.Errorf("pattern %q has no group to parse", ch.Pattern)
+		}
+		ms := re.FindAllStringSubmatch(text, -1)
+		if len(ms) == 0 {
+			return fmt.Errorf("no match of %q in the output:\n%s", ch.Pattern, tail(text, 2000))
+		}
+		for _, m := range ms {
+			v, err := strconv.ParseFloat(m[1], 64)
+			if err != nil {
+				return fmt.Errorf("%q matched %q, not a number", ch.Pattern, m[1])
+			}
+			if (ch.Min != nil && v < *ch.Min) || (ch.Max != nil && v > *ch.Max) {
+				return fmt.Errorf("%s = %v is outside the documented range [%s, %s]", m[0], v, bound(ch.Min), bound(ch.Max))
+			}
+		}
+	default:
+		return fmt.Errorf("empty check in the notebook's metadata")
+	}
+	return nil
+}
+
+func bound(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// TestNotebookFiles checks what the repository stores: nbformat 4, the
+// privnotes kernel spec, and no outputs (notebooks are committed clean;
+// make demo writes the executed copies under build/).
+func TestNotebookFiles(t *testing.T) {
+	for _, nb := range notebookFiles(t) {
+		data, err := os.ReadFile(nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Nbformat int `json:"nbformat"`
+			Metadata struct {
+				Kernelspec struct {
+					Name     string `json:"name"`
+					Language string `json:"language"`
+				} `json:"kernelspec"`
+			} `json:"metadata"`
+			Cells []struct {
+				CellType       string            `json:"cell_type"`
+				ExecutionCount *int              `json:"execution_count"`
+				Outputs        []json.RawMessage `json:"outputs"`
+				Metadata       struct {
+					Tags []string  `json:"tags"`
+					Test *cellTest `json:"privnotes_test"`
+				} `json:"metadata"`
+			} `json:"cells"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Errorf("%s is not valid JSON: %v", nb, err)
+			continue
+		}
+		if doc.Nbformat != 4 {
+			t.Errorf("%s: nbformat %d, want 4", nb, doc.Nbformat)
+		}
+		if doc.Metadata.Kernelspec.Name != kernelName || doc.Metadata.Kernelspec.Language != "go" {
+			t.Errorf("%s: kernelspec %+v, want name %q, language go", nb, doc.Metadata.Kernelspec, kernelName)
+		}
+		refusals := 0
+		for i, c := range doc.Cells {
+			if c.CellType != "code" {
+				continue
+			}
+			if c.ExecutionCount != nil || len(c.Outputs) > 0 {
+				t.Errorf("%s: cell %d has stored outputs; commit notebooks without outputs", nb, i)
+			}
+			if slices.Contains(c.Metadata.Tags, "raises-exception") {
+				refusals++
+			}
+		}
+		if nb == "quickstart.ipynb" && refusals == 0 {
+			t.Errorf("quickstart.ipynb has no cell tagged raises-exception (the refused request)")
+		}
+	}
+}
+
+// TestScaledData checks that data/breast_cancer_scaled.csv is exactly what
+// its public-rule script derives from the original file.
+func TestScaledData(t *testing.T) {
+	want, err := os.ReadFile("data/breast_cancer_scaled.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := exec.Command("sh", "scripts/scale_breast_cancer.sh").Output()
+	if err != nil {
+		t.Fatalf("scripts/scale_breast_cancer.sh: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("data/breast_cancer_scaled.csv differs from the output of scripts/scale_breast_cancer.sh (%d vs %d bytes); regenerate it", len(want), len(got))
+	}
+	lines := strings.Split(strings.TrimSpace(string(want)), "\n")
+	if len(lines) != 570 || strings.Count(lines[0], ",") != 29 {
+		t.Fatalf("want a header and 569 rows of 30 columns, got %d lines, %d header fields", len(lines), strings.Count(lines[0], ",")+1)
+	}
+}

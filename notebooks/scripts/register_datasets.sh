@@ -1,0 +1,23 @@
+#!/bin/sh
+# Registers the data sets the notebooks use into a state directory, as their
+# data owner would. Used by scripts/demo.sh and notebooks/notebooks_test.go,
+# so the demo and the tests see the same registrations.
+#
+#   notebooks/scripts/register_datasets.sh PRIVNOTES_BINARY STATE_DIR
+#
+# breast_cancer: 569 rows, 30 features scaled by their published ranges (see
+# notebooks/data/README.md); one row is one person. Total budget ε=3, δ=1e-6
+# under the zCDP accountant; rows are clipped to L2 norm 2.5, a public bound
+# that follows from the scaling (30 coordinates in about [-0.5, 0.5]).
+set -eu
+if [ $# -ne 2 ]; then
+	echo "usage: $0 PRIVNOTES_BINARY STATE_DIR" >&2
+	exit 2
+fi
+bin=$1
+state=$2
+data=$(cd "$(dirname "$0")/../data" && pwd)
+
+"$bin" dataset add breast_cancer --state "$state" \
+	--csv "$data/breast_cancer_scaled.csv" --header yes \
+	--eps 3 --delta 1e-6 --clip 2.5 --unit row --neighbour replace-one

@@ -1,0 +1,123 @@
+#!/bin/sh
+# make demo: from a fresh clone to an executed private-analysis notebook.
+#
+#  1. checks (and, as root, installs) the Debian packages that drive Jupyter
+#     headless: python3-jupyter-client, python3-nbclient, python3-nbformat,
+#     jupyter-nbconvert;
+#  2. builds bin/privnotes;
+#  3. installs the kernel spec into a project-local Jupyter path
+#     (build/jupyter/share/jupyter, found through JUPYTER_PATH), pointing the
+#     kernel at a fresh demo state directory (build/demo-state);
+#  4. registers the demo data sets there, as their data owner would;
+#  5. executes notebooks/quickstart.ipynb through the kernel (nbclient) and
+#     writes the executed notebook and an HTML rendering under build/demo/.
+#
+# Nothing outside the repository is touched except the Debian packages.
+# Environment: GO (default go), PY (default /usr/bin/python3, Debian's python,
+# which is where apt-get installs the Jupyter modules), NOTEBOOK (default
+# notebooks/quickstart.ipynb).
+set -eu
+
+cd "$(dirname "$0")/.."
+root=$(pwd)
+GO=${GO:-go}
+PY=${PY:-/usr/bin/python3}
+NOTEBOOK=${NOTEBOOK:-notebooks/quickstart.ipynb}
+DEB_PKGS="python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert"
+build=$root/build
+bin=$root/bin/privnotes
+jupyter=$build/jupyter
+state=$build/demo-state
+out=$build/demo
+kernel=privnotes
+
+now() { date +%s.%N 2>/dev/null || date +%s; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+step() { printf '\n==> %s\n' "$*"; }
+start=$(now)
+
+step "checking the Jupyter tools of $PY"
+if ! [ -x "$PY" ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "$PY is missing; installing python3 and $DEB_PKGS with apt-get"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 $DEB_PKGS >/dev/null
+	else
+		echo "error: $PY not found. Install Debian's python3 and the Jupyter tools:" >&2
+		echo "    sudo apt-get install python3 $DEB_PKGS" >&2
+		exit 1
+	fi
+fi
+if ! "$PY" -c 'import jupyter_client, nbclient, nbformat, nbconvert' 2>/dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "installing $DEB_PKGS with apt-get"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $DEB_PKGS >/dev/null
+		if ! "$PY" -c 'import jupyter_client, nbclient, nbformat, nbconvert'; then
+			echo "error: $PY still cannot import the Jupyter modules after apt-get install $DEB_PKGS" >&2
+			exit 1
+		fi
+	else
+		echo "error: $PY cannot import jupyter_client, nbclient, nbformat and nbconvert." >&2
+		echo "Install them (Debian/Ubuntu) and run make demo again:" >&2
+		echo "    sudo apt-get install $DEB_PKGS" >&2
+		exit 1
+	fi
+fi
+echo "ok: $("$PY" -c 'import nbclient, nbconvert; print("nbclient", nbclient.__version__, "nbconvert", nbconvert.__version__)')"
+
+step "building $bin"
+if ! command -v "$GO" >/dev/null; then
+	echo "error: no Go toolchain ($GO) on PATH; install Go 1.26 from https://go.dev/dl/" >&2
+	exit 1
+fi
+t=$(now)
+"$GO" build -o "$bin" ./cmd/privnotes
+echo "built in $(elapsed "$t") s"
+
+step "installing the kernel spec into $jupyter (state: $state)"
+rm -rf "$jupyter" "$state" "$out"
+"$bin" install --prefix "$jupyter" --name "$kernel" --state "$state"
+JUPYTER_PATH=$jupyter/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}
+export JUPYTER_PATH
+
+step "registering the demo data sets in $state (the data owner's step)"
+sh notebooks/scripts/register_datasets.sh "$bin" "$state"
+
+name=$(basename "$NOTEBOOK" .ipynb)
+step "executing $NOTEBOOK through the $kernel kernel"
+t=$(now)
+mkdir -p "$out"
+status=0
+"$PY" notebooks/scripts/run_notebook.py --kernel "$kernel" --timeout 300 \
+	--html "$out/$name.html" --kernel-log "$out/kernel.log" \
+	"$NOTEBOOK" "$out/$name.ipynb" "$out/$name.json" || status=$?
+echo "executed in $(elapsed "$t") s"
+"$PY" - "$out/$name.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for c in s["cells"]:
+    t = c["seconds"]
+    mark = ""
+    if c["errors"]:
+        e = c["errors"][0]
+        mark = "  %s (%s)" % (e["ename"], "expected" if "raises-exception" in c["tags"] else "UNEXPECTED")
+    print("  cell %2d  %s%s" % (c["index"], "%6.2f s" % t if t is not None else "   -    ", mark))
+EOF
+
+step "the ledger of the demo state"
+"$bin" ledger show --state "$state" || true
+
+if [ "$status" -ne 0 ]; then
+	printf "\nerror: %s failed; the executed notebook shows where: %s (kernel log: %s)\n" "$NOTEBOOK" "$out/$name.ipynb" "$out/kernel.log" >&2
+	exit "$status"
+fi
+cat <<EOF
+
+Done in $(elapsed "$start") s.
+  executed notebook: $out/$name.ipynb
+  HTML rendering:    $out/$name.html
+  kernel log:        $out/kernel.log
+  kernel spec:       $jupyter/share/jupyter/kernels/$kernel (use it with JUPYTER_PATH=$jupyter/share/jupyter)
+  demo state:        $state (datasets and ledger: $bin ledger show --state $state)
+EOF
