@@ -40,9 +40,16 @@
 //   - Methods of types defined in cells are invisible to compiled code:
 //     show(v) and the cell's value use fmt's %v for them, not their HTML
 //     or String methods. Call html(v.HTML()) explicitly.
-//   - A panic in a goroutine started by a cell, a stack overflow or an out
-//     of memory kill the process: the kernel's worker process supervises
-//     that; the REPL and "privnotes run" die with the process.
+//   - A panic in a goroutine started by a cell with `go func(...){...}(...)`
+//     is recovered: the engine adds a deferred recovery at the start of
+//     the literal's body (arguments are still evaluated by the go
+//     statement), and the panic is reported as stderr text of the running
+//     cell, or of the next cell if none runs; the session keeps its
+//     variables. A panic in a goroutine started as `go f(x)` with another
+//     callee (write go func() { f(x) }() instead, minding when x is
+//     evaluated), a stack overflow or an out of memory kill the process:
+//     the kernel's worker process supervises that; the REPL and
+//     "privnotes run" die with the process.
 //   - Tracebacks name the functions a panic went through and the top-level
 //     statement of the cell that was running; yaegi does not give the
 //     panicking line inside functions.

@@ -71,6 +71,7 @@ type Engine struct {
 	funcs    map[string]string // user func name -> cell label, for tracebacks
 	result   []any             // values of the final expression (set by __pni_result)
 	busy     bool              // an interrupted chunk's goroutine outlived the wait
+	gp       goPanics          // panics recovered in goroutines of cells
 
 	// completion state, readable while a cell runs
 	symMu    sync.RWMutex
@@ -146,6 +147,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	exports[guardName] = reflect.ValueOf(e.guard)
 	exports[resultName] = reflect.ValueOf(func(vs ...any) { e.result = vs })
+	exports[goPanicName] = reflect.ValueOf(e.goPanic)
 	if err := e.yi.Use(yaegi.Exports{dotPath + "/dsl": exports}); err != nil {
 		return nil, fmt.Errorf("interp: loading the DSL symbols: %w", err)
 	}
@@ -182,6 +184,8 @@ func (e *Engine) Execute(ctx context.Context, req engine.ExecuteRequest, out eng
 	defer e.mu.Unlock()
 	e.router.setOutput(out)
 	defer e.router.flush()
+	e.startCell()
+	defer e.endCell()
 	e.busy = false
 	res := e.execute(ctx, req)
 	if !e.busy {
@@ -257,7 +261,7 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 		return e.errorResult(cs, &posError{name: "CompileError", off: c.off(id.Pos()), msg: explainUndefined("undefined: " + id.Name)})
 	}
 
-	cell := &Cell{ID: req.CellID, ExecutionCount: req.ExecutionCount, Source: req.Code, Program: prog, Out: cellOutput{e.router}}
+	cell := &Cell{ID: req.CellID, ExecutionCount: req.ExecutionCount, Source: req.Code, Program: prog, Out: cellOutput{e.router}, Lookup: e.lookup}
 	if err := e.plugin.Begin(ctx, cell); err != nil {
 		name := "Refused"
 		var ne NamedError
@@ -311,6 +315,7 @@ func (e *Engine) runChunk(ctx context.Context, cs *cellState, src string, c *chu
 		}
 	case declChunk:
 		e.recordDecls(c, cs.name)
+		edits = goEdits(c, cs.name)
 	case stmtChunk:
 		k := 0
 		guard := func(off int) string {
@@ -321,6 +326,7 @@ func (e *Engine) runChunk(ctx context.Context, cs *cellState, src string, c *chu
 			k++
 			return fmt.Sprintf("__pni_f%d_%d", seq, k)
 		}, map[bool]string{true: resultName}[wrap])
+		edits = append(edits, goEdits(c, cs.name)...)
 	}
 	gen, back := applyEdits(text, edits)
 	// The leading newline keeps yaegi's own wrapper ("package main; func
@@ -856,6 +862,34 @@ func (e *Engine) isIntExpr(x ast.Expr) bool {
 }
 
 // snapshot records the user's globals for completion and inspection.
+// lookup reads a global of the session from the snapshot taken after the
+// previous cell (the slots it holds are the variables' storage, so the
+// value is the current one); it runs no user code. Values of interface
+// type that yaegi wraps in its own types are not handed out.
+func (e *Engine) lookup(name string) (value any, ok bool) {
+	e.symMu.RLock()
+	v, found := e.globals[name]
+	e.symMu.RUnlock()
+	if !found || !v.IsValid() || !v.CanInterface() {
+		return nil, false
+	}
+	defer func() {
+		if recover() != nil {
+			value, ok = nil, false
+		}
+	}()
+	if v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return nil, false
+		}
+		v = v.Elem()
+	}
+	if v.Type().PkgPath() == "github.com/traefik/yaegi/interp" {
+		return nil, false
+	}
+	return v.Interface(), true
+}
+
 func (e *Engine) snapshot() {
 	var g map[string]reflect.Value
 	func() {

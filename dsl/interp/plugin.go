@@ -109,6 +109,13 @@ type Cell struct {
 	// Out is the cell's output: the runtime may stream or display on it
 	// from compiled code (progress, receipts). Safe for concurrent use.
 	Out engine.Output
+	// Lookup returns the value a global variable or constant of the
+	// session (defined by an earlier cell) holds when the cell starts,
+	// without running any code: the pre-check uses it to learn which
+	// dataset a handle variable names. ok is false for an unknown name
+	// and for a value the engine cannot hand out as is. It is valid during
+	// Begin only; nil when the engine offers no lookup.
+	Lookup func(name string) (value any, ok bool)
 }
 
 // NamedError is an error that reaches the user under its own name

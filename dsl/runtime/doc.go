@@ -6,9 +6,12 @@
 // receipts, and the magics (%ledger, %budget, %datasets, %help).
 //
 // A *Runtime implements dsl/interp's Plugin: Rewrite translates a cell with
-// dsl/syntax, Begin runs the static pre-check of its budget blocks, the
-// compiled DSL functions run inside the cell, and End closes what the cell
-// left open.
+// dsl/syntax, Begin runs the static pre-check of its budget blocks (a
+// handle variable of an earlier cell is resolved through Cell.Lookup, which
+// runs no code, unless the cell may rebind it first), the compiled DSL
+// functions run inside the cell, and End closes what the cell left open.
+// Receipts and errors name a block as the notebook shows it ("cell [4],
+// block at line 1"); the ledger records the front end's full cell id.
 //
 // # Privacy rules the runtime enforces
 //

@@ -40,7 +40,8 @@ func errorf(name, format string, args ...any) *Error {
 // BudgetError is a refused spend: of a budget block or of a dataset's
 // budget. All values are (ε, δ) and public.
 type BudgetError struct {
-	// Scope says whose budget: `dataset "census"` or `budget block at 3:1`.
+	// Scope says whose budget: `dataset "census"` or `budget block at
+	// line 3 of cell [4]`.
 	Scope     string
 	Requested accounting.Budget
 	Spent     accounting.Budget

@@ -477,7 +477,7 @@ budget eps=0.5 {
 		n++
 	}
 }`)
-	if res.Error == nil || res.Error.Name != NameBudgetExceeded || !strings.Contains(res.Error.Value, "budget block at test[1]:3:1") {
+	if res.Error == nil || res.Error.Name != NameBudgetExceeded || !strings.Contains(res.Error.Value, "budget block at line 3 of cell [1]") {
 		t.Fatalf("got %+v, want BudgetExceeded of the block", res.Error)
 	}
 	_ = out

@@ -17,10 +17,14 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
-// Defaults of private_fedrep: the experiment of federated.md §2.5.
+// Defaults of private_fedrep: the experiment of federated.md §2.5, with
+// the step size mechanisms/bench uses for it. The paper's η = 2.5 diverges
+// under the spec's gradient convention (factor 2, mean over the batch): a
+// noise-free step contracts by |1 − 2η·E v*²| with E v*² = 1, so η = 0.5
+// (Lemma 9's η ≤ 1/(2σ²_max)) is the one-step optimum.
 const (
 	fedrepRounds = 5
-	fedrepLR     = 2.5
+	fedrepLR     = 0.5
 )
 
 func planFedRep(src *source, a *args) *planned {

@@ -104,7 +104,7 @@ func (rt *Runtime) budgetText(name string) string {
 		if blk.acc != nil {
 			spent = "spent " + fmtBudget(blk.acc.Spent())
 		}
-		fmt.Fprintf(&b, "open budget block at %s: cap %s, %s\n", blk.pos, fmtBudget(blk.cap), spent)
+		fmt.Fprintf(&b, "open %s: cap %s, %s\n", blk.scope(), fmtBudget(blk.cap), spent)
 	}
 	return b.String()
 }

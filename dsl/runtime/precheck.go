@@ -18,7 +18,13 @@ import (
 // cost cannot be known without running the call (for example a private_mean
 // without δ, which the call itself refuses). A test checks it against
 // every mechanism's plan.
-func costFor(fn, method, calibration string, eps, delta float64) (accounting.Event, bool) {
+//
+// calibration is "" when the call gives none; for DP-PCA and private Oja
+// the calibration then follows the dataset's accountant (mode, "" when
+// unknown; see dppcaCalibration). Under basic and advanced composition an
+// event counts as its (ε, δ) target whatever its kind, so an unknown mode
+// taken as zcdp gives the same check.
+func costFor(fn, method, calibration, mode string, eps, delta float64) (accounting.Event, bool) {
 	if !(eps > 0) || !(delta >= 0 && delta < 1) {
 		return accounting.Event{}, false
 	}
@@ -26,7 +32,11 @@ func costFor(fn, method, calibration string, eps, delta float64) (accounting.Eve
 	var ev accounting.Event
 	switch fn {
 	case "private_count":
-		ev = accounting.Pure(eps)
+		if gaussian {
+			ev = accounting.ZcdpFor(eps, delta)
+		} else {
+			ev = accounting.Pure(eps)
+		}
 	case "private_mean":
 		if !gaussian {
 			return ev, false
@@ -49,7 +59,11 @@ func costFor(fn, method, calibration string, eps, delta float64) (accounting.Eve
 		case "dppca":
 			ev = accounting.Approx(eps, delta)
 		case "oja":
-			if calibration == "paper" {
+			paper := calibration == "paper"
+			if calibration == "" && mode != "" && mode != accounting.ModeZCDP.String() {
+				paper = paperEpsOK("oja", eps)
+			}
+			if paper {
 				ev = accounting.Approx(eps, delta)
 			} else {
 				ev = accounting.GdpFor(eps, delta)
@@ -78,32 +92,16 @@ type staticCost struct {
 // per dataset and refuses the cell if one would be exceeded. Run-time
 // charges stay authoritative; a call whose cost is not static (inside a
 // loop, a non-literal eps, method or calibration) is left to them.
-func (rt *Runtime) precheck(p *syntax.Program, goSrc string) error {
+//
+// A call's dataset is known when the cell names it (dataset("name"), or a
+// variable assigned from it earlier in the cell) or, through lookup, when
+// its argument is a variable of an earlier cell that the cell cannot have
+// rebound before the call (syntax.Call.DatasetVar). lookup may be nil.
+func (rt *Runtime) precheck(p *syntax.Program, goSrc, cellLabel string, lookup func(string) (any, bool)) error {
 	if len(p.Blocks) == 0 && len(p.Calls) == 0 {
 		return nil
 	}
 	kws := literalKeywords(goSrc, p)
-	cost := func(c syntax.Call) (staticCost, bool) {
-		if !c.Static {
-			return staticCost{}, false
-		}
-		lit := kws[callKey{c.Line, c.Col}]
-		method, calib := "auto", "zcdp"
-		if v, ok := lit["method"]; ok {
-			if v == nil {
-				return staticCost{}, false
-			}
-			method = *v
-		}
-		if v, ok := lit["calibration"]; ok {
-			if v == nil {
-				return staticCost{}, false
-			}
-			calib = *v
-		}
-		ev, ok := costFor(c.Func, method, calib, c.Eps, c.Delta)
-		return staticCost{dataset: c.Dataset, ev: ev}, ok
-	}
 	schemas := map[string]*ledger.Schema{}
 	schemaOf := func(name string) *ledger.Schema {
 		if name == "" {
@@ -121,36 +119,60 @@ func (rt *Runtime) precheck(p *syntax.Program, goSrc string) error {
 		schemas[name] = sc
 		return sc
 	}
+	cost := func(c syntax.Call) (staticCost, bool) {
+		if !c.Static {
+			return staticCost{}, false
+		}
+		lit := kws[callKey{c.Line, c.Col}]
+		method, calib := "auto", ""
+		if v, ok := lit["method"]; ok {
+			if v == nil {
+				return staticCost{}, false
+			}
+			method = *v
+		}
+		if v, ok := lit["calibration"]; ok {
+			if v == nil {
+				return staticCost{}, false
+			}
+			calib = *v
+		}
+		ds := rt.callDataset(c, lookup)
+		mode := ""
+		if s := schemaOf(ds); s != nil {
+			mode = s.Accountant
+		}
+		ev, ok := costFor(c.Func, method, calib, mode, c.Eps, c.Delta)
+		return staticCost{dataset: ds, ev: ev}, ok
+	}
 	perDataset := map[string][]accounting.Event{}
 	for _, blk := range p.Blocks {
 		var evs []accounting.Event
-		mode := ""
+		// The run-time block composes with the rule of the dataset of
+		// its first charge; unknown here, the cell is refused only if
+		// every rule would refuse it.
+		mode, first := "", true
 		for _, c := range blk.Calls {
 			sc, ok := cost(c)
 			if !ok {
 				continue
 			}
 			evs = append(evs, sc.ev)
-			if sc.dataset != "" {
-				perDataset[sc.dataset] = append(perDataset[sc.dataset], sc.ev)
-				if s := schemaOf(sc.dataset); s != nil && mode == "" {
+			if first {
+				first = false
+				if s := schemaOf(sc.dataset); s != nil {
 					mode = s.Accountant
 				}
+			}
+			if sc.dataset != "" {
+				perDataset[sc.dataset] = append(perDataset[sc.dataset], sc.ev)
 			}
 		}
 		if blk.Repeated || len(evs) == 0 {
 			continue
 		}
-		capB := accounting.Budget{Eps: blk.Eps, Delta: blk.Delta}
-		acc, err := accounting.NewAccountant(blockMode(blk.Delta, mode), capB)
-		if err != nil {
-			return errorf(NameBudgetBlock, "budget block at %d:%d: %v", blk.Line, blk.Col, err)
-		}
-		if err := acc.Check(evs...); err != nil {
-			if be, ok := asBudgetError(fmt.Sprintf("budget block at %d:%d", blk.Line, blk.Col), err, true); ok {
-				return be
-			}
-			return errorf(NameBudgetBlock, "budget block at %d:%d: %v", blk.Line, blk.Col, err)
+		if err := checkBlock(blk, cellLabel, mode, evs); err != nil {
+			return err
 		}
 	}
 	for _, c := range p.Calls {
@@ -182,6 +204,68 @@ func (rt *Runtime) precheck(p *syntax.Program, goSrc string) error {
 		}
 	}
 	return nil
+}
+
+// callDataset is the registered dataset a static call will charge, or ""
+// when it is not known before the cell runs (or the argument is public
+// synthetic data, which charges no dataset).
+func (rt *Runtime) callDataset(c syntax.Call, lookup func(string) (any, bool)) string {
+	if c.Dataset != "" || c.DatasetVar == "" || lookup == nil {
+		return c.Dataset
+	}
+	v, ok := lookup(c.DatasetVar)
+	if !ok {
+		return ""
+	}
+	var h Dataset
+	switch x := v.(type) {
+	case Dataset:
+		h = x
+	case *Dataset:
+		if x == nil {
+			return ""
+		}
+		h = *x
+	default:
+		return ""
+	}
+	e, ok := h.entry()
+	if !ok || e.rt != rt {
+		return "" // the call itself reports a foreign or zero handle
+	}
+	return e.name
+}
+
+// checkBlock checks a block's static costs against its cap under the
+// composition rule of mode (a dataset's accountant); with mode "" (no
+// dataset known) the block is refused only when every rule refuses it,
+// since the run-time block follows the dataset of its first charge.
+func checkBlock(blk syntax.Block, cellLabel, mode string, evs []accounting.Event) error {
+	where := (&block{cell: cellLabel, pos: userPos(fmt.Sprintf("%d:%d", blk.Line, blk.Col))}).scope()
+	modes := []string{mode}
+	if mode == "" {
+		modes = []string{accounting.ModeZCDP.String(), accounting.ModeBasic.String(), accounting.ModeAdvanced.String()}
+	}
+	var refusal error
+	for _, m := range modes {
+		capB := accounting.Budget{Eps: blk.Eps, Delta: blk.Delta}
+		acc, err := accounting.NewAccountant(blockMode(blk.Delta, m), capB)
+		if err != nil {
+			return errorf(NameBudgetBlock, "%s: %v", where, err)
+		}
+		err = acc.Check(evs...)
+		if err == nil {
+			return nil
+		}
+		if refusal == nil {
+			if be, ok := asBudgetError(where, err, true); ok {
+				refusal = be
+			} else {
+				refusal = errorf(NameBudgetBlock, "%s: %v", where, err)
+			}
+		}
+	}
+	return refusal
 }
 
 type callKey struct{ line, col int }

@@ -152,10 +152,8 @@ func planPCA(src *source, a *args) *planned {
 		if a.int("providers") != 0 || a.int("sparsity") != 0 {
 			panic(errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
 		}
-		calib := dppca.CalibPaper
-		if a.str("calibration") == "zcdp" {
-			calib = dppca.CalibAnalytic
-		}
+		calib, why := dppcaCalibration(chosen, a, sc.Accountant, eps)
+		p.note += why
 		opt := dppca.Options{Eps: eps, Delta: delta, Calibration: calib, Neighbour: accounting.ReplaceOne,
 			Steps: a.int("iters"), Centred: sc.Center == "public-mean"}
 		var pl *dppca.Plan
@@ -225,6 +223,39 @@ func planPCA(src *source, a *args) *planned {
 		panic(errorf(NameNotAvailable, "method %q is not available in this build", chosen))
 	}
 	return p
+}
+
+// dppcaCalibration is the calibration of DP-PCA and private Oja. An
+// explicit calibration keyword wins ("zcdp" selects the analytic
+// calibration). Without it the calibration follows the dataset's
+// accountant: under zcdp the analytic one (valid for every ε; for private
+// Oja its cost is a GDP event, which composes as ρ = μ²/2 instead of the
+// ρ = ε²/2 an approximate (ε, δ) event costs: (0.5, 1e-7) alone would cost
+// ε ≈ 2.4 at δ = 1e-6), under basic or advanced composition the paper's, as
+// reproductions expect, unless ε is outside the paper's range.
+func dppcaCalibration(method string, a *args, accountant string, eps float64) (dppca.Calibration, string) {
+	if a.given["calibration"] {
+		if a.str("calibration") == "paper" {
+			return dppca.CalibPaper, ""
+		}
+		return dppca.CalibAnalytic, ""
+	}
+	if accountant == "" || accountant == accounting.ModeZCDP.String() {
+		return dppca.CalibAnalytic, "calibration: analytic, the default under the zcdp accountant. "
+	}
+	if paperEpsOK(method, eps) {
+		return dppca.CalibPaper, fmt.Sprintf("calibration: the paper's, the default under the %s accountant. ", accountant)
+	}
+	return dppca.CalibAnalytic, fmt.Sprintf("calibration: analytic, because eps=%v is outside the paper's range (the default under the %s accountant is the paper's). ", eps, accountant)
+}
+
+// paperEpsOK reports whether the paper's calibration of a dppca method
+// covers eps (DP-PCA: ε < 0.9, Theorem 5.1; private Oja: ε < 1).
+func paperEpsOK(method string, eps float64) bool {
+	if method == dppca.MethodDPPCA {
+		return eps < 0.9
+	}
+	return eps < 1
 }
 
 // splitProviders deals the rows round-robin to n providers (a public

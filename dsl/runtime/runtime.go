@@ -41,17 +41,50 @@ type Runtime struct {
 
 // binding is the cell the DSL calls belong to.
 type binding struct {
-	ctx   context.Context
-	out   engine.Output
+	ctx context.Context
+	out engine.Output
+	// id is the full cell id with the execution count, recorded in the
+	// ledger for audit ("8a0a18ec-…[4]"); label is how the user sees the
+	// cell ("cell [4]").
 	id    string
+	label string
 	ended bool
+}
+
+// cellLabel is how messages and receipts name a cell: by its execution
+// count, as the notebook shows it, never by the front end's raw cell id.
+func cellLabel(executionCount int) string {
+	if executionCount > 0 {
+		return fmt.Sprintf("cell [%d]", executionCount)
+	}
+	return "this cell"
 }
 
 // block is an open budget block.
 type block struct {
-	cap accounting.Budget
-	pos string
-	acc *accounting.Accountant // created at the first charge (its mode follows the dataset)
+	cap  accounting.Budget
+	cell string                 // the cell's label
+	pos  string                 // "line 3" or "line 3, column 5" in the user's cell
+	acc  *accounting.Accountant // created at the first charge (its mode follows the dataset)
+}
+
+// label names the block in receipts: "cell [4], block at line 1".
+func (b *block) label() string { return b.cell + ", block at " + b.pos }
+
+// scope names the block in errors: "budget block at line 1 of cell [4]".
+func (b *block) scope() string { return "budget block at " + b.pos + " of " + b.cell }
+
+// userPos turns the translator's "line:col" into "line 3" (or "line 3,
+// column 5" when the block does not start its line).
+func userPos(pos string) string {
+	var line, col int
+	if _, err := fmt.Sscanf(pos, "%d:%d", &line, &col); err != nil || line < 1 {
+		return pos
+	}
+	if col > 1 {
+		return fmt.Sprintf("line %d, column %d", line, col)
+	}
+	return fmt.Sprintf("line %d", line)
 }
 
 var _ interp.Plugin = (*Runtime)(nil)
@@ -158,13 +191,14 @@ func (rt *Runtime) Begin(ctx context.Context, cell *interp.Cell) error {
 	if cell.ExecutionCount > 0 {
 		id = fmt.Sprintf("%s[%d]", id, cell.ExecutionCount)
 	}
+	label := cellLabel(cell.ExecutionCount)
 	if p, ok := cell.Program.Plan.(*syntax.Program); ok && p != nil {
-		if err := rt.precheck(p, cell.Program.Go); err != nil {
+		if err := rt.precheck(p, cell.Program.Go, label, cell.Lookup); err != nil {
 			return err
 		}
 	}
 	rt.mu.Lock()
-	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id}
+	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id, label: label}
 	rt.block = nil
 	rt.mu.Unlock()
 	return nil
@@ -218,18 +252,19 @@ func (rt *Runtime) current(fn string) *binding {
 
 func (rt *Runtime) budgetBegin(eps, delta float64, pos string) {
 	b := rt.current("a budget block")
+	nb := &block{cap: accounting.Budget{Eps: eps, Delta: delta}, cell: b.label, pos: userPos(pos)}
 	if !(eps > 0) || eps > 1e6 {
-		panic(errorf(NameBudgetBlock, "budget block at %s: eps=%v must be a finite number > 0", pos, eps))
+		panic(errorf(NameBudgetBlock, "%s: eps=%v must be a finite number > 0", nb.scope(), eps))
 	}
 	if !(delta >= 0 && delta < 1) {
-		panic(errorf(NameBudgetBlock, "budget block at %s: delta=%v must satisfy 0 ≤ δ < 1", pos, delta))
+		panic(errorf(NameBudgetBlock, "%s: delta=%v must satisfy 0 ≤ δ < 1", nb.scope(), delta))
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.block != nil {
-		panic(errorf(NameBudgetBlock, "budget block at %s: blocks do not nest, and the block at %s is still open", pos, rt.block.pos))
+		panic(errorf(NameBudgetBlock, "%s: blocks do not nest, and the %s is still open", nb.scope(), rt.block.scope()))
 	}
-	rt.block = &block{cap: accounting.Budget{Eps: eps, Delta: delta}, pos: b.id + ":" + pos}
+	rt.block = nb
 }
 
 func (rt *Runtime) budgetEnd() {
@@ -275,17 +310,17 @@ func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params m
 		if blk.acc == nil {
 			acc, err := accounting.NewAccountant(blockMode(blk.cap.Delta, src.schema.Accountant), blk.cap)
 			if err != nil {
-				return nil, errorf(NameBudgetBlock, "budget block at %s: %v", blk.pos, err)
+				return nil, errorf(NameBudgetBlock, "%s: %v", blk.scope(), err)
 			}
 			blk.acc = acc
 		}
 		if err := blk.acc.Check(ev); err != nil {
-			if be, ok := asBudgetError("budget block at "+blk.pos, err, false); ok {
+			if be, ok := asBudgetError(blk.scope(), err, false); ok {
 				return nil, be
 			}
-			return nil, errorf(NameArgumentError, "budget block at %s: %v", blk.pos, err)
+			return nil, errorf(NameArgumentError, "%s: %v", blk.scope(), err)
 		}
-		res.block = blk.pos
+		res.block = blk.label()
 	}
 	if src.synth == nil {
 		st := rt.mustStore()
@@ -305,7 +340,7 @@ func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params m
 		if err := blk.acc.Spend(ev); err != nil {
 			// Check passed under the same lock; only a bug gets here. The
 			// ledger charge stands, which errs on the safe side.
-			return nil, errorf(NameBudgetBlock, "budget block at %s: %v", blk.pos, err)
+			return nil, errorf(NameBudgetBlock, "%s: %v", blk.scope(), err)
 		}
 	}
 	return res, nil

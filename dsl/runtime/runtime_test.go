@@ -33,23 +33,56 @@ func TestCostForMatchesPlans(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := planPCA(&source{name: "x", schema: sc}, a)
-			want, ok := costFor("private_pca", method, calib, 0.5, 1e-6)
+			want, ok := costFor("private_pca", method, calib, "zcdp", 0.5, 1e-6)
 			if !ok || !sameCost(p.cost, want) {
 				t.Errorf("private_pca method=%s calibration=%s: plan costs %+v, costFor %+v", method, calib, p.cost, want)
 			}
 		}
 		a, _ := parseArgs("private_fedrep", []KW{newKW("eps", 1), newKW("delta", 1e-6), newKW("calibration", calib)})
 		p := planFedRep(&source{name: "x", schema: user}, a)
-		if want, ok := costFor("private_fedrep", "", calib, 1, 1e-6); !ok || !sameCost(p.cost, want) {
+		if want, ok := costFor("private_fedrep", "", calib, "zcdp", 1, 1e-6); !ok || !sameCost(p.cost, want) {
 			t.Errorf("private_fedrep calibration=%s: plan %+v, costFor %+v", calib, p.cost, want)
 		}
 	}
+	// Without a calibration keyword, DP-PCA and private Oja follow the
+	// dataset's accountant: analytic under zcdp, the paper's under basic
+	// (when ε is in the paper's range).
+	basic := sc
+	basic.Accountant = "basic"
+	for _, c := range []struct {
+		schema ledger.Schema
+		method string
+		eps    float64
+		want   accounting.Kind
+		calib  string
+	}{
+		{sc, "oja", 0.5, accounting.GDP, "analytic"},
+		{basic, "oja", 0.5, accounting.ApproxDP, "paper"},
+		{basic, "oja", 2, accounting.GDP, "analytic"},
+		{sc, "dppca", 0.5, accounting.ApproxDP, "analytic"},
+		{basic, "dppca", 0.5, accounting.ApproxDP, "paper"},
+	} {
+		a, err := parseArgs("private_pca", []KW{newKW("k", 1), newKW("eps", c.eps), newKW("delta", 1e-6), newKW("method", c.method)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := planPCA(&source{name: "x", schema: c.schema}, a)
+		want, ok := costFor("private_pca", c.method, "", c.schema.Accountant, c.eps, 1e-6)
+		if !ok || !sameCost(p.cost, want) || p.cost.Kind != c.want || p.params["calibration"] != c.calib {
+			t.Errorf("%s on a %s dataset, eps=%v, no calibration keyword: plan %+v (%v), costFor %+v, want a %v event (%s)",
+				c.method, c.schema.Accountant, c.eps, p.cost, p.params["calibration"], want, c.want, c.calib)
+		}
+	}
 	a, _ := parseArgs("private_count", []KW{newKW("eps", 0.3)})
-	if want, _ := costFor("private_count", "", "", 0.3, 0); !sameCost(planCount(&source{schema: sc}, a).cost, want) {
+	if want, _ := costFor("private_count", "", "", "zcdp", 0.3, 0); !sameCost(planCount(&source{schema: sc}, a).cost, want) {
 		t.Error("private_count cost differs")
 	}
+	a, _ = parseArgs("private_count", []KW{newKW("eps", 0.3), newKW("delta", 1e-6)})
+	if want, _ := costFor("private_count", "", "", "zcdp", 0.3, 1e-6); want.Kind != accounting.ZCDP || !sameCost(planCount(&source{schema: sc}, a).cost, want) {
+		t.Errorf("private_count with delta: plan %+v, costFor %+v", planCount(&source{schema: sc}, a).cost, want)
+	}
 	a, _ = parseArgs("private_mean", []KW{newKW("eps", 0.3), newKW("delta", 1e-6)})
-	if want, _ := costFor("private_mean", "", "", 0.3, 1e-6); !sameCost(planMean(&source{schema: sc}, a).cost, want) {
+	if want, _ := costFor("private_mean", "", "", "zcdp", 0.3, 1e-6); !sameCost(planMean(&source{schema: sc}, a).cost, want) {
 		t.Error("private_mean cost differs")
 	}
 }
@@ -274,7 +307,7 @@ budget eps=0.5, delta=1e-6 {
 }
 %ledger secret`)
 	for _, want := range []string{"NAME", "secret", "private_pca(ds, k=1, eps=<float>", "Paper:", "budget eps=E, delta=D",
-		"open budget block at test[1]:5:1: cap (ε=0.5, δ=1e-06), spent", "count/laplace", "dataset/register", "synth_spiked"} {
+		"open budget block at line 5 of cell [1]: cap (ε=0.5, δ=1e-06), spent", "count/laplace", "dataset/register", "synth_spiked"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("magic output lacks %q:\n%s", want, out)
 		}

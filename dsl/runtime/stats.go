@@ -1,7 +1,9 @@
 package runtime
 
 // private_count: the discrete Laplace mechanism (Dwork, McSherry, Nissim and
-// Smith 2006) on the integer lattice, via mechanisms/noise.
+// Smith 2006) on the integer lattice when delta is 0, and the discrete
+// Gaussian mechanism in zCDP (Canonne, Kamath and Steinke 2020; Bun and
+// Steinke 2016, Prop. 1.6) when delta > 0, via mechanisms/noise.
 // private_mean: the Gaussian mechanism on a clipped sum divided by a noisy
 // count, both in zCDP (Bun and Steinke 2016, Prop. 1.6 and Lemma 2.3).
 
@@ -29,20 +31,59 @@ const meanCountShare = 0.2
 func planCount(src *source, a *args) *planned {
 	const fn = "private_count"
 	eps, delta := a.float("eps"), a.float("delta")
-	b := noise.LaplaceScale(countSensitivity, eps, 1)
 	unit := "rows"
 	if src.schema.Unit == "user" {
 		unit = "users"
 	}
+	if delta > 0 {
+		return planGaussianCount(src, a, unit, eps, delta)
+	}
+	b := noise.LaplaceScale(countSensitivity, eps, 1)
 	ev := accounting.Pure(eps)
 	ev.Mechanism = "count/laplace"
+	note := fmt.Sprintf("counts %s; pure ε-DP with ε=%v; n + discrete Laplace noise on the integers, rounded", unit, eps)
+	if src.schema.Accountant == accounting.ModeZCDP.String() {
+		note += fmt.Sprintf(". Under this dataset's zcdp accountant a pure ε costs ρ=ε²/2=%.4g; give delta (for example delta=1e-6) for the Gaussian count, whose cost composes far better with other calls", accounting.PureToRho(eps))
+	}
 	p := &planned{fn: fn, method: "count/laplace", cost: ev, eps: eps, delta: delta,
 		noise:  fmt.Sprintf("discrete Laplace, scale b=%.4g (sensitivity 1)", b),
-		note:   fmt.Sprintf("counts %s; pure ε-DP with ε=%v (δ unused); n + discrete Laplace noise on the integers, rounded", unit, eps),
+		note:   note,
 		params: publicParams(a, map[string]any{"unit": unit})}
 	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
 		n := float64(unitCount(d))
 		v := n + noise.New().Laplace(b)
+		return &CountResult{Value: math.Round(v)}, nil
+	}
+	return p
+}
+
+// planGaussianCount is private_count with delta > 0: the discrete Gaussian
+// mechanism calibrated in zCDP to (ε, δ) (ρ = RhoForTarget(ε, δ)), so that
+// its cost composes with the session's other Gaussian releases instead of
+// costing ρ = ε²/2 as a pure-ε count does.
+func planGaussianCount(src *source, a *args, unit string, eps, delta float64) *planned {
+	const fn = "private_count"
+	rho := accounting.RhoForTarget(eps, delta)
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		panic(errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta))
+	}
+	z := 1 / math.Sqrt(2*rho)
+	if z > 0x1p37 {
+		panic(errorf(NameArgumentError, "%s: eps=%v is too small to represent the noise: raise eps", fn, eps))
+	}
+	// ℓ2 sensitivity 1 under add-remove; under replace-one the count does
+	// not move, but it is noised as if it did so that n is never released.
+	sigma := noise.GaussianScale(countSensitivity, z, 1)
+	ev := accounting.Zcdp(rho).WithTarget(eps, delta)
+	ev.Mechanism = "count/gaussian"
+	p := &planned{fn: fn, method: "count/gaussian", cost: ev, eps: eps, delta: delta,
+		noise: fmt.Sprintf("discrete Gaussian, std %.4g (sensitivity 1)", sigma),
+		note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)",
+			unit, eps, delta, rho),
+		params: publicParams(a, map[string]any{"unit": unit})}
+	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
+		n := float64(unitCount(d))
+		v := n + noise.New().Gaussian(sigma)
 		return &CountResult{Value: math.Round(v)}, nil
 	}
 	return p

@@ -73,6 +73,10 @@
 // Translate also reports, per block, the private calls it contains with
 // their literal eps and delta and their dataset when it is a literal
 // dataset("name") or a variable assigned from one earlier in the cell.
+// When the dataset argument is a plain variable of an earlier cell that
+// nothing in the cell before the call can rebind (see Call.DatasetVar),
+// the variable's name is reported so that the runtime can read its value
+// before the cell runs.
 // A call is Static when its eps and delta are literals (or delta is
 // omitted) and it runs exactly once per cell: at the block's own level,
 // not inside a loop, branch or function literal, and the block itself at

@@ -5,6 +5,7 @@ import (
 	"go/constant"
 	"go/scanner"
 	"go/token"
+	"go/types"
 	"math"
 	"sort"
 	"strconv"
@@ -60,7 +61,17 @@ type Block struct {
 type Call struct {
 	Func string
 	// Dataset is the dataset name when statically known, else "".
-	Dataset    string
+	Dataset string
+	// DatasetVar is set when Dataset is "" and the dataset argument is a
+	// plain identifier that nothing in the cell before the call can have
+	// rebound: its value comes from an earlier cell, and the runtime's
+	// pre-check may resolve it to the handle it holds when the cell
+	// starts (interp.Cell.Lookup). It is "" when the identifier is
+	// assigned, declared, has its address taken or is passed to anything
+	// but a DSL function before the call, or when a function that is not
+	// a DSL function or a Go builtin is called before it (it could assign
+	// the variable): the call is then left to the run-time charge.
+	DatasetVar string
 	Eps, Delta float64
 	// Static: Eps and Delta are literals and the call runs exactly once per
 	// execution of the cell. Otherwise Eps and Delta are the literals that
@@ -1000,6 +1011,9 @@ func (t *translator) recordCall(i int, f *Func, args []arg, values map[string][]
 			continue
 		}
 		call.Dataset = t.staticDataset(t.toks[a.from:a.to])
+		if call.Dataset == "" && a.to-a.from == 1 && t.toks[a.from].t == token.IDENT && !t.mayRebind(t.toks[a.from].lit, i) {
+			call.DatasetVar = t.toks[a.from].lit
+		}
 		break
 	}
 	// Runs exactly once per cell: no brace between the call and its block
@@ -1022,6 +1036,57 @@ func (t *translator) recordCall(i int, f *Func, args []arg, values map[string][]
 	} else {
 		t.prog.Calls = append(t.prog.Calls, call)
 	}
+}
+
+// mayRebind reports whether code of the cell before token end could give
+// the variable name another value than the one it has when the cell
+// starts. It errs on the side of yes: any mention of name other than as
+// the first argument of a DSL function or before a selector (name.Method),
+// any dereference (a pointer from an earlier cell may alias the variable)
+// and any call of a function that is not a DSL function or a builtin (it
+// might assign the variable) count. Methods called on values and
+// goroutines of earlier cells are not seen (see docs/dsl.md).
+func (t *translator) mayRebind(name string, end int) bool {
+	if types.Universe.Lookup(name) != nil || isDSLName(name) {
+		return true // predeclared or a DSL name: not a user variable
+	}
+	for j := 0; j < end; j++ {
+		k := t.toks[j]
+		prev, next := t.at(j-1), t.at(j+1)
+		if k.t == token.MUL {
+			switch prev.t {
+			case token.IDENT, token.INT, token.FLOAT, token.IMAG, token.CHAR, token.STRING, token.RPAREN, token.RBRACK, token.RBRACE:
+				// a product (or a pointer type after ]): no write
+			default:
+				return true // a dereference: *p = v may write through an alias
+			}
+		}
+		if k.t != token.IDENT {
+			continue
+		}
+		if prev.t == token.PERIOD {
+			continue // a field or method of some value, or a package member
+		}
+		if k.lit == name {
+			if next.t == token.PERIOD {
+				continue // name.Method(...): a method cannot rebind the variable
+			}
+			if prev.t == token.LPAREN && isDSLName(t.at(j-2).lit) && t.at(j-2).t == token.IDENT && t.at(j-3).t != token.PERIOD &&
+				(next.t == token.COMMA || next.t == token.RPAREN) {
+				continue // the first argument of a DSL function (compiled code)
+			}
+			return true
+		}
+		if next.t == token.LPAREN && !isDSLName(k.lit) && types.Universe.Lookup(k.lit) == nil && !strings.HasPrefix(k.lit, "__pn") {
+			return true // a user function (or conversion): it may assign name
+		}
+	}
+	return false
+}
+
+func isDSLName(s string) bool {
+	_, ok := Lookup(s)
+	return ok
 }
 
 func (t *translator) staticDataset(a []tok) string {

@@ -404,3 +404,53 @@ func TestLiteralForms(t *testing.T) {
 		}
 	}
 }
+
+// A dataset argument that is a plain identifier from an earlier cell is
+// reported as DatasetVar, unless the cell could rebind it before the call.
+func TestDatasetVar(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"from an earlier cell", "budget eps=1, delta=1e-6 {\n\tp := private_pca(bc, eps=2, delta=1e-6)\n}", "bc"},
+		{"outside a block", "n := private_count(bc, eps=0.5)", "bc"},
+		{"used by DSL calls and methods before", "show(remaining(bc))\nfmt.Println(bc.Columns())\nn := private_count(bc, eps=0.5)", "bc"},
+		{"package calls before", "fmt.Println(math.Sqrt(2), len(\"ab\"), float64(3))\nn := private_count(bc, eps=0.5)", "bc"},
+		{"rebound later only", "n := private_count(bc, eps=0.5)\nbc = other", "bc"},
+		{"reassigned before", "bc = other\nn := private_count(bc, eps=0.5)", ""},
+		{"redeclared before", "bc := other\nn := private_count(bc, eps=0.5)", ""},
+		{"in a multi-assignment", "x, bc, y := 1, other, 2\nn := private_count(bc, eps=0.5)", ""},
+		{"var declaration", "var bc = other\nn := private_count(bc, eps=0.5)", ""},
+		{"address taken", "p := &bc\n*p = other\nn := private_count(bc, eps=0.5)", ""},
+		{"in a closure", "f := func() { bc = other }\nf()\nn := private_count(bc, eps=0.5)", ""},
+		{"passed to a function", "swap(&bc)\nn := private_count(bc, eps=0.5)", ""},
+		{"a user function is called", "reset()\nn := private_count(bc, eps=0.5)", ""},
+		{"inside the block", "budget eps=1, delta=1e-6 {\n\tbc = other\n\tp := private_pca(bc, eps=0.5, delta=1e-6)\n}", ""},
+		{"range variable", "for _, bc := range xs {\n\t_ = bc\n}\nn := private_count(bc, eps=0.5)", ""},
+		{"write through a pointer", "*pbc = other\nn := private_count(bc, eps=0.5)", ""},
+		{"a product before", "x := 2 * y\nz := (x) * 3\nn := private_count(bc, eps=0.5)", "bc"},
+		{"not an identifier", "n := private_count(hs[0], eps=0.5)", ""},
+	}
+	for _, c := range cases {
+		p, err := Translate("", c.src)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		calls := p.AllCalls()
+		last := calls[len(calls)-1]
+		if last.Func == "remaining" || last.Func == "show" {
+			t.Fatalf("%s: AllCalls lists non-private calls", c.name)
+		}
+		if last.DatasetVar != c.want || last.Dataset != "" {
+			t.Errorf("%s: DatasetVar = %q (Dataset %q), want %q", c.name, last.DatasetVar, last.Dataset, c.want)
+		}
+	}
+	// A literal dataset wins; DatasetVar is only for the unknown case.
+	p, err := Translate("", "bc := dataset(\"a\")\nn := private_count(bc, eps=0.5)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Calls[0]; c.Dataset != "a" || c.DatasetVar != "" {
+		t.Errorf("tracked variable: %+v", c)
+	}
+}

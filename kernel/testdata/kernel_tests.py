@@ -384,8 +384,23 @@ class CrashTests(KernelTestCase):
         return c
 
     def test_goroutine_panic(self):
-        c = self.crash('go func() { panic("boom in goroutine") }()\ntime.Sleep(2 * time.Second)')
+        # The engine recovers panics of go func(){...}() literals only; a
+        # goroutine started as go f() still ends the worker.
+        self.ok('func boom() { panic("boom in goroutine") }')
+        c = self.crash('go boom()\ntime.Sleep(2 * time.Second)')
         self.assertIn("boom in goroutine", c["evalue"])
+
+    def test_goroutine_literal_panic_recovered(self):
+        self.ok("kept := 7")
+        pid = worker_pid(self.km.provisioner.process.pid)
+        reply, msgs = self.execute('go func() { panic("boom in literal") }()\ntime.Sleep(500 * time.Millisecond)')
+        self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+        stderr = "".join(m["content"]["text"] for m in msgs
+                         if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+        self.assertIn("panic in a goroutine", stderr)
+        self.assertIn("boom in literal", stderr)
+        self.assertEqual(worker_pid(self.km.provisioner.process.pid), pid)
+        self.assertEqual(self.value("kept"), "7")
 
     def test_runaway_recursion(self):
         self.ok("func down(n int) int { return down(n+1) + 1 }")
