@@ -1,0 +1,64 @@
+// Package dppca implements DP-PCA of Liu, Kong, Jain and Oh, "DP-PCA:
+// Statistically Optimal and Differentially Private PCA" (NeurIPS 2022,
+// seed 002), and its building blocks, as compiled mechanisms:
+//
+//   - StableHistogram and StableMode: the stability-based histogram of
+//     Lemma B.1 (sparse: only occupied bins exist, get noise and can be
+//     released; ties go to the smallest bin id).
+//   - TopEigenvalue: private top-eigenvalue estimation (Algorithm 4).
+//   - Mean: private mean estimation (Algorithm 5).
+//   - Oja: Oja's algorithm (Algorithm 1, non-private reference) and its
+//     minibatch form.
+//   - PrivateOja: minibatch private Oja (Eq. 7), the DP-SGD baseline.
+//   - Run (PlanDPPCA, Plan.Run): DP-PCA (Algorithm 3).
+//
+// The specification, with the paper's typos resolved and the practical
+// constants, is shared/specs/dppca.md; comments cite its sections (§).
+//
+// # Privacy model
+//
+// Neighbouring data sets have the same number of rows n and differ in one
+// row (replace-one, accounting.ReplaceOne); n is public under this relation
+// (spec §1). Every algorithm partitions the rows by position after a
+// data-independent shuffle (batches, halves, pairs, groups), which is what
+// makes parallel composition across the single pass valid; under add/remove
+// one insertion would shift every later index, so add/remove is refused.
+//
+// Data rules (public, identical for every function): a row holding a NaN or
+// an infinity is replaced by the zero vector; a gradient A_i·w = x_i(x_iᵀw)
+// that overflows is replaced by zero. No function reports how many rows were
+// replaced. DP-PCA needs no clipping: its sensitivities come from
+// truncation at privately estimated ranges (Algorithm 5); private Oja clips
+// each gradient to the public norm bound Beta.
+//
+// Centring (spec §0): PCA needs A_i = (x_i − E x)(x_i − E x)ᵀ. If the rows
+// are known to have mean zero (Options.Centred) or a public mean is given
+// (Options.Mean), that is used; otherwise the records are the pair
+// differences x̃_i = (x_{2i} − x_{2i−1})/√2, which have mean zero and
+// covariance Σ and halve the number of records. Each row enters exactly one
+// pair, so the transform is 1-stable. A non-private mean of the same data
+// is never used.
+//
+// # Budget and calibration
+//
+// A Plan (PlanDPPCA, PlanPrivateOja) is data-free: it validates the
+// options, computes every noise scale that does not depend on the data, and
+// returns the exact accounting.Event the run costs, so a caller can charge
+// a ledger first. With Options.PublicN (a row count declared by the data
+// owner or released by a DP count, never the private n) it also checks
+// feasibility: if n is too small for the requested (ε, δ, d, T) the plan
+// fails, naming the n that would be needed, before any budget is charged.
+//
+// CalibPaper (default) follows the paper: DP-PCA needs ε < 0.9 (Theorem 5.1,
+// Lemma B.4), Eq. 7 needs ε < 1 (Lemma 2.4), the classical Gaussian
+// mechanism and advanced composition. CalibAnalytic, marked "beyond the
+// paper" in every note, keeps the same budget split but composes the d
+// coordinate histograms of Algorithm 5 in approximate zCDP and calibrates
+// Gaussian noise exactly with Gaussian DP (the analytic Gaussian mechanism);
+// it is valid for every ε. Both cost accounting.Approx(ε, δ), except private
+// Oja under CalibAnalytic, which costs accounting.GdpFor(ε, δ).
+//
+// Noise comes from mechanisms/noise (a nil Options.Noise uses its
+// cryptographic sampler); seeded samplers are for tests and benchmarks on
+// public synthetic data. Results hold only DP outputs and public parameters.
+package dppca

@@ -1,0 +1,237 @@
+// DP-PCA: Liu, Kong, Jain and Oh (seed 002), Algorithm 3 (L179–187), with
+// the budget table of spec dppca.md §7, the ⊥ and Λ̂ = 0 handling of §4 and
+// the feasibility check of §8.
+
+package dppca
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+)
+
+// Plan is the data-free part of a run: validated options, per-step budgets
+// and the exact privacy cost. Build it with PlanDPPCA or PlanPrivateOja,
+// charge Cost, then call Run.
+type Plan struct {
+	Method string
+	// D is the data dimension and Steps the number of minibatches T.
+	D, Steps int
+	// Cost is what the whole run spends (parallel composition across the
+	// disjoint minibatches: one step's cost).
+	Cost        accounting.Event
+	Calibration Calibration
+	// EigenEps, EigenDelta: Algorithm 4's histogram per step; Groups is k.
+	EigenEps, EigenDelta float64
+	Groups               int
+	// HistEps, HistDelta: each of Algorithm 5's d coordinate histograms.
+	HistEps, HistDelta float64
+	// NoiseMultiplier is the Gaussian std per unit of ℓ2 sensitivity
+	// (Algorithm 5's mean for DP-PCA, the clipped sum for private Oja).
+	NoiseMultiplier float64
+	// NoiseStd is private Oja's Gaussian std on the clipped sum (DP-PCA's
+	// depends on Λ̂_t and is reported per step in the Result).
+	NoiseStd float64
+	// NeededN is the smallest row count the feasibility check accepts
+	// (computed only when Options.PublicN is set).
+	NeededN int
+	Note    string
+
+	opt   Options
+	mean  meanParams
+	eigen eigenParams
+}
+
+// PlanDPPCA validates opt for DP-PCA on d columns and returns the plan of
+// the run. It reads no data.
+//
+// Per step (spec §7), for a target (ε, δ): Algorithm 4 at (ε/2, δ/2) with
+// failure probability ζ/(2T) and Algorithm 5 at (ε/2, δ/2) (its own split:
+// (ε/4, δ/4) for the d histograms together, (ε/4, δ/4) for the Gaussian);
+// with FullBudgetHalves each gets (ε, δ). Steps use disjoint minibatches in
+// a single pass, so the run costs (ε, δ) in total. CalibPaper needs ε < 0.9
+// (Theorem 5.1) and, with PublicN, δ ≤ 1/n.
+func PlanDPPCA(opt Options, d int) (*Plan, error) {
+	o, err := opt.validate(MethodDPPCA, d, true)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(format string, a ...any) (*Plan, error) {
+		return nil, fmt.Errorf("dppca: "+format, a...)
+	}
+	if o.Calibration == CalibPaper {
+		if o.Eps >= 0.9 {
+			return fail("eps=%v: the paper's guarantee (Theorem 5.1) needs eps < 0.9; lower eps or use CalibAnalytic (beyond the paper, valid for every eps)", o.Eps)
+		}
+		if o.PublicN > 0 && o.Delta > 1/float64(o.PublicN) {
+			return fail("delta=%v exceeds 1/n = %.3g for the public n=%d (Theorem 5.1 needs delta ≤ 1/n); lower delta or use CalibAnalytic", o.Delta, 1/float64(o.PublicN), o.PublicN)
+		}
+	}
+	T := o.Steps
+	e4, d4, e5, d5 := o.Eps/2, o.Delta/2, o.Eps/2, o.Delta/2
+	if o.FullBudgetHalves {
+		e4, d4, e5, d5 = o.Eps, o.Delta, o.Eps, o.Delta
+	}
+	zetaStep := o.Zeta / (2 * float64(T))
+	pl := &Plan{Method: MethodDPPCA, D: d, Steps: T, Calibration: o.Calibration, EigenEps: e4, EigenDelta: d4}
+	pl.eigen = eigenParams{hist: histParams{e4, d4}, quarter: o.QuarterBins}
+	if err := pl.eigen.hist.validate(); err != nil {
+		return fail("Algorithm 4: %w", err)
+	}
+	if pl.Groups, err = groupCount(&o, e4, d4, zetaStep); err != nil {
+		return fail("%w", err)
+	}
+	pl.eigen.groups = pl.Groups
+	hp, mult, err := alg5Budget(o.Calibration, e5, d5, d)
+	if err != nil {
+		return fail("%w", err)
+	}
+	if err := hp.validate(); err != nil {
+		return fail("Algorithm 5: %w", err)
+	}
+	if mult*math.Sqrt(float64(d)) > 0x1p37 {
+		return fail("eps=%v is too small to represent the Gaussian noise", o.Eps)
+	}
+	pl.HistEps, pl.HistDelta, pl.NoiseMultiplier = hp.eps, hp.delta, mult
+	pl.mean = meanParams{hist: hp, mult: mult, tailK: o.TailK, tailA: o.TailA, zeta: zetaStep}
+
+	// Feasibility (spec §8 end): Algorithm 4 needs ⌊⌊B/2⌋/2⌋ ≥ k·b_min;
+	// Algorithm 5's top bin must clear its threshold with margin,
+	// ⌊B/2⌋/2 ≥ 1 + (2/ε_h)(ln(2/δ_h) + ln(2dT/ζ)).
+	thr5 := 1 + (2/hp.eps)*(math.Log(2/hp.delta)+math.Log(2*float64(d*T)/o.Zeta))
+	needB := max(4*pl.Groups*o.MinGroupSize, 2*int(math.Ceil(2*thr5)))
+	needRecords := needB * T
+	pl.NeededN = needRecords
+	if !o.Centred && o.Mean == nil {
+		pl.NeededN = 2 * needRecords
+	}
+	if o.PublicN > 0 {
+		if B := o.records(o.PublicN) / T; B < needB {
+			return fail("n=%d rows are too few for eps=%v, delta=%v, d=%d, T=%d: DP-PCA needs about n ≥ %d (minibatches of %d records: %d groups of ≥ %d pairs for Algorithm 4, and ⌊B/2⌋/2 ≥ %.0f for Algorithm 5's histograms)%s; raise eps, lower steps, or use more data",
+				o.PublicN, o.Eps, o.Delta, d, T, pl.NeededN, needB, pl.Groups, o.MinGroupSize, thr5, pairNote(&o))
+		}
+	}
+	cost := accounting.Approx(o.Eps, o.Delta)
+	cost.Mechanism = "dppca"
+	pl.Cost = cost
+	split := "(ε/2, δ/2) each for Algorithms 4 and 5"
+	if o.FullBudgetHalves {
+		split = "the whole (ε, δ) for each half-batch (parallel composition, beyond the paper)"
+	}
+	pl.Note = fmt.Sprintf("DP-PCA calibrated to ε=%v, δ=%v (%s, replace-one, n public): T=%d disjoint minibatches in one pass, %s; Algorithm 4: %d groups, %s bins, histogram ε=%s; Algorithm 5: coordinate histograms ε=%s, δ=%s, Gaussian multiplier %s%s",
+		o.Eps, o.Delta, o.Calibration, T, split, pl.Groups, binName(o.QuarterBins), fmtG(e4), fmtG(hp.eps), fmtG(hp.delta), fmtG(mult), beyond(o.Calibration))
+	pl.opt = o
+	return pl, nil
+}
+
+func rowsPerRecord(o *Options) int {
+	if o.Centred || o.Mean != nil {
+		return 1
+	}
+	return 2
+}
+
+func pairNote(o *Options) string {
+	if o.Centred || o.Mean != nil {
+		return ""
+	}
+	return " (rows are paired to centre them; declare Centred or a public Mean to use every row)"
+}
+
+// Run plans and runs DP-PCA on data (one row per individual).
+func Run(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
+	d := 0
+	if data != nil {
+		_, d = data.Dims()
+	}
+	pl, err := PlanDPPCA(opt, d)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Run(ctx, data)
+}
+
+// Run executes the plan on data. Use it after charging pl.Cost.
+func (pl *Plan) Run(ctx context.Context, data *mat.Dense) (*Result, error) {
+	if pl == nil || pl.D == 0 {
+		return nil, errors.New("dppca: Run needs a plan from PlanDPPCA or PlanPrivateOja")
+	}
+	if err := checkData(pl.Method, data, pl.D); err != nil {
+		return nil, err
+	}
+	switch pl.Method {
+	case MethodDPPCA:
+		return pl.runDPPCA(ctx, data)
+	case MethodPrivateOja:
+		return pl.runPrivateOja(ctx, data)
+	}
+	return nil, fmt.Errorf("dppca: unknown method %q", pl.Method)
+}
+
+func (pl *Plan) runDPPCA(ctx context.Context, data *mat.Dense) (*Result, error) {
+	o := pl.opt
+	d, T := pl.D, pl.Steps
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("dppca: stopped before step 1: %w", err)
+	}
+	src := newSource(o.Noise, o.knob)
+	w := randomUnit(src, d)
+	recs := newRecords(data, &o, src.publicSeed())
+	B := recs.n / T
+	half := B / 2
+	// n is public under replace-one (spec §1), so refusing on it reveals
+	// nothing; PublicN makes the same check before any charge.
+	if half/2 < pl.Groups {
+		return nil, fmt.Errorf("dppca: too few rows for %d minibatches with %d groups each: need at least %d rows (about %d for a useful run); raise eps, lower steps, or use more data",
+			T, pl.Groups, 4*pl.Groups*T*rowsPerRecord(&o), pl.NeededN)
+	}
+	if o.H == 0 {
+		o.H = math.Log(float64(recs.n))
+	}
+	if o.Xi == 0 {
+		o.Xi = 1
+	}
+	pass := rowpass.Options{Workers: o.Workers}
+	g1 := make([]float64, half*d)
+	g2 := make([]float64, half*d)
+	res := &Result{
+		Method: MethodDPPCA, Cost: pl.Cost, Steps: T, Batch: B, Records: recs.n,
+		Eigenvalues: make([]float64, T), NoiseStd: make([]float64, T),
+		Calibration: o.Calibration.String(), Note: pl.Note,
+	}
+	for t := 1; t <= T; t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("dppca: stopped before step %d of %d: %w", t, T, err)
+		}
+		base := (t - 1) * B
+		recs.gradients(base, base+half, w, g1)
+		lam, ok := topEigen(g1, half, d, pl.eigen, src, pass)
+		if !ok {
+			// ⊥: skip the step, w_t = w_{t−1} (spec §4 CHOICE).
+			res.Eigenvalues[t-1] = math.NaN()
+			res.Skipped++
+			continue
+		}
+		res.Eigenvalues[t-1] = lam
+		lam = math.Max(lam*o.LambdaFactor, o.LambdaMin)
+		recs.gradients(base+half, base+2*half, w, g2)
+		ghat, _, sigma, _ := privMean(g2, half, d, lam, pl.mean, src, pass)
+		res.NoiseStd[t-1] = sigma
+		eta := o.eta(t, math.Sqrt(lam))
+		next := append([]float64(nil), w...)
+		floats.AddScaled(next, eta, ghat)
+		if normalize(next) {
+			w = next
+		}
+	}
+	fixSign(w)
+	res.Components = mat.NewDense(d, 1, w)
+	return res, nil
+}

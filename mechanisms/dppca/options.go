@@ -1,0 +1,302 @@
+package dppca
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// Calibration says how a target (ε, δ) becomes noise.
+type Calibration int
+
+const (
+	// CalibPaper (default) uses the paper's mechanisms and composition
+	// theorems: the classical Gaussian mechanism (ε < 1) and advanced
+	// composition of the coordinate histograms (Lemma B.4, ε ≤ 0.9).
+	CalibPaper Calibration = iota
+	// CalibAnalytic is beyond the paper: the same budget split, the
+	// coordinate histograms composed in approximate zCDP and Gaussian noise
+	// calibrated exactly with Gaussian DP. Valid for every ε.
+	CalibAnalytic
+)
+
+// String returns "paper" or "analytic".
+func (c Calibration) String() string {
+	switch c {
+	case CalibPaper:
+		return "paper"
+	case CalibAnalytic:
+		return "analytic"
+	}
+	return fmt.Sprintf("Calibration(%d)", int(c))
+}
+
+// ParseCalibration reads "paper" or "analytic" (case-insensitive; "" is
+// paper).
+func ParseCalibration(s string) (Calibration, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "paper", "":
+		return CalibPaper, nil
+	case "analytic", "zcdp":
+		return CalibAnalytic, nil
+	}
+	return 0, fmt.Errorf("dppca: unknown calibration %q: use \"paper\" or \"analytic\"", s)
+}
+
+// Options configures DP-PCA, private Oja and Oja. Only Eps and Delta are
+// required for the private runs; every other zero value is a default. All
+// fields are public parameters: none may be computed from the private data
+// without privacy (spec §10.2).
+type Options struct {
+	// Eps and Delta are the target privacy parameters of the whole run.
+	Eps, Delta float64
+	// Calibration: CalibPaper (default) or CalibAnalytic.
+	Calibration Calibration
+	// Neighbour must be accounting.ReplaceOne (the zero value); see the
+	// package doc.
+	Neighbour accounting.Neighbour
+
+	// Steps is T, the number of disjoint minibatches (default 10, spec §4);
+	// the batch size is B = ⌊records/T⌋ and leftover records are unused.
+	Steps int
+	// PublicN is a public row count (declared by the data owner, or a DP
+	// count), never the private n. When set, planning checks that the run
+	// is feasible and fails with the n needed otherwise. 0 skips the check.
+	PublicN int
+
+	// Centred declares that the rows have mean zero (public knowledge);
+	// Mean gives a public mean to subtract. With neither, records are pair
+	// differences (spec §0) and there are ⌊n/2⌋ of them.
+	Centred bool
+	Mean    []float64
+	// KeepOrder skips the data-independent shuffle of the rows (use it
+	// only when the row order is already random).
+	KeepOrder bool
+
+	// Gap is a public hint of λ1 − λ2 for the learning rate
+	// η_t = H/(Gap·(Xi + t)). DP-PCA without a hint uses √Λ̂_t, its own DP
+	// estimate of the gradient spread, in place of Gap; Oja and private Oja
+	// need it.
+	Gap float64
+	// H and Xi shape the learning rate: defaults H = ln n, Xi = 1 for the
+	// minibatch methods (spec §4) and H = 2, Xi = 10 for Oja with one
+	// sample per step (spec §2).
+	H, Xi float64
+
+	// Zeta is the failure probability ζ (default 0.01).
+	Zeta float64
+	// TailK and TailA are the tail parameters K and a of Assumption A.4
+	// (defaults 0.1 and 1; the theory value for Gaussian data is K = 4, which
+	// swamps the signal with noise, spec §6).
+	TailK, TailA float64
+	// Groups overrides k, the number of groups of Algorithm 4. The default
+	// is k = ⌈2 + 4·ln(1/(δ₄ζ₄))/ε₄⌉ (spec §5); PaperGroups uses C1 = 32.
+	Groups      int
+	PaperGroups bool
+	// QuarterBins uses the paper's bins [2^(i/4), 2^((i+1)/4)) in
+	// Algorithm 4 instead of the default octaves [2^i, 2^(i+1)).
+	QuarterBins bool
+	// MinGroupSize is the smallest group size b the feasibility check
+	// accepts (default 4d, spec §5).
+	MinGroupSize int
+	// LambdaFactor multiplies Λ̂_t before Algorithm 5 (default 1; the paper
+	// writes 2, but its Λ̂ already estimates 2λ1²‖H_u‖, spec §5 erratum).
+	LambdaFactor float64
+	// LambdaMin floors Λ̂_t when Algorithm 4 returns the bin [0, 0]
+	// (default 1e-12, spec §4).
+	LambdaMin float64
+	// FullBudgetHalves gives each half of a minibatch the whole (ε, δ)
+	// instead of (ε/2, δ/2): beyond the paper, valid by parallel
+	// composition because the halves are disjoint (spec §4).
+	FullBudgetHalves bool
+
+	// Beta is private Oja's public bound on ‖A_i w‖ (the clip threshold of
+	// Eq. 7); required by PrivateOja.
+	Beta float64
+
+	// Workers bounds the goroutines of each pass (0: GOMAXPROCS).
+	Workers int
+	// Noise is the noise source; nil means noise.New(). Seeded samplers are
+	// for tests and benchmarks on public data only.
+	Noise *noise.Sampler
+
+	knob *testKnob
+}
+
+// Method names.
+const (
+	MethodDPPCA      = "dppca"
+	MethodPrivateOja = "oja"
+	MethodOja        = "oja-nonprivate"
+)
+
+// Result is a PCA release. Every field is a DP output or a public parameter.
+type Result struct {
+	// Components is the estimate of the top eigenvector (d×1, unit norm,
+	// largest-magnitude entry positive).
+	Components *mat.Dense
+	Method     string
+	// Cost is what the run spent (zero for the non-private Oja).
+	Cost accounting.Event
+	// Steps and Batch are T and B; Records is the number of records
+	// (rows, or pairs of rows when centring by pair differences).
+	Steps, Batch, Records int
+	// Eigenvalues are Algorithm 4's Λ̂_t per step, NaN where it returned ⊥
+	// (DP-PCA only).
+	Eigenvalues []float64
+	// Skipped counts the steps skipped because Algorithm 4 returned ⊥.
+	Skipped int
+	// NoiseStd is the Gaussian std added to the mean gradient at each step
+	// (0 for a skipped step).
+	NoiseStd []float64
+	// Calibration and Note explain the accounting.
+	Calibration string
+	Note        string
+}
+
+const (
+	defaultSteps  = 10
+	defaultZeta   = 0.01
+	defaultTailK  = 0.1
+	defaultTailA  = 1
+	maxSteps      = 10000
+	defaultLamMin = 1e-12
+)
+
+// validate checks the options shared by every method and fills defaults;
+// private reports whether (ε, δ) are needed.
+func (o Options) validate(method string, d int, private bool) (Options, error) {
+	fail := func(format string, a ...any) (Options, error) {
+		return o, fmt.Errorf("dppca %s: "+format, append([]any{method}, a...)...)
+	}
+	if d < 1 {
+		return fail("the data need at least one column, got d=%d", d)
+	}
+	if private {
+		if !(o.Eps > 0) || math.IsInf(o.Eps, 0) {
+			return fail("eps=%v: the privacy parameter eps must be a finite number > 0", o.Eps)
+		}
+		if !(o.Delta > 0 && o.Delta < 1) {
+			return fail("delta=%v: delta must satisfy 0 < delta < 1 (typically below 1/n)", o.Delta)
+		}
+		if o.Calibration != CalibPaper && o.Calibration != CalibAnalytic {
+			return fail("invalid calibration %d: use CalibPaper or CalibAnalytic", int(o.Calibration))
+		}
+		if o.Neighbour != accounting.ReplaceOne {
+			return fail("neighbour relation %s is not supported: DP-PCA partitions rows by position, which is private only under replace-one with n public (spec §1); use accounting.ReplaceOne", o.Neighbour)
+		}
+	}
+	if o.Steps == 0 {
+		o.Steps = defaultSteps
+	}
+	if o.Steps < 1 || o.Steps > maxSteps {
+		return fail("steps=%d: use 0 for the default (%d) or 1..%d", o.Steps, defaultSteps, maxSteps)
+	}
+	if o.PublicN < 0 {
+		return fail("public row count %d must be ≥ 0", o.PublicN)
+	}
+	if o.Mean != nil {
+		if o.Centred {
+			return fail("give either Centred or a public Mean, not both")
+		}
+		if len(o.Mean) != d {
+			return fail("the public mean has %d entries but the data have d=%d columns", len(o.Mean), d)
+		}
+		if !finite(o.Mean) {
+			return fail("the public mean has a non-finite entry")
+		}
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"gap", o.Gap}, {"h", o.H}, {"xi", o.Xi}, {"tail K", o.TailK}, {"tail a", o.TailA},
+		{"lambda factor", o.LambdaFactor}, {"lambda min", o.LambdaMin}, {"beta", o.Beta}} {
+		if !(p.v >= 0) || math.IsInf(p.v, 0) {
+			return fail("%s=%v must be a finite number ≥ 0 (0 for the default)", p.name, p.v)
+		}
+	}
+	if o.Zeta == 0 {
+		o.Zeta = defaultZeta
+	}
+	if !(o.Zeta > 0 && o.Zeta < 1) {
+		return fail("zeta=%v: the failure probability must be in (0, 1)", o.Zeta)
+	}
+	if o.TailK == 0 {
+		o.TailK = defaultTailK
+	}
+	if o.TailA == 0 {
+		o.TailA = defaultTailA
+	}
+	if o.TailK > 1e6 || o.TailA > 8 {
+		return fail("tail K=%v, a=%v: use K ≤ 1e6 and a ≤ 8 (K = 4, a = 1 is the theory value for Gaussian data)", o.TailK, o.TailA)
+	}
+	if o.LambdaFactor == 0 {
+		o.LambdaFactor = 1
+	}
+	if o.LambdaMin == 0 {
+		o.LambdaMin = defaultLamMin
+	}
+	if o.Groups < 0 || o.MinGroupSize < 0 || o.Workers < 0 {
+		return fail("groups, min group size and workers must be ≥ 0 (0 for the default)")
+	}
+	if o.MinGroupSize == 0 {
+		o.MinGroupSize = 4 * d
+	}
+	return o, nil
+}
+
+// records returns the number of records n rows give under the centring
+// rule.
+func (o *Options) records(n int) int {
+	if o.Centred || o.Mean != nil {
+		return n
+	}
+	return n / 2
+}
+
+// eta returns the learning rate of step t (1-based) given the data-free
+// schedule and, for DP-PCA without a gap hint, the step's DP scale.
+func (o *Options) eta(t int, scale float64) float64 {
+	gap := o.Gap
+	if gap == 0 {
+		gap = scale
+	}
+	return o.H / (gap * (o.Xi + float64(t)))
+}
+
+// fixSign flips w so that its largest-magnitude entry is positive.
+func fixSign(w []float64) {
+	best, bi := 0.0, 0
+	for i, v := range w {
+		if v*v > best {
+			best, bi = v*v, i
+		}
+	}
+	if w[bi] < 0 {
+		for i := range w {
+			w[i] = -w[i]
+		}
+	}
+}
+
+func fmtG(v float64) string { return fmt.Sprintf("%.3g", v) }
+
+// checkData validates the data matrix against the plan; only public facts
+// (the column count) enter the message.
+func checkData(method string, data *mat.Dense, d int) error {
+	if data == nil {
+		return fmt.Errorf("dppca %s: no data matrix", method)
+	}
+	if _, c := data.Dims(); c != d {
+		return fmt.Errorf("dppca %s: the data have %d columns but the plan was made for d=%d", method, c, d)
+	}
+	if r, _ := data.Dims(); r > math.MaxInt32 {
+		return fmt.Errorf("dppca %s: more than 2^31 rows are not supported", method)
+	}
+	return nil
+}

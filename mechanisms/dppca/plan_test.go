@@ -1,0 +1,178 @@
+package dppca
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// TestBudgetTable is spec §8 item 6 / §7: the per-step budgets of the
+// paper calibration and the analytic one sum to the target.
+func TestBudgetTable(t *testing.T) {
+	const eps, delta, d, T = 0.8, 1e-7, 10, 10
+	pl, err := PlanDPPCA(Options{Eps: eps, Delta: delta, Steps: T}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"Algorithm 4 ε", pl.EigenEps, eps / 2},
+		{"Algorithm 4 δ", pl.EigenDelta, delta / 2},
+		{"Algorithm 5 coordinate ε", pl.HistEps, eps / (8 * math.Sqrt(2*d*math.Log(8/delta)))},
+		{"Algorithm 5 coordinate δ", pl.HistDelta, delta / (8 * d)},
+		{"Algorithm 5 Gaussian multiplier (ε/4, δ/4)", pl.NoiseMultiplier, math.Sqrt(2*math.Log(1.25/(delta/4))) / (eps / 4)},
+		{"groups", float64(pl.Groups), math.Ceil(2 + 4*math.Log(1/(delta/2*0.01/(2*T)))/(eps/2))},
+	}
+	for _, c := range checks {
+		if math.Abs(c.got-c.want) > 1e-12*math.Abs(c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if pl.Cost.Kind != accounting.ApproxDP || pl.Cost.Eps != eps || pl.Cost.Delta != delta {
+		t.Errorf("cost %v, want approx (%v, %v) for the whole run", pl.Cost, eps, delta)
+	}
+	if err := pl.Cost.Validate(); err != nil {
+		t.Error(err)
+	}
+
+	// Analytic: d coordinate histograms (δ_h, ε_h²/2)-approximately zCDP
+	// plus the conversion slack give (ε/4, δ/4); the Gaussian is (ε/4, δ/4)
+	// in exact GDP; Algorithm 4 keeps (ε/2, δ/2).
+	for _, e := range []float64{0.8, 3} {
+		pa, err := PlanDPPCA(Options{Eps: e, Delta: delta, Calibration: CalibAnalytic}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		histRho := d * pa.HistEps * pa.HistEps / 2
+		if got := accounting.ZCDPToEps(histRho, delta/4-d*pa.HistDelta); got > e/4*(1+1e-9) {
+			t.Errorf("ε=%v: coordinate histograms compose to ε=%v > ε/4", e, got)
+		}
+		if got := accounting.GDPEps(1/pa.NoiseMultiplier, delta/4); got > e/4*(1+1e-9) {
+			t.Errorf("ε=%v: Gaussian costs ε=%v > ε/4 at δ/4", e, got)
+		}
+		if pa.EigenEps != e/2 || !strings.Contains(pa.Note, "beyond the paper") {
+			t.Errorf("ε=%v: analytic plan %+v", e, pa)
+		}
+		if e == 0.8 && pa.NoiseMultiplier >= pl.NoiseMultiplier {
+			t.Errorf("analytic multiplier %v is not below the paper's %v", pa.NoiseMultiplier, pl.NoiseMultiplier)
+		}
+	}
+
+	full, _ := PlanDPPCA(Options{Eps: eps, Delta: delta, FullBudgetHalves: true}, d)
+	if full.EigenEps != eps || full.Cost.Eps != eps {
+		t.Errorf("full-budget halves: Algorithm 4 ε %v, cost %v", full.EigenEps, full.Cost)
+	}
+}
+
+// TestPlanErrors: bad input is refused before any data is read, with a
+// message saying what to do.
+func TestPlanErrors(t *testing.T) {
+	base := Options{Eps: 0.5, Delta: 1e-7}
+	with := func(f func(*Options)) Options { o := base; f(&o); return o }
+	cases := []struct {
+		name string
+		opt  Options
+		d    int
+		want string
+	}{
+		{"no eps", with(func(o *Options) { o.Eps = 0 }), 3, "eps"},
+		{"delta 1", with(func(o *Options) { o.Delta = 1 }), 3, "delta"},
+		{"eps beyond paper", with(func(o *Options) { o.Eps = 0.9 }), 3, "CalibAnalytic"},
+		{"add/remove", with(func(o *Options) { o.Neighbour = accounting.AddRemove }), 3, "replace-one"},
+		{"d=0", base, 0, "column"},
+		{"steps", with(func(o *Options) { o.Steps = -1 }), 3, "steps"},
+		{"mean length", with(func(o *Options) { o.Mean = []float64{1} }), 3, "mean"},
+		{"mean and centred", with(func(o *Options) { o.Mean = []float64{0, 0, 0}; o.Centred = true }), 3, "not both"},
+		{"zeta", with(func(o *Options) { o.Zeta = 2 }), 3, "zeta"},
+		{"negative gap", with(func(o *Options) { o.Gap = -1 }), 3, "gap"},
+		{"delta above 1/n", with(func(o *Options) { o.PublicN = 1e8; o.Delta = 1e-6 }), 3, "1/n"},
+		{"infeasible n", with(func(o *Options) { o.PublicN = 100000 }), 10, "n ≥"},
+		{"tiny eps", with(func(o *Options) { o.Eps = 1e-12 }), 3, "eps"},
+	}
+	for _, tc := range cases {
+		_, err := PlanDPPCA(tc.opt, tc.d)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := PlanPrivateOja(Options{Eps: 0.5, Delta: 1e-7, Gap: 1}, 3); err == nil || !strings.Contains(err.Error(), "Beta") {
+		t.Errorf("private Oja without Beta: %v", err)
+	}
+	if _, err := PlanPrivateOja(Options{Eps: 1, Delta: 1e-7, Gap: 1, Beta: 1}, 3); err == nil || !strings.Contains(err.Error(), "CalibAnalytic") {
+		t.Errorf("private Oja at ε=1 under the paper calibration: %v", err)
+	}
+	if _, err := Oja(context.Background(), mat.NewDense(10, 2, nil), Options{}); err == nil || !strings.Contains(err.Error(), "Gap") {
+		t.Errorf("Oja without Gap: %v", err)
+	}
+}
+
+// TestFeasibility: the n the refusal names is enough (spec §8 end), and a
+// plan made with it runs without skipping for lack of data.
+func TestFeasibility(t *testing.T) {
+	for _, opt := range []Options{
+		{Eps: 0.8, Delta: 1e-7, Steps: 10, Centred: true},
+		{Eps: 0.5, Delta: 1e-6, Steps: 20},
+		{Eps: 2, Delta: 1e-6, Steps: 5, Calibration: CalibAnalytic},
+	} {
+		for _, d := range []int{10, 100} {
+			pl, err := PlanDPPCA(opt, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			need := pl.NeededN
+			o := opt
+			o.PublicN = need
+			if o.Calibration == CalibPaper && o.Delta > 1/float64(need) {
+				continue
+			}
+			if _, err := PlanDPPCA(o, d); err != nil {
+				t.Errorf("d=%d %+v: the named n=%d is refused: %v", d, opt, need, err)
+			}
+			o.PublicN = need * 9 / 10
+			_, err = PlanDPPCA(o, d)
+			if err == nil || !strings.Contains(err.Error(), "needs about n ≥") {
+				t.Errorf("d=%d: 90%% of the needed n accepted: %v", d, err)
+			}
+			t.Logf("ε=%v δ=%v T=%d d=%d: DP-PCA needs n ≥ %d", opt.Eps, opt.Delta, opt.Steps, d, need)
+		}
+	}
+	// The spec's example: ε=0.8, d=10 needs n ≈ 0.85M (centred, T=10).
+	pl, _ := PlanDPPCA(Options{Eps: 0.8, Delta: 1e-7, Centred: true}, 10)
+	if pl.NeededN < 400000 || pl.NeededN > 1000000 {
+		t.Errorf("ε=0.8, d=10: needed n %d, spec §8 estimates about 0.85M", pl.NeededN)
+	}
+}
+
+// TestRunRefusesWithoutData: nil data, wrong width, a cancelled context.
+func TestRunRefuses(t *testing.T) {
+	pl, err := PlanDPPCA(Options{Eps: 0.5, Delta: 1e-7}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pl.Run(context.Background(), nil); err == nil {
+		t.Error("nil data accepted")
+	}
+	if _, err := pl.Run(context.Background(), mat.NewDense(5, 2, nil)); err == nil {
+		t.Error("wrong width accepted")
+	}
+	if _, err := pl.Run(context.Background(), mat.NewDense(50, 3, nil)); err == nil || !strings.Contains(err.Error(), "too few rows") {
+		t.Errorf("50 rows: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := pl.Run(ctx, mat.NewDense(1000000, 3, nil)); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+	var nilPlan *Plan
+	if _, err := nilPlan.Run(context.Background(), mat.NewDense(5, 3, nil)); err == nil {
+		t.Error("nil plan accepted")
+	}
+}

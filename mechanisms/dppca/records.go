@@ -1,0 +1,142 @@
+package dppca
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+)
+
+// records are the private rows after the public rules of the package doc:
+// record i is a row (or a pair difference of two rows) after a
+// data-independent shuffle, with non-finite rows replaced by zero and the
+// public mean, if any, subtracted. The caller's matrix is never modified.
+type records struct {
+	x     blas64.General
+	d     int
+	n     int     // number of records
+	perm  []int32 // row order; nil keeps the input order
+	pairs bool    // record i = (x_{2i+1} − x_{2i})/√2 in shuffled order
+	mean  []float64
+	pass  rowpass.Options
+}
+
+// newRecords prepares data; seed drives the shuffle (public randomness).
+func newRecords(data *mat.Dense, opt *Options, shuffleSeed uint64) *records {
+	g := data.RawMatrix()
+	r := &records{
+		x: g, d: g.Cols, n: g.Rows,
+		pairs: !opt.Centred && opt.Mean == nil,
+		mean:  opt.Mean,
+		pass:  rowpass.Options{Workers: opt.Workers, MinRows: max(256, 32768/max(g.Cols, 1))},
+	}
+	if !opt.KeepOrder {
+		r.perm = make([]int32, g.Rows)
+		for i := range r.perm {
+			r.perm[i] = int32(i)
+		}
+		rng := rand.New(rand.NewChaCha8(seedKey(shuffleSeed)))
+		for i := len(r.perm) - 1; i > 0; i-- {
+			j := rng.IntN(i + 1)
+			r.perm[i], r.perm[j] = r.perm[j], r.perm[i]
+		}
+	}
+	if r.pairs {
+		r.n = g.Rows / 2
+	}
+	return r
+}
+
+func seedKey(seed uint64) [32]byte {
+	var k [32]byte
+	for i := range 8 {
+		k[i] = byte(seed >> (8 * i))
+	}
+	copy(k[8:], "privnotes/dppca public shuffle")
+	return k
+}
+
+// row copies row p (in shuffled order) into dst, or zeros for a row with a
+// non-finite entry.
+func (r *records) row(p int, dst []float64) {
+	if r.perm != nil {
+		p = int(r.perm[p])
+	}
+	src := r.x.Data[p*r.x.Stride : p*r.x.Stride+r.d]
+	for _, v := range src {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			clear(dst)
+			return
+		}
+	}
+	copy(dst, src)
+}
+
+// load writes record i into dst (len d); tmp is scratch of length d.
+func (r *records) load(i int, dst, tmp []float64) {
+	if r.pairs {
+		r.row(2*i, tmp)
+		r.row(2*i+1, dst)
+		floats.Sub(dst, tmp)
+		floats.Scale(1/math.Sqrt2, dst)
+		return
+	}
+	r.row(i, dst)
+	if r.mean != nil {
+		floats.Sub(dst, r.mean)
+	}
+}
+
+// gradients writes g_i = x̃_i (x̃_iᵀ w) for records lo..hi−1 into out
+// (row-major, (hi−lo)×d), in parallel. A gradient with a non-finite entry
+// (overflow) is replaced by zero, a public rule.
+func (r *records) gradients(lo, hi int, w, out []float64) {
+	d := r.d
+	rowpass.For(hi-lo, r.pass, func(_, a, b int) {
+		tmp := make([]float64, d)
+		for k := a; k < b; k++ {
+			g := out[k*d : (k+1)*d]
+			r.load(lo+k, g, tmp)
+			floats.Scale(floats.Dot(g, w), g)
+			if !finite(g) {
+				clear(g)
+			}
+		}
+	})
+}
+
+func finite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// randomUnit returns a uniformly random unit vector (public randomness).
+func randomUnit(src source, d int) []float64 {
+	w := make([]float64, d)
+	for {
+		src.s.FillStdNormal(w)
+		if n := floats.Norm(w, 2); n > 0 {
+			floats.Scale(1/n, w)
+			return w
+		}
+	}
+}
+
+// normalize scales w to unit norm; it reports false if w is zero or not
+// finite (then w is unchanged).
+func normalize(w []float64) bool {
+	n := floats.Norm(w, 2)
+	if !(n > 0) || math.IsInf(n, 0) {
+		return false
+	}
+	floats.Scale(1/n, w)
+	return true
+}
