@@ -1,0 +1,475 @@
+package federated
+
+// DPS-PCA: distributed differentially private sparse PCA.
+// Paper: Ge, Wang, Wang, Liu, "Minimax-Optimal Privacy-Preserving Sparse PCA
+// in Distributed Systems", AISTATS 2018 (seed 003, appendix only), the
+// algorithm reconstructed in federated.md §1.3, calibrations §1.4 and §0.
+//
+// Round structure (coordinator side, this file; provider side, provider.go):
+//
+//	init   (no public start) noisy diagonal → top-ŝ coordinates I₀ →
+//	       noisy ŝ×ŝ block on I₀ → top-k eigenvectors → Q⁽¹⁾   (§1.4 [P])
+//	       (public start Q⁽⁰⁾) Q⁽¹⁾ = QR(Q⁽⁰⁾ truncated to ŝ rows) (§1.3 step 1)
+//	t=1..T K = Σ_j n_j H_j / n;  V = QR(K);  keep the ŝ largest rows of V;
+//	       Q⁽ᵗ⁺¹⁾ = QR(truncated V)                              (§1.3 steps 2–7)
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// Calibration says how a target (ε, δ) becomes noise.
+type Calibration int
+
+const (
+	// CalibGDP (default) spends μ* = accounting.MuForTarget(ε, δ), exact for
+	// Gaussian releases, split as μ_step = μ*·√((1−f)/T) and
+	// μ_init = μ*·√(f/2) for each of the two initialisation releases
+	// (federated.md §0, §1.4). Cost: accounting.GdpFor(ε, δ).
+	CalibGDP Calibration = iota
+	// CalibZCDP spends ρ* = accounting.RhoForTarget(ε, δ) split in the same
+	// proportions. Cost: accounting.ZcdpFor(ε, δ).
+	CalibZCDP
+	// CalibPaper uses Lemma A.1 of the paper, σ = 2ε'⁻¹√(2 ln(2/δ')) per
+	// query with basic composition over the queries (003:L23, L180). It
+	// needs every per-query ε' < 1 and δ' < 1/2. Cost: accounting.Approx(ε, δ).
+	CalibPaper
+)
+
+// String returns "gdp", "zcdp" or "paper".
+func (c Calibration) String() string {
+	switch c {
+	case CalibGDP:
+		return "gdp"
+	case CalibZCDP:
+		return "zcdp"
+	case CalibPaper:
+		return "paper"
+	}
+	return fmt.Sprintf("Calibration(%d)", int(c))
+}
+
+// ParseCalibration reads "gdp", "zcdp" or "paper" (case-insensitive; "" is
+// the default, gdp).
+func ParseCalibration(s string) (Calibration, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "gdp", "":
+		return CalibGDP, nil
+	case "zcdp":
+		return CalibZCDP, nil
+	case "paper":
+		return CalibPaper, nil
+	}
+	return 0, fmt.Errorf("federated: unknown calibration %q: use \"gdp\", \"zcdp\" or \"paper\"", s)
+}
+
+// Defaults of PCAOptions.
+const (
+	DefaultPCAIters = 10
+	DefaultInitFrac = 0.2
+	maxIters        = 10000
+)
+
+// PCAOptions configures DPS-PCA. Eps, Delta and Sparsity have no default.
+type PCAOptions struct {
+	// K is the number of components (default 1).
+	K int
+	// Sparsity is ŝ, the number of rows the estimate may use, k ≤ ŝ ≤ d
+	// (the paper's s_hat, about 2·s* for a true support of size s*).
+	// ŝ = d disables truncation: the non-sparse noisy power method.
+	Sparsity int
+	// Iters is the number of power iterations T (default 10; the noise grows
+	// with T, keep it about 10–20, federated.md §1.5).
+	Iters int
+	// Eps and Delta are the target sample-level privacy parameters of the
+	// whole run (initialisation included).
+	Eps, Delta float64
+	// Calibration selects the accounting (default CalibGDP).
+	Calibration Calibration
+	// InitFrac is the fraction f of the budget spent on the private
+	// initialisation (default 0.2); ignored with a public Start.
+	InitFrac float64
+	// Start is an optional PUBLIC d×k starting basis Q⁽⁰⁾ (it must not
+	// depend on the private data). nil runs the private initialisation of
+	// federated.md §1.4, charged to the budget.
+	Start *mat.Dense
+
+	knob *testKnob
+}
+
+// testKnob alters a run for tests only; it cannot be set outside this
+// package, so no caller can weaken a release with it.
+type testKnob struct {
+	noiseScale float64 // multiplies every noise std
+}
+
+// PCAPlan is the data-free part of a DPS-PCA run: validated parameters, the
+// noise of every release and the exact privacy cost.
+type PCAPlan struct {
+	D, K, Sparsity, Iters int
+	Calibration           Calibration
+	// Private is false only for the non-private baseline (RunPCANonPrivate).
+	Private bool
+	// InitFromData is true when the start comes from the data (the noisy
+	// diagonal thresholding of §1.4, noise-free in the baseline) rather
+	// than from a public Start.
+	InitFromData bool
+	// Cost is what the run spends (sample-level, replace-one neighbours);
+	// charge it before calling Run. Zero for the non-private baseline.
+	Cost accounting.Event
+	// Sensitivities (ℓ2, in units of the unnormalised sums over rows of norm
+	// ≤ 1) and noise stds of the three kinds of release. DiagStd and
+	// BlockStd are 0 with a public start.
+	DiagSensitivity, BlockSensitivity, StepSensitivity float64
+	DiagStd, BlockStd, StepStd                         float64
+	// StepMultiplier is StepStd/StepSensitivity before lattice slack.
+	StepMultiplier float64
+	// Note explains the calibration in one line.
+	Note string
+
+	opt PCAOptions
+}
+
+// PCAResult is a DPS-PCA release. Every field is a DP output or public.
+type PCAResult struct {
+	// Q is the released d×k basis with orthonormal columns, non-zero only on
+	// the rows of Support.
+	Q *mat.Dense
+	// Support lists the (at most ŝ) rows Q may use, increasing.
+	Support []int
+	// History holds Q⁽¹⁾, …, Q⁽ᵀ⁺¹⁾ (all broadcast, hence public); the last
+	// one is Q.
+	History []*mat.Dense
+	// Padded counts the columns that rank-deficient QR steps had to fill
+	// with unit vectors (a function of the DP releases).
+	Padded int
+	Plan   *PCAPlan
+	Cost   accounting.Event
+	Note   string
+}
+
+// Sensitivities of the releases under replace-one (one sample x → x′, both
+// of norm ≤ 1). D = x xᵀ − x′x′ᵀ has ‖D‖_F² = ‖x‖⁴ + ‖x′‖⁴ − 2⟨x,x′⟩² ≤ 2 and
+// ‖D‖₂ ≤ 1, so: ‖D Q‖_F ≤ min(‖D‖_F, ‖D‖₂‖Q‖_F) = min(√2, √k) for
+// orthonormal Q; the principal sub-block (its upper triangle, which is what
+// gets noised) has ℓ2 norm ≤ ‖D‖_F ≤ √2; the diagonal (x²−x′², entrywise)
+// has ℓ2 norm ≤ √(‖x‖⁴+‖x′‖⁴) ≤ √2 since both squares are non-negative.
+// The paper uses 2 throughout (003:L43); CalibPaper keeps its formula.
+func stepSensitivity(k int) float64 { return math.Min(math.Sqrt2, math.Sqrt(float64(k))) }
+
+const initSensitivity = math.Sqrt2
+
+// roundingSlack inflates every sensitivity before calibration so that the
+// floating-point rounding of the sums (relative error far below 1e-9) can
+// never push a neighbour's change above the bound the noise covers.
+const roundingSlack = 1 + 1e-9
+
+// paperSigma is Lemma A.1's std for one (ε', δ') query of sensitivity 2.
+func paperSigma(eps, delta float64) float64 {
+	return 2 / eps * math.Sqrt(2*math.Log(2/delta))
+}
+
+// PlanPCA validates opt for d-dimensional data and returns the plan. It
+// reads no data.
+func PlanPCA(opt PCAOptions, d int) (*PCAPlan, error) {
+	return planPCA(opt, d, true)
+}
+
+func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
+	fail := func(format string, a ...any) (*PCAPlan, error) {
+		return nil, fmt.Errorf("federated dpspca: "+format, a...)
+	}
+	if d < 1 {
+		return fail("the data need at least one column, got d=%d", d)
+	}
+	if opt.K == 0 {
+		opt.K = 1
+	}
+	if opt.K < 0 || opt.K > d {
+		return fail("k=%d components requested but d=%d columns: use 1 ≤ k ≤ d", opt.K, d)
+	}
+	if opt.Sparsity < opt.K || opt.Sparsity > d {
+		return fail("sparsity ŝ=%d: set it to the number of rows the estimate may use, k=%d ≤ ŝ ≤ d=%d (about twice the true support size; ŝ=d disables truncation)", opt.Sparsity, opt.K, d)
+	}
+	if opt.Iters == 0 {
+		opt.Iters = DefaultPCAIters
+	}
+	if opt.Iters < 0 || opt.Iters > maxIters {
+		return fail("iters=%d: use 0 for the default (%d) or 1..%d", opt.Iters, DefaultPCAIters, maxIters)
+	}
+	if opt.Start != nil {
+		if r, c := opt.Start.Dims(); r != d || c != opt.K {
+			return fail("public start is %d×%d; need d×k = %d×%d", r, c, d, opt.K)
+		}
+		for _, v := range opt.Start.RawMatrix().Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fail("public start holds a non-finite value")
+			}
+		}
+	}
+	privInit := opt.Start == nil
+	f := 0.0
+	if privInit {
+		if opt.InitFrac == 0 {
+			opt.InitFrac = DefaultInitFrac
+		}
+		if !(opt.InitFrac > 0 && opt.InitFrac < 1) {
+			return fail("init fraction %v: the share of the budget for the private initialisation must be in (0, 1) (default 0.2)", opt.InitFrac)
+		}
+		f = opt.InitFrac
+	}
+	if opt.Calibration != CalibGDP && opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper {
+		return fail("invalid calibration %d: use CalibGDP, CalibZCDP or CalibPaper", int(opt.Calibration))
+	}
+	T := opt.Iters
+	k := opt.K
+	pl := &PCAPlan{
+		D: d, K: k, Sparsity: opt.Sparsity, Iters: T, Calibration: opt.Calibration,
+		Private: private, InitFromData: privInit,
+		DiagSensitivity: initSensitivity, BlockSensitivity: initSensitivity, StepSensitivity: stepSensitivity(k),
+	}
+	if !privInit {
+		pl.DiagSensitivity, pl.BlockSensitivity = 0, 0
+	}
+	if !private {
+		opt.Eps, opt.Delta = math.Inf(1), 0
+		pl.opt = opt
+		pl.Note = "NOT differentially private: baseline without noise (ε = ∞)"
+		return pl, nil
+	}
+	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 0) {
+		return fail("eps=%v: the privacy parameter eps must be a finite number > 0", opt.Eps)
+	}
+	if !(opt.Delta > 0 && opt.Delta < 1) {
+		return fail("delta=%v: delta must satisfy 0 < delta < 1 (typically below 1/n)", opt.Delta)
+	}
+	s := opt.Sparsity
+	mDiag, mBlock, mStep := d, s*(s+1)/2, d*k
+	var zDiag, zStep float64 // noise multipliers σ/Δ
+	switch opt.Calibration {
+	case CalibGDP, CalibZCDP:
+		var mu float64
+		if opt.Calibration == CalibGDP {
+			mu = accounting.MuForTarget(opt.Eps, opt.Delta)
+			pl.Cost = accounting.GdpFor(opt.Eps, opt.Delta)
+		} else {
+			mu = math.Sqrt(2 * accounting.RhoForTarget(opt.Eps, opt.Delta))
+			pl.Cost = accounting.ZcdpFor(opt.Eps, opt.Delta)
+		}
+		if !(mu > 0) || math.IsInf(mu, 0) {
+			return fail("could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
+		}
+		zStep = 1 / (mu * math.Sqrt((1-f)/float64(T)))
+		if privInit {
+			zDiag = 1 / (mu * math.Sqrt(f/2))
+		}
+		pl.Note = fmt.Sprintf("calibrated to ε=%.3g, δ=%.3g via %s (μ*=%.4g): %d power steps with noise multiplier %.4g",
+			opt.Eps, opt.Delta, opt.Calibration, mu, T, zStep)
+	case CalibPaper:
+		epsStep, deltaStep := (1-f)*opt.Eps/float64(T), (1-f)*opt.Delta/float64(T)
+		if !(epsStep < 1) || !(deltaStep < 0.5) {
+			return fail("paper calibration needs a per-step ε' < 1 (Lemma A.1), got ε'=%.3g for eps=%v over T=%d steps: lower eps, raise iters or use the gdp calibration", epsStep, opt.Eps, T)
+		}
+		zStep = paperSigma(epsStep, deltaStep) / 2
+		if privInit {
+			epsInit, deltaInit := f*opt.Eps/2, f*opt.Delta/2
+			if !(epsInit < 1) {
+				return fail("paper calibration needs ε' < 1 for each initialisation query, got %.3g: lower eps or init fraction", epsInit)
+			}
+			zDiag = paperSigma(epsInit, deltaInit) / 2
+		}
+		pl.Cost = accounting.Approx(opt.Eps, opt.Delta)
+		pl.Note = fmt.Sprintf("calibrated to ε=%.3g, δ=%.3g with the paper's Lemma A.1 and basic composition: %d power steps with σ=%.4g (sensitivity 2)",
+			opt.Eps, opt.Delta, T, 2*zStep)
+	}
+	pl.Cost.Mechanism = "federated.dpspca"
+	pl.StepMultiplier = zStep
+	if opt.Calibration == CalibPaper {
+		// The paper's σ is stated for sensitivity 2; keep its noise exactly.
+		pl.StepStd = noise.GaussianScale(2, zStep, mStep)
+		if privInit {
+			pl.DiagStd = noise.GaussianScale(2, zDiag, mDiag)
+			pl.BlockStd = noise.GaussianScale(2, zDiag, mBlock)
+		}
+	} else {
+		pl.StepStd = noise.GaussianScale(roundingSlack*pl.StepSensitivity, zStep, mStep)
+		if privInit {
+			pl.DiagStd = noise.GaussianScale(roundingSlack*pl.DiagSensitivity, zDiag, mDiag)
+			pl.BlockStd = noise.GaussianScale(roundingSlack*pl.BlockSensitivity, zDiag, mBlock)
+		}
+	}
+	if privInit {
+		pl.Note += fmt.Sprintf("; private initialisation with %.0f%% of the budget (noise multiplier %.4g per release)", 100*f, zDiag)
+	} else {
+		pl.Note += "; public start"
+	}
+	pl.opt = opt
+	return pl, nil
+}
+
+// RunPCA plans DPS-PCA for the providers' dimension and runs it over the
+// in-process transport. Charge PlanPCA's cost before calling it.
+func RunPCA(ctx context.Context, providers []*PCAProvider, opt PCAOptions) (*PCAResult, error) {
+	return runPCA(ctx, providers, opt, true)
+}
+
+// RunPCANonPrivate runs the same protocol without noise (ε = ∞): the
+// truncated power method with diagonal-thresholding start. It is a baseline
+// for experiments on public data; its output is NOT differentially private
+// and must never be offered to notebooks.
+func RunPCANonPrivate(ctx context.Context, providers []*PCAProvider, opt PCAOptions) (*PCAResult, error) {
+	return runPCA(ctx, providers, opt, false)
+}
+
+func runPCA(ctx context.Context, providers []*PCAProvider, opt PCAOptions, private bool) (*PCAResult, error) {
+	if len(providers) == 0 {
+		return nil, errors.New("federated dpspca: no providers")
+	}
+	d := 0
+	ps := make([]Provider[PCARequest, PCAReply], len(providers))
+	for j, p := range providers {
+		if p == nil {
+			return nil, fmt.Errorf("federated dpspca: provider %d is nil", j)
+		}
+		if j == 0 {
+			d = p.Dim()
+		} else if p.Dim() != d {
+			return nil, fmt.Errorf("federated dpspca: provider %d has %d columns, provider 0 has %d: all providers must share the schema", j, p.Dim(), d)
+		}
+		ps[j] = p
+	}
+	pl, err := planPCA(opt, d, private)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Coordinate(ctx, NewLocal(ps))
+}
+
+// Coordinate runs the coordinator's side of the protocol over tr. It sees
+// only the providers' replies.
+func (pl *PCAPlan) Coordinate(ctx context.Context, tr Transport[PCARequest, PCAReply]) (*PCAResult, error) {
+	if tr.Providers() == 0 {
+		return nil, errors.New("federated dpspca: no providers")
+	}
+	opt := pl.opt
+	d, k, s := pl.D, pl.K, pl.Sparsity
+	scale := 1.0
+	if opt.knob != nil {
+		scale = opt.knob.noiseScale
+	}
+	if !pl.Private {
+		scale = 0
+	}
+	res := &PCAResult{Plan: pl, Cost: pl.Cost, Note: pl.Note}
+	c := &pcaCoordinator{tr: tr, counts: make([]int, tr.Providers())}
+
+	var q *mat.Dense
+	var support []int
+	round := 0
+	if pl.InitFromData {
+		diag, err := c.round(ctx, PCARequest{Round: round, Step: StepDiag, Sigma: scale * pl.DiagStd}, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		round++
+		support = TopIndices(diag.RawMatrix().Data, s)
+		block, err := c.round(ctx, PCARequest{Round: round, Step: StepBlock, Support: support, Sigma: scale * pl.BlockStd}, s, s)
+		if err != nil {
+			return nil, err
+		}
+		round++
+		vecs, err := TopEigenvectors(mat.NewSymDense(s, block.RawMatrix().Data), k)
+		if err != nil {
+			return nil, fmt.Errorf("federated dpspca: initial basis: %w", err)
+		}
+		q = mat.NewDense(d, k, nil)
+		for t, i := range support {
+			q.SetRow(i, vecs.RawRowView(t))
+		}
+		var padded int
+		q, padded = Orthonormalize(q, support)
+		res.Padded += padded
+	} else {
+		start, _ := Orthonormalize(opt.Start, nil)
+		support = TruncateRows(start, s)
+		var padded int
+		q, padded = Orthonormalize(start, support)
+		res.Padded += padded
+	}
+	res.History = append(res.History, mat.DenseCopyOf(q))
+
+	for t := 1; t <= pl.Iters; t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("federated dpspca: stopped before power step %d of %d: %w", t, pl.Iters, err)
+		}
+		kMat, err := c.round(ctx, PCARequest{Round: round, Step: StepProduct, Q: q, Sigma: scale * pl.StepStd}, d, k)
+		if err != nil {
+			return nil, err
+		}
+		round++
+		v, padded := Orthonormalize(kMat, nil)
+		res.Padded += padded
+		support = TruncateRows(v, s)
+		q, padded = Orthonormalize(v, support)
+		res.Padded += padded
+		res.History = append(res.History, mat.DenseCopyOf(q))
+	}
+	res.Q = q
+	if s < d {
+		res.Support = support
+	} else {
+		res.Support = nil
+		for i := range d {
+			res.Support = append(res.Support, i)
+		}
+	}
+	return res, nil
+}
+
+// pcaCoordinator aggregates replies: K = Σ_j (n_j H_j) / n, summed in
+// provider order.
+type pcaCoordinator struct {
+	tr     Transport[PCARequest, PCAReply]
+	counts []int // n_j from the first round; they must not change
+	n      int
+	seen   bool
+}
+
+func (c *pcaCoordinator) round(ctx context.Context, req PCARequest, r, cols int) (*mat.Dense, error) {
+	sum := mat.NewDense(r, cols, nil)
+	total := 0
+	err := c.tr.Round(ctx, req, func(j int, rep PCAReply) error {
+		if rep.Value == nil {
+			return fmt.Errorf("provider %d sent no %v statistic", j, req.Step)
+		}
+		if rr, cc := rep.Value.Dims(); rr != r || cc != cols {
+			return fmt.Errorf("provider %d sent a %d×%d %v statistic, expected %d×%d", j, rr, cc, req.Step, r, cols)
+		}
+		if rep.Count < 0 || (c.seen && rep.Count != c.counts[j]) {
+			return fmt.Errorf("provider %d changed its record count between rounds", j)
+		}
+		c.counts[j] = rep.Count
+		total += rep.Count
+		sum.Add(sum, rep.Value)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("federated dpspca: round %d (%v): %w", req.Round, req.Step, err)
+	}
+	if !c.seen {
+		c.seen, c.n = true, total
+	}
+	if c.n == 0 {
+		return nil, errors.New("federated dpspca: the providers hold no records")
+	}
+	sum.Scale(1/float64(c.n), sum)
+	return sum, nil
+}

@@ -1,0 +1,25 @@
+// Package fedrep implements Private FedRep for personalised linear
+// regression with a shared low-dimensional representation: Algorithm 2
+// (private initialisation) followed by Algorithm 1 (private alternating
+// minimisation–descent) of Snedeker, Zhou and Bassily, "Private Model
+// Personalization Revisited" (seed 004), with the corrections and
+// calibrations of federated.md §2.
+//
+// Users are providers of the mechanisms/federated abstraction: each User
+// holds its own records and answers the coordinator's rounds with the
+// matrices the protocol defines (Z_i for the initialisation, a gradient per
+// round). The coordinator is trusted (central DP, billboard model,
+// federated.md §2.1): it clips every message and adds Gaussian noise to the
+// average before anything is released. The released values are the shared
+// representation U and the round history U₀, …, U_T; each user's head v_i
+// is computed by the user itself from the released U (User.Personalize) and
+// never travels.
+//
+// Privacy is user-level: neighbouring data sets differ in all records of one
+// user, replaced (accounting.ReplaceOne, default) or added/removed with a
+// public number of users (accounting.AddRemove). Plan returns the exact cost
+// before any data is read.
+//
+// Baselines for experiments only, NOT private: RunNonPrivate (FedRep without
+// clipping or noise) and User.LocalGD (each user alone).
+package fedrep

@@ -1,0 +1,488 @@
+package fedrep
+
+// Private FedRep, coordinator side.
+// Paper: Snedeker, Zhou, Bassily, "Private Model Personalization Revisited"
+// (seed 004): Algorithm 2 (private initialisation, 004:L206-217) and
+// Algorithm 1 (004:L122-143), as specified in federated.md §2.2 (clip
+// corrected to M·min{1, τ/‖M‖_F}), calibrated by §2.3 (budget split, user-
+// level sensitivities 2ψ/n under replacement) and §0.
+//
+//	init   Ẑ = (1/n) Σ_i clip(Z_i, ψ_init) + ξ_init (symmetric);  U₀ = top-k eigenvectors of Ẑ
+//	t<T    Û = U_t − η·((1/n) Σ_i clip(∇_i,t, ψ) + ξ_t+1);        U_t+1 = QR(Û), diag(R) > 0
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/federated"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// Calibration says how the target (ε, δ) becomes noise.
+type Calibration int
+
+const (
+	// CalibGDP (default): μ* = accounting.MuForTarget(ε, δ), exact for the
+	// all-Gaussian pipeline; μ_init = √f·μ*, μ_step = √((1−f)/T)·μ*.
+	// Cost: accounting.GdpFor(ε, δ).
+	CalibGDP Calibration = iota
+	// CalibZCDP: ρ* = accounting.RhoForTarget(ε, δ) split in the same
+	// proportions. Cost: accounting.ZcdpFor(ε, δ).
+	CalibZCDP
+)
+
+// String returns "gdp" or "zcdp".
+func (c Calibration) String() string {
+	switch c {
+	case CalibGDP:
+		return "gdp"
+	case CalibZCDP:
+		return "zcdp"
+	}
+	return fmt.Sprintf("Calibration(%d)", int(c))
+}
+
+// ParseCalibration reads "gdp" or "zcdp" ("" is gdp).
+func ParseCalibration(s string) (Calibration, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "gdp", "":
+		return CalibGDP, nil
+	case "zcdp":
+		return CalibZCDP, nil
+	}
+	return 0, fmt.Errorf("fedrep: unknown calibration %q: use \"gdp\" or \"zcdp\"", s)
+}
+
+// DefaultInitFrac is the default share of the budget for Algorithm 2.
+const DefaultInitFrac = 0.2
+
+const maxIters = 10000
+
+// roundingSlack inflates every sensitivity before calibration so that the
+// floating-point rounding of the sums of n clipped messages (relative error
+// far below 1e-9) can never exceed the bound the noise covers.
+const roundingSlack = 1 + 1e-9
+
+// Options configures Private FedRep. K, Iters, Eta, Psi, Eps and Delta have
+// no default; PsiInit is needed unless Start is given.
+type Options struct {
+	// K is the dimension of the shared representation.
+	K int
+	// Iters is the number of rounds T of Algorithm 1.
+	Iters int
+	// Eta is the step size η (for the gradient with the factor 2).
+	Eta float64
+	// Psi is the clipping bound ψ on each user's gradient (Frobenius).
+	Psi float64
+	// PsiInit is the clipping bound ψ_init on each user's Z_i (Frobenius).
+	PsiInit float64
+	// Eps and Delta are the user-level target of the whole run.
+	Eps, Delta float64
+	// InitFrac is the share f of the budget for the initialisation
+	// (default 0.2); ignored with a public Start.
+	InitFrac float64
+	// Neighbour is the user-level neighbouring relation (default
+	// accounting.ReplaceOne; AddRemove treats the number of users as public).
+	Neighbour accounting.Neighbour
+	// Calibration selects the accounting (default CalibGDP).
+	Calibration Calibration
+	// Batch is the size of each of the two per-round batches B, B′
+	// (0: automatic; see User.batches for the rule). It does not affect
+	// privacy.
+	Batch int
+	// Start is an optional PUBLIC d×k starting representation (it must not
+	// depend on the private data); nil runs the private Algorithm 2.
+	Start *mat.Dense
+	// Noise is the coordinator's noise source; nil means noise.New(), the
+	// cryptographic sampler. Seeded samplers are for tests and public
+	// benchmarks only.
+	Noise *noise.Sampler
+
+	knob *testKnob
+}
+
+// testKnob alters a run for tests only; it cannot be set outside this
+// package, so no caller can weaken a release with it.
+type testKnob struct {
+	noiseScale float64                                    // multiplies every noise std
+	observe    func(step string, round int, m *mat.Dense) // sees the noisy aggregates (DP releases)
+}
+
+// Plan is the data-free part of a run.
+type Plan struct {
+	D, K, Users, Iters int
+	Eta                float64
+	Calibration        Calibration
+	Neighbour          accounting.Neighbour
+	// Private is false only for RunNonPrivate.
+	Private bool
+	// InitFromData is true when Algorithm 2 runs (noise-free in the
+	// baseline) rather than starting from a public Start.
+	InitFromData bool
+	// Cost is what the run spends, user-level; charge it before Run. Zero
+	// for the non-private baseline.
+	Cost accounting.Event
+	// StepSensitivity (= 2ψ/n or ψ/n) and InitSensitivity are the ℓ2
+	// sensitivities of the noisy averages; StepMultiplier, InitMultiplier
+	// the noise multipliers z = std/sensitivity before lattice slack;
+	// StepStd, InitStd the per-entry noise stds.
+	StepSensitivity, InitSensitivity float64
+	StepMultiplier, InitMultiplier   float64
+	StepStd, InitStd                 float64
+	Note                             string
+
+	opt Options
+}
+
+// Result is the release of a run: the shared representation and the
+// history of broadcasts, all differentially private (or public). The users'
+// heads are not part of it.
+type Result struct {
+	// U is U_T (d×k, orthonormal columns).
+	U *mat.Dense
+	// History holds U₀, U₁, …, U_T (U₀ from Algorithm 2 or the public start).
+	History []*mat.Dense
+	// Padded counts QR columns filled because an iterate lost rank.
+	Padded int
+	Plan   *Plan
+	Cost   accounting.Event
+	Note   string
+}
+
+// PlanRun validates opt for n users with d features and returns the plan;
+// it reads no data. The sensitivities need n, which is public (the number
+// of enrolled users).
+func PlanRun(opt Options, d, n int) (*Plan, error) { return plan(opt, d, n, true) }
+
+func plan(opt Options, d, n int, private bool) (*Plan, error) {
+	fail := func(format string, a ...any) (*Plan, error) {
+		return nil, fmt.Errorf("fedrep: "+format, a...)
+	}
+	switch {
+	case d < 1:
+		return fail("the users need at least one feature, got d=%d", d)
+	case n < 1:
+		return fail("no users")
+	case opt.K < 1 || opt.K > d:
+		return fail("k=%d: the representation dimension must satisfy 1 ≤ k ≤ d=%d", opt.K, d)
+	case opt.Iters < 1 || opt.Iters > maxIters:
+		return fail("iters=%d: the number of rounds T must be in 1..%d", opt.Iters, maxIters)
+	case !(opt.Eta > 0) || math.IsInf(opt.Eta, 0):
+		return fail("eta=%v: the step size must be a finite number > 0", opt.Eta)
+	case opt.Batch < 0:
+		return fail("batch=%d must be ≥ 0 (0 for the automatic rule)", opt.Batch)
+	case opt.Neighbour != accounting.ReplaceOne && opt.Neighbour != accounting.AddRemove:
+		return fail("invalid neighbour relation %d", int(opt.Neighbour))
+	case opt.Calibration != CalibGDP && opt.Calibration != CalibZCDP:
+		return fail("invalid calibration %d: use CalibGDP or CalibZCDP", int(opt.Calibration))
+	}
+	if opt.Start != nil {
+		if r, c := opt.Start.Dims(); r != d || c != opt.K {
+			return fail("public start is %d×%d; need d×k = %d×%d", r, c, d, opt.K)
+		}
+		for _, v := range opt.Start.RawMatrix().Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fail("public start holds a non-finite value")
+			}
+		}
+	}
+	privInit := opt.Start == nil
+	pl := &Plan{
+		D: d, K: opt.K, Users: n, Iters: opt.Iters, Eta: opt.Eta,
+		Calibration: opt.Calibration, Neighbour: opt.Neighbour,
+		Private: private, InitFromData: privInit,
+	}
+	if !private {
+		if !(opt.Psi >= 0) || math.IsInf(opt.Psi, 0) || !(opt.PsiInit >= 0) || math.IsInf(opt.PsiInit, 0) {
+			return fail("psi=%v, psi_init=%v: clipping bounds must be finite and ≥ 0 (0: no clipping)", opt.Psi, opt.PsiInit)
+		}
+		pl.Note = "NOT differentially private: FedRep without noise (baseline)"
+		pl.opt = opt
+		return pl, nil
+	}
+	if !(opt.Psi > 0) || math.IsInf(opt.Psi, 0) {
+		return fail("psi=%v: the gradient clipping bound must be a finite number > 0 (the experiment uses 10)", opt.Psi)
+	}
+	f := 0.0
+	if privInit {
+		if !(opt.PsiInit > 0) || math.IsInf(opt.PsiInit, 0) {
+			return fail("psi_init=%v: the initialisation clipping bound must be a finite number > 0 (or give a public start)", opt.PsiInit)
+		}
+		if opt.InitFrac == 0 {
+			opt.InitFrac = DefaultInitFrac
+		}
+		if !(opt.InitFrac > 0 && opt.InitFrac < 1) {
+			return fail("init fraction %v: the share of the budget for the initialisation must be in (0, 1) (default 0.2)", opt.InitFrac)
+		}
+		f = opt.InitFrac
+	}
+	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 0) {
+		return fail("eps=%v: the privacy parameter eps must be a finite number > 0", opt.Eps)
+	}
+	if !(opt.Delta > 0 && opt.Delta < 1) {
+		return fail("delta=%v: delta must satisfy 0 < delta < 1 (typically below 1/users)", opt.Delta)
+	}
+	var mu float64
+	if opt.Calibration == CalibGDP {
+		mu = accounting.MuForTarget(opt.Eps, opt.Delta)
+		pl.Cost = accounting.GdpFor(opt.Eps, opt.Delta)
+	} else {
+		mu = math.Sqrt(2 * accounting.RhoForTarget(opt.Eps, opt.Delta))
+		pl.Cost = accounting.ZcdpFor(opt.Eps, opt.Delta)
+	}
+	if !(mu > 0) || math.IsInf(mu, 0) {
+		return fail("could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
+	}
+	pl.Cost.Mechanism = "fedrep"
+	// One user moves a clipped average by ≤ 2ψ/n when replaced, ψ/n when
+	// added or removed (federated.md §2.3).
+	factor := 2.0
+	if opt.Neighbour == accounting.AddRemove {
+		factor = 1
+	}
+	pl.StepSensitivity = factor * opt.Psi / float64(n)
+	pl.StepMultiplier = 1 / (mu * math.Sqrt((1-f)/float64(opt.Iters)))
+	pl.StepStd = noise.GaussianScale(roundingSlack*pl.StepSensitivity, pl.StepMultiplier, d*opt.K)
+	pl.Note = fmt.Sprintf("calibrated to user-level ε=%.3g, δ=%.3g (%s neighbours) via %s (μ*=%.4g): %d rounds with noise multiplier %.4g",
+		opt.Eps, opt.Delta, opt.Neighbour, opt.Calibration, mu, opt.Iters, pl.StepMultiplier)
+	if privInit {
+		pl.InitSensitivity = factor * opt.PsiInit / float64(n)
+		pl.InitMultiplier = 1 / (mu * math.Sqrt(f))
+		pl.InitStd = noise.GaussianScale(roundingSlack*pl.InitSensitivity, pl.InitMultiplier, d*(d+1)/2)
+		pl.Note += fmt.Sprintf("; private initialisation with %.0f%% of the budget (noise multiplier %.4g)", 100*f, pl.InitMultiplier)
+	} else {
+		pl.Note += "; public start"
+	}
+	pl.opt = opt
+	return pl, nil
+}
+
+// Run plans Private FedRep for the users and runs it over the in-process
+// transport (users answer concurrently). Charge PlanRun's cost first.
+func Run(ctx context.Context, users []*User, opt Options) (*Result, error) {
+	return run(ctx, users, opt, true)
+}
+
+// RunNonPrivate runs FedRep without noise: with Psi and PsiInit set it is
+// the ε = ∞ limit of the private algorithm (same clipping, no noise); with
+// them zero, plain FedRep without clipping (whose 3-record head fits make
+// the gradients heavy-tailed enough to derail a step now and then). A
+// baseline for experiments on public data: its output is NOT
+// differentially private and must never be offered to notebooks. Eps,
+// Delta, InitFrac, Neighbour and Calibration are ignored.
+func RunNonPrivate(ctx context.Context, users []*User, opt Options) (*Result, error) {
+	return run(ctx, users, opt, false)
+}
+
+func run(ctx context.Context, users []*User, opt Options, private bool) (*Result, error) {
+	if len(users) == 0 {
+		return nil, errors.New("fedrep: no users")
+	}
+	d := 0
+	ps := make([]federated.Provider[Request, Reply], len(users))
+	for i, u := range users {
+		if u == nil {
+			return nil, fmt.Errorf("fedrep: user %d is nil", i)
+		}
+		if i == 0 {
+			d = u.Dim()
+		} else if u.Dim() != d {
+			return nil, fmt.Errorf("fedrep: user %d has %d features, user 0 has %d: all users must share the schema", i, u.Dim(), d)
+		}
+		ps[i] = u
+	}
+	pl, err := plan(opt, d, len(users), private)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Coordinate(ctx, federated.NewLocal(ps))
+}
+
+// Coordinate runs the coordinator's side over tr; it sees only the users'
+// replies, clips each, and adds the noise.
+func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, Reply]) (*Result, error) {
+	if tr.Providers() != pl.Users {
+		return nil, fmt.Errorf("fedrep: the plan is for %d users, the transport has %d", pl.Users, tr.Providers())
+	}
+	opt := pl.opt
+	d, k, n := pl.D, pl.K, pl.Users
+	src := opt.Noise
+	if src == nil {
+		src = noise.New()
+	}
+	scale := 1.0
+	if opt.knob != nil {
+		scale = opt.knob.noiseScale
+	}
+	observe := func(string, int, *mat.Dense) {}
+	if opt.knob != nil && opt.knob.observe != nil {
+		observe = opt.knob.observe
+	}
+	res := &Result{Plan: pl, Cost: pl.Cost, Note: pl.Note}
+
+	var u *mat.Dense
+	if pl.InitFromData {
+		sum := mat.NewDense(d, d, nil)
+		err := tr.Round(ctx, Request{Round: 0, Step: StepInit, Iters: pl.Iters, Batch: opt.Batch}, func(i int, rep Reply) error {
+			if rep.Z == nil || rep.Z.SymmetricDim() != d {
+				return fmt.Errorf("user %d sent no %d×%d initialisation matrix", i, d, d)
+			}
+			pl.accumulateSym(sum, rep.Z, opt.PsiInit)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fedrep: initialisation: %w", err)
+		}
+		sum.Scale(1/float64(n), sum)
+		if pl.Private && scale*pl.InitStd > 0 {
+			src.AddSymmetricGaussian(sum, scale*pl.InitStd)
+		} else {
+			symmetrize(sum)
+		}
+		observe("init", 0, sum)
+		vecs, err := federated.TopEigenvectors(mat.NewSymDense(d, sum.RawMatrix().Data), k)
+		if err != nil {
+			return nil, fmt.Errorf("fedrep: initialisation: %w", err)
+		}
+		u = vecs
+	} else {
+		u = mat.DenseCopyOf(opt.Start)
+	}
+	var padded int
+	u, padded = federated.Orthonormalize(u, nil)
+	res.Padded += padded
+	res.History = append(res.History, mat.DenseCopyOf(u))
+
+	sum := mat.NewDense(d, k, nil)
+	for t := 0; t < pl.Iters; t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("fedrep: stopped before round %d of %d: %w", t+1, pl.Iters, err)
+		}
+		sum.Zero()
+		err := tr.Round(ctx, Request{Round: t, Step: StepGradient, U: u, Iters: pl.Iters, Batch: opt.Batch}, func(i int, rep Reply) error {
+			if rep.Grad == nil {
+				return fmt.Errorf("user %d sent no gradient", i)
+			}
+			if r, c := rep.Grad.Dims(); r != d || c != k {
+				return fmt.Errorf("user %d sent a %d×%d gradient, expected %d×%d", i, r, c, d, k)
+			}
+			pl.accumulate(sum, rep.Grad, opt.Psi)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fedrep: round %d: %w", t+1, err)
+		}
+		sum.Scale(1/float64(n), sum)
+		if pl.Private && scale*pl.StepStd > 0 {
+			src.AddGaussianMatrix(sum, scale*pl.StepStd)
+		}
+		observe("step", t, sum)
+		var uhat mat.Dense
+		uhat.Scale(-pl.Eta, sum)
+		uhat.Add(u, &uhat)
+		u, padded = federated.Orthonormalize(&uhat, nil)
+		res.Padded += padded
+		res.History = append(res.History, mat.DenseCopyOf(u))
+	}
+	res.U = u
+	return res, nil
+}
+
+// accumulate adds clip(m, bound) to sum (bound 0, allowed only in the
+// non-private baseline, means no clipping). A message with a non-finite entry counts as zero: dropping it
+// is a public rule that keeps every user's contribution within the bound.
+func (pl *Plan) accumulate(sum, m *mat.Dense, bound float64) {
+	data := m.RawMatrix().Data
+	for _, v := range data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+	}
+	c := 1.0
+	if bound > 0 {
+		c = clipFactor(mat.Norm(m, 2), bound)
+	}
+	sd := sum.RawMatrix().Data
+	if c == 1 {
+		floats.Add(sd, data)
+	} else {
+		floats.AddScaled(sd, c, data)
+	}
+}
+
+// accumulateSym adds clip(z, bound) to the upper triangle of sum (bound 0:
+// no clipping, non-private baseline only), reading
+// only z's upper triangle (‖z‖_F² = Σ diagonal² + 2·Σ off-diagonal²).
+func (pl *Plan) accumulateSym(sum *mat.Dense, z *mat.SymDense, bound float64) {
+	raw := z.RawSymmetric()
+	if raw.Uplo != blas.Upper {
+		z = mat.NewSymDense(raw.N, mat.DenseCopyOf(z).RawMatrix().Data)
+		raw = z.RawSymmetric()
+	}
+	n := raw.N
+	var ss float64
+	for i := range n {
+		row := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
+		for j, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return
+			}
+			if j == 0 {
+				ss += v * v
+			} else {
+				ss += 2 * v * v
+			}
+		}
+	}
+	c := 1.0
+	if bound > 0 {
+		c = clipFactor(math.Sqrt(ss), bound)
+	}
+	sd := sum.RawMatrix()
+	for i := range n {
+		dst := sd.Data[i*sd.Stride+i : i*sd.Stride+n]
+		src := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
+		if c == 1 {
+			floats.Add(dst, src)
+		} else {
+			floats.AddScaled(dst, c, src)
+		}
+	}
+}
+
+// clipFactor returns min{1, τ/‖M‖_F} given ‖M‖_F (federated.md §2.2, the
+// corrected clip: clip(M, τ) = M·min{1, τ/‖M‖_F}, clip(0) = 0). The factor is
+// shrunk by one part in 10¹⁵ when it bites, so that rounding can never
+// leave ‖clip(M)‖_F above τ.
+func clipFactor(norm, tau float64) float64 {
+	if norm <= tau {
+		return 1
+	}
+	return tau / norm * (1 - 1e-15)
+}
+
+// Clip returns clip(M, τ) = M·min{1, τ/‖M‖_F} as a new matrix.
+func Clip(m *mat.Dense, tau float64) *mat.Dense {
+	var out mat.Dense
+	out.Scale(clipFactor(mat.Norm(m, 2), tau), m)
+	return &out
+}
+
+// symmetrize copies the upper triangle of the square matrix m onto its
+// lower triangle, matching what AddSymmetricGaussian does with noise.
+func symmetrize(m *mat.Dense) {
+	r, _ := m.Dims()
+	for i := range r {
+		for j := range i {
+			m.Set(i, j, m.At(j, i))
+		}
+	}
+}
