@@ -161,7 +161,8 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 	if noise.LatticeStep(noise.LaplaceScale(4, pl.SVTEps, 1)) > 1 {
 		return nil, fmt.Errorf("pca adaptive: the sparse-vector ε=%.3g per iteration is too small for the noise lattice: raise eps or lower iters", pl.SVTEps)
 	}
-	pl.NoiseStd = noise.GaussianScale(pl.Sensitivity*roundingSlack, pl.NoiseMultiplier, d)
+	pl.RoundingExcess = sumExcess(apmRoundings, 1)
+	pl.NoiseStd = noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, d)
 	if opt.Calibration == CalibZCDP {
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s over T=%d iterations, each a sparse-vector step with ε=%s and a Gaussian step with noise multiplier %s (%s)",
 			opt.Eps, opt.Delta, fmtG(pl.Rho), T, fmtG(pl.SVTEps), fmtG(pl.NoiseMultiplier), opt.Neighbour)
@@ -191,10 +192,14 @@ func Adaptive(ctx context.Context, data *mat.Dense, opt Options) (*Result, error
 	return pl.runAdaptive(ctx, data)
 }
 
-// apmAcc is one worker's share of an iteration: the count of rows per grid
-// bucket and the sum of their contributions (s·a)(s·a)ᵀx per bucket.
+// apmAcc is a block's (or a subtree's) share of an iteration: the count of
+// rows per grid bucket and the sum of their contributions c·a per bucket.
+// used marks the buckets whose sums may be non-zero, so that a block of
+// rows touching few buckets costs few merges; an unused bucket's sum is
+// zero, and adding zero is exact, so skipping it changes no bit.
 type apmAcc struct {
 	hist     [gridTop + 1]int
+	used     [gridTop + 1]bool
 	sums     []float64 // (gridTop+1)·d
 	maxScore float64   // for tests only (trace)
 }
@@ -259,15 +264,12 @@ func (pl *Plan) runAdaptive(ctx context.Context, data *mat.Dense) (*Result, erro
 
 		// Filtered product over exactly the rows counted at θ̂ (buckets ≤ k*).
 		v := make([]float64, d)
+		bucketSum(v, acc.sums, d, 0, kStar+1)
 		filtered := 0
-		for k := 0; k <= gridTop; k++ {
-			if k <= kStar {
-				floats.Add(v, acc.sums[k*d:(k+1)*d])
-			} else {
-				filtered += acc.hist[k]
-			}
+		for k := kStar + 1; k <= gridTop; k++ {
+			filtered += acc.hist[k]
 		}
-		std := noise.GaussianScale(pl.Sensitivity*theta*roundingSlack, pl.NoiseMultiplier, d)
+		std := noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*theta*roundingSlack, pl.NoiseMultiplier, d)
 		src.gaussianVec(v, std)
 		thetas = append(thetas, theta)
 		if tr != nil {
@@ -323,11 +325,13 @@ func svtReaches(q int, zq, offset, zThr float64) bool {
 
 // apmPass computes, for the unit iterate x, every row's score
 // ‖s·a‖·|⟨s·a, x⟩| and bucket once, and accumulates per bucket both the row
-// count and the row's contribution (s·a)⟨s·a, x⟩. Counting and filtering
-// therefore use one predicate. Dropped rows (s = 0) have score 0.
+// count and the row's contribution c·a with c = fl(s·⟨s·a, x⟩). Counting
+// and filtering therefore use one predicate. Dropped rows (s = 0) have
+// score 0. Rows are added directly within blocks of rowpass.BlockRows rows
+// and the blocks combined by rowpass.Pairwise (error bound: sumExcess).
 func (r *rows) apmPass(x []float64) *apmAcc {
 	d := r.d
-	return rowpass.Reduce(r.n, r.pass,
+	return rowpass.Pairwise(r.n, r.pass,
 		func() *apmAcc { return &apmAcc{sums: make([]float64, (gridTop+1)*d)} },
 		func(acc *apmAcc, lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -341,6 +345,7 @@ func (r *rows) apmPass(x []float64) *apmAcc {
 				score := r.norm[i] * math.Abs(dot)
 				b := bucket(score)
 				acc.hist[b]++
+				acc.used[b] = true
 				acc.maxScore = math.Max(acc.maxScore, score)
 				floats.AddScaled(acc.sums[b*d:(b+1)*d], s*dot, a)
 			}
@@ -348,8 +353,46 @@ func (r *rows) apmPass(x []float64) *apmAcc {
 		func(into, from *apmAcc) {
 			for k := range into.hist {
 				into.hist[k] += from.hist[k]
+				if !from.used[k] {
+					continue
+				}
+				if into.used[k] {
+					floats.Add(into.sums[k*d:(k+1)*d], from.sums[k*d:(k+1)*d])
+				} else {
+					copy(into.sums[k*d:(k+1)*d], from.sums[k*d:(k+1)*d])
+					into.used[k] = true
+				}
 			}
-			floats.Add(into.sums, from.sums)
 			into.maxScore = math.Max(into.maxScore, from.maxScore)
+		},
+		func(acc *apmAcc) {
+			for k, u := range acc.used {
+				if u {
+					clear(acc.sums[k*d : (k+1)*d])
+				}
+			}
+			acc.hist, acc.used, acc.maxScore = [gridTop + 1]int{}, [gridTop + 1]bool{}, 0
 		})
 }
+
+// bucketSum adds the per-bucket sums of buckets [lo, hi) into dst (zeroed,
+// length d) by pairwise halving, so a bucket sum passes through at most
+// ⌈log2(hi−lo)⌉ ≤ bucketDepth additions.
+func bucketSum(dst, sums []float64, d, lo, hi int) {
+	switch hi - lo {
+	case 0:
+		return
+	case 1:
+		copy(dst, sums[lo*d:(lo+1)*d])
+		return
+	}
+	mid := (lo + hi) / 2
+	right := make([]float64, d)
+	bucketSum(dst, sums, d, lo, mid)
+	bucketSum(right, sums, d, mid, hi)
+	floats.Add(dst, right)
+}
+
+// bucketDepth is ⌈log2(gridTop+1)⌉: the additions bucketSum adds to a
+// bucket sum's path.
+const bucketDepth = 7

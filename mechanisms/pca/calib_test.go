@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 )
 
 func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
@@ -30,9 +31,9 @@ func TestNPMCalibrationSpecExample(t *testing.T) {
 	if paper.Cost.Kind != accounting.ApproxDP || paper.Cost.Eps != 1 || paper.Cost.Delta != 1e-6 {
 		t.Errorf("paper cost %+v, want Approx(1, 1e-6)", paper.Cost)
 	}
-	// The paper's std is √p·multiplier·(1 + lattice slack).
-	if !near(paper.NoiseStd, paper.NoiseMultiplier, 1e-8) {
-		t.Errorf("paper std %v, want %v", paper.NoiseStd, paper.NoiseMultiplier)
+	// The paper's std is (√p + rounding excess)·multiplier·(1 + lattice slack).
+	if want := (1 + paper.RoundingExcess) * paper.NoiseMultiplier; !near(paper.NoiseStd, want, 1e-8) {
+		t.Errorf("paper std %v, want %v", paper.NoiseStd, want)
 	}
 
 	classic := math.Sqrt(1 / (2 * accounting.RhoForTargetClassic(1, 1e-6)))
@@ -78,9 +79,13 @@ func TestNPMCalibrationScaling(t *testing.T) {
 			t.Fatal(err)
 		}
 		z := math.Sqrt(40 / (2 * rho))
-		if !near(pl.NoiseMultiplier, z, 1e-12) || pl.Sensitivity != tc.sens || !near(pl.NoiseStd, z*tc.sens, 1e-8) {
+		excess := sumExcess(30+3+rowpass.BlockRows-1+rowpass.TreeDepth, math.Sqrt(float64(tc.k+tc.p)))
+		if pl.RoundingExcess != excess {
+			t.Errorf("%v k=%d p=%d: rounding excess %v, want %v", tc.nb, tc.k, tc.k+tc.p, pl.RoundingExcess, excess)
+		}
+		if want := z * (tc.sens + excess); !near(pl.NoiseMultiplier, z, 1e-12) || pl.Sensitivity != tc.sens || !near(pl.NoiseStd, want, 1e-8) {
 			t.Errorf("%v k=%d p=%d: multiplier %v sens %v std %v, want %v, %v, %v",
-				tc.nb, tc.k, tc.k+tc.p, pl.NoiseMultiplier, pl.Sensitivity, pl.NoiseStd, z, tc.sens, z*tc.sens)
+				tc.nb, tc.k, tc.k+tc.p, pl.NoiseMultiplier, pl.Sensitivity, pl.NoiseStd, z, tc.sens, want)
 		}
 	}
 }
@@ -137,7 +142,8 @@ func TestAdaptiveCalibrationSpecExample(t *testing.T) {
 	}
 	// Replace-one doubles the Gaussian sensitivity.
 	ar, _ := PlanAdaptive(Options{Eps: 1, Delta: 1e-6, Iters: 50, Neighbour: accounting.AddRemove}, 20)
-	if zp.Sensitivity != 2 || ar.Sensitivity != 1 || !near(zp.NoiseStd, 2*ar.NoiseStd, 1e-9) {
+	ratio := (2 + zp.RoundingExcess) / (1 + ar.RoundingExcess)
+	if zp.Sensitivity != 2 || ar.Sensitivity != 1 || !near(zp.NoiseStd, ratio*ar.NoiseStd, 1e-9) {
 		t.Errorf("sensitivity per unit θ: replace %v add/remove %v; std %v vs %v", zp.Sensitivity, ar.Sensitivity, zp.NoiseStd, ar.NoiseStd)
 	}
 }
@@ -168,11 +174,11 @@ func TestGaussCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := math.Sqrt(2*math.Log(1.25/1e-5)) / 0.5; !near(pl.NoiseStd, want, 1e-8) {
+	if want := (1 + pl.RoundingExcess) * math.Sqrt(2*math.Log(1.25/1e-5)) / 0.5; !near(pl.NoiseStd, want, 1e-8) {
 		t.Errorf("classical Gaussian std %v, want %v", pl.NoiseStd, want)
 	}
 	z, _ := PlanAnalyzeGauss(Options{Eps: 0.5, Delta: 1e-5, K: 2}, 8)
-	if want := math.Sqrt2 * math.Sqrt(1/(2*accounting.RhoForTarget(0.5, 1e-5))); !near(z.NoiseStd, want, 1e-8) {
+	if want := (math.Sqrt2 + z.RoundingExcess) * math.Sqrt(1/(2*accounting.RhoForTarget(0.5, 1e-5))); !near(z.NoiseStd, want, 1e-8) {
 		t.Errorf("zCDP std %v, want %v", z.NoiseStd, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -149,6 +150,11 @@ type Plan struct {
 	// StepEps, StepDelta are the per-iteration (ε, δ) under CalibPaper for
 	// adaptive; 0 otherwise.
 	StepEps, StepDelta float64
+	// RoundingExcess is the ℓ2 sensitivity added to Sensitivity for the
+	// rounding of the float64 sums over rows (see sumExcess); for adaptive
+	// it is per unit of the threshold. The noise is calibrated to
+	// (Sensitivity + RoundingExcess)·(1 + 1e-9).
+	RoundingExcess float64
 	// Note explains the calibration in one line.
 	Note string
 
@@ -290,8 +296,14 @@ func checkData(method string, data *mat.Dense, d int) error {
 	if data == nil {
 		return fmt.Errorf("pca %s: no data matrix", method)
 	}
-	if _, c := data.Dims(); c != d {
+	n, c := data.Dims()
+	if c != d {
 		return fmt.Errorf("pca %s: the data have %d columns but the plan was made for d=%d", method, c, d)
+	}
+	if n > MaxRows {
+		// The registry refuses such data sets, so this is reached only by
+		// bypassing it; the message names the public limit, not n.
+		return fmt.Errorf("pca %s: the data have more than pca.MaxRows = 2^30 rows, the most the privacy accounting covers: split the data set (the data registry refuses larger files)", method)
 	}
 	return nil
 }
@@ -354,18 +366,73 @@ func cancelled(method string, ctx context.Context, iter int) error {
 }
 
 // roundingSlack inflates sensitivities to absorb the rounding of each row's
-// own contribution (row norms computed as ≤ 1 may exceed 1 by a few ulps;
-// scores sit within a few ulps of the contribution norms), spec §6
-// "Filtering and counting must use one predicate".
+// own contribution: row norms computed as ≤ 1 may exceed 1 by a few ulps,
+// scores sit within a few ulps of the contribution norms (spec §6
+// "Filtering and counting must use one predicate"), and the iterate X of
+// npm, a computed Householder Q factor, has ‖X‖₂ within O(d·p·u) of 1. All
+// of these are relative errors below 1e-12 for any realistic d and p.
 //
 // It does NOT cover the rounding of the float64 sums over rows
 // (Casacuberta et al., arXiv 2207.10635): changing one row changes the
-// rounding of every later partial sum, so the computed sums of neighbours
-// can differ by up to about Δ + 2n²·2^-53 (n rows of norm ≤ 1), which
-// exceeds 1e-9 relative once n is above a few thousand (2.4e-4 at n = 2^20).
-// Closing this gap rigorously needs exact (fixed-point integer)
-// accumulation or a public bound on n; see the package doc.
+// rounding of every later partial sum, so for a running sum the computed
+// sums of neighbours can differ by up to about Δ + 2n²·2^-53. That part is
+// bounded by blocked pairwise accumulation (rowpass.Pairwise) and charged
+// additively by sumExcess; see the package doc.
 const roundingSlack = 1 + 1e-9
+
+// MaxRows is the largest number of rows a run accepts, 2^30. The rounding
+// error of the sums over rows is charged for every n ≤ MaxRows (sumExcess),
+// so a larger data set would void the privacy guarantee. The data
+// registry refuses larger files when they are added, which keeps the check
+// independent of any private data; a run on more rows is a programming
+// error and fails before reading any value.
+const MaxRows = rowpass.MaxRows
+
+// Rounding budgets: the most roundings any term of a released sum passes
+// through, relative to its reference value (see sumExcess).
+const (
+	// sumRoundings is the block sum (BlockRows−1 additions) and the
+	// pairwise combination of blocks (TreeDepth additions).
+	sumRoundings = rowpass.BlockRows - 1 + rowpass.TreeDepth
+	// gaussRoundings: s·a_j and s·a_k, their product, then sumRoundings.
+	gaussRoundings = 3 + sumRoundings
+	// apmRoundings: the product c·a_k in the row update, sumRoundings, and
+	// the pairwise sum over at most gridTop+1 buckets.
+	apmRoundings = 1 + sumRoundings + bucketDepth
+)
+
+// npmRoundings is the rounding budget of one npm product C·X on d columns:
+// on the single-pass path, the dot product aᵀx_j (relative to |a|ᵀ|x_j|,
+// d roundings), s², the weight s²·(aᵀx_j) and its product with a_k (3),
+// then sumRoundings; on the Gram path, the Gram entries (gaussRoundings)
+// then the d-term products Ĉ·X. Both come to d + 3 + sumRoundings.
+func npmRoundings(d int) int { return d + 3 + sumRoundings }
+
+// sumExcess returns 2·γ_h·MaxRows·r, rounded up: the ℓ2 distance, beyond
+// the sensitivity of the exact sum, between the computed releases of two
+// neighbouring data sets, when every term of every entry passes through at
+// most h roundings and each row's entrywise majorant has ℓ2 norm ≤ r.
+//
+// Argument. Let f(D) = Σ_i t(a_i) be the exact sum of the per-row
+// reference terms (vectors over the m released coordinates) and F(D) its
+// computed value. rowpass.Pairwise gives, entry by entry,
+// |F(D) − f(D)| ≤ γ_h·Σ_i M(a_i) for a non-negative majorant M(a) of the
+// term (Higham §3.1 and §4.2: a term carrying at most h factors (1+δ),
+// |δ| ≤ u, is off by at most γ_h times its majorant). By Minkowski's
+// inequality ‖Σ_i M(a_i)‖₂ ≤ Σ_i ‖M(a_i)‖₂ ≤ n·r ≤ MaxRows·r. So
+// ‖F(D) − F(D')‖₂ ≤ ‖f(D) − f(D')‖₂ + 2·γ_h·MaxRows·r ≤ Δ + sumExcess.
+// The ℓ2 norm over coordinates costs no √m because the majorants are
+// summed per row before taking norms.
+//
+// Majorants (rows scaled to ‖s·a‖ ≤ 1): gauss, t = (s·a)(s·a)ᵀ on the
+// upper triangle, M = |s·a||s·a|ᵀ, r = 1; npm, t = s²·a(aᵀX),
+// M = s²|a|(|a|ᵀ|X|) with ‖M‖_F ≤ ‖X‖_F = √p; adaptive, t = c·a with
+// c = fl(s·⟨s·a, x⟩) the computed weight (the term that the filter bounds:
+// ‖c·a‖ ≤ θ for a row kept at threshold θ), M = |t|, r = θ (so per unit
+// of θ, r = 1).
+func sumExcess(h int, r float64) float64 {
+	return 2 * rowpass.Gamma(h) * MaxRows * r * (1 + 0x1p-50)
+}
 
 // errNoConvergence is returned when a dense factorization fails, which
 // happens only for non-finite inputs; rows are sanitized first, so it

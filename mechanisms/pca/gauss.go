@@ -71,7 +71,8 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 	if err := checkScales(MethodGauss, pl.NoiseMultiplier, m, 0); err != nil {
 		return nil, err
 	}
-	pl.NoiseStd = noise.GaussianScale(pl.Sensitivity*roundingSlack, pl.NoiseMultiplier, m)
+	pl.RoundingExcess = sumExcess(gaussRoundings, 1)
+	pl.NoiseStd = noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m)
 	if opt.Calibration == CalibZCDP {
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s, std %s per entry of the %d×%d covariance (%s)",
 			opt.Eps, opt.Delta, fmtG(pl.Rho), fmtG(pl.NoiseMultiplier), fmtG(pl.NoiseStd), d, d, opt.Neighbour)

@@ -71,7 +71,8 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 	pl := &Plan{
 		Method: MethodNPM, D: d, K: opt.K, P: p, Iters: L,
 		Calibration: opt.Calibration, Neighbour: opt.Neighbour,
-		Sensitivity: npmSensitivity(opt.Neighbour, p),
+		Sensitivity:    npmSensitivity(opt.Neighbour, p),
+		RoundingExcess: sumExcess(npmRoundings(d), math.Sqrt(float64(p))),
 	}
 	m := d * p
 	switch opt.Calibration {
@@ -82,7 +83,7 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 		if err := checkScales(MethodNPM, pl.NoiseMultiplier, m, 0); err != nil {
 			return nil, err
 		}
-		pl.NoiseStd = noise.GaussianScale(pl.Sensitivity*roundingSlack, pl.NoiseMultiplier, m)
+		pl.NoiseStd = noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m)
 		pl.Cost = event(MethodNPM, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s per iteration (L=%d, p=%d, sensitivity %s, %s)",
 			opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), L, p, fmtG(pl.Sensitivity), opt.Neighbour)
@@ -96,7 +97,7 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 			return nil, err
 		}
 		// The paper scales to Δ_F = √p, which bounds npmSensitivity.
-		pl.NoiseStd = noise.GaussianScale(math.Sqrt(float64(p))*roundingSlack, pl.NoiseMultiplier, m)
+		pl.NoiseStd = noise.GaussianScale((math.Sqrt(float64(p))+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m)
 		pl.Cost = event(MethodNPM, accounting.Approx(opt.Eps, opt.Delta))
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v as in Hardt–Price Fig. 3: σ=ε⁻¹√(4pL·ln(1/δ))=%s per entry (L=%d, p=%d)",
 			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), L, p)

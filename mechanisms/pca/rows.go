@@ -3,6 +3,7 @@ package pca
 import (
 	"context"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -81,49 +82,61 @@ func (r *rows) row(i int) []float64 {
 	return r.m.Data[i*r.m.Stride : i*r.m.Stride+r.d]
 }
 
-// gram returns C = Σ_i (s_i m_i)(s_i m_i)ᵀ. Each worker scales blocks of
-// rows into a buffer and applies a symmetric rank-k update (BLAS Dsyrk);
-// the per-worker d×d sums are added in shard order. If ctx is cancelled the
-// workers stop early and the partial result must be discarded: callers
-// check ctx.Err() afterwards.
+// gram returns C = Σ_i (s_i m_i)(s_i m_i)ᵀ (upper triangle computed, as a
+// SymDense). Each block of rowpass.BlockRows rows is scaled into a buffer
+// and summed by a symmetric rank-k update (BLAS Dsyrk with β = 0) into a
+// zeroed d×d block sum; the block sums are combined by rowpass.Pairwise, so
+// every entry is within gramRoundings (see sumExcess) of the exact sum. If
+// ctx is cancelled the workers stop early and the partial result must be
+// discarded: callers check ctx.Err() afterwards.
 func (r *rows) gram(ctx context.Context) *mat.SymDense {
-	const block = 256
 	d := r.d
-	acc := rowpass.Reduce(r.n, r.pass,
-		func() blas64.Symmetric {
-			return blas64.Symmetric{N: d, Stride: d, Uplo: blas.Upper, Data: make([]float64, d*d)}
-		},
-		func(c blas64.Symmetric, lo, hi int) {
-			buf := make([]float64, block*d)
-			for i := lo; i < hi && ctx.Err() == nil; {
-				nb := 0
-				for ; i < hi && nb < block; i++ {
-					if s := r.scale[i]; s != 0 {
-						floats.ScaleTo(buf[nb*d:(nb+1)*d], s, r.row(i))
-						nb++
-					}
-				}
-				if nb > 0 {
-					a := blas64.General{Rows: nb, Cols: d, Stride: d, Data: buf[:nb*d]}
-					blas64.Syrk(blas.Trans, 1, a, 1, c)
+	bufs := sync.Pool{New: func() any { return make([]float64, rowpass.BlockRows*d) }}
+	acc := rowpass.Pairwise(r.n, r.pass,
+		func() []float64 { return make([]float64, d*d) },
+		func(c []float64, lo, hi int) {
+			if ctx.Err() != nil {
+				return
+			}
+			buf := bufs.Get().([]float64)
+			defer bufs.Put(buf)
+			nb := 0
+			for i := lo; i < hi; i++ {
+				if s := r.scale[i]; s != 0 {
+					floats.ScaleTo(buf[nb*d:(nb+1)*d], s, r.row(i))
+					nb++
 				}
 			}
+			if nb > 0 {
+				a := blas64.General{Rows: nb, Cols: d, Stride: d, Data: buf[:nb*d]}
+				blas64.Syrk(blas.Trans, 1, a, 0, blas64.Symmetric{N: d, Stride: d, Uplo: blas.Upper, Data: c})
+			}
 		},
-		func(into, from blas64.Symmetric) {
-			floats.Add(into.Data, from.Data)
-		})
+		addUpper(d),
+		func(c []float64) { clear(c) })
 	out := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
-			out.SetSym(i, j, acc.Data[i*d+j])
+			out.SetSym(i, j, acc[i*d+j])
 		}
 	}
 	return out
 }
 
+// addUpper returns the merge of d×d row-major upper triangles.
+func addUpper(d int) func(into, from []float64) {
+	return func(into, from []float64) {
+		for i := 0; i < d; i++ {
+			floats.Add(into[i*d+i:(i+1)*d], from[i*d+i:(i+1)*d])
+		}
+	}
+}
+
 // covTimes returns Σ_i s_i² m_i (m_iᵀ x) for x d×p, the product C·x without
 // forming C, in a single pass over the rows: each row is read once and used
-// for both its p dot products and its p updates while it is in cache.
+// for both its p dot products and its p updates while it is in cache. Rows
+// are added directly within blocks of rowpass.BlockRows rows, and the block
+// sums combined by rowpass.Pairwise (error bound: see sumExcess).
 func (r *rows) covTimes(x *mat.Dense) *mat.Dense {
 	d, p := x.Dims()
 	xt := make([]float64, p*d) // xᵀ, one contiguous column of x per row
@@ -132,23 +145,20 @@ func (r *rows) covTimes(x *mat.Dense) *mat.Dense {
 			xt[j*d+i] = x.At(i, j)
 		}
 	}
-	acc := rowpass.Reduce(r.n, r.pass,
-		func() []float64 { return make([]float64, p*d) },
-		func(yt []float64, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				s := r.scale[i]
-				if s == 0 {
-					continue
-				}
-				a := r.row(i)
-				s2 := s * s
-				for j := 0; j < p; j++ {
-					w := s2 * floats.Dot(a, xt[j*d:(j+1)*d])
-					floats.AddScaled(yt[j*d:(j+1)*d], w, a)
-				}
+	acc := rowpass.SumVec(r.n, p*d, r.pass, func(yt []float64, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := r.scale[i]
+			if s == 0 {
+				continue
 			}
-		},
-		func(into, from []float64) { floats.Add(into, from) })
+			a := r.row(i)
+			s2 := s * s
+			for j := 0; j < p; j++ {
+				w := s2 * floats.Dot(a, xt[j*d:(j+1)*d])
+				floats.AddScaled(yt[j*d:(j+1)*d], w, a)
+			}
+		}
+	})
 	y := mat.NewDense(d, p, nil)
 	for j := 0; j < p; j++ {
 		for i := 0; i < d; i++ {
