@@ -254,6 +254,13 @@ var ErrNoDataset = errors.New("no such dataset")
 
 const chunkRows = 4096
 
+// MaxRows is the largest number of rows a dataset may have. The mechanisms
+// charge the worst-case rounding error of their sums for this many rows
+// (mechanisms/pca.MaxRows), so the limit must be enforced here, where the
+// data owner sees the row count, and never inside a mechanism, where a
+// refusal would depend on private data.
+const MaxRows = 1 << 30
+
 // Register stores a new dataset and appends its "register" record to the
 // ledger. It refuses an existing name.
 func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error) {
@@ -263,6 +270,8 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 		return nil, fmt.Errorf("dataset name %q: use a letter followed by letters, digits, '_', '.' or '-' (at most 64)", r.Name)
 	case t == nil || t.Rows == 0:
 		return nil, errors.New("no data rows to register")
+	case t.Rows > MaxRows:
+		return nil, fmt.Errorf("%d data rows: privnotes registers at most %d rows per dataset (split the data into several datasets)", t.Rows, MaxRows)
 	case !(r.Budget.Eps > 0) || math.IsInf(r.Budget.Eps, 0):
 		return nil, fmt.Errorf("--eps %v: the budget's ε must be a finite number > 0", r.Budget.Eps)
 	case !(r.Budget.Delta >= 0 && r.Budget.Delta < 1):

@@ -11,6 +11,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -348,3 +349,11 @@ func TestNoSeededNoise(t *testing.T) {
 
 // dataset.Table is built by the tests; keep the import used.
 var _ = dataset.Table{}
+
+// The ledger's registration limit is what makes the mechanisms' rounding
+// charge sound: they assume no dataset has more rows than they budget for.
+func TestRowLimitsAgree(t *testing.T) {
+	if ledger.MaxRows > pca.MaxRows {
+		t.Fatalf("ledger admits %d rows but pca charges rounding for at most %d", ledger.MaxRows, pca.MaxRows)
+	}
+}
