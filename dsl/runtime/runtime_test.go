@@ -11,9 +11,9 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
-	"github.com/privnotes/privnotes/mechanisms/pca"
 	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 )
 
 // The pre-check's cost table must be the cost the mechanisms' plans
