@@ -92,7 +92,12 @@ type Options struct {
 	Zeta float64
 	// TailK and TailA are the tail parameters K and a of Assumption A.4
 	// (defaults 0.1 and 1; the theory value for Gaussian data is K = 4, which
-	// swamps the signal with noise, spec §6).
+	// swamps the signal with noise, spec §6). K is DP-PCA's main accuracy
+	// lever once n is large enough: Algorithm 5's noise is proportional to
+	// it, and a smaller K truncates more gradient coordinates (bias). At
+	// d = 10, n = 1e6, ε = 0.8 on Gaussian data, K = 0.07 lowered the median
+	// sin from 0.13 to 0.09 while truncating 5e-4 of the entries instead of
+	// 7e-5; the default stays the spec's choice.
 	TailK, TailA float64
 	// Groups overrides k, the number of groups of Algorithm 4. The default
 	// is k = ⌈2 + 4·ln(1/(δ₄ζ₄))/ε₄⌉ (spec §5); PaperGroups uses C1 = 32.
