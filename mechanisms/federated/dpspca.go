@@ -23,6 +23,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
+	"github.com/privnotes/privnotes/mechanisms/internal/planning"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -74,7 +76,7 @@ func ParseCalibration(s string) (Calibration, error) {
 // Defaults of PCAOptions.
 const (
 	DefaultPCAIters = 10
-	DefaultInitFrac = 0.2
+	DefaultInitFrac = planning.DefaultInitFrac
 	maxIters        = 10000
 )
 
@@ -130,6 +132,11 @@ type PCAPlan struct {
 	// BlockStd are 0 with a public start.
 	DiagSensitivity, BlockSensitivity, StepSensitivity float64
 	DiagStd, BlockStd, StepStd                         float64
+	// DiagRoundingExcess, BlockRoundingExcess and StepRoundingExcess are the
+	// ℓ2 sensitivities added for the rounding of each provider's float64
+	// sums over its rows (see roundingExcesses); the noise is calibrated to
+	// (sensitivity + excess)·(1 + 1e-9). Zero in the non-private baseline.
+	DiagRoundingExcess, BlockRoundingExcess, StepRoundingExcess float64
 	// StepMultiplier is StepStd/StepSensitivity before lattice slack.
 	StepMultiplier float64
 	// Note explains the calibration in one line.
@@ -168,9 +175,36 @@ func stepSensitivity(k int) float64 { return math.Min(math.Sqrt2, math.Sqrt(floa
 const initSensitivity = math.Sqrt2
 
 // roundingSlack inflates every sensitivity before calibration so that the
-// floating-point rounding of the sums (relative error far below 1e-9) can
-// never push a neighbour's change above the bound the noise covers.
+// per-row rounding (the row scale, a term's own products, the broadcast Q's
+// deviation from orthonormality: relative errors far below 1e-9) can never
+// push a neighbour's change above the bound the noise covers. The rounding
+// of the sums over rows is charged separately (roundingExcesses).
 const roundingSlack = 1 + 1e-9
+
+// MaxRows is the most records a provider may hold, 2^30: the rounding of
+// the sums over rows is charged for every n ≤ MaxRows, and
+// NewPCAProvider refuses more (as does the data registry).
+const MaxRows = linalg.MaxRows
+
+// roundingExcesses returns the ℓ2 sensitivity each release adds for the
+// rounding of a provider's sums over its rows (Casacuberta et al., arXiv
+// 2207.10635: a running sum lets neighbours' computed sums differ by far
+// more than Δ). Every such sum is accumulated in the fixed pairwise order
+// of rowpass.Pairwise (linalg.Rows), so each term passes through at most h
+// roundings, h public, and the excess is linalg.Excess(h, r) =
+// 2·γ_h·MaxRows·r, r bounding the ℓ2 norm of one row's term majorant
+// (rows of norm ≤ 1):
+//
+//	diag     t = s²·a_j²,              3 roundings (s², ·a_j, ·a_j),       r = ‖s·a‖² ≤ 1
+//	block    t = (s·a_j)(s·a_k), j ≤ k, 3 roundings (two scalings, product), r ≤ ‖s·a‖² ≤ 1
+//	product  t = s²(aᵀq_j)·a_k,         d + 3 (dot product, s², weight, update),
+//	         M = s²|a_k|(|a|ᵀ|q_j|),    r ≤ ‖s·a‖²·‖Q‖_F = √k
+//
+// each plus linalg.SumRoundings for the block sums and their pairwise tree.
+func roundingExcesses(d, k int) (diag, block, step float64) {
+	g := linalg.Excess(linalg.GramRoundings, 1)
+	return g, g, linalg.Excess(linalg.CovTimesRoundings(d), math.Sqrt(float64(k)))
+}
 
 // paperSigma is Lemma A.1's std for one (ε', δ') query of sensitivity 2.
 func paperSigma(eps, delta float64) float64 {
@@ -205,24 +239,15 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 	if opt.Iters < 0 || opt.Iters > maxIters {
 		return fail("iters=%d: use 0 for the default (%d) or 1..%d", opt.Iters, DefaultPCAIters, maxIters)
 	}
-	if opt.Start != nil {
-		if r, c := opt.Start.Dims(); r != d || c != opt.K {
-			return fail("public start is %d×%d; need d×k = %d×%d", r, c, d, opt.K)
-		}
-		for _, v := range opt.Start.RawMatrix().Data {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fail("public start holds a non-finite value")
-			}
-		}
+	if err := planning.PublicStart(opt.Start, d, opt.K); err != nil {
+		return fail("%v", err)
 	}
 	privInit := opt.Start == nil
 	f := 0.0
 	if privInit {
-		if opt.InitFrac == 0 {
-			opt.InitFrac = DefaultInitFrac
-		}
-		if !(opt.InitFrac > 0 && opt.InitFrac < 1) {
-			return fail("init fraction %v: the share of the budget for the private initialisation must be in (0, 1) (default 0.2)", opt.InitFrac)
+		var err error
+		if opt.InitFrac, err = planning.InitFrac(opt.InitFrac, "private initialisation"); err != nil {
+			return fail("%v", err)
 		}
 		f = opt.InitFrac
 	}
@@ -236,37 +261,31 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 		Private: private, InitFromData: privInit,
 		DiagSensitivity: initSensitivity, BlockSensitivity: initSensitivity, StepSensitivity: stepSensitivity(k),
 	}
+	pl.DiagRoundingExcess, pl.BlockRoundingExcess, pl.StepRoundingExcess = roundingExcesses(d, k)
 	if !privInit {
 		pl.DiagSensitivity, pl.BlockSensitivity = 0, 0
+		pl.DiagRoundingExcess, pl.BlockRoundingExcess = 0, 0
 	}
 	if !private {
+		pl.DiagRoundingExcess, pl.BlockRoundingExcess, pl.StepRoundingExcess = 0, 0, 0
 		opt.Eps, opt.Delta = math.Inf(1), 0
 		pl.opt = opt
 		pl.Note = "NOT differentially private: baseline without noise (ε = ∞)"
 		return pl, nil
 	}
-	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 0) {
-		return fail("eps=%v: the privacy parameter eps must be a finite number > 0", opt.Eps)
-	}
-	if !(opt.Delta > 0 && opt.Delta < 1) {
-		return fail("delta=%v: delta must satisfy 0 < delta < 1 (typically below 1/n)", opt.Delta)
+	if err := planning.Target(opt.Eps, opt.Delta, "below 1/n"); err != nil {
+		return fail("%v", err)
 	}
 	s := opt.Sparsity
 	mDiag, mBlock, mStep := d, s*(s+1)/2, d*k
 	var zDiag, zStep float64 // noise multipliers σ/Δ
 	switch opt.Calibration {
 	case CalibGDP, CalibZCDP:
-		var mu float64
-		if opt.Calibration == CalibGDP {
-			mu = accounting.MuForTarget(opt.Eps, opt.Delta)
-			pl.Cost = accounting.GdpFor(opt.Eps, opt.Delta)
-		} else {
-			mu = math.Sqrt(2 * accounting.RhoForTarget(opt.Eps, opt.Delta))
-			pl.Cost = accounting.ZcdpFor(opt.Eps, opt.Delta)
+		mu, cost, err := planning.GaussianBudget(opt.Eps, opt.Delta, opt.Calibration == CalibZCDP)
+		if err != nil {
+			return fail("%v", err)
 		}
-		if !(mu > 0) || math.IsInf(mu, 0) {
-			return fail("could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
-		}
+		pl.Cost = cost
 		zStep = 1 / (mu * math.Sqrt((1-f)/float64(T)))
 		if privInit {
 			zDiag = 1 / (mu * math.Sqrt(f/2))
@@ -292,19 +311,16 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 	}
 	pl.Cost.Mechanism = "federated.dpspca"
 	pl.StepMultiplier = zStep
+	// The paper's σ is stated for sensitivity 2, which bounds the exact
+	// sensitivities; keep its formula and add the rounding excess to it.
+	stepSens, diagSens, blockSens := pl.StepSensitivity, pl.DiagSensitivity, pl.BlockSensitivity
 	if opt.Calibration == CalibPaper {
-		// The paper's σ is stated for sensitivity 2; keep its noise exactly.
-		pl.StepStd = noise.GaussianScale(2, zStep, mStep)
-		if privInit {
-			pl.DiagStd = noise.GaussianScale(2, zDiag, mDiag)
-			pl.BlockStd = noise.GaussianScale(2, zDiag, mBlock)
-		}
-	} else {
-		pl.StepStd = noise.GaussianScale(roundingSlack*pl.StepSensitivity, zStep, mStep)
-		if privInit {
-			pl.DiagStd = noise.GaussianScale(roundingSlack*pl.DiagSensitivity, zDiag, mDiag)
-			pl.BlockStd = noise.GaussianScale(roundingSlack*pl.BlockSensitivity, zDiag, mBlock)
-		}
+		stepSens, diagSens, blockSens = 2, 2, 2
+	}
+	pl.StepStd = noise.GaussianScale(roundingSlack*(stepSens+pl.StepRoundingExcess), zStep, mStep)
+	if privInit {
+		pl.DiagStd = noise.GaussianScale(roundingSlack*(diagSens+pl.DiagRoundingExcess), zDiag, mDiag)
+		pl.BlockStd = noise.GaussianScale(roundingSlack*(blockSens+pl.BlockRoundingExcess), zDiag, mBlock)
 	}
 	if privInit {
 		pl.Note += fmt.Sprintf("; private initialisation with %.0f%% of the budget (noise multiplier %.4g per release)", 100*f, zDiag)
@@ -330,21 +346,9 @@ func RunPCANonPrivate(ctx context.Context, providers []*PCAProvider, opt PCAOpti
 }
 
 func runPCA(ctx context.Context, providers []*PCAProvider, opt PCAOptions, private bool) (*PCAResult, error) {
-	if len(providers) == 0 {
-		return nil, errors.New("federated dpspca: no providers")
-	}
-	d := 0
-	ps := make([]Provider[PCARequest, PCAReply], len(providers))
-	for j, p := range providers {
-		if p == nil {
-			return nil, fmt.Errorf("federated dpspca: provider %d is nil", j)
-		}
-		if j == 0 {
-			d = p.Dim()
-		} else if p.Dim() != d {
-			return nil, fmt.Errorf("federated dpspca: provider %d has %d columns, provider 0 has %d: all providers must share the schema", j, p.Dim(), d)
-		}
-		ps[j] = p
+	ps, d, err := Parties[PCAProvider, PCARequest, PCAReply](providers, "provider", "columns")
+	if err != nil {
+		return nil, fmt.Errorf("federated dpspca: %w", err)
 	}
 	pl, err := planPCA(opt, d, private)
 	if err != nil {
@@ -386,7 +390,7 @@ func (pl *PCAPlan) Coordinate(ctx context.Context, tr Transport[PCARequest, PCAR
 			return nil, err
 		}
 		round++
-		vecs, err := TopEigenvectors(mat.NewSymDense(s, block.RawMatrix().Data), k)
+		vecs, _, err := linalg.TopEigen(mat.NewSymDense(s, block.RawMatrix().Data), k)
 		if err != nil {
 			return nil, fmt.Errorf("federated dpspca: initial basis: %w", err)
 		}
@@ -395,13 +399,13 @@ func (pl *PCAPlan) Coordinate(ctx context.Context, tr Transport[PCARequest, PCAR
 			q.SetRow(i, vecs.RawRowView(t))
 		}
 		var padded int
-		q, padded = Orthonormalize(q, support)
+		q, padded = linalg.Orthonormalize(q, support)
 		res.Padded += padded
 	} else {
-		start, _ := Orthonormalize(opt.Start, nil)
+		start, _ := linalg.Orthonormalize(opt.Start, nil)
 		support = TruncateRows(start, s)
 		var padded int
-		q, padded = Orthonormalize(start, support)
+		q, padded = linalg.Orthonormalize(start, support)
 		res.Padded += padded
 	}
 	res.History = append(res.History, mat.DenseCopyOf(q))
@@ -415,10 +419,10 @@ func (pl *PCAPlan) Coordinate(ctx context.Context, tr Transport[PCARequest, PCAR
 			return nil, err
 		}
 		round++
-		v, padded := Orthonormalize(kMat, nil)
+		v, padded := linalg.Orthonormalize(kMat, nil)
 		res.Padded += padded
 		support = TruncateRows(v, s)
-		q, padded = Orthonormalize(v, support)
+		q, padded = linalg.Orthonormalize(v, support)
 		res.Padded += padded
 		res.History = append(res.History, mat.DenseCopyOf(q))
 	}

@@ -10,11 +10,9 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -98,6 +96,11 @@ func NewPCAProvider(x *mat.Dense, s *noise.Sampler) (*PCAProvider, error) {
 		return nil, errors.New("federated: a PCA provider needs a data matrix with at least one column")
 	}
 	n, d := x.Dims()
+	if n > MaxRows {
+		// The data registry refuses such data sets; the message names the
+		// public limit, not n.
+		return nil, errors.New("federated: a PCA provider holds at most federated.MaxRows = 2^30 records, the most the privacy accounting covers: split the data set")
+	}
 	if s == nil {
 		s = noise.New()
 	}
@@ -147,17 +150,7 @@ func (p *PCAProvider) Answer(ctx context.Context, req PCARequest) (PCAReply, err
 	n, _ := p.x.Dims()
 	switch req.Step {
 	case StepDiag:
-		v := mat.NewDense(p.d, 1, nil)
-		out := v.RawMatrix().Data
-		for i := range n {
-			s2 := p.scale[i] * p.scale[i]
-			if s2 == 0 {
-				continue
-			}
-			for j, a := range p.x.RawRowView(i) {
-				out[j] += s2 * a * a
-			}
-		}
+		v := mat.NewDense(p.d, 1, p.rows().SumSquares())
 		p.noise.AddGaussianMatrix(v, req.Sigma)
 		return PCAReply{Count: n, Value: v}, nil
 	case StepBlock:
@@ -171,26 +164,18 @@ func (p *PCAProvider) Answer(ctx context.Context, req PCARequest) (PCAReply, err
 		if s == 0 {
 			return PCAReply{}, fmt.Errorf("round %d: empty support", req.Round)
 		}
-		sub := make([]float64, n*s)
-		for i := range n {
-			if p.scale[i] == 0 {
-				continue // dropped row: NaN·0 would still be NaN
-			}
-			row := p.x.RawRowView(i)
-			for t, j := range sup {
-				sub[i*s+t] = p.scale[i] * row[j]
-			}
+		c := p.rows().Gram(ctx, sup)
+		if err := ctx.Err(); err != nil {
+			return PCAReply{}, err
 		}
-		c := blas64.Symmetric{N: s, Stride: s, Uplo: blas.Upper, Data: make([]float64, s*s)}
-		blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: s, Stride: s, Data: sub}, 0, c)
-		v := mat.NewDense(s, s, c.Data)
+		v := mat.NewDense(s, s, c)
 		// Upper triangle noised, lower mirrored (the input's lower triangle is ignored).
 		if req.Sigma > 0 {
 			p.noise.AddSymmetricGaussian(v, req.Sigma)
 		} else {
 			for i := range s {
 				for j := range i {
-					c.Data[i*s+j] = c.Data[j*s+i]
+					c[i*s+j] = c[j*s+i]
 				}
 			}
 		}
@@ -199,52 +184,26 @@ func (p *PCAProvider) Answer(ctx context.Context, req PCARequest) (PCAReply, err
 		if req.Q == nil {
 			return PCAReply{}, fmt.Errorf("round %d: no broadcast basis", req.Round)
 		}
-		qd, k := req.Q.Dims()
-		if qd != p.d {
+		if qd, _ := req.Q.Dims(); qd != p.d {
 			return PCAReply{}, fmt.Errorf("round %d: broadcast basis has %d rows, provider data have %d columns", req.Round, qd, p.d)
 		}
-		v := p.covTimes(req.Q, k)
+		v := p.covTimes(req.Q)
 		p.noise.AddGaussianMatrix(v, req.Sigma)
 		return PCAReply{Count: n, Value: v}, nil
 	}
 	return PCAReply{}, fmt.Errorf("round %d: unknown step %v", req.Round, req.Step)
 }
 
+// rows returns the provider's records with their row scales as the
+// shared row kernels: every released sum is accumulated in the fixed
+// pairwise order of rowpass.Pairwise, bit identical for every core count,
+// with the rounding budgets that PCAPlan charges (see roundingExcesses).
+func (p *PCAProvider) rows() linalg.Rows {
+	return linalg.Rows{M: p.x.RawMatrix(), Scale: p.scale, Pass: rowpass.Options{MinRows: linalg.MinRowsFor(p.d)}}
+}
+
 // covTimes returns Σ_i s_i² x_i x_iᵀ Q without forming the d×d second
-// moment, in one pass over the rows: each row is read once for its k dot
-// products and its k updates while it is in cache. The pass is split over
-// the cores with a fixed merge order (mechanisms/internal/rowpass), so the
-// result is reproducible for a given number of cores.
-func (p *PCAProvider) covTimes(q *mat.Dense, k int) *mat.Dense {
-	n, d := p.x.Dims()
-	qt := make([]float64, k*d) // Qᵀ: one contiguous column of Q per row
-	for i := range d {
-		for j := range k {
-			qt[j*d+i] = q.At(i, j)
-		}
-	}
-	opt := rowpass.Options{MinRows: max(256, 65536/max(d, 1))}
-	acc := rowpass.Reduce(n, opt,
-		func() []float64 { return make([]float64, k*d) },
-		func(yt []float64, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				s2 := p.scale[i] * p.scale[i]
-				if s2 == 0 {
-					continue // dropped row (non-finite entry)
-				}
-				a := p.x.RawRowView(i)
-				for j := range k {
-					w := s2 * floats.Dot(a, qt[j*d:(j+1)*d])
-					floats.AddScaled(yt[j*d:(j+1)*d], w, a)
-				}
-			}
-		},
-		func(into, from []float64) { floats.Add(into, from) })
-	out := mat.NewDense(d, k, nil)
-	for j := range k {
-		for i := range d {
-			out.Set(i, j, acc[j*d+i])
-		}
-	}
-	return out
+// moment, in one pass over the rows (linalg.Rows.CovTimes).
+func (p *PCAProvider) covTimes(q *mat.Dense) *mat.Dense {
+	return p.rows().CovTimes(q)
 }

@@ -172,3 +172,38 @@ func (l *Local[Req, Rep]) answerBlock(ctx context.Context, req Req, lo, hi int) 
 	}
 	return blockResult[Rep]{reps: reps}
 }
+
+// Party is a Provider that reports its public schema: the number of
+// columns (features) of its records.
+type Party[Req, Rep any] interface {
+	Provider[Req, Rep]
+	Dim() int
+}
+
+// Parties checks a coordinator's list of providers, of pointer type P
+// (*PCAProvider, *fedrep.User): at least one, none nil, all with the
+// dimension of the first. It returns them as Providers, for NewLocal, and
+// that dimension. name ("provider", "user") and unit ("columns",
+// "features") word the errors.
+func Parties[T any, Req, Rep any, P interface {
+	*T
+	Party[Req, Rep]
+}](ps []P, name, unit string) ([]Provider[Req, Rep], int, error) {
+	if len(ps) == 0 {
+		return nil, 0, fmt.Errorf("no %ss", name)
+	}
+	out := make([]Provider[Req, Rep], len(ps))
+	d := 0
+	for i, p := range ps {
+		if p == nil {
+			return nil, 0, fmt.Errorf("%s %d is nil", name, i)
+		}
+		if i == 0 {
+			d = p.Dim()
+		} else if p.Dim() != d {
+			return nil, 0, fmt.Errorf("%s %d has %d %s, %s 0 has %d: all %ss must share the schema", name, i, p.Dim(), unit, name, d, name)
+		}
+		out[i] = p
+	}
+	return out, d, nil
+}

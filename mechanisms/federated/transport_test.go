@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // echo answers with its own index plus the request; it counts concurrent
@@ -118,5 +120,26 @@ func TestLocalErrors(t *testing.T) {
 	err = NewLocal(ps).Round(ctx, 1, func(int, int) error { return nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: got %v", err)
+	}
+}
+
+func TestParties(t *testing.T) {
+	a, _ := NewPCAProvider(mat.NewDense(2, 3, nil), nil)
+	b, _ := NewPCAProvider(mat.NewDense(4, 2, nil), nil)
+	for _, tc := range []struct {
+		ps   []*PCAProvider
+		want string
+	}{
+		{nil, "no providers"},
+		{[]*PCAProvider{a, nil}, "provider 1 is nil"},
+		{[]*PCAProvider{a, b}, "provider 1 has 2 columns, provider 0 has 3: all providers must share the schema"},
+	} {
+		if _, _, err := Parties[PCAProvider, PCARequest, PCAReply](tc.ps, "provider", "columns"); err == nil || err.Error() != tc.want {
+			t.Errorf("Parties: err = %v, want %q", err, tc.want)
+		}
+	}
+	ps, d, err := Parties[PCAProvider, PCARequest, PCAReply]([]*PCAProvider{a, a}, "provider", "columns")
+	if err != nil || d != 3 || len(ps) != 2 {
+		t.Errorf("Parties = %d providers, d=%d, %v; want 2, 3, nil", len(ps), d, err)
 	}
 }

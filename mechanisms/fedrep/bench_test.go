@@ -30,7 +30,7 @@ func benchRound(b *testing.B, req Request) {
 	for range b.N {
 		err := tr.Round(context.Background(), req, func(i int, rep Reply) error {
 			if rep.Grad != nil {
-				pl.accumulate(res.U, rep.Grad, 10)
+				addClipped(res.U.RawMatrix().Data, rep.Grad, 10)
 			}
 			return nil
 		})

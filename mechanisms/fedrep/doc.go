@@ -20,6 +20,15 @@
 // public number of users (accounting.AddRemove). Plan returns the exact cost
 // before any data is read.
 //
+// Floating point: the coordinator sums the users' clipped messages in the
+// fixed pairwise order of rowpass.Pairwise (linalg.Stream, streaming, so
+// that no more messages are held than the transport holds), so each term of
+// an average passes through at most 280 roundings whatever the order of
+// magnitudes; the resulting 2·γ_280·MaxUsers·ψ/n is added to each
+// sensitivity before calibration (Plan.StepRoundingExcess,
+// Plan.InitRoundingExcess: +0.003% noise under replace-one, +0.007% under
+// add/remove). A run accepts at most MaxUsers = 2^30 users.
+//
 // Baselines for experiments only, NOT private: RunNonPrivate (FedRep without
 // clipping or noise) and User.LocalGD (each user alone).
 package fedrep

@@ -12,7 +12,6 @@ package fedrep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -23,6 +22,8 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
+	"github.com/privnotes/privnotes/mechanisms/internal/planning"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -62,14 +63,37 @@ func ParseCalibration(s string) (Calibration, error) {
 }
 
 // DefaultInitFrac is the default share of the budget for Algorithm 2.
-const DefaultInitFrac = 0.2
+const DefaultInitFrac = planning.DefaultInitFrac
 
 const maxIters = 10000
 
 // roundingSlack inflates every sensitivity before calibration so that the
-// floating-point rounding of the sums of n clipped messages (relative error
-// far below 1e-9) can never exceed the bound the noise covers.
+// rounding of each user's own clip (its norm and clip factor, relative
+// errors far below 1e-9) can never exceed the bound the noise covers. The
+// rounding of the sum over users is charged separately (averageExcess).
 const roundingSlack = 1 + 1e-9
+
+// MaxUsers is the most users a run accepts, 2^30: every user holds at
+// least one record and the data registry refuses data sets of more than
+// 2^30 rows, and the rounding of the sums over users is charged for every
+// n ≤ MaxUsers.
+const MaxUsers = linalg.MaxRows
+
+// averageRoundings is the most roundings a term of a noised average passes
+// through: the clip c·m (1), the pairwise sum over users
+// (linalg.SumRoundings, linalg.Stream), and the division by n, a product
+// with fl(1/n) (2), which multiplies every term's factors.
+const averageRoundings = 1 + linalg.SumRoundings + 2
+
+// averageExcess returns the ℓ2 sensitivity added for the rounding of
+// (1/n)·Σ_i clip(M_i, ψ): the term of user i is c_i·M_i/n, its majorant
+// |c_i·M_i|/n has norm ≤ ψ/n, so by linalg.Excess the computed averages of
+// two neighbouring user sets differ by at most Δ + 2·γ_h·MaxUsers·ψ/n
+// (for the initialisation the noised coordinates are the upper triangle,
+// whose ℓ2 norm is at most the Frobenius norm ψ_init).
+func averageExcess(psi float64, n int) float64 {
+	return linalg.Excess(averageRoundings, psi/float64(n))
+}
 
 // Options configures Private FedRep. K, Iters, Eta, Psi, Eps and Delta have
 // no default; PsiInit is needed unless Start is given.
@@ -137,7 +161,12 @@ type Plan struct {
 	StepSensitivity, InitSensitivity float64
 	StepMultiplier, InitMultiplier   float64
 	StepStd, InitStd                 float64
-	Note                             string
+	// StepRoundingExcess and InitRoundingExcess are the ℓ2 sensitivities
+	// added for the rounding of the sums of the users' clipped messages
+	// (see averageExcess); the noise is calibrated to
+	// (sensitivity + excess)·(1 + 1e-9). Zero in the non-private baseline.
+	StepRoundingExcess, InitRoundingExcess float64
+	Note                                   string
 
 	opt Options
 }
@@ -171,6 +200,8 @@ func plan(opt Options, d, n int, private bool) (*Plan, error) {
 		return fail("the users need at least one feature, got d=%d", d)
 	case n < 1:
 		return fail("no users")
+	case n > MaxUsers:
+		return fail("more than fedrep.MaxUsers = 2^30 users, the most the privacy accounting covers: split the population")
 	case opt.K < 1 || opt.K > d:
 		return fail("k=%d: the representation dimension must satisfy 1 ≤ k ≤ d=%d", opt.K, d)
 	case opt.Iters < 1 || opt.Iters > maxIters:
@@ -184,15 +215,8 @@ func plan(opt Options, d, n int, private bool) (*Plan, error) {
 	case opt.Calibration != CalibGDP && opt.Calibration != CalibZCDP:
 		return fail("invalid calibration %d: use CalibGDP or CalibZCDP", int(opt.Calibration))
 	}
-	if opt.Start != nil {
-		if r, c := opt.Start.Dims(); r != d || c != opt.K {
-			return fail("public start is %d×%d; need d×k = %d×%d", r, c, d, opt.K)
-		}
-		for _, v := range opt.Start.RawMatrix().Data {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fail("public start holds a non-finite value")
-			}
-		}
+	if err := planning.PublicStart(opt.Start, d, opt.K); err != nil {
+		return fail("%v", err)
 	}
 	privInit := opt.Start == nil
 	pl := &Plan{
@@ -216,31 +240,20 @@ func plan(opt Options, d, n int, private bool) (*Plan, error) {
 		if !(opt.PsiInit > 0) || math.IsInf(opt.PsiInit, 0) {
 			return fail("psi_init=%v: the initialisation clipping bound must be a finite number > 0 (or give a public start)", opt.PsiInit)
 		}
-		if opt.InitFrac == 0 {
-			opt.InitFrac = DefaultInitFrac
-		}
-		if !(opt.InitFrac > 0 && opt.InitFrac < 1) {
-			return fail("init fraction %v: the share of the budget for the initialisation must be in (0, 1) (default 0.2)", opt.InitFrac)
+		var err error
+		if opt.InitFrac, err = planning.InitFrac(opt.InitFrac, "initialisation"); err != nil {
+			return fail("%v", err)
 		}
 		f = opt.InitFrac
 	}
-	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 0) {
-		return fail("eps=%v: the privacy parameter eps must be a finite number > 0", opt.Eps)
+	if err := planning.Target(opt.Eps, opt.Delta, "below 1/users"); err != nil {
+		return fail("%v", err)
 	}
-	if !(opt.Delta > 0 && opt.Delta < 1) {
-		return fail("delta=%v: delta must satisfy 0 < delta < 1 (typically below 1/users)", opt.Delta)
+	mu, cost, err := planning.GaussianBudget(opt.Eps, opt.Delta, opt.Calibration == CalibZCDP)
+	if err != nil {
+		return fail("%v", err)
 	}
-	var mu float64
-	if opt.Calibration == CalibGDP {
-		mu = accounting.MuForTarget(opt.Eps, opt.Delta)
-		pl.Cost = accounting.GdpFor(opt.Eps, opt.Delta)
-	} else {
-		mu = math.Sqrt(2 * accounting.RhoForTarget(opt.Eps, opt.Delta))
-		pl.Cost = accounting.ZcdpFor(opt.Eps, opt.Delta)
-	}
-	if !(mu > 0) || math.IsInf(mu, 0) {
-		return fail("could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
-	}
+	pl.Cost = cost
 	pl.Cost.Mechanism = "fedrep"
 	// One user moves a clipped average by ≤ 2ψ/n when replaced, ψ/n when
 	// added or removed (federated.md §2.3).
@@ -250,13 +263,15 @@ func plan(opt Options, d, n int, private bool) (*Plan, error) {
 	}
 	pl.StepSensitivity = factor * opt.Psi / float64(n)
 	pl.StepMultiplier = 1 / (mu * math.Sqrt((1-f)/float64(opt.Iters)))
-	pl.StepStd = noise.GaussianScale(roundingSlack*pl.StepSensitivity, pl.StepMultiplier, d*opt.K)
+	pl.StepRoundingExcess = averageExcess(opt.Psi, n)
+	pl.StepStd = noise.GaussianScale(roundingSlack*(pl.StepSensitivity+pl.StepRoundingExcess), pl.StepMultiplier, d*opt.K)
 	pl.Note = fmt.Sprintf("calibrated to user-level ε=%.3g, δ=%.3g (%s neighbours) via %s (μ*=%.4g): %d rounds with noise multiplier %.4g",
 		opt.Eps, opt.Delta, opt.Neighbour, opt.Calibration, mu, opt.Iters, pl.StepMultiplier)
 	if privInit {
 		pl.InitSensitivity = factor * opt.PsiInit / float64(n)
 		pl.InitMultiplier = 1 / (mu * math.Sqrt(f))
-		pl.InitStd = noise.GaussianScale(roundingSlack*pl.InitSensitivity, pl.InitMultiplier, d*(d+1)/2)
+		pl.InitRoundingExcess = averageExcess(opt.PsiInit, n)
+		pl.InitStd = noise.GaussianScale(roundingSlack*(pl.InitSensitivity+pl.InitRoundingExcess), pl.InitMultiplier, d*(d+1)/2)
 		pl.Note += fmt.Sprintf("; private initialisation with %.0f%% of the budget (noise multiplier %.4g)", 100*f, pl.InitMultiplier)
 	} else {
 		pl.Note += "; public start"
@@ -283,21 +298,9 @@ func RunNonPrivate(ctx context.Context, users []*User, opt Options) (*Result, er
 }
 
 func run(ctx context.Context, users []*User, opt Options, private bool) (*Result, error) {
-	if len(users) == 0 {
-		return nil, errors.New("fedrep: no users")
-	}
-	d := 0
-	ps := make([]federated.Provider[Request, Reply], len(users))
-	for i, u := range users {
-		if u == nil {
-			return nil, fmt.Errorf("fedrep: user %d is nil", i)
-		}
-		if i == 0 {
-			d = u.Dim()
-		} else if u.Dim() != d {
-			return nil, fmt.Errorf("fedrep: user %d has %d features, user 0 has %d: all users must share the schema", i, u.Dim(), d)
-		}
-		ps[i] = u
+	ps, d, err := federated.Parties[User, Request, Reply](users, "user", "features")
+	if err != nil {
+		return nil, fmt.Errorf("fedrep: %w", err)
 	}
 	pl, err := plan(opt, d, len(users), private)
 	if err != nil {
@@ -330,17 +333,18 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 
 	var u *mat.Dense
 	if pl.InitFromData {
-		sum := mat.NewDense(d, d, nil)
+		acc := linalg.NewStream(d * d)
 		err := tr.Round(ctx, Request{Round: 0, Step: StepInit, Iters: pl.Iters, Batch: opt.Batch}, func(i int, rep Reply) error {
 			if rep.Z == nil || rep.Z.SymmetricDim() != d {
 				return fmt.Errorf("user %d sent no %d×%d initialisation matrix", i, d, d)
 			}
-			pl.accumulateSym(sum, rep.Z, opt.PsiInit)
+			acc.Add(func(upper []float64) { addClippedSym(upper, rep.Z, opt.PsiInit) })
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("fedrep: initialisation: %w", err)
 		}
+		sum := mat.NewDense(d, d, acc.Sum())
 		sum.Scale(1/float64(n), sum)
 		if pl.Private && scale*pl.InitStd > 0 {
 			src.AddSymmetricGaussian(sum, scale*pl.InitStd)
@@ -348,7 +352,7 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 			symmetrize(sum)
 		}
 		observe("init", 0, sum)
-		vecs, err := federated.TopEigenvectors(mat.NewSymDense(d, sum.RawMatrix().Data), k)
+		vecs, _, err := linalg.TopEigen(mat.NewSymDense(d, sum.RawMatrix().Data), k)
 		if err != nil {
 			return nil, fmt.Errorf("fedrep: initialisation: %w", err)
 		}
@@ -357,16 +361,15 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 		u = mat.DenseCopyOf(opt.Start)
 	}
 	var padded int
-	u, padded = federated.Orthonormalize(u, nil)
+	u, padded = linalg.Orthonormalize(u, nil)
 	res.Padded += padded
 	res.History = append(res.History, mat.DenseCopyOf(u))
 
-	sum := mat.NewDense(d, k, nil)
 	for t := 0; t < pl.Iters; t++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("fedrep: stopped before round %d of %d: %w", t+1, pl.Iters, err)
 		}
-		sum.Zero()
+		acc := linalg.NewStream(d * k)
 		err := tr.Round(ctx, Request{Round: t, Step: StepGradient, U: u, Iters: pl.Iters, Batch: opt.Batch}, func(i int, rep Reply) error {
 			if rep.Grad == nil {
 				return fmt.Errorf("user %d sent no gradient", i)
@@ -374,12 +377,13 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 			if r, c := rep.Grad.Dims(); r != d || c != k {
 				return fmt.Errorf("user %d sent a %d×%d gradient, expected %d×%d", i, r, c, d, k)
 			}
-			pl.accumulate(sum, rep.Grad, opt.Psi)
+			acc.Add(func(g []float64) { addClipped(g, rep.Grad, opt.Psi) })
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("fedrep: round %d: %w", t+1, err)
 		}
+		sum := mat.NewDense(d, k, acc.Sum())
 		sum.Scale(1/float64(n), sum)
 		if pl.Private && scale*pl.StepStd > 0 {
 			src.AddGaussianMatrix(sum, scale*pl.StepStd)
@@ -388,7 +392,7 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 		var uhat mat.Dense
 		uhat.Scale(-pl.Eta, sum)
 		uhat.Add(u, &uhat)
-		u, padded = federated.Orthonormalize(&uhat, nil)
+		u, padded = linalg.Orthonormalize(&uhat, nil)
 		res.Padded += padded
 		res.History = append(res.History, mat.DenseCopyOf(u))
 	}
@@ -396,32 +400,39 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 	return res, nil
 }
 
-// accumulate adds clip(m, bound) to sum (bound 0, allowed only in the
-// non-private baseline, means no clipping). A message with a non-finite entry counts as zero: dropping it
-// is a public rule that keeps every user's contribution within the bound.
-func (pl *Plan) accumulate(sum, m *mat.Dense, bound float64) {
-	data := m.RawMatrix().Data
-	for _, v := range data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return
+// addClipped adds clip(m, bound) to acc, m's entries in row-major order
+// (bound 0, allowed only in the non-private baseline, means no clipping).
+// A message with a non-finite entry counts as zero: dropping it is a
+// public rule that keeps every user's contribution within the bound.
+func addClipped(acc []float64, m *mat.Dense, bound float64) {
+	g := m.RawMatrix()
+	for i := range g.Rows {
+		for _, v := range g.Data[i*g.Stride : i*g.Stride+g.Cols] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return
+			}
 		}
 	}
 	c := 1.0
 	if bound > 0 {
 		c = clipFactor(mat.Norm(m, 2), bound)
 	}
-	sd := sum.RawMatrix().Data
-	if c == 1 {
-		floats.Add(sd, data)
-	} else {
-		floats.AddScaled(sd, c, data)
+	for i := range g.Rows {
+		dst := acc[i*g.Cols : (i+1)*g.Cols]
+		src := g.Data[i*g.Stride : i*g.Stride+g.Cols]
+		if c == 1 {
+			floats.Add(dst, src)
+		} else {
+			floats.AddScaled(dst, c, src)
+		}
 	}
 }
 
-// accumulateSym adds clip(z, bound) to the upper triangle of sum (bound 0:
-// no clipping, non-private baseline only), reading
-// only z's upper triangle (‖z‖_F² = Σ diagonal² + 2·Σ off-diagonal²).
-func (pl *Plan) accumulateSym(sum *mat.Dense, z *mat.SymDense, bound float64) {
+// addClippedSym adds clip(z, bound) to the upper triangle of acc, an n×n
+// row-major matrix (bound 0: no clipping, non-private baseline only),
+// reading only z's upper triangle (‖z‖_F² = Σ diagonal² + 2·Σ
+// off-diagonal²).
+func addClippedSym(acc []float64, z *mat.SymDense, bound float64) {
 	raw := z.RawSymmetric()
 	if raw.Uplo != blas.Upper {
 		z = mat.NewSymDense(raw.N, mat.DenseCopyOf(z).RawMatrix().Data)
@@ -446,9 +457,8 @@ func (pl *Plan) accumulateSym(sum *mat.Dense, z *mat.SymDense, bound float64) {
 	if bound > 0 {
 		c = clipFactor(math.Sqrt(ss), bound)
 	}
-	sd := sum.RawMatrix()
 	for i := range n {
-		dst := sd.Data[i*sd.Stride+i : i*sd.Stride+n]
+		dst := acc[i*n+i : (i+1)*n]
 		src := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
 		if c == 1 {
 			floats.Add(dst, src)

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
+	"github.com/privnotes/privnotes/mechanisms/internal/planning"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -248,11 +250,8 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	if opt.K < 0 || opt.K > d {
 		return fail("k=%d components requested but d=%d columns: use 1 ≤ k ≤ d", opt.K, d)
 	}
-	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 0) {
-		return fail("eps=%v: the privacy parameter eps must be a finite number > 0", opt.Eps)
-	}
-	if !(opt.Delta > 0 && opt.Delta < 1) {
-		return fail("delta=%v: delta must satisfy 0 < delta < 1 (typically 1e-6 or below 1/n)", opt.Delta)
+	if err := planning.Target(opt.Eps, opt.Delta, "1e-6 or below 1/n"); err != nil {
+		return fail("%v", err)
 	}
 	if opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper {
 		return fail("invalid calibration %d: use CalibZCDP or CalibPaper", int(opt.Calibration))
@@ -393,36 +392,26 @@ const MaxRows = rowpass.MaxRows
 const (
 	// sumRoundings is the block sum (BlockRows−1 additions) and the
 	// pairwise combination of blocks (TreeDepth additions).
-	sumRoundings = rowpass.BlockRows - 1 + rowpass.TreeDepth
+	sumRoundings = linalg.SumRoundings
 	// gaussRoundings: s·a_j and s·a_k, their product, then sumRoundings.
-	gaussRoundings = 3 + sumRoundings
+	gaussRoundings = linalg.GramRoundings
 	// apmRoundings: the product c·a_k in the row update, sumRoundings, and
 	// the pairwise sum over at most gridTop+1 buckets.
 	apmRoundings = 1 + sumRoundings + bucketDepth
 )
 
-// npmRoundings is the rounding budget of one npm product C·X on d columns:
-// on the single-pass path, the dot product aᵀx_j (relative to |a|ᵀ|x_j|,
-// d roundings), s², the weight s²·(aᵀx_j) and its product with a_k (3),
-// then sumRoundings; on the Gram path, the Gram entries (gaussRoundings)
-// then the d-term products Ĉ·X. Both come to d + 3 + sumRoundings.
-func npmRoundings(d int) int { return d + 3 + sumRoundings }
+// npmRoundings is the rounding budget of one npm product C·X on d columns
+// (linalg.CovTimesRoundings): on the single-pass path, the dot product
+// aᵀx_j, s², the weight and its product with a_k, then sumRoundings; on
+// the Gram path, the Gram entries then the d-term products Ĉ·X. Both come
+// to d + 3 + sumRoundings.
+func npmRoundings(d int) int { return linalg.CovTimesRoundings(d) }
 
-// sumExcess returns 2·γ_h·MaxRows·r, rounded up: the ℓ2 distance, beyond
-// the sensitivity of the exact sum, between the computed releases of two
-// neighbouring data sets, when every term of every entry passes through at
-// most h roundings and each row's entrywise majorant has ℓ2 norm ≤ r.
-//
-// Argument. Let f(D) = Σ_i t(a_i) be the exact sum of the per-row
-// reference terms (vectors over the m released coordinates) and F(D) its
-// computed value. rowpass.Pairwise gives, entry by entry,
-// |F(D) − f(D)| ≤ γ_h·Σ_i M(a_i) for a non-negative majorant M(a) of the
-// term (Higham §3.1 and §4.2: a term carrying at most h factors (1+δ),
-// |δ| ≤ u, is off by at most γ_h times its majorant). By Minkowski's
-// inequality ‖Σ_i M(a_i)‖₂ ≤ Σ_i ‖M(a_i)‖₂ ≤ n·r ≤ MaxRows·r. So
-// ‖F(D) − F(D')‖₂ ≤ ‖f(D) − f(D')‖₂ + 2·γ_h·MaxRows·r ≤ Δ + sumExcess.
-// The ℓ2 norm over coordinates costs no √m because the majorants are
-// summed per row before taking norms.
+// sumExcess returns linalg.Excess(h, r) = 2·γ_h·MaxRows·r, rounded up: the
+// ℓ2 distance, beyond Δ, between the computed releases of two neighbouring
+// data sets, when every term of every entry passes through at most h
+// roundings and each row's entrywise majorant has ℓ2 norm ≤ r (the
+// argument is at linalg.Excess).
 //
 // Majorants (rows scaled to ‖s·a‖ ≤ 1): gauss, t = (s·a)(s·a)ᵀ on the
 // upper triangle, M = |s·a||s·a|ᵀ, r = 1; npm, t = s²·a(aᵀX),
@@ -430,14 +419,12 @@ func npmRoundings(d int) int { return d + 3 + sumRoundings }
 // c = fl(s·⟨s·a, x⟩) the computed weight (the term that the filter bounds:
 // ‖c·a‖ ≤ θ for a row kept at threshold θ), M = |t|, r = θ (so per unit
 // of θ, r = 1).
-func sumExcess(h int, r float64) float64 {
-	return 2 * rowpass.Gamma(h) * MaxRows * r * (1 + 0x1p-50)
-}
+func sumExcess(h int, r float64) float64 { return linalg.Excess(h, r) }
 
 // errNoConvergence is returned when a dense factorization fails, which
 // happens only for non-finite inputs; rows are sanitized first, so it
 // signals a bug rather than bad data.
-var errNoConvergence = errors.New("a matrix factorization did not converge")
+var errNoConvergence = linalg.ErrNoConvergence
 
 // fmtG formats a float compactly for notes.
 func fmtG(v float64) string { return fmt.Sprintf("%.3g", v) }

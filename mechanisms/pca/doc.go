@@ -42,10 +42,11 @@
 // by Δ + ~2n²·2^-53) is bounded and charged. Every sum that is released
 // with noise (the Gram matrix, C·X, the adaptive filtered product) is
 // accumulated in fixed blocks of 256 rows combined by pairwise summation
-// (rowpass.Pairwise), so each term passes through at most h roundings, h
-// public: h = d + 280 for npm, 280 for gauss, 285 for adaptive. Each entry
-// is then within γ_h = h·2^-53/(1 − h·2^-53) of Σ of the per-row term
-// majorants, whose ℓ2 norms are at most r (√p for npm, 1 for gauss, θ for
+// (rowpass.Pairwise, through the row kernels of mechanisms/internal/linalg
+// that mechanisms/federated shares), so each term passes through at most h
+// roundings, h public: h = d + 280 for npm, 280 for gauss, 285 for
+// adaptive. Each entry is then within γ_h = h·2^-53/(1 − h·2^-53) of Σ of
+// the per-row term majorants, whose ℓ2 norms are at most r (√p for npm, 1 for gauss, θ for
 // adaptive); by the triangle inequality the computed releases of two
 // neighbours differ by at most Δ + 2·γ_h·MaxRows·r, and the noise is
 // calibrated to that (Plan.RoundingExcess). MaxRows = 2^30 is public: the

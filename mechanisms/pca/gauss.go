@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -121,22 +122,12 @@ func (pl *Plan) runGauss(ctx context.Context, data *mat.Dense) (*Result, error) 
 			}
 		}
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(mat.NewSymDense(d, c.RawMatrix().Data), true) {
-		return nil, fmt.Errorf("pca gauss: %w", errNoConvergence)
+	comps, top, err := linalg.TopEigen(mat.NewSymDense(d, c.RawMatrix().Data), pl.K)
+	if err != nil {
+		return nil, fmt.Errorf("pca gauss: %w", err)
 	}
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
-	vals := eig.Values(nil) // ascending
-	comps := mat.NewDense(d, pl.K, nil)
-	top := make([]float64, pl.K)
-	for j := 0; j < pl.K; j++ {
-		src := d - 1 - j
-		for i := 0; i < d; i++ {
-			comps.Set(i, j, vecs.At(i, src))
-		}
-		top[j] = vals[src] * opt.Clip * opt.Clip
+	for j := range top {
+		top[j] *= opt.Clip * opt.Clip
 	}
-	fixSigns(comps)
 	return pl.result(comps, top, nil), nil
 }

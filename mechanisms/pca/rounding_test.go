@@ -3,7 +3,6 @@ package pca
 import (
 	"context"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg/exact"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 )
 
@@ -114,44 +114,13 @@ func TestNeighbourRoundingWithinChargedSensitivity(t *testing.T) {
 	}
 }
 
-// bigSum accumulates exact sums of products of float64 values.
-type bigSum struct{ v []*big.Float }
-
-func newBigSum(m int) *bigSum {
-	b := &bigSum{v: make([]*big.Float, m)}
-	for i := range b.v {
-		b.v[i] = new(big.Float).SetPrec(4096)
-	}
-	return b
-}
-
-// add adds the exact product of fs to entry i.
-func (b *bigSum) add(i int, fs ...float64) {
-	p := new(big.Float).SetPrec(4096).SetFloat64(1)
-	for _, f := range fs {
-		p.Mul(p, new(big.Float).SetPrec(4096).SetFloat64(f))
-	}
-	b.v[i].Add(b.v[i], p)
-}
-
-// within checks |got_i − exact_i| ≤ γ·abs_i for every entry, exactly.
-func within(t *testing.T, name string, got []float64, exact, abs *bigSum, gamma float64) {
+// within fails t unless every entry of got is within γ times its
+// majorant of the exact sum.
+func within(t *testing.T, name string, got []float64, sums *exact.Sums, gamma float64) {
 	t.Helper()
-	worst := 0.0
-	for i, g := range got {
-		e := new(big.Float).SetPrec(4096).SetFloat64(g)
-		e.Sub(e, exact.v[i]).Abs(e)
-		bound := new(big.Float).SetPrec(4096).SetFloat64(gamma)
-		bound.Mul(bound, abs.v[i])
-		if e.Cmp(bound) > 0 {
-			ef, _ := e.Float64()
-			bf, _ := bound.Float64()
-			t.Errorf("%s: entry %d: error %g exceeds the bound %g", name, i, ef, bf)
-		}
-		if bf, _ := abs.v[i].Float64(); bf > 0 {
-			ef, _ := e.Float64()
-			worst = math.Max(worst, ef/bf)
-		}
+	bad, worst := sums.Within(got, gamma)
+	if bad >= 0 {
+		t.Errorf("%s: entry %d exceeds γ = %.3g times its majorant", name, bad, gamma)
 	}
 	t.Logf("%s: largest error/Σ|majorant| = %.3g (bound γ = %.3g)", name, worst, gamma)
 }
@@ -192,11 +161,11 @@ func TestSumErrorBounds(t *testing.T) {
 		xv := mat.Col(nil, 0, x)
 
 		// Gram: t = (s·a)(s·a)ᵀ, majorant |t|.
-		gExact, gAbs := newBigSum(dd*dd), newBigSum(dd*dd)
+		gExact := exact.New(dd * dd)
 		// C·X: t = s²(aᵀx_j)a_k, majorant s²|a_k|(|a|ᵀ|x_j|).
-		cExact, cAbs := newBigSum(dd*p), newBigSum(dd*p)
+		cExact := exact.New(dd * p)
 		// Adaptive (all buckets): t = c·a with c = fl(s·⟨s·a, x⟩).
-		aExact, aAbs := newBigSum(dd), newBigSum(dd)
+		aExact := exact.New(dd)
 		for i := 0; i < r.n; i++ {
 			s, a := r.scale[i], r.row(i)
 			if s == 0 {
@@ -204,22 +173,19 @@ func TestSumErrorBounds(t *testing.T) {
 			}
 			for j := 0; j < dd; j++ {
 				for k := j; k < dd; k++ {
-					gExact.add(j*dd+k, s, s, a[j], a[k])
-					gAbs.add(j*dd+k, s, s, math.Abs(a[j]), math.Abs(a[k]))
+					gExact.Add(j*dd+k, s, s, a[j], a[k])
 				}
 			}
 			for j := 0; j < p; j++ {
 				for k := 0; k < dd; k++ {
 					for l := 0; l < dd; l++ {
-						cExact.add(k*p+j, s, s, a[k], a[l], x.At(l, j))
-						cAbs.add(k*p+j, s, s, math.Abs(a[k]), math.Abs(a[l]), math.Abs(x.At(l, j)))
+						cExact.Add(k*p+j, s, s, a[k], a[l], x.At(l, j))
 					}
 				}
 			}
 			c := s * (s * floats.Dot(a, xv))
 			for k := 0; k < dd; k++ {
-				aExact.add(k, c, a[k])
-				aAbs.add(k, math.Abs(c), math.Abs(a[k]))
+				aExact.Add(k, c, a[k])
 			}
 		}
 		gram := r.gram(context.Background())
@@ -229,15 +195,15 @@ func TestSumErrorBounds(t *testing.T) {
 				gGot[j*dd+k] = gram.At(j, k)
 			}
 		}
-		within(t, name+"/gram", gGot, gExact, gAbs, rowpass.Gamma(gaussRoundings))
-		within(t, name+"/covTimes", r.covTimes(x).RawMatrix().Data, cExact, cAbs, rowpass.Gamma(npmRoundings(dd)))
+		within(t, name+"/gram", gGot, gExact, rowpass.Gamma(gaussRoundings))
+		within(t, name+"/covTimes", r.covTimes(x).RawMatrix().Data, cExact, rowpass.Gamma(npmRoundings(dd)))
 		y := mat.NewDense(dd, p, nil)
 		y.Mul(gram, x)
-		within(t, name+"/gram·X", y.RawMatrix().Data, cExact, cAbs, rowpass.Gamma(npmRoundings(dd)))
+		within(t, name+"/gram·X", y.RawMatrix().Data, cExact, rowpass.Gamma(npmRoundings(dd)))
 		acc := r.apmPass(xv)
 		v := make([]float64, dd)
 		bucketSum(v, acc.sums, dd, 0, gridTop+1)
-		within(t, name+"/apmPass", v, aExact, aAbs, rowpass.Gamma(apmRoundings))
+		within(t, name+"/apmPass", v, aExact, rowpass.Gamma(apmRoundings))
 	}
 }
 

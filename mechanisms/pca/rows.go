@@ -3,13 +3,11 @@ package pca
 import (
 	"context"
 	"math"
-	"sync"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 )
 
@@ -34,7 +32,7 @@ func prepareRows(data *mat.Dense, clip float64, workers int) *rows {
 		m: g, n: g.Rows, d: g.Cols,
 		scale: make([]float64, g.Rows),
 		norm:  make([]float64, g.Rows),
-		pass:  rowpass.Options{Workers: workers, MinRows: minRowsFor(g.Cols)},
+		pass:  rowpass.Options{Workers: workers, MinRows: linalg.MinRowsFor(g.Cols)},
 	}
 	rowpass.For(r.n, r.pass, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -42,12 +40,6 @@ func prepareRows(data *mat.Dense, clip float64, workers int) *rows {
 		}
 	})
 	return r
-}
-
-// minRowsFor keeps shards above ~64k floats so goroutine start-up stays
-// negligible next to the work.
-func minRowsFor(d int) int {
-	return max(256, 65536/max(d, 1))
 }
 
 // rowScale returns s = min(1/clip, 1/‖a‖) and ‖s·a‖, or (0, 0) if a has a
@@ -82,38 +74,19 @@ func (r *rows) row(i int) []float64 {
 	return r.m.Data[i*r.m.Stride : i*r.m.Stride+r.d]
 }
 
-// gram returns C = Σ_i (s_i m_i)(s_i m_i)ᵀ (upper triangle computed, as a
-// SymDense). Each block of rowpass.BlockRows rows is scaled into a buffer
-// and summed by a symmetric rank-k update (BLAS Dsyrk with β = 0) into a
-// zeroed d×d block sum; the block sums are combined by rowpass.Pairwise, so
-// every entry is within gramRoundings (see sumExcess) of the exact sum. If
-// ctx is cancelled the workers stop early and the partial result must be
-// discarded: callers check ctx.Err() afterwards.
+// sums returns the shared row kernels over r (the same rows, scales and
+// pass options).
+func (r *rows) sums() linalg.Rows {
+	return linalg.Rows{M: r.m, Scale: r.scale, Pass: r.pass}
+}
+
+// gram returns C = Σ_i (s_i m_i)(s_i m_i)ᵀ as a SymDense, accumulated by
+// linalg.Rows.Gram (error bound: gaussRoundings, see sumExcess). If ctx is
+// cancelled the partial result must be discarded: callers check ctx.Err()
+// afterwards.
 func (r *rows) gram(ctx context.Context) *mat.SymDense {
 	d := r.d
-	bufs := sync.Pool{New: func() any { return make([]float64, rowpass.BlockRows*d) }}
-	acc := rowpass.Pairwise(r.n, r.pass,
-		func() []float64 { return make([]float64, d*d) },
-		func(c []float64, lo, hi int) {
-			if ctx.Err() != nil {
-				return
-			}
-			buf := bufs.Get().([]float64)
-			defer bufs.Put(buf)
-			nb := 0
-			for i := lo; i < hi; i++ {
-				if s := r.scale[i]; s != 0 {
-					floats.ScaleTo(buf[nb*d:(nb+1)*d], s, r.row(i))
-					nb++
-				}
-			}
-			if nb > 0 {
-				a := blas64.General{Rows: nb, Cols: d, Stride: d, Data: buf[:nb*d]}
-				blas64.Syrk(blas.Trans, 1, a, 0, blas64.Symmetric{N: d, Stride: d, Uplo: blas.Upper, Data: c})
-			}
-		},
-		addUpper(d),
-		func(c []float64) { clear(c) })
+	acc := r.sums().Gram(ctx, nil)
 	out := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
@@ -123,47 +96,9 @@ func (r *rows) gram(ctx context.Context) *mat.SymDense {
 	return out
 }
 
-// addUpper returns the merge of d×d row-major upper triangles.
-func addUpper(d int) func(into, from []float64) {
-	return func(into, from []float64) {
-		for i := 0; i < d; i++ {
-			floats.Add(into[i*d+i:(i+1)*d], from[i*d+i:(i+1)*d])
-		}
-	}
-}
-
 // covTimes returns Σ_i s_i² m_i (m_iᵀ x) for x d×p, the product C·x without
-// forming C, in a single pass over the rows: each row is read once and used
-// for both its p dot products and its p updates while it is in cache. Rows
-// are added directly within blocks of rowpass.BlockRows rows, and the block
-// sums combined by rowpass.Pairwise (error bound: see sumExcess).
+// forming C, in a single pass (linalg.Rows.CovTimes; error bound:
+// npmRoundings, see sumExcess).
 func (r *rows) covTimes(x *mat.Dense) *mat.Dense {
-	d, p := x.Dims()
-	xt := make([]float64, p*d) // xᵀ, one contiguous column of x per row
-	for j := 0; j < p; j++ {
-		for i := 0; i < d; i++ {
-			xt[j*d+i] = x.At(i, j)
-		}
-	}
-	acc := rowpass.SumVec(r.n, p*d, r.pass, func(yt []float64, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s := r.scale[i]
-			if s == 0 {
-				continue
-			}
-			a := r.row(i)
-			s2 := s * s
-			for j := 0; j < p; j++ {
-				w := s2 * floats.Dot(a, xt[j*d:(j+1)*d])
-				floats.AddScaled(yt[j*d:(j+1)*d], w, a)
-			}
-		}
-	})
-	y := mat.NewDense(d, p, nil)
-	for j := 0; j < p; j++ {
-		for i := 0; i < d; i++ {
-			y.Set(i, j, acc[j*d+i])
-		}
-	}
-	return y
+	return r.sums().CovTimes(x)
 }

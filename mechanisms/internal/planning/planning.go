@@ -1,0 +1,87 @@
+// Package planning holds the checks and budget arithmetic that the
+// data-free plans of the private mechanisms (mechanisms/pca,
+// mechanisms/federated, mechanisms/fedrep) share: the privacy target, a
+// public starting basis, the share of the budget spent on an
+// initialisation, and the Gaussian budget μ* of a target under GDP or zCDP.
+// Errors carry no package prefix; the caller adds its own.
+package planning
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// Target checks a run's privacy target: eps finite and > 0, 0 < delta < 1.
+// deltaHint says what delta typically is (e.g. "below 1/n").
+func Target(eps, delta float64, deltaHint string) error {
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return fmt.Errorf("eps=%v: the privacy parameter eps must be a finite number > 0", eps)
+	}
+	if !(delta > 0 && delta < 1) {
+		return fmt.Errorf("delta=%v: delta must satisfy 0 < delta < 1 (typically %s)", delta, deltaHint)
+	}
+	return nil
+}
+
+// PublicStart checks an optional public d×k starting basis: nil passes;
+// otherwise it must have the shape d×k and finite entries.
+func PublicStart(start *mat.Dense, d, k int) error {
+	if start == nil {
+		return nil
+	}
+	if r, c := start.Dims(); r != d || c != k {
+		return fmt.Errorf("public start is %d×%d; need d×k = %d×%d", r, c, d, k)
+	}
+	for i := range d {
+		for _, v := range start.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return errors.New("public start holds a non-finite value")
+			}
+		}
+	}
+	return nil
+}
+
+// DefaultInitFrac is the default share of the budget for a private
+// initialisation.
+const DefaultInitFrac = 0.2
+
+// InitFrac returns the share f of the budget for a private initialisation:
+// DefaultInitFrac for 0, f itself if 0 < f < 1, an error otherwise. what
+// names the initialisation in the message ("private initialisation").
+func InitFrac(f float64, what string) (float64, error) {
+	if f == 0 {
+		return DefaultInitFrac, nil
+	}
+	if !(f > 0 && f < 1) {
+		return f, fmt.Errorf("init fraction %v: the share of the budget for the %s must be in (0, 1) (default 0.2)", f, what)
+	}
+	return f, nil
+}
+
+// GaussianBudget returns the Gaussian-DP parameter μ* that a run of
+// Gaussian releases may spend to meet the target (eps, delta), and the
+// cost event of the whole run: under GDP (zcdp false) μ* =
+// accounting.MuForTarget(eps, delta), exact for Gaussian releases, at cost
+// accounting.GdpFor(eps, delta); under zCDP μ* = √(2ρ*) with ρ* =
+// accounting.RhoForTarget(eps, delta), at cost accounting.ZcdpFor(eps,
+// delta). Splitting μ*² over releases (Σ μ_i² = μ*²) spends exactly the
+// target under either accounting. Call it after Target.
+func GaussianBudget(eps, delta float64, zcdp bool) (mu float64, cost accounting.Event, err error) {
+	if zcdp {
+		mu = math.Sqrt(2 * accounting.RhoForTarget(eps, delta))
+		cost = accounting.ZcdpFor(eps, delta)
+	} else {
+		mu = accounting.MuForTarget(eps, delta)
+		cost = accounting.GdpFor(eps, delta)
+	}
+	if !(mu > 0) || math.IsInf(mu, 0) {
+		return 0, cost, fmt.Errorf("could not calibrate to eps=%v, delta=%v", eps, delta)
+	}
+	return mu, cost, nil
+}
