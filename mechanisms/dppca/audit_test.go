@@ -98,7 +98,7 @@ func TestAudits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meanP := meanParams{hist: hp, mult: mult, tailK: defaultTailK, tailA: defaultTailA, zeta: defaultZeta}
+	meanP := meanParams{hist: hp, mult: mult, tailK: defaultTailK, tailA: defaultTailA, zeta: defaultZeta, excess: meanExcess(1)}
 	pcaPlan, err := PlanDPPCA(Options{Eps: 2, Delta: 0.02, Calibration: CalibAnalytic, Steps: 1,
 		Centred: true, KeepOrder: true, FullBudgetHalves: true, Gap: 1, Workers: 1}, 1)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -39,6 +38,12 @@ type Plan struct {
 	// NoiseStd is private Oja's Gaussian std on the clipped sum (DP-PCA's
 	// depends on Λ̂_t and is reported per step in the Result).
 	NoiseStd float64
+	// RoundingExcess is the ℓ2 sensitivity added for the rounding of the
+	// float64 sum over records (rounding.go): private Oja's noise is
+	// calibrated to (2·Beta + RoundingExcess)·(1 + 1e-9); for DP-PCA it is
+	// per unit of Algorithm 5's truncation radius r, whose mean gets noise
+	// for (2r√d/m + RoundingExcess·r)·(1 + 1e-9).
+	RoundingExcess float64
 	// NeededN is the smallest row count the feasibility check accepts
 	// (computed only when Options.PublicN is set).
 	NeededN int
@@ -100,7 +105,8 @@ func PlanDPPCA(opt Options, d int) (*Plan, error) {
 		return fail("eps=%v is too small to represent the Gaussian noise", o.Eps)
 	}
 	pl.HistEps, pl.HistDelta, pl.NoiseMultiplier = hp.eps, hp.delta, mult
-	pl.mean = meanParams{hist: hp, mult: mult, tailK: o.TailK, tailA: o.TailA, zeta: zetaStep}
+	pl.RoundingExcess = meanExcess(d)
+	pl.mean = meanParams{hist: hp, mult: mult, tailK: o.TailK, tailA: o.TailA, zeta: zetaStep, excess: pl.RoundingExcess}
 
 	// Feasibility (spec §8 end): Algorithm 4 needs ⌊⌊B/2⌋/2⌋ ≥ k·b_min;
 	// Algorithm 5's top bin must clear its threshold with margin,
@@ -147,11 +153,16 @@ func pairNote(o *Options) string {
 
 // Run plans and runs DP-PCA on data (one row per individual).
 func Run(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
+	return planAndRun(ctx, data, opt, PlanDPPCA)
+}
+
+// planAndRun makes the plan for data's width with plan and runs it.
+func planAndRun(ctx context.Context, data *mat.Dense, opt Options, plan func(Options, int) (*Plan, error)) (*Result, error) {
 	d := 0
 	if data != nil {
 		_, d = data.Dims()
 	}
-	pl, err := PlanDPPCA(opt, d)
+	pl, err := plan(opt, d)
 	if err != nil {
 		return nil, err
 	}
@@ -181,9 +192,7 @@ func (pl *Plan) runDPPCA(ctx context.Context, data *mat.Dense) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("dppca: stopped before step 1: %w", err)
 	}
-	src := newSource(o.Noise, o.knob)
-	w := randomUnit(src, d)
-	recs := newRecords(data, &o, src.publicSeed())
+	src, w, recs := begin(data, &o, o.knob)
 	B := recs.n / T
 	half := B / 2
 	// n is public under replace-one (spec §1), so refusing on it reveals
@@ -192,12 +201,7 @@ func (pl *Plan) runDPPCA(ctx context.Context, data *mat.Dense) (*Result, error) 
 		return nil, fmt.Errorf("dppca: too few rows for %d minibatches with %d groups each: need at least %d rows (about %d for a useful run); raise eps, lower steps, or use more data",
 			T, pl.Groups, 4*pl.Groups*T*rowsPerRecord(&o), pl.NeededN)
 	}
-	if o.H == 0 {
-		o.H = math.Log(float64(recs.n))
-	}
-	if o.Xi == 0 {
-		o.Xi = 1
-	}
+	o.minibatchRate(recs.n)
 	pass := rowpass.Options{Workers: o.Workers}
 	g1 := make([]float64, half*d)
 	g2 := make([]float64, half*d)
@@ -224,14 +228,8 @@ func (pl *Plan) runDPPCA(ctx context.Context, data *mat.Dense) (*Result, error) 
 		recs.gradients(base+half, base+2*half, w, g2)
 		ghat, _, sigma, _ := privMean(g2, half, d, lam, pl.mean, src, pass)
 		res.NoiseStd[t-1] = sigma
-		eta := o.eta(t, math.Sqrt(lam))
-		next := append([]float64(nil), w...)
-		floats.AddScaled(next, eta, ghat)
-		if normalize(next) {
-			w = next
-		}
+		w = step(w, o.eta(t, math.Sqrt(lam)), ghat)
 	}
-	fixSign(w)
-	res.Components = mat.NewDense(d, 1, w)
+	res.Components = component(w)
 	return res, nil
 }

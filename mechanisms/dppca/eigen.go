@@ -97,6 +97,13 @@ func groupCount(o *Options, eps, delta, zeta float64) (int, error) {
 // topEigen runs Algorithm 4 on the m records g (row-major m×d). It returns
 // Λ̂ and true, or false for ⊥ (including the overflow bin). The caller has
 // checked that b = ⌊⌊m/2⌋/k⌋ ≥ 1.
+//
+// Floating point: each λ^(j) is computed from the records of group j alone
+// (its buffer and Gram scratch are overwritten, never accumulated across
+// groups), so replacing one record changes at most one λ^(j), rounded or
+// not, and the counts move by at most 2 in ℓ1: the histogram's
+// sensitivity already covers rounding, and nothing is charged for it
+// (rounding.go).
 func topEigen(g []float64, m, d int, p eigenParams, src source, pass rowpass.Options) (float64, bool) {
 	k := p.groups
 	b := (m / 2) / k
@@ -171,11 +178,7 @@ type EigenResult struct {
 // Options used: Eps, Delta, Zeta, Groups, PaperGroups, QuarterBins,
 // Workers, Noise. Cost: accounting.Approx(Eps, Delta) under replace-one.
 func TopEigenvalue(g *mat.Dense, opt Options) (*EigenResult, error) {
-	if g == nil {
-		return nil, fmt.Errorf("dppca eigenvalue: no data matrix")
-	}
-	m, d := g.Dims()
-	o, err := opt.validate("eigenvalue", d, true)
+	flat, m, d, o, err := recordsCopy("eigenvalue", g, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -192,12 +195,6 @@ func TopEigenvalue(g *mat.Dense, opt Options) (*EigenResult, error) {
 			p.groups, 2*p.groups, m)
 	}
 	src := newSource(o.Noise, o.knob)
-	flat := mat.DenseCopyOf(g).RawMatrix().Data
-	for i := range m {
-		if row := flat[i*d : (i+1)*d]; !finite(row) {
-			clear(row)
-		}
-	}
 	v, ok := topEigen(flat, m, d, p, src, rowpass.Options{Workers: o.Workers})
 	cost := accounting.Approx(o.Eps, o.Delta)
 	cost.Mechanism = "dppca/eigenvalue"

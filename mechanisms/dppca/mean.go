@@ -30,6 +30,7 @@ type meanParams struct {
 	mult         float64    // Gaussian std per unit of ℓ2 sensitivity
 	tailK, tailA float64
 	zeta         float64
+	excess       float64 // rounding excess per unit of r (meanExcess)
 }
 
 // alg5Budget splits an (eps, delta) budget for Algorithm 5: (ε/2, δ/2) for
@@ -128,48 +129,67 @@ func privMean(g []float64, m, d int, lambda float64, p meanParams, src source, p
 			centres[j] = float64(q) * tau
 		} // ⊥: centre 0 (spec §6 CHOICE), still private
 	}
-	lo, hi := make([]float64, d), make([]float64, d)
-	for j, c := range centres {
-		lo[j], hi[j] = c-r, c+r
+	tot := truncatedSum(g, m, d, centres, r, pass)
+	// The mean of the centred terms is the noised release; adding the DP
+	// centres back afterwards is post-processing, so their size never
+	// enters the rounding bound (rounding.go).
+	mu = make([]float64, d)
+	for j, s := range tot.sum {
+		mu[j] = s / float64(m)
 	}
-	type acc struct {
-		sum  []float64
-		trun int
-	}
-	tot := rowpass.Reduce(m, pass,
-		func() *acc { return &acc{sum: make([]float64, d)} },
-		func(a *acc, l, h int) {
-			for i := l; i < h; i++ {
-				for j := range d {
-					v := g[i*d+j]
-					if v < lo[j] {
-						v = lo[j]
-						a.trun++
-					} else if v > hi[j] {
-						v = hi[j]
-						a.trun++
-					}
-					a.sum[j] += v
-				}
-			}
-		},
-		func(into, from *acc) {
-			floats.Add(into.sum, from.sum)
-			into.trun += from.trun
-		})
-	mu = tot.sum
-	floats.Scale(1/float64(m), mu)
 	if src.tr != nil {
 		src.tr.truncated = append(src.tr.truncated, tot.trun)
-		src.tr.means = append(src.tr.means, append([]float64(nil), mu...))
+		exact := make([]float64, d)
+		floats.AddTo(exact, mu, centres)
+		src.tr.means = append(src.tr.means, exact)
 	}
-	delta2 := 2 * r * math.Sqrt(float64(d)) / float64(m) * sensitivitySlack
+	delta2 := (2*r*math.Sqrt(float64(d))/float64(m) + p.excess*r) * sensitivitySlack
 	sigma = noise.GaussianScale(delta2, p.mult, d)
 	src.gaussianVec(mu, sigma)
+	floats.Add(mu, centres)
 	if src.tr != nil {
 		src.tr.released = append(src.tr.released, append([]float64(nil), mu...))
 	}
 	return mu, centres, sigma, r
+}
+
+// truncSum is the sum of Algorithm 5's centred truncated terms and the
+// number of coordinates truncated (a non-private diagnostic for tests).
+type truncSum struct {
+	sum  []float64
+	trun int
+}
+
+// truncatedSum returns Σ_i clamp(g_i − centres, −r, r) coordinate-wise
+// over the m rows of g, accumulated with rowpass.Pairwise (bit identical
+// for every worker count; rounding bounded as in rounding.go). An infinite
+// difference (overflow) is clamped like any other.
+func truncatedSum(g []float64, m, d int, centres []float64, r float64, pass rowpass.Options) *truncSum {
+	return rowpass.Pairwise(m, pass,
+		func() *truncSum { return &truncSum{sum: make([]float64, d)} },
+		func(a *truncSum, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				for j, v := range g[i*d : (i+1)*d] {
+					t := v - centres[j]
+					if t < -r {
+						t = -r
+						a.trun++
+					} else if t > r {
+						t = r
+						a.trun++
+					}
+					a.sum[j] += t
+				}
+			}
+		},
+		func(into, from *truncSum) {
+			floats.Add(into.sum, from.sum)
+			into.trun += from.trun
+		},
+		func(a *truncSum) {
+			clear(a.sum)
+			a.trun = 0
+		})
 }
 
 // MeanResult is Algorithm 5's release.
@@ -194,11 +214,7 @@ type MeanResult struct {
 // privacy. Options used: Eps, Delta, Calibration, Zeta, TailK, TailA,
 // Workers, Noise. Cost: accounting.Approx(Eps, Delta) under replace-one.
 func Mean(g *mat.Dense, lambda float64, opt Options) (*MeanResult, error) {
-	if g == nil {
-		return nil, fmt.Errorf("dppca mean: no data matrix")
-	}
-	m, d := g.Dims()
-	o, err := opt.validate("mean", d, true)
+	flat, m, d, o, err := recordsCopy("mean", g, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -215,14 +231,8 @@ func Mean(g *mat.Dense, lambda float64, opt Options) (*MeanResult, error) {
 	if mult*math.Sqrt(float64(d)) > 0x1p37 {
 		return nil, fmt.Errorf("dppca mean: eps=%g is too small to represent the noise", o.Eps)
 	}
-	p := meanParams{hist: hp, mult: mult, tailK: o.TailK, tailA: o.TailA, zeta: o.Zeta}
+	p := meanParams{hist: hp, mult: mult, tailK: o.TailK, tailA: o.TailA, zeta: o.Zeta, excess: meanExcess(d)}
 	src := newSource(o.Noise, o.knob)
-	flat := mat.DenseCopyOf(g).RawMatrix().Data
-	for i := range m {
-		if row := flat[i*d : (i+1)*d]; !finite(row) {
-			clear(row)
-		}
-	}
 	mu, centres, sigma, r := privMean(flat, m, d, lambda, p, src, rowpass.Options{Workers: o.Workers})
 	cost := accounting.Approx(o.Eps, o.Delta)
 	cost.Mechanism = "dppca/mean"

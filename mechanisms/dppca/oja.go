@@ -36,11 +36,9 @@ func Oja(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
 		return nil, err
 	}
 	if o.Gap == 0 {
-		return nil, fmt.Errorf("dppca %s: give Gap, a public hint of the eigengap λ1 − λ2, for the learning rate", MethodOja)
+		return nil, errNeedGap(MethodOja)
 	}
-	src := newSource(o.Noise, nil)
-	w := randomUnit(src, d)
-	recs := newRecords(data, &o, src.publicSeed())
+	_, w, recs := begin(data, &o, nil)
 	if recs.n < o.Steps || recs.n == 0 {
 		return nil, fmt.Errorf("dppca %s: fewer records than steps", MethodOja)
 	}
@@ -68,12 +66,7 @@ func Oja(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
 			}
 		}
 	} else {
-		if o.H == 0 {
-			o.H = math.Log(float64(recs.n))
-		}
-		if o.Xi == 0 {
-			o.Xi = 1
-		}
+		o.minibatchRate(recs.n)
 		T := o.Steps
 		B := recs.n / T
 		res.Steps, res.Batch = T, B
@@ -91,29 +84,31 @@ func Oja(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
 			}
 		}
 	}
-	fixSign(w)
-	res.Components = mat.NewDense(d, 1, w)
+	res.Components = component(w)
 	return res, nil
 }
 
-// sumRows returns Σ_i clip_β(g_i) over the m rows of g (β = 0: no
-// clipping), in parallel with a fixed reduction order.
+// sumRows returns Σ_i c_i·g_i over the m rows of g, with c_i the clip
+// factor min(1, beta/‖g_i‖) (beta = 0: no clipping), accumulated with
+// rowpass.Pairwise so that its rounding is bounded by ojaExcess (see
+// rounding.go); the result is bit identical for every worker count.
 func sumRows(g []float64, m, d int, beta float64, pass rowpass.Options) []float64 {
-	return rowpass.Reduce(m, pass,
-		func() []float64 { return make([]float64, d) },
-		func(acc []float64, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				row := g[i*d : (i+1)*d]
-				s := 1.0
-				if beta > 0 {
-					if nrm := floats.Norm(row, 2); nrm > beta {
-						s = beta / nrm
-					}
-				}
-				floats.AddScaled(acc, s, row)
-			}
-		},
-		func(into, from []float64) { floats.Add(into, from) })
+	return rowpass.SumVec(m, d, pass, func(acc []float64, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := g[i*d : (i+1)*d]
+			floats.AddScaled(acc, clipFactor(row, beta), row)
+		}
+	})
+}
+
+// clipFactor returns min(1, beta/‖g‖), or 1 for beta = 0.
+func clipFactor(g []float64, beta float64) float64 {
+	if beta > 0 {
+		if nrm := floats.Norm(g, 2); nrm > beta {
+			return beta / nrm
+		}
+	}
+	return 1
 }
 
 // PlanPrivateOja validates opt for minibatch private Oja (Eq. 7) on d
@@ -123,7 +118,9 @@ func sumRows(g []float64, m, d int, beta float64, pass rowpass.Options) []float6
 // composition (spec §3, §7). CalibPaper: multiplier √(2 ln(1.25/δ))/ε, the
 // classical Gaussian mechanism, ε < 1; cost accounting.Approx(ε, δ).
 // CalibAnalytic: multiplier 1/μ, μ = accounting.MuForTarget(ε, δ); cost
-// accounting.GdpFor(ε, δ). Gap and Beta are required.
+// accounting.GdpFor(ε, δ). Gap and Beta are required. The noise is
+// calibrated to 2·Beta + RoundingExcess, the rounding of the float64 sum of
+// at most ⌊MaxRows/T⌋ clipped gradients (rounding.go).
 func PlanPrivateOja(opt Options, d int) (*Plan, error) {
 	o, err := opt.validate(MethodPrivateOja, d, true)
 	if err != nil {
@@ -133,7 +130,7 @@ func PlanPrivateOja(opt Options, d int) (*Plan, error) {
 		return nil, fmt.Errorf("dppca %s: give Beta, a public bound on ‖A_i w‖ = ‖x‖·|xᵀw| (at most the squared row norm), the clip threshold of Eq. 7", MethodPrivateOja)
 	}
 	if o.Gap == 0 {
-		return nil, fmt.Errorf("dppca %s: give Gap, a public hint of the eigengap λ1 − λ2, for the learning rate", MethodPrivateOja)
+		return nil, errNeedGap(MethodPrivateOja)
 	}
 	pl := &Plan{Method: MethodPrivateOja, D: d, Steps: o.Steps, Calibration: o.Calibration}
 	switch o.Calibration {
@@ -151,7 +148,8 @@ func PlanPrivateOja(opt Options, d int) (*Plan, error) {
 		return nil, fmt.Errorf("dppca %s: eps=%v is too small to represent the noise", MethodPrivateOja, o.Eps)
 	}
 	pl.Cost.Mechanism = "dppca/oja"
-	pl.NoiseStd = noise.GaussianScale(2*o.Beta*sensitivitySlack, pl.NoiseMultiplier, d)
+	pl.RoundingExcess = ojaExcess(o.Steps, o.Beta)
+	pl.NoiseStd = noise.GaussianScale((2*o.Beta+pl.RoundingExcess)*sensitivitySlack, pl.NoiseMultiplier, d)
 	if o.PublicN > 0 && o.records(o.PublicN) < o.Steps {
 		pl.NeededN = o.Steps * rowsPerRecord(&o)
 		return nil, fmt.Errorf("dppca %s: n=%d rows are too few for T=%d minibatches: need n ≥ %d", MethodPrivateOja, o.PublicN, o.Steps, pl.NeededN)
@@ -160,6 +158,11 @@ func PlanPrivateOja(opt Options, d int) (*Plan, error) {
 		o.Eps, o.Delta, o.Calibration, o.Steps, fmtG(o.Beta), fmtG(pl.NoiseStd), beyondOja(o.Calibration))
 	pl.opt = o
 	return pl, nil
+}
+
+// errNeedGap refuses a run of Oja's algorithm without a gap hint.
+func errNeedGap(method string) error {
+	return fmt.Errorf("dppca %s: give Gap, a public hint of the eigengap λ1 − λ2, for the learning rate", method)
 }
 
 func beyondOja(c Calibration) string {
@@ -171,15 +174,7 @@ func beyondOja(c Calibration) string {
 
 // PrivateOja plans and runs minibatch private Oja (Eq. 7).
 func PrivateOja(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
-	d := 0
-	if data != nil {
-		_, d = data.Dims()
-	}
-	pl, err := PlanPrivateOja(opt, d)
-	if err != nil {
-		return nil, err
-	}
-	return pl.Run(ctx, data)
+	return planAndRun(ctx, data, opt, PlanPrivateOja)
 }
 
 func (pl *Plan) runPrivateOja(ctx context.Context, data *mat.Dense) (*Result, error) {
@@ -188,19 +183,12 @@ func (pl *Plan) runPrivateOja(ctx context.Context, data *mat.Dense) (*Result, er
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("dppca %s: stopped before step 1: %w", MethodPrivateOja, err)
 	}
-	src := newSource(o.Noise, o.knob)
-	w := randomUnit(src, d)
-	recs := newRecords(data, &o, src.publicSeed())
+	src, w, recs := begin(data, &o, o.knob)
 	B := recs.n / T
 	if B < 1 {
 		return nil, fmt.Errorf("dppca %s: too few rows for %d minibatches: need at least %d", MethodPrivateOja, T, T*rowsPerRecord(&o))
 	}
-	if o.H == 0 {
-		o.H = math.Log(float64(recs.n))
-	}
-	if o.Xi == 0 {
-		o.Xi = 1
-	}
+	o.minibatchRate(recs.n)
 	res := &Result{
 		Method: MethodPrivateOja, Cost: pl.Cost, Steps: T, Batch: B, Records: recs.n,
 		NoiseStd: make([]float64, T), Calibration: o.Calibration.String(), Note: pl.Note,
@@ -215,13 +203,8 @@ func (pl *Plan) runPrivateOja(ctx context.Context, data *mat.Dense) (*Result, er
 		s := sumRows(g, B, d, o.Beta, pass)
 		src.gaussianVec(s, pl.NoiseStd)
 		res.NoiseStd[t-1] = pl.NoiseStd / float64(B)
-		next := append([]float64(nil), w...)
-		floats.AddScaled(next, o.eta(t, 0)/float64(B), s)
-		if normalize(next) {
-			w = next
-		}
+		w = step(w, o.eta(t, 0)/float64(B), s)
 	}
-	fixSign(w)
-	res.Components = mat.NewDense(d, 1, w)
+	res.Components = component(w)
 	return res, nil
 }

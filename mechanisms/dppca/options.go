@@ -274,6 +274,18 @@ func (o *Options) eta(t int, scale float64) float64 {
 	return o.H / (gap * (o.Xi + float64(t)))
 }
 
+// minibatchRate fills the learning-rate defaults of the minibatch methods
+// (spec §4): H = ln(records), Xi = 1. The record count is public under
+// replace-one.
+func (o *Options) minibatchRate(records int) {
+	if o.H == 0 {
+		o.H = math.Log(float64(records))
+	}
+	if o.Xi == 0 {
+		o.Xi = 1
+	}
+}
+
 // fixSign flips w so that its largest-magnitude entry is positive.
 func fixSign(w []float64) {
 	best, bi := 0.0, 0
@@ -300,8 +312,38 @@ func checkData(method string, data *mat.Dense, d int) error {
 	if _, c := data.Dims(); c != d {
 		return fmt.Errorf("dppca %s: the data have %d columns but the plan was made for d=%d", method, c, d)
 	}
-	if r, _ := data.Dims(); r > math.MaxInt32 {
-		return fmt.Errorf("dppca %s: more than 2^31 rows are not supported", method)
+	if r, _ := data.Dims(); r > MaxRows {
+		return errTooManyRows(method)
 	}
 	return nil
+}
+
+// errTooManyRows refuses data beyond MaxRows. The registry refuses such
+// data sets, so only a caller bypassing it gets here; the message names
+// the public limit, not n.
+func errTooManyRows(method string) error {
+	return fmt.Errorf("dppca %s: the data have more than dppca.MaxRows = 2^30 rows, the most the privacy accounting covers: split the data set (the data registry refuses larger files)", method)
+}
+
+// recordsCopy validates the records g of a standalone Algorithm 4 or 5
+// call (name labels errors) and returns the validated options and a
+// row-major copy of g with non-finite rows replaced by zero.
+func recordsCopy(name string, g *mat.Dense, opt Options) (flat []float64, m, d int, o Options, err error) {
+	if g == nil {
+		return nil, 0, 0, o, fmt.Errorf("dppca %s: no data matrix", name)
+	}
+	m, d = g.Dims()
+	if o, err = opt.validate(name, d, true); err != nil {
+		return nil, 0, 0, o, err
+	}
+	if m > MaxRows {
+		return nil, 0, 0, o, errTooManyRows(name)
+	}
+	flat = mat.DenseCopyOf(g).RawMatrix().Data
+	for i := range m {
+		if row := flat[i*d : (i+1)*d]; !finite(row) {
+			clear(row)
+		}
+	}
+	return flat, m, d, o, nil
 }

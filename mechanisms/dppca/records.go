@@ -130,6 +130,34 @@ func randomUnit(src source, d int) []float64 {
 	}
 }
 
+// begin draws a run's public randomness in a fixed order (the starting
+// vector, then the shuffle seed) and prepares the records of data; o must
+// be validated.
+func begin(data *mat.Dense, o *Options, knob *testKnob) (source, []float64, *records) {
+	src := newSource(o.Noise, knob)
+	_, d := data.Dims()
+	w := randomUnit(src, d)
+	return src, w, newRecords(data, o, src.publicSeed())
+}
+
+// step returns w + eta·g normalized, or w unchanged (the step is skipped)
+// if that is zero or not finite; w itself is not modified.
+func step(w []float64, eta float64, g []float64) []float64 {
+	next := append([]float64(nil), w...)
+	floats.AddScaled(next, eta, g)
+	if normalize(next) {
+		return next
+	}
+	return w
+}
+
+// component is the released d×1 estimate: w with its largest-magnitude
+// entry made positive.
+func component(w []float64) *mat.Dense {
+	fixSign(w)
+	return mat.NewDense(len(w), 1, w)
+}
+
 // normalize scales w to unit norm; it reports false if w is zero or not
 // finite (then w is unchanged).
 func normalize(w []float64) bool {
