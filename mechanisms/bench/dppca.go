@@ -66,15 +66,16 @@ type dppcaSetting struct {
 	sigma    float64 // Example 4.1 noise level (NaN for Gaussian)
 }
 
-// dppcaCalibrations maps the common --calibration flag: empty or "paper"
-// selects the papers' calibrations for every method (DP-PCA needs ε < 0.9
-// there); "zcdp" or "analytic" selects pca's zCDP and DP-PCA's analytic
-// calibration (beyond the paper).
+// dppcaCalibrations maps the common --calibration flag. Empty, "zcdp" or
+// "analytic" selects pca's zCDP and DP-PCA's analytic calibration (beyond
+// the paper), the same default as every other workload, so that all methods
+// of a table are calibrated alike; "paper" selects the papers' calibrations
+// for every method (DP-PCA needs ε < 0.9 there).
 func dppcaCalibrations(s string) (dppca.Calibration, pca.Calibration, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "paper":
+	case "paper":
 		return dppca.CalibPaper, pca.CalibPaper, nil
-	case "zcdp", "analytic":
+	case "", "zcdp", "analytic":
 		return dppca.CalibAnalytic, pca.CalibZCDP, nil
 	}
 	return 0, 0, fmt.Errorf("dppca workloads: unknown calibration %q: use paper or zcdp", s)
