@@ -384,7 +384,9 @@ func (e *Engine) interrupted(label string) *engine.Error {
 	msg := "the cell was interrupted; variables defined before the interrupt are kept"
 	if left > 0 {
 		e.busy = true
-		msg += fmt.Sprintf("; %d goroutine(s) of the cell are still inside a compiled call (such as time.Sleep) and stop when it returns, without running anything else of the cell", left)
+		// No count: goroutines a DSL mechanism starts inherit the cell's
+		// label, and their number follows the private row count.
+		msg += "; the cell is still inside a compiled call (such as time.Sleep or a private computation) and stops when it returns, without running anything else of the cell"
 	}
 	return &engine.Error{Name: "Interrupted", Value: msg, Traceback: []string{"Interrupted: " + msg}}
 }

@@ -2,7 +2,10 @@ package interp
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,4 +171,47 @@ func newEngine(t *testing.T) *Engine {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// shardPlugin exports shards(n), a compiled call that runs n goroutines
+// for 400 ms and waits for them, as a mechanism's row pass does.
+type shardPlugin struct{ BasicPlugin }
+
+func (p *shardPlugin) Exports() map[string]reflect.Value {
+	ex := p.BasicPlugin.Exports()
+	ex["shards"] = reflect.ValueOf(func(n int) {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(400 * time.Millisecond)
+			}()
+		}
+		wg.Wait()
+	})
+	return ex
+}
+
+// TestInterruptMessageHidesGoroutineCount: the interrupt message does not
+// count the goroutines left inside compiled calls. Goroutines that a
+// mechanism starts inherit the cell's label, and their number follows the
+// private row count (one per shard of a row pass), so a count would leak.
+func TestInterruptMessageHidesGoroutineCount(t *testing.T) {
+	var msgs []string
+	for _, n := range []int{1, 4} {
+		e, err := New(Config{InterruptWait: 50 * time.Millisecond, Plugin: &shardPlugin{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ie := interrupt(t, e, fmt.Sprintf("shards(%d)", n), 50*time.Millisecond)
+		if !strings.Contains(ie.Value, "compiled call") {
+			t.Fatalf("the error should say a compiled call is still running: %q", ie.Value)
+		}
+		msgs = append(msgs, ie.Value)
+		time.Sleep(450 * time.Millisecond) // let the goroutines end
+	}
+	if msgs[0] != msgs[1] {
+		t.Errorf("the message depends on the number of goroutines:\n %s\n %s", msgs[0], msgs[1])
+	}
 }

@@ -24,7 +24,10 @@
 //   - Dataset handles hold an id only; every method and rendering shows
 //     public schema, never the number of rows or any value.
 //   - Errors raised after a charge never contain values derived from the
-//     data: a mechanism failure is reported with a fixed message.
+//     data: a mechanism failure, returned as an error or raised as a
+//     panic (recovered in the calling goroutine), is reported with one
+//     fixed message, so the message tells no more than the fact of
+//     failure; the panic's value and stack go nowhere.
 //   - Synthetic data from synth_* is public: private functions accept it,
 //     report the cost they would have had, count it against the enclosing
 //     budget block, and never touch the ledger.

@@ -36,8 +36,13 @@ func secretTable() *dataset.Table {
 	return t
 }
 
-// leaks reports the private facts found in text.
+// ledgerHash matches the ledger's hashes as %ledger prints them (12 or 64
+// hex digits): random-looking digits that may contain "137" by chance.
+var ledgerHash = regexp.MustCompile(`\b[0-9a-f]{12}(?:[0-9a-f]{52})?\b`)
+
+// leaks reports the private facts found in text (outside ledger hashes).
 func leaks(text string) []string {
+	text = ledgerHash.ReplaceAllString(text, "HASH")
 	var found []string
 	for _, s := range []string{"137", "0.123456789", "0.12345", "-0.98765", "0.98765"} {
 		if strings.Contains(text, s) {
@@ -151,8 +156,11 @@ func TestEscapeRedefine(t *testing.T) {
 		`type private_fedrep struct{}`,
 	} {
 		res, _ := s.run(cell)
-		if res.Error == nil {
-			t.Errorf("cell %q ran; it must be refused", cell)
+		// Refused by the translator, before anything runs, for this
+		// reason: not any error (a typo would also fail).
+		if res.Error == nil || res.Error.Name != "SyntaxError" ||
+			!(strings.Contains(res.Error.Value, "cannot redefine") || strings.Contains(res.Error.Value, "reserved for privnotes")) {
+			t.Errorf("cell %q: %+v; it must be refused as a redefinition or a reserved name", cell, res.Error)
 		}
 	}
 	// A function value of a DSL function is still the runtime's: it is
@@ -558,8 +566,8 @@ func TestInterruptKeepsCharge(t *testing.T) {
 	}
 	cancel()
 	res := <-done
-	if res.Error == nil {
-		t.Fatal("the cell finished; want an interrupt")
+	if res.Error == nil || res.Error.Name != NameInterrupted {
+		t.Fatalf("got %+v; want an interrupt", res.Error)
 	}
 	if st := status(t, dir, "big"); st.Charges != 1 {
 		t.Errorf("%d charges after the interrupt, want 1", st.Charges)

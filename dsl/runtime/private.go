@@ -322,22 +322,62 @@ func (rt *Runtime) execute(b *binding, src *source, p *planned) (any, *Receipt) 
 		panic(err)
 	}
 	rcpt := newReceipt(src, p, ev, ch)
-	data, err := rt.load(src)
-	if err != nil {
-		panic(errorf(NameLedgerError, "%s: the data of %q could not be read after the charge (ledger record %d stands): %v", p.fn, src.label(), ch.ledgerID, loadError(err)))
-	}
-	out, err := p.run(b.ctx, data)
-	if err != nil {
-		if b.ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			panic(errorf(NameInterrupted, "%s was interrupted; its charge (ledger record %d) stands", p.fn, ch.ledgerID))
+	data, err, pv := guarded(func() (*ledger.Data, error) { return rt.load(src) })
+	if err != nil || pv != nil {
+		why := loadFailure
+		if pv == nil {
+			why = loadError(err)
 		}
-		if src.synth != nil { // public data: the reason may be shown
-			panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %s: %v", p.fn, p.method, src.label(), err))
-		}
-		panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s (for example too few rows for the number of steps)", p.fn, p.method, src.label(), ch.ledgerID, p.fn))
+		panic(errorf(NameLedgerError, "%s: the data of %q could not be read after the charge (ledger record %d stands): %s", p.fn, src.label(), ch.ledgerID, why))
 	}
-	return out, rcpt
+	run := p.run
+	if testRunHook != nil {
+		run = testRunHook(run)
+	}
+	out, err, pv := guarded(func() (any, error) { return run(b.ctx, data) })
+	if err == nil && pv == nil {
+		return out, rcpt
+	}
+	if b.ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		panic(errorf(NameInterrupted, "%s was interrupted; its charge (ledger record %d) stands", p.fn, ch.ledgerID))
+	}
+	if src.synth != nil { // public data: the reason may be shown
+		if pv != nil {
+			err = fmt.Errorf("panic: %v", pv)
+		}
+		panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %s: %v", p.fn, p.method, src.label(), err))
+	}
+	// One message for an error and a panic alike, so that the message
+	// tells no more than the fact of failure (see docs/threat-model.md).
+	panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s (for example too few rows for the number of steps)", p.fn, p.method, src.label(), ch.ledgerID, p.fn))
 }
+
+// testRunHook, set only by this package's tests, wraps the mechanism run
+// of every private call after its charge, to inject a mechanism that
+// panics or fails with a message holding private values. Cells cannot
+// reach it.
+var testRunHook func(run func(context.Context, *ledger.Data) (any, error)) func(context.Context, *ledger.Data) (any, error)
+
+// guarded calls f and returns its panic value instead of panicking. After
+// a charge, a panic's value (an index out of range, a shard number, a value
+// in a message) may depend on the data: it must reach neither the cell,
+// where the engine would show it, nor the worker's crash report, which an
+// unrecovered panic would write to the process's stderr. Callers drop it
+// for registered data.
+func guarded[T any](f func() (T, error)) (v T, err error, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			var zero T
+			v, err, panicked = zero, nil, r
+		}
+	}()
+	v, err = f()
+	return v, err, nil
+}
+
+// loadFailure is the fixed reason of a load that failed without a public
+// explanation.
+const loadFailure = "the stored data failed its integrity check or the database could not be read (run `privnotes ledger verify`)"
 
 // loadError keeps only data-independent load failures.
 func loadError(err error) string {
@@ -345,5 +385,5 @@ func loadError(err error) string {
 	if errors.As(err, &le) {
 		return le.Msg
 	}
-	return "the stored data failed its integrity check or the database could not be read (run `privnotes ledger verify`)"
+	return loadFailure
 }

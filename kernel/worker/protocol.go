@@ -8,7 +8,9 @@
 // not over stdin/stdout: compiled code that writes to fd 1 or 2 (a stray
 // println, the Go runtime's crash report) cannot corrupt the protocol, and
 // the supervisor collects those writes as the worker's log and the reason
-// for a crash.
+// for a crash. A crash report that may hold private data (one whose stack
+// goes through a mechanism, the DSL runtime or the ledger) is withheld
+// from both: see crash.go.
 //
 // Each frame is a 4-byte big-endian length followed by one JSON object.
 // Every request carries an id; the replies and the outputs of a cell carry

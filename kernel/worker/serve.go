@@ -102,13 +102,23 @@ func (s *server) send(f *frame) error {
 
 // execute runs one cell and turns a panic that escaped the engine into an
 // error result, so a bug in the engine costs one cell, not the variables.
+// A panic that went through a private computation is reported without its
+// value or stack.
 func (s *server) execute(ctx context.Context, id uint64, req engine.ExecuteRequest) (res engine.ExecuteResult) {
 	defer func() {
 		if p := recover(); p != nil {
+			stack := string(debug.Stack())
+			if privateFrames(stack) {
+				// The value and the frames' arguments may depend on
+				// private data (see crash.go): neither is shown.
+				msg := "the engine panicked inside a private computation; the details are withheld because they may depend on the data"
+				res = engine.ExecuteResult{Error: &engine.Error{Name: "InternalError", Value: msg, Traceback: []string{"InternalError: " + msg}}}
+				return
+			}
 			res = engine.ExecuteResult{Error: &engine.Error{
 				Name:      "InternalError",
 				Value:     fmt.Sprintf("the engine panicked: %v", p),
-				Traceback: []string{fmt.Sprintf("panic: %v", p), string(debug.Stack())},
+				Traceback: []string{fmt.Sprintf("panic: %v", p), stack},
 			}}
 		}
 	}()

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -353,9 +352,9 @@ func (s *Supervisor) start() (*proc, error) {
 		return nil, fmt.Errorf("worker: pipe: %w", err)
 	}
 	cmd := exec.Command(s.cfg.Path, s.cfg.Args...)
-	cmd.Env = s.cfg.Env
+	cmd.Env = workerEnv(s.cfg.Env)
 	cmd.ExtraFiles = []*os.File{toWorkerR, fromWorkerW} // fd 3 and fd 4
-	tail := &tailWriter{log: s.cfg.Log, prefix: "worker stderr: "}
+	tail := &tailWriter{log: s.cfg.Log, prefix: "worker stderr: ", reports: true}
 	cmd.Stdout = &tailWriter{log: s.cfg.Log, prefix: "worker stdout: "}
 	cmd.Stderr = tail
 	cmd.SysProcAttr = sysProcAttr()
@@ -396,7 +395,7 @@ func (s *Supervisor) readLoop(p *proc, r *os.File) {
 	}
 	p.toWorker.Close()
 	werr := p.cmd.Wait()
-	p.reason = crashReason(p.stderr.String(), werr, protoErr)
+	p.reason = p.stderr.finish(p.pid, werr, protoErr)
 	close(p.done)
 	s.exited(p)
 }
@@ -467,70 +466,19 @@ func (p *proc) kill() {
 	p.cmd.Process.Kill()
 }
 
-// crashReason says in one line why a worker ended, from the Go runtime's
-// report on its stderr and its exit status.
-func crashReason(stderr string, waitErr, protoErr error) string {
-	var parts []string
-	for _, line := range strings.Split(stderr, "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "fatal error: "),
-			strings.HasPrefix(line, "runtime: out of memory"),
-			strings.HasPrefix(line, "panic: "):
-			if len(line) > 200 {
-				line = line[:200] + "…"
-			}
-			parts = append(parts, line)
-		}
-		if len(parts) > 0 {
-			break
+// workerEnv is the worker's environment: env (nil: the supervisor's own)
+// with GOTRACEBACK=single, so that a crash report shows the crashing
+// goroutine's frames (which decide whether it is withheld, see crash.go)
+// and no other goroutine's.
+func workerEnv(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GOTRACEBACK=") {
+			out = append(out, kv)
 		}
 	}
-	if protoErr != nil {
-		parts = append(parts, protoErr.Error())
-	}
-	switch {
-	case waitErr != nil:
-		parts = append(parts, waitErr.Error())
-	default:
-		parts = append(parts, "exit status 0")
-	}
-	return strings.Join(parts, "; ")
-}
-
-// tailWriter logs what a worker writes to fd 1 or 2, line by line, and
-// keeps the last 64 KiB for the crash report.
-type tailWriter struct {
-	log    *log.Logger
-	prefix string
-	mu     sync.Mutex
-	line   []byte
-	tail   []byte
-}
-
-func (w *tailWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.tail = append(w.tail, b...)
-	if over := len(w.tail) - 64<<10; over > 0 {
-		w.tail = append(w.tail[:0], w.tail[over:]...)
-	}
-	w.line = append(w.line, b...)
-	for {
-		i := bytes.IndexByte(w.line, '\n')
-		if i < 0 {
-			break
-		}
-		w.log.Printf("%s%s", w.prefix, w.line[:i])
-		w.line = w.line[i+1:]
-	}
-	return len(b), nil
-}
-
-// String returns the runtime report: the text from the first line that
-// starts a Go crash report, or the whole tail.
-func (w *tailWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return string(w.tail)
+	return append(out, "GOTRACEBACK=single")
 }

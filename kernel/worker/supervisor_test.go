@@ -18,7 +18,7 @@ const fakeWorkerEnv = "PRIVNOTES_TEST_FAKE_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(fakeWorkerEnv) == "1" {
-		os.Exit(Main(func() (engine.Engine, error) { return enginetest.New(), nil }))
+		os.Exit(Main(func() (engine.Engine, error) { return &privateFake{enginetest.New()}, nil }))
 	}
 	os.Exit(m.Run())
 }
@@ -266,10 +266,12 @@ func TestProtocolFrames(t *testing.T) {
 }
 
 func TestCrashReason(t *testing.T) {
-	stderr := "some log\nruntime: goroutine stack exceeds 67108864-byte limit\nfatal error: stack overflow\n\nruntime stack:\n"
-	got := crashReason(stderr, errExit("exit status 2"), nil)
-	if got != "fatal error: stack overflow; exit status 2" {
+	report := "runtime: goroutine stack exceeds 67108864-byte limit\nfatal error: stack overflow\n\nruntime stack:\n"
+	if got := crashReason(report, false, errExit("exit status 2"), nil); got != "fatal error: stack overflow; exit status 2" {
 		t.Errorf("reason %q", got)
+	}
+	if got := crashReason(report, true, errExit("exit status 2"), nil); got != withheldReason+"; exit status 2" {
+		t.Errorf("withheld reason %q", got)
 	}
 }
 
