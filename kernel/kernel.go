@@ -21,6 +21,10 @@
 //     waits for the old process to end and starts a new one (a kernel that
 //     stays up is killed after 5 s). Restarting therefore loses variables but
 //     never the ledger, which lives in the state directory.
+//   - The kernel watches the process that started it (JPY_PARENT_PID, see
+//     Config.ParentPID) once a second and shuts down, worker included,
+//     when it is gone: a front end killed with SIGKILL leaves no orphan
+//     holding the state database.
 //   - stop_on_error (default true) answers the execute requests already
 //     queued behind a failed or interrupted cell with status "aborted".
 //   - History: cells run with store_history are kept in memory and, when a
@@ -69,6 +73,12 @@ type Config struct {
 	// Log receives dropped messages and other events (stderr of the
 	// kernel process, i.e. the Jupyter server's log). Nil discards.
 	Log *log.Logger
+	// ParentPID is the front end whose end shuts the kernel down, as
+	// ipykernel does: 0 means the JPY_PARENT_PID environment variable
+	// (jupyter_client sets it), negative turns the watch off. While it
+	// is on, the kernel also shuts down when its own parent process
+	// changes (the parent died and the kernel was re-parented).
+	ParentPID int
 }
 
 // Kernel is one running Jupyter kernel.
@@ -172,10 +182,16 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 	goFn(func() { k.serveShell(shellIn) })
 	goFn(k.executor)
 
+	parentGone := make(chan struct{})
+	if w := newParentWatch(k.cfg.ParentPID); w != nil {
+		goFn(func() { k.watchParent(k.ctx, w, parentGone) })
+	}
+
 	k.publish(nil, "status", map[string]any{"execution_state": "starting"})
 	select {
 	case restart = <-k.shutdown:
 	case <-k.ctx.Done():
+	case <-parentGone:
 	}
 	k.Interrupt()
 	// Linger: IOPub sends are queued; give the last status messages (the

@@ -64,27 +64,32 @@ func identBefore(s string, off int) string {
 // Complete answers a completion request at cursor (code points).
 func (e *Engine) Complete(code string, cursor int) engine.Completion {
 	off := byteOffset(code, cursor)
+	if lit, ok := literalAt(code[:off]); ok {
+		// Inside a string or a comment no identifier fits; inside the
+		// string of a keyword with choices the choices do.
+		res := engine.Completion{Matches: []string{}, CursorStart: cursor, CursorEnd: cursor, Metadata: map[string]any{}}
+		cl, ok := e.plugin.(ChoiceLister)
+		if !ok || lit.fn == "" || lit.keyword == "" {
+			return res
+		}
+		res.CursorStart = cursor - utf8.RuneCountInString(lit.partial)
+		for _, c := range cl.Choices(lit.fn, lit.keyword) {
+			if c != "" && strings.HasPrefix(c, lit.partial) {
+				res.Matches = append(res.Matches, c)
+			}
+		}
+		return res
+	}
 	prefix := identBefore(code, off)
 	res := engine.Completion{Matches: []string{}, CursorStart: cursor - utf8.RuneCountInString(prefix), CursorEnd: cursor, Metadata: map[string]any{}}
 	var cands []string
 	before := off - len(prefix)
 	if before > 0 && code[before-1] == '.' {
-		// Member completion: pkg.Name, or a user value's methods and fields.
-		recv := identBefore(code, before-1)
-		if syms, ok := packages[recv]; ok {
-			for n := range syms {
-				cands = append(cands, n)
-			}
-		} else {
-			e.symMu.RLock()
-			v, ok := e.globals[recv]
-			e.symMu.RUnlock()
-			if ok {
-				cands = members(v)
-			}
-		}
+		// Member completion: pkg.Name, or the methods and fields of the
+		// type of a value, a field or a call's result (r.Components.).
+		cands = e.memberNames(chainBefore(code[:before-1]))
 	} else {
-		if fn := enclosingCall(code[:off]); fn != "" {
+		if qual, fn := enclosingCallQ(code[:off]); fn != "" && qual == "" {
 			for _, k := range e.plugin.Keywords(fn) {
 				cands = append(cands, k+"=")
 			}
@@ -110,6 +115,73 @@ func (e *Engine) Complete(code string, cursor int) engine.Completion {
 	return res
 }
 
+// literal describes the string or comment that the text before the
+// cursor ends in.
+type literal struct {
+	fn, keyword string // the call and keyword of fn(..., keyword="partial
+	partial     string // the string's text before the cursor
+}
+
+// literalAt reports whether s ends inside a string literal or a comment,
+// and for a string that is a keyword argument (fn(..., kw="ab), which.
+func literalAt(s string) (literal, bool) {
+	fset := token.NewFileSet()
+	f := fset.AddFile("", -1, len(s))
+	var sc scanner.Scanner
+	open := -1 // offset of an unterminated string or comment
+	sc.Init(f, []byte(s), func(p token.Position, msg string) {
+		if strings.Contains(msg, "not terminated") {
+			open = p.Offset
+		}
+	}, scanner.ScanComments)
+	type tok struct {
+		t   token.Token
+		lit string
+		off int
+	}
+	var toks []tok
+	for {
+		pos, t, lit := sc.Scan()
+		if t == token.EOF {
+			break
+		}
+		if t == token.SEMICOLON && lit == "\n" {
+			continue
+		}
+		toks = append(toks, tok{t, lit, f.Offset(pos)})
+	}
+	if len(toks) == 0 {
+		return literal{}, false
+	}
+	last := toks[len(toks)-1]
+	switch {
+	case last.t == token.COMMENT:
+		// A line comment runs to the end of its line; a general one was
+		// left open.
+		if strings.HasPrefix(last.lit, "//") && !strings.Contains(s[last.off:], "\n") || open == last.off {
+			return literal{}, true
+		}
+		return literal{}, false
+	case last.t == token.STRING || last.t == token.CHAR:
+		if open != last.off || last.off+len(last.lit) != len(s) {
+			return literal{}, false
+		}
+	default:
+		return literal{}, false
+	}
+	var lit literal
+	if last.t == token.STRING {
+		lit.partial = last.lit[1:]
+	}
+	n := len(toks)
+	if n >= 3 && toks[n-2].t == token.ASSIGN && toks[n-3].t == token.IDENT {
+		if qual, fn := enclosingCallQ(s[:toks[n-3].off]); qual == "" {
+			lit.fn, lit.keyword = fn, toks[n-3].lit
+		}
+	}
+	return lit, true
+}
+
 // names lists every bare identifier a cell can use.
 func (e *Engine) names() []string {
 	var l []string
@@ -132,17 +204,195 @@ func (e *Engine) names() []string {
 	return l
 }
 
-// members lists the exported methods and fields of a value.
-func members(v reflect.Value) []string {
-	if !v.IsValid() {
+// segment is one element of a selector chain: a name, called or not.
+type segment struct {
+	name string
+	call bool
+}
+
+// chainBefore parses the selector chain that ends s, such as
+// "r.Components" or "mat.NewDense(2, 2, nil).T()"; nil when s does not
+// end in one.
+func chainBefore(s string) []segment {
+	var chain []segment
+	end := len(s)
+	for {
+		call := false
+		if end > 0 && s[end-1] == ')' {
+			open := matchingOpen(s[:end])
+			if open < 0 {
+				return nil
+			}
+			end, call = open, true
+		}
+		name := identBefore(s, end)
+		if name == "" {
+			return nil
+		}
+		chain = append(chain, segment{name, call})
+		end -= len(name)
+		if end == 0 || s[end-1] != '.' {
+			break
+		}
+		end--
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	return chain
+}
+
+// matchingOpen returns the offset of the "(" that the final ")" of s
+// closes, or -1. Brackets inside string literals are skipped.
+func matchingOpen(s string) int {
+	fset := token.NewFileSet()
+	f := fset.AddFile("", -1, len(s))
+	var sc scanner.Scanner
+	sc.Init(f, []byte(s), func(token.Position, string) {}, 0)
+	var stack []int
+	last := -1
+	for {
+		pos, t, _ := sc.Scan()
+		if t == token.EOF {
+			break
+		}
+		switch t {
+		case token.LPAREN:
+			stack = append(stack, f.Offset(pos))
+		case token.RPAREN:
+			if len(stack) == 0 {
+				return -1
+			}
+			last = stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if f.Offset(pos) == len(s)-1 {
+				return last
+			}
+		}
+	}
+	return -1
+}
+
+// memberNames lists what can follow "chain." in a cell: a package's
+// symbols, or the exported methods and fields of the chain's static type.
+// Only types are looked at: no value is read, no code is run.
+func (e *Engine) memberNames(chain []segment) []string {
+	if len(chain) == 0 {
 		return nil
 	}
-	var l []string
-	t := v.Type()
-	for i := 0; i < t.NumMethod(); i++ {
-		l = append(l, t.Method(i).Name)
+	var names []string
+	if len(chain) == 1 && !chain[0].call {
+		if syms, ok := packages[chain[0].name]; ok {
+			for n := range syms {
+				names = append(names, n)
+			}
+			return names
+		}
 	}
-	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+	t := e.chainType(chain)
+	if t == nil {
+		return nil
+	}
+	return typeMembers(t)
+}
+
+// chainType returns the static type of a selector chain, or nil.
+func (e *Engine) chainType(chain []segment) reflect.Type {
+	first, rest := chain[0], chain[1:]
+	var t reflect.Type
+	if syms, ok := packages[first.name]; ok && !first.call && len(rest) > 0 {
+		v, ok := syms[rest[0].name]
+		if !ok {
+			return nil
+		}
+		t = symbolType(v, rest[0].call)
+		rest = rest[1:]
+	} else {
+		e.symMu.RLock()
+		v, ok := e.globals[first.name]
+		if !ok {
+			v, ok = e.exports[first.name]
+		}
+		e.symMu.RUnlock()
+		if !ok || !v.IsValid() {
+			return nil
+		}
+		t = symbolType(v, first.call)
+	}
+	for _, s := range rest {
+		if t == nil {
+			return nil
+		}
+		t = memberType(t, s)
+	}
+	return t
+}
+
+// symbolType is the type of a symbol's value, or of its call's first
+// result.
+func symbolType(v reflect.Value, call bool) reflect.Type {
+	t := v.Type()
+	if !call {
+		return t
+	}
+	return resultType(t)
+}
+
+func resultType(fn reflect.Type) reflect.Type {
+	if fn.Kind() != reflect.Func || fn.NumOut() == 0 {
+		return nil
+	}
+	return fn.Out(0)
+}
+
+// memberType is the type of field s of t, or of the result of its
+// method s.
+func memberType(t reflect.Type, s segment) reflect.Type {
+	if m, ok := methodOf(t, s.name); ok {
+		if !s.call {
+			return nil // a method value: nothing useful follows
+		}
+		return resultType(m.Type)
+	}
+	st := t
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct || s.call {
+		return nil
+	}
+	f, ok := st.FieldByName(s.name)
+	if !ok || !f.IsExported() {
+		return nil
+	}
+	return f.Type
+}
+
+// methodOf finds an exported method of t, or of *t for an addressable
+// struct or named value.
+func methodOf(t reflect.Type, name string) (reflect.Method, bool) {
+	if m, ok := t.MethodByName(name); ok {
+		return m, true
+	}
+	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+		return reflect.PointerTo(t).MethodByName(name)
+	}
+	return reflect.Method{}, false
+}
+
+// typeMembers lists the exported methods and fields of t.
+func typeMembers(t reflect.Type) []string {
+	var l []string
+	mt := t
+	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+		mt = reflect.PointerTo(t)
+	}
+	for i := 0; i < mt.NumMethod(); i++ {
+		if m := mt.Method(i); m.IsExported() {
+			l = append(l, m.Name)
+		}
+	}
+	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Kind() == reflect.Struct {
@@ -158,16 +408,26 @@ func members(v reflect.Value) []string {
 // enclosingCall returns the name of the function whose argument list
 // contains the end of s ("" when none), skipping strings and comments.
 func enclosingCall(s string) string {
+	_, name := enclosingCallQ(s)
+	return name
+}
+
+// enclosingCallQ is enclosingCall with the package or receiver that
+// qualifies the name ("math" for math.Sqrt(), "" for a bare name).
+func enclosingCallQ(s string) (qual, name string) {
 	fset := token.NewFileSet()
 	f := fset.AddFile("", -1, len(s))
 	var sc scanner.Scanner
 	sc.Init(f, []byte(s), func(token.Position, string) {}, 0)
 	type open struct {
-		tok  token.Token
-		name string
+		tok        token.Token
+		qual, name string
 	}
 	var stack []open
-	prevIdent := ""
+	var prev [3]struct {
+		t   token.Token
+		lit string
+	}
 	for {
 		_, t, lit := sc.Scan()
 		if t == token.EOF {
@@ -175,25 +435,32 @@ func enclosingCall(s string) string {
 		}
 		switch t {
 		case token.LPAREN, token.LBRACE, token.LBRACK:
-			stack = append(stack, open{t, prevIdent})
+			o := open{tok: t}
+			if prev[0].t == token.IDENT {
+				o.name = prev[0].lit
+				if prev[1].t == token.PERIOD && prev[2].t == token.IDENT {
+					o.qual = prev[2].lit
+				}
+			}
+			stack = append(stack, o)
 		case token.RPAREN, token.RBRACE, token.RBRACK:
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
 			}
 		}
-		if t == token.IDENT {
-			prevIdent = lit
-		} else {
-			prevIdent = ""
-		}
+		prev[2], prev[1] = prev[1], prev[0]
+		prev[0].t, prev[0].lit = t, lit
 	}
 	if n := len(stack); n > 0 && stack[n-1].tok == token.LPAREN {
-		return stack[n-1].name
+		return stack[n-1].qual, stack[n-1].name
 	}
-	return ""
+	return "", ""
 }
 
-// Inspect documents the name at the cursor.
+// Inspect documents the name at the cursor. As in IPython, a call's
+// function is documented wherever the cursor is inside its parentheses
+// (private_pca(bc, k=2| documents private_pca), unless the cursor is on
+// the name of a call itself.
 func (e *Engine) Inspect(code string, cursor int, detail int) engine.Inspection {
 	off := byteOffset(code, cursor)
 	end := off
@@ -205,19 +472,25 @@ func (e *Engine) Inspect(code string, cursor int, detail int) engine.Inspection 
 		end += n
 	}
 	name := identBefore(code, end)
-	if name == "" {
-		// the cursor right after a call's "(": document the function
-		name = enclosingCall(code[:off])
-	}
 	qual := ""
 	if start := end - len(name); start > 0 && code[start-1] == '.' {
 		qual = identBefore(code, start-1)
 	}
-	text, ok := e.doc(qual, name)
-	if !ok {
-		return engine.Inspection{Found: false, Data: engine.MIMEBundle{}}
+	found := func(text string) engine.Inspection {
+		return engine.Inspection{Found: true, Data: engine.MIMEBundle{"text/plain": text}}
 	}
-	return engine.Inspection{Found: true, Data: engine.MIMEBundle{"text/plain": text}}
+	callee := name != "" && strings.HasPrefix(strings.TrimLeft(code[end:], " \t"), "(")
+	if !callee {
+		if cq, cn := enclosingCallQ(code[:off]); cn != "" {
+			if text, ok := e.doc(cq, cn); ok {
+				return found(text)
+			}
+		}
+	}
+	if text, ok := e.doc(qual, name); ok {
+		return found(text)
+	}
+	return engine.Inspection{Found: false, Data: engine.MIMEBundle{}}
 }
 
 // doc documents qual.name (qual may be empty).

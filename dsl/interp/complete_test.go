@@ -11,7 +11,8 @@ func TestComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, e, "myVariable := 3\nfunc myFunc() {}\ntype myType struct{}\nvar dense = mat.NewDense(1, 1, nil)")
+	run(t, e, "myVariable := 3\nfunc myFunc() {}\ntype myType struct{}\nvar dense = mat.NewDense(1, 1, nil)\n"+
+		"r := pca_like()\ntype holder struct{ Components *mat.Dense; N int }\nh := holder{}\nhp := &holder{}")
 	tests := []struct {
 		code      string
 		cursor    int // -1: end of code
@@ -34,6 +35,27 @@ func TestComplete(t *testing.T) {
 		{"s := \"é\"; my", -1, []string{"myVariable"}, nil, 10},       // code points, not bytes
 		{"my + 1", 2, []string{"myFunc", "myVariable"}, nil, 0},       // cursor inside
 		{"__pn", -1, nil, []string{"__pni_guard", "__pni_result"}, 0}, // internals hidden
+		// the choices of a keyword inside its string, and nothing else
+		{`private_pca(ds, method="`, -1, []string{"auto", "npm", "adaptive", "oja"}, []string{"myVariable", "mat", "k="}, 24},
+		{`private_pca(ds, k=2, method="n`, -1, []string{"npm"}, []string{"auto", "myVariable"}, 29},
+		{`private_pca(ds, method="np", k=2)`, 26, []string{"npm"}, []string{"auto"}, 24}, // cursor inside a closed string
+		{`private_pca(ds, neighbours="`, -1, []string{"replace-one", "add-remove"}, []string{""}, 28},
+		{`s := "my`, -1, nil, []string{"myVariable"}, 8},         // a plain string: no identifiers
+		{`fmt.Println("k=`, -1, nil, []string{"k="}, 15},         // not a keyword's string
+		{"x := 1 // my", -1, nil, []string{"myVariable"}, 12},    // a comment
+		{"/* my", -1, nil, []string{"myVariable"}, 5},            // an open comment
+		{"s := \"a\" + my", -1, []string{"myVariable"}, nil, 11}, // after a closed string
+		// members of a value's type, through fields and calls
+		{"r.", -1, []string{"Components", "Component"}, []string{"hidden"}, 2},
+		{"r.Components.", -1, []string{"At", "Dims", "T", "Mul"}, nil, 13},
+		{"r.Components.Di", -1, []string{"Dims"}, []string{"At"}, 13},
+		{"h.Components.", -1, []string{"At", "Dims"}, nil, 13},
+		{"hp.Components.", -1, []string{"At", "Dims"}, nil, 14},
+		{"h.", -1, []string{"Components", "N"}, nil, 2},
+		{"dense.T().", -1, []string{"At", "Dims", "T"}, []string{"Mul"}, 10},
+		{"mat.NewDense(2, 2, []float64{1, 2, 3, 4}).", -1, []string{"At", "Mul"}, nil, 42},
+		{"pca_like().Components.", -1, []string{"Dims"}, nil, 22},
+		{"r.Nope.", -1, nil, []string{"Dims", "myVariable"}, 7},
 	}
 	for _, tt := range tests {
 		cur := tt.cursor
@@ -76,7 +98,7 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, e, "budgetLeft := 0.75\nfunc helper() {}")
+	run(t, e, "budgetLeft := 0.75\nfunc helper() {}\nbc := 1")
 	tests := []struct {
 		code   string
 		cursor int
@@ -93,6 +115,15 @@ func TestInspect(t *testing.T) {
 		{"show(x)", 1, true, "show(values ...any)"},
 		{"math", 2, true, "package math:"},
 		{"nothingHere", 3, false, ""},
+		// inside a call's parentheses: the call, as IPython does
+		{"private_pca(bc, k=2", 19, true, "Private PCA."},
+		{"private_pca(bc, k=2)", 14, true, "Private PCA."},        // on an argument
+		{"private_pca(bc, method=\"np", 26, true, "Private PCA."}, // in a string argument
+		{"math.Sqrt(2", 11, true, "func math.Sqrt"},
+		{"show(budgetLeft)", 8, true, "show(values ...any)"},
+		{"fmt.Println(math.Sqrt(2))", 18, true, "func math.Sqrt"}, // on a call's own name
+		{"private_pca(math.Sqrt(2), k", 27, true, "Private PCA."},
+		{"nothing(nope", 12, false, ""},
 		{"   ", 1, false, ""},
 	}
 	for _, tt := range tests {

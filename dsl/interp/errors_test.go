@@ -88,3 +88,72 @@ func TestPanicsLeaveEngineUsable(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimePanicWording checks that run-time panics read as Go's, not as
+// the reflect calls the interpreter makes, with the index and length when
+// they follow statically from literals and globals, and the cell position.
+func TestRuntimePanicWording(t *testing.T) {
+	e := newEngine(t)
+	run(t, e, "xs := []int{}\nz := []int{1, 2}\nword := \"ab\"\ni := 1\nvar np *struct{ A int }\nfunc at(s []int, k int) int {\n\treturn s[k]\n}")
+	tests := []struct {
+		name, code string
+		value      string   // the whole error value
+		tb         []string // lines the traceback must contain
+	}{
+		{"index in a one-line cell", "xs[5]",
+			"panic: runtime error: index out of range [5] with length 0 (at line 1:1)", []string{"    xs[5]", "    ^"}},
+		{"index defined in the same cell", "ys := []int{}\n_ = ys[5]",
+			"panic: runtime error: index out of range [5] with length 0 (at line 2:5)", []string{"  cell line 2:5:", "    _ = ys[5]", "        ^"}},
+		{"index from globals", "a := 1; b := z[i+len(z)]",
+			"panic: runtime error: index out of range [3] with length 2 (at line 1:14)", nil},
+		{"the out-of-range one of two", "_ = z[0] + z[7]",
+			"panic: runtime error: index out of range [7] with length 2 (at line 1:12)", nil},
+		{"string index", "_ = word[7]",
+			"panic: runtime error: index out of range [7] with length 2 (at line 1:5)", nil},
+		{"inside a loop", "for k := 0; k < 3; k++ {\n\t_ = z[5]\n}",
+			"panic: runtime error: index out of range [5] with length 2 (at line 2:6)", []string{"        _ = z[5]"}},
+		{"loop variable: no values", "for k := 0; k < 9; k++ {\n\t_ = z[k]\n}",
+			"panic: runtime error: index out of range (at line 1:1)", nil},
+		{"local shadows a global", "for i := 5; i < 9; i++ {\n\t_ = z[i]\n}",
+			"panic: runtime error: index out of range (at line 1:1)", nil},
+		{"slice beyond capacity", "s := z[1:5]",
+			"panic: runtime error: slice bounds out of range [:5] with capacity 2 (at line 1:6)", nil},
+		{"slice low beyond length", "s := z[3:]",
+			"panic: runtime error: slice bounds out of range [3:2] (at line 1:6)", nil},
+		{"string slice", "s := word[1:9]",
+			"panic: runtime error: slice bounds out of range [:9] with length 2 (at line 1:6)", nil},
+		{"in a function", "y := 0\ny = at(z, 7)",
+			"panic: runtime error: index out of range (at line 2:1)", []string{"  in at (defined in cell test)", "  cell line 2:1:"}},
+		{"nil pointer", "np.A = 1",
+			"panic: runtime error: invalid memory address or nil pointer dereference (at line 1:1)", nil},
+		{"nil function", "var f func()\nf()",
+			"panic: runtime error: invalid memory address or nil pointer dereference (at line 2:1)", nil},
+		{"interface conversion at its position", "var q any = 1\n  _ = q.(string)",
+			"panic: interface conversion: interface {} is int, not string (at line 2:7)", nil},
+		{"user panic keeps its text", "x := 1\npanic(\"index 3 is bad\")",
+			"panic: index 3 is bad (at line 2:1)", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.Execute(context.Background(), engineReq(tt.code), &recOutput{})
+			if r.Error == nil || r.Error.Name != "RuntimeError" {
+				t.Fatalf("want a RuntimeError, got %+v", r.Error)
+			}
+			if r.Error.Value != tt.value {
+				t.Errorf("value\n got %q\nwant %q", r.Error.Value, tt.value)
+			}
+			tb := r.Error.Traceback
+			if len(tb) == 0 || tb[0] != "RuntimeError: "+r.Error.Value {
+				t.Errorf("the traceback should open with the error: %q", tb)
+			}
+			for _, want := range tt.tb {
+				if !contains(tb, want) {
+					t.Errorf("traceback lacks %q:\n%s", want, strings.Join(tb, "\n"))
+				}
+			}
+			if all := strings.Join(tb, "\n"); strings.Contains(all, "reflect") {
+				t.Errorf("the interpreter's wording leaks through:\n%s", all)
+			}
+		})
+	}
+}

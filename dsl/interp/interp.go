@@ -64,7 +64,7 @@ type Engine struct {
 	mu       sync.Mutex      // one Execute at a time
 	imported map[string]bool // "name path" of imports done
 	chunkSeq atomic.Uint64   // the chunk allowed past guards
-	stmtLine atomic.Int64    // line (translated cell) of the top-level statement running
+	stmtOff  atomic.Int64    // 1 + offset (translated cell) of the top-level statement running; 0: none
 	chunkCtx atomic.Pointer[context.Context]
 	nextSeq  uint64            // guarded by mu
 	label    string            // pprof label value prefix of this engine
@@ -168,14 +168,14 @@ func New(cfg Config) (*Engine, error) {
 // comes before yaegi starts executing (while it compiles), yaegi's Execute
 // resets the run id after the stop and would run the whole chunk as if
 // nothing happened.
-func (e *Engine) guard(seq, line int) {
+func (e *Engine) guard(seq, off int) {
 	if uint64(seq) != e.chunkSeq.Load() {
 		runtime.Goexit()
 	}
 	if ctx := e.chunkCtx.Load(); ctx != nil && (*ctx).Err() != nil {
 		runtime.Goexit()
 	}
-	e.stmtLine.Store(int64(line))
+	e.stmtOff.Store(int64(off) + 1)
 }
 
 // Execute runs one cell.
@@ -319,8 +319,7 @@ func (e *Engine) runChunk(ctx context.Context, cs *cellState, src string, c *chu
 	case stmtChunk:
 		k := 0
 		guard := func(off int) string {
-			line, _ := offsetLineCol(src, off)
-			return fmt.Sprintf("%s(%d,%d)", guardName, seq, line)
+			return fmt.Sprintf("%s(%d,%d)", guardName, seq, off)
 		}
 		edits = stmtEdits(c, guard, func() string {
 			k++
@@ -344,7 +343,7 @@ func (e *Engine) runChunk(ctx context.Context, cs *cellState, src string, c *chu
 	}
 	e.chunkSeq.Store(seq)
 	e.chunkCtx.Store(&ctx)
-	e.stmtLine.Store(0)
+	e.stmtOff.Store(0)
 	label := e.label + "/" + strconv.FormatUint(seq, 10)
 	var v reflect.Value
 	var err error
@@ -360,7 +359,7 @@ func (e *Engine) runChunk(ctx context.Context, cs *cellState, src string, c *chu
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return reflect.Value{}, e.interrupted(label)
 	}
-	return reflect.Value{}, e.evalError(cs, src, c, err, toCell)
+	return reflect.Value{}, e.evalError(cs, src, c, err, gen, toCell)
 }
 
 const goroutineLabel = "privnotes-cell"
@@ -416,10 +415,10 @@ func countGoroutines(prefix string) int {
 }
 
 // evalError turns a yaegi error into the user's error.
-func (e *Engine) evalError(cs *cellState, src string, c *chunk, err error, toCell func(line, col int) int) *engine.Error {
+func (e *Engine) evalError(cs *cellState, src string, c *chunk, err error, gen string, toCell func(line, col int) int) *engine.Error {
 	var p yaegi.Panic
 	if errors.As(err, &p) {
-		return e.panicError(cs, c, p, toCell)
+		return e.panicError(cs, c, p, gen, toCell)
 	}
 	msg := err.Error()
 	// yaegi errors start with "line:col: " (compile) or "_.go:line:col: " (parse).
@@ -438,56 +437,6 @@ func (e *Engine) evalError(cs *cellState, src string, c *chunk, err error, toCel
 		return e.errorAtUser(cs, "CompileError", off, rest).Error
 	}
 	return &engine.Error{Name: "CompileError", Value: msg, Traceback: []string{"CompileError: " + msg}}
-}
-
-func (e *Engine) panicError(cs *cellState, c *chunk, p yaegi.Panic, toCell func(line, col int) int) *engine.Error {
-	trace := e.router.takeTrace()
-	if ne, ok := p.Value.(NamedError); ok {
-		return &engine.Error{Name: ne.ErrorName(), Value: ne.Error(), Traceback: []string{ne.ErrorName() + ": " + ne.Error()}}
-	}
-	if ee, ok := p.Value.(*engine.Error); ok {
-		return ee
-	}
-	msg := fmt.Sprint(p.Value)
-	if len(trace) == 0 {
-		// A panic without frames comes from yaegi's compiler.
-		hint := ""
-		if hasRange(c) {
-			hint = " (range over an integer or a function is not supported by the interpreter: write a counted for loop)"
-		}
-		m := "the interpreter could not compile this code: " + msg + hint
-		return &engine.Error{Name: "CompileError", Value: m, Traceback: []string{"CompileError: " + m}}
-	}
-	if strings.Contains(msg, "on zero Value") {
-		msg += " (probably a nil pointer dereference)"
-	}
-	tb := []string{"RuntimeError: panic: " + msg, "Traceback (innermost first):"}
-	// yaegi's trace names the frames; its positions are those of each
-	// frame's first node, so the cell's line comes from the guards.
-	for _, t := range trace {
-		m := panicLine.FindStringSubmatch(strings.TrimSpace(t) + "\n")
-		if m == nil {
-			continue
-		}
-		fn := strings.TrimPrefix(m[3], "main.")
-		if fn == "main" || strings.HasPrefix(fn, "main.") || strings.HasPrefix(fn, "__pni_") {
-			continue
-		}
-		if where, ok := e.funcs[strings.SplitN(fn, ".", 2)[0]]; ok {
-			tb = append(tb, fmt.Sprintf("  in %s (defined in %s)", fn, where))
-		} else {
-			tb = append(tb, "  in "+fn)
-		}
-	}
-	if line := int(e.stmtLine.Load()); line > 0 {
-		ul, _ := e.userPos(cs, lineColOffset(cs.prog.Go, line, 1))
-		src := ""
-		if lines := strings.Split(cs.user, "\n"); ul >= 1 && ul <= len(lines) {
-			src = ": " + strings.TrimSpace(lines[ul-1])
-		}
-		tb = append(tb, fmt.Sprintf("  cell line %d%s", ul, src))
-	}
-	return &engine.Error{Name: "RuntimeError", Value: "panic: " + msg, Traceback: tb}
 }
 
 // probeRHS compiles (without running) the right-hand sides of the

@@ -84,6 +84,16 @@ type Plugin interface {
 	Doc(name string) (text string, ok bool)
 }
 
+// ChoiceLister is an optional interface of a Plugin, checked with a type
+// assertion: the allowed values of the string keyword parameter keyword of
+// the DSL function fn (nil when any string goes or either is unknown).
+// Completion inside that keyword's string literal offers them
+// (private_pca(ds, method="| lists the methods). Like Keywords, it is
+// called while a cell may run and must be pure.
+type ChoiceLister interface {
+	Choices(fn, keyword string) []string
+}
+
 // Program is a cell translated to Go.
 type Program struct {
 	// Go is the translated source.

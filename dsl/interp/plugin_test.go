@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/privnotes/privnotes/dsl/engine"
 )
 
@@ -50,8 +52,17 @@ func (f *fakeDSL) Exports() map[string]reflect.Value {
 			return f.spent
 		}),
 		"ctx_alive": reflect.ValueOf(func() bool { return f.ctx.Err() == nil }),
+		"pca_like":  reflect.ValueOf(func() *pcaLike { return &pcaLike{Components: mat.NewDense(2, 1, nil)} }),
 	}
 }
+
+// pcaLike is a compiled result type like the runtime's PCAResult.
+type pcaLike struct {
+	Components *mat.Dense
+	hidden     int
+}
+
+func (r *pcaLike) Component(j int) []float64 { return mat.Col(nil, j-1, r.Components) }
 
 // Rewrite turns "spend(eps=X)" into "spend(X)" (same length: spaces),
 // and reports "epz=" as an error at its position.
@@ -90,6 +101,16 @@ func (f *fakeDSL) Keywords(name string) []string {
 	}
 	return nil
 }
+func (f *fakeDSL) Choices(fn, kw string) []string {
+	if fn == "private_pca" && kw == "method" {
+		return []string{"auto", "npm", "adaptive", "oja"}
+	}
+	if fn == "private_pca" && kw == "neighbours" {
+		return []string{"", "replace-one", "add-remove"}
+	}
+	return nil
+}
+
 func (f *fakeDSL) Doc(name string) (string, bool) {
 	if name == "private_pca" {
 		return "private_pca(ds, k=1, eps=, delta=0, method=\"auto\")\n\nPrivate PCA.", true

@@ -1,0 +1,143 @@
+package kernel_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKernelExitsWithItsFrontEnd starts the real kernel binary the way
+// jupyter_client does (JPY_PARENT_PID set to its parent) from a shell
+// standing for jupyter console, kills that shell with SIGKILL, and checks
+// that the kernel and its worker are gone within 3 s instead of running
+// on as orphans that hold the state database.
+func TestKernelExitsWithItsFrontEnd(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "privnotes")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(gobin, "build", "-o", bin, "../cmd/privnotes").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	conn := map[string]any{"transport": "tcp", "ip": "127.0.0.1", "key": "k", "signature_scheme": "hmac-sha256"}
+	for _, ch := range []string{"shell", "control", "stdin", "iopub", "hb"} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn[ch+"_port"] = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	connFile := filepath.Join(dir, "kernel.json")
+	b, _ := json.Marshal(conn)
+	if err := os.WriteFile(connFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The shell starts the kernel in the background, prints its pid and
+	// waits, like a front end that owns the kernel process.
+	front := exec.Command("sh", "-c", `JPY_PARENT_PID=$$ "$0" kernel --state "$1" "$2" 2>"$3" & echo $!; wait`,
+		bin, filepath.Join(dir, "state"), connFile, filepath.Join(dir, "kernel.log"))
+	front.Env = append(os.Environ(), "PRIVNOTES_STATE=")
+	stdout, err := front.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := front.Start(); err != nil {
+		t.Fatal(err)
+	}
+	frontDone := false
+	t.Cleanup(func() {
+		if !frontDone {
+			front.Process.Kill()
+			front.Wait()
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	kpid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		t.Fatalf("no kernel pid from the shell: %q %v %v", line, err, perr)
+	}
+	t.Cleanup(func() { syscall9(kpid) })
+
+	// Wait for the worker: then the kernel is fully up.
+	var wpid int
+	deadline := time.Now().Add(20 * time.Second)
+	for wpid == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the kernel started no worker within 20 s; its log:\n%s", readLog(dir))
+		}
+		if kids := children(kpid); len(kids) == 1 {
+			wpid = kids[0]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Cleanup(func() { syscall9(wpid) })
+	// Up and watching: it must not leave while the front end lives.
+	time.Sleep(1500 * time.Millisecond)
+	if !running(kpid) {
+		t.Fatalf("the kernel exited while its front end was alive; its log:\n%s", readLog(dir))
+	}
+
+	front.Process.Kill()
+	front.Wait()
+	frontDone = true
+	killed := time.Now()
+	for running(kpid) || running(wpid) {
+		if time.Since(killed) > 3*time.Second {
+			t.Fatalf("3 s after its front end was killed: kernel running %v, worker running %v; kernel log:\n%s",
+				running(kpid), running(wpid), readLog(dir))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("kernel and worker gone %v after the front end was killed", time.Since(killed).Round(time.Millisecond))
+	if log := readLog(dir); !strings.Contains(log, "shutting down") {
+		t.Errorf("the kernel's log does not say why it stopped:\n%s", log)
+	}
+}
+
+func readLog(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "kernel.log"))
+	return string(b)
+}
+
+// children lists the child processes of pid (Linux /proc).
+func children(pid int) []int {
+	var kids []int
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, n)
+			}
+		}
+	}
+	return kids
+}
+
+// running reports whether pid is a live process; a zombie (which nobody
+// may reap once it is orphaned in a container) has ended.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+}
+
+// syscall9 kills a process the test started, if it is still there.
+func syscall9(pid int) {
+	if p, err := os.FindProcess(pid); err == nil && running(pid) {
+		p.Kill()
+	}
+}
