@@ -49,6 +49,10 @@ type BudgetError struct {
 	Budget    accounting.Budget
 	// Static is set when the pre-check refused the cell before it ran.
 	Static bool
+	// Notes explain the numbers (an approximate event under the zcdp
+	// accountant) and what already stands (charges of the cell before
+	// the refused one). Public.
+	Notes []string
 }
 
 func (e *BudgetError) Error() string {
@@ -56,8 +60,24 @@ func (e *BudgetError) Error() string {
 	if e.Static {
 		when = "cell refused before running (nothing ran)"
 	}
-	return fmt.Sprintf("%s: %s would exceed the budget: requested %s; spent %s; remaining %s of %s",
+	msg := fmt.Sprintf("%s: %s would exceed the budget: requested %s; spent %s; remaining %s of %s",
 		when, e.Scope, fmtBudget(e.Requested), fmtBudget(e.Spent), fmtBudget(e.Remaining), fmtBudget(e.Budget))
+	for _, n := range e.Notes {
+		msg += ". " + n
+	}
+	return msg
+}
+
+// approxNote explains a refusal's requested (ε, δ) when the event is an
+// approximate (ε, δ) one composed by the zcdp accountant, which converts
+// it to ρ = ε²/2 (plus its δ) and states the total at the dataset's δ:
+// eps=0.5 can then request ε ≈ 2.4.
+func approxNote(ev accounting.Event, mode string) string {
+	if ev.Kind != accounting.ApproxDP || (mode != "" && mode != accounting.ModeZCDP.String()) {
+		return ""
+	}
+	return fmt.Sprintf("Note: %s costs an approximate (ε=%.4g, δ=%.4g) event, which the zcdp accountant composes as ρ = ε²/2 plus its δ and states at the budget's δ, so the requested ε is larger than the call's eps (see docs/accounting.md, \"Approximate-DP events in a zCDP data set\"; calibration=\"zcdp\" methods such as npm or gauss cost far less there)",
+		ev.Mechanism, ev.Eps, ev.Delta)
 }
 
 // ErrorName implements dsl/interp's NamedError.

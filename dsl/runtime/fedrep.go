@@ -72,7 +72,7 @@ func planFedRep(src *source, a *args) *planned {
 		panic(argErr(fn, err))
 	}
 	p := &planned{fn: fn, method: "fedrep", cost: pl.Cost, eps: eps, delta: delta, columns: sc.Columns,
-		noise:  fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%g", pl.StepMultiplier, pl.InitMultiplier, psi),
+		noise:  fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, psi),
 		note:   pl.Note,
 		params: publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String()})}
 	p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
@@ -151,14 +151,20 @@ func randomBasis(d, k int) *mat.Dense {
 	return mat.DenseCopyOf(q.Slice(0, d, 0, k))
 }
 
+// checkFedRepK refuses a k outside 1..d.
+func checkFedRepK(src *source, a *args) {
+	if a.int("k") < 1 || a.int("k") > src.schema.D {
+		panic(errorf(NameArgumentError, "private_fedrep: k=%d must satisfy 1 ≤ k ≤ d=%d", a.int("k"), src.schema.D))
+	}
+}
+
 func (rt *Runtime) privateFedRep(ds any, kws ...KW) *FedRepResult {
 	const fn = "private_fedrep"
 	b := rt.current(fn)
+	defer rt.lineOnError(b, fn)
 	a := mustArgs(fn, kws)
 	src := rt.resolve(fn, ds)
-	if a.int("k") < 1 || a.int("k") > src.schema.D {
-		panic(errorf(NameArgumentError, "%s: k=%d must satisfy 1 ≤ k ≤ d=%d", fn, a.int("k"), src.schema.D))
-	}
+	checkFedRepK(src, a)
 	p := planFedRep(src, a)
 	out, rcpt := rt.execute(b, src, p)
 	res := out.(*FedRepResult)

@@ -118,7 +118,7 @@ func (h Dataset) HTML() string {
 		return "<code>Dataset(&lt;none&gt;)</code>"
 	}
 	s := e.schema
-	return fmt.Sprintf("<div class=\"privnotes-dataset\"><b>dataset %s</b>: d=%d, unit %s, clip %g, %s neighbours, %s accountant, budget ε=%g, δ=%g<br><small>columns: %s</small></div>",
+	return fmt.Sprintf("<div class=\"privnotes-dataset\"><b>dataset %s</b>: d=%d, unit %s, clip %.4g, %s neighbours, %s accountant, budget ε=%g, δ=%g<br><small>columns: %s</small></div>",
 		html.EscapeString(s.Name), s.D, html.EscapeString(unitString(s)), s.Clip, html.EscapeString(s.Neighbour),
 		html.EscapeString(s.Accountant), s.Budget.Eps, s.Budget.Delta, html.EscapeString(strings.Join(s.Columns, ", ")))
 }
@@ -136,7 +136,7 @@ func describeSchema(s ledger.Schema) string {
 	if len(cols) > 8 {
 		cols, more = cols[:8], fmt.Sprintf(", … (%d columns)", len(s.Columns))
 	}
-	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%g, budget ε=%g δ=%g, columns=[%s%s])",
+	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%.4g, budget ε=%g δ=%g, columns=[%s%s])",
 		s.Name, s.D, unitString(s), s.Clip, s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more)
 }
 

@@ -2,11 +2,12 @@ package runtime
 
 import (
 	"fmt"
+	"html"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
@@ -15,22 +16,85 @@ import (
 func (rt *Runtime) magic(name, args string) {
 	b := rt.current("%" + name)
 	args = strings.TrimSpace(args)
-	var text string
+	var text, htm string
 	switch name {
 	case "ledger":
-		text = rt.ledgerText(args)
+		text, htm = rt.ledgerText(args)
 	case "budget":
-		text = rt.budgetText(args)
+		text, htm = rt.budgetText(args)
 	case "datasets":
-		text = rt.datasetsText()
+		text, htm = rt.datasetsText()
 	case "help":
 		text = helpText(args)
 	default:
 		panic(errorf(NameMagicError, "unknown magic %%%s; available: %s", name, strings.Join(magicNames(), ", ")))
 	}
-	if b.out != nil {
-		b.out.Stream("stdout", text)
+	if b.out == nil {
+		return
 	}
+	if htm == "" {
+		b.out.Stream("stdout", text)
+		return
+	}
+	b.out.Display(engine.Display{Data: engine.MIMEBundle{"text/plain": text, "text/html": htm}})
+}
+
+// magicTable is a magic's output: rendered as aligned text and as HTML.
+type magicTable struct {
+	class  string
+	header []string
+	rows   [][]string
+	// notes follow the table (one line each).
+	notes []string
+}
+
+func (t *magicTable) text() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.header, "\t"))
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	for _, n := range t.notes {
+		b.WriteString(n + "\n")
+	}
+	return b.String()
+}
+
+func (t *magicTable) html() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<table class=\"privnotes-%s\">\n<thead><tr>", t.class)
+	for _, h := range t.header {
+		fmt.Fprintf(&b, "<th style=\"text-align:left\">%s</th>", html.EscapeString(h))
+	}
+	b.WriteString("</tr></thead>\n<tbody>\n")
+	for _, r := range t.rows {
+		b.WriteString("<tr>")
+		for _, c := range r {
+			fmt.Fprintf(&b, "<td style=\"text-align:left\">%s</td>", html.EscapeString(c))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody></table>")
+	for _, n := range t.notes {
+		fmt.Fprintf(&b, "\n<p>%s</p>", html.EscapeString(n))
+	}
+	return b.String()
+}
+
+// shortCell is how %ledger shows a cell id: the front end's id cut to 8
+// characters, with the execution count ("e533ad7c[2]"); the ledger keeps
+// the full id for audit (`privnotes ledger show`).
+func shortCell(id string) string {
+	base, count := id, ""
+	if i := strings.LastIndexByte(id, '['); i > 0 && strings.HasSuffix(id, "]") {
+		base, count = id[:i], id[i:]
+	}
+	if r := []rune(base); len(r) > 8 {
+		base = string(r[:8])
+	}
+	return base + count
 }
 
 func magicNames() []string {
@@ -42,11 +106,11 @@ func magicNames() []string {
 	return append(ns, "%%budget")
 }
 
-func (rt *Runtime) ledgerText(name string) string {
+func (rt *Runtime) ledgerText(name string) (string, string) {
 	st := rt.mustStore()
 	if name != "" {
 		if _, err := st.Schema(name); err != nil {
-			panic(errorf(NameDatasetError, "%%ledger %s: no such dataset (%%datasets lists them)", name))
+			panic(rt.unknownDataset("%ledger "+name, name))
 		}
 	}
 	entries, err := st.Entries(name)
@@ -54,20 +118,29 @@ func (rt *Runtime) ledgerText(name string) string {
 		panic(errorf(NameLedgerError, "%%ledger: %v", err))
 	}
 	if len(entries) == 0 {
-		return "the ledger is empty\n"
+		return "the ledger is empty\n", ""
 	}
-	var b strings.Builder
-	if err := ledger.WriteTable(&b, entries); err != nil {
-		panic(errorf(NameLedgerError, "%%ledger: %v", err))
+	t := &magicTable{class: "ledger", header: []string{"ID", "TIME (UTC)", "DATASET", "MECHANISM", "COST", "CELL", "HASH"}}
+	for _, e := range entries {
+		cost := "-"
+		if e.Event != nil {
+			ev := *e.Event
+			ev.Mechanism = ""
+			cost = ev.String()
+		}
+		hash := e.Hash
+		if len(hash) > 12 {
+			hash = hash[:12]
+		}
+		t.rows = append(t.rows, []string{fmt.Sprint(e.ID), e.Time.Format("2006-01-02 15:04:05"), e.Dataset, e.Mechanism, cost, shortCell(e.Cell), hash})
 	}
-	_, head, err := st.Head()
-	if err == nil {
-		fmt.Fprintf(&b, "head hash %s (keep a copy elsewhere to detect truncation; `privnotes ledger verify` checks the chain)\n", head)
+	if _, head, err := st.Head(); err == nil {
+		t.notes = append(t.notes, fmt.Sprintf("head hash %s (keep a copy elsewhere to detect truncation; `privnotes ledger verify` checks the chain; `privnotes ledger show` prints full cell ids)", head))
 	}
-	return b.String()
+	return t.text(), t.html()
 }
 
-func (rt *Runtime) budgetText(name string) string {
+func (rt *Runtime) budgetText(name string) (string, string) {
 	st := rt.mustStore()
 	var names []string
 	if name != "" {
@@ -81,54 +154,55 @@ func (rt *Runtime) budgetText(name string) string {
 			names = append(names, sc.Name)
 		}
 	}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "DATASET\tACCOUNTANT\tBUDGET\tSPENT\tREMAINING\tCHARGES")
+	t := &magicTable{class: "budget", header: []string{"DATASET", "ACCOUNTANT", "BUDGET", "SPENT", "REMAINING", "CHARGES"}}
 	for _, n := range names {
 		s, err := st.Status(n)
 		if err != nil {
-			panic(errorf(NameDatasetError, "%%budget %s: no such dataset (%%datasets lists them)", n))
+			panic(rt.unknownDataset("%budget "+n, n))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", n, s.Mode, fmtBudget(s.Budget), fmtBudget(s.Spent), fmtBudget(s.Remaining), s.Charges)
-	}
-	tw.Flush()
-	if len(names) == 0 {
-		b.Reset()
-		b.WriteString("no datasets are registered in this state directory\n")
+		t.rows = append(t.rows, []string{n, s.Mode, fmtBudget(s.Budget), fmtBudget(s.Spent), fmtBudget(s.Remaining), fmt.Sprint(s.Charges)})
 	}
 	rt.mu.Lock()
 	blk := rt.block
 	rt.mu.Unlock()
+	var open string
 	if blk != nil {
 		spent := "nothing spent yet"
 		if blk.acc != nil {
 			spent = "spent " + fmtBudget(blk.acc.Spent())
 		}
-		fmt.Fprintf(&b, "open %s: cap %s, %s\n", blk.scope(), fmtBudget(blk.cap), spent)
+		open = fmt.Sprintf("open %s: cap %s, %s", blk.scope(), fmtBudget(blk.cap), spent)
 	}
-	return b.String()
+	if len(names) == 0 {
+		text := "no datasets are registered in this state directory\n"
+		if open != "" {
+			text += open + "\n"
+		}
+		return text, ""
+	}
+	if open != "" {
+		t.notes = append(t.notes, open)
+	}
+	return t.text(), t.html()
 }
 
-func (rt *Runtime) datasetsText() string {
+func (rt *Runtime) datasetsText() (string, string) {
 	scs, err := rt.mustStore().Datasets()
 	if err != nil {
 		panic(errorf(NameLedgerError, "%%datasets: %v", err))
 	}
 	if len(scs) == 0 {
-		return "no datasets are registered in this state directory (the data owner runs `privnotes dataset add`)\n"
+		return "no datasets are registered in this state directory (the data owner runs `privnotes dataset add`)\n", ""
 	}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tD\tUNIT\tCLIP\tNEIGHBOUR\tACCOUNTANT\tBUDGET\tCOLUMNS")
+	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"}}
 	for _, sc := range scs {
 		cols := strings.Join(sc.Columns, ",")
-		if len(cols) > 60 {
-			cols = cols[:57] + "..."
+		if r := []rune(cols); len(r) > 60 {
+			cols = string(r[:57]) + "..."
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%g\t%s\t%s\t%s\t%s\n", sc.Name, sc.D, unitString(sc), sc.Clip, sc.Neighbour, sc.Accountant, fmtBudget(sc.Budget), cols)
+		t.rows = append(t.rows, []string{sc.Name, fmt.Sprint(sc.D), unitString(sc), fmt.Sprintf("%.4g", sc.Clip), sc.Neighbour, sc.Accountant, fmtBudget(sc.Budget), cols})
 	}
-	tw.Flush()
-	return b.String()
+	return t.text(), t.html()
 }
 
 // Help topics beyond the functions.

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -48,20 +49,43 @@ func plotLoadings(res any, kws ...KW) *Plot {
 	}
 	bars.LineStyle.Width = 0
 	p.Add(bars, plotter.NewGrid())
-	names := make([]string, len(vals))
+	p.NominalX(loadingLabels(r.Columns, len(vals))...)
+	if len(vals) > 8 {
+		// Vertical labels, right-aligned under their bars, never overlap
+		// their neighbours; the axis reserves their rotated height.
+		p.X.Tick.Label.Rotation = math.Pi / 2
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = text.XRight, text.YCenter
+	}
+	width := max(7*vg.Inch, vg.Length(len(vals))*0.18*vg.Inch)
+	return render(p, title, min(width, 20*vg.Inch), 4.5*vg.Inch)
+}
+
+// maxLabel is the longest x label of plot_loadings, in characters.
+const maxLabel = 16
+
+// loadingLabels are the x labels of plot_loadings: the column names
+// (shortened to maxLabel characters) for up to 60 columns, else the
+// 1-based numbers of every fifth column, so labels never crowd.
+func loadingLabels(cols []string, d int) []string {
+	names := make([]string, d)
 	for i := range names {
-		if i < len(r.Columns) && len(vals) <= 40 {
-			names[i] = r.Columns[i]
-		} else if len(vals) <= 40 || i%5 == 0 {
+		switch {
+		case d <= 60 && i < len(cols):
+			names[i] = shorten(cols[i], maxLabel)
+		case d <= 60 || i%5 == 0:
 			names[i] = fmt.Sprint(i + 1)
 		}
 	}
-	p.NominalX(names...)
-	if len(vals) > 8 {
-		p.X.Tick.Label.Rotation = math.Pi / 3
-		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = -0.9, -0.4 // draw.XRight, draw.YCenter
+	return names
+}
+
+// shorten cuts s to n characters, ending with an ellipsis when cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
 	}
-	return render(p, title, 7*vg.Inch, 4*vg.Inch)
+	return string(r[:n-1]) + "…"
 }
 
 // plotEigenvalues implements plot_eigenvalues.
@@ -89,7 +113,39 @@ func plotEigenvalues(res any, kws ...KW) *Plot {
 		panic(errorf(NameArgumentError, "%s: %v", fn, err))
 	}
 	p.Add(line, points, plotter.NewGrid())
+	// The x axis counts components: ticks on integers only.
+	p.X.Min, p.X.Max = 0.5, float64(len(r.Values))+0.5
+	p.X.Tick.Marker = integerTicks{}
 	return render(p, title, 6*vg.Inch, 4*vg.Inch)
+}
+
+// integerTicks marks the integers of an axis, at most about 12 of them
+// labelled (steps of 1, 2, 5, 10, …).
+type integerTicks struct{}
+
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	first, last := int(math.Ceil(lo)), int(math.Floor(hi))
+	step := 1
+	for _, m := range []int{2, 5, 10} {
+		if (last-first)/step <= 12 {
+			break
+		}
+		step = m
+	}
+	for (last-first)/step > 12 {
+		step *= 10
+	}
+	var ts []plot.Tick
+	for v := first; v <= last; v++ {
+		t := plot.Tick{Value: float64(v)}
+		if (v-first)%step == 0 {
+			t.Label = fmt.Sprint(v)
+		} else if last-first > 100 {
+			continue // no unlabelled tick per integer on a long axis
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 func render(p *plot.Plot, title string, w, h vg.Length) *Plot {

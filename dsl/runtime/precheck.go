@@ -101,7 +101,7 @@ func (rt *Runtime) precheck(p *syntax.Program, goSrc, cellLabel string, lookup f
 	if len(p.Blocks) == 0 && len(p.Calls) == 0 {
 		return nil
 	}
-	kws := literalKeywords(goSrc, p)
+	kws, vals := literalArgs(goSrc, p)
 	schemas := map[string]*ledger.Schema{}
 	schemaOf := func(name string) *ledger.Schema {
 		if name == "" {
@@ -144,6 +144,19 @@ func (rt *Runtime) precheck(p *syntax.Program, goSrc, cellLabel string, lookup f
 		}
 		ev, ok := costFor(c.Func, method, calib, mode, c.Eps, c.Delta)
 		return staticCost{dataset: ds, ev: ev}, ok
+	}
+	// Public arguments first: a call whose keywords are all literals is
+	// planned against its dataset's public schema, so that a k > d or an
+	// unknown method refuses the cell before anything of it runs.
+	for _, c := range p.AllCalls() {
+		ds := rt.callDataset(c, lookup)
+		sc := schemaOf(ds)
+		if sc == nil {
+			continue
+		}
+		if err := validateLiteralCall(c, &source{name: ds, schema: *sc}, vals[callKey{c.Line, c.Col}]); err != nil {
+			return err
+		}
 	}
 	perDataset := map[string][]accounting.Event{}
 	for _, blk := range p.Blocks {
@@ -195,6 +208,12 @@ func (rt *Runtime) precheck(p *syntax.Program, goSrc, cellLabel string, lookup f
 		}
 		if err := st.Precheck(n, perDataset[n]...); err != nil {
 			if be, ok := asBudgetError(fmt.Sprintf("dataset %q", n), err, true); ok {
+				for _, ev := range perDataset[n] {
+					if note := approxNote(ev, schemaOf(n).Accountant); note != "" {
+						be.Notes = append(be.Notes, note)
+						break
+					}
+				}
 				return be
 			}
 			var ex *accounting.ExceededError
@@ -202,6 +221,57 @@ func (rt *Runtime) precheck(p *syntax.Program, goSrc, cellLabel string, lookup f
 				continue // e.g. an event the dataset's accountant cannot compose: the charge reports it
 			}
 		}
+	}
+	return nil
+}
+
+// validateLiteralCall plans a call whose keywords are all literals (lits,
+// from literalArgs) from its dataset's public schema, as the call will
+// when it runs, and returns its argument error under the call's line; nil
+// when the call is valid or not all of its keywords are literals. It reads
+// no data and charges nothing.
+func validateLiteralCall(c syntax.Call, src *source, lits map[string]any) (err *Error) {
+	if lits == nil {
+		return nil
+	}
+	names := make([]string, 0, len(lits))
+	for n, v := range lits {
+		if _, ok := v.(nonLiteral); ok {
+			return nil
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	kws := make([]KW, len(names))
+	for i, n := range names {
+		kws[i] = KW{name: n, value: lits[n]}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok || (e.Name != NameArgumentError && e.Name != NameNotAvailable) {
+				err = nil // anything else is left to the call
+				return
+			}
+			err = &Error{Name: e.Name, Msg: fmt.Sprintf("line %d: %s (cell refused before running: nothing ran)", c.Line, e.Msg)}
+		}
+	}()
+	planCall(c.Func, src, mustArgs(c.Func, kws))
+	return nil
+}
+
+// planCall validates and plans a private call from public facts.
+func planCall(fn string, src *source, a *args) *planned {
+	switch fn {
+	case "private_pca":
+		return planPCA(src, a)
+	case "private_count":
+		return planCount(src, a)
+	case "private_mean":
+		return planMean(src, a)
+	case "private_fedrep":
+		checkFedRepK(src, a)
+		return planFedRep(src, a)
 	}
 	return nil
 }
@@ -276,11 +346,24 @@ type callKey struct{ line, col int }
 // nil. Lines are kept by the translation, so the k-th call of a function
 // on a line of the cell is the k-th on the same line of the Go.
 func literalKeywords(goSrc string, p *syntax.Program) map[callKey]map[string]*string {
-	type tk struct {
-		t    token.Token
-		lit  string
-		line int
-	}
+	strs, _ := literalArgs(goSrc, p)
+	return strs
+}
+
+// tk is a token of the translated Go.
+type tk struct {
+	t    token.Token
+	lit  string
+	line int
+}
+
+// nonLiteral marks a keyword whose value is not a literal.
+type nonLiteral struct{}
+
+// literalArgs is literalKeywords, and also, per call, every keyword's
+// literal value (a string, an int, a float64, a bool, a possibly negated
+// number) or nonLiteral{}.
+func literalArgs(goSrc string, p *syntax.Program) (map[callKey]map[string]*string, map[callKey]map[string]any) {
 	fset := token.NewFileSet()
 	f := fset.AddFile("", -1, len(goSrc))
 	var sc scanner.Scanner
@@ -316,6 +399,7 @@ func literalKeywords(goSrc string, p *syntax.Program) map[callKey]map[string]*st
 	})
 	seen := map[lf]int{}
 	out := map[callKey]map[string]*string{}
+	vals := map[callKey]map[string]any{}
 	for _, c := range calls {
 		k := lf{c.Line, c.Func}
 		n := seen[k]
@@ -325,6 +409,7 @@ func literalKeywords(goSrc string, p *syntax.Program) map[callKey]map[string]*st
 		}
 		lp := starts[k][n]
 		kw := map[string]*string{}
+		kv := map[string]any{}
 		depth := 0
 		for i := lp; i < len(toks); i++ {
 			switch toks[i].t {
@@ -349,9 +434,61 @@ func literalKeywords(goSrc string, p *syntax.Program) map[callKey]map[string]*st
 					}
 				}
 				kw[name] = val
+				kv[name] = nonLiteral{}
+				var lit []tk
+				for j := i + 4; j < len(toks) && toks[j].t != token.RPAREN && len(lit) < 3; j++ {
+					lit = append(lit, toks[j])
+				}
+				if v, ok := literalValue(lit); ok {
+					kv[name] = v
+				}
 			}
 		}
 		out[callKey{c.Line, c.Col}] = kw
+		vals[callKey{c.Line, c.Col}] = kv
 	}
-	return out
+	return out, vals
+}
+
+// literalValue reads a literal from its tokens: "x", 3, -2.5, true.
+func literalValue(toks []tk) (any, bool) {
+	neg := false
+	if len(toks) == 2 && (toks[0].t == token.SUB || toks[0].t == token.ADD) {
+		neg, toks = toks[0].t == token.SUB, toks[1:]
+	}
+	if len(toks) != 1 {
+		return nil, false
+	}
+	k := toks[0]
+	switch k.t {
+	case token.STRING:
+		if neg {
+			return nil, false
+		}
+		v, err := strconv.Unquote(k.lit)
+		return v, err == nil
+	case token.INT:
+		v, err := strconv.ParseInt(k.lit, 0, 64)
+		if err != nil || v > 1<<31 {
+			return nil, false
+		}
+		if neg {
+			v = -v
+		}
+		return int(v), true
+	case token.FLOAT:
+		v, err := strconv.ParseFloat(k.lit, 64)
+		if err != nil {
+			return nil, false
+		}
+		if neg {
+			v = -v
+		}
+		return v, true
+	case token.IDENT:
+		if !neg && (k.lit == "true" || k.lit == "false") {
+			return k.lit == "true", true
+		}
+	}
+	return nil, false
 }

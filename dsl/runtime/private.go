@@ -130,7 +130,7 @@ func planPCA(src *source, a *args) *planned {
 			panic(argErr(fn, err))
 		}
 		p.method, p.cost, p.hasValues = "pca/"+chosen, pl.Cost, true
-		p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per coordinate (rows scaled to norm ≤ 1 by the clip %g), %d iteration(s)", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Iters)
+		p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per coordinate (rows scaled to norm ≤ 1 by the clip %.4g), %d iteration(s)", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Iters)
 		if chosen == pca.MethodAdaptive {
 			p.noise = fmt.Sprintf("noise multiplier %.4g per unit of the threshold, sparse-vector ε=%.4g per iteration, %d iteration(s)", pl.NoiseMultiplier, pl.SVTEps, pl.Iters)
 		}
@@ -169,9 +169,9 @@ func planPCA(src *source, a *args) *planned {
 		}
 		p.method, p.cost = "dppca/"+chosen, pl.Cost
 		if chosen == dppca.MethodPrivateOja {
-			p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g on each clipped minibatch sum (rows scaled to norm ≤ 1 by the clip %g), %d steps", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Steps)
+			p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g on each clipped minibatch sum (rows scaled to norm ≤ 1 by the clip %.4g), %d steps", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Steps)
 		} else {
-			p.noise = fmt.Sprintf("Gaussian multiplier %.4g per unit of the private gradient-spread estimate (rows scaled to norm ≤ 1 by the clip %g), %d steps", pl.NoiseMultiplier, clip, pl.Steps)
+			p.noise = fmt.Sprintf("Gaussian multiplier %.4g per unit of the private gradient-spread estimate (rows scaled to norm ≤ 1 by the clip %.4g), %d steps", pl.NoiseMultiplier, clip, pl.Steps)
 		}
 		p.note += pl.Note
 		p.params["calibration"] = calib.String()
@@ -204,7 +204,7 @@ func planPCA(src *source, a *args) *planned {
 			panic(argErr(fn, err))
 		}
 		p.method, p.cost = "federated/dpspca", pl.Cost
-		p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
+		p.noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %.4g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
 		p.note += pl.Note
 		p.params["sparsity"], p.params["providers"] = s, providers
 		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
@@ -286,6 +286,7 @@ func splitProviders(rows *mat.Dense, n int) ([]federated.Provider[federated.PCAR
 func (rt *Runtime) privatePCA(ds any, kws ...KW) *PCAResult {
 	const fn = "private_pca"
 	b := rt.current(fn)
+	defer rt.lineOnError(b, fn)
 	a := mustArgs(fn, kws)
 	src := rt.resolve(fn, ds)
 	p := planPCA(src, a)
@@ -349,7 +350,7 @@ func (rt *Runtime) execute(b *binding, src *source, p *planned) (any, *Receipt) 
 	}
 	// One message for an error and a panic alike, so that the message
 	// tells no more than the fact of failure (see docs/threat-model.md).
-	panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s (for example too few rows for the number of steps)", p.fn, p.method, src.label(), ch.ledgerID, p.fn))
+	panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s", p.fn, p.method, src.label(), ch.ledgerID, p.fn))
 }
 
 // testRunHook, set only by this package's tests, wraps the mechanism run

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -137,12 +138,9 @@ func (r *PCAResult) String() string {
 	d, k := r.Components.Dims()
 	var b strings.Builder
 	fmt.Fprintf(&b, "PCAResult(%s): %d component(s) over %d columns\n", r.Method, k, d)
+	width := nameWidth(r.Columns, d)
 	for i := range d {
-		name := fmt.Sprint(i)
-		if i < len(r.Columns) {
-			name = r.Columns[i]
-		}
-		fmt.Fprintf(&b, "  %-12s", name)
+		fmt.Fprintf(&b, "  %s", padRight(columnName(r.Columns, i), width))
 		for j := range k {
 			fmt.Fprintf(&b, " % .4f", r.Components.At(i, j))
 		}
@@ -241,8 +239,9 @@ func (r *MeanResult) Get(column string) float64 {
 func (r *MeanResult) String() string {
 	var b strings.Builder
 	b.WriteString("private mean:\n")
+	width := nameWidth(r.Columns, len(r.Columns))
 	for i, c := range r.Columns {
-		fmt.Fprintf(&b, "  %-12s % .6g\n", c, r.Values[i])
+		fmt.Fprintf(&b, "  %s % .6g\n", padRight(c, width), r.Values[i])
 	}
 	b.WriteString(r.Receipt.String())
 	return b.String()
@@ -274,7 +273,44 @@ type FedRepResult struct {
 
 func (r *FedRepResult) String() string {
 	d, k := r.U.Dims()
-	return fmt.Sprintf("FedRepResult: shared representation U (%d×%d)\n%v\n%s", d, k, mat.Formatted(r.U, mat.Squeeze()), r.Receipt)
+	var b strings.Builder
+	fmt.Fprintf(&b, "FedRepResult: shared representation U (%d×%d)\n", d, k)
+	width := nameWidth(r.Columns, d)
+	for i := range d {
+		fmt.Fprintf(&b, "  %s", padRight(columnName(r.Columns, i), width))
+		for j := range k {
+			fmt.Fprintf(&b, " % .4g", r.U.At(i, j))
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(r.Receipt.String())
+	return b.String()
+}
+
+// columnName is the name of column i, or its 1-based number.
+func columnName(cols []string, i int) string {
+	if i < len(cols) {
+		return cols[i]
+	}
+	return fmt.Sprint(i + 1)
+}
+
+// nameWidth is the width of the widest of the d column names (at least
+// 6), in characters, so that text tables line up.
+func nameWidth(cols []string, d int) int {
+	w := 6
+	for i := range d {
+		w = max(w, utf8.RuneCountInString(columnName(cols, i)))
+	}
+	return w
+}
+
+// padRight pads s with spaces to width characters.
+func padRight(s string, width int) string {
+	if n := utf8.RuneCountInString(s); n < width {
+		return s + strings.Repeat(" ", width-n)
+	}
+	return s
 }
 
 // HTML renders U and the receipt.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/privnotes/privnotes/dsl/engine"
@@ -49,6 +50,33 @@ type binding struct {
 	id    string
 	label string
 	ended bool
+	// lines are the lines of the cell's calls of each private function
+	// (from the translator), to place a run-time argument error.
+	lines map[string][]int
+	// charged counts the charges made by the cell so far.
+	charged int
+}
+
+// lineOnError, deferred by each private function, prefixes an argument,
+// availability or dataset error raised before the charge with the line of
+// the call in the cell: "line 3: …", or "line 3 or 7: …" when the cell
+// calls the function on several lines (a call from a function defined in
+// an earlier cell is not told apart).
+func (rt *Runtime) lineOnError(b *binding, fn string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if e, ok := r.(*Error); ok && (e.Name == NameArgumentError || e.Name == NameNotAvailable || e.Name == NameDatasetError) {
+		if ls := b.lines[fn]; len(ls) > 0 {
+			var parts []string
+			for _, l := range ls {
+				parts = append(parts, fmt.Sprint(l))
+			}
+			panic(&Error{Name: e.Name, Msg: "line " + strings.Join(parts, " or ") + ": " + e.Msg})
+		}
+	}
+	panic(r)
 }
 
 // cellLabel is how messages and receipts name a cell: by its execution
@@ -175,7 +203,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 func (rt *Runtime) Rewrite(src string) (interp.Program, error) {
 	p, err := syntax.Translate("", src)
 	if err != nil {
-		return interp.Program{}, err
+		return interp.Program{}, classifyTranslateError(err)
 	}
 	return interp.Program{Go: p.Go, Pos: p.Lines.Map, Plan: p}, nil
 }
@@ -192,13 +220,19 @@ func (rt *Runtime) Begin(ctx context.Context, cell *interp.Cell) error {
 		id = fmt.Sprintf("%s[%d]", id, cell.ExecutionCount)
 	}
 	label := cellLabel(cell.ExecutionCount)
+	lines := map[string][]int{}
 	if p, ok := cell.Program.Plan.(*syntax.Program); ok && p != nil {
 		if err := rt.precheck(p, cell.Program.Go, label, cell.Lookup); err != nil {
 			return err
 		}
+		for _, c := range p.AllCalls() {
+			if ls := lines[c.Func]; len(ls) == 0 || ls[len(ls)-1] != c.Line {
+				lines[c.Func] = append(ls, c.Line)
+			}
+		}
 	}
 	rt.mu.Lock()
-	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id, label: label}
+	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id, label: label, lines: lines}
 	rt.block = nil
 	rt.mu.Unlock()
 	return nil
@@ -224,6 +258,27 @@ func (rt *Runtime) Keywords(name string) []string {
 		return f.KeywordNames()
 	}
 	return nil
+}
+
+// Choices lists the allowed values of keyword kw of the DSL function fn
+// (nil when any value goes), for completion inside a call: the table's
+// Param.Choices without the empty "use the default" value.
+func (rt *Runtime) Choices(fn, kw string) []string {
+	f, ok := syntax.Lookup(fn)
+	if !ok {
+		return nil
+	}
+	p, ok := f.Keyword(kw)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, c := range p.Choices {
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Doc returns the help of a DSL function or magic.
@@ -295,6 +350,19 @@ type chargeResult struct {
 	block     string
 }
 
+// refusalNotes adds to a run-time refusal why the requested cost may
+// exceed the call's eps (an approximate event under zcdp) and that the
+// cell's earlier charges (earlier iterations of a loop) stand.
+func refusalNotes(be *BudgetError, b *binding, ev accounting.Event, mode string) *BudgetError {
+	if n := approxNote(ev, mode); n != "" {
+		be.Notes = append(be.Notes, n)
+	}
+	if b.charged > 0 {
+		be.Notes = append(be.Notes, fmt.Sprintf("This cell already made %d charge(s) before this call (for example earlier iterations of a loop); they stand and their results were computed (%%ledger lists them)", b.charged))
+	}
+	return be
+}
+
 // charge checks ev against the open block's cap and, for a registered
 // dataset, charges the ledger durably; the block records the spend only
 // when the ledger accepted it. Charges are serialized in-process; the
@@ -316,7 +384,7 @@ func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params m
 		}
 		if err := blk.acc.Check(ev); err != nil {
 			if be, ok := asBudgetError(blk.scope(), err, false); ok {
-				return nil, be
+				return nil, refusalNotes(be, b, ev, blk.acc.Mode().String())
 			}
 			return nil, errorf(NameArgumentError, "%s: %v", blk.scope(), err)
 		}
@@ -327,7 +395,7 @@ func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params m
 		rec, err := st.Charge(b.ctx, src.name, ev, ledger.ChargeMeta{Params: params, Cell: b.id})
 		if err != nil {
 			if be, ok := asBudgetError(fmt.Sprintf("dataset %q", src.name), err, false); ok {
-				return nil, be
+				return nil, refusalNotes(be, b, ev, src.schema.Accountant)
 			}
 			if b.ctx.Err() != nil {
 				return nil, errorf(NameInterrupted, "interrupted before the charge: nothing was spent")
@@ -336,6 +404,9 @@ func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params m
 		}
 		res.ledgerID, res.remaining, res.spent, res.mode = rec.ID, rec.Remaining, rec.Spent, rec.Mode
 	}
+	rt.mu.Lock()
+	b.charged++
+	rt.mu.Unlock()
 	if blk != nil {
 		if err := blk.acc.Spend(ev); err != nil {
 			// Check passed under the same lock; only a bug gets here. The

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -37,7 +38,7 @@ func (rt *Runtime) dataset(name string, kws ...KW) Dataset {
 	sc, err := rt.mustStore().Schema(name)
 	if err != nil {
 		if errors.Is(err, ledger.ErrNoDataset) {
-			panic(errorf(NameDatasetError, "no dataset %q is registered in this state directory; %%datasets lists them (the data owner registers datasets with `privnotes dataset add`)", name))
+			panic(rt.unknownDataset("dataset", name))
 		}
 		panic(errorf(NameLedgerError, "reading dataset %q: %v", name, err))
 	}
@@ -183,4 +184,48 @@ func columnIndex(sc ledger.Schema, names []string) ([]int, error) {
 		idx = append(idx, i)
 	}
 	return idx, nil
+}
+
+// unknownDataset is the DatasetError for a name no dataset has; what is
+// the call or magic ("dataset", "%ledger x"). It suggests the closest
+// registered name: every name is public (%datasets lists them all).
+func (rt *Runtime) unknownDataset(what, name string) *Error {
+	hint := ""
+	if st, err := rt.Store(); err == nil {
+		if scs, err := st.Datasets(); err == nil {
+			best, bestD := "", -1
+			for _, sc := range scs {
+				d := editDistance(strings.ToLower(name), strings.ToLower(sc.Name))
+				if d <= max(2, len([]rune(sc.Name))/3) && (bestD < 0 || d < bestD) {
+					best, bestD = sc.Name, d
+				}
+			}
+			if best != "" {
+				hint = fmt.Sprintf(" Did you mean %q?", best)
+			}
+		}
+	}
+	return errorf(NameDatasetError, "%s: no dataset %q is registered in this state directory.%s %%datasets lists them (the data owner registers datasets with `privnotes dataset add`)", what, name, hint)
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := prev[j-1]
+			if ra[i-1] != rb[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

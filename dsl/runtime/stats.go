@@ -100,6 +100,7 @@ func unitCount(d *ledger.Data) int {
 func (rt *Runtime) privateCount(ds any, kws ...KW) *CountResult {
 	const fn = "private_count"
 	b := rt.current(fn)
+	defer rt.lineOnError(b, fn)
 	a := mustArgs(fn, kws)
 	src := rt.resolve(fn, ds)
 	p := planCount(src, a)
@@ -149,8 +150,8 @@ func planMean(src *source, a *args) *planned {
 		cols[i] = sc.Columns[j]
 	}
 	p := &planned{fn: fn, method: "mean/gaussian", cost: ev, eps: eps, delta: delta, columns: cols,
-		noise: fmt.Sprintf("Gaussian std %.4g per coordinate of the clipped sum (sensitivity %g), std %.4g on the count", sigmaSum, sens, sigmaCount),
-		note: fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum of rows clipped to norm %g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
+		noise: fmt.Sprintf("Gaussian std %.4g per coordinate of the clipped sum (sensitivity %.4g), std %.4g on the count", sigmaSum, sens, sigmaCount),
+		note: fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
 			eps, delta, rho, 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
 		params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
 	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
@@ -193,6 +194,7 @@ func planMean(src *source, a *args) *planned {
 func (rt *Runtime) privateMean(ds any, kws ...KW) *MeanResult {
 	const fn = "private_mean"
 	b := rt.current(fn)
+	defer rt.lineOnError(b, fn)
 	a := mustArgs(fn, kws)
 	src := rt.resolve(fn, ds)
 	p := planMean(src, a)

@@ -48,6 +48,9 @@
 // owner or released by a DP count, never the private n) it also checks
 // feasibility: if n is too small for the requested (ε, δ, d, T) the plan
 // fails, naming the n that would be needed, before any budget is charged.
+// Without it, a run never fails on n: data with fewer rows than the
+// minibatches need (Plan.MinRows) are padded with zero records, which
+// keeps the run private (see Plan.MinRows) and its output's shape fixed.
 //
 // CalibPaper (default) follows the paper: DP-PCA needs ε < 0.9 (Theorem 5.1,
 // Lemma B.4), Eq. 7 needs ε < 1 (Lemma 2.4), the classical Gaussian

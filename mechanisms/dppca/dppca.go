@@ -44,9 +44,30 @@ type Plan struct {
 	// per unit of Algorithm 5's truncation radius r, whose mean gets noise
 	// for (2r√d/m + RoundingExcess·r)·(1 + 1e-9).
 	RoundingExcess float64
-	// NeededN is the smallest row count the feasibility check accepts
-	// (computed only when Options.PublicN is set).
+	// NeededN is the row count the feasibility check asks for: about the
+	// smallest n for which the run is useful (spec §8).
 	NeededN int
+	// MinRows is the exact number of rows a run needs to fill its
+	// minibatches (DP-PCA: 4·Groups rows per minibatch half pair, private
+	// Oja: one record per minibatch; twice as many rows when records are
+	// pair differences). Run pads data with fewer rows with zero records
+	// up to that size, so that no run fails, nor changes its shape, on the
+	// private n. Such a run is still (ε, δ)-DP, but its estimate is mostly
+	// noise; NeededN says how many rows make it useful.
+	//
+	// Why padding is private: under replace-one neighbours both data sets
+	// have the same n, so the number of zero records added, MinRows/r − ⌊n/r⌋
+	// (r rows per record), is the same for both, and where they go comes
+	// from a shuffle drawn from public randomness independent of the data.
+	// The padded record sets of two neighbours therefore differ in exactly
+	// the one record the replaced row enters: padding maps neighbours to
+	// neighbours, and the mechanism, private for every record set of its
+	// size (its sensitivities are per record and hold for zero records,
+	// whose gradient is zero), stays (ε, δ)-DP after it. Padding also
+	// removes the "failure bit" (a run that fails on too few rows tells
+	// whether n < MinRows, which an analyst varying Steps could use to
+	// binary-search n).
+	MinRows int
 	Note    string
 
 	opt   Options
@@ -114,9 +135,10 @@ func PlanDPPCA(opt Options, d int) (*Plan, error) {
 	thr5 := 1 + (2/hp.eps)*(math.Log(2/hp.delta)+math.Log(2*float64(d*T)/o.Zeta))
 	needB := max(4*pl.Groups*o.MinGroupSize, 2*int(math.Ceil(2*thr5)))
 	needRecords := needB * T
-	pl.NeededN = needRecords
-	if !o.Centred && o.Mean == nil {
-		pl.NeededN = 2 * needRecords
+	pl.NeededN = needRecords * rowsPerRecord(&o)
+	pl.MinRows = 4 * pl.Groups * T * rowsPerRecord(&o)
+	if pl.MinRows > MaxRows {
+		return fail("eps=%v, delta=%v, T=%d need %d groups per minibatch, more than dppca.MaxRows rows in total: raise eps or lower steps", o.Eps, o.Delta, T, pl.Groups)
 	}
 	if o.PublicN > 0 {
 		if B := o.records(o.PublicN) / T; B < needB {
@@ -131,10 +153,20 @@ func PlanDPPCA(opt Options, d int) (*Plan, error) {
 	if o.FullBudgetHalves {
 		split = "the whole (ε, δ) for each half-batch (parallel composition, beyond the paper)"
 	}
-	pl.Note = fmt.Sprintf("DP-PCA calibrated to ε=%v, δ=%v (%s, replace-one, n public): T=%d disjoint minibatches in one pass, %s; Algorithm 4: %d groups, %s bins, histogram ε=%s; Algorithm 5: coordinate histograms ε=%s, δ=%s, Gaussian multiplier %s%s",
-		o.Eps, o.Delta, o.Calibration, T, split, pl.Groups, binName(o.QuarterBins), fmtG(e4), fmtG(hp.eps), fmtG(hp.delta), fmtG(mult), beyond(o.Calibration))
+	pl.Note = fmt.Sprintf("DP-PCA calibrated to ε=%v, δ=%v (%s, replace-one, n public): T=%d disjoint minibatches in one pass, %s; Algorithm 4: %d groups, %s bins, histogram ε=%s; Algorithm 5: coordinate histograms ε=%s, δ=%s, Gaussian multiplier %s%s; %s",
+		o.Eps, o.Delta, o.Calibration, T, split, pl.Groups, binName(o.QuarterBins), fmtG(e4), fmtG(hp.eps), fmtG(hp.delta), fmtG(mult), beyond(o.Calibration), padNote(pl.MinRows, pl.NeededN))
 	pl.opt = o
 	return pl, nil
+}
+
+// padNote is the sentence every receipt of a plan carries about padding,
+// the same whatever the data's n.
+func padNote(minRows, neededN int) string {
+	s := fmt.Sprintf("data with fewer than %d rows are padded with zero rows to %d (the run is still private, but its estimate is then mostly noise)", minRows, minRows)
+	if neededN > minRows {
+		s += fmt.Sprintf("; a useful run needs about %d rows", neededN)
+	}
+	return s
 }
 
 func rowsPerRecord(o *Options) int {
@@ -174,6 +206,11 @@ func (pl *Plan) Run(ctx context.Context, data *mat.Dense) (*Result, error) {
 	if pl == nil || pl.D == 0 {
 		return nil, errors.New("dppca: Run needs a plan from PlanDPPCA or PlanPrivateOja")
 	}
+	if data != nil && data.IsEmpty() {
+		// No rows at all: one zero row, padded like any small data set
+		// (an empty matrix has no width to check).
+		data = mat.NewDense(1, pl.D, nil)
+	}
 	if err := checkData(pl.Method, data, pl.D); err != nil {
 		return nil, err
 	}
@@ -192,14 +229,13 @@ func (pl *Plan) runDPPCA(ctx context.Context, data *mat.Dense) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("dppca: stopped before step 1: %w", err)
 	}
-	src, w, recs := begin(data, &o, o.knob)
+	// Fewer records than the minibatches need are padded with zero
+	// records (see Plan.MinRows): the run never fails on n.
+	src, w, recs := begin(data, &o, o.knob, pl.MinRows/rowsPerRecord(&o))
 	B := recs.n / T
 	half := B / 2
-	// n is public under replace-one (spec §1), so refusing on it reveals
-	// nothing; PublicN makes the same check before any charge.
-	if half/2 < pl.Groups {
-		return nil, fmt.Errorf("dppca: too few rows for %d minibatches with %d groups each: need at least %d rows (about %d for a useful run); raise eps, lower steps, or use more data",
-			T, pl.Groups, 4*pl.Groups*T*rowsPerRecord(&o), pl.NeededN)
+	if half/2 < pl.Groups { // unreachable after padding; kept as a guard
+		return nil, fmt.Errorf("dppca: internal error: %d minibatches with %d groups each are not filled", T, pl.Groups)
 	}
 	o.minibatchRate(recs.n)
 	pass := rowpass.Options{Workers: o.Workers}

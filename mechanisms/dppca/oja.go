@@ -38,7 +38,7 @@ func Oja(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
 	if o.Gap == 0 {
 		return nil, errNeedGap(MethodOja)
 	}
-	_, w, recs := begin(data, &o, nil)
+	_, w, recs := begin(data, &o, nil, 0)
 	if recs.n < o.Steps || recs.n == 0 {
 		return nil, fmt.Errorf("dppca %s: fewer records than steps", MethodOja)
 	}
@@ -150,12 +150,13 @@ func PlanPrivateOja(opt Options, d int) (*Plan, error) {
 	pl.Cost.Mechanism = "dppca/oja"
 	pl.RoundingExcess = ojaExcess(o.Steps, o.Beta)
 	pl.NoiseStd = noise.GaussianScale((2*o.Beta+pl.RoundingExcess)*sensitivitySlack, pl.NoiseMultiplier, d)
+	pl.MinRows = o.Steps * rowsPerRecord(&o)
+	pl.NeededN = pl.MinRows
 	if o.PublicN > 0 && o.records(o.PublicN) < o.Steps {
-		pl.NeededN = o.Steps * rowsPerRecord(&o)
 		return nil, fmt.Errorf("dppca %s: n=%d rows are too few for T=%d minibatches: need n ≥ %d", MethodPrivateOja, o.PublicN, o.Steps, pl.NeededN)
 	}
-	pl.Note = fmt.Sprintf("minibatch private Oja (Eq. 7) calibrated to ε=%v, δ=%v (%s, replace-one): T=%d disjoint minibatches, gradients clipped to %s, Gaussian std %s on each clipped sum%s",
-		o.Eps, o.Delta, o.Calibration, o.Steps, fmtG(o.Beta), fmtG(pl.NoiseStd), beyondOja(o.Calibration))
+	pl.Note = fmt.Sprintf("minibatch private Oja (Eq. 7) calibrated to ε=%v, δ=%v (%s, replace-one): T=%d disjoint minibatches, gradients clipped to %s, Gaussian std %s on each clipped sum%s; %s",
+		o.Eps, o.Delta, o.Calibration, o.Steps, fmtG(o.Beta), fmtG(pl.NoiseStd), beyondOja(o.Calibration), padNote(pl.MinRows, pl.NeededN))
 	pl.opt = o
 	return pl, nil
 }
@@ -183,10 +184,12 @@ func (pl *Plan) runPrivateOja(ctx context.Context, data *mat.Dense) (*Result, er
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("dppca %s: stopped before step 1: %w", MethodPrivateOja, err)
 	}
-	src, w, recs := begin(data, &o, o.knob)
+	// Fewer records than minibatches are padded with zero records (see
+	// Plan.MinRows): the run never fails on n.
+	src, w, recs := begin(data, &o, o.knob, T)
 	B := recs.n / T
-	if B < 1 {
-		return nil, fmt.Errorf("dppca %s: too few rows for %d minibatches: need at least %d", MethodPrivateOja, T, T*rowsPerRecord(&o))
+	if B < 1 { // unreachable after padding; kept as a guard
+		return nil, fmt.Errorf("dppca %s: internal error: %d minibatches are not filled", MethodPrivateOja, T)
 	}
 	o.minibatchRate(recs.n)
 	res := &Result{

@@ -3,6 +3,7 @@ package dppca
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -163,9 +164,6 @@ func TestRunRefuses(t *testing.T) {
 	if _, err := pl.Run(context.Background(), mat.NewDense(5, 2, nil)); err == nil {
 		t.Error("wrong width accepted")
 	}
-	if _, err := pl.Run(context.Background(), mat.NewDense(50, 3, nil)); err == nil || !strings.Contains(err.Error(), "too few rows") {
-		t.Errorf("50 rows: %v", err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := pl.Run(ctx, mat.NewDense(1000000, 3, nil)); !errors.Is(err, context.Canceled) {
@@ -174,5 +172,67 @@ func TestRunRefuses(t *testing.T) {
 	var nilPlan *Plan
 	if _, err := nilPlan.Run(context.Background(), mat.NewDense(5, 3, nil)); err == nil {
 		t.Error("nil plan accepted")
+	}
+}
+
+// TestTooFewRowsPadded: a run on fewer rows than its minibatches need pads
+// them with zero records instead of failing, so that neither an error nor
+// the shape of the result depends on n (the "failure bit"); with exactly
+// MinRows rows nothing is padded.
+func TestTooFewRowsPadded(t *testing.T) {
+	const d = 3
+	plans := map[string]func() (*Plan, error){
+		"dppca pairs": func() (*Plan, error) { return PlanDPPCA(Options{Eps: 0.5, Delta: 1e-7, Steps: 4}, d) },
+		"dppca centred": func() (*Plan, error) {
+			return PlanDPPCA(Options{Eps: 2, Delta: 1e-6, Steps: 3, Centred: true, Calibration: CalibAnalytic}, d)
+		},
+		"oja pairs": func() (*Plan, error) {
+			return PlanPrivateOja(Options{Eps: 0.5, Delta: 1e-7, Steps: 7, Beta: 1, Gap: 0.1}, d)
+		},
+		"oja centred": func() (*Plan, error) {
+			return PlanPrivateOja(Options{Eps: 2, Delta: 1e-6, Steps: 5, Beta: 1, Gap: 0.1, Centred: true, Calibration: CalibAnalytic}, d)
+		},
+	}
+	for name, mk := range plans {
+		pl, err := mk()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if pl.MinRows < pl.Steps || pl.NeededN < pl.MinRows {
+			t.Errorf("%s: MinRows %d, NeededN %d, steps %d", name, pl.MinRows, pl.NeededN, pl.Steps)
+		}
+		if !strings.Contains(pl.Note, fmt.Sprintf("fewer than %d rows are padded", pl.MinRows)) {
+			t.Errorf("%s: the note does not state the padding: %s", name, pl.Note)
+		}
+		var shapes []string
+		for _, n := range []int{0, 1, 2, 7, pl.MinRows/2 + 1, pl.MinRows - 1, pl.MinRows} {
+			if n > pl.MinRows {
+				continue
+			}
+			x := mat.NewDense(max(n, 1), d, nil)
+			if n == 0 {
+				x = &mat.Dense{}
+			}
+			for i := range n {
+				x.Set(i, i%d, float64(1+i%5))
+			}
+			res, err := pl.Run(context.Background(), x)
+			if err != nil {
+				t.Fatalf("%s, n=%d: %v", name, n, err)
+			}
+			if r, c := res.Components.Dims(); r != d || c != 1 {
+				t.Fatalf("%s, n=%d: components %d×%d", name, n, r, c)
+			}
+			if nrm := mat.Norm(res.Components, 2); math.Abs(nrm-1) > 1e-9 {
+				t.Errorf("%s, n=%d: component norm %v", name, n, nrm)
+			}
+			// Everything but the values is the same whatever n.
+			shapes = append(shapes, fmt.Sprintf("%s|%d|%d|%d|%d|%d|%s", res.Method, res.Steps, res.Batch, res.Records, len(res.Eigenvalues), len(res.NoiseStd), res.Note))
+		}
+		for i, s := range shapes {
+			if s != shapes[0] {
+				t.Errorf("%s: result shape %d differs:\n%s\n%s", name, i, s, shapes[0])
+			}
+		}
 	}
 }

@@ -23,6 +23,9 @@ type records struct {
 	pairs bool    // record i = (x_{2i+1} − x_{2i})/√2 in shuffled order
 	mean  []float64
 	pass  rowpass.Options
+	// slots, set only when the data are padded (pad), maps record i to a
+	// record of the data (≥ 0) or to a zero record (−1).
+	slots []int32
 }
 
 // newRecords prepares data; seed drives the shuffle (public randomness).
@@ -49,6 +52,31 @@ func newRecords(data *mat.Dense, opt *Options, shuffleSeed uint64) *records {
 		r.n = g.Rows / 2
 	}
 	return r
+}
+
+// pad raises the number of records to min by adding zero records, mixed
+// among the data's records by a shuffle drawn from seed (public
+// randomness), so that a run never fails, nor changes its shape, on the
+// private row count. A zero record contributes a zero gradient; it fills
+// groups and minibatches like any other record. See Plan.MinRows for why
+// this is private.
+func (r *records) pad(min int, seed uint64) {
+	if r.n >= min {
+		return
+	}
+	r.slots = make([]int32, min)
+	for i := range r.slots {
+		r.slots[i] = -1
+		if i < r.n {
+			r.slots[i] = int32(i)
+		}
+	}
+	rng := rand.New(rand.NewChaCha8(seedKey(seed ^ 0x9e3779b97f4a7c15)))
+	for i := len(r.slots) - 1; i > 0; i-- {
+		j := rng.IntN(i + 1)
+		r.slots[i], r.slots[j] = r.slots[j], r.slots[i]
+	}
+	r.n = min
 }
 
 func seedKey(seed uint64) [32]byte {
@@ -78,6 +106,12 @@ func (r *records) row(p int, dst []float64) {
 
 // load writes record i into dst (len d); tmp is scratch of length d.
 func (r *records) load(i int, dst, tmp []float64) {
+	if r.slots != nil {
+		if i = int(r.slots[i]); i < 0 {
+			clear(dst)
+			return
+		}
+	}
 	if r.pairs {
 		r.row(2*i, tmp)
 		r.row(2*i+1, dst)
@@ -133,11 +167,20 @@ func randomUnit(src source, d int) []float64 {
 // begin draws a run's public randomness in a fixed order (the starting
 // vector, then the shuffle seed) and prepares the records of data; o must
 // be validated.
-func begin(data *mat.Dense, o *Options, knob *testKnob) (source, []float64, *records) {
+//
+// minRecords > 0 pads the records with zero records up to minRecords
+// (records.pad); the padding's shuffle is derived from the same public
+// seed, so a run draws the same randomness whether or not it pads.
+func begin(data *mat.Dense, o *Options, knob *testKnob, minRecords int) (source, []float64, *records) {
 	src := newSource(o.Noise, knob)
 	_, d := data.Dims()
 	w := randomUnit(src, d)
-	return src, w, newRecords(data, o, src.publicSeed())
+	seed := src.publicSeed()
+	recs := newRecords(data, o, seed)
+	if minRecords > 0 {
+		recs.pad(minRecords, seed)
+	}
+	return src, w, recs
 }
 
 // step returns w + eta·g normalized, or w unchanged (the step is skipped)

@@ -1,0 +1,58 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+)
+
+// TestDisplayFormatting: text tables line up whatever the column names'
+// lengths, floats are shown to 4 significant digits, plots label integer
+// axes with integers and never crowd their x labels.
+func TestDisplayFormatting(t *testing.T) {
+	cols := []string{"a", "mean concave points", "x"}
+	pc := &PCAResult{Components: mat.NewDense(3, 1, []float64{0.5, -0.5, 0.7071}), Method: "pca/gauss", Columns: cols}
+	lines := strings.Split(pc.String(), "\n")[1:4]
+	at := strings.Index(lines[0], "0.5000")
+	for _, l := range lines {
+		if i := strings.IndexAny(l, "0123456789-"); i < 0 || strings.Index(l, "0.") != at {
+			t.Errorf("PCAResult rows do not line up:\n%s", strings.Join(lines, "\n"))
+			break
+		}
+	}
+	fr := &FedRepResult{U: mat.NewDense(2, 1, []float64{0.123456789, -0.987654321}), Columns: []string{"a long column name", "b"}}
+	if s := fr.String(); !strings.Contains(s, "0.1235") || strings.Contains(s, "0.123456") {
+		t.Errorf("FedRepResult: %s", s)
+	}
+	src := &source{name: "x", schema: ledger.Schema{D: 3, Clip: 6.71947806991034, Neighbour: "replace-one", Columns: cols}}
+	a := mustArgs("private_pca", []KW{newKW("eps", 1), newKW("delta", 1e-6), newKW("method", "gauss")})
+	if p := planPCA(src, a); !strings.Contains(p.noise, "clip 6.719)") {
+		t.Errorf("receipt noise: %s", p.noise)
+	}
+	ticks := integerTicks{}.Ticks(0.5, 3.5)
+	if len(ticks) != 3 || ticks[0].Label != "1" || ticks[2].Label != "3" {
+		t.Errorf("integer ticks: %+v", ticks)
+	}
+	labelled := 0
+	for _, tk := range (integerTicks{}).Ticks(0.5, 200.5) {
+		if tk.Value != float64(int(tk.Value)) {
+			t.Errorf("tick at %v", tk.Value)
+		}
+		if tk.Label != "" {
+			labelled++
+		}
+	}
+	if labelled > 13 {
+		t.Errorf("%d labelled ticks on 200 components", labelled)
+	}
+	names := loadingLabels([]string{"a very long column name indeed", "b"}, 2)
+	if len([]rune(names[0])) > maxLabel || names[1] != "b" {
+		t.Errorf("loading labels: %q", names)
+	}
+	if n := loadingLabels(nil, 100); n[0] != "1" || n[1] != "" || n[5] != "6" {
+		t.Errorf("loading labels of 100 columns: %q", n[:6])
+	}
+}
