@@ -42,17 +42,25 @@ func Example_accountingWorkedNumbers() {
 	// 3. A pure-ε count in a zCDP session: ε = 0.1 costs ρ = ε²/2.
 	fmt.Printf("pure ε=0.1 → ρ=%.4g\n", accounting.PureToRho(0.1))
 
-	// 4. The quickstart's dataset: budget (3, 1e-6), zCDP accountant.
+	// 4. The quickstart's dataset: budget (3, 1e-6), zCDP accountant, a
+	// PCA and a Gaussian count (private_count with delta).
 	a, _ := accounting.NewAccountant(accounting.ModeZCDP, accounting.Budget{Eps: 3, Delta: delta})
 	pca := accounting.ZcdpFor(1, delta)
-	count := accounting.Pure(0.1)
+	count := accounting.ZcdpFor(0.3, delta)
 	if err := a.Spend(pca, count); err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("after PCA (1, 1e-6) + count (0.1): spent %v, remaining %v\n", a.Spent(), a.Remaining())
-	fmt.Printf("under basic composition the same two would spend ε=%.4g\n", 1.0+0.1)
-	for _, eps := range []float64{1.89, 2.5, 3} {
+	fmt.Printf("after PCA (1, 1e-6) + Gaussian count (0.3, 1e-6): spent %v, remaining %v\n", a.Spent(), a.Remaining())
+	fmt.Printf("the count's noise: std %.4g (ρ=%.4g)\n", 1/math.Sqrt(2*accounting.RhoForTarget(0.3, delta)), accounting.RhoForTarget(0.3, delta))
+	fmt.Printf("under basic composition the same two would spend ε=%.4g\n", 1.0+0.3)
+	lap, _ := accounting.NewAccountant(accounting.ModeZCDP, accounting.Budget{Eps: 3, Delta: delta})
+	if err := lap.Spend(pca, accounting.Pure(0.3)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("with a Laplace count of ε=0.3 (no delta) instead: spent %v\n", lap.Spent())
+	for _, eps := range []float64{1.94, 2.5, 3} {
 		next := accounting.ZcdpFor(eps, delta)
 		total, _ := a.Preview(next)
 		fmt.Printf("a further (%v, 1e-6) step: total %v, refused: %v\n", eps, total, a.Check(next) != nil)
@@ -83,11 +91,13 @@ func Example_accountingWorkedNumbers() {
 	// 50 × (0.1, 1e-7), advanced → ε=3.69356, δ=1e-05
 	// 50 × (0.1, 1e-7), zcdp     → ε=0.62047, δ=1e-05
 	// pure ε=0.1 → ρ=0.005
-	// after PCA (1, 1e-6) + count (0.1): spent ε=1.10523, δ=1e-06, remaining ε=1.89477, δ=1e-06
-	// under basic composition the same two would spend ε=1.1
-	// a further (1.89, 1e-6) step: total ε=2.24244, δ=1e-06, refused: false
-	// a further (2.5, 1e-6) step: total ε=2.78926, δ=1e-06, refused: false
-	// a further (3, 1e-6) step: total ε=3.25378, δ=1e-06, refused: true
+	// after PCA (1, 1e-6) + Gaussian count (0.3, 1e-6): spent ε=1.05457, δ=1e-06, remaining ε=1.94543, δ=1e-06
+	// the count's noise: std 14.03 (ρ=0.00254)
+	// under basic composition the same two would spend ε=1.3
+	// with a Laplace count of ε=0.3 (no delta) instead: spent ε=1.75612, δ=1e-06
+	// a further (1.94, 1e-6) step: total ε=2.25875, δ=1e-06, refused: false
+	// a further (2.5, 1e-6) step: total ε=2.76593, δ=1e-06, refused: false
+	// a further (3, 1e-6) step: total ε=3.2331, δ=1e-06, refused: true
 	// approx (0.5, 1e-7) in zcdp: spent ε=2.43007, δ=1e-06
 	// approx (0.5, 1e-7) in basic: spent ε=0.5, δ=1e-07
 }

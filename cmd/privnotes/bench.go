@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -26,8 +25,7 @@ func init() {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("bench", "bench [flags]", "Runs the registered workloads with seeded noise on public synthetic data and prints\nmedian error (sin² for k=1, ‖sinΘ‖²_F for k>1) and time per method and setting.", stderr)
 	var (
 		workload = fs.String("workload", "", "run only this workload (default: all; see --list)")
 		list     = fs.Bool("list", false, "list the workloads and exit")
@@ -44,12 +42,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		nb       = fs.String("neighbour", "", "replace-one (default) or add-remove")
 		workers  = fs.Int("workers", 0, "goroutines per data pass (default: all cores)")
 	)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: privnotes bench [flags]\n\nRuns the registered workloads with seeded noise on public synthetic data and prints\nmedian error (sin² for k=1, ‖sinΘ‖²_F for k>1) and time per method and setting.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "privnotes bench: unexpected argument %q (flags only)\n", fs.Arg(0))

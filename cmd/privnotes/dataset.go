@@ -88,8 +88,9 @@ type addFlags struct {
 
 // parseAdd parses and validates the flags of dataset add.
 func parseAdd(args []string, stderr io.Writer) (string, *addFlags, error) {
-	fs := flag.NewFlagSet("privnotes dataset add", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("dataset add", "dataset add NAME --csv FILE --eps E --delta D --clip NORM [flags]", `Registers the CSV file as dataset NAME with a total privacy budget (data
+owner only). Registration is final: the name cannot be registered again and
+its budget cannot be raised.`, stderr)
 	f := &addFlags{}
 	nan := math.NaN()
 	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
@@ -148,10 +149,11 @@ func parseAdd(args []string, stderr io.Writer) (string, *addFlags, error) {
 
 func datasetAdd(args []string, stdout, stderr io.Writer) int {
 	name, f, err := parseAdd(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
-		}
+		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return 2
 	}
 	opts := dataset.Options{Header: f.header, Unit: f.unit, Label: f.label, BadRows: f.badRows, Center: f.center}
@@ -202,6 +204,7 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "registered dataset %q in %s\n", name, dir)
 	writeOwnerInfo(stdout, info, nil)
+	writeHeaderNotes(stdout, f.header, f.columns != "", table)
 	if table.Dropped > 0 {
 		fmt.Fprintf(stdout, "dropped %d bad rows (--bad-rows drop); first reasons:\n", table.Dropped)
 		for _, r := range table.DropReason {
@@ -223,6 +226,35 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "note (owner only): %d of %d rows have an L2 norm above --clip %g; mechanisms clip them at analysis time\n", over, table.Rows, f.clip)
 	}
 	return 0
+}
+
+// writeHeaderNotes says how line 1 of the file was read and warns when the
+// file's last column, kept as a feature, looks like a class label (as the
+// target column of scikit-learn's CSV files does).
+func writeHeaderNotes(w io.Writer, mode string, columnsGiven bool, t *dataset.Table) {
+	how := map[string]string{
+		"yes":     "line 1 holds the column names",
+		"no":      "no header line; columns are named c1, c2, ...",
+		"sklearn": fmt.Sprintf("line 1 is an sklearn header (n_samples, n_features=%d, label names); columns are named c1, c2, ...", t.SklearnFeatures),
+	}[t.Header]
+	if mode == "auto" {
+		fmt.Fprintf(w, "header (detected by --header auto): %s\n", how)
+	} else {
+		fmt.Fprintf(w, "header (--header %s): %s\n", mode, how)
+	}
+	if t.LastColumnClasses == 0 {
+		return
+	}
+	last := t.Columns[len(t.Columns)-1]
+	fmt.Fprintf(w, "warning: the last column, %s, is registered as a feature but looks like a class label (integers, %d distinct values)", last, t.LastColumnClasses)
+	if t.SklearnFeatures > 0 && t.SklearnFeatures == len(t.Columns)-1 {
+		fmt.Fprintf(w, "; the sklearn header says the file has %d features", t.SklearnFeatures)
+	}
+	drop := fmt.Sprintf("--columns 1-%d", len(t.Columns)-1)
+	if columnsGiven {
+		drop = "--columns without " + last
+	}
+	fmt.Fprintf(w, ".\n  If it is the target, register the data again under a new name with %s\n  (features only) or --label %s --label-clip B (for regression).\n", drop, last)
 }
 
 func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
@@ -257,39 +289,48 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 	tw.Flush()
 }
 
-// openState parses --state only and opens the store.
+// openState parses --state (and NAME when withName) and opens the
+// existing store.
 func openState(fs *flag.FlagSet, args []string, stderr io.Writer, withName bool) (*ledger.Store, string, int) {
 	state := fs.String("state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	fs.SetOutput(stderr)
 	name := ""
 	if withName {
 		n, err := splitName(fs, args)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, "", 0
+		}
 		if err != nil {
-			if !errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-			}
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 			return nil, "", 2
 		}
 		name = n
-	} else if err := fs.Parse(args); err != nil {
-		return nil, "", 2
+	} else if code, ok := parseFlags(fs, args); !ok {
+		return nil, "", code
 	} else if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s: unexpected arguments: %s\n", fs.Name(), strings.Join(fs.Args(), " "))
 		return nil, "", 2
 	}
-	dir, err := ledger.StateDir(*state)
+	// Reading commands create nothing: a mistyped --state must be an
+	// error, not an empty ledger that verifies as OK.
+	dir, err := ledger.ResolveStateDir(*state)
 	if err == nil {
 		var st *ledger.Store
-		if st, err = ledger.Open(dir); err == nil {
+		if st, err = ledger.OpenExisting(dir); err == nil {
 			return st, name, 0
 		}
+	}
+	if errors.Is(err, ledger.ErrNoState) {
+		fmt.Fprintf(stderr, "%s: no privnotes state in %s; register data with `privnotes dataset add --state %s ...`\n", fs.Name(), dir, dir)
+		return nil, "", 1
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 	return nil, "", 1
 }
 
 func datasetList(args []string, stdout, stderr io.Writer) int {
-	st, _, code := openState(flag.NewFlagSet("privnotes dataset list", flag.ContinueOnError), args, stderr, false)
+	fs := newFlags("dataset list", "dataset list [--state DIR]", "Lists the registered datasets with their budgets (data owner).", stderr)
+	st, _, code := openState(fs, args, stderr, false)
 	if st == nil {
 		return code
 	}
@@ -324,7 +365,8 @@ func datasetList(args []string, stdout, stderr io.Writer) int {
 }
 
 func datasetShow(args []string, stdout, stderr io.Writer) int {
-	st, name, code := openState(flag.NewFlagSet("privnotes dataset show", flag.ContinueOnError), args, stderr, true)
+	fs := newFlags("dataset show", "dataset show NAME [--state DIR]", "Shows a dataset's registration, budget and spending (data owner).", stderr)
+	st, name, code := openState(fs, args, stderr, true)
 	if st == nil {
 		return code
 	}

@@ -127,3 +127,53 @@ func TestDatasetAndLedgerCommands(t *testing.T) {
 		t.Errorf("ledger frobnicate: exit %d, %q", code, stderr)
 	}
 }
+
+// TestReadCommandsRefuseMissingState: a mistyped --state is an error that
+// names the directory, and the reading commands create nothing there.
+func TestReadCommandsRefuseMissingState(t *testing.T) {
+	typo := filepath.Join(t.TempDir(), "typo")
+	for _, args := range [][]string{
+		{"ledger", "verify"},
+		{"ledger", "show"},
+		{"ledger", "export", "--json"},
+		{"dataset", "list"},
+		{"dataset", "show", "bc"},
+	} {
+		code, out, stderr := runCLI(append(args, "--state", typo)...)
+		want := "no privnotes state in " + typo + "; register data with `privnotes dataset add --state " + typo
+		if code != 1 || out != "" || !strings.Contains(stderr, want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, stderr, want)
+		}
+	}
+	if _, err := os.Stat(typo); !os.IsNotExist(err) {
+		t.Errorf("a reading command created %s (stat: %v)", typo, err)
+	}
+}
+
+// TestDatasetAddHeaderNotes: add says how it read line 1 and warns when a
+// class label is about to become a feature (breast_cancer.csv's column 31).
+func TestDatasetAddHeaderNotes(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	csv := filepath.Join("..", "..", "dsl", "ledger", "testdata", "breast_cancer.csv")
+	code, out, stderr := runCLI("dataset", "add", "all", "--csv", csv, "--eps", "3", "--delta", "1e-6", "--clip", "3000", "--state", state)
+	if code != 0 {
+		t.Fatalf("add: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"header (detected by --header auto): line 1 is an sklearn header (n_samples, n_features=30",
+		"warning: the last column, c31, is registered as a feature but looks like a class label (integers, 2 distinct values); the sklearn header says the file has 30 features",
+		"--columns 1-30", "--label c31 --label-clip B",
+	} {
+		if !strings.Contains(norm(out), norm(want)) {
+			t.Errorf("add output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, stderr = runCLI("dataset", "add", "features", "--csv", csv, "--eps", "3", "--delta", "1e-6", "--clip", "3000", "--columns", "1-30", "--state", state)
+	if code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "header (detected by --header auto): line 1 is an sklearn header") {
+		t.Errorf("add --columns 1-30: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	code, out, _ = runCLI("dataset", "add", "sk", "--csv", csv, "--eps", "3", "--delta", "1e-6", "--clip", "3000", "--header", "sklearn", "--columns", "1-31", "--state", state)
+	if code != 0 || !strings.Contains(out, "header (--header sklearn)") || !strings.Contains(out, "--columns without c31") {
+		t.Errorf("add --header sklearn --columns 1-31: exit %d:\n%s", code, out)
+	}
+}

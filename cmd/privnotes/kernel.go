@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -28,16 +27,12 @@ func init() {
 }
 
 func runKernel(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("kernel", "kernel [--state DIR] CONNECTION_FILE",
+		`Jupyter starts this command from the kernel spec that "privnotes install" writes.`, stderr)
 	connFile := fs.String("connection-file", "", "Jupyter connection file (or give it as the argument)")
-	state := fs.String("state", os.Getenv("PRIVNOTES_STATE"), "state directory (datasets, ledger, history); default $PRIVNOTES_STATE")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: privnotes kernel [--state DIR] <connection_file>\n\nJupyter starts this command from the kernel spec that \"privnotes install\" writes.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	state := fs.String("state", os.Getenv("PRIVNOTES_STATE"), "state `DIR` (datasets, ledger, history); default $PRIVNOTES_STATE, else ~/.local/share/privnotes")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	switch {
 	case *connFile == "" && fs.NArg() == 1:

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -29,9 +28,9 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("privnotes ledger "+sub, flag.ContinueOnError)
 	switch sub {
 	case "show":
+		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints every ledger record (registrations and charges) with its cost and cell.", stderr)
 		name := fs.String("dataset", "", "only this dataset's records")
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
@@ -58,6 +57,7 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "head: record %d, hash %s\n", id, head)
 		return 0
 	case "export":
+		fs := newFlags("ledger export", "ledger export [--json] [--state DIR]", "Writes the whole ledger, for audits and other tools.", stderr)
 		asJSON := fs.Bool("json", false, "write JSON (default: a text table)")
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
@@ -70,6 +70,8 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "verify":
+		fs := newFlags("ledger verify", "ledger verify [--state DIR]", `Checks the ledger's hash chain and the stored data against their hashes.
+Exit status: 0 intact, 1 error, 2 usage, 3 the chain or the data was altered.`, stderr)
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
 			return code

@@ -27,3 +27,33 @@ func TestHelpListsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpFormat: every command answers -h alike: status 0 and "Usage:
+// privnotes COMMAND", never the flag package's "Usage of NAME:".
+func TestHelpFormat(t *testing.T) {
+	var cmds [][]string
+	for name := range commands {
+		switch name {
+		case "dataset":
+			cmds = append(cmds, []string{"dataset", "add"}, []string{"dataset", "list"}, []string{"dataset", "show"})
+		case "ledger":
+			cmds = append(cmds, []string{"ledger", "show"}, []string{"ledger", "export"}, []string{"ledger", "verify"})
+		default:
+			cmds = append(cmds, []string{name})
+		}
+	}
+	for _, c := range cmds {
+		var out, errb bytes.Buffer
+		code := dispatch(append(c, "-h"), &out, &errb)
+		help := out.String() + errb.String()
+		want := "Usage: privnotes " + strings.Join(c, " ")
+		if code != 0 || !strings.HasPrefix(help, want) || strings.Contains(help, "Usage of") {
+			t.Errorf("%v -h: status %d, help %.80q…; want status 0 and %q", c, code, help, want)
+		}
+	}
+	var out, errb bytes.Buffer
+	dispatch([]string{"install", "-h"}, &out, &errb)
+	if !strings.Contains(errb.String(), "PRIVNOTES_STATE") {
+		t.Errorf("install -h does not say which state directory the kernel uses:\n%s", errb.String())
+	}
+}

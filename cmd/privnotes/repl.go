@@ -27,7 +27,7 @@ func init() {
 		name:    "repl",
 		summary: "interactive privnotes session in the terminal",
 		run: func(args []string, stdout, stderr io.Writer) int {
-			return runRepl(args, os.Stdin, stdout, stderr)
+			return guarded("repl", runRepl, args, os.Stdin, stdout, stderr)
 		},
 	})
 }
@@ -68,15 +68,13 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("privnotes repl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("repl", "repl [--state DIR] [--history FILE] [--images DIR]", `Cells are Go plus the privacy DSL; a cell runs when it is complete (brackets closed).
+Ctrl-C interrupts a running cell or discards the input; Ctrl-D quits.
+A stack overflow or running out of memory ends the session (exit status 4;
+the crash report is withheld, the ledger is unaffected).`, stderr)
 	var cf cellFlags
 	cf.register(fs)
 	histFile := fs.String("history", "", "history `FILE` (default STATE/repl_history; \"off\" for none)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: privnotes repl [--state DIR] [--history FILE] [--images DIR]\n\nCells are Go plus the privacy DSL; a cell runs when it is complete (brackets closed).\nCtrl-C interrupts a running cell or discards the input; Ctrl-D quits.\n\nFlags:")
-		fs.PrintDefaults()
-	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

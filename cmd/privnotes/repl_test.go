@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
@@ -167,5 +170,46 @@ func TestRunThroughDispatch(t *testing.T) {
 	}
 	if _, ok := commands["repl"]; !ok {
 		t.Fatal("repl command not registered")
+	}
+}
+
+// TestRunInterrupted: Ctrl-C stops a script with status 130 and a message
+// about the script (not about a session's variables).
+func TestRunInterrupted(t *testing.T) {
+	withTestEngine(t)
+	p := filepath.Join(t.TempDir(), "loop.pn")
+	if err := os.WriteFile(p, []byte("for {\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The test's own handler keeps a SIGINT sent before runScript installs
+	// its handler from killing the test binary; SIGINT is sent until the
+	// script ends.
+	keep := make(chan os.Signal, 16)
+	signal.Notify(keep, os.Interrupt)
+	defer signal.Stop(keep)
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() { done <- runScript([]string{p}, nil, &out, &errb) }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case code := <-done:
+			if code != exitInterrupted {
+				t.Errorf("status %d, want %d", code, exitInterrupted)
+			}
+			msg := errb.String()
+			if !strings.Contains(msg, "Interrupted: the script was stopped") || strings.Contains(msg, "variables") {
+				t.Errorf("stderr %q", msg)
+			}
+			return
+		case <-tick.C:
+			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+		case <-deadline:
+			t.Fatal("the script was not interrupted")
+		}
 	}
 }

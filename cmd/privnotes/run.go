@@ -18,16 +18,17 @@ func init() {
 		name:    "run",
 		summary: "run a privnotes script (Go plus the privacy DSL)",
 		run: func(args []string, stdout, stderr io.Writer) int {
-			return runScript(args, os.Stdin, stdout, stderr)
+			return guarded("run", runScript, args, os.Stdin, stdout, stderr)
 		},
 	})
 }
 
 // Exit statuses of "privnotes run".
 const (
-	exitError       = 1   // a compile or run-time error, or a bad script file
-	exitUsage       = 2   // bad flags or arguments
-	exitRefused     = 3   // the budget tracker refused the script before it ran
+	exitError   = 1 // a compile or run-time error, or a bad script file
+	exitUsage   = 2 // bad flags or arguments
+	exitRefused = 3 // the budget tracker refused the script before it ran
+	// exitCrashed (4, crashguard.go): the interpreter process died
 	exitInterrupted = 130 // Ctrl-C
 )
 
@@ -36,14 +37,13 @@ const (
 // its statements run, and error positions are the file's lines. "-" reads
 // the script from stdin.
 func runScript(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("privnotes run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("run", "run FILE [--state DIR] [--images DIR]", `Runs FILE (Go plus the privacy DSL; - for stdin) as one cell: a script whose
+static budget check fails is refused before anything runs.
+Exit status: 0 ok, 1 error, 2 usage, 3 refused by the budget tracker,
+4 crashed (stack overflow, out of memory: the crash report is withheld),
+130 interrupted.`, stderr)
 	var cf cellFlags
 	cf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: privnotes run FILE [--state DIR] [--images DIR]\n\nRuns FILE (Go plus the privacy DSL; - for stdin) as one cell: a script whose\nstatic budget check fails is refused before anything runs.\nExit status: 0 ok, 1 error, 2 usage, 3 refused by the budget tracker, 130 interrupted.\n\nFlags:")
-		fs.PrintDefaults()
-	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -88,12 +88,16 @@ func runScript(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "%s: ", file)
-	printError(stderr, res.Error)
 	switch res.Error.Name {
 	case "BudgetExceeded", "Refused":
+		printError(stderr, res.Error)
 		return exitRefused
 	case "Interrupted":
+		// The engine's message speaks of a session's variables, which a
+		// script does not have.
+		fmt.Fprintln(stderr, "Interrupted: the script was stopped; what it charged before the interrupt stays in the ledger")
 		return exitInterrupted
 	}
+	printError(stderr, res.Error)
 	return exitError
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,11 +23,12 @@ func init() {
 }
 
 func runWorker(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	state := fs.String("state", os.Getenv("PRIVNOTES_STATE"), "state directory (datasets and ledger)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs := newFlags("worker", "worker [--state DIR]",
+		`Runs cells for a kernel over file descriptors 3 and 4; "privnotes kernel"
+starts it, not a person.`, stderr)
+	state := fs.String("state", os.Getenv("PRIVNOTES_STATE"), "state `DIR` (datasets and ledger; default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if newWorkerEngine == nil {
 		fmt.Fprintln(stderr, "privnotes worker: this binary has no language engine linked")

@@ -66,7 +66,23 @@ type Table struct {
 	Mean       []float64 // the public mean subtracted (Center = public-mean)
 	Dropped    int       // rows left out under BadRows=drop
 	DropReason []string  // the first few reasons, for the owner
+
+	// Header is how line 1 was read: "yes" (column names), "no" (data)
+	// or "sklearn"; under Options.Header "auto" it is what was detected.
+	Header string
+	// SklearnFeatures is n_features from an sklearn header line (0 if
+	// none); rows with one more field carry the target in the last one.
+	SklearnFeatures int
+	// LastColumnClasses is the number of distinct values of the file's
+	// last column when it is selected as a feature and looks like a class
+	// label: integer values, at most MaxClassValues distinct ones.
+	// Otherwise 0. The owner's CLI warns about it.
+	LastColumnClasses int
 }
+
+// MaxClassValues bounds the distinct values a column may have to look like
+// a class label.
+const MaxClassValues = 10
 
 const maxReasons = 5
 
@@ -131,6 +147,12 @@ func Read(r io.Reader, opts Options) (*Table, error) {
 	}
 	userIDs := map[string]int32{}
 	row := make([]float64, d)
+	// classes tracks the last column of the file while it still looks like
+	// a class label (nil once it does not, or when it is not a feature).
+	var classes map[float64]bool
+	if d > 1 && feat[d-1] == width-1 {
+		classes = map[float64]bool{}
+	}
 	for i, rec := range records {
 		reason := ""
 		var y float64
@@ -167,6 +189,16 @@ func Read(r io.Reader, opts Options) (*Table, error) {
 			}
 			continue
 		}
+		if classes != nil {
+			if v := row[d-1]; v == math.Trunc(v) {
+				classes[v] = true
+			} else {
+				classes = nil
+			}
+			if len(classes) > MaxClassValues {
+				classes = nil
+			}
+		}
 		if opts.Center == "public-mean" {
 			for k := range row {
 				row[k] -= opts.Mean[k]
@@ -188,6 +220,16 @@ func Read(r io.Reader, opts Options) (*Table, error) {
 		t.Rows++
 	}
 	t.NumUsers = len(userIDs)
+	t.Header = "no"
+	switch {
+	case sk != nil:
+		t.Header, t.SklearnFeatures = "sklearn", sk.d
+	case header:
+		t.Header = "yes"
+	}
+	if classes != nil && t.Rows > len(classes) {
+		t.LastColumnClasses = len(classes)
+	}
 	if sk != nil && sk.n != len(records) {
 		return nil, fmt.Errorf("line 1 (sklearn header) says %d samples but the file has %d data rows", sk.n, len(records))
 	}

@@ -107,3 +107,37 @@ func TestReadErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestHeaderAndClassColumn: the table says how line 1 was read and flags
+// a last column that looks like a class label, for the owner's warning.
+func TestHeaderAndClassColumn(t *testing.T) {
+	tests := []struct {
+		name      string
+		csv       string
+		opts      Options
+		header    string
+		sklearnD  int
+		lastClass int
+	}{
+		{"sklearn with target", "4,2,neg,pos\n1.5,2.5,0\n3.5,4.5,1\n5.5,6.5,1\n7.5,8.5,0\n", Options{}, "sklearn", 2, 2},
+		{"target left out by --columns", "4,2,neg,pos\n1.5,2.5,0\n3.5,4.5,1\n5.5,6.5,1\n7.5,8.5,0\n", Options{Columns: []string{"1-2"}}, "sklearn", 2, 0},
+		{"target as --label", "x,y,cls\n1.5,2.5,0\n3.5,4.5,1\n5.5,6.5,1\n", Options{Label: "cls"}, "yes", 0, 0},
+		{"named header, integer class", "x,y,cls\n1.5,2.5,0\n3.5,4.5,2\n5.5,6.5,1\n7,8,2\n", Options{}, "yes", 0, 3},
+		{"no header, real last column", "1.5,2.5\n3.5,4.25\n5.5,6.5\n", Options{}, "no", 0, 0},
+		{"integers but many values", "x,n\n0,1\n0,2\n0,3\n0,4\n0,5\n0,6\n0,7\n0,8\n0,9\n0,10\n0,11\n0,12\n", Options{}, "yes", 0, 0},
+		{"every row its own value", "x,n\n0,1\n0,2\n", Options{}, "yes", 0, 0},
+		{"single column", "n\n0\n1\n0\n", Options{}, "yes", 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := Read(strings.NewReader(tc.csv), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tb.Header != tc.header || tb.SklearnFeatures != tc.sklearnD || tb.LastColumnClasses != tc.lastClass {
+				t.Errorf("header %q, sklearn features %d, last column classes %d; want %q, %d, %d",
+					tb.Header, tb.SklearnFeatures, tb.LastColumnClasses, tc.header, tc.sklearnD, tc.lastClass)
+			}
+		})
+	}
+}

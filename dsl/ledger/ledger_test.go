@@ -637,3 +637,61 @@ func BenchmarkCharge(b *testing.B) {
 		}
 	})
 }
+
+// TestOpenExisting: read-only commands open with OpenExisting, which must
+// report a directory without state (a typo in --state) and create nothing.
+func TestOpenExisting(t *testing.T) {
+	tmp := t.TempDir()
+	typo := filepath.Join(tmp, "typo")
+	tests := []struct {
+		name, dir string
+	}{
+		{"missing directory", typo},
+		{"empty directory", tmp},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := OpenExisting(tc.dir)
+			if err == nil {
+				st.Close()
+				t.Fatal("OpenExisting succeeded on a directory without state")
+			}
+			if !errors.Is(err, ErrNoState) || !strings.Contains(err.Error(), tc.dir) {
+				t.Errorf("error %q: want ErrNoState naming %s", err, tc.dir)
+			}
+		})
+	}
+	if _, err := os.Stat(typo); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenExisting created %s (stat: %v)", typo, err)
+	}
+	// the database vanishing between the check and the open
+	if st, err := open(tmp, true); err == nil {
+		st.Close()
+		t.Error("open(mustExist) created a database")
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("OpenExisting created files in %s: %v", tmp, ents)
+	}
+
+	st, dir := openTemp(t)
+	register(t, st, "d", accounting.ModeBasic, accounting.Budget{Eps: 1, Delta: 1e-6})
+	ro, err := OpenExisting(dir)
+	if err != nil {
+		t.Fatalf("OpenExisting on a state directory: %v", err)
+	}
+	defer ro.Close()
+	if ds, err := ro.Datasets(); err != nil || len(ds) != 1 || ds[0].Name != "d" {
+		t.Errorf("Datasets through OpenExisting = %v, %v", ds, err)
+	}
+}
+
+func TestResolveStateDirCreatesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	got, err := ResolveStateDir(dir)
+	if err != nil || got != dir {
+		t.Fatalf("ResolveStateDir(%q) = %q, %v", dir, got, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ResolveStateDir created %s", dir)
+	}
+}

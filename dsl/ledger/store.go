@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/url"
 	"os"
@@ -55,29 +56,55 @@ const DBName = "state.db"
 // EnvState is the environment variable naming the state directory.
 const EnvState = "PRIVNOTES_STATE"
 
-// StateDir resolves the state directory: flagValue (from --state) if set,
-// else $PRIVNOTES_STATE, else $XDG_DATA_HOME/privnotes, else
-// ~/.local/share/privnotes. It returns an absolute path and creates the
-// directory (mode 0700) if needed.
-func StateDir(flagValue string) (string, error) {
+// ErrNoState is wrapped by OpenExisting's error when the directory holds no
+// state database: nothing was ever registered there, or the path is a typo.
+var ErrNoState = errors.New("no privnotes state")
+
+// ResolveStateDir resolves the state directory without creating it:
+// flagValue (from --state) if set, else $PRIVNOTES_STATE, else
+// $XDG_DATA_HOME/privnotes, else ~/.local/share/privnotes. It returns an
+// absolute path. Read-only commands use it with OpenExisting, so that a
+// mistyped directory is reported instead of audited as an empty ledger.
+func ResolveStateDir(flagValue string) (string, error) {
 	dir := flagValue
 	if dir == "" {
 		dir = os.Getenv(EnvState)
 	}
 	if dir == "" {
-		if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
-			dir = filepath.Join(x, "privnotes")
-		} else {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("no state directory: give --state DIR or set %s (%v)", EnvState, err)
-			}
-			dir = filepath.Join(home, ".local", "share", "privnotes")
+		d, err := DefaultStateDir()
+		if err != nil {
+			return "", err
 		}
+		dir = d
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("state directory %q: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// DefaultStateDir is the state directory used when neither --state nor
+// $PRIVNOTES_STATE names one: $XDG_DATA_HOME/privnotes, else
+// ~/.local/share/privnotes.
+func DefaultStateDir() (string, error) {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "privnotes"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: give --state DIR or set %s (%v)", EnvState, err)
+	}
+	return filepath.Join(home, ".local", "share", "privnotes"), nil
+}
+
+// StateDir resolves the state directory like ResolveStateDir and creates
+// it (mode 0700) if needed; it is for the commands that may create state
+// (registering data, running cells).
+func StateDir(flagValue string) (string, error) {
+	abs, err := ResolveStateDir(flagValue)
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return "", fmt.Errorf("creating state directory: %w", err)
@@ -99,8 +126,35 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("ledger: creating state directory: %w", err)
 	}
+	return open(dir, false)
+}
+
+// OpenExisting opens the state database in dir and creates nothing: if
+// dir has no state database, the error wraps ErrNoState. It is for the
+// commands that only read or audit state.
+func OpenExisting(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("ledger: empty state directory")
+	}
+	switch fi, err := os.Stat(filepath.Join(dir, DBName)); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w in %s", ErrNoState, dir)
+	case err != nil:
+		return nil, fmt.Errorf("ledger: %w", err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("ledger: %s is not a state database", filepath.Join(dir, DBName))
+	}
+	return open(dir, true)
+}
+
+// open opens state.db in dir; mustExist makes SQLite refuse to create it
+// (should it vanish after OpenExisting looked).
+func open(dir string, mustExist bool) (*Store, error) {
 	path := filepath.Join(dir, DBName)
 	q := url.Values{}
+	if mustExist {
+		q.Set("mode", "rw")
+	}
 	// busy_timeout first, so that switching to WAL waits for other writers.
 	q.Add("_pragma", "busy_timeout(30000)")
 	q.Add("_pragma", "journal_mode(WAL)")
