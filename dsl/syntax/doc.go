@@ -20,9 +20,10 @@
 // opened). The header must be on one line, its numbers literals, eps
 // first-or-second, each at most once. `budget` is contextual: it starts a
 // block only at the start of a statement and when followed by an
-// identifier (`budget eps`), which is never valid Go; `budget := 3`,
-// `budget(x)`, `s.budget` and "budget" in strings and comments are left
-// alone.
+// identifier (`budget eps`) or by a brace on its line or the next
+// (`budget {`, reported as a header without its parameters), none of
+// which is meaningful Go; `budget := 3`, `budget(x)`, `x := budget{}`,
+// `s.budget` and "budget" in strings and comments are left alone.
 //
 // Nesting rule: blocks do not nest. A block inside a block (or inside a
 // %%budget cell) is a translation error; a block entered at run time while
@@ -34,7 +35,19 @@
 //
 // The cell magic %%budget eps=E delta=D on the first non-blank line makes
 // the whole cell one block: the line becomes __pn_budget_begin(...) and
-// a final line __pn_budget_end() is appended.
+// a final line __pn_budget_end() is appended. The engine displays the
+// value of a cell's final expression statement, so when the cell ends in
+// an expression that certainly has one value (any expression but a call,
+// or a call of a DSL function with a result), the expression is computed
+// inside the block and remains the final statement:
+//
+//	%%budget eps=1 delta=1e-6        __pn_budget_begin(1.0, 1e-06, "1:1");
+//	x := 41                          x := 41
+//	private_count(ds, eps=1).Value   __pn_last := private_count(ds, __pn_kw("eps", 1)).Value
+//	                                 __pn_budget_end(); __pn_last
+//
+// Other final calls (which may have no value, or several) stay before the
+// end call and are not displayed.
 //
 // Keyword arguments. In a call of a DSL function (see Funcs), arguments
 // after the positional ones are keywords: `k=3` becomes `__pn_kw("k", 3)`;
@@ -43,8 +56,9 @@
 // before keywords, the number of positional arguments, duplicate and
 // unknown keywords (the error lists the valid ones), required keywords,
 // literal values of enumerated keywords (method="...") and literal
-// eps/delta ranges. `name=value` in the call of any other function is an
-// error.
+// eps/delta ranges; a function whose delta is Required (its mechanisms add
+// Gaussian noise) needs delta > 0. `name=value` in the call of any other
+// function is an error.
 //
 // Line magics. A line whose first non-blank character is % (outside
 // strings and comments) is a magic: %ledger [args], %budget [args],
@@ -86,5 +100,9 @@
 // Positions. Errors carry the user's 1-based line and column (column in
 // Unicode code points). The translation keeps lines: output line i comes
 // from input line i, and Program.Lines maps an output (line, byte column),
-// as the interpreter reports them, back to the user's (line, column).
+// as the interpreter reports them, back to the user's (line, column);
+// positions past the user's text map to the end of its last non-blank
+// line. A last statement cut short by the end of the cell (`y := 1 +`)
+// is reported here, after its last token, as an unexpected end of input:
+// Go would report it at the interpreter's wrapper, past the cell.
 package syntax

@@ -35,7 +35,8 @@ type Func struct {
 	Keywords   []Param
 	// Private marks a function that spends a dataset's budget: its first
 	// positional argument is the dataset and its eps and delta keywords
-	// are its cost (delta defaults to 0).
+	// are its cost (delta defaults to 0 unless it is Required: then the
+	// function's mechanisms need δ > 0).
 	Private  bool
 	Result   string // what the call returns (Go type, as the runtime defines it)
 	Doc      string
@@ -49,8 +50,12 @@ var pcaMethods = []string{"auto", "npm", "adaptive", "dppca", "oja", "gauss", "f
 var epsParam = Param{Name: "eps", Type: "float", Required: true,
 	Doc: "privacy cost ε of this call (> 0); charged to the dataset before the mechanism reads data"}
 
-var deltaParam = Param{Name: "delta", Type: "float", Default: "0",
-	Doc: "privacy cost δ of this call (0 ≤ δ < 1); methods with Gaussian noise need δ > 0"}
+// deltaGaussian is the delta of a function whose every mechanism adds
+// Gaussian noise, which is not DP at δ = 0: it is required, so that a
+// missing δ is a translation error at the call rather than a run-time
+// failure of the mechanism.
+var deltaGaussian = Param{Name: "delta", Type: "float", Required: true,
+	Doc: "privacy cost δ of this call (0 < δ < 1, e.g. 1e-6); the Gaussian noise of this function needs δ > 0"}
 
 var dsParam = Param{Name: "ds", Type: "dataset", Required: true,
 	Doc: "a dataset handle from dataset(name)"}
@@ -70,9 +75,9 @@ var Funcs = sortFuncs([]Func{
 		Positional: []Param{dsParam},
 		Keywords: []Param{
 			{Name: "k", Type: "int", Default: "1", Doc: "number of principal components"},
-			epsParam, deltaParam,
+			epsParam, deltaGaussian,
 			{Name: "method", Type: "string", Default: `"auto"`, Choices: pcaMethods,
-				Doc: "algorithm: auto picks from public facts (d, k, ε, a DP estimate of n) by the documented rules"},
+				Doc: "algorithm: auto picks gauss (Analyze Gauss) when d ≤ 100, else npm, from the public dimension d only; it spends no budget to choose"},
 			{Name: "iters", Type: "int", Default: "0", DefaultDoc: "the method's documented default",
 				Doc: "iterations (power methods, Oja epochs); 0 = the method's default"},
 			{Name: "calibration", Type: "string", Default: `"zcdp"`, Choices: []string{"zcdp", "paper"},
@@ -98,7 +103,7 @@ var Funcs = sortFuncs([]Func{
 		Keywords: []Param{
 			{Name: "k", Type: "int", Default: "1", Doc: "dimension of the shared representation U (d×k)"},
 			{Name: "rounds", Type: "int", Default: "0", DefaultDoc: "5", Doc: "number of FedRep rounds T (default: the paper's experiment)"},
-			epsParam, deltaParam,
+			epsParam, deltaGaussian,
 			{Name: "lr", Type: "float", Default: "0", DefaultDoc: "0.5", Doc: "server step size η (default: the paper's experiment under the spec's gradient convention; above about 1/(2σ²_max) of the users' vectors it diverges, as the paper's 2.5 does)"},
 			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm", Doc: "per-user gradient clip ψ"},
 			{Name: "init", Type: "string", Default: `"private"`, Choices: []string{"private", "random"}, Doc: "private initialisation (Alg 2) or a random public start"},
@@ -127,7 +132,7 @@ var Funcs = sortFuncs([]Func{
 	{
 		Name:       "private_mean",
 		Positional: []Param{dsParam},
-		Keywords: []Param{epsParam, deltaParam,
+		Keywords: []Param{epsParam, deltaGaussian,
 			{Name: "columns", Type: "[]string", Default: "nil", DefaultDoc: "all columns", Doc: "the columns to average"},
 			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm", Doc: "L2 norm rows are clipped to"},
 		},

@@ -1,8 +1,11 @@
 package syntax
 
 import (
+	"errors"
 	"fmt"
+	"go/ast"
 	"go/constant"
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"go/types"
@@ -563,7 +566,7 @@ func (t *translator) walk() error {
 	for i := 0; i < len(t.toks); i++ {
 		k := t.toks[i]
 		for magic < len(t.magics) && t.magics[magic].off < k.off {
-			if err := t.magicAt(t.magics[magic]); err != nil {
+			if err := t.magicAt(t.magics[magic], t.at(i-1)); err != nil {
 				return err
 			}
 			magic++
@@ -573,7 +576,7 @@ func (t *translator) walk() error {
 			if strings.HasPrefix(k.lit, "__pn") {
 				return t.errAt(k.off, "%s: names starting with __pn are reserved for privnotes", k.lit)
 			}
-			if k.lit == "budget" && t.stmtStart(i) && t.at(i+1).t == token.IDENT {
+			if k.lit == "budget" && t.stmtStart(i) && t.budgetAhead(i) {
 				n, err := t.budgetHeader(i)
 				if err != nil {
 					return err
@@ -639,7 +642,7 @@ func (t *translator) walk() error {
 		}
 	}
 	for ; magic < len(t.magics); magic++ {
-		if err := t.magicAt(t.magics[magic]); err != nil {
+		if err := t.magicAt(t.magics[magic], t.at(len(t.toks)-1)); err != nil {
 			return err
 		}
 	}
@@ -656,10 +659,134 @@ func (t *translator) walk() error {
 		e.Incomplete = true
 		return e
 	}
+	from, to, ok := t.lastStmt()
+	if !ok {
+		if t.cellBlock {
+			t.edits = append(t.edits, edit{len(t.src), len(t.src), "\n__pn_budget_end()"})
+		}
+		return nil
+	}
+	text := t.rewritten(t.toks[from].off, t.toks[to].end)
+	if err := t.checkEnd(text, to); err != nil {
+		return err
+	}
 	if t.cellBlock {
-		t.edits = append(t.edits, edit{len(t.src), len(t.src), "\n__pn_budget_end()"})
+		t.endCellBlock(text, from, to)
 	}
 	return nil
+}
+
+// lastStmt returns the token range [from, to] of the cell's last
+// top-level statement, when no magic line follows it.
+func (t *translator) lastStmt() (from, to int, ok bool) {
+	to = len(t.toks) - 1
+	for to >= 0 && t.toks[to].t == token.SEMICOLON {
+		to--
+	}
+	if to < 0 {
+		return 0, 0, false
+	}
+	if n := len(t.magics); n > 0 && t.magics[n-1].off > t.toks[to].off {
+		return 0, 0, false // the cell ends with a magic, a statement of its own
+	}
+	depth := 0
+	for i, k := range t.toks[:to] {
+		switch k.t {
+		case token.LPAREN, token.LBRACK, token.LBRACE:
+			depth++
+		case token.RPAREN, token.RBRACK, token.RBRACE:
+			depth--
+		case token.SEMICOLON:
+			if depth == 0 {
+				from = i + 1
+			}
+		}
+	}
+	return from, to, true
+}
+
+// rewritten returns src[from:to] with the edits inside it applied.
+func (t *translator) rewritten(from, to int) string {
+	var b strings.Builder
+	in := from
+	for _, e := range t.sortedEdits() {
+		if e.off < from || e.end > to || (e.off == to && e.end == to) {
+			continue
+		}
+		b.WriteString(t.src[in:e.off])
+		b.WriteString(e.repl)
+		in = e.end
+	}
+	b.WriteString(t.src[in:to])
+	return b.String()
+}
+
+// stmtPrefix wraps a statement for go/parser as dsl/interp wraps a chunk
+// of statements.
+const stmtPrefix = "package p;func _(){\n"
+
+// checkEnd reports a last statement that the end of the cell cuts short
+// (`y := 1 +`, `x.`, `if x`). Go would report it at the interpreter's
+// wrapper, a line after the cell's end; it is reported here after the
+// statement's last token. Other syntax errors are left to the engine,
+// which sees the whole cell (text may be a declaration, which does not
+// parse as a statement).
+func (t *translator) checkEnd(text string, to int) error {
+	_, err := parser.ParseFile(token.NewFileSet(), "", stmtPrefix+text+"\n}", parser.SkipObjectResolution)
+	var list scanner.ErrorList
+	if !errors.As(err, &list) || len(list) == 0 || list[0].Pos.Offset < len(stmtPrefix)+len(text) {
+		return nil
+	}
+	e := t.errAt(t.toks[to].end, "unexpected end of input after %s: the statement is not complete", tokText(t.toks[to]))
+	e.Incomplete = true
+	return e
+}
+
+// endCellBlock closes a %%budget cell after its last statement. When that
+// statement is an expression with a value, the engine must still see it
+// as the cell's final expression (it displays that value), so the value
+// is computed inside the block and shown after the end:
+//
+//	__pn_last := EXPR
+//	__pn_budget_end(); __pn_last
+//
+// The expression is not moved out of the block: it may call a private
+// function, which must run under the block's cap. A call is rewritten
+// only when it certainly has one value (a DSL function with a result):
+// any other call may have none, or several, and stays where it is (its
+// value is then not displayed; the cell can assign it, or show it).
+func (t *translator) endCellBlock(text string, from, to int) {
+	x, err := parser.ParseExpr(text)
+	if err != nil || !singleValue(x) {
+		t.edits = append(t.edits, edit{len(t.src), len(t.src), "\n__pn_budget_end()"})
+		return
+	}
+	t.edits = append(t.edits,
+		edit{t.toks[from].off, t.toks[from].off, lastName + " := "},
+		edit{len(t.src), len(t.src), "\n__pn_budget_end(); " + lastName})
+}
+
+// lastName holds the final expression's value of a %%budget cell.
+const lastName = "__pn_last"
+
+// singleValue reports whether the expression x, as an expression
+// statement, certainly has exactly one value.
+func singleValue(x ast.Expr) bool {
+	x = ast.Unparen(x)
+	call, ok := x.(*ast.CallExpr)
+	if !ok {
+		switch x.(type) {
+		case *ast.BadExpr, *ast.ArrayType, *ast.ChanType, *ast.FuncType, *ast.InterfaceType, *ast.MapType, *ast.StructType, *ast.Ellipsis:
+			return false // not a value (a type); the engine reports it
+		}
+		return true
+	}
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	f, ok := Lookup(id.Name)
+	return ok && f.Result != ""
 }
 
 func (t *translator) posString(off int) string {
@@ -687,16 +814,40 @@ func (t *translator) parenDepth() int {
 	return n
 }
 
-// magicAt checks that a line magic sits at statement level.
-func (t *translator) magicAt(m magicLine) error {
+// magicAt checks that a line magic sits at statement level; prev is the
+// last token before it.
+func (t *translator) magicAt(m magicLine, prev tok) error {
 	if m.cell {
 		return nil
 	}
+	col := strings.IndexByte(t.src[m.off:m.end], '%') + m.off
 	if len(t.stack) > 0 && t.stack[len(t.stack)-1].t != token.LBRACE {
-		col := strings.IndexByte(t.src[m.off:m.end], '%') + m.off
 		return t.errAt(col, "a magic must be on its own line between statements, not inside an expression")
 	}
+	switch prev.t {
+	case token.EOF, token.SEMICOLON, token.LBRACE, token.COLON:
+	default:
+		// The line before ends in an operator: Go would continue the
+		// statement with the magic's call.
+		return t.errAt(col, "a magic must be on its own line between statements: the statement before it is not complete (it ends with %s)", tokText(prev))
+	}
 	return nil
+}
+
+// budgetAhead reports whether `budget` at token i, at the start of a
+// statement, starts a block header: followed by an identifier (budget eps
+// is never Go), or by { on the same line or the next (budget { and a
+// `budget` statement followed by a block are never meant as Go, so they
+// are reported as a header that lacks its parameters rather than as an
+// undefined name).
+func (t *translator) budgetAhead(i int) bool {
+	switch next := t.at(i + 1); {
+	case next.t == token.IDENT, next.t == token.LBRACE:
+		return true
+	case next.t == token.SEMICOLON && next.lit == "\n":
+		return t.at(i+2).t == token.LBRACE
+	}
+	return false
 }
 
 // budgetHeader parses `budget eps=E, delta=D {` starting at token i and
@@ -910,6 +1061,9 @@ scan:
 	}
 	for _, p := range f.Keywords {
 		if p.Required && !seen[p.Name] {
+			if f.Private && p.Name == "delta" {
+				return t.errAt(name.off, "%s needs delta > 0, e.g. delta=1e-6: its noise is Gaussian, which has no guarantee at δ = 0", f.Name)
+			}
 			return t.errAt(name.off, "%s needs %s=<%s>: %s", f.Name, p.Name, p.Type, p.Doc)
 		}
 	}
@@ -966,6 +1120,9 @@ func (t *translator) checkLiteral(f *Func, p *Param, val []tok) error {
 		}
 		if f.Private && p.Name == "delta" && !(v >= 0 && v < 1) {
 			return t.errAt(val[0].off, "delta=%v: delta must be in [0, 1)", v)
+		}
+		if f.Private && p.Name == "delta" && p.Required && v == 0 {
+			return t.errAt(val[0].off, "delta=0: delta must be > 0 for %s, e.g. delta=1e-6: its noise is Gaussian, which has no guarantee at δ = 0", f.Name)
 		}
 		return nil
 	}
@@ -1101,8 +1258,8 @@ func (t *translator) staticDataset(a []tok) string {
 	return ""
 }
 
-// emit applies the edits and builds the line map.
-func (t *translator) emit() {
+// sortedEdits sorts the edits in source order and returns them.
+func (t *translator) sortedEdits() []edit {
 	sort.SliceStable(t.edits, func(i, j int) bool {
 		a, b := t.edits[i], t.edits[j]
 		if a.off != b.off {
@@ -1110,6 +1267,12 @@ func (t *translator) emit() {
 		}
 		return (a.off == a.end) && (b.off != b.end) // insertions before replacements
 	})
+	return t.edits
+}
+
+// emit applies the edits and builds the line map.
+func (t *translator) emit() {
+	t.sortedEdits()
 	var out strings.Builder
 	lm := LineMap{src: t.src, lineStarts: t.lines}
 	outLine, outCol := 0, 1 // outCol: byte column of the next output byte
@@ -1186,11 +1349,27 @@ type anchor struct {
 
 // Map returns the cell's (line, column in code points) of the output
 // position (line, byte column), as the Go parser and the interpreter
-// report them. Positions past the end map to the last position known.
+// report them. Positions past the end of the cell's text (trailing blank
+// lines, what the translation appends to a %%budget cell, the wrapper a
+// parser puts around it) map to the end of the cell's last non-blank
+// line.
 func (m LineMap) Map(line, col int) (int, int) {
 	if len(m.lines) == 0 {
 		return line, col
 	}
+	l, c := m.mapIn(line, col)
+	end := len(strings.TrimRight(m.src, " \t\r\n"))
+	if end == 0 || end == len(m.src) {
+		return l, c
+	}
+	if lastLine := 1 + strings.Count(m.src[:end], "\n"); l > lastLine {
+		ls := strings.LastIndexByte(m.src[:end], '\n') + 1
+		return lastLine, utf8.RuneCountInString(m.src[ls:end]) + 1
+	}
+	return l, c
+}
+
+func (m LineMap) mapIn(line, col int) (int, int) {
 	if line < 1 {
 		line = 1
 	}

@@ -14,8 +14,8 @@ func TestTranslateGo(t *testing.T) {
 		name, src, want string
 	}{
 		{"plain go untouched", "x := 1\nfmt.Println(x % 2)\n", "x := 1\nfmt.Println(x % 2)\n"},
-		{"block", "budget eps=1.0, delta=1e-6 {\n\tp := private_pca(ds, k=3, eps=0.7)\n}\nshow(p)",
-			"__pn_budget_begin(1.0, 1e-06, \"c:1:1\");\n\tp := private_pca(ds, __pn_kw(\"k\", 3), __pn_kw(\"eps\", 0.7))\n__pn_budget_end()\nshow(p)"},
+		{"block", "budget eps=1.0, delta=1e-6 {\n\tp := private_pca(ds, k=3, eps=0.7, delta=1e-6)\n}\nshow(p)",
+			"__pn_budget_begin(1.0, 1e-06, \"c:1:1\");\n\tp := private_pca(ds, __pn_kw(\"k\", 3), __pn_kw(\"eps\", 0.7), __pn_kw(\"delta\", 1e-6))\n__pn_budget_end()\nshow(p)"},
 		{"block without comma, delta first", "budget delta=0 eps=2 {\n}\n",
 			"__pn_budget_begin(2.0, 0.0, \"c:1:1\");\n__pn_budget_end()\n"},
 		{"block without delta", "budget eps=0.5 {\n}", "__pn_budget_begin(0.5, 0.0, \"c:1:1\");\n__pn_budget_end()"},
@@ -29,15 +29,15 @@ func TestTranslateGo(t *testing.T) {
 			"budget := 3\nbudget++\nbudget = budget * 2\nf(budget)\ns.budget = 1\n"},
 		{"budget in strings and comments", "s := \"budget eps=1 {\" + `budget eps=1 {\n%ledger` // budget eps=1 {\n/* budget eps=1 {\n%ledger */ r := 'b'\n",
 			"s := \"budget eps=1 {\" + `budget eps=1 {\n%ledger` // budget eps=1 {\n/* budget eps=1 {\n%ledger */ r := 'b'\n"},
-		{"strings with = and parens in keyword values", `x := private_pca(ds, eps=0.5, method="npm", k=len("a=b)("))`,
-			`x := private_pca(ds, __pn_kw("eps", 0.5), __pn_kw("method", "npm"), __pn_kw("k", len("a=b)(")))`},
+		{"strings with = and parens in keyword values", `x := private_pca(ds, eps=0.5, delta=1e-6, method="npm", k=len("a=b)("))`,
+			`x := private_pca(ds, __pn_kw("eps", 0.5), __pn_kw("delta", 1e-6), __pn_kw("method", "npm"), __pn_kw("k", len("a=b)(")))`},
 		{"nested parens and expressions as values", "m := private_mean(ds, eps=total/(2*n), columns=[]string{\"a\", \"b\"}, delta=f(g(1), 2))",
 			"m := private_mean(ds, __pn_kw(\"eps\", total/(2*n)), __pn_kw(\"columns\", []string{\"a\", \"b\"}), __pn_kw(\"delta\", f(g(1), 2)))"},
 		{"nested DSL calls", `show(private_count(dataset("a"), eps=1))`, `show(private_count(dataset("a"), __pn_kw("eps", 1)))`},
-		{"keyword value is a DSL call with keywords", `x := plot_loadings(private_pca(ds, eps=1), component=2)`,
-			`x := plot_loadings(private_pca(ds, __pn_kw("eps", 1)), __pn_kw("component", 2))`},
-		{"multi-line call", "p := private_pca(ds,\n\tk=2,\n\teps=0.1,\n)\n",
-			"p := private_pca(ds,\n\t__pn_kw(\"k\", 2),\n\t__pn_kw(\"eps\", 0.1),\n)\n"},
+		{"keyword value is a DSL call with keywords", `x := plot_loadings(private_pca(ds, eps=1, delta=d), component=2)`,
+			`x := plot_loadings(private_pca(ds, __pn_kw("eps", 1), __pn_kw("delta", d)), __pn_kw("component", 2))`},
+		{"multi-line call", "p := private_pca(ds,\n\tk=2,\n\teps=0.1, delta=1e-6,\n)\n",
+			"p := private_pca(ds,\n\t__pn_kw(\"k\", 2),\n\t__pn_kw(\"eps\", 0.1), __pn_kw(\"delta\", 1e-6),\n)\n"},
 		{"spaces around =", "c := private_count(ds, eps = 1)", "c := private_count(ds, __pn_kw(\"eps\",  1))"},
 		{"method of a value is not a DSL call", "x.private_pca(1)", "x.private_pca(1)"},
 		{"DSL function as a value", "f := show\nf(1)", "f := show\nf(1)"},
@@ -53,6 +53,25 @@ func TestTranslateGo(t *testing.T) {
 			"__pn_budget_begin(1.0, 0.0, \"c:1:1\");\n\tf := func() int { return 1 }\n\tshow(f())\n__pn_budget_end()"},
 		{"synthetic generator keywords", "x := synth_spiked(n=100, d=5, seed=3)", "x := synth_spiked(__pn_kw(\"n\", 100), __pn_kw(\"d\", 5), __pn_kw(\"seed\", 3))"},
 		{"comparison is not a keyword", "if f(a == 1) {}", "if f(a == 1) {}"},
+		// The final expression of a %%budget cell stays the cell's final
+		// expression statement (the engine displays it), computed inside
+		// the block.
+		{"%%budget cell ending in an expression", "%%budget eps=0.2 delta=1e-6\nx := 41\nx + 1",
+			"__pn_budget_begin(0.2, 1e-06, \"c:1:1\");\nx := 41\n__pn_last := x + 1\n__pn_budget_end(); __pn_last"},
+		{"%%budget cell ending in a private call", "%%budget eps=1 delta=1e-6\nprivate_count(ds, eps=0.5)\n",
+			"__pn_budget_begin(1.0, 1e-06, \"c:1:1\");\n__pn_last := private_count(ds, __pn_kw(\"eps\", 0.5))\n\n__pn_budget_end(); __pn_last"},
+		{"%%budget cell ending in an expression over a private call", "%%budget eps=1\nprivate_count(ds, eps=0.5).Value * 2 // twice\n",
+			"__pn_budget_begin(1.0, 0.0, \"c:1:1\");\n__pn_last := private_count(ds, __pn_kw(\"eps\", 0.5)).Value * 2 // twice\n\n__pn_budget_end(); __pn_last"},
+		{"%%budget cell ending in a multi-line expression", "%%budget eps=1\nx +\n\ty",
+			"__pn_budget_begin(1.0, 0.0, \"c:1:1\");\n__pn_last := x +\n\ty\n__pn_budget_end(); __pn_last"},
+		{"%%budget cell ending in a void DSL call", "%%budget eps=1\nshow(x)", "__pn_budget_begin(1.0, 0.0, \"c:1:1\");\nshow(x)\n__pn_budget_end()"},
+		{"%%budget cell ending in a call of unknown results", "%%budget eps=1\nf(x)", "__pn_budget_begin(1.0, 0.0, \"c:1:1\");\nf(x)\n__pn_budget_end()"},
+		{"%%budget cell ending in a method call", "%%budget eps=1\nr.Get(\"a\")", "__pn_budget_begin(1.0, 0.0, \"c:1:1\");\nr.Get(\"a\")\n__pn_budget_end()"},
+		{"%%budget cell ending in a statement", "%%budget eps=1\nx := 1 // one", "__pn_budget_begin(1.0, 0.0, \"c:1:1\");\nx := 1 // one\n__pn_budget_end()"},
+		{"%%budget cell ending in a magic", "%%budget eps=1\nx\n%ledger", "__pn_budget_begin(1.0, 0.0, \"c:1:1\");\nx\n__pn_magic(\"ledger\", \"\")\n__pn_budget_end()"},
+		{"%%budget cell ending in a type", "%%budget eps=1\n[]int", "__pn_budget_begin(1.0, 0.0, \"c:1:1\");\n[]int\n__pn_budget_end()"},
+		{"block then expression", "budget eps=1 {\n\tx := 41\n}\nx + 1", "__pn_budget_begin(1.0, 0.0, \"c:1:1\");\n\tx := 41\n__pn_budget_end()\nx + 1"},
+		{"statements ending in a label", "x := 1\nL:", "x := 1\nL:"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +92,7 @@ func TestTranslateGo(t *testing.T) {
 // The output of a valid cell must be valid Go (as statements).
 func TestTranslateParses(t *testing.T) {
 	srcs := []string{
-		"ds := dataset(\"census\")\nbudget eps=1.0, delta=1e-6 {\n    pca := private_pca(ds, k=3, eps=0.7, method=\"adaptive\")\n    n := private_count(ds, eps=0.3)\n}\nshow(pca)\nshow(n)\n",
+		"ds := dataset(\"census\")\nbudget eps=1.0, delta=1e-6 {\n    pca := private_pca(ds, k=3, eps=0.7, delta=1e-6, method=\"adaptive\")\n    n := private_count(ds, eps=0.3)\n}\nshow(pca)\nshow(n)\n",
 		"%%budget eps=1 delta=1e-6\nx := private_count(dataset(\"a\"), eps=0.5)\n%ledger\nshow(x)",
 		"budget eps=1 { n := private_count(ds, eps=1) }; show(n)",
 		"budget eps=1 {\n\tfor i := 0; i < 3; i++ {\n\t\tshow(private_count(ds, eps=0.1))\n\t}\n}",
@@ -139,6 +158,24 @@ func TestTranslateErrors(t *testing.T) {
 		{"unclosed call", "p := private_pca(ds,\n  eps=1,\n", 1, 17, "( of the private_pca call is not closed", true},
 		{"unclosed raw string", "s := `abc\n", 1, 6, "raw string literal not terminated", true},
 		{"stray brace", "x := 1\n}", 2, 1, "unexpected }", false},
+		// A statement cut short by the end of the cell is reported after
+		// its last token, not at the interpreter's wrapper.
+		{"end of input after an operator", "a := 1\nb := 2\ny := 1 +", 3, 9, "unexpected end of input after \"+\": the statement is not complete", true},
+		{"end of input with trailing blank lines", "a := 1\ny := 1 +\n\n  \n", 2, 9, "unexpected end of input", true},
+		{"end of input after a selector", "s := \"é\"; x.", 1, 13, "unexpected end of input after \".\": the statement is not complete", true},
+		{"end of input in an if header", "x := 1\nif x > 0\n", 2, 9, "unexpected end of input", true},
+		{"end of input after :=", "x :=", 1, 5, "unexpected end of input", true},
+		{"end of input in a %%budget cell", "%%budget eps=1\ny := 1 +\n", 2, 9, "unexpected end of input", true},
+		{"end of input after a block", "budget eps=1 {\n}\nz := -", 3, 7, "unexpected end of input", true},
+		{"magic after an incomplete statement", "x := 1 +\n%ledger\ny := 2", 2, 1, "the statement before it is not complete (it ends with \"+\")", false},
+		{"block without a header", "budget {\n\tx := 1\n}", 1, 1, `malformed budget block: missing eps; expected "budget eps=<number>, delta=<number> {"`, false},
+		{"block without a header, brace on the next line", "x := 1\nbudget\n{\n}", 2, 1, "malformed budget block: missing eps", false},
+		{"block without a header, no space", "budget{}", 1, 1, "malformed budget block: missing eps", false},
+		{"private_pca without delta", "x := 1\np := private_pca(ds, k=2, eps=0.5)", 2, 6, "private_pca needs delta > 0, e.g. delta=1e-6", false},
+		{"private_mean without delta", "m := private_mean(ds, eps=0.5)", 1, 6, "private_mean needs delta > 0, e.g. delta=1e-6", false},
+		{"private_fedrep without delta", "u := private_fedrep(ds, eps=1, k=2)", 1, 6, "private_fedrep needs delta > 0, e.g. delta=1e-6", false},
+		{"private_pca with delta=0", "p := private_pca(ds, eps=0.5, delta=0)", 1, 37, "delta=0: delta must be > 0 for private_pca, e.g. delta=1e-6", false},
+		{"private_mean with delta=0.0", "p := private_mean(ds, eps=0.5, delta=0.0)", 1, 38, "delta=0: delta must be > 0 for private_mean", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -155,6 +192,23 @@ func TestTranslateErrors(t *testing.T) {
 	}
 }
 
+// Valid cells stay valid: the end-of-input check does not refuse
+// declarations or statements that end the cell correctly, and budget is
+// still an identifier where a block cannot start.
+func TestTranslateValidEndings(t *testing.T) {
+	for _, src := range []string{
+		"func f() int { return 1 }", "func (r T) M() {}\n", "func F[T any](x T) T { return x }", "func f()",
+		"type T struct{ A int }", "type T[P any] []P", "import \"fmt\"", "import (\n\t\"fmt\"\n)",
+		"var x int", "const c = 1", "x++", "L:", "x := 1;", "go f()", "defer f()", "select {}", "ch <- 1", "<-ch",
+		"budget := 3\nf(budget)", "x := budget{}", "budget\n", "for {\n}", "// only a comment", "",
+		"private_count(ds, eps=1)", "private_count(ds, eps=1, delta=0)", "private_pca(ds, eps=1, delta=d)",
+	} {
+		if _, err := Translate("c", src); err != nil {
+			t.Errorf("Translate(%q): %v", src, err)
+		}
+	}
+}
+
 func TestStaticCosts(t *testing.T) {
 	src := `ds := dataset("census")
 other := dataset("b")
@@ -163,7 +217,7 @@ c0 := private_count(ds, eps=0.25, delta=1e-7)
 budget eps=1.0, delta=1e-6 {
 	pca := private_pca(ds, k=3, eps=0.7, delta=1e-6)
 	n := private_count(dataset("wine"), eps=e)
-	m := private_mean(other, eps=0.1)
+	m := private_mean(other, eps=0.1, delta=1e-7)
 	for i := 0; i < 3; i++ {
 		show(private_count(ds, eps=0.1))
 	}
@@ -191,7 +245,7 @@ for {
 	want := []Call{
 		{Func: "private_pca", Dataset: "census", Eps: 0.7, Delta: 1e-6, Static: true, Line: 6, Col: 9},
 		{Func: "private_count", Dataset: "wine", Static: false, Line: 7, Col: 7},
-		{Func: "private_mean", Dataset: "", Eps: 0.1, Static: true, Line: 8, Col: 7},
+		{Func: "private_mean", Dataset: "", Eps: 0.1, Delta: 1e-7, Static: true, Line: 8, Col: 7},
 		{Func: "private_count", Dataset: "census", Eps: 0.1, Static: false, Line: 10, Col: 8},
 		{Func: "private_count", Dataset: "census", Eps: 0.2, Static: false, Line: 12, Col: 16},
 	}
@@ -236,7 +290,7 @@ func TestMagicsReported(t *testing.T) {
 }
 
 func TestLineMap(t *testing.T) {
-	src := "s := \"é\"\nbudget eps=1 {\n\tp := private_pca(ds, k=3, eps=0.7) + bad\n}\n"
+	src := "s := \"é\"\nbudget eps=1 {\n\tp := private_pca(ds, k=3, eps=0.7, delta=1e-6) + bad\n}\n"
 	p, err := Translate("c", src)
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +313,24 @@ func TestLineMap(t *testing.T) {
 	// the block's begin call maps to `budget`
 	if l, c := p.Lines.Map(2, 10); l != 2 || c != 1 {
 		t.Errorf("Map in begin call = %d:%d, want 2:1", l, c)
+	}
+	// past the end of the text (the empty line after the final newline, a
+	// parser's wrapper): the end of the last non-blank line
+	for _, pos := range [][2]int{{5, 1}, {6, 1}, {99, 3}} {
+		if l, c := p.Lines.Map(pos[0], pos[1]); l != 4 || c != 2 {
+			t.Errorf("Map(%d, %d) = %d:%d, want 4:2", pos[0], pos[1], l, c)
+		}
+	}
+	// what a %%budget cell's translation appends maps to its last line
+	p, err = Translate("c", "%%budget eps=1\nx := 1 + 2\n\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(p.Go, "\n") + 1; n != 5 {
+		t.Fatalf("%q has %d lines", p.Go, n)
+	}
+	if l, c := p.Lines.Map(5, 3); l != 2 || c != 11 {
+		t.Errorf("Map of the appended end = %d:%d, want 2:11", l, c)
 	}
 }
 
@@ -303,7 +375,7 @@ func TestFuncsTable(t *testing.T) {
 	}
 	f, _ := Lookup("private_pca")
 	h := f.Help()
-	for _, want := range []string{"private_pca(ds, k=1, eps=<float>, delta=0, method=\"auto\"", "Paper: npm: Hardt & Price", "Releases:", `"adaptive"`, "charges (eps, delta)"} {
+	for _, want := range []string{"private_pca(ds, k=1, eps=<float>, delta=<float>, method=\"auto\"", "Paper: npm: Hardt & Price", "Releases:", `"adaptive"`, "charges (eps, delta)"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("help of private_pca lacks %q:\n%s", want, h)
 		}
@@ -329,10 +401,11 @@ func TestErrorInterfaces(t *testing.T) {
 // and maps every output position back into the cell.
 func FuzzTranslate(f *testing.F) {
 	for _, s := range []string{
-		"budget eps=1 { x := private_pca(ds, k=2, eps=0.5) }",
+		"budget eps=1 { x := private_pca(ds, k=2, eps=0.5, delta=1e-6) }",
 		"%%budget eps=1 delta=1e-6\nshow(private_count(dataset(\"a\"), eps=1))\n%ledger",
 		"s := `%help\n` + \"budget eps=1 {\" // }",
 		"f(a, b=(c=1))", "budget eps=1 {\n\tfunc() { return }()\n}", "x := 'é'; %budget",
+		"%%budget eps=1\nx := 41\nx + 1", "y := 1 +\n", "if x\n", "switch {\ncase x:\n}\nL:",
 	} {
 		f.Add(s)
 	}
@@ -342,6 +415,11 @@ func FuzzTranslate(f *testing.F) {
 			var se *Error
 			if !errors.As(err, &se) || se.Line < 1 || se.Col < 1 {
 				t.Fatalf("error without a position: %v", err)
+			}
+			if strings.HasPrefix(se.Msg, "unexpected end of input") {
+				if _, perr := parser.ParseFile(token.NewFileSet(), "", "package p;func _(){\n"+src+"\n}", 0); perr == nil {
+					t.Fatalf("%q parses as Go statements but is reported as cut short: %v", src, err)
+				}
 			}
 			return
 		}
@@ -366,7 +444,7 @@ func FuzzTranslate(f *testing.F) {
 
 var benchCell = strings.Repeat(`ds := dataset("census")
 budget eps=1.0, delta=1e-6 {
-	pca := private_pca(ds, k=3, eps=0.7, method="adaptive")
+	pca := private_pca(ds, k=3, eps=0.7, delta=1e-6, method="adaptive")
 	n := private_count(ds, eps=0.3)
 	fmt.Println("budget eps=1 {", n)
 }
