@@ -187,7 +187,7 @@ func (o Options) validate(method string, d int, private bool) (Options, error) {
 			return fail("eps=%v: the privacy parameter eps must be a finite number > 0", o.Eps)
 		}
 		if !(o.Delta > 0 && o.Delta < 1) {
-			return fail("delta=%v: delta must satisfy 0 < delta < 1 (typically below 1/n)", o.Delta)
+			return fail("delta=%v: delta must satisfy 0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)", o.Delta)
 		}
 		if o.Calibration != CalibPaper && o.Calibration != CalibAnalytic {
 			return fail("invalid calibration %d: use CalibPaper or CalibAnalytic", int(o.Calibration))

@@ -273,7 +273,7 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 		pl.Note = "NOT differentially private: baseline without noise (ε = ∞)"
 		return pl, nil
 	}
-	if err := planning.Target(opt.Eps, opt.Delta, "below 1/n"); err != nil {
+	if err := planning.Target(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
 	}
 	s := opt.Sparsity

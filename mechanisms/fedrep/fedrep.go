@@ -246,7 +246,7 @@ func plan(opt Options, d, n int, private bool) (*Plan, error) {
 		}
 		f = opt.InitFrac
 	}
-	if err := planning.Target(opt.Eps, opt.Delta, "below 1/users"); err != nil {
+	if err := planning.Target(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
 	}
 	mu, cost, err := planning.GaussianBudget(opt.Eps, opt.Delta, opt.Calibration == CalibZCDP)

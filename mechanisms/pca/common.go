@@ -250,7 +250,7 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	if opt.K < 0 || opt.K > d {
 		return fail("k=%d components requested but d=%d columns: use 1 ≤ k ≤ d", opt.K, d)
 	}
-	if err := planning.Target(opt.Eps, opt.Delta, "1e-6 or below 1/n"); err != nil {
+	if err := planning.Target(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
 	}
 	if opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper {

@@ -17,13 +17,14 @@ import (
 )
 
 // Target checks a run's privacy target: eps finite and > 0, 0 < delta < 1.
-// deltaHint says what delta typically is (e.g. "below 1/n").
-func Target(eps, delta float64, deltaHint string) error {
+// The advice on delta never mentions the number of rows: that number is
+// private, and the message reaches the analyst.
+func Target(eps, delta float64) error {
 	if !(eps > 0) || math.IsInf(eps, 0) {
 		return fmt.Errorf("eps=%v: the privacy parameter eps must be a finite number > 0", eps)
 	}
 	if !(delta > 0 && delta < 1) {
-		return fmt.Errorf("delta=%v: delta must satisfy 0 < delta < 1 (typically %s)", delta, deltaHint)
+		return fmt.Errorf("delta=%v: delta must satisfy 0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)", delta)
 	}
 	return nil
 }

@@ -20,11 +20,15 @@ func TestTarget(t *testing.T) {
 		{math.Inf(1), 1e-6, "finite"},
 		{math.NaN(), 1e-6, "eps=NaN"},
 		{1, 0, "delta=0"},
-		{1, 1, "0 < delta < 1 (typically below 1/n)"},
+		{1, 1, "0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)"},
 	} {
-		err := Target(tc.eps, tc.delta, "below 1/n")
+		err := Target(tc.eps, tc.delta)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("Target(%v, %v) = %v, want %q", tc.eps, tc.delta, err, tc.want)
+		}
+		// The row count is private: the advice must not point at it.
+		if err != nil && strings.Contains(err.Error(), "1/n") {
+			t.Errorf("Target(%v, %v) = %v: advice mentions the row count", tc.eps, tc.delta, err)
 		}
 	}
 }
