@@ -14,7 +14,6 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
 	"github.com/privnotes/privnotes/mechanisms/fedrep"
-	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
 // Defaults of private_fedrep: the experiment of federated.md §2.5, with
@@ -137,7 +136,7 @@ func fedrepUsers(data *ledger.Data) ([]*fedrep.User, error) {
 // randomBasis is a public random d×k orthonormal basis (public randomness:
 // it does not depend on the data).
 func randomBasis(d, k int) *mat.Dense {
-	s := noise.New()
+	s := newSampler()
 	g := mat.NewDense(d, k, nil)
 	for i := range d {
 		for j := range k {

@@ -273,7 +273,7 @@ func splitProviders(rows *mat.Dense, n int) ([]federated.Provider[federated.PCAR
 		if len(x) == 0 {
 			x = make([]float64, c)
 		}
-		p, err := federated.NewPCAProvider(mat.NewDense(len(x)/c, c, x), noise.New())
+		p, err := federated.NewPCAProvider(mat.NewDense(len(x)/c, c, x), newSampler())
 		if err != nil {
 			return nil, err
 		}
@@ -352,6 +352,12 @@ func (rt *Runtime) execute(b *binding, src *source, p *planned) (any, *Receipt) 
 	// tells no more than the fact of failure (see docs/threat-model.md).
 	panic(errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s", p.fn, p.method, src.label(), ch.ledgerID, p.fn))
 }
+
+// newSampler is where every private call of the runtime gets its noise:
+// the crypto/rand sampler. Only this package's tests replace it with a
+// seeded one, to make statistical tests reproducible; nothing reachable
+// from a cell can.
+var newSampler = noise.New
 
 // testRunHook, set only by this package's tests, wraps the mechanism run
 // of every private call after its charge, to inject a mechanism that

@@ -51,7 +51,7 @@ func planCount(src *source, a *args) *planned {
 		params: publicParams(a, map[string]any{"unit": unit})}
 	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
 		n := float64(unitCount(d))
-		v := n + noise.New().Laplace(b)
+		v := n + newSampler().Laplace(b)
 		return &CountResult{Value: math.Round(v)}, nil
 	}
 	return p
@@ -83,7 +83,7 @@ func planGaussianCount(src *source, a *args, unit string, eps, delta float64) *p
 		params: publicParams(a, map[string]any{"unit": unit})}
 	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
 		n := float64(unitCount(d))
-		v := n + noise.New().Gaussian(sigma)
+		v := n + newSampler().Gaussian(sigma)
 		return &CountResult{Value: math.Round(v)}, nil
 	}
 	return p
@@ -174,7 +174,7 @@ func planMean(src *source, a *args) *planned {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s := noise.New()
+		s := newSampler()
 		s.AddGaussian(sum, sigmaSum)
 		cnt := []float64{float64(r)}
 		s.AddGaussian(cnt, sigmaCount)
