@@ -85,6 +85,9 @@ func TestJupyterClient(t *testing.T) {
 	if !strings.Contains(out, "\nOK") {
 		t.Fatalf("the suite did not report OK:\n%s", out)
 	}
+	if strings.Contains(out, "skipped=") || strings.Contains(out, "expected failures=") {
+		t.Fatalf("the suite skipped tests or expected failures (none may be):\n%s", out)
+	}
 	t.Run("nbconvert", func(t *testing.T) {
 		out := runPython(t, env, 4*time.Minute, "check_notebook.py", "privnotes-test", filepath.Join(dir, "nb"))
 		if !strings.Contains(out, "notebook OK") {

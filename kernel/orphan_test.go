@@ -28,12 +28,18 @@ func TestKernelExitsWithItsFrontEnd(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	conn := map[string]any{"transport": "tcp", "ip": "127.0.0.1", "key": "k", "signature_scheme": "hmac-sha256"}
+	// The listeners stay open until all five ports are chosen, so that no
+	// port is handed out twice.
+	var listeners []net.Listener
 	for _, ch := range []string{"shell", "control", "stdin", "iopub", "hb"} {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
+		listeners = append(listeners, l)
 		conn[ch+"_port"] = l.Addr().(*net.TCPAddr).Port
+	}
+	for _, l := range listeners {
 		l.Close()
 	}
 	connFile := filepath.Join(dir, "kernel.json")

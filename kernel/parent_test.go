@@ -70,8 +70,7 @@ func TestNewParentWatch(t *testing.T) {
 // poll intervals, and not before the kill.
 func TestKernelExitsWhenParentDies(t *testing.T) {
 	front := startSleeper(t)
-	conn := ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", Key: "secret", SignatureScheme: "hmac-sha256",
-		ShellPort: freePort(t), ControlPort: freePort(t), StdinPort: freePort(t), IOPubPort: freePort(t), HBPort: freePort(t)}
+	conn := testConn(t)
 	eng := enginetest.New()
 	k, err := New(Config{Conn: conn, Engine: eng, ParentPID: front.Process.Pid})
 	if err != nil {

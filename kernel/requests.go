@@ -226,8 +226,8 @@ func (q *execQueue) drain() []*wire.Message {
 func (k *Kernel) executor() {
 	for {
 		if m := k.queue.pop(); m != nil {
-			if failed, count := k.execute(m); failed {
-				k.abortQueued(count)
+			if behind, count := k.execute(m); len(behind) > 0 {
+				k.abortQueued(behind, count)
 			}
 			continue
 		}
@@ -248,10 +248,10 @@ type executeContent struct {
 	AllowStdin      bool              `json:"allow_stdin"`
 }
 
-// execute runs one execute request; it reports whether the cell failed
-// with stop_on_error set, so that the queue behind it is aborted (after
-// this request's idle).
-func (k *Kernel) execute(m *wire.Message) (abort bool, count int) {
+// execute runs one execute request; when the cell failed with
+// stop_on_error set it returns the requests queued behind it, which the
+// caller aborts (after this request's idle).
+func (k *Kernel) execute(m *wire.Message) (behind []*wire.Message, count int) {
 	k.status(m, "busy")
 	defer k.status(m, "idle")
 	defer func() {
@@ -264,7 +264,7 @@ func (k *Kernel) execute(m *wire.Message) (abort bool, count int) {
 	var c executeContent
 	if err := json.Unmarshal(m.Content, &c); err != nil {
 		k.badRequest(k.shell, m, "execute_reply", err)
-		return false, 0
+		return nil, 0
 	}
 	// Defaults from the protocol: store_history and stop_on_error are
 	// true; silent forces store_history off.
@@ -279,6 +279,13 @@ func (k *Kernel) execute(m *wire.Message) (abort bool, count int) {
 	}
 	count = k.count
 	k.countMu.Unlock()
+	// The cell is interruptible from before its execute_input is published:
+	// a front end that interrupts as soon as it sees the cell start must
+	// not find no cell to cancel.
+	ctx, cancel := context.WithCancel(k.ctx)
+	k.runMu.Lock()
+	k.runCancel = cancel
+	k.runMu.Unlock()
 	if !c.Silent {
 		k.publish(m, "execute_input", map[string]any{"code": c.Code, "execution_count": count})
 	}
@@ -291,10 +298,6 @@ func (k *Kernel) execute(m *wire.Message) (abort bool, count int) {
 	}
 
 	out := &iopubOutput{k: k, parent: m, silent: c.Silent}
-	ctx, cancel := context.WithCancel(k.ctx)
-	k.runMu.Lock()
-	k.runCancel = cancel
-	k.runMu.Unlock()
 	res := k.cfg.Engine.Execute(ctx, engine.ExecuteRequest{
 		Code: c.Code, Silent: c.Silent, StoreHistory: storeHistory,
 		CellID: meta.CellID, ExecutionCount: count,
@@ -313,6 +316,12 @@ func (k *Kernel) execute(m *wire.Message) (abort bool, count int) {
 		}
 		if !c.Silent {
 			k.publish(m, "error", map[string]any{"ename": e.Name, "evalue": e.Value, "traceback": tb})
+		}
+		if stopOnError {
+			// Only what is queued before the error reply leaves is aborted:
+			// a request the client sends after reading the reply is not
+			// "behind" the failed cell (draining after the reply raced with it).
+			behind = k.queue.drain()
 		}
 		k.reply(k.shell, m, "execute_reply", map[string]any{
 			"status": "error", "execution_count": count, "ename": e.Name, "evalue": e.Value, "traceback": tb,
@@ -337,14 +346,14 @@ func (k *Kernel) execute(m *wire.Message) (abort bool, count int) {
 			k.log.Printf("history: %v", err)
 		}
 	}
-	return res.Error != nil && stopOnError, count
+	return behind, count
 }
 
 // abortQueued answers the execute requests queued behind a failed cell with
 // status "aborted": like ipykernel, it assumes they were sent expecting the
 // failed cell to succeed.
-func (k *Kernel) abortQueued(count int) {
-	for _, q := range k.queue.drain() {
+func (k *Kernel) abortQueued(queued []*wire.Message, count int) {
+	for _, q := range queued {
 		k.status(q, "busy")
 		k.reply(k.shell, q, "execute_reply", map[string]any{"status": "aborted", "execution_count": count})
 		k.status(q, "idle")

@@ -47,6 +47,16 @@ var (
 	envErr  error
 )
 
+// TestMain removes the shared build directory (binary and kernel spec)
+// when the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if envVal != nil {
+		os.RemoveAll(envVal.dir)
+	}
+	os.Exit(code)
+}
+
 // setup builds privnotes and installs its kernel spec into a temporary
 // Jupyter path. A missing Python module is a failure that says what to
 // install, never a skip.

@@ -88,9 +88,7 @@ func TestGaussianCountNoise(t *testing.T) {
 	}
 	// Seeded noise: the test asserts a median with a fixed tolerance, so it
 	// must not depend on live randomness.
-	seeded := noise.NewSeeded(20261121)
-	newSampler = func() *noise.Sampler { return seeded }
-	t.Cleanup(func() { newSampler = noise.New })
+	seedNoise(t, 20261121)
 	p := planCount(&source{schema: sc}, a)
 	sigma := 1 / math.Sqrt(2*accounting.RhoForTarget(eps, delta))
 	data := &ledger.Data{Schema: sc, X: denseOf(1000, 1, make([]float64, 1000))}
@@ -111,4 +109,15 @@ func TestGaussianCountNoise(t *testing.T) {
 	if want := 0.6745 * sigma; math.Abs(med-want) > 0.25*want {
 		t.Errorf("median |error| = %v, want %v ± 25%% (σ = %v)", med, want, sigma)
 	}
+}
+
+// seedNoise makes every private call of the runtime draw from one seeded
+// sampler until the test ends: a test that asserts on a noisy result must
+// not depend on live randomness. (Only tests can do this: newSampler is
+// unexported and cells never see mechanisms/noise.)
+func seedNoise(t *testing.T, seed uint64) {
+	t.Helper()
+	seeded := noise.NewSeeded(seed)
+	newSampler = func() *noise.Sampler { return seeded }
+	t.Cleanup(func() { newSampler = noise.New })
 }

@@ -530,18 +530,32 @@ budget eps=0.2 {
 	s.ok(`c := private_count(ds, eps=0.1)`)
 }
 
-// A goroutine that outlives its cell cannot spend.
+// A goroutine that outlives its cell cannot spend. The goroutine waits on
+// a gate that the test opens only after Execute of its cell has returned,
+// and the next cell starts only after the goroutine's call has returned,
+// so the call falls between the two cells on any machine (sleeps here made
+// the order, and so the result, depend on the scheduler).
 func TestGoroutineAfterCell(t *testing.T) {
-	s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
-	s.ok(`import "time"
-ds := dataset("secret")
+	dir := t.TempDir()
+	register(t, dir, "secret", secretTable(), accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
+	gate, called := make(chan struct{}), make(chan struct{})
+	s := newSessionWith(t, dir, map[string]reflect.Value{
+		"test_gate":   reflect.ValueOf(func() { <-gate }),
+		"test_called": reflect.ValueOf(func() { close(called) }),
+	})
+	s.ok(`ds := dataset("secret")
 result := make(chan string, 1)
 go func() {
-	time.Sleep(30 * time.Millisecond)
-	defer func() { result <- fmt.Sprint(recover()) }()
+	test_gate()
+	defer func() { result <- fmt.Sprint(recover()); test_called() }()
 	private_count(ds, eps=0.1)
 }()`)
-	time.Sleep(300 * time.Millisecond) // no cell runs while the goroutine calls
+	close(gate)
+	select {
+	case <-called:
+	case <-time.After(20 * time.Second): // a hang, not a timing bound
+		t.Fatal("the goroutine's call did not return within 20 s")
+	}
 	out := s.ok(`fmt.Println(<-result)`)
 	if !strings.Contains(out, "after its cell ended") {
 		t.Errorf("late call: %q", out)
@@ -564,12 +578,13 @@ func TestInterruptKeepsCharge(t *testing.T) {
 	go func() {
 		done <- s.eng.Execute(ctx, engine.ExecuteRequest{Code: `r := private_pca(ds, k=3, eps=1, delta=1e-6, method="npm", iters=2000)`, CellID: "int"}, out)
 	}()
-	// cancel once the charge is on disk
-	for i := 0; i < 2000; i++ {
-		if status(t, dir, "big").Charges == 1 {
-			break
+	// Cancel once the charge is on disk. The deadline only catches a hang:
+	// cancelling before the charge would test nothing (and fail below).
+	for deadline := time.Now().Add(30 * time.Second); status(t, dir, "big").Charges != 1; timeSleep() {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("the mechanism was not charged within 30 s")
 		}
-		timeSleep()
 	}
 	cancel()
 	res := <-done

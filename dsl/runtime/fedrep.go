@@ -59,7 +59,7 @@ func planFedRep(src *source, a *args) *planned {
 		start = randomBasis(d, k)
 	}
 	opt := fedrep.Options{K: k, Iters: rounds, Eta: lr, Psi: psi, PsiInit: psi, Eps: eps, Delta: delta,
-		InitFrac: a.float("init_frac"), Neighbour: nb, Calibration: calib, Start: start}
+		InitFrac: a.float("init_frac"), Neighbour: nb, Calibration: calib, Start: start, Noise: newSampler()}
 	if start != nil {
 		opt.InitFrac = 0
 	}

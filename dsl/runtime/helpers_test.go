@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +91,36 @@ func newSession(t testing.TB, dir string) *session {
 		t.Fatal(err)
 	}
 	eng, err := interp.New(interp.Config{StateDir: dir, Plugin: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return &session{t: t, rt: rt, eng: eng}
+}
+
+// extraExports is the runtime as a plugin with test-only functions added
+// to what cells can call (for synchronising with a cell's goroutines).
+type extraExports struct {
+	*Runtime
+	extra map[string]reflect.Value
+}
+
+func (p extraExports) Exports() map[string]reflect.Value {
+	ex := p.Runtime.Exports()
+	for k, v := range p.extra {
+		ex[k] = v
+	}
+	return ex
+}
+
+// newSessionWith is newSession with extra exports.
+func newSessionWith(t testing.TB, dir string, extra map[string]reflect.Value) *session {
+	t.Helper()
+	rt, err := New(Config{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := interp.New(interp.Config{StateDir: dir, Plugin: extraExports{rt, extra}})
 	if err != nil {
 		t.Fatal(err)
 	}

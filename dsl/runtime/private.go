@@ -124,7 +124,7 @@ func planPCA(src *source, a *args) *planned {
 		if a.int("providers") != 0 || a.int("sparsity") != 0 {
 			panic(errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
 		}
-		opt := pca.Options{K: k, Iters: a.int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip}
+		opt := pca.Options{K: k, Iters: a.int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip, Noise: newSampler()}
 		pl, err := pca.PlanMethod(chosen, opt, d)
 		if err != nil {
 			panic(argErr(fn, err))
@@ -155,7 +155,7 @@ func planPCA(src *source, a *args) *planned {
 		calib, why := dppcaCalibration(chosen, a, sc.Accountant, eps)
 		p.note += why
 		opt := dppca.Options{Eps: eps, Delta: delta, Calibration: calib, Neighbour: accounting.ReplaceOne,
-			Steps: a.int("iters"), Centred: sc.Center == "public-mean"}
+			Steps: a.int("iters"), Centred: sc.Center == "public-mean", Noise: newSampler()}
 		var pl *dppca.Plan
 		var err error
 		if chosen == dppca.MethodDPPCA {

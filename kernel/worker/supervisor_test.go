@@ -139,20 +139,48 @@ func TestCrashThenNextCellRuns(t *testing.T) {
 
 func must(res engine.ExecuteResult, _ *recorder) engine.ExecuteResult { return res }
 
+// startCell runs code in the background; the cell must print "started"
+// first, and startCell returns once that output has arrived (so the
+// worker is inside the cell), with a function waiting for the result.
+func startCell(t *testing.T, s *Supervisor, ctx context.Context, code string) func() engine.ExecuteResult {
+	t.Helper()
+	out := &recorder{}
+	done := make(chan engine.ExecuteResult, 1)
+	go func() { done <- s.Execute(ctx, engine.ExecuteRequest{Code: code}, out) }()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "stdout:started"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) { // a hang, not a timing bound
+			t.Fatalf("cell %q did not start within 20 s", code)
+		}
+	}
+	return func() engine.ExecuteResult {
+		t.Helper()
+		select {
+		case res := <-done:
+			return res
+		case <-time.After(20 * time.Second):
+			t.Fatalf("cell %q did not finish within 20 s", code)
+			return engine.ExecuteResult{}
+		}
+	}
+}
+
+// TestInterruptKeepsVariables: an interrupt stops the cell within 1 s (the
+// requirement), timed from the cancel alone, and variables survive.
 func TestInterruptKeepsVariables(t *testing.T) {
 	s := newTestSupervisor(t, 2*time.Second)
 	run(t, s, "set x 7")
 	for _, code := range []string{"block", "sleep 60000"} {
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(100*time.Millisecond, cancel)
+		wait := startCell(t, s, ctx, "print started\n"+code)
 		start := time.Now()
-		res, _ := runCtx(t, s, ctx, "print started\n"+code)
+		cancel()
+		res := wait()
 		took := time.Since(start)
 		if res.Error == nil || res.Error.Name != "Interrupted" {
 			t.Fatalf("%s: result %+v, want Interrupted", code, res)
 		}
-		if took > 600*time.Millisecond {
-			t.Errorf("%s: interrupt took %v (cancel at 100 ms), want < 600 ms", code, took)
+		if took > time.Second {
+			t.Errorf("%s: interrupt took %v, want < 1 s", code, took)
 		}
 		if got := valueOf(t, must(run(t, s, "get x"))); got != "7" {
 			t.Errorf("after interrupting %s, x = %q", code, got)
@@ -165,15 +193,20 @@ func TestInterruptIgnoredRestartsAfterGrace(t *testing.T) {
 	s := newTestSupervisor(t, grace)
 	run(t, s, "set x 7")
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
+	defer cancel()
+	wait := startCell(t, s, ctx, "print started\nspin")
 	start := time.Now()
-	res, _ := runCtx(t, s, ctx, "spin")
+	cancel()
+	res := wait()
 	took := time.Since(start)
 	if res.Error == nil || res.Error.Name != ErrRestarted || !strings.Contains(res.Error.Value, "did not stop") {
 		t.Fatalf("result %+v, want %s after the grace period", res.Error, ErrRestarted)
 	}
-	if took < 100*time.Millisecond+grace || took > 100*time.Millisecond+grace+2*time.Second {
-		t.Errorf("spin was killed after %v, want about %v", took, 100*time.Millisecond+grace)
+	// Not before the grace period; the upper bound is no requirement, only
+	// a sign that the kill was not tied to the grace at all (5 s of room
+	// for a loaded 2-core machine).
+	if took < grace || took > grace+5*time.Second {
+		t.Errorf("spin was killed %v after the interrupt, want about %v", took, grace)
 	}
 	if res, _ := run(t, s, "get x"); res.Error == nil {
 		t.Error("x survived the restart")
@@ -183,20 +216,23 @@ func TestInterruptIgnoredRestartsAfterGrace(t *testing.T) {
 	}
 }
 
+// TestCompleteWhileCellRuns: completion, is_complete and inspect answer
+// while a cell blocks (it blocks until cancelled, so an answer at all shows
+// they do not queue behind it).
 func TestCompleteWhileCellRuns(t *testing.T) {
 	s := newTestSupervisor(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		s.Execute(ctx, engine.ExecuteRequest{Code: "block"}, &recorder{})
-		close(done)
-	}()
-	time.Sleep(50 * time.Millisecond)
+	defer cancel()
+	wait := startCell(t, s, ctx, "print started\nblock")
+	// If Complete queued behind the cell, this cancel ends the wait after
+	// 20 s and the timing check below fails instead of hanging the test.
+	stop := time.AfterFunc(20*time.Second, cancel)
 	start := time.Now()
 	c := s.Complete("é pri", 5)
-	if took := time.Since(start); took > time.Second {
+	if took := time.Since(start); took > 5*time.Second { // no requirement: room for a loaded machine
 		t.Errorf("complete took %v while a cell ran", took)
 	}
+	stop.Stop()
 	if strings.Join(c.Matches, ",") != "print" || c.CursorStart != 2 || c.CursorEnd != 5 {
 		t.Errorf("completion %+v, want print at code points 2..5", c)
 	}
@@ -207,7 +243,7 @@ func TestCompleteWhileCellRuns(t *testing.T) {
 		t.Errorf("inspect %+v", got)
 	}
 	cancel()
-	<-done
+	wait()
 }
 
 func TestDeathBetweenCellsIsReported(t *testing.T) {
@@ -219,8 +255,16 @@ func TestDeathBetweenCellsIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pid := s.PID()
 	p.Kill()
-	time.Sleep(200 * time.Millisecond)
+	// The supervisor replaces a worker that dies between cells at once;
+	// wait for that instead of sleeping (the next cell must be warned, and
+	// it can only be if the death was noticed before it started).
+	for deadline := time.Now().Add(20 * time.Second); s.PID() == pid; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the supervisor did not notice the worker's death within 20 s")
+		}
+	}
 	res, out := run(t, s, "value ok")
 	if got := valueOf(t, res); got != "ok" {
 		t.Errorf("value %q", got)

@@ -18,6 +18,7 @@ type echo struct {
 	inFlight *atomic.Int32
 	maxSeen  *atomic.Int32
 	sleep    time.Duration
+	waitPeer time.Duration
 	fail     bool
 	panics   bool
 }
@@ -33,6 +34,12 @@ func (e *echo) Answer(ctx context.Context, req int) (int, error) {
 	}
 	if e.sleep > 0 {
 		time.Sleep(e.sleep)
+	}
+	// waitPeer holds the reply until another provider is answering too (or
+	// the bound passes): two workers that really run at once then always
+	// overlap, however the goroutines are scheduled on a loaded machine.
+	for deadline := time.Now().Add(e.waitPeer); e.maxSeen.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
 	}
 	if e.panics {
 		panic("secret record 42.5")
@@ -74,7 +81,10 @@ func TestLocalDeliversInOrder(t *testing.T) {
 }
 
 func TestLocalRunsProvidersConcurrently(t *testing.T) {
-	ps, maxSeen := echoProviders(8, 5*time.Millisecond)
+	ps, maxSeen := echoProviders(8, 0)
+	for _, p := range ps {
+		p.(*echo).waitPeer = 2 * time.Second // a bound for the failure case only
+	}
 	tr := NewLocal(ps).WithWorkers(2)
 	tr.block = 1
 	if err := tr.Round(context.Background(), 1, func(int, int) error { return nil }); err != nil {

@@ -515,7 +515,9 @@ func TestDiscreteExactPMF(t *testing.T) {
 
 // TestSymmetricGaussian checks symmetry, the lattice and the noise moments
 // (5 standard errors) for the sequential seeded path and the parallel
-// crypto path.
+// crypto path. The crypto run cannot be seeded (it is the path under
+// test); at 5 standard errors it fails by chance about once in a million
+// runs, like the crypto run of TestGoodnessOfFit.
 func TestSymmetricGaussian(t *testing.T) {
 	const d = 120 // 7260 upper entries: above parallelMin
 	const sigma = 0.25
@@ -553,7 +555,9 @@ func TestSymmetricGaussian(t *testing.T) {
 }
 
 // TestMatrixConcurrent exercises the parallel matrix path and concurrent
-// use of one crypto and one seeded Sampler (run with -race to check).
+// use of one crypto and one seeded Sampler (run with -race to check). The
+// moment checks on the crypto noise are at 5 standard errors: a chance
+// failure about once in a million runs.
 func TestMatrixConcurrent(t *testing.T) {
 	crypto, seeded := New(), NewSeeded(5)
 	var wg sync.WaitGroup
