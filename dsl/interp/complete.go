@@ -405,15 +405,10 @@ func typeMembers(t reflect.Type) []string {
 	return l
 }
 
-// enclosingCall returns the name of the function whose argument list
-// contains the end of s ("" when none), skipping strings and comments.
-func enclosingCall(s string) string {
-	_, name := enclosingCallQ(s)
-	return name
-}
-
-// enclosingCallQ is enclosingCall with the package or receiver that
-// qualifies the name ("math" for math.Sqrt(), "" for a bare name).
+// enclosingCallQ returns the name of the function whose argument list
+// contains the end of s ("" when none), skipping strings and comments, and
+// the package or receiver that qualifies it ("math" for math.Sqrt(), "" for
+// a bare name).
 func enclosingCallQ(s string) (qual, name string) {
 	fset := token.NewFileSet()
 	f := fset.AddFile("", -1, len(s))

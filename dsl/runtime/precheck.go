@@ -340,16 +340,6 @@ func checkBlock(blk syntax.Block, cellLabel, mode string, evs []accounting.Event
 
 type callKey struct{ line, col int }
 
-// literalKeywords reads, for each private call of the program, the keyword
-// arguments whose value is a string literal in the translated Go:
-// __pn_kw("method", "npm"). A keyword present with another value maps to
-// nil. Lines are kept by the translation, so the k-th call of a function
-// on a line of the cell is the k-th on the same line of the Go.
-func literalKeywords(goSrc string, p *syntax.Program) map[callKey]map[string]*string {
-	strs, _ := literalArgs(goSrc, p)
-	return strs
-}
-
 // tk is a token of the translated Go.
 type tk struct {
 	t    token.Token
@@ -360,9 +350,13 @@ type tk struct {
 // nonLiteral marks a keyword whose value is not a literal.
 type nonLiteral struct{}
 
-// literalArgs is literalKeywords, and also, per call, every keyword's
-// literal value (a string, an int, a float64, a bool, a possibly negated
-// number) or nonLiteral{}.
+// literalArgs reads, for each private call of the program, the keyword
+// arguments whose value is a string literal in the translated Go
+// (__pn_kw("method", "npm"); a keyword with another value maps to nil),
+// and every keyword's literal value (a string, an int, a float64, a bool, a
+// possibly negated number) or nonLiteral{}. Lines are kept by the
+// translation, so the k-th call of a function on a line of the cell is the
+// k-th on the same line of the Go.
 func literalArgs(goSrc string, p *syntax.Program) (map[callKey]map[string]*string, map[callKey]map[string]any) {
 	fset := token.NewFileSet()
 	f := fset.AddFile("", -1, len(goSrc))

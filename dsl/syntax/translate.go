@@ -1315,7 +1315,6 @@ func (t *translator) emit() {
 	for _, e := range t.edits {
 		if e.off > inOff {
 			write(t.src[inOff:e.off], true, inOff)
-			inOff = e.off
 		}
 		write(e.repl, false, e.off)
 		inOff = e.end
