@@ -79,6 +79,14 @@
 // statement of the interrupted cell. Cancelling any cell also stops
 // goroutines left running by earlier cells (yaegi shares one run id).
 //
+// # Goroutines and cells
+//
+// The same labels tell the plugin which cell a goroutine belongs to: each
+// chunk runs under a label set of its own that every goroutine it starts,
+// directly or not, inherits, and Cell.InCell reports whether the calling
+// goroutine carries one of the running cell's (see cellgoroutines.go). The
+// DSL runtime refuses a private call from a goroutine of an earlier cell.
+//
 // # Display
 //
 // Cells can call show, html, markdown, png, svg, show_json, new_display,

@@ -72,6 +72,7 @@ type Engine struct {
 	result   []any             // values of the final expression (set by __pni_result)
 	busy     bool              // an interrupted chunk's goroutine outlived the wait
 	gp       goPanics          // panics recovered in goroutines of cells
+	cells    cellLabels        // label sets of the running cell's chunks
 
 	// completion state, readable while a cell runs
 	symMu    sync.RWMutex
@@ -261,7 +262,9 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 		return e.errorResult(cs, &posError{name: "CompileError", off: c.off(id.Pos()), msg: explainUndefined("undefined: " + id.Name)})
 	}
 
-	cell := &Cell{ID: req.CellID, ExecutionCount: req.ExecutionCount, Source: req.Code, Program: prog, Out: cellOutput{e.router}, Lookup: e.lookup}
+	cell := &Cell{ID: req.CellID, ExecutionCount: req.ExecutionCount, Source: req.Code, Program: prog, Out: cellOutput{e.router}, Lookup: e.lookup, InCell: e.cells.has}
+	e.cells.reset()
+	defer e.cells.reset()
 	if err := e.plugin.Begin(ctx, cell); err != nil {
 		name := "Refused"
 		var ne NamedError
@@ -348,6 +351,7 @@ func (e *Engine) runChunk(ctx context.Context, cs *cellState, src string, c *chu
 	var v reflect.Value
 	var err error
 	pprof.Do(context.Background(), pprof.Labels(goroutineLabel, label), func(context.Context) {
+		e.cells.add()
 		v, err = e.yi.EvalWithContext(ctx, gen)
 	})
 	if err == nil {

@@ -126,6 +126,15 @@ type Cell struct {
 	// and for a value the engine cannot hand out as is. It is valid during
 	// Begin only; nil when the engine offers no lookup.
 	Lookup func(name string) (value any, ok bool)
+	// InCell reports whether the calling goroutine belongs to this cell
+	// while it runs: it runs the cell's statements or was started,
+	// directly or not, by one that does (by any go statement, or by a
+	// compiled package). A goroutine an earlier cell started does not
+	// belong to it, and after the cell ends none does. A DSL function
+	// refuses to charge when it is false. Safe for concurrent use; nil
+	// when the engine cannot tell (every goroutine is then taken for the
+	// cell's).
+	InCell func() bool
 }
 
 // NamedError is an error that reaches the user under its own name

@@ -28,6 +28,10 @@
 //     panic (recovered in the calling goroutine), is reported with one
 //     fixed message, so the message tells no more than the fact of
 //     failure; the panic's value and stack go nowhere.
+//   - A private call is charged to the running cell only from a goroutine
+//     of that cell (interp.Cell.InCell); one that an earlier cell started
+//     is refused with NoCell, so it never spends from a later cell's
+//     budget block or under its id.
 //   - Synthetic data from synth_* is public: private functions accept it,
 //     report the cost they would have had, count it against the enclosing
 //     budget block, and never touch the ledger.

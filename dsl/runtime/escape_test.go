@@ -596,3 +596,120 @@ func TestInterruptKeepsCharge(t *testing.T) {
 	}
 	verify(t, dir)
 }
+
+// Escape 6c: a goroutine an earlier cell started that calls a private
+// function while a later cell runs is refused with NoCell, whatever the
+// go statement looks like: it is not charged under the running cell's id
+// or block. The goroutines take the session's variables as arguments:
+// reading a global while the next cell runs is a data race inside yaegi
+// (it resizes the global frame), unrelated to what is tested here.
+func TestGoroutineOfEarlierCell(t *testing.T) {
+	cases := []struct {
+		name, start, finish string
+	}{
+		{"literal", `gate := make(chan bool)
+result := make(chan string, 1)
+go func(gate chan bool, result chan string, ds Dataset) {
+	<-gate
+	defer func() { result <- fmt.Sprint(recover()) }()
+	private_count(ds, eps=0.1)
+}(gate, result, ds)`, `close(gate)
+fmt.Println(<-result)`},
+		{"nested", `gate := make(chan bool)
+result := make(chan string, 1)
+go func(gate chan bool, result chan string, ds Dataset) {
+	go func() {
+		<-gate
+		defer func() { result <- fmt.Sprint(recover()) }()
+		private_count(ds, eps=0.1)
+	}()
+}(gate, result, ds)`, `close(gate)
+fmt.Println(<-result)`},
+		// go f(x) is not rewritten by the engine; the goroutine still
+		// carries its cell's labels.
+		{"named function", `gate := make(chan bool)
+result := make(chan string, 1)
+func spend(d Dataset, g chan bool, r chan string) {
+	<-g
+	defer func() { r <- fmt.Sprint(recover()) }()
+	private_count(d, eps=0.1)
+}
+go spend(ds, gate, result)`, `close(gate)
+fmt.Println(<-result)`},
+		// The later cell's budget block must not pay for the goroutine.
+		{"inside a block", `gate := make(chan bool)
+result := make(chan string, 1)
+go func(gate chan bool, result chan string, ds Dataset) {
+	<-gate
+	defer func() { result <- fmt.Sprint(recover()) }()
+	private_count(ds, eps=0.1)
+}(gate, result, ds)`, `budget eps=0.15 {
+	close(gate)
+	fmt.Println(<-result)
+	private_count(ds, eps=0.15)
+	fmt.Println("own charged")
+}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
+			s.ok(`ds := dataset("secret")`)
+			s.ok(tc.start)
+			out := s.ok(tc.finish)
+			if !strings.Contains(out, "NoCell") && !strings.Contains(out, "after its cell ended") {
+				t.Errorf("the earlier cell's goroutine was not refused: %q", out)
+			}
+			want := 0
+			if strings.Contains(tc.finish, "own") {
+				want = 1
+				if !strings.Contains(out, "own charged") {
+					t.Errorf("the running cell's own call was not charged in its block: %q", out)
+				}
+			}
+			if st := status(t, dir, "secret"); st.Charges != want {
+				t.Errorf("%d charges, want %d", st.Charges, want)
+			}
+			verify(t, dir)
+		})
+	}
+}
+
+// Goroutines of the running cell charge normally: nested ones, ones started
+// by go f(x), and ones a function declared in an earlier cell starts while
+// this cell calls it.
+func TestGoroutinesOfRunningCellCharge(t *testing.T) {
+	s, dir := newSecretSession(t, accounting.Budget{Eps: 1, Delta: 0}, accounting.ModeBasic)
+	s.ok(`ds := dataset("secret")
+func spend(d Dataset, r chan string) {
+	defer func() { r <- fmt.Sprint(recover()) }()
+	private_count(d, eps=0.1)
+}
+func fan(d Dataset, n int) []string {
+	r := make(chan string, n)
+	for i := 0; i < n; i++ {
+		go spend(d, r)
+	}
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, <-r)
+	}
+	return out
+}`)
+	out := s.ok(`r := make(chan string, 2)
+go func() {
+	go func() {
+		defer func() { r <- fmt.Sprint(recover()) }()
+		private_count(ds, eps=0.1)
+	}()
+}()
+go spend(ds, r)
+fmt.Println(<-r, <-r)
+fmt.Println(fan(ds, 3))`)
+	if want := "<nil> <nil>\n[<nil> <nil> <nil>]\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	if st := status(t, dir, "secret"); st.Charges != 5 {
+		t.Errorf("%d charges, want 5", st.Charges)
+	}
+	verify(t, dir)
+}

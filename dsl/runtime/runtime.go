@@ -50,6 +50,9 @@ type binding struct {
 	id    string
 	label string
 	ended bool
+	// inCell reports whether the calling goroutine belongs to the cell
+	// (interp.Cell.InCell); nil: every goroutine is taken for the cell's.
+	inCell func() bool
 	// lines are the lines of the cell's calls of each private function
 	// (from the translator), to place a run-time argument error.
 	lines map[string][]int
@@ -232,7 +235,7 @@ func (rt *Runtime) Begin(ctx context.Context, cell *interp.Cell) error {
 		}
 	}
 	rt.mu.Lock()
-	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id, label: label, lines: lines}
+	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id, label: label, lines: lines, inCell: cell.InCell}
 	rt.block = nil
 	rt.mu.Unlock()
 	return nil
@@ -292,17 +295,23 @@ func (rt *Runtime) Doc(name string) (string, bool) {
 	return magicDoc(name)
 }
 
-// current returns the running cell or panics with NoCell.
+// current returns the running cell or panics with NoCell. A call from a
+// goroutine that an earlier cell started is refused like one made after
+// every cell ended: charging it to the running cell would spend from that
+// cell's budget block under its id.
 func (rt *Runtime) current(fn string) *binding {
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.cell == nil {
+	b := rt.cell
+	ended := b != nil && b.ended
+	rt.mu.Unlock()
+	if b == nil {
 		panic(errorf(NameNoCell, "%s was called outside a running cell", fn))
 	}
-	if rt.cell.ended {
+	// inCell is the engine's and takes its own lock, hence outside rt.mu.
+	if ended || (b.inCell != nil && !b.inCell()) {
 		panic(errorf(NameNoCell, "%s was called after its cell ended (from a goroutine that outlived the cell): wait for the goroutines (for example with a channel) before the cell ends", fn))
 	}
-	return rt.cell
+	return b
 }
 
 func (rt *Runtime) budgetBegin(eps, delta float64, pos string) {
