@@ -38,7 +38,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		epsList  = fs.String("eps", "", "comma-separated ε grid, e.g. 0.5,1,2")
 		delta    = fs.Float64("delta", 0, "override δ")
 		methods  = fs.String("methods", "", "comma-separated methods to run (default: all)")
-		calib    = fs.String("calibration", "", "zcdp (default) or paper")
+		calib    = fs.String("calibration", "", "zcdp, analytic, gdp or paper (default: each workload's tight one: zcdp/analytic for the PCA workloads, gdp for the federated ones); a workload that has no such calibration says so")
 		nb       = fs.String("neighbour", "", "replace-one (default) or add-remove")
 		workers  = fs.Int("workers", 0, "goroutines per data pass (default: all cores)")
 	)
@@ -78,6 +78,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "privnotes bench: sizes, seeds and workers must be ≥ 0 and delta in [0, 1)")
 		return 2
 	}
+	switch strings.ToLower(strings.TrimSpace(*calib)) {
+	case "", "zcdp", "analytic", "gdp", "paper":
+	default:
+		fmt.Fprintf(stderr, "privnotes bench: --calibration %q: use zcdp, analytic, gdp or paper\n", *calib)
+		return 2
+	}
 	todo := bench.Workloads()
 	if *workload != "" {
 		w, err := bench.Lookup(*workload)
@@ -113,7 +119,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if !*asJSON {
+	if !*asJSON && len(all) > 0 {
 		printSummary(stdout, bench.Summarize(all))
 		fmt.Fprintf(stdout, "\n%d runs in %.1fs (seeded noise, public synthetic data)\n", len(all), time.Since(start).Seconds())
 	}
