@@ -17,6 +17,14 @@
 //     2014): one symmetric Gaussian perturbation of C, then its top-k
 //     eigenvectors.
 //
+// Power-method variants outside Methods (they take other inputs):
+//
+//   - PPMEntry (ppm_entry.go): Hardt–Price Figure 3 on a symmetric matrix
+//     whose ENTRIES are the private units (entry-level DP, noise ∝ ‖X‖_∞);
+//     not for row-level DP of a data matrix. LowRank (lra.go): its rank-2k
+//     approximation B = X_L·Y_{L+1}ᵀ (Cor. 4.3). StreamingPower (spm.go):
+//     the streaming power method of Figure 2, NOT private (a baseline).
+//
 // Data rules (public, identical for every method): each row a is scaled by
 // min(1/Clip, 1/‖a‖), so it enters with norm at most 1 (rows longer than
 // Clip are shortened to Clip, then all rows are divided by Clip); a row
