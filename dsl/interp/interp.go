@@ -579,20 +579,7 @@ func positioned(user, name string, line, col int, msg string) engine.ExecuteResu
 	value := fmt.Sprintf("line %d:%d: %s", line, col, msg)
 	tb := []string{name + ": " + value}
 	if lines := strings.Split(user, "\n"); line >= 1 && line <= len(lines) {
-		src := strings.ReplaceAll(lines[line-1], "\t", "    ")
-		tb = append(tb, "    "+src)
-		pad := 0
-		for i, r := range []rune(lines[line-1]) {
-			if i >= col-1 {
-				break
-			}
-			if r == '\t' {
-				pad += 4
-			} else {
-				pad++
-			}
-		}
-		tb = append(tb, "    "+strings.Repeat(" ", pad)+"^")
+		tb = append(tb, caretLines(lines[line-1], col, "    ")...)
 	}
 	return engine.ExecuteResult{Error: &engine.Error{Name: name, Value: value, Traceback: tb}}
 }

@@ -24,14 +24,13 @@ func (e budgetErr) ErrorName() string { return "BudgetExceeded" }
 // keyword, refuses cells whose static total is over a cap, and its
 // compiled function panics with a named error at run time.
 type fakeDSL struct {
-	mu      sync.Mutex
-	log     []string
-	spent   float64
-	cap     float64
-	out     engine.Output
-	ctx     context.Context
-	lastGo  string
-	lineErr bool
+	mu     sync.Mutex
+	log    []string
+	spent  float64
+	cap    float64
+	out    engine.Output
+	ctx    context.Context
+	lastGo string
 }
 
 type posErr struct{ l, c int }

@@ -424,18 +424,33 @@ func (s *Store) Export(w io.Writer, asJSON bool) error {
 	return WriteTable(w, entries)
 }
 
+// TableHeader names the columns of TableRow, for callers that render the
+// ledger in their own format (the %ledger magic renders text and HTML).
+var TableHeader = []string{"ID", "TIME (UTC)", "DATASET", "MECHANISM", "COST", "CELL", "HASH"}
+
+// TableRow returns the cells of e's row in the ledger table, in TableHeader
+// order. The cost omits the mechanism (it has its own column) and the hash is
+// shortened to 12 hex digits.
+func (e Entry) TableRow() []string {
+	cost := "-"
+	if e.Event != nil {
+		ev := *e.Event
+		ev.Mechanism = ""
+		cost = ev.String()
+	}
+	hash := e.Hash
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	return []string{fmt.Sprint(e.ID), e.Time.Format("2006-01-02 15:04:05"), e.Dataset, e.Mechanism, cost, e.Cell, hash}
+}
+
 // WriteTable writes entries as an aligned text table.
 func WriteTable(w io.Writer, entries []Entry) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIME (UTC)\tDATASET\tMECHANISM\tCOST\tCELL\tHASH")
+	fmt.Fprintln(tw, strings.Join(TableHeader, "\t"))
 	for _, e := range entries {
-		cost := "-"
-		if e.Event != nil {
-			ev := *e.Event
-			ev.Mechanism = ""
-			cost = ev.String()
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Time.Format("2006-01-02 15:04:05"), e.Dataset, e.Mechanism, cost, e.Cell, e.Hash[:12])
+		fmt.Fprintln(tw, strings.Join(e.TableRow(), "\t"))
 	}
 	return tw.Flush()
 }

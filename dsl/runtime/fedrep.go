@@ -28,6 +28,7 @@ const (
 
 func planFedRep(src *source, a *args) *planned {
 	const fn = "private_fedrep"
+	checkFedRepK(src, a)
 	sc := src.schema
 	if sc.Unit != "user" {
 		panic(errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.label(), unitString(sc)))
@@ -158,14 +159,7 @@ func checkFedRepK(src *source, a *args) {
 }
 
 func (rt *Runtime) privateFedRep(ds any, kws ...KW) *FedRepResult {
-	const fn = "private_fedrep"
-	b := rt.current(fn)
-	defer rt.lineOnError(b, fn)
-	a := mustArgs(fn, kws)
-	src := rt.resolve(fn, ds)
-	checkFedRepK(src, a)
-	p := planFedRep(src, a)
-	out, rcpt := rt.execute(b, src, p)
+	out, rcpt, p, _ := rt.runPrivate("private_fedrep", ds, kws, planFedRep)
 	res := out.(*FedRepResult)
 	res.Columns, res.Receipt = p.columns, rcpt
 	return res

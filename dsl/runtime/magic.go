@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/privnotes/privnotes/dsl/engine"
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
@@ -120,19 +121,11 @@ func (rt *Runtime) ledgerText(name string) (string, string) {
 	if len(entries) == 0 {
 		return "the ledger is empty\n", ""
 	}
-	t := &magicTable{class: "ledger", header: []string{"ID", "TIME (UTC)", "DATASET", "MECHANISM", "COST", "CELL", "HASH"}}
+	t := &magicTable{class: "ledger", header: ledger.TableHeader}
 	for _, e := range entries {
-		cost := "-"
-		if e.Event != nil {
-			ev := *e.Event
-			ev.Mechanism = ""
-			cost = ev.String()
-		}
-		hash := e.Hash
-		if len(hash) > 12 {
-			hash = hash[:12]
-		}
-		t.rows = append(t.rows, []string{fmt.Sprint(e.ID), e.Time.Format("2006-01-02 15:04:05"), e.Dataset, e.Mechanism, cost, shortCell(e.Cell), hash})
+		row := e.TableRow()
+		row[5] = shortCell(e.Cell)
+		t.rows = append(t.rows, row)
 	}
 	if _, head, err := st.Head(); err == nil {
 		t.notes = append(t.notes, fmt.Sprintf("head hash %s (keep a copy elsewhere to detect truncation; `privnotes ledger verify` checks the chain; `privnotes ledger show` prints full cell ids)", head))

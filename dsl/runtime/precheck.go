@@ -3,10 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"go/scanner"
-	"go/token"
 	"sort"
-	"strconv"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/syntax"
@@ -97,11 +94,11 @@ type staticCost struct {
 // variable assigned from it earlier in the cell) or, through lookup, when
 // its argument is a variable of an earlier cell that the cell cannot have
 // rebound before the call (syntax.Call.DatasetVar). lookup may be nil.
-func (rt *Runtime) precheck(p *syntax.Program, goSrc, cellLabel string, lookup func(string) (any, bool)) error {
+func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(string) (any, bool)) error {
 	if len(p.Blocks) == 0 && len(p.Calls) == 0 {
 		return nil
 	}
-	kws, vals := literalArgs(goSrc, p)
+	kws, vals := keywordLiterals(p)
 	schemas := map[string]*ledger.Schema{}
 	schemaOf := func(name string) *ledger.Schema {
 		if name == "" {
@@ -226,7 +223,7 @@ func (rt *Runtime) precheck(p *syntax.Program, goSrc, cellLabel string, lookup f
 }
 
 // validateLiteralCall plans a call whose keywords are all literals (lits,
-// from literalArgs) from its dataset's public schema, as the call will
+// from keywordLiterals) from its dataset's public schema, as the call will
 // when it runs, and returns its argument error under the call's line; nil
 // when the call is valid or not all of its keywords are literals. It reads
 // no data and charges nothing.
@@ -270,7 +267,6 @@ func planCall(fn string, src *source, a *args) *planned {
 	case "private_mean":
 		return planMean(src, a)
 	case "private_fedrep":
-		checkFedRepK(src, a)
 		return planFedRep(src, a)
 	}
 	return nil
@@ -340,149 +336,32 @@ func checkBlock(blk syntax.Block, cellLabel, mode string, evs []accounting.Event
 
 type callKey struct{ line, col int }
 
-// tk is a token of the translated Go.
-type tk struct {
-	t    token.Token
-	lit  string
-	line int
-}
-
 // nonLiteral marks a keyword whose value is not a literal.
 type nonLiteral struct{}
 
-// literalArgs reads, for each private call of the program, the keyword
-// arguments whose value is a string literal in the translated Go
-// (__pn_kw("method", "npm"); a keyword with another value maps to nil),
-// and every keyword's literal value (a string, an int, a float64, a bool, a
-// possibly negated number) or nonLiteral{}. Lines are kept by the
-// translation, so the k-th call of a function on a line of the cell is the
-// k-th on the same line of the Go.
-func literalArgs(goSrc string, p *syntax.Program) (map[callKey]map[string]*string, map[callKey]map[string]any) {
-	fset := token.NewFileSet()
-	f := fset.AddFile("", -1, len(goSrc))
-	var sc scanner.Scanner
-	sc.Init(f, []byte(goSrc), nil, 0)
-	var toks []tk
-	for {
-		pos, t, lit := sc.Scan()
-		if t == token.EOF {
-			break
-		}
-		toks = append(toks, tk{t, lit, fset.Position(pos).Line})
-	}
-	// the calls of each (line, func), in token order
-	type lf struct {
-		line int
-		fn   string
-	}
-	starts := map[lf][]int{}
-	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].t == token.IDENT && toks[i+1].t == token.LPAREN && (i == 0 || toks[i-1].t != token.PERIOD) {
-			if f, ok := syntax.Lookup(toks[i].lit); ok && f.Private {
-				k := lf{toks[i].line, toks[i].lit}
-				starts[k] = append(starts[k], i+1)
-			}
-		}
-	}
-	calls := p.AllCalls()
-	sort.Slice(calls, func(i, j int) bool {
-		if calls[i].Line != calls[j].Line {
-			return calls[i].Line < calls[j].Line
-		}
-		return calls[i].Col < calls[j].Col
-	})
-	seen := map[lf]int{}
-	out := map[callKey]map[string]*string{}
+// keywordLiterals indexes, for each private call of the program, the
+// keyword arguments whose value is a string literal (a keyword with
+// another value maps to nil), and every keyword's literal value or
+// nonLiteral{}, as the translator recorded them.
+func keywordLiterals(p *syntax.Program) (map[callKey]map[string]*string, map[callKey]map[string]any) {
+	strs := map[callKey]map[string]*string{}
 	vals := map[callKey]map[string]any{}
-	for _, c := range calls {
-		k := lf{c.Line, c.Func}
-		n := seen[k]
-		seen[k]++
-		if n >= len(starts[k]) {
-			continue
-		}
-		lp := starts[k][n]
-		kw := map[string]*string{}
-		kv := map[string]any{}
-		depth := 0
-		for i := lp; i < len(toks); i++ {
-			switch toks[i].t {
-			case token.LPAREN, token.LBRACK, token.LBRACE:
-				depth++
-			case token.RPAREN, token.RBRACK, token.RBRACE:
-				depth--
+	for _, c := range p.AllCalls() {
+		lits := p.Keywords[syntax.CallPos{Line: c.Line, Col: c.Col}]
+		kw := make(map[string]*string, len(lits))
+		kv := make(map[string]any, len(lits))
+		for name, v := range lits {
+			kw[name], kv[name] = nil, nonLiteral{}
+			if v == nil {
+				continue
 			}
-			if depth == 0 {
-				break
-			}
-			if depth == 1 && toks[i].t == token.IDENT && toks[i].lit == "__pn_kw" && i+3 < len(toks) &&
-				toks[i+1].t == token.LPAREN && toks[i+2].t == token.STRING && toks[i+3].t == token.COMMA {
-				name, err := strconv.Unquote(toks[i+2].lit)
-				if err != nil {
-					continue
-				}
-				var val *string
-				if i+5 < len(toks) && toks[i+4].t == token.STRING && toks[i+5].t == token.RPAREN {
-					if v, err := strconv.Unquote(toks[i+4].lit); err == nil {
-						val = &v
-					}
-				}
-				kw[name] = val
-				kv[name] = nonLiteral{}
-				var lit []tk
-				for j := i + 4; j < len(toks) && toks[j].t != token.RPAREN && len(lit) < 3; j++ {
-					lit = append(lit, toks[j])
-				}
-				if v, ok := literalValue(lit); ok {
-					kv[name] = v
-				}
+			kv[name] = v
+			if s, ok := v.(string); ok {
+				kw[name] = &s
 			}
 		}
-		out[callKey{c.Line, c.Col}] = kw
-		vals[callKey{c.Line, c.Col}] = kv
+		k := callKey{c.Line, c.Col}
+		strs[k], vals[k] = kw, kv
 	}
-	return out, vals
-}
-
-// literalValue reads a literal from its tokens: "x", 3, -2.5, true.
-func literalValue(toks []tk) (any, bool) {
-	neg := false
-	if len(toks) == 2 && (toks[0].t == token.SUB || toks[0].t == token.ADD) {
-		neg, toks = toks[0].t == token.SUB, toks[1:]
-	}
-	if len(toks) != 1 {
-		return nil, false
-	}
-	k := toks[0]
-	switch k.t {
-	case token.STRING:
-		if neg {
-			return nil, false
-		}
-		v, err := strconv.Unquote(k.lit)
-		return v, err == nil
-	case token.INT:
-		v, err := strconv.ParseInt(k.lit, 0, 64)
-		if err != nil || v > 1<<31 {
-			return nil, false
-		}
-		if neg {
-			v = -v
-		}
-		return int(v), true
-	case token.FLOAT:
-		v, err := strconv.ParseFloat(k.lit, 64)
-		if err != nil {
-			return nil, false
-		}
-		if neg {
-			v = -v
-		}
-		return v, true
-	case token.IDENT:
-		if !neg && (k.lit == "true" || k.lit == "false") {
-			return k.lit == "true", true
-		}
-	}
-	return nil, false
+	return strs, vals
 }

@@ -284,13 +284,7 @@ func splitProviders(rows *mat.Dense, n int) ([]federated.Provider[federated.PCAR
 
 // privatePCA implements private_pca.
 func (rt *Runtime) privatePCA(ds any, kws ...KW) *PCAResult {
-	const fn = "private_pca"
-	b := rt.current(fn)
-	defer rt.lineOnError(b, fn)
-	a := mustArgs(fn, kws)
-	src := rt.resolve(fn, ds)
-	p := planPCA(src, a)
-	out, rcpt := rt.execute(b, src, p)
+	out, rcpt, p, src := rt.runPrivate("private_pca", ds, kws, planPCA)
 	res := out.(*PCAResult)
 	res.Method, res.Columns, res.Receipt = p.method, append([]string(nil), src.schema.Columns...), rcpt
 	return res
@@ -307,6 +301,20 @@ func mustArgs(fn string, kws []KW) *args {
 // execute charges the plan, then loads the data and runs the mechanism.
 // Errors after the charge carry fixed messages: whether and why a
 // mechanism failed may depend on the data.
+// runPrivate is the sequence every private_* function shares: bind the
+// call to the running cell, parse its keywords, resolve the dataset, plan
+// from public facts, then execute (which charges before it reads). Errors
+// about the arguments or the dataset are prefixed with the call's line.
+func (rt *Runtime) runPrivate(fn string, ds any, kws []KW, plan func(*source, *args) *planned) (any, *Receipt, *planned, *source) {
+	b := rt.current(fn)
+	defer rt.lineOnError(b, fn)
+	a := mustArgs(fn, kws)
+	src := rt.resolve(fn, ds)
+	p := plan(src, a)
+	out, rcpt := rt.execute(b, src, p)
+	return out, rcpt, p, src
+}
+
 func (rt *Runtime) execute(b *binding, src *source, p *planned) (any, *Receipt) {
 	ev := p.cost
 	if !ev.HasTarget() {

@@ -225,7 +225,7 @@ func (rt *Runtime) Begin(ctx context.Context, cell *interp.Cell) error {
 	label := cellLabel(cell.ExecutionCount)
 	lines := map[string][]int{}
 	if p, ok := cell.Program.Plan.(*syntax.Program); ok && p != nil {
-		if err := rt.precheck(p, cell.Program.Go, label, cell.Lookup); err != nil {
+		if err := rt.precheck(p, label, cell.Lookup); err != nil {
 			return err
 		}
 		for _, c := range p.AllCalls() {

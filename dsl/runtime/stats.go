@@ -98,13 +98,7 @@ func unitCount(d *ledger.Data) int {
 }
 
 func (rt *Runtime) privateCount(ds any, kws ...KW) *CountResult {
-	const fn = "private_count"
-	b := rt.current(fn)
-	defer rt.lineOnError(b, fn)
-	a := mustArgs(fn, kws)
-	src := rt.resolve(fn, ds)
-	p := planCount(src, a)
-	out, rcpt := rt.execute(b, src, p)
+	out, rcpt, _, _ := rt.runPrivate("private_count", ds, kws, planCount)
 	res := out.(*CountResult)
 	res.Receipt = rcpt
 	return res
@@ -192,13 +186,7 @@ func planMean(src *source, a *args) *planned {
 }
 
 func (rt *Runtime) privateMean(ds any, kws ...KW) *MeanResult {
-	const fn = "private_mean"
-	b := rt.current(fn)
-	defer rt.lineOnError(b, fn)
-	a := mustArgs(fn, kws)
-	src := rt.resolve(fn, ds)
-	p := planMean(src, a)
-	out, rcpt := rt.execute(b, src, p)
+	out, rcpt, p, _ := rt.runPrivate("private_mean", ds, kws, planMean)
 	res := out.(*MeanResult)
 	res.Columns, res.Receipt = p.columns, rcpt
 	return res

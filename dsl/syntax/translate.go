@@ -46,6 +46,11 @@ type Program struct {
 	Calls []Call
 	// Magics are the line and cell magics in source order.
 	Magics []Magic
+	// Keywords holds, for each private call (in Calls or in a block), every
+	// keyword the call gives, mapped to its value when that is a literal (a
+	// string, an int, a float64 or a bool; numbers possibly signed) and to
+	// nil when it is an expression.
+	Keywords map[CallPos]map[string]any
 }
 
 // Block is one budget block.
@@ -82,6 +87,9 @@ type Call struct {
 	Static    bool
 	Line, Col int
 }
+
+// CallPos is the position of a private call in its cell.
+type CallPos struct{ Line, Col int }
 
 // Magic is a line magic (%ledger ...) or the %%budget cell magic.
 type Magic struct {
@@ -464,6 +472,50 @@ func literalNumber(toks []tok) (v float64, used int, ok bool) {
 	}
 	f, _ := constant.Float64Val(c)
 	return sign * f, used + 1, true
+}
+
+// literalValue reads a keyword value that is a single literal: "x", 3,
+// -2.5, true. Ints beyond 2³¹ are left to the runtime.
+func literalValue(toks []tok) (any, bool) {
+	signed, neg := false, false
+	if len(toks) == 2 && (toks[0].t == token.SUB || toks[0].t == token.ADD) {
+		signed, neg, toks = true, toks[0].t == token.SUB, toks[1:]
+	}
+	if len(toks) != 1 {
+		return nil, false
+	}
+	k := toks[0]
+	switch k.t {
+	case token.STRING:
+		if signed {
+			return nil, false
+		}
+		v, err := strconv.Unquote(k.lit)
+		return v, err == nil
+	case token.INT:
+		v, err := strconv.ParseInt(k.lit, 0, 64)
+		if err != nil || v > 1<<31 {
+			return nil, false
+		}
+		if neg {
+			v = -v
+		}
+		return int(v), true
+	case token.FLOAT:
+		v, err := strconv.ParseFloat(k.lit, 64)
+		if err != nil {
+			return nil, false
+		}
+		if neg {
+			v = -v
+		}
+		return v, true
+	case token.IDENT:
+		if !signed && (k.lit == "true" || k.lit == "false") {
+			return k.lit == "true", true
+		}
+	}
+	return nil, false
 }
 
 func tokText(k tok) string {
@@ -1150,6 +1202,14 @@ func (t *translator) checkLiteral(f *Func, p *Param, val []tok) error {
 func (t *translator) recordCall(i int, f *Func, args []arg, values map[string][]tok) {
 	l, c := t.pos(t.toks[i].off)
 	call := Call{Func: f.Name, Line: l, Col: c}
+	kws := make(map[string]any, len(values))
+	for name, val := range values {
+		kws[name], _ = literalValue(val)
+	}
+	if t.prog.Keywords == nil {
+		t.prog.Keywords = map[CallPos]map[string]any{}
+	}
+	t.prog.Keywords[CallPos{l, c}] = kws
 	static := true
 	if v, used, ok := literalNumber(values["eps"]); ok && used == len(values["eps"]) {
 		call.Eps = v
