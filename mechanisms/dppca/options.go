@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/planning"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -183,11 +184,8 @@ func (o Options) validate(method string, d int, private bool) (Options, error) {
 		return fail("the data need at least one column, got d=%d", d)
 	}
 	if private {
-		if !(o.Eps > 0) || math.IsInf(o.Eps, 0) {
-			return fail("eps=%v: the privacy parameter eps must be a finite number > 0", o.Eps)
-		}
-		if !(o.Delta > 0 && o.Delta < 1) {
-			return fail("delta=%v: delta must satisfy 0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)", o.Delta)
+		if err := planning.Target(o.Eps, o.Delta); err != nil {
+			return fail("%v", err)
 		}
 		if o.Calibration != CalibPaper && o.Calibration != CalibAnalytic {
 			return fail("invalid calibration %d: use CalibPaper or CalibAnalytic", int(o.Calibration))

@@ -8,6 +8,7 @@ package dppca
 import (
 	"math"
 
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 )
 
@@ -19,7 +20,8 @@ import (
 // Δ. Both sums therefore use rowpass.Pairwise (fixed blocks of
 // rowpass.BlockRows records, blocks combined pairwise), which bounds the
 // roundings on every term's path by a public h, and the noise is
-// calibrated to Δ plus the excess 2·γ_h·Σ_i‖M_i‖₂ below.
+// calibrated to Δ plus the excess 2·γ_h·Σ_i‖M_i‖₂ below
+// (linalg.ExcessOver).
 //
 // Argument (as in mechanisms/pca). Let t_i be the reference term of record
 // i (a real vector computed from the record alone, so neighbours differ in
@@ -70,38 +72,26 @@ import (
 const MaxRows = rowpass.MaxRows
 
 // Rounding budgets: the most roundings a term of a noised sum passes
-// through, relative to its reference value.
+// through, relative to its reference value, on top of the block-and-tree
+// sum linalg.SumRoundings shared with the other mechanisms.
 const (
-	// sumRoundings: at most BlockRows − 1 additions inside its block and
-	// TreeDepth while the blocks of at most MaxRows records are combined.
-	sumRoundings = rowpass.BlockRows - 1 + rowpass.TreeDepth
 	// ojaRoundings: the product c_i·g_ik (one rounding, none if the
-	// compiler fuses it into the addition), then sumRoundings.
-	ojaRoundings = 1 + sumRoundings
-	// meanRoundings: the centred truncated terms are exact; sumRoundings,
-	// then the division of the sum by m (Higham Lemma 3.3:
-	// γ_h + u + γ_h·u ≤ γ_{h+1}).
-	meanRoundings = sumRoundings + 1
+	// compiler fuses it into the addition), then linalg.SumRoundings.
+	ojaRoundings = 1 + linalg.SumRoundings
+	// meanRoundings: the centred truncated terms are exact;
+	// linalg.SumRoundings, then the division of the sum by m (Higham
+	// Lemma 3.3: γ_h + u + γ_h·u ≤ γ_{h+1}).
+	meanRoundings = linalg.SumRoundings + 1
 )
-
-// roundingExcess returns 2·γ_h·terms·r, rounded up: the ℓ2 distance,
-// beyond Δ, between the computed sums of two neighbours when every term
-// passes through at most h roundings, at most terms terms are summed, and
-// each term's majorant has ℓ2 norm ≤ r.
-func roundingExcess(h int, terms, r float64) float64 {
-	// The three products, and a correctly rounded r = √d from meanExcess,
-	// each lose at most a relative 2^-53; 2^-50 covers all four.
-	return 2 * rowpass.Gamma(h) * terms * r * (1 + 0x1p-50)
-}
 
 // ojaExcess is the rounding excess of Eq. 7's clipped sum over a minibatch
 // of at most ⌊MaxRows/steps⌋ records, each clipped to ℓ2 norm beta.
 func ojaExcess(steps int, beta float64) float64 {
-	return roundingExcess(ojaRoundings, float64(MaxRows/steps), beta)
+	return linalg.ExcessOver(ojaRoundings, float64(MaxRows/steps), beta)
 }
 
 // meanExcess is the rounding excess of Algorithm 5's mean per unit of the
 // truncation radius r, for d coordinates: 2·γ_h·√d (m cancels, see above).
 func meanExcess(d int) float64 {
-	return roundingExcess(meanRoundings, 1, math.Sqrt(float64(d)))
+	return linalg.ExcessOver(meanRoundings, 1, math.Sqrt(float64(d)))
 }

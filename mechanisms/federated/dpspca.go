@@ -221,14 +221,9 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 	fail := func(format string, a ...any) (*PCAPlan, error) {
 		return nil, fmt.Errorf("federated dpspca: "+format, a...)
 	}
-	if d < 1 {
-		return fail("the data need at least one column, got d=%d", d)
-	}
-	if opt.K == 0 {
-		opt.K = 1
-	}
-	if opt.K < 0 || opt.K > d {
-		return fail("k=%d components requested but d=%d columns: use 1 ≤ k ≤ d", opt.K, d)
+	var err error
+	if opt.K, err = planning.Components(opt.K, d); err != nil {
+		return fail("%v", err)
 	}
 	if opt.Sparsity < opt.K || opt.Sparsity > d {
 		return fail("sparsity ŝ=%d: set it to the number of rows the estimate may use, k=%d ≤ ŝ ≤ d=%d (about twice the true support size; ŝ=d disables truncation)", opt.Sparsity, opt.K, d)
@@ -245,7 +240,6 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 	privInit := opt.Start == nil
 	f := 0.0
 	if privInit {
-		var err error
 		if opt.InitFrac, err = planning.InitFrac(opt.InitFrac, "private initialisation"); err != nil {
 			return fail("%v", err)
 		}

@@ -17,13 +17,15 @@ import (
 func TruncateRows(v *mat.Dense, s int) []int {
 	d, _ := v.Dims()
 	idx := make([]int, d)
-	norms := make([]float64, d)
 	for i := range d {
 		idx[i] = i
-		norms[i] = floats.Norm(v.RawRowView(i), 2)
 	}
 	if s >= d {
 		return idx
+	}
+	norms := make([]float64, d)
+	for i := range d {
+		norms[i] = floats.Norm(v.RawRowView(i), 2)
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return norms[idx[a]] > norms[idx[b]] })
 	keep := append([]int(nil), idx[:max(s, 0)]...)

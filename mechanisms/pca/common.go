@@ -241,14 +241,9 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	fail := func(format string, a ...any) (Options, error) {
 		return opt, fmt.Errorf("pca %s: "+format, append([]any{method}, a...)...)
 	}
-	if d < 1 {
-		return fail("the data need at least one column, got d=%d", d)
-	}
-	if opt.K == 0 {
-		opt.K = 1
-	}
-	if opt.K < 0 || opt.K > d {
-		return fail("k=%d components requested but d=%d columns: use 1 ≤ k ≤ d", opt.K, d)
+	var err error
+	if opt.K, err = planning.Components(opt.K, d); err != nil {
+		return fail("%v", err)
 	}
 	if err := planning.Target(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)

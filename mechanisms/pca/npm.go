@@ -57,16 +57,9 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 	if p > d {
 		return nil, fmt.Errorf("pca npm: k + oversample = %d exceeds d=%d columns: lower oversample", p, d)
 	}
-	L := opt.Iters
-	if L == 0 {
-		gap := opt.Gap
-		if gap == 0 {
-			gap = defaultNPMGap
-		}
-		L = max(1, int(math.Ceil(2*math.Log(float64(d))/gap)))
-		if L > maxIters {
-			return nil, fmt.Errorf("pca npm: gap=%v gives %d default iterations: set iters or a larger gap", opt.Gap, L)
-		}
+	L, err := powerIters(opt.Iters, opt.Gap, d)
+	if err != nil {
+		return nil, fmt.Errorf("pca npm: %v", err)
 	}
 	pl := &Plan{
 		Method: MethodNPM, D: d, K: opt.K, P: p, Iters: L,
@@ -75,30 +68,22 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 		RoundingExcess: sumExcess(npmRoundings(d), math.Sqrt(float64(p))),
 	}
 	m := d * p
+	rho, mult, cost, err := splitCalibration(opt.Calibration, opt.Eps, opt.Delta, L)
+	if err != nil {
+		return nil, fmt.Errorf("pca npm: %v", err)
+	}
+	pl.Rho, pl.NoiseMultiplier, pl.Cost = rho, mult, event(MethodNPM, cost)
+	if err := checkScales(MethodNPM, pl.NoiseMultiplier, m, 0); err != nil {
+		return nil, err
+	}
 	switch opt.Calibration {
 	case CalibZCDP:
-		rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
-		pl.Rho = rho
-		pl.NoiseMultiplier = math.Sqrt(float64(L) / (2 * rho))
-		if err := checkScales(MethodNPM, pl.NoiseMultiplier, m, 0); err != nil {
-			return nil, err
-		}
 		pl.NoiseStd = noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m)
-		pl.Cost = event(MethodNPM, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s per iteration (L=%d, p=%d, sensitivity %s, %s)",
 			opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), L, p, fmtG(pl.Sensitivity), opt.Neighbour)
 	case CalibPaper:
-		lnInvDelta := math.Log(1 / opt.Delta)
-		if limit := npmPaperEpsLimit(opt.Delta); opt.Eps > limit {
-			return nil, fmt.Errorf("pca npm: paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = %.3g: use calibration zcdp", limit)
-		}
-		pl.NoiseMultiplier = math.Sqrt(4*float64(L)*lnInvDelta) / opt.Eps
-		if err := checkScales(MethodNPM, pl.NoiseMultiplier, m, 0); err != nil {
-			return nil, err
-		}
 		// The paper scales to Δ_F = √p, which bounds npmSensitivity.
 		pl.NoiseStd = noise.GaussianScale((math.Sqrt(float64(p))+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m)
-		pl.Cost = event(MethodNPM, accounting.Approx(opt.Eps, opt.Delta))
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v as in Hardt–Price Fig. 3: σ=ε⁻¹√(4pL·ln(1/δ))=%s per entry (L=%d, p=%d)",
 			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), L, p)
 	}
@@ -114,6 +99,45 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 // 4(2 − √2)·ln(1/δ) ≈ 2.34·ln(1/δ) (spec §2 NOTE).
 func npmPaperEpsLimit(delta float64) float64 {
 	return 4 * (2 - math.Sqrt2) * math.Log(1/delta)
+}
+
+// powerIters returns the iteration count L of a noisy power method: iters
+// if set, otherwise the default ⌈2·ln d/gap⌉ (at least 1) with
+// defaultNPMGap for a zero gap. The error carries no method prefix.
+func powerIters(iters int, gap float64, d int) (int, error) {
+	if iters != 0 {
+		return iters, nil
+	}
+	g := gap
+	if g == 0 {
+		g = defaultNPMGap
+	}
+	L := max(1, int(math.Ceil(2*math.Log(float64(d))/g)))
+	if L > maxIters {
+		return 0, fmt.Errorf("gap=%v gives %d default iterations: set iters or a larger gap", gap, L)
+	}
+	return L, nil
+}
+
+// splitCalibration calibrates releases Gaussian releases of one noise
+// multiplier each (per unit of sensitivity) to the target (eps, delta).
+// CalibZCDP: ρ* = accounting.RhoForTarget(eps, delta) split evenly, so the
+// multiplier is √(releases/(2ρ*)), at cost accounting.Zcdp(ρ*) labelled
+// with the target. CalibPaper: Hardt–Price Figure 3's √(4·releases·ln(1/δ))/ε,
+// at cost accounting.Approx(eps, delta), refused above npmPaperEpsLimit.
+// rho is 0 under CalibPaper. The error carries no method prefix.
+func splitCalibration(c Calibration, eps, delta float64, releases int) (rho, multiplier float64, cost accounting.Event, err error) {
+	switch c {
+	case CalibZCDP:
+		rho = accounting.RhoForTarget(eps, delta)
+		return rho, math.Sqrt(float64(releases) / (2 * rho)), accounting.Zcdp(rho).WithTarget(eps, delta), nil
+	case CalibPaper:
+		if limit := npmPaperEpsLimit(delta); eps > limit {
+			return 0, 0, cost, fmt.Errorf("paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = %.3g: use calibration zcdp", limit)
+		}
+		return 0, math.Sqrt(4*float64(releases)*math.Log(1/delta)) / eps, accounting.Approx(eps, delta), nil
+	}
+	return 0, 0, cost, fmt.Errorf("invalid calibration %d: use CalibZCDP or CalibPaper", int(c))
 }
 
 // gramPays reports whether forming C = MᵀM once beats L single-pass

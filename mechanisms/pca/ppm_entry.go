@@ -189,16 +189,9 @@ func planEntry(method string, opt EntryOptions, d int) (*EntryPlan, error) {
 	if opt.Iters < 0 || opt.Iters > maxIters {
 		return fail("iters=%d: use 0 for the default or 1..%d", opt.Iters, maxIters)
 	}
-	L := opt.Iters
-	if L == 0 {
-		gap := opt.Gap
-		if gap == 0 {
-			gap = defaultNPMGap
-		}
-		L = max(1, int(math.Ceil(2*math.Log(float64(d))/gap)))
-		if L > maxIters {
-			return fail("gap=%v gives %d default iterations: set iters or a larger gap", opt.Gap, L)
-		}
+	L, err := powerIters(opt.Iters, opt.Gap, d)
+	if err != nil {
+		return fail("%v", err)
 	}
 	releases := L
 	if method == MethodLRA {
@@ -212,20 +205,16 @@ func planEntry(method string, opt EntryOptions, d int) (*EntryPlan, error) {
 		Bound:          opt.Bound,
 	}
 	m := d * p
+	rho, mult, cost, err := splitCalibration(opt.Calibration, opt.Eps, opt.Delta, releases)
+	if err != nil {
+		return fail("%v", err)
+	}
+	pl.Rho, pl.NoiseMultiplier, pl.Cost = rho, mult, event(method, cost)
 	switch opt.Calibration {
 	case CalibZCDP:
-		rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
-		pl.Rho = rho
-		pl.NoiseMultiplier = math.Sqrt(float64(releases) / (2 * rho))
-		pl.Cost = event(method, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
 		pl.Note = fmt.Sprintf("entry-level DP (one symmetric entry pair changes by ≤ 1), calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s per release (%d releases, p=%d, sensitivity √2·√p·‖X‖_∞)",
 			opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), releases, p)
 	case CalibPaper:
-		if limit := npmPaperEpsLimit(opt.Delta); opt.Eps > limit {
-			return fail("paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = %.3g: use calibration zcdp", limit)
-		}
-		pl.NoiseMultiplier = math.Sqrt(4*float64(releases)*math.Log(1/opt.Delta)) / opt.Eps
-		pl.Cost = event(method, accounting.Approx(opt.Eps, opt.Delta))
 		pl.Note = fmt.Sprintf("entry-level DP (one symmetric entry pair changes by ≤ 1), calibrated as in Hardt–Price Fig. 3: σ=√2·‖X‖_∞·ε⁻¹√(4pL·ln(1/δ)) per entry (%d releases, p=%d)",
 			releases, p)
 	}

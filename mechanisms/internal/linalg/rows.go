@@ -56,7 +56,17 @@ func CovTimesRoundings(d int) int { return d + 3 + SumRoundings }
 // computed constant (a division by a public count) adds its roundings to
 // h, since it multiplies every term's factor product.
 func Excess(h int, r float64) float64 {
-	return 2 * rowpass.Gamma(h) * MaxRows * r * (1 + 0x1p-50)
+	return ExcessOver(h, MaxRows, r)
+}
+
+// ExcessOver is Excess for a sum of at most terms terms instead of
+// MaxRows: 2·γ_h·terms·r, rounded up. Mechanisms whose sums are bounded by
+// a smaller public count (a minibatch of ⌊MaxRows/T⌋ records, a mean
+// whose count cancels) charge this instead.
+func ExcessOver(h int, terms, r float64) float64 {
+	// The three products, and a correctly rounded r such as √d, each lose
+	// at most a relative 2^-53; 2^-50 covers all four.
+	return 2 * rowpass.Gamma(h) * terms * r * (1 + 0x1p-50)
 }
 
 // Rows is a data matrix whose row i enters every sum as Scale[i]·M_i, of

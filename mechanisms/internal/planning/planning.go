@@ -1,8 +1,9 @@
 // Package planning holds the checks and budget arithmetic that the
 // data-free plans of the private mechanisms (mechanisms/pca,
-// mechanisms/federated, mechanisms/fedrep) share: the privacy target, a
-// public starting basis, the share of the budget spent on an
-// initialisation, and the Gaussian budget μ* of a target under GDP or zCDP.
+// mechanisms/federated, mechanisms/fedrep, mechanisms/dppca) share: the
+// privacy target, the number of components, a public starting basis, the
+// share of the budget spent on an initialisation, and the Gaussian budget
+// μ* of a target under GDP or zCDP.
 // Errors carry no package prefix; the caller adds its own.
 package planning
 
@@ -27,6 +28,22 @@ func Target(eps, delta float64) error {
 		return fmt.Errorf("delta=%v: delta must satisfy 0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)", delta)
 	}
 	return nil
+}
+
+// Components checks the shape of a run on d columns asking for k
+// components and returns k with its default: d ≥ 1, k = 0 means 1, and
+// 1 ≤ k ≤ d.
+func Components(k, d int) (int, error) {
+	if d < 1 {
+		return k, fmt.Errorf("the data need at least one column, got d=%d", d)
+	}
+	if k == 0 {
+		k = 1
+	}
+	if k < 0 || k > d {
+		return k, fmt.Errorf("k=%d components requested but d=%d columns: use 1 ≤ k ≤ d", k, d)
+	}
+	return k, nil
 }
 
 // PublicStart checks an optional public d×k starting basis: nil passes;

@@ -33,6 +33,29 @@ func TestTarget(t *testing.T) {
 	}
 }
 
+func TestComponents(t *testing.T) {
+	for _, tc := range []struct {
+		k, d  int
+		wantK int
+		want  string // "" for no error
+	}{
+		{0, 5, 1, ""},
+		{3, 5, 3, ""},
+		{5, 5, 5, ""},
+		{6, 5, 0, "k=6 components requested but d=5 columns"},
+		{-1, 5, 0, "k=-1"},
+		{1, 0, 0, "at least one column, got d=0"},
+	} {
+		k, err := Components(tc.k, tc.d)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Components(%d, %d) = %v, want %q", tc.k, tc.d, err, tc.want)
+		}
+		if err == nil && k != tc.wantK {
+			t.Errorf("Components(%d, %d) = %d, want %d", tc.k, tc.d, k, tc.wantK)
+		}
+	}
+}
+
 func TestPublicStart(t *testing.T) {
 	bad := mat.NewDense(3, 2, nil)
 	bad.Set(2, 1, math.NaN())
