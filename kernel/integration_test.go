@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,27 @@ import (
 // nbclient, nbformat and nbconvert from apt (the pyenv python3 on PATH
 // does not).
 const python = "/usr/bin/python3"
+
+// buildBinary builds ../cmd/privnotes with tags into dir and returns its
+// path. "go test" puts its own GOROOT/bin first in PATH, so "go" is the
+// toolchain running the tests.
+func buildBinary(t *testing.T, dir string, tags ...string) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build the kernel binary: %v", err)
+	}
+	bin := filepath.Join(dir, "privnotes")
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	args = append(args, "../cmd/privnotes")
+	if out, err := exec.Command(gobin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("go %v: %v\n%s", args, err, out)
+	}
+	return bin
+}
 
 // buildAndInstall builds privnotes into a temporary directory and installs
 // its kernel spec there; it returns the environment that makes
@@ -27,16 +47,7 @@ func buildAndInstall(t *testing.T, tags ...string) (env []string, dir string) {
 		t.Fatalf("%s cannot import the Jupyter packages the integration tests need: %v\n%s\nrun: make deps (apt-get install python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert python3-jsonschema)", python, err, out)
 	}
 	dir = t.TempDir()
-	bin := filepath.Join(dir, "privnotes")
-	args := []string{"build", "-o", bin}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	args = append(args, "../cmd/privnotes")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if out, err := exec.Command(gobin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("go %v: %v\n%s", args, err, out)
-	}
+	bin := buildBinary(t, dir, tags...)
 	prefix := filepath.Join(dir, "prefix")
 	if out, err := exec.Command(bin, "install", "--prefix", prefix, "--name", "privnotes-test").CombinedOutput(); err != nil {
 		t.Fatalf("privnotes install: %v\n%s", err, out)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,11 +21,7 @@ import (
 // on as orphans that hold the state database.
 func TestKernelExitsWithItsFrontEnd(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "privnotes")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if out, err := exec.Command(gobin, "build", "-o", bin, "../cmd/privnotes").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 	conn := map[string]any{"transport": "tcp", "ip": "127.0.0.1", "key": "k", "signature_scheme": "hmac-sha256"}
 	// The listeners stay open until all five ports are chosen, so that no
 	// port is handed out twice.

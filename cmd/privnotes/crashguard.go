@@ -26,9 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"regexp"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -186,19 +184,19 @@ func fileFor(w io.Writer) (f *os.File, copyDone chan struct{}, err error) {
 	return pw, copyDone, nil
 }
 
-// crashReportStart matches the first line of a Go crash report, or of the
-// runtime's lines just before one.
-var crashReportStart = regexp.MustCompile(`^(panic: |fatal error: |runtime: |goroutine \d+ |SIG[A-Z]+: |unexpected (fault address|signal)|\[signal )`)
-
 // crashFilter receives the child's fd 2. Lines before a crash report are
 // passed on; from the first line of a report on, nothing is, and only
-// fixed markers are noted to name the kind of crash.
+// fixed markers are noted to name the kind of crash. The guard is
+// stricter than the kernel, which shows a report whose trace passes
+// through no private frame: it withholds every report, because the child
+// runs with GOTRACEBACK=none, so most reports have no trace to judge by
+// (the kernel withholds those too). Both find where a report starts with
+// worker.ReportSplitter.
 type crashFilter struct {
 	out io.Writer
 
 	mu       sync.Mutex
-	line     []byte
-	inReport bool
+	lines    worker.ReportSplitter
 	overflow bool
 	oom      bool
 	panicked bool
@@ -207,37 +205,21 @@ type crashFilter struct {
 func (f *crashFilter) Write(b []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.line = append(f.line, b...)
-	for {
-		i := bytes.IndexByte(f.line, '\n')
-		if i < 0 {
-			break
-		}
-		f.take(f.line[:i+1])
-		f.line = f.line[i+1:]
-	}
-	// A partial line that starts a report must not wait for its newline.
-	if !f.inReport && crashReportStart.Match(f.line) {
-		f.inReport = true
-	}
+	f.lines.Feed(b, f.take)
 	return len(b), nil
 }
 
-func (f *crashFilter) take(line []byte) {
-	if !f.inReport && crashReportStart.Match(line) {
-		f.inReport = true
-	}
-	if !f.inReport {
+func (f *crashFilter) take(line []byte, inReport bool) {
+	if !inReport {
 		_, _ = f.out.Write(line)
 		return
 	}
-	s := string(line)
 	switch {
-	case strings.HasPrefix(s, "fatal error: stack overflow"):
+	case bytes.HasPrefix(line, []byte("fatal error: stack overflow")):
 		f.overflow = true
-	case strings.Contains(s, "out of memory"):
+	case bytes.Contains(line, []byte("out of memory")):
 		f.oom = true
-	case strings.HasPrefix(s, "panic: "):
+	case bytes.HasPrefix(line, []byte("panic: ")):
 		f.panicked = true
 	}
 }
@@ -246,10 +228,7 @@ func (f *crashFilter) take(line []byte) {
 func (f *crashFilter) flush() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.line) > 0 {
-		f.take(append(f.line, '\n'))
-		f.line = nil
-	}
+	f.lines.Flush(f.take)
 }
 
 // crash names the crash the report showed, in fixed words, or "" if there
@@ -258,7 +237,7 @@ func (f *crashFilter) crash() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
-	case !f.inReport:
+	case !f.lines.InReport():
 		return ""
 	case f.overflow:
 		return fmt.Sprintf("stack overflow (a recursion deeper than the %d MiB stack limit)", worker.MaxStack>>20)

@@ -128,6 +128,8 @@ func (f *Fake) Execute(ctx context.Context, req engine.ExecuteRequest, out engin
 				return fail("Interrupted", "the cell was interrupted")
 			}
 		case "spin":
+			// A cell that never yields, for tests of interrupts.
+			//lint:ignore SA5002 the endless loop is the point
 			for {
 			}
 		case "goroutine-panic":
@@ -148,10 +150,13 @@ func (f *Fake) Execute(ctx context.Context, req engine.ExecuteRequest, out engin
 	return res
 }
 
+// recurse overflows the stack, for tests of worker crashes.
+//
 //go:noinline
 func recurse(n int) int {
 	var pad [64]byte
 	pad[n%64] = byte(n)
+	//lint:ignore SA5007 the endless recursion is the point
 	return recurse(n+1) + int(pad[0])
 }
 

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,32 +99,55 @@ func (m *Message) RawHeader() json.RawMessage {
 }
 
 // Signer signs and verifies messages with HMAC-SHA256. An empty key turns
-// signing off, as the protocol specifies.
+// signing off, as the protocol specifies. A Signer is safe for concurrent
+// use.
 type Signer struct {
 	key []byte
+	// macs holds keyed HMACs: hmac.New hashes the key into its pads and
+	// allocates both SHA-256 states, work a reset HMAC skips on every
+	// message.
+	macs sync.Pool
 }
 
 // NewSigner returns a signer for key.
-func NewSigner(key []byte) *Signer { return &Signer{key: append([]byte(nil), key...)} }
+func NewSigner(key []byte) *Signer {
+	s := &Signer{key: append([]byte(nil), key...)}
+	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	return s
+}
 
 // Enabled reports whether messages are signed.
 func (s *Signer) Enabled() bool { return len(s.key) > 0 }
 
-func (s *Signer) mac(parts [][]byte) []byte {
-	var h hash.Hash = hmac.New(sha256.New, s.key)
-	for _, p := range parts {
-		h.Write(p)
+// mac writes the HMAC of the frames into sum.
+func (s *Signer) mac(sum *[sha256.Size]byte, header, parent, metadata, content []byte) {
+	h := s.macs.Get().(hash.Hash)
+	h.Reset()
+	h.Write(header)
+	h.Write(parent)
+	h.Write(metadata)
+	h.Write(content)
+	h.Sum(sum[:0])
+	s.macs.Put(h)
+}
+
+// signature returns the hex signature frame, or an empty frame when
+// signing is off.
+func (s *Signer) signature(header, parent, metadata, content []byte) []byte {
+	if !s.Enabled() {
+		return []byte{}
 	}
-	return h.Sum(nil)
+	var sum [sha256.Size]byte
+	s.mac(&sum, header, parent, metadata, content)
+	sig := make([]byte, hex.EncodedLen(len(sum)))
+	hex.Encode(sig, sum[:])
+	return sig
 }
 
 // Sign returns the hex signature of the four signed frames, or "" when
 // signing is off.
 func (s *Signer) Sign(header, parent, metadata, content []byte) string {
-	if !s.Enabled() {
-		return ""
-	}
-	return hex.EncodeToString(s.mac([][]byte{header, parent, metadata, content}))
+	return string(s.signature(header, parent, metadata, content))
 }
 
 // verify checks sig in constant time.
@@ -131,12 +155,15 @@ func (s *Signer) verify(sig []byte, signed [][]byte) bool {
 	if !s.Enabled() {
 		return true
 	}
-	got := make([]byte, hex.DecodedLen(len(sig)))
-	n, err := hex.Decode(got, sig)
-	if err != nil || n != sha256.Size {
+	var got, want [sha256.Size]byte
+	if hex.DecodedLen(len(sig)) != len(got) {
 		return false
 	}
-	return hmac.Equal(got[:n], s.mac(signed))
+	if _, err := hex.Decode(got[:], sig); err != nil {
+		return false
+	}
+	s.mac(&want, signed[0], signed[1], signed[2], signed[3])
+	return hmac.Equal(got[:], want[:])
 }
 
 // Parse decodes and verifies the frames of one message. The signature is
@@ -205,7 +232,7 @@ func (s *Signer) Serialize(m *Message) ([][]byte, error) {
 	frames = append(frames, m.Identities...)
 	frames = append(frames,
 		[]byte(Delimiter),
-		[]byte(s.Sign(header, parent, metadata, content)),
+		s.signature(header, parent, metadata, content),
 		header, parent, metadata, content)
 	return append(frames, m.Buffers...), nil
 }

@@ -112,6 +112,8 @@ func TestRejected(t *testing.T) {
 		{"missing signature", mutate(func(fs [][]byte) [][]byte { fs[3] = nil; return fs }), ErrSignature},
 		{"non-hex signature", mutate(func(fs [][]byte) [][]byte { fs[3] = bytes.Repeat([]byte("zz"), 32); return fs }), ErrSignature},
 		{"truncated signature", mutate(func(fs [][]byte) [][]byte { fs[3] = fs[3][:10]; return fs }), ErrSignature},
+		{"signature with an extra digit", mutate(func(fs [][]byte) [][]byte { fs[3] = append(fs[3], '0'); return fs }), ErrSignature},
+		{"signature with an extra byte", mutate(func(fs [][]byte) [][]byte { fs[3] = append(fs[3], "00"...); return fs }), ErrSignature},
 		{"signed with another key", mutate(func(fs [][]byte) [][]byte {
 			fs[3] = []byte(NewSigner([]byte("other")).Sign(fs[4], fs[5], fs[6], fs[7]))
 			return fs

@@ -130,6 +130,53 @@ func crashReason(report string, withheld bool, waitErr, protoErr error) string {
 	return strings.Join(parts, "; ")
 }
 
+// ReportSplitter cuts the output of a Go process into lines and tells the
+// lines written before a Go crash report from the lines of the report. The
+// kernel's supervisor and the crash guard of "privnotes repl" and "run"
+// both read a child's stderr with it, so they agree on where a report
+// starts. Its zero value is ready; it is not safe for concurrent use.
+type ReportSplitter struct {
+	line     []byte // the partial last line
+	inReport bool
+}
+
+// Feed appends b and calls take for each line it completes, newline
+// included; inReport is true from the first line of a crash report on.
+// The line is only valid during the call.
+func (s *ReportSplitter) Feed(b []byte, take func(line []byte, inReport bool)) {
+	s.line = append(s.line, b...)
+	start := 0
+	for {
+		i := bytes.IndexByte(s.line[start:], '\n')
+		if i < 0 {
+			break
+		}
+		s.takeLine(s.line[start:start+i+1], take)
+		start += i + 1
+	}
+	// Keep the partial line at the front so the buffer is reused.
+	s.line = s.line[:copy(s.line, s.line[start:])]
+}
+
+// Flush takes the last partial line, if any, with a newline added; call
+// it once the process has exited.
+func (s *ReportSplitter) Flush(take func(line []byte, inReport bool)) {
+	if len(s.line) > 0 {
+		s.takeLine(append(s.line, '\n'), take)
+		s.line = s.line[:0]
+	}
+}
+
+// InReport reports whether a crash report has started.
+func (s *ReportSplitter) InReport() bool { return s.inReport }
+
+func (s *ReportSplitter) takeLine(line []byte, take func([]byte, bool)) {
+	if !s.inReport && reportStart.Match(line) {
+		s.inReport = true
+	}
+	take(line, s.inReport)
+}
+
 // tailWriter logs what a worker writes to fd 1 or 2, line by line, until
 // a Go crash report starts (stderr only): from then on it keeps the lines
 // unlogged for the supervisor to classify once the worker has exited.
@@ -139,35 +186,24 @@ type tailWriter struct {
 	reports bool // detect crash reports (the worker's stderr)
 
 	mu        sync.Mutex
-	line      []byte
-	inReport  bool
+	lines     ReportSplitter
 	report    []byte
 	truncated bool
 }
 
+// Write logs whole lines; a partial line that starts a report is held
+// like any partial line, so nothing of it is logged before its newline
+// (the process may die first) and finish classifies it.
 func (w *tailWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.line = append(w.line, b...)
-	for {
-		i := bytes.IndexByte(w.line, '\n')
-		if i < 0 {
-			break
-		}
-		w.take(w.line[:i+1])
-		w.line = w.line[i+1:]
-	}
-	// A partial line that starts a report must not wait for its newline
-	// (the process may die first); nothing is logged before the newline.
+	w.lines.Feed(b, w.take)
 	return len(b), nil
 }
 
 // take handles one line, newline included.
-func (w *tailWriter) take(line []byte) {
-	if w.reports && !w.inReport && reportStart.Match(line) {
-		w.inReport = true
-	}
-	if !w.inReport {
+func (w *tailWriter) take(line []byte, inReport bool) {
+	if !w.reports || !inReport {
 		w.log.Printf("%s%s", w.prefix, bytes.TrimSuffix(line, []byte("\n")))
 		return
 	}
@@ -184,10 +220,7 @@ func (w *tailWriter) take(line []byte) {
 func (w *tailWriter) finish(pid int, waitErr, protoErr error) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.line) > 0 {
-		w.take(append(w.line, '\n'))
-		w.line = nil
-	}
+	w.lines.Flush(w.take)
 	report := string(w.report)
 	withheld := mustWithhold(report, w.truncated)
 	switch {

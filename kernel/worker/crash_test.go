@@ -191,3 +191,42 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// The splitter yields the same lines whatever pieces the pipe delivers,
+// marks every line from the first line of a report on, and keeps a last
+// line without a newline until Flush.
+func TestReportSplitter(t *testing.T) {
+	const in = "a log line\nruntime: goroutine stack exceeds 1000-byte limit\nfatal error: stack overflow\n\ngoroutine 1 [running]:\nmain.f(0x2a)"
+	want := []string{
+		"- a log line\n",
+		"R runtime: goroutine stack exceeds 1000-byte limit\n",
+		"R fatal error: stack overflow\n",
+		"R \n",
+		"R goroutine 1 [running]:\n",
+		"R main.f(0x2a)\n",
+	}
+	for _, piece := range []int{1, 3, 7, 64, len(in)} {
+		var s ReportSplitter
+		var got []string
+		take := func(line []byte, inReport bool) {
+			mark := "- "
+			if inReport {
+				mark = "R "
+			}
+			got = append(got, mark+string(line))
+		}
+		for i := 0; i < len(in); i += piece {
+			s.Feed([]byte(in[i:min(i+piece, len(in))]), take)
+		}
+		if len(got) != len(want)-1 {
+			t.Errorf("pieces of %d: %d lines before Flush, want %d", piece, len(got), len(want)-1)
+		}
+		s.Flush(take)
+		if strings.Join(got, "") != strings.Join(want, "") {
+			t.Errorf("pieces of %d: lines %q, want %q", piece, got, want)
+		}
+		if !s.InReport() {
+			t.Errorf("pieces of %d: InReport() = false after a report", piece)
+		}
+	}
+}
