@@ -56,3 +56,35 @@ func TestForbiddenImportsFail(t *testing.T) {
 		t.Errorf("import math: %v", err)
 	}
 }
+
+// TestWithheldSymbolsAbsent checks that a cell cannot name a withheld
+// symbol: it is gone from the table, and the interpreter says so.
+func TestWithheldSymbolsAbsent(t *testing.T) {
+	for key, names := range Withheld {
+		if Symbols[key] == nil {
+			t.Fatalf("withheld symbols of %q, which has no table", key)
+		}
+		for _, n := range names {
+			if _, ok := Symbols[key][n]; ok {
+				t.Errorf("%s.%s is still in the symbol table", key, n)
+			}
+		}
+	}
+	if _, ok := Symbols["time/time"]["FixedZone"]; !ok {
+		t.Errorf("time.FixedZone was removed with the withheld symbols")
+	}
+	i := interp.New(interp.Options{SourcecodeFilesystem: fstest.MapFS{}})
+	if err := i.Use(Symbols); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := i.EvalWithContext(context.Background(), `import "time"`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := i.EvalWithContext(context.Background(), `time.LoadLocation("Europe/Paris")`)
+	if err == nil || !strings.Contains(err.Error(), "LoadLocation") {
+		t.Errorf("time.LoadLocation in a cell: want an undefined-symbol error, got %v", err)
+	}
+	if _, err := i.EvalWithContext(context.Background(), `time.FixedZone("X", 3600).String()`); err != nil {
+		t.Errorf("time.FixedZone: %v", err)
+	}
+}

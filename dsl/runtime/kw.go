@@ -20,12 +20,18 @@ type KW struct {
 
 func newKW(name string, value any) KW { return KW{name: name, value: value} }
 
+// blockKW names the KW that carries a call's budget block (see
+// Runtime.blockArg); no keyword of the table can have this name.
+const blockKW = "\x00block"
+
 // args are the validated arguments of one call: every keyword of the
 // function, given or defaulted, converted to its table type.
 type args struct {
 	fn    *syntax.Func
 	vals  map[string]any
 	given map[string]bool
+	// block is the budget block the call was written in, if any.
+	block *block
 }
 
 func (a *args) int(name string) int       { return a.vals[name].(int) }
@@ -44,6 +50,10 @@ func parseArgs(name string, kws []KW) (*args, error) {
 	}
 	a := &args{fn: f, vals: map[string]any{}, given: map[string]bool{}}
 	for _, kw := range kws {
+		if kw.name == blockKW {
+			a.block, _ = kw.value.(*block)
+			continue
+		}
 		p, ok := f.Keyword(kw.name)
 		if !ok {
 			valid := f.KeywordNames()

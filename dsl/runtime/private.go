@@ -311,11 +311,11 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW, plan func(*source, *a
 	a := mustArgs(fn, kws)
 	src := rt.resolve(fn, ds)
 	p := plan(src, a)
-	out, rcpt := rt.execute(b, src, p)
+	out, rcpt := rt.execute(b, src, p, a.block)
 	return out, rcpt, p, src
 }
 
-func (rt *Runtime) execute(b *binding, src *source, p *planned) (any, *Receipt) {
+func (rt *Runtime) execute(b *binding, src *source, p *planned, own *block) (any, *Receipt) {
 	ev := p.cost
 	if !ev.HasTarget() {
 		ev = ev.WithTarget(p.eps, p.delta)
@@ -326,7 +326,7 @@ func (rt *Runtime) execute(b *binding, src *source, p *planned) (any, *Receipt) 
 	if err := ev.Validate(); err != nil {
 		panic(errorf(NameArgumentError, "%s: %v", p.fn, err))
 	}
-	ch, err := rt.charge(b, src, ev, p.params)
+	ch, err := rt.charge(b, src, ev, p.params, own)
 	if err != nil {
 		panic(err)
 	}

@@ -58,6 +58,11 @@ type binding struct {
 	lines map[string][]int
 	// charged counts the charges made by the cell so far.
 	charged int
+	// blocks are the cell's budget blocks by the translator's position
+	// ("cell:line:col"), open or closed: a call written inside a block
+	// names it (__pn_block) and is checked against its cap even when it
+	// runs after the block's end, deferred or in a goroutine.
+	blocks map[string]*block
 }
 
 // lineOnError, deferred by each private function, prefixes an argument,
@@ -174,6 +179,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"__pn_budget_begin": reflect.ValueOf(rt.budgetBegin),
 		"__pn_budget_end":   reflect.ValueOf(rt.budgetEnd),
 		"__pn_kw":           reflect.ValueOf(newKW),
+		syntax.BlockFunc:    reflect.ValueOf(rt.blockArg),
 		"__pn_magic":        reflect.ValueOf(rt.magic),
 
 		"dataset":          reflect.ValueOf(rt.dataset),
@@ -235,7 +241,7 @@ func (rt *Runtime) Begin(ctx context.Context, cell *interp.Cell) error {
 		}
 	}
 	rt.mu.Lock()
-	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id, label: label, lines: lines, inCell: cell.InCell}
+	rt.cell = &binding{ctx: ctx, out: cell.Out, id: id, label: label, lines: lines, inCell: cell.InCell, blocks: map[string]*block{}}
 	rt.block = nil
 	rt.mu.Unlock()
 	return nil
@@ -329,6 +335,24 @@ func (rt *Runtime) budgetBegin(eps, delta float64, pos string) {
 		panic(errorf(NameBudgetBlock, "%s: blocks do not nest, and the %s is still open", nb.scope(), rt.block.scope()))
 	}
 	rt.block = nb
+	b.blocks[pos] = nb // a block in a loop: the latest pass's
+}
+
+// blockArg is __pn_block(where), the last argument the translator gives a
+// private call written inside a budget block. It is evaluated with the
+// call's arguments, so a deferred call names the block pass it was
+// deferred in.
+func (rt *Runtime) blockArg(where string) KW {
+	b := rt.current("a private call in a budget block")
+	rt.mu.Lock()
+	blk := b.blocks[where]
+	rt.mu.Unlock()
+	if blk == nil {
+		// The block's header always runs first; only a call copied out of
+		// its cell could get here.
+		panic(errorf(NameBudgetBlock, "the budget block at %s of %s has not started", userPos(where), b.label))
+	}
+	return KW{name: blockKW, value: blk}
 }
 
 func (rt *Runtime) budgetEnd() {
@@ -376,14 +400,26 @@ func refusalNotes(be *BudgetError, b *binding, ev accounting.Event, mode string)
 // dataset, charges the ledger durably; the block records the spend only
 // when the ledger accepted it. Charges are serialized in-process; the
 // ledger transaction serializes processes.
-func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params map[string]any) (*chargeResult, error) {
+//
+// The caps that apply are those of the block the call was written in (own,
+// open or closed) and of the block open when it runs, if another: a call
+// written in a block cannot escape its cap by running after the block's
+// end, and no call escapes the cap of the block it runs in.
+func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params map[string]any, own *block) (*chargeResult, error) {
 	rt.chargeM.Lock()
 	defer rt.chargeM.Unlock()
 	rt.mu.Lock()
-	blk := rt.block
+	open := rt.block
 	rt.mu.Unlock()
+	var blks []*block
+	if own != nil {
+		blks = append(blks, own)
+	}
+	if open != nil && open != own {
+		blks = append(blks, open)
+	}
 	res := &chargeResult{}
-	if blk != nil {
+	for _, blk := range blks {
 		if blk.acc == nil {
 			acc, err := accounting.NewAccountant(blockMode(blk.cap.Delta, src.schema.Accountant), blk.cap)
 			if err != nil {
@@ -397,7 +433,9 @@ func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params m
 			}
 			return nil, errorf(NameArgumentError, "%s: %v", blk.scope(), err)
 		}
-		res.block = blk.label()
+		if res.block == "" {
+			res.block = blk.label()
+		}
 	}
 	if src.synth == nil {
 		st := rt.mustStore()
@@ -416,7 +454,7 @@ func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params m
 	rt.mu.Lock()
 	b.charged++
 	rt.mu.Unlock()
-	if blk != nil {
+	for _, blk := range blks {
 		if err := blk.acc.Spend(ev); err != nil {
 			// Check passed under the same lock; only a bug gets here. The
 			// ledger charge stands, which errs on the safe side.

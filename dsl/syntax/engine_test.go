@@ -44,6 +44,7 @@ func (p *standIn) Exports() map[string]reflect.Value {
 			p.open = false
 		}),
 		"__pn_kw":    reflect.ValueOf(func(name string, v any) KW { return KW{name, v} }),
+		"__pn_block": reflect.ValueOf(func(where string) KW { return KW{"block", where} }),
 		"__pn_magic": reflect.ValueOf(func(name, args string) {}),
 		"dataset":    reflect.ValueOf(func(name string) string { return name }),
 		"private_count": reflect.ValueOf(func(ds any, kws ...KW) int {

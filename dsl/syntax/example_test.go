@@ -29,7 +29,7 @@ show(pca)`
 	// Output:
 	// ds := dataset("census")
 	// __pn_budget_begin(1.0, 1e-06, "cell[1]:2:1");
-	// 	pca := private_pca(ds, __pn_kw("k", 3), __pn_kw("eps", 0.7), __pn_kw("delta", 1e-6))
+	// 	pca := private_pca(ds, __pn_kw("k", 3), __pn_kw("eps", 0.7), __pn_kw("delta", 1e-6), __pn_block("cell[1]:2:1"))
 	// __pn_budget_end()
 	// show(pca)
 	// block at 2:1 caps ε=1 δ=1e-06

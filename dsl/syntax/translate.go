@@ -168,7 +168,10 @@ type translator struct {
 	stack     []bracket
 	block     *Block // the open block
 	blockOff  int
-	blockIdx  int // index in stack of the open block's brace, -1 for a %%budget cell
+	// blockWhere is the open block's position as __pn_budget_begin gets
+	// it; it names the block to the runtime.
+	blockWhere string
+	blockIdx   int // index in stack of the open block's brace, -1 for a %%budget cell
 }
 
 func (t *translator) run() error {
@@ -358,6 +361,7 @@ func (t *translator) beginCall(eps, delta float64, off int) string {
 	if t.cellID != "" {
 		where = t.cellID + ":" + where
 	}
+	t.blockWhere = where
 	return fmt.Sprintf("__pn_budget_begin(%s, %s, %s);", fmtFloat(eps), fmtFloat(delta), strconv.Quote(where))
 }
 
@@ -1136,9 +1140,33 @@ scan:
 	}
 	if f.Private {
 		t.recordCall(i, f, args, values)
+		t.tagBlock(j)
 	}
 	return nil
 }
+
+// tagBlock passes the open budget block to the private call whose closing
+// parenthesis is token j, as a last argument __pn_block("where"). The
+// runtime attributes the call to that block wherever and whenever it runs:
+// a deferred call runs after the block's end, a goroutine's call may run
+// after it, and both must still count against the block's cap.
+func (t *translator) tagBlock(j int) {
+	if t.block == nil {
+		return
+	}
+	sep := ", "
+	prev := j - 1
+	for prev > 0 && t.toks[prev].t == token.SEMICOLON {
+		prev--
+	}
+	if k := t.toks[prev].t; k == token.COMMA || k == token.LPAREN { // a trailing comma, or no arguments
+		sep = ""
+	}
+	t.edits = append(t.edits, edit{t.toks[j].off, t.toks[j].off, sep + BlockFunc + "(" + strconv.Quote(t.blockWhere) + ")"})
+}
+
+// BlockFunc is the runtime function that names a call's budget block.
+const BlockFunc = "__pn_block"
 
 func positionalDesc(f *Func) string {
 	if len(f.Positional) == 0 {
