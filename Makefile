@@ -6,7 +6,7 @@ DEB_PKGS := python3-jupyter-client python3-nbclient python3-nbformat python3-ipy
             jupyter-nbconvert python3-jsonschema python3-jupyter-kernel-test
 PY      := /usr/bin/python3
 
-.PHONY: all build test unit vet fmt-check deps bench bench-quick bench-kernel install demo clean
+.PHONY: all build test unit vet fmt-check deps bench bench-quick bench-kernel install demo clean mutants
 
 all: build
 
@@ -38,6 +38,13 @@ unit:
 # integration tests (the latter drive the real kernel with jupyter_client).
 test: deps fmt-check vet build
 	$(GO) test -count=1 -timeout 30m ./...
+
+# mutants applies each privacy-critical mutation of .ci/mutants.txt to a
+# scratch copy of the repository and runs the tests that should catch it;
+# it fails on a survivor, a snippet that no longer occurs exactly once, or
+# a mutant that does not compile. One mutant: go run ./cmd/mutants -only ID -v
+mutants:
+	$(GO) run ./cmd/mutants -list .ci/mutants.txt
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./mechanisms/...

@@ -22,14 +22,14 @@ func Example_accountingWorkedNumbers() {
 	fmt.Printf("σ/Δ: %.3f (zCDP, tight), %.3f (zCDP, classic), %.3f (exact GDP)\n",
 		1/math.Sqrt(2*rhoTight), 1/math.Sqrt(2*rhoClassic), 1/mu)
 
-	// 2. n Gaussian steps of (0.1, 1e-7) each, composed three ways, in a
+	// 2. n Gaussian steps of (0.1, 1e-7) each, composed two ways, in a
 	// session whose budget δ is 1e-5.
 	for _, n := range []int{10, 50} {
 		steps := make([]accounting.Event, n)
 		for i := range steps {
 			steps[i] = accounting.ZcdpFor(0.1, 1e-7)
 		}
-		for _, m := range []accounting.Mode{accounting.ModeBasic, accounting.ModeAdvanced, accounting.ModeZCDP} {
+		for _, m := range []accounting.Mode{accounting.ModeBasic, accounting.ModeZCDP} {
 			a, _ := accounting.NewAccountant(m, accounting.Budget{Eps: 100, Delta: 1e-5})
 			if err := a.Spend(steps...); err != nil {
 				fmt.Println(err)
@@ -85,10 +85,8 @@ func Example_accountingWorkedNumbers() {
 	// ρ tight 0.02436, classic 0.01747 (classic: 39% more noise variance), μ exact 0.2367
 	// σ/Δ: 4.531 (zCDP, tight), 5.350 (zCDP, classic), 4.225 (exact GDP)
 	// 10 × (0.1, 1e-7), basic    → ε=1, δ=1e-06
-	// 10 × (0.1, 1e-7), advanced → ε=1, δ=1e-06
 	// 10 × (0.1, 1e-7), zcdp     → ε=0.260093, δ=1e-05
 	// 50 × (0.1, 1e-7), basic    → ε=5, δ=5e-06
-	// 50 × (0.1, 1e-7), advanced → ε=3.69356, δ=1e-05
 	// 50 × (0.1, 1e-7), zcdp     → ε=0.62047, δ=1e-05
 	// pure ε=0.1 → ρ=0.005
 	// after PCA (1, 1e-6) + Gaussian count (0.3, 1e-6): spent ε=1.05457, δ=1e-06, remaining ε=1.94543, δ=1e-06

@@ -84,13 +84,21 @@ func splitName(fs *flag.FlagSet, args []string) (string, error) {
 type addFlags struct {
 	state, csv, unit, columns, center, mean, accountant, neighbour, header, badRows, label string
 	eps, delta, clip, labelClip                                                            float64
+	publicN                                                                                bool
 }
 
 // parseAdd parses and validates the flags of dataset add.
 func parseAdd(args []string, stderr io.Writer) (string, *addFlags, error) {
 	fs := newFlags("dataset add", "dataset add NAME --csv FILE --eps E --delta D --clip NORM [flags]", `Registers the CSV file as dataset NAME with a total privacy budget (data
 owner only). Registration is final: the name cannot be registered again and
-its budget cannot be raised.`, stderr)
+its budget cannot be raised.
+
+Column names (and the label and user columns) must be printable: names with
+control characters (line breaks, tabs, escape sequences) are refused.
+
+The number of rows (or of users, with --unit user:COLUMN) is private unless
+--public-n declares it public. Mechanisms that need it (DP-PCA, private Oja,
+FedRep) run only on datasets whose count is public.`, stderr)
 	f := &addFlags{}
 	nan := math.NaN()
 	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
@@ -104,10 +112,11 @@ its budget cannot be raised.`, stderr)
 	fs.Float64Var(&f.labelClip, "label-clip", nan, "bound on |label| (required with --label)")
 	fs.StringVar(&f.center, "center", "none", "none, or public-mean: subtract --mean from every row")
 	fs.StringVar(&f.mean, "mean", "", "with --center public-mean: the public mean, one value per feature column, comma-separated")
-	fs.StringVar(&f.accountant, "accountant", "zcdp", "composition: zcdp (default, tight), basic (sum of ε and δ, for paper reproductions) or advanced")
+	fs.StringVar(&f.accountant, "accountant", "zcdp", "composition: zcdp (default, tight) or basic (sum of ε and δ, for paper reproductions); both are sound when analysts choose each ε after seeing earlier results")
 	fs.StringVar(&f.neighbour, "neighbour", "replace-one", "default neighbouring relation: replace-one or add-remove")
 	fs.StringVar(&f.header, "header", "auto", "first line: auto, yes (column names), no (data), sklearn (n_samples,n_features,labels...)")
 	fs.StringVar(&f.badRows, "bad-rows", "reject", "malformed or non-finite rows: reject (the file) or drop (the rows, counted here)")
+	fs.BoolVar(&f.publicN, "public-n", false, "declare the number of rows (users, with --unit user:COLUMN) public: it is stored in the public schema, where notebooks can read it, and lets mechanisms that need it run. Only for a count that is public already (published with the data, say)")
 	name, err := splitName(fs, args)
 	if err != nil {
 		return "", nil, err
@@ -135,8 +144,13 @@ its budget cannot be raised.`, stderr)
 		return "", nil, fmt.Errorf("--label-clip %v: must be a finite number > 0", f.labelClip)
 	}
 	mode, err := accounting.ParseMode(f.accountant)
-	if err != nil {
-		return "", nil, fmt.Errorf("--accountant %q: use zcdp, basic or advanced", f.accountant)
+	switch {
+	case err != nil:
+		return "", nil, fmt.Errorf("--accountant %q: use zcdp or basic", f.accountant)
+	case mode == accounting.ModeAdvanced:
+		// Kept by the accounting package for datasets registered with it
+		// by earlier versions, which now compose as basic.
+		return "", nil, errors.New(`--accountant advanced is no longer offered: it assumed every call's ε fixed in advance, which interactive analysis does not do. Use zcdp (tighter, the default) or basic`)
 	}
 	if mode == accounting.ModeZCDP && f.delta == 0 {
 		return "", nil, errors.New("--delta 0: the zcdp accountant states costs as (ε, δ) with δ > 0; give --delta (e.g. 1e-6) or use --accountant basic for a pure ε budget")
@@ -196,7 +210,7 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 	defer st.Close()
 	info, err := st.Register(context.Background(), ledger.Registration{
 		Name: name, Table: table, Budget: accounting.Budget{Eps: f.eps, Delta: f.delta}, Accountant: mode,
-		Neighbour: nb, Clip: f.clip, LabelClip: f.labelClip, BadRows: opts.BadRows, Source: f.csv,
+		Neighbour: nb, Clip: f.clip, LabelClip: f.labelClip, BadRows: opts.BadRows, Source: f.csv, PublicN: f.publicN,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
@@ -278,7 +292,14 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 	}
 	fmt.Fprintf(tw, "  neighbours\t%s\n", sc.Neighbour)
 	fmt.Fprintf(tw, "  bad rows\t%s\n", sc.BadRows)
-	fmt.Fprintf(tw, "  budget\tε=%g, δ=%g (%s accountant)\n", sc.Budget.Eps, sc.Budget.Delta, sc.Accountant)
+	if sc.PublicN > 0 {
+		unit := "rows"
+		if sc.Unit == "user" {
+			unit = "users"
+		}
+		fmt.Fprintf(tw, "  public n\t%d %s (declared public with --public-n: notebooks may read it)\n", sc.PublicN, unit)
+	}
+	fmt.Fprintf(tw, "  budget\tε=%g, δ=%g (%s accountant)\n", sc.Budget.Eps, sc.Budget.Delta, accountantLabel(sc.Accountant))
 	if st != nil {
 		fmt.Fprintf(tw, "  spent\tε=%.6g, δ=%.3g in %d charges\n", st.Spent.Eps, st.Spent.Delta, st.Charges)
 		fmt.Fprintf(tw, "  remaining\tε=%.6g, δ=%.3g\n", st.Remaining.Eps, st.Remaining.Delta)
@@ -289,27 +310,43 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 	tw.Flush()
 }
 
+// accountantLabel names a dataset's accountant for the owner; a dataset
+// registered with the former "advanced" accountant composes as basic.
+func accountantLabel(name string) string {
+	if m, err := accounting.ParseMode(name); err == nil && m == accounting.ModeAdvanced {
+		return "advanced, composed as basic"
+	}
+	return name
+}
+
 // openState parses --state (and NAME when withName) and opens the
 // existing store.
 func openState(fs *flag.FlagSet, args []string, stderr io.Writer, withName bool) (*ledger.Store, string, int) {
+	st, name, code, _ := openStateErr(fs, args, stderr, withName)
+	return st, name, code
+}
+
+// openStateErr is openState that also returns the error it reported, for
+// commands whose exit status depends on it.
+func openStateErr(fs *flag.FlagSet, args []string, stderr io.Writer, withName bool) (*ledger.Store, string, int, error) {
 	state := fs.String("state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	fs.SetOutput(stderr)
 	name := ""
 	if withName {
 		n, err := splitName(fs, args)
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, "", 0
+			return nil, "", 0, nil
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-			return nil, "", 2
+			return nil, "", 2, err
 		}
 		name = n
 	} else if code, ok := parseFlags(fs, args); !ok {
-		return nil, "", code
+		return nil, "", code, nil
 	} else if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s: unexpected arguments: %s\n", fs.Name(), strings.Join(fs.Args(), " "))
-		return nil, "", 2
+		return nil, "", 2, errors.New("unexpected arguments")
 	}
 	// Reading commands create nothing: a mistyped --state must be an
 	// error, not an empty ledger that verifies as OK.
@@ -317,15 +354,15 @@ func openState(fs *flag.FlagSet, args []string, stderr io.Writer, withName bool)
 	if err == nil {
 		var st *ledger.Store
 		if st, err = ledger.OpenExisting(dir); err == nil {
-			return st, name, 0
+			return st, name, 0, nil
 		}
 	}
 	if errors.Is(err, ledger.ErrNoState) {
 		fmt.Fprintf(stderr, "%s: no privnotes state in %s; register data with `privnotes dataset add --state %s ...`\n", fs.Name(), dir, dir)
-		return nil, "", 1
+		return nil, "", 1, err
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-	return nil, "", 1
+	return nil, "", 1, err
 }
 
 func datasetList(args []string, stdout, stderr io.Writer) int {
@@ -357,7 +394,7 @@ func datasetList(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "privnotes dataset list: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%g\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, sc.Unit, sc.Clip, sc.Accountant,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%g\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, sc.Unit, sc.Clip, accountantLabel(sc.Accountant),
 			sc.Budget.Eps, sc.Budget.Delta, s.Spent.Eps, s.Spent.Delta, s.Remaining.Eps, s.Remaining.Delta)
 	}
 	tw.Flush()

@@ -48,7 +48,7 @@ func TestDatasetAddValidation(t *testing.T) {
 		{"zcdp with delta 0", []string{"d", "--csv", good, "--eps", "1", "--delta", "0", "--clip", "1"}, 2, "use --accountant basic for a pure ε budget"},
 		{"no clip", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6"}, 2, "--clip NORM is required"},
 		{"zero clip", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "0"}, 2, "--clip 0: must be a finite number > 0"},
-		{"bad accountant", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--accountant", "pld"}, 2, `--accountant "pld": use zcdp, basic or advanced`},
+		{"bad accountant", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--accountant", "pld"}, 2, `--accountant "pld": use zcdp or basic`},
 		{"bad neighbour", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--neighbour", "swap"}, 2, `--neighbour "swap": use replace-one or add-remove`},
 		{"label without clip", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--label", "b"}, 2, "--label needs --label-clip"},
 		{"label clip without label", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--label-clip", "1"}, 2, "--label-clip is only for --label"},

@@ -70,17 +70,24 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "verify":
-		fs := newFlags("ledger verify", "ledger verify [--state DIR]", `Checks the ledger's hash chain and the stored data against their hashes.
-Exit status: 0 intact, 1 error, 2 usage, 3 the chain or the data was altered.`, stderr)
-		st, _, code := openState(fs, args, stderr, false)
+		fs := newFlags("ledger verify", "ledger verify [--state DIR]", `Checks the database's integrity, the ledger's hash chain, that no charge
+exceeded its dataset's budget, the datasets' running totals against their
+charges, and the stored data against their hashes. A state directory of an
+earlier privnotes is upgraded first.
+Exit status: 0 intact, 1 error, 2 usage, 3 the chain, the totals or the data
+were altered or damaged.`, stderr)
+		st, _, code, err := openStateErr(fs, args, stderr, false)
 		if st == nil {
+			if errors.Is(err, ledger.ErrCorrupt) {
+				return 3
+			}
 			return code
 		}
 		defer st.Close()
 		if err := st.Verify(); err != nil {
 			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", err)
 			var ce *ledger.ChainError
-			if errors.As(err, &ce) {
+			if errors.As(err, &ce) || errors.Is(err, ledger.ErrCorrupt) {
 				return 3
 			}
 			return 1

@@ -51,14 +51,14 @@ func appendRecord(ctx context.Context, tx *sql.Tx, r record) (record, error) {
 	prev := genesis
 	err := tx.QueryRowContext(ctx, `SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1`).Scan(&lastID, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("ledger: reading the chain head: %w", err)
+		return r, dbErr("ledger: reading the chain head", err)
 	}
 	r.ID, r.PrevHash = lastID+1, prev
 	r.Hash = r.computeHash()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger(id, kind, dataset, mechanism, params, event, cell, time, prev_hash, hash)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Kind, r.Dataset, r.Mechanism, r.Params, r.Event, r.Cell, r.Time, r.PrevHash, r.Hash); err != nil {
-		return r, fmt.Errorf("ledger: appending a record: %w", err)
+		return r, dbErr("ledger: appending a record", err)
 	}
 	return r, nil
 }
@@ -97,9 +97,12 @@ type Status struct {
 
 // Charge checks ev against the dataset's budget and, if it fits, records
 // it, in one BEGIN IMMEDIATE transaction committed with synchronous=FULL
-// before Charge returns. A refusal is an *accounting.ExceededError
+// before Charge returns: the record and the dataset's running totals change
+// together or not at all. A refusal is an *accounting.ExceededError
 // (errors.Is(err, accounting.ErrBudgetExceeded)) and records nothing.
 // Call it before the mechanism reads data: a crash afterwards still counts.
+// Its cost does not grow with the ledger: the accountant resumes from the
+// stored totals instead of replaying earlier charges.
 func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Event, meta ChargeMeta) (*Receipt, error) {
 	if ev.Mechanism == "" {
 		return nil, errors.New("ledger: a charge needs the event's Mechanism name")
@@ -121,7 +124,7 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	}
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock=immediate): the write lock first
 	if err != nil {
-		return nil, fmt.Errorf("ledger: starting the charge: %w", err)
+		return nil, dbErr("ledger: starting the charge", err)
 	}
 	defer tx.Rollback()
 	acc, sc, err := s.accountant(ctx, tx, datasetName)
@@ -137,14 +140,20 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if err != nil {
 		return nil, err
 	}
+	if err := putTotals(ctx, tx, datasetName, acc.State()); err != nil {
+		return nil, err
+	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("ledger: committing the charge: %w", err)
+		return nil, dbErr("ledger: committing the charge", err)
 	}
 	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Budget: sc.Budget,
 		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: r.Hash, Time: now}, nil
 }
 
-// accountant rebuilds a dataset's accountant from its charges.
+// accountant returns a dataset's accountant, resumed from its stored
+// totals. A dataset without a totals row (one whose charges could not be
+// replayed when an old database was upgraded) is rebuilt from its records,
+// which then fails on the bad record.
 func (s *Store) accountant(ctx context.Context, q queryer, name string) (*accounting.Accountant, Schema, error) {
 	r, err := s.datasetRow(ctx, q, name)
 	if err != nil {
@@ -154,9 +163,58 @@ func (s *Store) accountant(ctx context.Context, q queryer, name string) (*accoun
 	if err != nil {
 		return nil, Schema{}, fmt.Errorf("ledger: dataset %q: %w", name, err)
 	}
+	st, err := getTotals(ctx, q, name)
+	if errors.Is(err, sql.ErrNoRows) {
+		st, err = replayState(ctx, q, name, mode, r.schema.Budget)
+	}
+	if err != nil {
+		return nil, Schema{}, err
+	}
+	acc, err := accounting.Resume(mode, r.schema.Budget, st)
+	if err != nil {
+		return nil, Schema{}, fmt.Errorf("ledger: dataset %q: %w", name, err)
+	}
+	return acc, r.schema, nil
+}
+
+// getTotals reads a dataset's stored totals; sql.ErrNoRows if it has none.
+func getTotals(ctx context.Context, q queryer, name string) (accounting.State, error) {
+	var text string
+	if err := q.QueryRowContext(ctx, `SELECT state FROM totals WHERE dataset = ?`, name).Scan(&text); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return accounting.State{}, err
+		}
+		return accounting.State{}, dbErr(fmt.Sprintf("ledger: reading the totals of dataset %q", name), err)
+	}
+	var st accounting.State
+	if err := st.UnmarshalText([]byte(text)); err != nil {
+		return accounting.State{}, fmt.Errorf("ledger: dataset %q: corrupt totals (run `privnotes ledger verify`): %w", name, err)
+	}
+	return st, nil
+}
+
+// putTotals stores a dataset's totals, in the caller's transaction. It
+// inserts the row if it is missing (a new dataset, or one rebuilt from its
+// records by accountant).
+func putTotals(ctx context.Context, tx *sql.Tx, name string, st accounting.State) error {
+	text, err := st.MarshalText()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO totals(dataset, state) VALUES (?, ?)
+		ON CONFLICT(dataset) DO UPDATE SET state = excluded.state`, name, string(text)); err != nil {
+		return dbErr(fmt.Sprintf("ledger: storing the totals of dataset %q", name), err)
+	}
+	return nil
+}
+
+// replayState derives a dataset's totals from its charge records, replayed
+// under the dataset's mode and budget (Replay does not enforce the budget;
+// the State does not depend on either).
+func replayState(ctx context.Context, q queryer, name string, mode accounting.Mode, budget accounting.Budget) (accounting.State, error) {
 	rows, err := q.QueryContext(ctx, `SELECT id, event FROM ledger WHERE dataset = ? AND kind = 'charge' ORDER BY id`, name)
 	if err != nil {
-		return nil, Schema{}, fmt.Errorf("ledger: reading charges: %w", err)
+		return accounting.State{}, dbErr("ledger: reading charges", err)
 	}
 	defer rows.Close()
 	var events []accounting.Event
@@ -164,22 +222,22 @@ func (s *Store) accountant(ctx context.Context, q queryer, name string) (*accoun
 		var id int64
 		var js string
 		if err := rows.Scan(&id, &js); err != nil {
-			return nil, Schema{}, err
+			return accounting.State{}, dbErr("ledger: reading charges", err)
 		}
 		var ev accounting.Event
 		if err := json.Unmarshal([]byte(js), &ev); err != nil {
-			return nil, Schema{}, fmt.Errorf("ledger: record %d: corrupt cost: %w", id, err)
+			return accounting.State{}, fmt.Errorf("ledger: record %d: corrupt cost: %w", id, err)
 		}
 		events = append(events, ev)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, Schema{}, err
+		return accounting.State{}, dbErr("ledger: reading charges", err)
 	}
-	acc, err := accounting.Replay(mode, r.schema.Budget, events)
+	acc, err := accounting.Replay(mode, budget, events)
 	if err != nil {
-		return nil, Schema{}, fmt.Errorf("ledger: dataset %q: replaying its charges: %w", name, err)
+		return accounting.State{}, fmt.Errorf("ledger: dataset %q: replaying its charges: %w", name, err)
 	}
-	return acc, r.schema, nil
+	return acc.State(), nil
 }
 
 // Precheck reports whether events would fit in the dataset's remaining
@@ -200,7 +258,7 @@ func (s *Store) Status(datasetName string) (*Status, error) {
 		return nil, err
 	}
 	return &Status{Dataset: datasetName, Mode: sc.Accountant, Budget: sc.Budget, Spent: acc.Spent(),
-		Remaining: acc.Remaining(), Charges: len(acc.Events())}, nil
+		Remaining: acc.Remaining(), Charges: int(acc.State().Events())}, nil
 }
 
 // Remaining returns a dataset's remaining budget (a display value: under
@@ -263,46 +321,69 @@ func (s *Store) records(ctx context.Context, name string) ([]record, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: reading records: %w", err)
+		return nil, dbErr("ledger: reading records", err)
 	}
 	defer rows.Close()
 	var out []record
 	for rows.Next() {
 		var r record
 		if err := rows.Scan(&r.ID, &r.Kind, &r.Dataset, &r.Mechanism, &r.Params, &r.Event, &r.Cell, &r.Time, &r.PrevHash, &r.Hash); err != nil {
-			return nil, err
+			return nil, dbErr("ledger: reading records", err)
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("ledger: reading records", err)
+	}
+	return out, nil
 }
 
-// ChainError is a ledger that fails verification: the first bad record.
+// ChainError is a ledger that fails verification: the first bad record,
+// or (ID 0, Dataset set) a dataset whose registry entry or stored totals do
+// not follow from the records.
 type ChainError struct {
-	ID     int64
-	Reason string
+	ID      int64
+	Reason  string
+	Dataset string // the dataset concerned, when there is one
 }
 
 func (e *ChainError) Error() string {
+	if e.ID == 0 {
+		return fmt.Sprintf("ledger verification failed: %s", e.Reason)
+	}
 	return fmt.Sprintf("ledger verification failed at record %d: %s", e.ID, e.Reason)
 }
 
 // Verify recomputes the hash chain and checks that every record follows
 // from the ones before: ids are consecutive, each prev_hash is the hash of
 // the record before, each hash matches its content, each dataset's stored
-// schema, budget and data match its register record, and replaying the
-// charges in order never exceeds a budget, and each dataset's stored data
-// still hash to their registered value. It returns a *ChainError for the
-// first bad record. (A chain cannot show that records were cut off its end;
-// compare the head hash, `privnotes ledger show`, with a copy kept elsewhere.)
+// schema, budget and data match its register record, replaying the charges
+// in order never exceeds a budget, each dataset's stored running totals
+// equal the totals of its charges, and each dataset's stored data still
+// hash to their registered value. It returns a *ChainError for the first
+// bad record (or dataset). (A chain cannot show that records were cut off
+// its end; compare the head hash, `privnotes ledger show`, with a copy kept
+// elsewhere.)
+//
+// Charges to a dataset registered with the former "advanced" accountant are
+// checked against the rule in force when they were made
+// (accounting.LegacyAdvancedVerifier), which every charge made since, under
+// basic composition, also satisfies.
 func (s *Store) Verify() error {
 	ctx := context.Background()
+	// Page-level damage first: a damaged page that the checks below never
+	// read (an index, free space) would otherwise pass unnoticed until a
+	// charge needs it.
+	if err := s.integrity(ctx); err != nil {
+		return err
+	}
 	recs, err := s.records(ctx, "")
 	if err != nil {
 		return err
 	}
 	prev := genesis
 	accs := map[string]*accounting.Accountant{}
+	last := map[string]int64{} // each dataset's last record
 	registered := map[string]bool{}
 	for i, r := range recs {
 		bad := func(format string, args ...any) error {
@@ -332,8 +413,10 @@ func (s *Store) Verify() error {
 				return bad("corrupt register parameters")
 			}
 			dr, err := s.datasetRow(ctx, s.db, r.Dataset)
-			if err != nil {
+			if errors.Is(err, ErrNoDataset) {
 				return bad("dataset %q is registered in the ledger but missing from the registry", r.Dataset)
+			} else if err != nil {
+				return bad("%v", err)
 			}
 			var sc Schema
 			if err := json.Unmarshal(p.Schema, &sc); err != nil {
@@ -348,11 +431,17 @@ func (s *Store) Verify() error {
 			if err != nil {
 				return bad("%v", err)
 			}
-			acc, err := accounting.NewAccountant(mode, sc.Budget)
+			var acc *accounting.Accountant
+			if mode == accounting.ModeAdvanced {
+				acc, err = accounting.LegacyAdvancedVerifier(sc.Budget)
+			} else {
+				acc, err = accounting.NewAccountant(mode, sc.Budget)
+			}
 			if err != nil {
 				return bad("%v", err)
 			}
 			accs[r.Dataset] = acc
+			last[r.Dataset] = r.ID
 		case "charge":
 			acc := accs[r.Dataset]
 			if acc == nil {
@@ -362,9 +451,12 @@ func (s *Store) Verify() error {
 			if err := json.Unmarshal([]byte(r.Event), &ev); err != nil {
 				return bad("corrupt cost: %v", err)
 			}
-			if err := acc.Spend(ev); err != nil {
+			if err := acc.Spend(ev); errors.Is(err, accounting.ErrBudgetExceeded) {
 				return bad("this charge exceeds the dataset's budget: %v", err)
+			} else if err != nil {
+				return bad("invalid cost: %v", err)
 			}
+			last[r.Dataset] = r.ID
 		default:
 			return bad("unknown record kind %q", r.Kind)
 		}
@@ -376,7 +468,23 @@ func (s *Store) Verify() error {
 	}
 	for _, sc := range names {
 		if !registered[sc.Name] {
-			return &ChainError{ID: 0, Reason: fmt.Sprintf("dataset %q is in the registry without a register record", sc.Name)}
+			return &ChainError{ID: 0, Dataset: sc.Name, Reason: fmt.Sprintf("dataset %q is in the registry without a register record", sc.Name)}
+		}
+	}
+	// the stored running totals must be those of the records
+	for _, sc := range names {
+		want := accs[sc.Name].State()
+		got, err := getTotals(ctx, s.db, sc.Name)
+		bad := func(format string, args ...any) error {
+			return &ChainError{ID: last[sc.Name], Dataset: sc.Name, Reason: fmt.Sprintf("dataset %q: ", sc.Name) + fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return bad("no stored running totals (the next charge rebuilds them from the records)")
+		case err != nil:
+			return bad("%v", err)
+		case got != want:
+			return bad("stored running totals (%v) differ from the totals of its charges (%v)", got, want)
 		}
 	}
 	// the stored data must still be what was registered
@@ -387,6 +495,33 @@ func (s *Store) Verify() error {
 		if _, err := s.Load(r.Dataset); err != nil {
 			return &ChainError{ID: r.ID, Reason: err.Error()}
 		}
+	}
+	return nil
+}
+
+// integrity runs SQLite's integrity check over the whole database: every
+// page, index and constraint. Its failure wraps ErrCorrupt.
+func (s *Store) integrity(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `PRAGMA integrity_check(5)`)
+	if err != nil {
+		return dbErr("ledger: checking the database's integrity", err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return dbErr("ledger: checking the database's integrity", err)
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return dbErr("ledger: checking the database's integrity", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("ledger: %w: SQLite's integrity check: %s", ErrCorrupt, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -404,7 +539,8 @@ func (s *Store) Head() (int64, string, error) {
 }
 
 // Export writes the whole ledger: as one JSON document
-// {"schema_version": 1, "records": [...]} when asJSON, else as a table.
+// {"schema_version": 1, "records": [...]} (ExportVersion) when asJSON,
+// else as a table.
 func (s *Store) Export(w io.Writer, asJSON bool) error {
 	entries, err := s.Entries("")
 	if err != nil {
@@ -419,7 +555,7 @@ func (s *Store) Export(w io.Writer, asJSON bool) error {
 		return enc.Encode(struct {
 			SchemaVersion int     `json:"schema_version"`
 			Records       []Entry `json:"records"`
-		}{SchemaVersion, entries})
+		}{ExportVersion, entries})
 	}
 	return WriteTable(w, entries)
 }

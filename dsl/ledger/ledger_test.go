@@ -615,9 +615,10 @@ func TestBreastCancer(t *testing.T) {
 	}
 }
 
-// BenchmarkCharge measures a durable charge (BEGIN IMMEDIATE, replay,
-// insert, fsync'd commit) against Precheck (the same replay, no write) as
-// the baseline. The ledger grows during the run, as in a long session.
+// BenchmarkCharge measures a durable charge (BEGIN IMMEDIATE, resume from
+// the stored totals, insert, fsync'd commit) against Precheck (the same
+// resume, no write) as the baseline. The ledger grows during the run, as in
+// a long session; neither should slow down with it.
 func BenchmarkCharge(b *testing.B) {
 	st, _ := openTemp(b)
 	register(b, st, "d", accounting.ModeBasic, accounting.Budget{Eps: 1e12})

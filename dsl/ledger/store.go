@@ -8,7 +8,10 @@
 // durably (WAL, synchronous=FULL) before it returns, so the mechanism reads
 // data only after its cost is on disk. A crash after Charge returns counts
 // as spent; two processes sharing a state directory serialise on SQLite's
-// write lock and can never together exceed a budget.
+// write lock and can never together exceed a budget. Each dataset's
+// running totals (an exact accounting.State) are kept next to the records
+// and updated in the same transaction, so a charge does not replay the
+// ledger; Verify re-derives them from the records.
 //
 // What a notebook may see: Schema (public metadata chosen by the owner)
 // and Status (budget, spent, remaining). Load returns the data itself and
@@ -38,17 +41,29 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"gonum.org/v1/gonum/mat"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+	"modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // SchemaVersion is the version of the database layout this package writes.
-const SchemaVersion = 1
+// Version 1 held the registry, the data and the ledger; version 2 adds the
+// totals table, each dataset's running accounting.State, so that a charge
+// costs the same whatever the length of the ledger. Open upgrades a version
+// 1 database in place.
+const SchemaVersion = 2
+
+// ExportVersion is the version of the document Export writes. The records
+// it lists have not changed with SchemaVersion 2, so it stays 1.
+const ExportVersion = 1
 
 // DBName is the database file inside the state directory.
 const DBName = "state.db"
@@ -147,17 +162,24 @@ func OpenExisting(dir string) (*Store, error) {
 	return open(dir, true)
 }
 
+// busyTimeout is how long a statement waits for another process's write
+// lock before failing with ErrLocked. A charge waits for the transaction
+// ahead of it (a few milliseconds); half a minute means a stuck writer.
+// Tests shorten it.
+var busyTimeout = 30 * time.Second
+
 // open opens state.db in dir; mustExist makes SQLite refuse to create it
-// (should it vanish after OpenExisting looked).
+// (should it vanish after OpenExisting looked) and refuses a database that
+// holds no privnotes state.
 func open(dir string, mustExist bool) (*Store, error) {
 	path := filepath.Join(dir, DBName)
 	q := url.Values{}
 	if mustExist {
 		q.Set("mode", "rw")
 	}
-	// busy_timeout first, so that switching to WAL waits for other writers.
-	q.Add("_pragma", "busy_timeout(30000)")
-	q.Add("_pragma", "journal_mode(WAL)")
+	// WAL mode is set by migrate, once it knows the file is ours: it is
+	// stored in the file, and setting it writes there.
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
@@ -166,11 +188,51 @@ func open(dir string, mustExist bool) (*Store, error) {
 		return nil, fmt.Errorf("ledger: opening %s: %w", path, err)
 	}
 	s := &Store{db: db, dir: dir}
-	if err := s.migrate(); err != nil {
+	if err := s.migrate(mustExist); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// Errors a state database can fail with, whatever the operation, matched
+// by errors.Is; the error also wraps SQLite's own (*sqlite.Error).
+var (
+	// ErrCorrupt: state.db is damaged (truncated, overwritten) or is not a
+	// privnotes state database. Restore it from a backup; `privnotes ledger
+	// verify` checks the result.
+	ErrCorrupt = errors.New("the state database is damaged or is not a privnotes state database (restore state.db from a backup, then run `privnotes ledger verify`)")
+	// ErrNotWritable: the state directory or database cannot be written
+	// (permissions, a read-only file system). Nothing was recorded.
+	ErrNotWritable = errors.New("the state directory cannot be written (check its permissions and file system)")
+	// ErrLocked: another process held the database's write lock for longer
+	// than the wait allows. Nothing was recorded; try again.
+	ErrLocked = errors.New("the state database is locked by another process")
+	// ErrDiskFull: the disk is full. Nothing was recorded.
+	ErrDiskFull = errors.New("the disk holding the state directory is full")
+)
+
+// dbErr classifies an error from SQLite into the errors above, keeping the
+// original: "what, ErrX: SQLite's message".
+func dbErr(what string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		var kind error
+		switch se.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			kind = ErrCorrupt
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+			kind = ErrNotWritable
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			kind = ErrLocked
+		case sqlite3.SQLITE_FULL:
+			kind = ErrDiskFull
+		}
+		if kind != nil {
+			return fmt.Errorf("%s: %w: %w", what, kind, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // Dir returns the state directory.
@@ -217,6 +279,12 @@ CREATE TABLE IF NOT EXISTS ledger (
 	hash      TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ledger_dataset ON ledger(dataset, kind);
+-- Derived from the ledger, kept in the transaction of each record that
+-- changes it; Verify re-derives and compares. (Schema version 2.)
+CREATE TABLE IF NOT EXISTS totals (
+	dataset TEXT PRIMARY KEY REFERENCES datasets(name),
+	state   TEXT NOT NULL -- accounting.State, text form: exact sums of the charges
+);
 CREATE TRIGGER IF NOT EXISTS ledger_append_only_update BEFORE UPDATE ON ledger
 	BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS ledger_append_only_delete BEFORE DELETE ON ledger
@@ -231,28 +299,130 @@ CREATE TRIGGER IF NOT EXISTS data_immutable_delete BEFORE DELETE ON data_chunks
 	BEGIN SELECT RAISE(ABORT, 'a registered dataset is immutable'); END;
 `
 
-func (s *Store) migrate() error {
+// migrate creates the schema of a new database and upgrades an older one,
+// in one write transaction: two processes opening an old state directory at
+// once serialise here, and the second finds it upgraded.
+func (s *Store) migrate(mustExist bool) error {
 	ctx := context.Background()
+	// Look before writing anything: a file that is not ours, or a reading
+	// command's empty file, is refused untouched.
+	if _, err := schemaVersion(ctx, s.db, mustExist); err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, `PRAGMA journal_mode=WAL`); err != nil {
+		return dbErr("switching the state database to write-ahead logging", err)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr("opening the state database", err)
+	}
+	defer tx.Rollback()
+	// Again under the write lock: another process may have created or
+	// upgraded the database since.
+	v, err := schemaVersion(ctx, tx, mustExist)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if _, err := tx.Exec(schemaSQL); err != nil {
-		return fmt.Errorf("creating schema: %w", err)
+	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+		return dbErr("creating schema", err)
 	}
+	switch v {
+	case 0:
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version(version) VALUES (?)`, SchemaVersion); err != nil {
+			return dbErr("recording the schema version", err)
+		}
+	case 1:
+		if err := upgrade1to2(ctx, tx); err != nil {
+			return fmt.Errorf("upgrading the state database from schema version 1 to 2: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return dbErr("committing the schema", err)
+	}
+	return nil
+}
+
+// schemaVersion reads the database's schema version: 0 for a new, empty
+// database (which mustExist refuses), an error wrapping ErrCorrupt for a
+// database that holds something else, and an error for a version this
+// package does not read.
+func schemaVersion(ctx context.Context, q queryer, mustExist bool) (int, error) {
 	var v int
-	switch err := tx.QueryRow(`SELECT version FROM schema_version`).Scan(&v); {
-	case errors.Is(err, sql.ErrNoRows):
-		if _, err := tx.Exec(`INSERT INTO schema_version(version) VALUES (?)`, SchemaVersion); err != nil {
+	switch err := q.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); {
+	case err == nil:
+		if v > SchemaVersion || v < 1 {
+			return 0, fmt.Errorf("state database has schema version %d; this privnotes reads versions 1 to %d", v, SchemaVersion)
+		}
+		return v, nil
+	case errors.Is(err, sql.ErrNoRows) || isNoSuchTable(err):
+		// A new database: it must hold nothing else. (An empty file is an
+		// empty database to SQLite; a reading command must not turn it
+		// into a ledger.)
+		var tables int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name <> 'schema_version'`).Scan(&tables); err != nil {
+			return 0, dbErr("reading the database's tables", err)
+		}
+		if mustExist || tables > 0 {
+			return 0, fmt.Errorf("%w: %s holds no privnotes schema version", ErrCorrupt, DBName)
+		}
+		return 0, nil
+	default:
+		return 0, dbErr("reading the schema version", err)
+	}
+}
+
+// isNoSuchTable reports whether err is SQLite's "no such table".
+func isNoSuchTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}
+
+// upgrade1to2 fills the totals table from the ledger's charges. A dataset
+// whose charges cannot be replayed (a corrupt record) gets no row: Charge
+// then rebuilds it from the records and fails on the same record, and
+// Verify names it, instead of the whole state directory failing to open.
+func upgrade1to2(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT name, schema FROM datasets ORDER BY name`)
+	if err != nil {
+		return dbErr("reading the registry", err)
+	}
+	type ds struct{ name, schema string }
+	var all []ds
+	for rows.Next() {
+		var d ds
+		if err := rows.Scan(&d.name, &d.schema); err != nil {
+			rows.Close()
+			return dbErr("reading the registry", err)
+		}
+		all = append(all, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return dbErr("reading the registry", err)
+	}
+	for _, d := range all {
+		var sc Schema
+		if json.Unmarshal([]byte(d.schema), &sc) != nil {
+			continue
+		}
+		mode, err := sc.Mode()
+		if err != nil {
+			continue
+		}
+		st, err := replayState(ctx, tx, d.name, mode, sc.Budget)
+		var se *sqlite.Error
+		if errors.As(err, &se) {
+			return err // the database itself failed: upgrade nothing
+		} else if err != nil {
+			continue // a bad record: see the comment above
+		}
+		if err := putTotals(ctx, tx, d.name, st); err != nil {
 			return err
 		}
-	case err != nil:
-		return err
-	case v != SchemaVersion:
-		return fmt.Errorf("state database has schema version %d; this privnotes reads version %d", v, SchemaVersion)
 	}
-	return tx.Commit()
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = 2`); err != nil {
+		return dbErr("recording the schema version", err)
+	}
+	return nil
 }
 
 // Schema is a dataset's public description: what a notebook may see.
@@ -268,9 +438,14 @@ type Schema struct {
 	Center     string            `json:"center"`                // "none" or "public-mean"
 	Mean       []float64         `json:"mean,omitempty"`        // the public mean subtracted at registration
 	Neighbour  string            `json:"neighbour"`             // default relation: "replace-one" or "add-remove"
-	Accountant string            `json:"accountant"`            // "zcdp", "basic" or "advanced"
+	Accountant string            `json:"accountant"`            // "zcdp" or "basic"; "advanced" (basic since; see accounting.ModeAdvanced) in old registrations
 	Budget     accounting.Budget `json:"budget"`
 	BadRows    string            `json:"bad_rows"` // the public rule: "reject" or "drop"
+	// PublicN is the number of privacy units (rows for unit "row", users for
+	// unit "user") when the owner declared it public at registration
+	// (privnotes dataset add --public-n), and 0 when it is private, the
+	// default. Mechanisms that need n may run only when it is public.
+	PublicN int `json:"public_n,omitempty"`
 }
 
 // Mode returns the dataset's accountant mode.
@@ -287,6 +462,11 @@ type Registration struct {
 	LabelClip  float64
 	BadRows    string
 	Source     string // the CSV path, for the owner's records
+	// PublicN declares the number of privacy units (rows, or users for a
+	// user-level table) public: Register records the count in
+	// Schema.PublicN, where notebooks may read it. Leave it false unless
+	// the count is already public (published with the data, say).
+	PublicN bool
 }
 
 // OwnerInfo is what the owner's CLI shows: the public schema plus facts
@@ -335,13 +515,25 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 	case t.Label != "" && (!(r.LabelClip > 0) || math.IsInf(r.LabelClip, 0)):
 		return nil, fmt.Errorf("--label-clip %v: a dataset with a label needs a finite bound > 0 on |label|", r.LabelClip)
 	}
+	if r.Accountant == accounting.ModeAdvanced {
+		return nil, errors.New(`accountant "advanced" is not offered for new datasets: it applied a composition theorem that assumes every call's ε is fixed in advance, which interactive analysis does not do; use zcdp (tight, sound for adaptive choices) or basic (sums of ε and δ)`)
+	}
 	if _, err := accounting.NewAccountant(r.Accountant, r.Budget); err != nil {
 		return nil, fmt.Errorf("budget: %w", err)
+	}
+	if err := checkNames(t); err != nil {
+		return nil, err
 	}
 	sc := Schema{
 		Name: r.Name, Columns: t.Columns, D: len(t.Columns), Clip: r.Clip, Unit: "row",
 		Label: t.Label, Center: "none", Neighbour: r.Neighbour.String(), Accountant: r.Accountant.String(),
 		Budget: r.Budget, BadRows: r.BadRows,
+	}
+	if r.PublicN {
+		sc.PublicN = t.Rows
+		if t.UserColumn != "" {
+			sc.PublicN = t.NumUsers
+		}
 	}
 	if sc.BadRows == "" {
 		sc.BadRows = "reject"
@@ -369,12 +561,12 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
+		return nil, dbErr("ledger: starting the registration", err)
 	}
 	defer tx.Rollback()
 	var exists int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM datasets WHERE name = ?`, r.Name).Scan(&exists); err != nil {
-		return nil, err
+		return nil, dbErr("ledger: reading the registry", err)
 	}
 	if exists > 0 {
 		return nil, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", r.Name)
@@ -383,7 +575,7 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.Name, string(schemaJSON), r.Budget.Eps, r.Budget.Delta, r.Accountant.String(), t.Rows, t.NumUsers, t.Dropped,
 		r.Source, salt, dataHash, now.Format(time.RFC3339Nano)); err != nil {
-		return nil, fmt.Errorf("ledger: storing dataset: %w", err)
+		return nil, dbErr("ledger: storing dataset", err)
 	}
 	d := len(t.Columns)
 	for seq, lo := 0, 0; lo < t.Rows; seq, lo = seq+1, lo+chunkRows {
@@ -397,7 +589,7 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO data_chunks(dataset, seq, rows, x, users, y) VALUES (?, ?, ?, ?, ?, ?)`,
 			r.Name, seq, hi-lo, floatBytes(t.X[lo*d:hi*d]), users, y); err != nil {
-			return nil, fmt.Errorf("ledger: storing data: %w", err)
+			return nil, dbErr("ledger: storing data", err)
 		}
 	}
 	params, _ := json.Marshal(map[string]any{"schema": json.RawMessage(schemaJSON), "data_hash": dataHash})
@@ -405,10 +597,46 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 		Params: string(params), Event: "null", Cell: "owner", Time: now.Format(time.RFC3339Nano)}); err != nil {
 		return nil, err
 	}
+	if err := putTotals(ctx, tx, r.Name, accounting.State{}); err != nil {
+		return nil, err
+	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("ledger: committing registration: %w", err)
+		return nil, dbErr("ledger: committing registration", err)
 	}
 	return &OwnerInfo{Schema: sc, Rows: t.Rows, Users: t.NumUsers, Dropped: t.Dropped, Source: r.Source, DataHash: dataHash, Created: now}, nil
+}
+
+// checkNames refuses column, label and user-column names holding control
+// characters (line breaks, tabs, escape sequences, DEL, ...) or invalid
+// UTF-8. The names are public schema that notebooks, tables and the ledger
+// print; a name that moves the cursor or breaks a line could forge what an
+// analyst or the owner reads.
+func checkNames(t *dataset.Table) error {
+	const fix = "rename it in the CSV file's header line and register again"
+	for i, c := range t.Columns {
+		if err := checkName(c); err != nil {
+			return fmt.Errorf("feature column %d (%q): %v; %s", i+1, c, err, fix)
+		}
+	}
+	if err := checkName(t.Label); err != nil {
+		return fmt.Errorf("label column %q: %v; %s", t.Label, err, fix)
+	}
+	if err := checkName(t.UserColumn); err != nil {
+		return fmt.Errorf("user column %q: %v; %s", t.UserColumn, err, fix)
+	}
+	return nil
+}
+
+func checkName(name string) error {
+	if !utf8.ValidString(name) {
+		return errors.New("its name is not valid UTF-8")
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("its name contains the control character %U", r)
+		}
+	}
+	return nil
 }
 
 func floatBytes(xs []float64) []byte {
@@ -471,7 +699,7 @@ func (s *Store) datasetRow(ctx context.Context, q queryer, name string) (*datase
 		return nil, fmt.Errorf("%w %q (the data owner registers datasets with `privnotes dataset add`)", ErrNoDataset, name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ledger: reading dataset %q: %w", name, err)
+		return nil, dbErr(fmt.Sprintf("ledger: reading dataset %q", name), err)
 	}
 	if err := json.Unmarshal([]byte(schemaJSON), &r.schema); err != nil {
 		return nil, fmt.Errorf("ledger: dataset %q: corrupt schema: %w", name, err)
@@ -497,7 +725,7 @@ func (s *Store) Schema(name string) (Schema, error) {
 func (s *Store) Datasets() ([]Schema, error) {
 	rows, err := s.db.Query(`SELECT schema FROM datasets ORDER BY name`)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
+		return nil, dbErr("ledger: reading the registry", err)
 	}
 	defer rows.Close()
 	var out []Schema
@@ -505,14 +733,17 @@ func (s *Store) Datasets() ([]Schema, error) {
 		var js string
 		var sc Schema
 		if err := rows.Scan(&js); err != nil {
-			return nil, err
+			return nil, dbErr("ledger: reading the registry", err)
 		}
 		if err := json.Unmarshal([]byte(js), &sc); err != nil {
 			return nil, fmt.Errorf("ledger: corrupt schema: %w", err)
 		}
 		out = append(out, sc)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("ledger: reading the registry", err)
+	}
+	return out, nil
 }
 
 // OwnerInfo returns what the owner's CLI shows about a dataset. Never call
@@ -549,7 +780,7 @@ func (s *Store) Load(name string) (*Data, error) {
 	d := r.schema.D
 	rows, err := s.db.QueryContext(ctx, `SELECT rows, x, users, y FROM data_chunks WHERE dataset = ? ORDER BY seq`, name)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: loading %q: %w", name, err)
+		return nil, dbErr(fmt.Sprintf("ledger: loading %q", name), err)
 	}
 	defer rows.Close()
 	x := make([]float64, 0, r.rows*d)
@@ -559,7 +790,7 @@ func (s *Store) Load(name string) (*Data, error) {
 		var n int
 		var xb, ub, yb []byte
 		if err := rows.Scan(&n, &xb, &ub, &yb); err != nil {
-			return nil, err
+			return nil, dbErr(fmt.Sprintf("ledger: loading %q", name), err)
 		}
 		xs, err := bytesFloat(xb)
 		if err != nil || len(xs) != n*d {
@@ -583,7 +814,7 @@ func (s *Store) Load(name string) (*Data, error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, dbErr(fmt.Sprintf("ledger: loading %q", name), err)
 	}
 	if len(x) != r.rows*d {
 		return nil, fmt.Errorf("ledger: dataset %q: stored data is incomplete", name)

@@ -99,7 +99,7 @@ func TestPublicArgumentsCheckedBeforeRunning(t *testing.T) {
 // earlier charges stand.
 func TestRefusalNotes(t *testing.T) {
 	dir := t.TempDir()
-	register(t, dir, "tab", table(60, 4, 1, 1), accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
+	registerPublicN(t, dir, "tab", table(60, 4, 1, 1), accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
 	s := newSession(t, dir)
 	s.ok(`ds := dataset("tab")`)
 	res, _ := s.fails(`r := private_pca(ds, k=1, eps=0.5, delta=1e-7, method="dppca")`, NameBudgetExceeded)

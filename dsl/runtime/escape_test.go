@@ -314,7 +314,7 @@ fmt.Println(remaining(ds))`)
 		s2.fails(cell, NameDatasetError)
 	}
 	for name, v := range s2.rt.Exports() {
-		if v.Kind() == reflect.Func && name != "dataset" && name != "__pn_kw" && name != "__pn_magic" && name != "__pn_budget_begin" {
+		if v.Kind() == reflect.Func && name != "dataset" && name != "__pn_kw" && name != "__pn_magic" && name != "__pn_budget_begin" && name != "__pn_block" {
 			for i := 0; i < v.Type().NumIn(); i++ {
 				if v.Type().In(i).Kind() == reflect.String {
 					t.Errorf("%s takes a string argument: it must not name a state directory", name)
@@ -339,9 +339,9 @@ func TestEscapeErrorsDataIndependent(t *testing.T) {
 		`r := private_pca(ds, eps=0.1)`,                                      // no delta
 		`r := private_mean(ds, eps=0.1, delta=1e-6, columns=[]string{"zz"})`, // unknown column
 		`r := private_pca(ds, k=1, eps=0.5, delta=1e-6, method="dppca", calibration="paper")
-show(r.Receipt.String())`, // too few rows for its minibatches: padded, never fails on n
+show(r.Receipt.String())`, // needs a public n: refused before the charge
 		`r := private_pca(ds, k=1, eps=0.5, delta=1e-6, method="oja", iters=200)
-show(r.Receipt.String())`, // fewer rows than steps: padded
+show(r.Receipt.String())`, // the same
 		`r := private_fedrep(ds, k=1, eps=1, delta=1e-6)`, // not user-level
 		`r := private_count(ds, eps=100)`,                 // over budget
 		`r := private_pca(ds, k=2, eps=0.3, delta=1e-6, method="gauss")
@@ -370,7 +370,7 @@ show(r.Receipt.String())`,
 			}
 			text = strings.ReplaceAll(text, `"`+name+`"`, "DS")
 			text = strings.ReplaceAll(text, " on "+name, " on DS")
-			text = strings.ReplaceAll(text, "dataset "+name, "dataset DS")
+			text = regexp.MustCompile(`dataset `+name+`\b`).ReplaceAllString(text, "dataset DS")
 			text = regexp.MustCompile(`ledger record \d+`).ReplaceAllString(text, "ledger record N")
 			text = regexp.MustCompile(`test\[\d+\]`).ReplaceAllString(text, "test[N]")
 			msgs[name] = append(msgs[name], text)
@@ -384,12 +384,15 @@ show(r.Receipt.String())`,
 			t.Errorf("cell %q: no message to compare", cells[i])
 		}
 	}
-	// DP-PCA and private Oja on too few rows pad them (dppca.Plan.MinRows)
-	// instead of failing: no failure bit about n.
+	// DP-PCA and private Oja need the row count public: on data that keep
+	// it private they are refused before the charge, whatever n.
 	for _, i := range []int{5, 6} {
-		if strings.Contains(msgs["a"][i], NameMechanismFailed) || !strings.Contains(msgs["a"][i], "padded with zero rows") {
-			t.Errorf("dppca/oja on 40 and 97 rows: %s, want a release whose receipt states the padding", msgs["a"][i])
+		if !strings.HasPrefix(msgs["a"][i], NameArgumentError) || !strings.Contains(msgs["a"][i], "--public-n") {
+			t.Errorf("dppca/oja on 40 and 97 private rows: %s, want a refusal naming --public-n", msgs["a"][i])
 		}
+	}
+	if st := status(t, dir, "a"); st.Charges == 0 {
+		t.Errorf("no charge at all: the receipts compared above were not released")
 	}
 }
 

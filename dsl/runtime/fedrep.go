@@ -36,7 +36,7 @@ func planFedRep(src *source, a *args) *planned {
 	if sc.Label == "" {
 		panic(errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the regression target); %q has none", fn, src.label()))
 	}
-	nb := neighbourOf(fn, a, sc)
+	nb := neighbourOf(fn, a, src)
 	if nb != accounting.ReplaceOne {
 		panic(errorf(NameArgumentError, "%s: only replace-one neighbours are supported: FedRep averages over the users, and under add-remove their number is private", fn))
 	}
@@ -64,23 +64,20 @@ func planFedRep(src *source, a *args) *planned {
 	if start != nil {
 		opt.InitFrac = 0
 	}
-	// Validation and cost do not depend on the number of users, which is
-	// private: plan with a placeholder now, with the real count after the
-	// charge (inside compiled code only).
-	pl, err := fedrep.PlanRun(opt, d, 1)
+	// FedRep averages over the users, so it needs their number public;
+	// the plan then uses the true count before the charge, and the run
+	// has exactly that many users.
+	n := publicUnits(fn, "FedRep (an average over the users)", src)
+	pl, err := fedrep.PlanRun(opt, d, n)
 	if err != nil {
 		panic(argErr(fn, err))
 	}
 	p := &planned{fn: fn, method: "fedrep", cost: pl.Cost, eps: eps, delta: delta, columns: sc.Columns,
 		noise:  fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, psi),
 		note:   pl.Note,
-		params: publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String()})}
+		params: publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String(), "neighbour": nb.String()})}
 	p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
-		users, err := fedrepUsers(data)
-		if err != nil {
-			return nil, err
-		}
-		full, err := fedrep.PlanRun(opt, d, len(users))
+		users, err := fedrepUsers(data, n)
 		if err != nil {
 			return nil, err
 		}
@@ -88,7 +85,7 @@ func planFedRep(src *source, a *args) *planned {
 		for i, u := range users {
 			ps[i] = u
 		}
-		r, err := full.Coordinate(ctx, federated.NewLocal(ps))
+		r, err := pl.Coordinate(ctx, federated.NewLocal(ps))
 		if err != nil {
 			return nil, err
 		}
@@ -97,39 +94,34 @@ func planFedRep(src *source, a *args) *planned {
 	return p
 }
 
-// fedrepUsers groups the rows by user. A user with fewer than
-// fedrep.MinRecords records has them repeated cyclically up to that number
-// (a public rule: the user's contribution is clipped as a whole, so any
-// per-user transformation keeps user-level privacy).
-func fedrepUsers(data *ledger.Data) ([]*fedrep.User, error) {
+// fedrepUsers groups the rows into exactly n users, n being the public
+// user count. A user with fewer than fedrep.MinRecords records has them
+// repeated cyclically up to that number, and a user index without records
+// (none in a registered snapshot) gets zero records: both are public rules
+// applied to one user's data, which user-level clipping covers.
+func fedrepUsers(data *ledger.Data, n int) ([]*fedrep.User, error) {
 	_, d := data.X.Dims()
-	rows := make([][]int, data.NumUsers)
+	rows := make([][]int, n)
 	for i, u := range data.Users {
-		if int(u) >= 0 && int(u) < len(rows) {
+		if int(u) >= 0 && int(u) < n {
 			rows[u] = append(rows[u], i)
 		}
 	}
-	var users []*fedrep.User
-	for _, rs := range rows {
-		if len(rs) == 0 {
-			continue
-		}
+	users := make([]*fedrep.User, n)
+	for j, rs := range rows {
 		m := max(len(rs), fedrep.MinRecords)
 		x := mat.NewDense(m, d, nil)
 		y := make([]float64, m)
-		for j := range m {
-			i := rs[j%len(rs)]
-			x.SetRow(j, data.X.RawRowView(i))
-			y[j] = data.Y[i]
+		for r := 0; len(rs) > 0 && r < m; r++ {
+			i := rs[r%len(rs)]
+			x.SetRow(r, data.X.RawRowView(i))
+			y[r] = data.Y[i]
 		}
 		u, err := fedrep.NewUser(x, y)
 		if err != nil {
 			return nil, err
 		}
-		users = append(users, u)
-	}
-	if len(users) == 0 {
-		return nil, fmt.Errorf("no users")
+		users[j] = u
 	}
 	return users, nil
 }

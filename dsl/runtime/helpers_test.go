@@ -186,6 +186,20 @@ func register(t testing.TB, dir, name string, tab *dataset.Table, b accounting.B
 	}
 }
 
+// registerPublicN is register with the row (or user) count declared
+// public by the owner, as DP-PCA, private Oja and FedRep need.
+func registerPublicN(t testing.TB, dir, name string, tab *dataset.Table, b accounting.Budget, mode accounting.Mode) {
+	t.Helper()
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Register(context.Background(), ledger.Registration{Name: name, Table: tab, Budget: b, Accountant: mode, Clip: 1, Source: "test", PublicN: true}); err != nil {
+		t.Fatalf("Register(%s): %v", name, err)
+	}
+}
+
 // breastCancer registers the breast cancer data (30 features) as name.
 func breastCancer(t testing.TB, dir, name string, b accounting.Budget) {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -57,27 +56,64 @@ func argErr(fn string, err error) *Error {
 	return errorf(NameArgumentError, "%s: %v", fn, err)
 }
 
-func neighbourOf(fn string, a *args, sc ledger.Schema) accounting.Neighbour {
+// neighbourOf is the neighbouring relation a call is calibrated under: the
+// one the data owner registered, which binds. The keyword may restate it
+// and nothing more: on replace-one data a call calibrated under add-remove
+// would get half the sensitivity for the same charge, and add-remove data
+// under replace-one would let mechanisms whose minibatches or averages
+// need n run although neighbours differ in n. Public synthetic data have
+// no owner to bind them: there the keyword chooses.
+func neighbourOf(fn string, a *args, src *source) accounting.Neighbour {
+	sc := src.schema
+	reg, err := accounting.ParseNeighbour(sc.Neighbour)
+	if err != nil {
+		panic(errorf(NameDatasetError, "%s: dataset %q has an unknown neighbouring relation %q in the registry: run `privnotes ledger verify`", fn, src.label(), sc.Neighbour))
+	}
 	s := a.str("neighbour")
 	if s == "" {
-		s = sc.Neighbour
+		return reg
 	}
 	nb, err := accounting.ParseNeighbour(s)
 	if err != nil {
 		panic(argErr(fn, err))
 	}
+	if nb != reg && src.synth == nil {
+		panic(errorf(NameArgumentError, "%s: neighbour=%q: dataset %q was registered with %s neighbours by its data owner, and every call on it is calibrated under that relation; drop the keyword (or give neighbour=%q)", fn, s, src.label(), reg, reg.String()))
+	}
 	return nb
 }
 
+// clipOf is the call's clip norm: the keyword, else the registered one.
+// Every mechanism takes clips in [pca.MinClip, pca.MaxClip]: within it no
+// noise scale under- or overflows for any row count up to the row limit.
 func clipOf(fn string, a *args, sc ledger.Schema) float64 {
 	c := a.float("clip")
 	if c == 0 {
 		c = sc.Clip
 	}
-	if !(c > 0) || math.IsInf(c, 0) {
-		panic(errorf(NameArgumentError, "%s: clip=%v must be a finite number > 0", fn, c))
+	if !(c >= pca.MinClip && c <= pca.MaxClip) {
+		panic(errorf(NameArgumentError, "%s: clip=%v must be a number in [%g, %g]", fn, c, float64(pca.MinClip), float64(pca.MaxClip)))
 	}
 	return c
+}
+
+// publicUnits is the number of privacy units (rows, or users) of a source
+// whose count is public: declared by the data owner at registration
+// (--public-n), or synthetic data. A mechanism whose release depends on n
+// beyond its noisy sums (minibatch sizes, averages over users) needs it:
+// the number of rows or users of a dataset is private under both
+// neighbouring relations (a filtered subset's size is a count query), and
+// such a release would reveal it. Without a public n the call is refused
+// before anything is charged.
+func publicUnits(fn, method string, src *source) int {
+	if n := src.schema.PublicN; n > 0 {
+		return n
+	}
+	units := "rows"
+	if src.schema.Unit == "user" {
+		units = "users"
+	}
+	panic(errorf(NameArgumentError, "%s: %s depends on the number of %s, which dataset %q keeps private; the data owner can declare it public (privnotes dataset add --public-n), or use a method that does not need it (npm, gauss, adaptive, federated)", fn, method, units, src.label()))
 }
 
 func publicParams(a *args, extra map[string]any) map[string]any {
@@ -105,7 +141,7 @@ func planPCA(src *source, a *args) *planned {
 		chosen = autoMethod(d, k)
 	}
 	eps, delta := a.float("eps"), a.float("delta")
-	nb := neighbourOf(fn, a, sc)
+	nb := neighbourOf(fn, a, src)
 	clip := clipOf(fn, a, sc)
 	p := &planned{fn: fn, eps: eps, delta: delta, columns: sc.Columns,
 		params: publicParams(a, map[string]any{"method": chosen, "requested_method": method, "clip": clip, "neighbour": nb.String()})}
@@ -149,6 +185,7 @@ func planPCA(src *source, a *args) *planned {
 		if nb != accounting.ReplaceOne {
 			panic(errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (its minibatches need a public n); this dataset or call uses %s", fn, chosen, nb))
 		}
+		publicUnits(fn, fmt.Sprintf("method %q", chosen), src)
 		if a.int("providers") != 0 || a.int("sparsity") != 0 {
 			panic(errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
 		}
@@ -310,9 +347,27 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW, plan func(*source, *a
 	defer rt.lineOnError(b, fn)
 	a := mustArgs(fn, kws)
 	src := rt.resolve(fn, ds)
-	p := plan(src, a)
+	p := planPublic(fn, src, a, plan)
 	out, rcpt := rt.execute(b, src, p, a.block)
 	return out, rcpt, p, src
+}
+
+// planPublic runs a plan. Plans read public facts only, so a panic there
+// holds no private value; but its text is a mechanism's internal wording
+// (a noise package's check), so it reaches the cell as an ArgumentError
+// with a fixed text, before anything is charged.
+func planPublic(fn string, src *source, a *args, plan func(*source, *args) *planned) (p *planned) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if _, ok := r.(interface{ ErrorName() string }); ok {
+			panic(r)
+		}
+		panic(errorf(NameArgumentError, "%s: these parameters cannot be calibrated (a noise scale is out of the representable range); check eps, delta, clip, k and iters against %%help %s", fn, fn))
+	}()
+	return plan(src, a)
 }
 
 func (rt *Runtime) execute(b *binding, src *source, p *planned, own *block) (any, *Receipt) {

@@ -21,7 +21,7 @@ import (
 // charge, for every function, method and calibration.
 func TestCostForMatchesPlans(t *testing.T) {
 	sc := ledger.Schema{Name: "x", Columns: []string{"a", "b", "c", "d", "e", "f"}, D: 6, Clip: 1, Unit: "row",
-		Neighbour: "replace-one", Accountant: "zcdp", Center: "none"}
+		Neighbour: "replace-one", Accountant: "zcdp", Center: "none", PublicN: 100}
 	user := sc
 	user.Unit, user.UserColumn, user.Label = "user", "u", "y"
 	for _, calib := range []string{"zcdp", "paper"} {
@@ -221,8 +221,8 @@ fmt.Println(math.Abs(dot) > 0.9)`)
 // registered dataset, and user-level datasets aggregate per user.
 func TestMethodsRun(t *testing.T) {
 	dir := t.TempDir()
-	register(t, dir, "rows", table(3000, 5, 5, 0.3), accounting.Budget{Eps: 100, Delta: 1e-3}, accounting.ModeBasic)
-	register(t, dir, "tall", table(40000, 2, 8, 0.3), accounting.Budget{Eps: 100, Delta: 1e-3}, accounting.ModeBasic)
+	registerPublicN(t, dir, "rows", table(3000, 5, 5, 0.3), accounting.Budget{Eps: 100, Delta: 1e-3}, accounting.ModeBasic)
+	registerPublicN(t, dir, "tall", table(40000, 2, 8, 0.3), accounting.Budget{Eps: 100, Delta: 1e-3}, accounting.ModeBasic)
 	tab := table(400, 3, 6, 0.3)
 	tab.UserColumn, tab.NumUsers, tab.Label = "uid", 100, "y"
 	for i := 0; i < tab.Rows; i++ {
@@ -231,7 +231,7 @@ func TestMethodsRun(t *testing.T) {
 	}
 	st, _ := ledger.Open(dir)
 	if _, err := st.Register(t.Context(), ledger.Registration{Name: "users", Table: tab, Budget: accounting.Budget{Eps: 50, Delta: 1e-3},
-		Accountant: accounting.ModeBasic, Clip: 1, LabelClip: 1}); err != nil {
+		Accountant: accounting.ModeBasic, Clip: 1, LabelClip: 1, PublicN: true}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -243,7 +243,7 @@ us := dataset("users")`)
 		`r := private_pca(ds, k=2, eps=1, delta=1e-6)`,
 		`r := private_pca(ds, k=2, eps=1, delta=1e-6, method="npm")`,
 		`r := private_pca(ds, k=1, eps=1, delta=1e-6, method="adaptive", iters=5)`,
-		`r := private_pca(ds, k=2, delta=1e-6, method="gauss", calibration="paper", eps=0.9, neighbour="add-remove")`,
+		`r := private_pca(ds, k=2, delta=1e-6, method="gauss", calibration="paper", eps=0.9, neighbour="replace-one")`,
 		`r := private_pca(tall, k=1, eps=0.8, delta=1e-6, method="dppca", iters=2, calibration="zcdp")`,
 		`r := private_pca(ds, k=1, eps=0.8, delta=1e-6, method="oja", iters=5)`,
 		`r := private_pca(ds, k=2, eps=1, delta=1e-6, method="federated", providers=3, sparsity=4)`,

@@ -112,6 +112,7 @@ func synthSpiked(kws ...KW) *SynthData {
 	}
 	s := &SynthData{X: mat.DenseCopyOf(sd.X), Truth: sd.U, Values: sd.Values, Recipe: "spiked", Seed: seed, x: sd.X}
 	s.schema = synthSchema("synthetic:spiked", d, maxRowNorm(sd.X))
+	s.schema.PublicN = n // public data: every fact about them is public
 	return s
 }
 
@@ -139,6 +140,7 @@ func synthFedRep(kws ...KW) *SynthData {
 		Recipe: "fedrep", Seed: seed, x: fd.X, users: us, y: fd.Y}
 	sc := synthSchema("synthetic:fedrep", d, fedrepSynthClip)
 	sc.Unit, sc.UserColumn, sc.Label = "user", "user", "y"
+	sc.PublicN = users
 	s.schema = sc
 	return s
 }

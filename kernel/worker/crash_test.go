@@ -37,6 +37,15 @@ func (f *privateFake) Execute(ctx context.Context, req engine.ExecuteRequest, ou
 	return f.Fake.Execute(ctx, req, out)
 }
 
+// Complete never answers the code "never-answer", as a wedged engine
+// would not.
+func (f *privateFake) Complete(code string, cursor int) engine.Completion {
+	if code == "never-answer" {
+		select {}
+	}
+	return f.Fake.Complete(code, cursor)
+}
+
 type nopProvider struct{}
 
 func (nopProvider) Answer(context.Context, int) (int, error) { return 0, nil }

@@ -6,8 +6,11 @@ package accounting
 // §8), converted by Canonne–Kamath–Steinke 2020; as a filter under fully
 // adaptive composition: Whitehouse, Ramdas, Rogers and Wu, "Fully-Adaptive
 // Composition in Differential Privacy" (ICML 2023, arXiv 2203.05481).
-// Advanced mode: Kairouz, Oh and Viswanath, "The Composition Theorem for
-// Differential Privacy" (ICML 2015), Thm 3.5 (heterogeneous events).
+// Basic mode: as a filter, Rogers, Roth, Ullman and Vadhan, "Privacy
+// Odometers and Filters: Pay-as-you-Go Composition" (NeurIPS 2016).
+// Legacy advanced rule (verification of old ledgers only): Kairouz, Oh and
+// Viswanath, "The Composition Theorem for Differential Privacy" (ICML 2015),
+// Thm 3.5 (heterogeneous events).
 
 import (
 	"errors"
@@ -32,22 +35,26 @@ const (
 	// events as they are, zCDP and GDP events through the target they were
 	// calibrated to (events without a target are refused). This is the
 	// "paper" accounting; sound under fully adaptive composition
-	// (Rogers–Roth–Ullman–Vadhan 2016), loosest of the three.
+	// (Rogers–Roth–Ullman–Vadhan 2016), and the loosest.
 	ModeBasic
-	// ModeAdvanced composes the same (ε_i, δ_i) as ModeBasic with the
+	// ModeAdvanced is kept only for datasets registered with it by earlier
+	// versions, and composes exactly as ModeBasic. It used to apply the
 	// heterogeneous advanced composition theorem of Kairouz–Oh–Viswanath
-	// (Thm 3.5), using all the budget's δ left after Σδ_i as the slack δ':
-	//   ε = min{ Σε_i,
-	//            Σε_i·tanh(ε_i/2) + √(2 Σε_i² · ln(e + √(Σε_i²)/δ')),
-	//            Σε_i·tanh(ε_i/2) + √(2 Σε_i² · ln(1/δ')) },   δ = Σδ_i + δ'
-	// ((e^ε−1)/(e^ε+1) = tanh(ε/2); Dwork–Rothblum–Vadhan's Σε_i(e^ε_i − 1)
-	// is looser). The theorem assumes the ε_i are fixed before the session
-	// starts (adaptive choice of mechanisms, not of their budgets); use it to
-	// reproduce papers that declare their per-step budgets up front, and
-	// ModeZCDP for interactive sessions. When Σε_i is the smallest bound the
-	// slack is not used and δ = Σδ_i.
+	// (Thm 3.5) as a filter, but that theorem assumes every ε_i is fixed
+	// before the session starts, while an analyst picks each call's ε after
+	// seeing earlier results, a setting that needs filters of its own
+	// (Rogers–Roth–Ullman–Vadhan 2016): as used it was unsound. Basic
+	// composition is sound under fully adaptive choice and never smaller,
+	// so an old dataset only becomes more conservative. New registrations
+	// must not use it (the ledger refuses them); LegacyAdvancedVerifier
+	// audits the charges recorded under the old rule.
 	ModeAdvanced
 )
+
+// modeLegacyAdvanced is the rule ModeAdvanced enforced before it became
+// basic composition. Only LegacyAdvancedVerifier builds an accountant with
+// it; it is not a Mode anyone can name or parse.
+const modeLegacyAdvanced Mode = -1
 
 var modeNames = [...]string{ModeZCDP: "zcdp", ModeBasic: "basic", ModeAdvanced: "advanced"}
 
@@ -56,10 +63,14 @@ func (m Mode) String() string {
 	if m >= 0 && int(m) < len(modeNames) {
 		return modeNames[m]
 	}
+	if m == modeLegacyAdvanced {
+		return "advanced (legacy rule)"
+	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// ParseMode reads "zcdp", "basic" or "advanced" (case-insensitive).
+// ParseMode reads "zcdp", "basic" or "advanced" (case-insensitive). It still
+// accepts "advanced", which stored schemas of earlier versions name.
 func ParseMode(s string) (Mode, error) {
 	for m, name := range modeNames {
 		if strings.EqualFold(strings.TrimSpace(s), name) {
@@ -130,22 +141,22 @@ func (s *exactSum) clone() exactSum {
 // totals are the running sums every mode needs; the composed cost is a
 // function of these alone.
 type totals struct {
-	rho      exactSum // ZCDP mode: Σρ_i
-	apDelta  exactSum // ZCDP mode: Σδ of approximate events
-	eps      exactSum // Basic/Advanced: Σε_i of the (ε, δ) targets
-	delta    exactSum // Basic/Advanced: Σδ_i
-	epsTanh  exactSum // Advanced: Σε_i·tanh(ε_i/2)
-	epsSq    exactSum // Advanced: Σε_i²
-	nonEmpty bool
+	n       int64    // events composed
+	rho     exactSum // ZCDP mode: Σρ_i
+	apDelta exactSum // ZCDP mode: Σδ of approximate events
+	eps     exactSum // Basic/Advanced: Σε_i of the (ε, δ) targets
+	delta   exactSum // Basic/Advanced: Σδ_i
+	epsTanh exactSum // legacy advanced rule only: Σε_i·tanh(ε_i/2)
+	epsSq   exactSum // legacy advanced rule only: Σε_i²
 }
 
 func (t *totals) clone() totals {
-	return totals{rho: t.rho.clone(), apDelta: t.apDelta.clone(), eps: t.eps.clone(), delta: t.delta.clone(),
-		epsTanh: t.epsTanh.clone(), epsSq: t.epsSq.clone(), nonEmpty: t.nonEmpty}
+	return totals{n: t.n, rho: t.rho.clone(), apDelta: t.apDelta.clone(), eps: t.eps.clone(), delta: t.delta.clone(),
+		epsTanh: t.epsTanh.clone(), epsSq: t.epsSq.clone()}
 }
 
 func (t *totals) add(e Event) {
-	t.nonEmpty = true
+	t.n++
 	t.rho.add(e.rho())
 	t.apDelta.add(e.approxDelta())
 	if e.HasTarget() {
@@ -158,13 +169,19 @@ func (t *totals) add(e Event) {
 
 // cost is the composed (ε, δ) of the totals under mode m with budget δ cap D.
 func (m Mode) cost(t *totals, D float64) Budget {
-	if !t.nonEmpty {
+	if t.n == 0 {
 		return Budget{}
 	}
 	switch m {
-	case ModeBasic:
+	case ModeBasic, ModeAdvanced:
 		return Budget{Eps: t.eps.float(), Delta: t.delta.float()}
-	case ModeAdvanced:
+	case modeLegacyAdvanced:
+		// Kairouz–Oh–Viswanath Thm 3.5 with all the δ left after Σδ_i as
+		// the slack δ', never worse than Σε_i ((e^ε−1)/(e^ε+1) = tanh(ε/2)):
+		//   ε = min{ Σε_i,
+		//            Σε_i·tanh(ε_i/2) + √(2 Σε_i² · ln(e + √(Σε_i²)/δ')),
+		//            Σε_i·tanh(ε_i/2) + √(2 Σε_i² · ln(1/δ')) },  δ = Σδ_i + δ'
+		// exactly as earlier versions enforced it; see LegacyAdvancedVerifier.
 		sumEps, sumDelta := t.eps.float(), t.delta.float()
 		best := Budget{Eps: sumEps, Delta: sumDelta}
 		if slack := D - sumDelta; slack > 0 {
@@ -192,8 +209,21 @@ type Accountant struct {
 	mu     sync.Mutex
 	mode   Mode
 	budget Budget
-	events []Event
+	events []Event // spent since NewAccountant, Replay or Resume
 	tot    totals
+	// spent caches mode.cost(&tot) (valid when cached): Spend has just
+	// computed it, and Spent and Remaining after a Spend, as a ledger's
+	// receipt asks, need not repeat a numerical conversion.
+	spent  Budget
+	cached bool
+}
+
+// cost returns the composed cost of a's totals; a.mu is held.
+func (a *Accountant) cost() Budget {
+	if !a.cached {
+		a.spent, a.cached = a.mode.cost(&a.tot, a.budget.Delta), true
+	}
+	return a.spent
 }
 
 // NewAccountant returns an empty accountant. The budget needs ε > 0 finite
@@ -203,8 +233,29 @@ func NewAccountant(mode Mode, budget Budget) (*Accountant, error) {
 	if mode < 0 || int(mode) >= len(modeNames) {
 		return nil, fmt.Errorf("accounting: unknown accountant mode %d", int(mode))
 	}
-	if err := checkEps(budget.Eps); err != nil {
-		return nil, fmt.Errorf("accounting: budget: %w", err)
+	return newAccountant(mode, budget)
+}
+
+// LegacyAdvancedVerifier returns an empty accountant whose Check and Spend
+// apply the rule that ModeAdvanced enforced before it became basic
+// composition: Kairouz–Oh–Viswanath's Thm 3.5 on the (ε_i, δ_i) targets with
+// the budget's δ left after Σδ_i as slack, never worse than Σε_i. That rule
+// is not sound when the ε_i are chosen adaptively, so nothing may be
+// admitted with it. It exists for audits: replaying an old ledger's charges
+// through it confirms that each was admitted by the rule in force when it
+// was recorded. Every spend that ModeAdvanced admits now also passes it (its
+// cost is never larger than the basic sum), so a ledger continued by this
+// version still verifies. Its State equals that of any other mode.
+func LegacyAdvancedVerifier(budget Budget) (*Accountant, error) {
+	return newAccountant(modeLegacyAdvanced, budget)
+}
+
+func newAccountant(mode Mode, budget Budget) (*Accountant, error) {
+	// A budget's ε is not capped by MaxEps: a cap above every possible
+	// cost is harmless (no search depends on it), and budgets registered
+	// before the cap existed must keep working.
+	if math.IsNaN(budget.Eps) || math.IsInf(budget.Eps, 0) || budget.Eps <= 0 {
+		return nil, fmt.Errorf("accounting: budget: ε must be a positive finite number, got %v", budget.Eps)
 	}
 	if math.IsNaN(budget.Delta) || budget.Delta < 0 || budget.Delta >= 1 {
 		return nil, fmt.Errorf("accounting: budget: δ must be in [0, 1), got %v", budget.Delta)
@@ -219,7 +270,8 @@ func NewAccountant(mode Mode, budget Budget) (*Accountant, error) {
 // from a durable ledger. Each event is validated, but the budget is not
 // enforced: what was charged counts as spent even if it exceeds the budget
 // (say, after a budget or mode change), and every later Check then refuses.
-// The result does not depend on the order of events.
+// The result does not depend on the order of events. Resume does the same
+// from a State in constant time.
 func Replay(mode Mode, budget Budget, events []Event) (*Accountant, error) {
 	a, err := NewAccountant(mode, budget)
 	if err != nil {
@@ -235,8 +287,14 @@ func Replay(mode Mode, budget Budget, events []Event) (*Accountant, error) {
 	return a, nil
 }
 
-// Mode returns the accountant's composition rule.
-func (a *Accountant) Mode() Mode { return a.mode }
+// Mode returns the accountant's composition rule (ModeAdvanced for a
+// LegacyAdvancedVerifier).
+func (a *Accountant) Mode() Mode {
+	if a.mode == modeLegacyAdvanced {
+		return ModeAdvanced
+	}
+	return a.mode
+}
 
 // Budget returns the session's (ε, δ) cap.
 func (a *Accountant) Budget() Budget { return a.budget }
@@ -247,7 +305,7 @@ func (a *Accountant) Budget() Budget { return a.budget }
 func (a *Accountant) Spent() Budget {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.mode.cost(&a.tot, a.budget.Delta)
+	return a.cost()
 }
 
 // Remaining returns, for display, the budget's ε minus Spent's ε and the
@@ -261,7 +319,7 @@ func (a *Accountant) Remaining() Budget {
 }
 
 func (a *Accountant) remaining() Budget {
-	spent := a.mode.cost(&a.tot, a.budget.Delta)
+	spent := a.cost()
 	outright := a.tot.delta.float()
 	if a.mode == ModeZCDP {
 		outright = a.tot.apDelta.float()
@@ -269,7 +327,9 @@ func (a *Accountant) remaining() Budget {
 	return Budget{Eps: math.Max(0, a.budget.Eps-spent.Eps), Delta: math.Max(0, a.budget.Delta-outright)}
 }
 
-// Events returns a copy of the events spent so far, in spending order.
+// Events returns a copy of the events spent so far, in spending order: since
+// NewAccountant, Replay (including the replayed ones) or Resume (excluding
+// those the State summarises; State().Events() counts all).
 func (a *Accountant) Events() []Event {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -295,7 +355,7 @@ func (a *Accountant) Preview(events ...Event) (Budget, error) {
 func (a *Accountant) Check(events ...Event) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, err := a.check(events)
+	_, _, err := a.check(events)
 	return err
 }
 
@@ -304,11 +364,12 @@ func (a *Accountant) Check(events ...Event) error {
 func (a *Accountant) Spend(events ...Event) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t, err := a.check(events)
+	t, after, err := a.check(events)
 	if err != nil {
 		return err
 	}
 	a.tot = t
+	a.spent, a.cached = after, len(events) > 0
 	a.events = append(a.events, events...)
 	return nil
 }
@@ -339,25 +400,26 @@ func (a *Accountant) with(events []Event) (totals, error) {
 	return t, nil
 }
 
-func (a *Accountant) check(events []Event) (totals, error) {
+// check returns the totals after events and their cost, or the refusal.
+func (a *Accountant) check(events []Event) (totals, Budget, error) {
 	t, err := a.with(events)
 	if err != nil {
-		return totals{}, err
+		return totals{}, Budget{}, err
 	}
 	if len(events) == 0 {
-		return t, nil
+		return t, Budget{}, nil
 	}
 	after := a.mode.cost(&t, a.budget.Delta)
 	if within(after.Eps, a.budget.Eps) && within(after.Delta, a.budget.Delta) {
-		return t, nil
+		return t, after, nil
 	}
 	var alone totals
 	for _, e := range events {
 		alone.add(e)
 	}
-	return totals{}, &ExceededError{
+	return totals{}, Budget{}, &ExceededError{
 		Requested:  a.mode.cost(&alone, a.budget.Delta),
-		Spent:      a.mode.cost(&a.tot, a.budget.Delta),
+		Spent:      a.cost(),
 		Remaining:  a.remaining(),
 		Budget:     a.budget,
 		WouldSpend: after,

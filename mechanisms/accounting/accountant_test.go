@@ -171,7 +171,8 @@ func TestConcurrentSpendNeverExceeds(t *testing.T) {
 
 // One Gaussian of total μ = 1 spent as 100 pieces of μ = 0.1, each calibrated
 // to (ε_i, δ_i = 1e-7): the anchors' 44.7 under basic composition, 4.728
-// under zCDP, 31.28 under Kairouz–Oh–Viswanath with δ' = 1e-5.
+// under zCDP, 31.28 under Kairouz–Oh–Viswanath with δ' = 1e-5 (the legacy
+// advanced rule, which ModeAdvanced no longer applies: it is basic now).
 func TestModesCompareOnGaussianPieces(t *testing.T) {
 	epsI := GDPEps(0.1, 1e-7)
 	piece := Gdp(0.1).WithTarget(epsI, 1e-7)
@@ -181,24 +182,86 @@ func TestModesCompareOnGaussianPieces(t *testing.T) {
 	}
 	cases := []struct {
 		mode   Mode
+		legacy bool // LegacyAdvancedVerifier instead of NewAccountant
 		budget Budget
 		want   Budget
 		tol    float64 // absolute on ε
 	}{
-		{ModeZCDP, Budget{50, 1e-5}, Budget{4.728, 1e-5}, 5e-4},
-		{ModeBasic, Budget{50, 1e-5}, Budget{44.708, 1e-5}, 5e-4},
-		{ModeAdvanced, Budget{50, 1e-5}, Budget{44.708, 1e-5}, 5e-4}, // no slack left: falls back to Σε
-		{ModeAdvanced, Budget{50, 2e-5}, Budget{31.284, 2e-5}, 5e-4}, // KOV with δ' = 1e-5
+		{ModeZCDP, false, Budget{50, 1e-5}, Budget{4.728, 1e-5}, 5e-4},
+		{ModeBasic, false, Budget{50, 1e-5}, Budget{44.708, 1e-5}, 5e-4},
+		{ModeAdvanced, false, Budget{50, 1e-5}, Budget{44.708, 1e-5}, 5e-4},
+		{ModeAdvanced, false, Budget{50, 2e-5}, Budget{44.708, 1e-5}, 5e-4}, // basic: the slack is not used
+		{ModeAdvanced, true, Budget{50, 1e-5}, Budget{44.708, 1e-5}, 5e-4},  // no slack left: falls back to Σε
+		{ModeAdvanced, true, Budget{50, 2e-5}, Budget{31.284, 2e-5}, 5e-4},  // KOV with δ' = 1e-5
 	}
 	for _, c := range cases {
 		a := mustAccountant(t, c.mode, c.budget)
+		if c.legacy {
+			var err error
+			if a, err = LegacyAdvancedVerifier(c.budget); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := a.Spend(events...); err != nil {
 			t.Fatalf("%v: %v", c.mode, err)
 		}
 		got := a.Spent()
 		if math.Abs(got.Eps-c.want.Eps) > c.tol || relErr(got.Delta, c.want.Delta) > 1e-12 {
-			t.Errorf("%v budget %v: Spent() = %v, want %v", c.mode, c.budget, got, c.want)
+			t.Errorf("%v (legacy %v) budget %v: Spent() = %v, want %v", c.mode, c.legacy, c.budget, got, c.want)
 		}
+		if a.Mode() != c.mode {
+			t.Errorf("Mode() = %v, want %v", a.Mode(), c.mode)
+		}
+	}
+}
+
+// The legacy advanced rule admits every spend ModeAdvanced (basic) admits,
+// and more: that is what lets ledger verification accept old charges and
+// the charges this version adds after them.
+func TestLegacyAdvancedVerifier(t *testing.T) {
+	budget := Budget{Eps: 4, Delta: 1e-5}
+	legacy, err := LegacyAdvancedVerifier(budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv := mustAccountant(t, ModeAdvanced, budget)
+	step := ZcdpFor(0.1, 1e-7)
+	// 40 steps of ε=0.1 fill the basic budget of 4 (up to the 1e-12
+	// tolerance); both rules admit them.
+	for i := range 40 {
+		if err := adv.Spend(step); err != nil {
+			t.Fatalf("advanced (basic) step %d: %v", i, err)
+		}
+		if err := legacy.Spend(step); err != nil {
+			t.Fatalf("legacy step %d: %v", i, err)
+		}
+	}
+	asExceeded(t, adv.Check(step))
+	// The legacy rule admitted more: KOV Thm 3.5's
+	// Σε_i·tanh(ε_i/2) + √(2Σε_i²·ln(e + √(Σε_i²)/δ')) with 45 steps and
+	// δ' = 1e-5 − 45e-7 is ≈ 3.47 < 4 (its ln(1/δ') form gives ≈ 3.53).
+	for i := range 5 {
+		if err := legacy.Spend(step); err != nil {
+			t.Fatalf("legacy step %d: %v", 40+i, err)
+		}
+	}
+	n, e := 45.0, 0.1
+	slack := 1e-5 - n*1e-7
+	sq := n * e * e
+	want := math.Min(n*e*math.Tanh(e/2)+math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/slack)),
+		n*e*math.Tanh(e/2)+math.Sqrt(2*sq*-math.Log(slack)))
+	if got := legacy.Spent(); relErr(got.Eps, want) > 1e-12 || got.Delta != 1e-5 {
+		t.Errorf("legacy Spent() = %v, want ε=%.6g, δ=1e-5", got, want)
+	}
+	if legacy.State() == adv.State() {
+		t.Error("States of 45 and 40 events compare equal")
+	}
+	basic := mustAccountant(t, ModeBasic, budget)
+	if _, err := LegacyAdvancedVerifier(Budget{Eps: 0, Delta: 1e-5}); err == nil {
+		t.Error("LegacyAdvancedVerifier accepted a zero budget")
+	}
+	if err := basic.Spend(legacy.Events()...); err == nil {
+		t.Error("basic composition admitted 45 steps of 0.1 in ε=4")
 	}
 }
 

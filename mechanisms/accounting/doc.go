@@ -25,10 +25,21 @@
 // bound's value by more than rounding, and a ρ or μ calibrated to a target
 // never spends more than the target.
 //
+// Every function returns promptly for every float64 input (the searches are
+// bounded, not only convergent), with an answer on the safe side or a
+// documented sentinel: NaN for an invalid argument, +Inf for an ε beyond
+// float64, 0 for a ρ or μ no positive float64 meets. Costs and targets
+// above [MaxEps] (and ρ above [MaxRho], μ above [MaxMu]) are refused by
+// [Event.Validate] with an error, hence by every Accountant; the inverses
+// return NaN for such targets.
+//
 // An [Accountant] composes events for a session and refuses, before anything
 // runs, a spend that would exceed the session's (ε, δ) budget. Its default
 // mode composes in zCDP and is sound under fully adaptive composition
 // (a privacy filter); see [Mode] for the other modes and their conditions.
+// Its running totals are exact, and [Accountant.State] snapshots them in a
+// form that [Resume] continues from and that encodes to text exactly, so a
+// durable ledger need not replay its history to compose the next charge.
 //
 // [Neighbour] names the neighbouring relation a mechanism's sensitivity is
 // computed under; it lives here because every mechanism shares it.

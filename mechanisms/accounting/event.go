@@ -120,6 +120,23 @@ func (e Event) HasTarget() bool {
 	return e.Eps != 0 || e.Delta != 0
 }
 
+// MaxEps is the largest ε accepted in a cost or a calibration target (a
+// pure or approximate event, the target of a zCDP or GDP event, the target
+// the inverses calibrate to). ε bounds a
+// log-likelihood ratio, so anything beyond a few dozen already promises
+// nothing; 10⁶ is far past any meaningful setting and keeps every quantity
+// the conversions form (ε², ρ = ε²/2, e^(−ε), their sums over 2^100 events)
+// far inside float64's range, where every numerical search terminates with a
+// meaningful answer. Larger values are refused with an error, not clamped.
+const MaxEps = 1e6
+
+// MaxRho is the largest ρ of a zCDP cost: that of a pure MaxEps-DP step
+// (ρ = ε²/2, Bun–Steinke Prop. 1.4).
+const MaxRho = MaxEps * MaxEps / 2
+
+// MaxMu is the largest μ of a GDP cost; it enters zCDP as μ²/2 = MaxRho.
+const MaxMu = MaxEps
+
 // targetSlack is the relative tolerance when checking that a declared target
 // is implied by the native cost: calibration by a numerical inverse may land
 // a hair over.
@@ -128,6 +145,20 @@ const targetSlack = 1e-9
 func checkEps(eps float64) error {
 	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
 		return fmt.Errorf("ε must be a positive finite number, got %v", eps)
+	}
+	if eps > MaxEps {
+		return fmt.Errorf("ε=%g is above the largest accepted value %g (an ε beyond a few dozen already protects nothing)", eps, float64(MaxEps))
+	}
+	return nil
+}
+
+// checkMeasure checks a ρ or μ: positive, finite and at most max.
+func checkMeasure(name string, v, max float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return fmt.Errorf("%s must be a positive finite number, got %v", name, v)
+	}
+	if v > max {
+		return fmt.Errorf("%s=%g is above the largest accepted value %g (that of a pure ε=%g step)", name, v, max, float64(MaxEps))
 	}
 	return nil
 }
@@ -140,8 +171,9 @@ func checkDelta(delta float64) error {
 }
 
 // Validate reports whether the event is well formed: a known kind, positive
-// finite costs, δ in (0, 1), no fields of another measure, and, for ZCDP/GDP
-// events with a target, a target that the native cost actually implies.
+// finite costs no larger than MaxEps, MaxRho or MaxMu, δ in (0, 1), no
+// fields of another measure, and, for ZCDP/GDP events with a target, a
+// target in the same ranges that the native cost actually implies.
 func (e Event) Validate() error {
 	err := e.validate()
 	if err != nil {
@@ -173,25 +205,33 @@ func (e Event) validate() error {
 		if e.Mu != 0 {
 			return errors.New("a zCDP event sets Rho, not Mu")
 		}
-		if math.IsNaN(e.Rho) || math.IsInf(e.Rho, 0) || e.Rho <= 0 {
-			return fmt.Errorf("ρ must be a positive finite number, got %v", e.Rho)
+		// The target is checked first: an absurd target (ε = 1e300) leaves a
+		// NaN ρ from the calibration, and the target is what to report.
+		if err := e.checkTarget(); err != nil {
+			return err
 		}
-		return e.validateTarget(ZCDPToEps(e.Rho, e.Delta))
+		if err := checkMeasure("ρ", e.Rho, MaxRho); err != nil {
+			return err
+		}
+		return e.impliesTarget(func() float64 { return ZCDPToEps(e.Rho, e.Delta) })
 	case GDP:
 		if e.Rho != 0 {
 			return errors.New("a GDP event sets Mu, not Rho")
 		}
-		if math.IsNaN(e.Mu) || math.IsInf(e.Mu, 0) || e.Mu <= 0 {
-			return fmt.Errorf("μ must be a positive finite number, got %v", e.Mu)
+		if err := e.checkTarget(); err != nil {
+			return err
 		}
-		return e.validateTarget(GDPEps(e.Mu, e.Delta))
+		if err := checkMeasure("μ", e.Mu, MaxMu); err != nil {
+			return err
+		}
+		return e.impliesTarget(func() float64 { return GDPEps(e.Mu, e.Delta) })
 	}
 	return fmt.Errorf("unknown privacy measure %d", int(e.Kind))
 }
 
-// validateTarget checks the optional (Eps, Delta) target of a ZCDP/GDP event;
-// implied is the ε the native cost gives at e.Delta.
-func (e Event) validateTarget(implied float64) error {
+// checkTarget checks the range of the optional (Eps, Delta) target of a
+// ZCDP/GDP event.
+func (e Event) checkTarget() error {
 	if !e.HasTarget() {
 		return nil
 	}
@@ -201,7 +241,16 @@ func (e Event) validateTarget(implied float64) error {
 	if err := checkDelta(e.Delta); err != nil {
 		return fmt.Errorf("calibration target: %w", err)
 	}
-	if !(implied <= e.Eps*(1+targetSlack)) {
+	return nil
+}
+
+// impliesTarget checks that the native cost implies the event's target, if
+// any; implied computes the ε the native cost gives at e.Delta.
+func (e Event) impliesTarget(impliedAt func() float64) error {
+	if !e.HasTarget() {
+		return nil
+	}
+	if implied := impliedAt(); !(implied <= e.Eps*(1+targetSlack)) {
 		return fmt.Errorf("calibration target ε=%g, δ=%g is not implied by the cost: at δ=%g it gives ε=%.6g; calibrate with RhoForTarget/MuForTarget",
 			e.Eps, e.Delta, e.Delta, implied)
 	}
@@ -211,7 +260,9 @@ func (e Event) validateTarget(implied float64) error {
 // EpsAt returns the tightest ε such that this single event is (ε, δ)-DP, for
 // display. Pure events give Eps at any δ; approximate events give Eps when
 // δ ≥ Delta and +Inf otherwise (no guarantee at a smaller δ); zCDP uses the
-// tight CKS conversion and GDP the exact curve. NaN for an invalid δ.
+// tight CKS conversion and GDP the exact curve. NaN for an invalid δ or an
+// unknown kind. It does not validate the event: an invalid one gives
+// whatever the conversion gives for its fields (NaN for a negative ρ).
 func (e Event) EpsAt(delta float64) float64 {
 	if math.IsNaN(delta) || delta < 0 {
 		return math.NaN()

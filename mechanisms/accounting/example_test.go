@@ -54,3 +54,32 @@ func ExampleAccountant() {
 	// refused: would spend ε=1.04063, δ=1e-06
 	// <nil> 2
 }
+
+// A durable ledger keeps an accountant's State next to its records and
+// resumes from it, instead of replaying every earlier charge. The text form
+// is exact: each sum is a hexadecimal binary fraction (0.125 = 0x.8p-2,
+// 0.25 = 0x.8p-1, 0.5 = 0x.8p+0).
+func ExampleResume() {
+	budget := accounting.Budget{Eps: 1, Delta: 0}
+	acct, _ := accounting.NewAccountant(accounting.ModeBasic, budget)
+	if err := acct.Spend(accounting.Pure(0.5)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	text, _ := acct.State().MarshalText()
+	fmt.Println(string(text))
+
+	var st accounting.State
+	if err := st.UnmarshalText(text); err != nil {
+		fmt.Println(err)
+		return
+	}
+	later, _ := accounting.Resume(accounting.ModeBasic, budget, st)
+	fmt.Println(later.Spend(accounting.Pure(0.25)), later.Spent(), later.State().Events())
+	fmt.Println(later.Check(accounting.Pure(0.5)) != nil)
+
+	// Output:
+	// accounting-state/1 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0
+	// <nil> ε=0.75, δ=0 2
+	// true
+}

@@ -80,19 +80,32 @@ func millsDiff(a, b float64) float64 {
 	return sum * h / 2
 }
 
+// negligibleA is a value of a = ε/μ − μ/2 beyond which δ(ε) ≤ Φ(−a) is
+// below the smallest positive float64 (Φ(−40) ≈ 3.7e-350), so δ is 0 as a
+// float64. Returning it early also keeps ε/μ = +Inf (a tiny μ) out of the
+// Mills-ratio difference, where Inf − Inf would give NaN.
+const negligibleA = 40
+
 // gdpDelta returns δ(ε) for μ-GDP, for μ > 0 finite and ε finite.
 func gdpDelta(mu, eps float64) float64 {
 	a := eps/mu - mu/2
 	b := eps/mu + mu/2
+	if a > negligibleA {
+		return 0
+	}
 	const logSqrt2Pi = 0.9189385332046728 // ln √(2π)
-	if a >= 0 || mu <= 1 {
+	if a >= 0 || (mu <= 1 && a > -1) {
 		// e^ε φ(b) = φ(a), so δ = φ(a)·(R(a) − R(b)): no e^ε, and the
 		// difference is taken between two O(1/a) numbers, not two tails.
-		// (With μ ≤ 1 and ε ≥ 0, a ≥ −1/2.)
+		// (With μ ≤ 1 and ε ≥ 0, a ≥ −1/2; only a negative ε, which no
+		// conversion asks for, reaches the textbook branch with μ ≤ 1.)
 		return math.Exp(-a*a/2 - logSqrt2Pi + math.Log(millsDiff(a, b)))
 	}
 	// a < 0 and μ > 1: δ ≥ δ(μ²/2) = 1/2 − e^{μ²/2}Φ(−μ) > 0.23, so the
 	// textbook difference does not cancel; R(a) would overflow for a ≪ 0.
+	// (A negative ε with μ ≤ 1 and a ≤ −1 also lands here: δ ≥ δ(0) is then
+	// computed as a difference of two numbers near Φ(−a), exact to rounding
+	// relative to 1, which is enough for a value no conversion asks for.)
 	var second float64 // e^ε Φ(−b)
 	if b > 0 {
 		second = math.Exp(-a*a/2-logSqrt2Pi) * mills(b)
@@ -106,7 +119,9 @@ func gdpDelta(mu, eps float64) float64 {
 // GDPDelta returns δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), the exact δ at
 // which a μ-GDP mechanism is (ε, δ)-DP. It returns NaN for NaN input or
 // μ < 0, 0 for μ = 0 or ε = +Inf, and 1 for μ = +Inf. Results below the
-// smallest float64 are 0.
+// smallest float64 are 0. Should an evaluation ever produce NaN for valid
+// input, it returns 1, the trivial bound, so that no caller reads a NaN as
+// a small δ.
 func GDPDelta(mu, eps float64) float64 {
 	switch {
 	case math.IsNaN(mu) || math.IsNaN(eps) || mu < 0:
@@ -118,12 +133,17 @@ func GDPDelta(mu, eps float64) float64 {
 	case math.IsInf(eps, -1):
 		return 1
 	}
-	return math.Min(1, gdpDelta(mu, eps))
+	d := gdpDelta(mu, eps)
+	if math.IsNaN(d) {
+		return 1
+	}
+	return math.Min(1, d)
 }
 
 // GDPEps returns the smallest ε ≥ 0 (to within ~1e-15 relative, rounded up)
 // such that a μ-GDP mechanism is (ε, δ)-DP. It returns NaN for NaN input,
-// μ < 0 or δ < 0, 0 for μ = 0 or δ ≥ 1, and +Inf for δ = 0 with μ > 0.
+// μ < 0 or δ < 0, 0 for μ = 0 or δ ≥ 1, and +Inf for δ = 0 with μ > 0 or
+// when ε is beyond float64 (μ above ~1e154).
 func GDPEps(mu, delta float64) float64 {
 	switch {
 	case math.IsNaN(mu) || math.IsNaN(delta) || mu < 0 || delta < 0:
@@ -133,13 +153,17 @@ func GDPEps(mu, delta float64) float64 {
 	case delta == 0 || math.IsInf(mu, 1):
 		return math.Inf(1)
 	}
-	tooSmall := func(eps float64) bool { return GDPDelta(mu, eps) > delta }
+	// A NaN δ(ε) (never expected) counts as too small: the safe side.
+	tooSmall := func(eps float64) bool { return !(GDPDelta(mu, eps) <= delta) }
 	if !tooSmall(0) {
 		return 0
 	}
 	// The classic zCDP conversion of ρ = μ²/2 is a valid, larger ε.
 	hi := ZCDPToEpsClassic(mu*mu/2, delta)
-	for tooSmall(hi) {
+	for i := 0; tooSmall(hi); i++ {
+		if i > searchSteps || math.IsInf(hi, 1) {
+			return math.Inf(1)
+		}
 		hi = 2*hi + 1
 	}
 	lo := 0.0
@@ -159,8 +183,9 @@ func GDPEps(mu, delta float64) float64 {
 
 // MuForTarget returns the largest μ (to within ~1e-15 relative) such that a
 // μ-GDP mechanism is (ε, δ)-DP: the Gaussian mechanism calibrated exactly to
-// the target uses noise std = sensitivity/μ. It returns NaN unless ε > 0 and
-// 0 < δ < 1.
+// the target uses noise std = sensitivity/μ. The result satisfies
+// GDPDelta(μ, ε) ≤ δ as computed. It returns NaN unless 0 < ε ≤ MaxEps and
+// 0 < δ < 1, and 0 when no positive float64 μ meets the target.
 func MuForTarget(eps, delta float64) float64 {
 	if !validTarget(eps, delta) {
 		return math.NaN()

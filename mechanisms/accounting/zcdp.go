@@ -50,6 +50,10 @@ func minimize1D(objective func(float64) float64, t0 float64) float64 {
 		return v
 	}
 	// Outside |t| ≤ 600, e^t overflows products; no useful order lies there.
+	// A NaN start (only from an input no caller passes) scans around α = 2.
+	if math.IsNaN(t0) {
+		t0 = 0
+	}
 	t0 = math.Max(-600+scanHalfWidth, math.Min(600-scanHalfWidth, t0))
 	lo, hi := t0-scanHalfWidth, t0+scanHalfWidth
 	bestT, best := t0, f(t0)
@@ -132,8 +136,9 @@ func ZCDPToDelta(rho, eps float64) float64 {
 }
 
 // RhoForTargetClassic returns the largest ρ whose classic conversion gives ε
-// at δ: ρ* = (√(ln(1/δ)+ε) − √ln(1/δ))². It returns NaN unless ε > 0 and
-// 0 < δ < 1.
+// at δ: ρ* = (√(ln(1/δ)+ε) − √ln(1/δ))², rounded down so that
+// ZCDPToEpsClassic(ρ*, δ) ≤ ε holds as computed. It returns NaN unless
+// 0 < ε ≤ MaxEps and 0 < δ < 1.
 func RhoForTargetClassic(eps, delta float64) float64 {
 	if !validTarget(eps, delta) {
 		return math.NaN()
@@ -141,13 +146,15 @@ func RhoForTargetClassic(eps, delta float64) float64 {
 	L := -math.Log(delta)
 	// Written as ε²/(√(L+ε)+√L)² to avoid cancellation when ε ≪ L.
 	s := math.Sqrt(L+eps) + math.Sqrt(L)
-	return eps * eps / (s * s)
+	rho := eps * eps / (s * s)
+	return shrinkUntil(func(r float64) bool { return ZCDPToEpsClassic(r, delta) <= eps }, rho)
 }
 
 // RhoForTarget returns the largest ρ (to within ~1e-15 relative) with
 // ZCDPToEps(ρ, δ) ≤ ε: the zCDP budget a mechanism may spend to meet the
-// target (ε, δ) under the tight conversion. It returns NaN unless ε > 0 and
-// 0 < δ < 1.
+// target (ε, δ) under the tight conversion. It returns NaN unless
+// 0 < ε ≤ MaxEps and 0 < δ < 1, and 0 when ε is so small that no positive
+// float64 ρ meets it.
 func RhoForTarget(eps, delta float64) float64 {
 	if !validTarget(eps, delta) {
 		return math.NaN()
@@ -158,28 +165,62 @@ func RhoForTarget(eps, delta float64) float64 {
 	return bisectUp(ok, lo)
 }
 
-// shrinkUntil returns lo, or the first of lo·(1−f) with f = 1e-12, 2e-12,
-// 4e-12, … up to 1/2 per step, for which ok holds (ok(0) must hold).
-func shrinkUntil(ok func(float64) bool, lo float64) float64 {
-	for f := 1e-12; !ok(lo); f = math.Min(2*f, 0.5) {
-		lo *= 1 - f
-		if lo < math.SmallestNonzeroFloat64 {
+// searchSteps bounds the doubling and shrinking loops of the searches: the
+// float64 exponents span 2098 binades, so any start reaches either end of
+// the range (or 0) within this many halvings or doublings. The bound, not
+// the inputs, guarantees that every search returns.
+const searchSteps = 2200
+
+// shrinkUntil returns x, or the first of x·(1−f) with f = 1e-12, 2e-12,
+// 4e-12, … up to 1/2 per step for which ok holds, or 0 if none does
+// (ok(0) must hold). A start that is not a positive finite number (NaN from
+// an overflow upstream) gives 0: the safe end.
+func shrinkUntil(ok func(float64) bool, x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 1) {
+		return 0
+	}
+	f := 1e-12
+	for range searchSteps {
+		if ok(x) {
+			return x
+		}
+		x *= 1 - f
+		f = math.Min(2*f, 0.5)
+		if x < math.SmallestNonzeroFloat64 {
 			return 0
 		}
 	}
-	return lo
+	return 0
 }
 
 // bisectUp returns the largest x (within ~1e-15 relative) with ok(x), given
-// ok(lo) and ok monotone (true then false) on [lo, ∞).
+// ok(lo), ok(0) and ok monotone (true then false) on [0, ∞). The result
+// always satisfies ok, so it is sound whatever the rounding. It brackets the
+// answer by powers of two first, galloping and then bisecting on the
+// exponent, so that a start far below the answer (a classic inverse that
+// underflowed to 0 or a subnormal) costs about 25 evaluations of ok, not one
+// per binade in between; then it bisects within the bracketing binade.
 func bisectUp(ok func(float64) bool, lo float64) float64 {
-	hi := 2 * lo
-	for i := 0; ok(hi); i++ {
-		lo, hi = hi, 2*hi
-		if i > 2100 || math.IsInf(hi, 1) {
-			return lo
+	const minExp, maxExp = -1075, 1024 // 2^-1075 rounds to 0, 2^1024 to +Inf
+	loE := minExp                      // ok(2^loE) holds
+	if lo > 0 {
+		loE = math.Ilogb(lo) // 2^loE ≤ lo, so ok(2^loE) by monotonicity
+	}
+	// Gallop: 2^(loE+1), 2^(loE+2), 2^(loE+4), … until ok fails.
+	hiE := loE + 1
+	for step := 1; hiE < maxExp && ok(math.Ldexp(1, hiE)); step *= 2 {
+		loE, hiE = hiE, min(hiE+2*step, maxExp)
+	}
+	for hiE-loE > 1 {
+		m := loE + (hiE-loE)/2
+		if ok(math.Ldexp(1, m)) {
+			loE = m
+		} else {
+			hiE = m
 		}
 	}
+	lo = math.Max(lo, math.Ldexp(1, loE))
+	hi := math.Ldexp(1, hiE) // !ok(hi), or +Inf
 	for i := 0; i < 200 && hi-lo > 1e-15*hi; i++ {
 		mid := lo + (hi-lo)/2
 		if mid <= lo || mid >= hi {
@@ -195,9 +236,17 @@ func bisectUp(ok func(float64) bool, lo float64) float64 {
 }
 
 // PureToRho returns ε²/2: a pure ε-DP mechanism is ε²/2-zCDP
-// (Bun–Steinke 2016, Prop. 1.4). NaN for NaN input.
-func PureToRho(eps float64) float64 { return eps * eps / 2 }
+// (Bun–Steinke 2016, Prop. 1.4). NaN for NaN or negative input; +Inf when
+// ε²/2 overflows (above ~1.9e154), which is the sound side.
+func PureToRho(eps float64) float64 {
+	if !(eps >= 0) {
+		return math.NaN()
+	}
+	return eps * eps / 2
+}
 
+// validTarget reports whether (ε, δ) is a target the inverses calibrate to:
+// 0 < ε ≤ MaxEps (which also rules out NaN and +Inf) and 0 < δ < 1.
 func validTarget(eps, delta float64) bool {
-	return eps > 0 && !math.IsInf(eps, 1) && delta > 0 && delta < 1
+	return eps > 0 && eps <= MaxEps && delta > 0 && delta < 1
 }

@@ -52,6 +52,13 @@
 // minibatches need (Plan.MinRows) are padded with zero records, which
 // keeps the run private (see Plan.MinRows) and its output's shape fixed.
 //
+// Every analyst parameter has documented bounds (MaxSteps, MinEps, MaxEps,
+// MinDelta, MinTailK, MinLambda, MaxLambda, MinZeta, MaxGroups, MinBeta,
+// MaxBeta), checked by the plan before anything is charged; the plan also
+// checks Algorithm 5's noise std for every eigenvalue estimate the run can
+// use (Λ̂ is clamped to [LambdaMin, MaxLambda]) and every minibatch size,
+// so a run never fails or panics after its charge (project issue 10).
+//
 // CalibPaper (default) follows the paper: DP-PCA needs ε < 0.9 (Theorem 5.1,
 // Lemma B.4), Eq. 7 needs ε < 1 (Lemma 2.4), the classical Gaussian
 // mechanism and advanced composition. CalibAnalytic, marked "beyond the

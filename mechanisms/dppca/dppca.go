@@ -128,6 +128,11 @@ func PlanDPPCA(opt Options, d int) (*Plan, error) {
 	pl.HistEps, pl.HistDelta, pl.NoiseMultiplier = hp.eps, hp.delta, mult
 	pl.RoundingExcess = meanExcess(d)
 	pl.mean = meanParams{hist: hp, mult: mult, tailK: o.TailK, tailA: o.TailA, zeta: zetaStep, excess: pl.RoundingExcess}
+	// Every Λ̂ the run can use lies in [LambdaMin, MaxLambda] (runDPPCA
+	// clamps it), so this is every std Algorithm 5 can need.
+	if err := pl.mean.checkSigmas(o.LambdaMin, MaxLambda, d); err != nil {
+		return fail("%w", err)
+	}
 
 	// Feasibility (spec §8 end): Algorithm 4 needs ⌊⌊B/2⌋/2⌋ ≥ k·b_min;
 	// Algorithm 5's top bin must clear its threshold with margin,
@@ -136,9 +141,12 @@ func PlanDPPCA(opt Options, d int) (*Plan, error) {
 	needB := max(4*pl.Groups*o.MinGroupSize, 2*int(math.Ceil(2*thr5)))
 	needRecords := needB * T
 	pl.NeededN = needRecords * rowsPerRecord(&o)
-	pl.MinRows = 4 * pl.Groups * T * rowsPerRecord(&o)
+	pl.MinRows = 4 * pl.Groups * T * rowsPerRecord(&o) // ≤ 8e13: Groups ≤ 1e9, T ≤ 1e4
 	if pl.MinRows > MaxRows {
 		return fail("eps=%v, delta=%v, T=%d need %d groups per minibatch, more than dppca.MaxRows rows in total: raise eps or lower steps", o.Eps, o.Delta, T, pl.Groups)
+	}
+	if b := padBytes(pl.MinRows/rowsPerRecord(&o), T, d); b > maxPadBytes {
+		return fail("eps=%v, delta=%v, T=%d, d=%d: padding a small data set to %d rows would need %.3g GiB: raise eps or lower steps", o.Eps, o.Delta, T, d, pl.MinRows, b/(1<<30))
 	}
 	if o.PublicN > 0 {
 		if B := o.records(o.PublicN) / T; B < needB {
@@ -157,6 +165,18 @@ func PlanDPPCA(opt Options, d int) (*Plan, error) {
 		o.Eps, o.Delta, o.Calibration, T, split, pl.Groups, binName(o.QuarterBins), fmtG(e4), fmtG(hp.eps), fmtG(hp.delta), fmtG(mult), beyond(o.Calibration), padNote(pl.MinRows, pl.NeededN))
 	pl.opt = o
 	return pl, nil
+}
+
+// maxPadBytes bounds the memory a padded run allocates beyond the data:
+// 2 GiB, so that no plan accepted can run out of memory after its charge
+// on a small data set.
+const maxPadBytes = 1 << 31
+
+// padBytes estimates the memory of a run padded to records records: the
+// slot map (4 bytes a record) and the two half-minibatch gradient buffers
+// (records/T·d float64s).
+func padBytes(records, T, d int) float64 {
+	return 4*float64(records) + 8*float64(records/T)*float64(d)
 }
 
 // padNote is the sentence every receipt of a plan carries about padding,
@@ -260,7 +280,9 @@ func (pl *Plan) runDPPCA(ctx context.Context, data *mat.Dense) (*Result, error) 
 			continue
 		}
 		res.Eigenvalues[t-1] = lam
-		lam = math.Max(lam*o.LambdaFactor, o.LambdaMin)
+		// Clamped to the range the plan checked Algorithm 5's noise for
+		// (a public rule applied to a DP value: post-processing).
+		lam = math.Min(math.Max(lam*o.LambdaFactor, o.LambdaMin), MaxLambda)
 		recs.gradients(base+half, base+2*half, w, g2)
 		ghat, _, sigma, _ := privMean(g2, half, d, lam, pl.mean, src, pass)
 		res.NoiseStd[t-1] = sigma

@@ -133,13 +133,23 @@ func TestTopEigenvalueOracle(t *testing.T) {
 
 func TestTopEigenvalueErrors(t *testing.T) {
 	g := mat.NewDense(10, 2, nil)
-	if _, err := TopEigenvalue(g, Options{Eps: 0.5, Delta: 1e-6}); err == nil {
-		t.Error("10 records for ~300 groups accepted")
-	}
-	if _, err := TopEigenvalue(nil, Options{Eps: 0.5, Delta: 1e-6}); err == nil {
-		t.Error("nil data accepted")
-	}
-	if _, err := TopEigenvalue(g, Options{Eps: 0.5}); err == nil {
-		t.Error("missing delta accepted")
+	for _, tc := range []struct {
+		name string
+		g    *mat.Dense
+		opt  Options
+		want string
+	}{
+		// k = ⌈2 + 4·ln(1/(δζ))/ε⌉ = ⌈2 + 8·ln(1e8)⌉ = ⌈149.4⌉ = 150 groups
+		// of ≥ 1 pair: 300 records.
+		{"10 records for 150 groups", g, Options{Eps: 0.5, Delta: 1e-6},
+			"dppca eigenvalue: 150 groups of at least one pair need at least 300 records (got 10 rows): raise eps or delta, set fewer groups, or give more data"},
+		{"nil data", nil, Options{Eps: 0.5, Delta: 1e-6}, "dppca eigenvalue: no data matrix"},
+		{"missing delta", g, Options{Eps: 0.5},
+			"dppca eigenvalue: delta=0: delta must satisfy 0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)"},
+		{"eps below the bound", g, Options{Eps: 1e-7, Delta: 1e-6}, "dppca eigenvalue: eps=1e-07: use 1e-06 ≤ eps ≤ 1e+06"},
+	} {
+		if _, err := TopEigenvalue(tc.g, tc.opt); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -36,6 +36,11 @@ func (p histParams) validate() error {
 	if 1/p.eps > 0x1p36 {
 		return fmt.Errorf("histogram ε = %v is too small to represent its Laplace noise: raise eps", p.eps)
 	}
+	// The scale the run will ask for (scale) is valid: no sampler panic
+	// after the charge.
+	if _, err := noise.LaplaceScaleChecked(histogramSensitivity, p.eps, 2); err != nil {
+		return fmt.Errorf("histogram ε = %v: %w", p.eps, err)
+	}
 	return nil
 }
 

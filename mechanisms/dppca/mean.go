@@ -71,6 +71,35 @@ func (p meanParams) radii(lambda float64, m, d int) (tau, r float64) {
 	return tau, r
 }
 
+// delta2 is the ℓ2 sensitivity the mean of m records is noised for:
+// 2r√d/m, plus the rounding excess per unit of r, times the slack.
+func (p meanParams) delta2(r float64, m, d int) float64 {
+	return (2*r*math.Sqrt(float64(d))/float64(m) + p.excess*r) * sensitivitySlack
+}
+
+// checkSigmas verifies, before anything is charged, that the Gaussian std
+// of Algorithm 5 is a valid sampler scale for every eigenvalue estimate
+// Λ̂ in [lamLo, lamHi] and every number of records m in [1, MaxRows]: the
+// std grows with delta2, which grows with Λ̂ (r ∝ √Λ̂) and lies between
+// r(1)·excess (the smallest r, times the part that does not shrink with m)
+// and r(MaxRows)·(2√d + excess) (the largest r, times the largest factor).
+// Its error has a fixed text.
+func (p meanParams) checkSigmas(lamLo, lamHi float64, d int) error {
+	_, rLo := p.radii(lamLo, 1, d)
+	_, rHi := p.radii(lamHi, MaxRows, d)
+	lo := p.excess * rLo * sensitivitySlack
+	hi := (2*math.Sqrt(float64(d)) + p.excess) * rHi * sensitivitySlack
+	for _, v := range []float64{lo, hi} {
+		if _, err := noise.GaussianScaleChecked(v, p.mult, d); err != nil || !(v > 0) {
+			return fmt.Errorf("Algorithm 5's noise cannot be represented for every eigenvalue estimate in [%g, %g] (tail K, a, lambda min): %w", lamLo, lamHi, noise.ErrScaleRange)
+		}
+	}
+	if tau, _ := p.radii(lamLo, 1, d); !(tau > 0) { // τ = 2^{1/4}·K·√Λ̂·ln^a(25)
+		return fmt.Errorf("Algorithm 5's bin width underflows at lambda min %g: raise tail K or lambda min", lamLo)
+	}
+	return nil
+}
+
 // coordBin is the bin q of x over the bins (qτ, (q+1)τ]: q = ⌈x/τ⌉ − 1,
 // clamped so that extreme values share the outermost bins (a public rule,
 // still one bin per value).
@@ -143,8 +172,15 @@ func privMean(g []float64, m, d int, lambda float64, p meanParams, src source, p
 		floats.AddTo(exact, mu, centres)
 		src.tr.means = append(src.tr.means, exact)
 	}
-	delta2 := (2*r*math.Sqrt(float64(d))/float64(m) + p.excess*r) * sensitivitySlack
-	sigma = noise.GaussianScale(delta2, p.mult, d)
+	sigma, err := noise.GaussianScaleChecked(p.delta2(r, m, d), p.mult, d)
+	if err != nil {
+		// Unreachable: the plan (checkSigmas) checked the std for every
+		// Λ̂ in [LambdaMin, MaxLambda] and every m ≤ MaxRows. Were it
+		// reached, the release would be the DP centres alone (the mean
+		// without its noised part), so it stays private and the run still
+		// returns a release.
+		return centres, centres, 0, r
+	}
 	src.gaussianVec(mu, sigma)
 	floats.Add(mu, centres)
 	if src.tr != nil {
@@ -218,8 +254,8 @@ func Mean(g *mat.Dense, lambda float64, opt Options) (*MeanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !(lambda > 0) || math.IsInf(lambda, 0) {
-		return nil, fmt.Errorf("dppca mean: lambda=%v: give a finite eigenvalue estimate > 0 (public, or from TopEigenvalue)", lambda)
+	if !(lambda >= MinLambda && lambda <= MaxLambda) {
+		return nil, fmt.Errorf("dppca mean: lambda=%v: give an eigenvalue estimate in [%g, %g] (public, or from TopEigenvalue)", lambda, float64(MinLambda), float64(MaxLambda))
 	}
 	hp, mult, err := alg5Budget(o.Calibration, o.Eps, o.Delta, d)
 	if err != nil {
@@ -232,6 +268,9 @@ func Mean(g *mat.Dense, lambda float64, opt Options) (*MeanResult, error) {
 		return nil, fmt.Errorf("dppca mean: eps=%g is too small to represent the noise", o.Eps)
 	}
 	p := meanParams{hist: hp, mult: mult, tailK: o.TailK, tailA: o.TailA, zeta: o.Zeta, excess: meanExcess(d)}
+	if err := p.checkSigmas(lambda, lambda, d); err != nil {
+		return nil, fmt.Errorf("dppca mean: %w", err)
+	}
 	src := newSource(o.Noise, o.knob)
 	mu, centres, sigma, r := privMean(flat, m, d, lambda, p, src, rowpass.Options{Workers: o.Workers})
 	cost := accounting.Approx(o.Eps, o.Delta)

@@ -149,7 +149,9 @@ func PlanPrivateOja(opt Options, d int) (*Plan, error) {
 	}
 	pl.Cost.Mechanism = "dppca/oja"
 	pl.RoundingExcess = ojaExcess(o.Steps, o.Beta)
-	pl.NoiseStd = noise.GaussianScale((2*o.Beta+pl.RoundingExcess)*sensitivitySlack, pl.NoiseMultiplier, d)
+	if pl.NoiseStd, err = noise.GaussianScaleChecked((2*o.Beta+pl.RoundingExcess)*sensitivitySlack, pl.NoiseMultiplier, d); err != nil {
+		return nil, fmt.Errorf("dppca %s: the noise for beta=%v cannot be represented: %w", MethodPrivateOja, o.Beta, err)
+	}
 	pl.MinRows = o.Steps * rowsPerRecord(&o)
 	pl.NeededN = pl.MinRows
 	if o.PublicN > 0 && o.records(o.PublicN) < o.Steps {

@@ -170,8 +170,49 @@ const (
 	defaultZeta   = 0.01
 	defaultTailK  = 0.1
 	defaultTailA  = 1
-	maxSteps      = 10000
 	defaultLamMin = 1e-12
+)
+
+// Bounds of the analyst's parameters, checked by every plan before anything
+// is charged (project issue 10). Inside them no data set of 1 to MaxRows
+// rows, whatever its values, can make a run fail, panic or release a NaN
+// or an infinity; outside them the plan fails with a fixed message naming
+// the parameter.
+//
+//   - Steps ∈ [0, MaxSteps] = [0, 10000] (0: 10): the minibatches are
+//     disjoint, so the run is one pass whatever T, but the padding a small
+//     data set gets grows with T (Plan.MinRows).
+//   - Eps ∈ [MinEps, MaxEps] = [1e-6, 1e6] (accounting refuses ε > 1e6),
+//     Delta ∈ [MinDelta, 1) = [1e-100, 1): every multiplier is then finite;
+//     the lattice and group-count checks refuse the budgets too small for
+//     the shape.
+//   - TailK ∈ [MinTailK, 1e6] = [1e-6, 1e6], TailA ∈ (0, 8], LambdaMin ∈
+//     [MinLambda, MaxLambda] = [1e-300, 1e300], LambdaFactor ∈
+//     [1e-100, 1e100]: Algorithm 5's truncation radius r = 3K√Λ̂·ln^a(m·d/ζ)
+//     then stays in a range whose noise std the plan checks against the
+//     samplers' range for every minibatch size m ≤ MaxRows (Λ̂ is clamped
+//     to [LambdaMin, MaxLambda], a public rule on a DP value), and the
+//     truncated sums stay finite.
+//   - Zeta ∈ [MinZeta, 1) = [1e-100, 1); Groups ∈ [0, MaxGroups] = [0, 1e9];
+//     MinGroupSize ∈ [0, MaxRows]; PublicN ∈ [0, MaxRows].
+//   - Beta ∈ [0, MaxBeta] with Beta ≥ MinBeta when given: [1e-100, 1e100]
+//     (private Oja's clipped sum of ≤ 2^30 terms stays finite, and its noise
+//     std inside the samplers' range); Gap, H, Xi finite and ≥ 0 (a step
+//     whose learning rate is not finite is skipped, never fails).
+const (
+	MaxSteps     = 10000
+	MinEps       = 1e-6
+	MaxEps       = 1e6
+	MinDelta     = 1e-100
+	MinTailK     = 1e-6
+	MinLambda    = 1e-300
+	MaxLambda    = 1e300
+	MinZeta      = 1e-100
+	MaxGroups    = 1_000_000_000
+	MinBeta      = 1e-100
+	MaxBeta      = 1e100
+	maxSteps     = MaxSteps
+	maxLamFactor = 1e100
 )
 
 // validate checks the options shared by every method and fills defaults;
@@ -187,6 +228,12 @@ func (o Options) validate(method string, d int, private bool) (Options, error) {
 		if err := planning.Target(o.Eps, o.Delta); err != nil {
 			return fail("%v", err)
 		}
+		if !(o.Eps >= MinEps && o.Eps <= MaxEps) {
+			return fail("eps=%v: use %g ≤ eps ≤ %g", o.Eps, float64(MinEps), float64(MaxEps))
+		}
+		if !(o.Delta >= MinDelta) {
+			return fail("delta=%v: use %g ≤ delta < 1", o.Delta, float64(MinDelta))
+		}
 		if o.Calibration != CalibPaper && o.Calibration != CalibAnalytic {
 			return fail("invalid calibration %d: use CalibPaper or CalibAnalytic", int(o.Calibration))
 		}
@@ -200,8 +247,8 @@ func (o Options) validate(method string, d int, private bool) (Options, error) {
 	if o.Steps < 1 || o.Steps > maxSteps {
 		return fail("steps=%d: use 0 for the default (%d) or 1..%d", o.Steps, defaultSteps, maxSteps)
 	}
-	if o.PublicN < 0 {
-		return fail("public row count %d must be ≥ 0", o.PublicN)
+	if o.PublicN < 0 || o.PublicN > MaxRows {
+		return fail("public row count %d must be in 0..2^30", o.PublicN)
 	}
 	if o.Mean != nil {
 		if o.Centred {
@@ -226,8 +273,8 @@ func (o Options) validate(method string, d int, private bool) (Options, error) {
 	if o.Zeta == 0 {
 		o.Zeta = defaultZeta
 	}
-	if !(o.Zeta > 0 && o.Zeta < 1) {
-		return fail("zeta=%v: the failure probability must be in (0, 1)", o.Zeta)
+	if !(o.Zeta >= MinZeta && o.Zeta < 1) {
+		return fail("zeta=%v: the failure probability must be in [%g, 1)", o.Zeta, float64(MinZeta))
 	}
 	if o.TailK == 0 {
 		o.TailK = defaultTailK
@@ -235,17 +282,29 @@ func (o Options) validate(method string, d int, private bool) (Options, error) {
 	if o.TailA == 0 {
 		o.TailA = defaultTailA
 	}
-	if o.TailK > 1e6 || o.TailA > 8 {
-		return fail("tail K=%v, a=%v: use K ≤ 1e6 and a ≤ 8 (K = 4, a = 1 is the theory value for Gaussian data)", o.TailK, o.TailA)
+	if o.TailK < MinTailK || o.TailK > 1e6 || o.TailA > 8 {
+		return fail("tail K=%v, a=%v: use 1e-06 ≤ K ≤ 1e6 and a ≤ 8 (K = 4, a = 1 is the theory value for Gaussian data)", o.TailK, o.TailA)
 	}
 	if o.LambdaFactor == 0 {
 		o.LambdaFactor = 1
 	}
+	if !(o.LambdaFactor >= 1/maxLamFactor && o.LambdaFactor <= maxLamFactor) {
+		return fail("lambda factor=%v: use 1e-100 ≤ factor ≤ 1e100 (0 for the default 1)", o.LambdaFactor)
+	}
 	if o.LambdaMin == 0 {
 		o.LambdaMin = defaultLamMin
 	}
+	if !(o.LambdaMin >= MinLambda && o.LambdaMin <= MaxLambda) {
+		return fail("lambda min=%v: use %g ≤ lambda min ≤ %g (0 for the default 1e-12)", o.LambdaMin, float64(MinLambda), float64(MaxLambda))
+	}
+	if o.Beta != 0 && !(o.Beta >= MinBeta && o.Beta <= MaxBeta) {
+		return fail("beta=%v: the gradient bound must be in [%g, %g]", o.Beta, float64(MinBeta), float64(MaxBeta))
+	}
 	if o.Groups < 0 || o.MinGroupSize < 0 || o.Workers < 0 {
 		return fail("groups, min group size and workers must be ≥ 0 (0 for the default)")
+	}
+	if o.Groups > MaxGroups || o.MinGroupSize > MaxRows {
+		return fail("groups=%d, min group size=%d: use at most %d groups and groups of at most 2^30 records", o.Groups, o.MinGroupSize, MaxGroups)
 	}
 	if o.MinGroupSize == 0 {
 		o.MinGroupSize = 4 * d

@@ -73,45 +73,63 @@ func TestBudgetTable(t *testing.T) {
 	}
 }
 
-// TestPlanErrors: bad input is refused before any data is read, with a
-// message saying what to do.
+// TestPlanErrors: bad input is refused before any data is read, with the
+// message meant for it (another refusal would also be an error, so the text
+// is what the test checks), saying what to do.
 func TestPlanErrors(t *testing.T) {
 	base := Options{Eps: 0.5, Delta: 1e-7}
 	with := func(f func(*Options)) Options { o := base; f(&o); return o }
+	const deltaAdvice = "delta must satisfy 0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)"
 	cases := []struct {
-		name string
-		opt  Options
-		d    int
-		want string
+		name   string
+		opt    Options
+		d      int
+		want   string
+		prefix bool // want is a prefix: the rest holds computed values
 	}{
-		{"no eps", with(func(o *Options) { o.Eps = 0 }), 3, "eps"},
-		{"delta 1", with(func(o *Options) { o.Delta = 1 }), 3, "delta"},
-		{"eps beyond paper", with(func(o *Options) { o.Eps = 0.9 }), 3, "CalibAnalytic"},
-		{"add/remove", with(func(o *Options) { o.Neighbour = accounting.AddRemove }), 3, "replace-one"},
-		{"d=0", base, 0, "column"},
-		{"steps", with(func(o *Options) { o.Steps = -1 }), 3, "steps"},
-		{"mean length", with(func(o *Options) { o.Mean = []float64{1} }), 3, "mean"},
-		{"mean and centred", with(func(o *Options) { o.Mean = []float64{0, 0, 0}; o.Centred = true }), 3, "not both"},
-		{"zeta", with(func(o *Options) { o.Zeta = 2 }), 3, "zeta"},
-		{"negative gap", with(func(o *Options) { o.Gap = -1 }), 3, "gap"},
-		{"delta above 1/n", with(func(o *Options) { o.PublicN = 1e8; o.Delta = 1e-6 }), 3, "1/n"},
-		{"infeasible n", with(func(o *Options) { o.PublicN = 100000 }), 10, "n ≥"},
-		{"tiny eps", with(func(o *Options) { o.Eps = 1e-12 }), 3, "eps"},
+		{"no eps", with(func(o *Options) { o.Eps = 0 }), 3, "dppca dppca: eps=0: the privacy parameter eps must be a finite number > 0", false},
+		{"delta 1", with(func(o *Options) { o.Delta = 1 }), 3, "dppca dppca: delta=1: " + deltaAdvice, false},
+		{"eps beyond paper", with(func(o *Options) { o.Eps = 0.9 }), 3, "dppca: eps=0.9: the paper's guarantee (Theorem 5.1) needs eps < 0.9; lower eps or use CalibAnalytic (beyond the paper, valid for every eps)", false},
+		{"add/remove", with(func(o *Options) { o.Neighbour = accounting.AddRemove }), 3, "dppca dppca: neighbour relation add-remove is not supported: DP-PCA partitions rows by position, which is private only under replace-one with n public (spec §1); use accounting.ReplaceOne", false},
+		{"d=0", base, 0, "dppca dppca: the data need at least one column, got d=0", false},
+		{"steps", with(func(o *Options) { o.Steps = -1 }), 3, "dppca dppca: steps=-1: use 0 for the default (10) or 1..10000", false},
+		{"mean length", with(func(o *Options) { o.Mean = []float64{1} }), 3, "dppca dppca: the public mean has 1 entries but the data have d=3 columns", false},
+		{"mean and centred", with(func(o *Options) { o.Mean = []float64{0, 0, 0}; o.Centred = true }), 3, "dppca dppca: give either Centred or a public Mean, not both", false},
+		{"zeta", with(func(o *Options) { o.Zeta = 2 }), 3, "dppca dppca: zeta=2: the failure probability must be in [1e-100, 1)", false},
+		{"negative gap", with(func(o *Options) { o.Gap = -1 }), 3, "dppca dppca: gap=-1 must be a finite number ≥ 0 (0 for the default)", false},
+		{"delta above 1/n", with(func(o *Options) { o.PublicN = 1e8; o.Delta = 1e-6 }), 3, "dppca: delta=1e-06 exceeds 1/n = 1e-08 for the public n=100000000 (Theorem 5.1 needs delta ≤ 1/n); lower delta or use CalibAnalytic", false},
+		{"infeasible n", with(func(o *Options) { o.PublicN = 100000 }), 10, "dppca: n=100000 rows are too few for eps=0.5, delta=1e-07, d=10, T=10: DP-PCA needs about n ≥ ", true},
+		{"tiny eps", with(func(o *Options) { o.Eps = 1e-12 }), 3, "dppca dppca: eps=1e-12: use 1e-06 ≤ eps ≤ 1e+06", false},
+		// At ε = 1e-6 Algorithm 4 needs ⌈2 + 4·ln(1/(δ₄ζ₄))/ε₄⌉ =
+		// ⌈2 + 8e6·ln(4e10)⌉ ≈ 1.953e8 groups (ε₄ = 5e-7, δ₄ = 5e-8,
+		// ζ₄ = 5e-4): far more rows than MaxRows.
+		{"smallest eps", with(func(o *Options) { o.Eps = 1e-6 }), 3, "dppca: eps=1e-06, delta=1e-07, T=10 need 1952", true},
 	}
 	for _, tc := range cases {
 		_, err := PlanDPPCA(tc.opt, tc.d)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		if err == nil || (tc.prefix && !strings.HasPrefix(err.Error(), tc.want)) || (!tc.prefix && err.Error() != tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := PlanPrivateOja(Options{Eps: 0.5, Delta: 1e-7, Gap: 1}, 3); err == nil || !strings.Contains(err.Error(), "Beta") {
-		t.Errorf("private Oja without Beta: %v", err)
-	}
-	if _, err := PlanPrivateOja(Options{Eps: 1, Delta: 1e-7, Gap: 1, Beta: 1}, 3); err == nil || !strings.Contains(err.Error(), "CalibAnalytic") {
-		t.Errorf("private Oja at ε=1 under the paper calibration: %v", err)
-	}
-	if _, err := Oja(context.Background(), mat.NewDense(10, 2, nil), Options{}); err == nil || !strings.Contains(err.Error(), "Gap") {
-		t.Errorf("Oja without Gap: %v", err)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"private Oja without Beta", func() error { _, err := PlanPrivateOja(Options{Eps: 0.5, Delta: 1e-7, Gap: 1}, 3); return err }(),
+			"dppca oja: give Beta, a public bound on ‖A_i w‖ = ‖x‖·|xᵀw| (at most the squared row norm), the clip threshold of Eq. 7"},
+		{"private Oja at ε=1, paper", func() error { _, err := PlanPrivateOja(Options{Eps: 1, Delta: 1e-7, Gap: 1, Beta: 1}, 3); return err }(),
+			"dppca oja: eps=1: the paper's Gaussian mechanism (Lemma 2.4) needs eps < 1; use CalibAnalytic (beyond the paper)"},
+		{"private Oja, tiny Beta", func() error {
+			_, err := PlanPrivateOja(Options{Eps: 0.5, Delta: 1e-7, Gap: 1, Beta: 1e-300}, 3)
+			return err
+		}(), "dppca oja: beta=1e-300: the gradient bound must be in [1e-100, 1e+100]"},
+		{"Oja without Gap", func() error { _, err := Oja(context.Background(), mat.NewDense(10, 2, nil), Options{}); return err }(),
+			"dppca oja-nonprivate: give Gap, a public hint of the eigengap λ1 − λ2, for the learning rate"},
+	} {
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("%s: error %v, want %q", tc.name, tc.err, tc.want)
+		}
 	}
 }
 
@@ -158,11 +176,11 @@ func TestRunRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pl.Run(context.Background(), nil); err == nil {
-		t.Error("nil data accepted")
+	if _, err := pl.Run(context.Background(), nil); err == nil || err.Error() != "dppca dppca: no data matrix" {
+		t.Errorf("nil data: %v", err)
 	}
-	if _, err := pl.Run(context.Background(), mat.NewDense(5, 2, nil)); err == nil {
-		t.Error("wrong width accepted")
+	if _, err := pl.Run(context.Background(), mat.NewDense(5, 2, nil)); err == nil || err.Error() != "dppca dppca: the data have 2 columns but the plan was made for d=3" {
+		t.Errorf("wrong width: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -170,8 +188,8 @@ func TestRunRefuses(t *testing.T) {
 		t.Errorf("cancelled context: %v", err)
 	}
 	var nilPlan *Plan
-	if _, err := nilPlan.Run(context.Background(), mat.NewDense(5, 3, nil)); err == nil {
-		t.Error("nil plan accepted")
+	if _, err := nilPlan.Run(context.Background(), mat.NewDense(5, 3, nil)); err == nil || err.Error() != "dppca: Run needs a plan from PlanDPPCA or PlanPrivateOja" {
+		t.Errorf("nil plan: %v", err)
 	}
 }
 
@@ -234,5 +252,35 @@ func TestTooFewRowsPadded(t *testing.T) {
 				t.Errorf("%s: result shape %d differs:\n%s\n%s", name, i, s, shapes[0])
 			}
 		}
+	}
+}
+
+// ExamplePlanDPPCA prints "groups: 247 rows needed: 474640" for ε = 0.8,
+// δ = 1e-7, d = 10, T = 10, centred rows, paper calibration. Both follow
+// from the spec alone (dppca.md §5 and §8), computed here independently:
+// k = ⌈2 + 4·ln(1/(δ₄ζ₄))/ε₄⌉ with (ε₄, δ₄) = (ε/2, δ/2), ζ₄ = ζ/(2T);
+// Algorithm 5's d histograms at ε_h = (ε/4)/(2√(2d·ln(2/(δ/4)))),
+// δ_h = (δ/4)/(2d) (advanced composition, Lemma B.4); a minibatch needs
+// B ≥ 4·k·b_min (b_min = 4d) and ⌊B/2⌋/2 ≥ 1 + (2/ε_h)(ln(2/δ_h) +
+// ln(2dT/ζ)); n = B·T.
+func TestExamplePlanDPPCAValues(t *testing.T) {
+	const eps, delta, d, T, zeta = 0.8, 1e-7, 10, 10, 0.01
+	k := math.Ceil(2 + 4*math.Log(1/((delta/2)*(zeta/(2*T))))/(eps/2))
+	eh := (eps / 4) / (2 * math.Sqrt(2*d*math.Log(2/(delta/4))))
+	dh := (delta / 4) / (2 * d)
+	thr := 1 + (2/eh)*(math.Log(2/dh)+math.Log(2*d*T/zeta))
+	needB := math.Max(4*k*4*d, 2*math.Ceil(2*thr))
+	pl, err := PlanDPPCA(Options{Eps: eps, Delta: delta, Centred: true, PublicN: 1000000}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if float64(pl.Groups) != k || k != 247 {
+		t.Errorf("groups %d, spec formula %v (the example prints 247)", pl.Groups, k)
+	}
+	if want := needB * T; float64(pl.NeededN) != want || want != 474640 {
+		t.Errorf("rows needed %d, spec formula %v (the example prints 474640)", pl.NeededN, want)
+	}
+	if math.Abs(pl.HistEps-eh) > 1e-15*eh || math.Abs(pl.HistDelta-dh) > 1e-15*dh {
+		t.Errorf("histogram budget (%v, %v), spec (%v, %v)", pl.HistEps, pl.HistDelta, eh, dh)
 	}
 }

@@ -36,5 +36,17 @@
 // adds to each sensitivity (DiagRoundingExcess, BlockRoundingExcess,
 // StepRoundingExcess) before calibrating the noise: +0.005% for the
 // initialisation releases and +0.011% (d = 200) to +0.054% (d = 2000) for
-// the power steps at k = 2. A provider holds at most MaxRows = 2^30 rows.
+// the power steps at k = 2. A provider holds at most MaxRows = 2^30 rows,
+// and a row of norm above 2^500 counts as zero (see maxRowNorm: beyond it
+// s² = 1/‖x‖² is subnormal and its absolute rounding could exceed the
+// sensitivity).
+//
+// # Failing before the charge
+//
+// Every analyst parameter of PlanPCA has documented bounds (MaxIters,
+// MinEps, MaxEps, MinDelta, MinInitFrac, MaxInitFrac, MaxBlockDim,
+// MaxProductEntries) and every noise std is calibrated there with the
+// error-returning noise.GaussianScaleChecked: a plan never panics, and
+// inside the bounds a run on any providers' data returns a release
+// (project issue 10).
 package federated

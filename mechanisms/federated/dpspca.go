@@ -77,8 +77,47 @@ func ParseCalibration(s string) (Calibration, error) {
 const (
 	DefaultPCAIters = 10
 	DefaultInitFrac = planning.DefaultInitFrac
-	maxIters        = 10000
 )
+
+// Bounds of the analyst's parameters, checked by PlanPCA before anything
+// is charged (project issue 10). Inside them no provider data (1 to
+// MaxRows finite or non-finite rows per provider) can make a run fail or
+// release a NaN or an infinity; outside them the plan fails with a fixed
+// message naming the parameter.
+//
+//   - Iters ∈ [0, MaxIters] = [0, 10000] (0: DefaultPCAIters): every
+//     power step is a pass over every provider's rows, and the noise
+//     multiplier grows like √T (federated.md §1.5 advises T ≈ 10–20).
+//   - Eps ∈ [MinEps, MaxEps] = [1e-6, 1e6] (accounting refuses ε > 1e6),
+//     Delta ∈ [MinDelta, 1) = [1e-100, 1): μ* and ρ* are then finite and
+//     > 0, and every noise std is checked against the samplers' range.
+//   - K ∈ [1, d], Sparsity ∈ [K, d]; the principal block of the private
+//     initialisation is ŝ×ŝ, so ŝ ≤ MaxBlockDim = 4096 (128 MiB), and the
+//     d×k products hold at most MaxProductEntries = 2^26 entries: larger
+//     shapes would run out of memory after the charge.
+//   - InitFrac ∈ [MinInitFrac, MaxInitFrac] = [0.001, 0.999] (0: 0.2):
+//     outside it one release gets less than 0.1% of the budget.
+const (
+	MaxIters          = 10000
+	MinEps            = 1e-6
+	MaxEps            = 1e6
+	MinDelta          = 1e-100
+	MinInitFrac       = 0.001
+	MaxInitFrac       = 0.999
+	MaxBlockDim       = 4096
+	MaxProductEntries = 1 << 26
+)
+
+// maxMultiplierRoot bounds multiplier·√m for a release of m coordinates:
+// the samplers accept up to 2^38 (beyond it the lattice's rounding slack
+// would dominate the sensitivity); a factor 2 is kept in reserve.
+const maxMultiplierRoot = 0x1p37
+
+// maxStatistic bounds every entry of an aggregated statistic K (post-
+// processing of the noisy replies): an exact entry is at most 1 (rows of
+// norm ≤ 1, averaged), so the clamp binds only for noise far in the
+// sampler's tail, where N replies near ±MaxFloat64 would sum to ±Inf.
+const maxStatistic = 1e300
 
 // PCAOptions configures DPS-PCA. Eps, Delta and Sparsity have no default.
 type PCAOptions struct {
@@ -228,11 +267,14 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 	if opt.Sparsity < opt.K || opt.Sparsity > d {
 		return fail("sparsity ŝ=%d: set it to the number of rows the estimate may use, k=%d ≤ ŝ ≤ d=%d (about twice the true support size; ŝ=d disables truncation)", opt.Sparsity, opt.K, d)
 	}
+	if d*opt.K > MaxProductEntries {
+		return fail("the d×k = %d×%d products exceed %d entries: lower k", d, opt.K, MaxProductEntries)
+	}
 	if opt.Iters == 0 {
 		opt.Iters = DefaultPCAIters
 	}
-	if opt.Iters < 0 || opt.Iters > maxIters {
-		return fail("iters=%d: use 0 for the default (%d) or 1..%d", opt.Iters, DefaultPCAIters, maxIters)
+	if opt.Iters < 0 || opt.Iters > MaxIters {
+		return fail("iters=%d: use 0 for the default (%d) or 1..%d", opt.Iters, DefaultPCAIters, MaxIters)
 	}
 	if err := planning.PublicStart(opt.Start, d, opt.K); err != nil {
 		return fail("%v", err)
@@ -240,8 +282,14 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 	privInit := opt.Start == nil
 	f := 0.0
 	if privInit {
-		if opt.InitFrac, err = planning.InitFrac(opt.InitFrac, "private initialisation"); err != nil {
-			return fail("%v", err)
+		if opt.Sparsity > MaxBlockDim {
+			return fail("sparsity ŝ=%d: the private initialisation releases an ŝ×ŝ block and accepts ŝ ≤ %d; lower sparsity or give a public start", opt.Sparsity, MaxBlockDim)
+		}
+		if opt.InitFrac == 0 {
+			opt.InitFrac = DefaultInitFrac
+		}
+		if !(opt.InitFrac >= MinInitFrac && opt.InitFrac <= MaxInitFrac) {
+			return fail("init fraction %v: the share of the budget for the private initialisation must be in [%g, %g] (0 for the default 0.2)", opt.InitFrac, float64(MinInitFrac), float64(MaxInitFrac))
 		}
 		f = opt.InitFrac
 	}
@@ -269,6 +317,12 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 	}
 	if err := planning.Target(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
+	}
+	if !(opt.Eps >= MinEps && opt.Eps <= MaxEps) {
+		return fail("eps=%v: use %g ≤ eps ≤ %g", opt.Eps, float64(MinEps), float64(MaxEps))
+	}
+	if !(opt.Delta >= MinDelta) {
+		return fail("delta=%v: use %g ≤ delta < 1", opt.Delta, float64(MinDelta))
 	}
 	s := opt.Sparsity
 	mDiag, mBlock, mStep := d, s*(s+1)/2, d*k
@@ -311,10 +365,28 @@ func planPCA(opt PCAOptions, d int, private bool) (*PCAPlan, error) {
 	if opt.Calibration == CalibPaper {
 		stepSens, diagSens, blockSens = 2, 2, 2
 	}
-	pl.StepStd = noise.GaussianScale(roundingSlack*(stepSens+pl.StepRoundingExcess), zStep, mStep)
+	// calibrate returns a release's std, or the plan's error: never the
+	// sampler's panic, before or after the charge.
+	calibrate := func(what string, sens, z float64, m int) (float64, error) {
+		if !(z > 0) || z*math.Sqrt(float64(m)) > maxMultiplierRoot {
+			return 0, fmt.Errorf("federated dpspca: the %s's noise multiplier %.3g over %d coordinates is too large to represent (eps=%v, delta=%v, iters=%d): raise eps or lower iters", what, z, m, opt.Eps, opt.Delta, T)
+		}
+		std, err := noise.GaussianScaleChecked(sens, z, m)
+		if err != nil {
+			return 0, fmt.Errorf("federated dpspca: the %s's noise cannot be represented: %w", what, err)
+		}
+		return std, nil
+	}
+	if pl.StepStd, err = calibrate("power step", roundingSlack*(stepSens+pl.StepRoundingExcess), zStep, mStep); err != nil {
+		return nil, err
+	}
 	if privInit {
-		pl.DiagStd = noise.GaussianScale(roundingSlack*(diagSens+pl.DiagRoundingExcess), zDiag, mDiag)
-		pl.BlockStd = noise.GaussianScale(roundingSlack*(blockSens+pl.BlockRoundingExcess), zDiag, mBlock)
+		if pl.DiagStd, err = calibrate("initial diagonal", roundingSlack*(diagSens+pl.DiagRoundingExcess), zDiag, mDiag); err != nil {
+			return nil, err
+		}
+		if pl.BlockStd, err = calibrate("initial block", roundingSlack*(blockSens+pl.BlockRoundingExcess), zDiag, mBlock); err != nil {
+			return nil, err
+		}
 	}
 	if privInit {
 		pl.Note += fmt.Sprintf("; private initialisation with %.0f%% of the budget (noise multiplier %.4g per release)", 100*f, zDiag)
@@ -469,5 +541,26 @@ func (c *pcaCoordinator) round(ctx context.Context, req PCARequest, r, cols int)
 		return nil, errors.New("federated dpspca: the providers hold no records")
 	}
 	sum.Scale(1/float64(c.n), sum)
+	clampStatistic(sum)
 	return sum, nil
+}
+
+// clampStatistic clamps every entry of an aggregated statistic to
+// ±maxStatistic (a NaN, possible only from Inf − Inf in that tail, to 0):
+// post-processing that keeps the factorizations that follow finite.
+func clampStatistic(m *mat.Dense) {
+	raw := m.RawMatrix()
+	for i := range raw.Rows {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+		for j, v := range row {
+			switch {
+			case math.IsNaN(v):
+				row[j] = 0
+			case v > maxStatistic:
+				row[j] = maxStatistic
+			case v < -maxStatistic:
+				row[j] = -maxStatistic
+			}
+		}
+	}
 }

@@ -92,60 +92,70 @@ func TestProviderSumsWithinBudget(t *testing.T) {
 	}
 }
 
-// TestNeighbourRoundingDiag: replace-one neighbours (a row e₁ replaced by
-// the zero row) on which a running sum of Σ x₁² changes by more than the
-// exact difference 1 times the old relative slack 1 + 1e-9: 4095 rows e₁
+// TestNeighbourRoundingDiag: the worst-case replace-one neighbours (a row
+// e₁ replaced by e₂), on which a running sum of Σ x₁² changes by more than
+// the exact difference times the old relative slack 1 + 1e-9: 4095 rows e₁
 // bring the partial sum to 4095 or 4096 (ulp 2^-41 or 2^-40), and 20000
-// rows of square 0.6·2^-40 then round differently. The provider's pairwise
-// sums stay within the charged sensitivity, and here within 1 + 1e-9.
+// rows of square 0.6·2^-40 then round differently. The exact differences
+// are √2 for the diagonal and the block (e₁e₁ᵀ − e₂e₂ᵀ) and 1 for the
+// product with Q = e₁; the provider's pairwise sums stay within the
+// sensitivity each release is charged for, and here within 1 + 1e-9 of
+// the exact difference.
 func TestNeighbourRoundingDiag(t *testing.T) {
 	const m = 20000
 	a1 := math.Sqrt(0.6 * 0x1p-40)
-	build := func(extra float64) *mat.Dense {
+	build := func(col int) *mat.Dense {
 		x := mat.NewDense(4096+m, 2, nil)
 		for i := range 4095 {
 			x.Set(i, 0, 1)
 		}
-		x.Set(4095, 0, extra)
+		x.Set(4095, col, 1)
 		for i := 4096; i < 4096+m; i++ {
 			x.Set(i, 0, a1)
 		}
 		return x
 	}
-	x0, x1 := build(0), build(1)
-	running := func(x *mat.Dense) float64 {
-		s := 0.0
+	x0, x1 := build(1), build(0) // e₂ vs e₁
+	running := func(x *mat.Dense) []float64 {
+		s := make([]float64, 2)
 		n, _ := x.Dims()
 		for i := range n {
-			v := x.At(i, 0)
-			s += v * v
+			for j := range s {
+				v := x.At(i, j)
+				s[j] += v * v
+			}
 		}
 		return s
 	}
-	if naive := running(x1) - running(x0); naive <= 1+1e-9 {
-		t.Fatalf("running sum: neighbour difference %v within 1 + 1e-9: the construction does not exhibit the gap", naive)
+	if naive := floats.Distance(running(x1), running(x0), 2); naive <= math.Sqrt2*(1+1e-9) {
+		t.Fatalf("running sum: neighbour difference %v within √2·(1 + 1e-9): the construction does not exhibit the gap", naive)
 	}
 	pl, err := PlanPCA(PCAOptions{K: 1, Sparsity: 2, Eps: 1, Delta: 1e-6}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	charged := (pl.DiagSensitivity + pl.DiagRoundingExcess) * roundingSlack
 	p0, _ := NewPCAProvider(x0, nil)
 	p1, _ := NewPCAProvider(x1, nil)
 	for _, tc := range []struct {
-		name string
-		req  PCARequest
+		name    string
+		req     PCARequest
+		exact   float64 // ‖Δ‖ of the exact statistics
+		charged float64
 	}{
-		{"diag", PCARequest{Step: StepDiag}},
-		{"block", PCARequest{Step: StepBlock, Support: []int{0, 1}}},
-		{"product", PCARequest{Step: StepProduct, Q: mat.NewDense(2, 1, []float64{1, 0})}},
+		{"diag", PCARequest{Step: StepDiag}, math.Sqrt2, (pl.DiagSensitivity + pl.DiagRoundingExcess) * roundingSlack},
+		{"block", PCARequest{Step: StepBlock, Support: []int{0, 1}}, math.Sqrt2, (pl.BlockSensitivity + pl.BlockRoundingExcess) * roundingSlack},
+		{"product", PCARequest{Step: StepProduct, Q: mat.NewDense(2, 1, []float64{1, 0})}, 1, (pl.StepSensitivity + pl.StepRoundingExcess) * roundingSlack},
 	} {
-		diff := floats.Distance(answer(t, p1, tc.req), answer(t, p0, tc.req), 2)
-		if diff > charged {
-			t.Errorf("%s: neighbour difference %v exceeds the charged sensitivity %v", tc.name, diff, charged)
+		a, b := answer(t, p1, tc.req), answer(t, p0, tc.req)
+		if tc.name == "block" {
+			a[2], b[2] = 0, 0 // the mirrored lower entry: count the triangle once
 		}
-		if diff > 1+1e-9 {
-			t.Errorf("%s: neighbour difference 1 + %.3g: the sum is not accumulated pairwise", tc.name, diff-1)
+		diff := floats.Distance(a, b, 2)
+		if diff > tc.charged {
+			t.Errorf("%s: neighbour difference %v exceeds the charged sensitivity %v", tc.name, diff, tc.charged)
+		}
+		if diff > tc.exact*(1+1e-9) {
+			t.Errorf("%s: neighbour difference %v = exact·(1 + %.3g): the sum is not accumulated pairwise", tc.name, diff, diff/tc.exact-1)
 		}
 	}
 }

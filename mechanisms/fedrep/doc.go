@@ -20,11 +20,21 @@
 // public number of users (accounting.AddRemove). Plan returns the exact cost
 // before any data is read.
 //
+// Noise on sums: the coordinator adds the Gaussian noise to the SUM of
+// the clipped messages (sensitivity 2ψ under replacement, ψ under
+// add/remove, for every n) and divides the noisy sum by n afterwards, which
+// is post-processing. The released average is the spec's (1/n)Σ clip + ξ
+// with ξ of std σ/n, but every noise scale, and so every check a plan
+// makes, is independent of the number of users: PlanRun fails for one n in
+// [1, MaxUsers] exactly when it fails for all, and a plan it returns runs
+// without failing on any users' records (project issue 10; the bounds of
+// every parameter are documented at MinClip).
+//
 // Floating point: the coordinator sums the users' clipped messages in the
 // fixed pairwise order of rowpass.Pairwise (linalg.Stream, streaming, so
 // that no more messages are held than the transport holds), so each term of
-// an average passes through at most 280 roundings whatever the order of
-// magnitudes; the resulting 2·γ_280·MaxUsers·ψ/n is added to each
+// a sum passes through at most 278 roundings whatever the order of
+// magnitudes; the resulting 2·γ_278·MaxUsers·ψ is added to each
 // sensitivity before calibration (Plan.StepRoundingExcess,
 // Plan.InitRoundingExcess: +0.003% noise under replace-one, +0.007% under
 // add/remove). A run accepts at most MaxUsers = 2^30 users.

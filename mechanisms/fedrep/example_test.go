@@ -15,7 +15,7 @@ func ExamplePlanRun() {
 		panic(err)
 	}
 	fmt.Println(pl.Cost)
-	fmt.Printf("σ̂ = %.3g per entry of the averaged gradient (noise multiplier %.2f)\n", pl.StepStd, pl.StepMultiplier)
+	fmt.Printf("σ̂ = %.3g per entry of the averaged gradient (noise multiplier %.2f)\n", pl.StepAverageStd, pl.StepMultiplier)
 	// Output:
 	// fedrep: GDP μ=0.2367 (calibrated to ε=1, δ=1e-06)
 	// σ̂ = 0.0106 per entry of the averaged gradient (noise multiplier 10.56)

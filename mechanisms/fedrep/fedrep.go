@@ -7,8 +7,15 @@ package fedrep
 // corrected to M·min{1, τ/‖M‖_F}), calibrated by §2.3 (budget split, user-
 // level sensitivities 2ψ/n under replacement) and §0.
 //
-//	init   Ẑ = (1/n) Σ_i clip(Z_i, ψ_init) + ξ_init (symmetric);  U₀ = top-k eigenvectors of Ẑ
-//	t<T    Û = U_t − η·((1/n) Σ_i clip(∇_i,t, ψ) + ξ_t+1);        U_t+1 = QR(Û), diag(R) > 0
+//	init   Ẑ = (Σ_i clip(Z_i, ψ_init) + n·ξ_init)/n (symmetric);  U₀ = top-k eigenvectors of Ẑ
+//	t<T    Û = U_t − η·(Σ_i clip(∇_i,t, ψ) + n·ξ_t+1)/n;           U_t+1 = QR(Û), diag(R) > 0
+//
+// The noise is added to the SUM of the clipped messages, whose sensitivity
+// (2ψ replace-one, ψ add/remove) does not depend on n, and the noisy sum is
+// divided by n afterwards (post-processing). This is the spec's release
+// (1/n)Σ clip + ξ with ξ of std σ/n, but its noise scale, and so every
+// check of it, is the same for every number of users: nothing a plan
+// accepts can fail later because of n (project issue 10; see plan).
 
 import (
 	"context"
@@ -65,12 +72,72 @@ func ParseCalibration(s string) (Calibration, error) {
 // DefaultInitFrac is the default share of the budget for Algorithm 2.
 const DefaultInitFrac = planning.DefaultInitFrac
 
-const maxIters = 10000
+// Bounds of the analyst's parameters, checked by PlanRun before anything
+// is charged. They are chosen so that, for every number of users n in
+// [1, MaxUsers] and every finite value the users send, no step after the
+// charge can fail or produce a NaN or an infinity (project issue 10):
+//
+//   - ψ, ψ_init ∈ [MinClip, MaxClip] = [1e-100, 1e100]. A clipped sum has
+//     norm ≤ MaxUsers·ψ ≤ 2^30·1e100, far from overflow, and the noise std
+//     on it, z·(2ψ + excess) (z·(ψ + excess) under add/remove), stays
+//     inside the samplers' range [2^-900, 2^900] ≈ [1e-271, 1e271] for
+//     every multiplier z the other bounds allow (z ∈ [6e-4, 2^37], so the
+//     std lies in [6e-104, 3e111]), with a margin of 1e160 at either end.
+//     A gradient clipped to below 1e-100 would release only noise, so the
+//     lower bound refuses nothing useful. (The old per-average calibration,
+//     std ∝ ψ/n, failed below about 1e-271·n, which let a bisection on ψ
+//     find n.)
+//   - η ∈ [MinEta, MaxEta] = [1e-100, 1e100]: the update U − η·avg stays
+//     finite because the released average is clamped to ±avgClamp = 1e150
+//     (post-processing; see avgClamp), so |η·avg| ≤ 1e250. The lower bound
+//     is not needed for finiteness; a smaller step cannot move U and can
+//     only be a typo.
+//   - T ∈ [1, MaxIters] = [1, 10000]: every round asks every user, so the
+//     running time is about n·T user answers, and the noise multiplier
+//     grows like √T (the paper uses T = 5); the bound keeps a typo such as
+//     2^31 rounds from running for ever, as in mechanisms/pca.
+//   - eps ∈ [MinEps, MaxEps] = [1e-6, 1e6] (accounting refuses ε > 1e6) and
+//     delta ∈ [MinDelta, 1) = [1e-100, 1): inside these the accountant's
+//     μ* lies in [4.9e-8, 1.5e3], so every multiplier is finite and > 0;
+//     at ε = 1e-6 most shapes are then refused by the lattice check below
+//     (multiplier·√m ≤ 2^37), with the same message for every n.
+//   - init fraction f ∈ [MinInitFrac, MaxInitFrac] = [0.001, 0.999] (0 for
+//     the default 0.2): outside it one of the two releases gets less than
+//     0.1% of μ*² and its multiplier more than 30 times the other's.
+//   - K ∈ [1, d]; Batch ∈ [0, MaxBatch] with MaxBatch = 2^30 (no user holds
+//     more records than a data set has rows; a larger batch is clamped by
+//     each user to half its first-half records, see User.batches).
+const (
+	MinClip     = 1e-100
+	MaxClip     = 1e100
+	MinEta      = 1e-100
+	MaxEta      = 1e100
+	MaxIters    = 10000
+	MinEps      = 1e-6
+	MaxEps      = 1e6
+	MinDelta    = 1e-100
+	MinInitFrac = 0.001
+	MaxInitFrac = 0.999
+	MaxBatch    = 1 << 30
+)
+
+// maxMultiplierRoot bounds multiplier·√m, m the coordinates of a release:
+// the samplers accept up to 2^38 (beyond it the lattice's rounding slack
+// would dominate the sensitivity); a factor 2 is kept in reserve, as in
+// mechanisms/pca.
+const maxMultiplierRoot = 0x1p37
+
+// avgClamp bounds every entry of a released noisy average (post-
+// processing). A clipped average has entries ≤ MaxClip and the noise std
+// on it is at most 2^37·2·MaxClip ≈ 3e111, so the clamp binds only for
+// noise beyond 3e38 stds, but it keeps η·avg and the eigensolver's input
+// finite whatever the sampler returns.
+const avgClamp = 1e150
 
 // roundingSlack inflates every sensitivity before calibration so that the
 // rounding of each user's own clip (its norm and clip factor, relative
 // errors far below 1e-9) can never exceed the bound the noise covers. The
-// rounding of the sum over users is charged separately (averageExcess).
+// rounding of the sum over users is charged separately (sumExcess).
 const roundingSlack = 1 + 1e-9
 
 // MaxUsers is the most users a run accepts, 2^30: every user holds at
@@ -79,20 +146,20 @@ const roundingSlack = 1 + 1e-9
 // n ≤ MaxUsers.
 const MaxUsers = linalg.MaxRows
 
-// averageRoundings is the most roundings a term of a noised average passes
-// through: the clip c·m (1), the pairwise sum over users
-// (linalg.SumRoundings, linalg.Stream), and the division by n, a product
-// with fl(1/n) (2), which multiplies every term's factors.
-const averageRoundings = 1 + linalg.SumRoundings + 2
+// sumRoundings is the most roundings a term of a noised sum passes
+// through: the clip c·m (1) and the pairwise sum over users
+// (linalg.SumRoundings, linalg.Stream). The division by n comes after the
+// noise and is post-processing.
+const sumRoundings = 1 + linalg.SumRoundings
 
-// averageExcess returns the ℓ2 sensitivity added for the rounding of
-// (1/n)·Σ_i clip(M_i, ψ): the term of user i is c_i·M_i/n, its majorant
-// |c_i·M_i|/n has norm ≤ ψ/n, so by linalg.Excess the computed averages of
-// two neighbouring user sets differ by at most Δ + 2·γ_h·MaxUsers·ψ/n
+// sumExcess returns the ℓ2 sensitivity added for the rounding of
+// Σ_i clip(M_i, ψ): the term of user i is c_i·M_i, its majorant |c_i·M_i|
+// has norm ≤ ψ, so by linalg.Excess the computed sums of two neighbouring
+// user sets differ by at most Δ + 2·γ_h·MaxUsers·ψ, for every n ≤ MaxUsers
 // (for the initialisation the noised coordinates are the upper triangle,
 // whose ℓ2 norm is at most the Frobenius norm ψ_init).
-func averageExcess(psi float64, n int) float64 {
-	return linalg.Excess(averageRoundings, psi/float64(n))
+func sumExcess(psi float64) float64 {
+	return linalg.Excess(sumRoundings, psi)
 }
 
 // Options configures Private FedRep. K, Iters, Eta, Psi, Eps and Delta have
@@ -111,7 +178,7 @@ type Options struct {
 	// Eps and Delta are the user-level target of the whole run.
 	Eps, Delta float64
 	// InitFrac is the share f of the budget for the initialisation
-	// (default 0.2); ignored with a public Start.
+	// (0: the default 0.2); ignored with a public Start.
 	InitFrac float64
 	// Neighbour is the user-level neighbouring relation (default
 	// accounting.ReplaceOne; AddRemove treats the number of users as public).
@@ -119,8 +186,8 @@ type Options struct {
 	// Calibration selects the accounting (default CalibGDP).
 	Calibration Calibration
 	// Batch is the size of each of the two per-round batches B, B′
-	// (0: automatic; see User.batches for the rule). It does not affect
-	// privacy.
+	// (0: automatic; see User.batches for the rule, which also clamps a
+	// batch larger than a user can fill). It does not affect privacy.
 	Batch int
 	// Start is an optional PUBLIC d×k starting representation (it must not
 	// depend on the private data); nil runs the private Algorithm 2.
@@ -154,16 +221,22 @@ type Plan struct {
 	// Cost is what the run spends, user-level; charge it before Run. Zero
 	// for the non-private baseline.
 	Cost accounting.Event
-	// StepSensitivity (= 2ψ/n or ψ/n) and InitSensitivity are the ℓ2
-	// sensitivities of the noisy averages; StepMultiplier, InitMultiplier
-	// the noise multipliers z = std/sensitivity before lattice slack;
-	// StepStd, InitStd the per-entry noise stds.
+	// StepSensitivity (= 2ψ, or ψ under add/remove) and InitSensitivity
+	// (2ψ_init or ψ_init) are the ℓ2 sensitivities of the SUMS of the
+	// users' clipped messages, which get the noise; StepMultiplier,
+	// InitMultiplier the noise multipliers z = std/sensitivity before
+	// rounding and lattice slack; StepStd, InitStd the per-entry noise stds
+	// on the sums. None depends on the number of users.
 	StepSensitivity, InitSensitivity float64
 	StepMultiplier, InitMultiplier   float64
 	StepStd, InitStd                 float64
+	// StepAverageStd and InitAverageStd are StepStd/n and InitStd/n: the
+	// per-entry std of the noise in the released averages (the spec's σ̂
+	// and σ_init, federated.md §2.3). Reported only; no sampler uses them.
+	StepAverageStd, InitAverageStd float64
 	// StepRoundingExcess and InitRoundingExcess are the ℓ2 sensitivities
 	// added for the rounding of the sums of the users' clipped messages
-	// (see averageExcess); the noise is calibrated to
+	// (see sumExcess); the noise is calibrated to
 	// (sensitivity + excess)·(1 + 1e-9). Zero in the non-private baseline.
 	StepRoundingExcess, InitRoundingExcess float64
 	Note                                   string
@@ -187,8 +260,13 @@ type Result struct {
 }
 
 // PlanRun validates opt for n users with d features and returns the plan;
-// it reads no data. The sensitivities need n, which is public (the number
-// of enrolled users).
+// it reads no data. n is public (the number of enrolled users, declared by
+// the data owner); it enters only the plan's Users, the reported average
+// stds and the check 1 ≤ n ≤ MaxUsers. Every other check, and every noise
+// scale, is the same for every n in [1, MaxUsers]: PlanRun(opt, d, n)
+// fails for one such n exactly when it fails for all of them, with the
+// same error, and a plan it returns runs on n users without failing
+// whatever the users' records are.
 func PlanRun(opt Options, d, n int) (*Plan, error) { return plan(opt, d, n, true) }
 
 func plan(opt Options, d, n int, private bool) (*Plan, error) {
@@ -204,12 +282,12 @@ func plan(opt Options, d, n int, private bool) (*Plan, error) {
 		return fail("more than fedrep.MaxUsers = 2^30 users, the most the privacy accounting covers: split the population")
 	case opt.K < 1 || opt.K > d:
 		return fail("k=%d: the representation dimension must satisfy 1 ≤ k ≤ d=%d", opt.K, d)
-	case opt.Iters < 1 || opt.Iters > maxIters:
-		return fail("iters=%d: the number of rounds T must be in 1..%d", opt.Iters, maxIters)
-	case !(opt.Eta > 0) || math.IsInf(opt.Eta, 0):
-		return fail("eta=%v: the step size must be a finite number > 0", opt.Eta)
-	case opt.Batch < 0:
-		return fail("batch=%d must be ≥ 0 (0 for the automatic rule)", opt.Batch)
+	case opt.Iters < 1 || opt.Iters > MaxIters:
+		return fail("iters=%d: the number of rounds T must be in 1..%d", opt.Iters, MaxIters)
+	case !(opt.Eta >= MinEta && opt.Eta <= MaxEta):
+		return fail("eta=%v: the step size must be a number in [%g, %g]", opt.Eta, float64(MinEta), float64(MaxEta))
+	case opt.Batch < 0 || opt.Batch > MaxBatch:
+		return fail("batch=%d must be in 0..2^30 (0 for the automatic rule)", opt.Batch)
 	case opt.Neighbour != accounting.ReplaceOne && opt.Neighbour != accounting.AddRemove:
 		return fail("invalid neighbour relation %d", int(opt.Neighbour))
 	case opt.Calibration != CalibGDP && opt.Calibration != CalibZCDP:
@@ -225,29 +303,40 @@ func plan(opt Options, d, n int, private bool) (*Plan, error) {
 		Private: private, InitFromData: privInit,
 	}
 	if !private {
-		if !(opt.Psi >= 0) || math.IsInf(opt.Psi, 0) || !(opt.PsiInit >= 0) || math.IsInf(opt.PsiInit, 0) {
-			return fail("psi=%v, psi_init=%v: clipping bounds must be finite and ≥ 0 (0: no clipping)", opt.Psi, opt.PsiInit)
+		// 0 means no clipping in the baseline.
+		for _, c := range []float64{opt.Psi, opt.PsiInit} {
+			if c != 0 && !(c >= MinClip && c <= MaxClip) {
+				return fail("psi=%v, psi_init=%v: clipping bounds must be 0 (no clipping) or in [%g, %g]", opt.Psi, opt.PsiInit, float64(MinClip), float64(MaxClip))
+			}
 		}
 		pl.Note = "NOT differentially private: FedRep without noise (baseline)"
 		pl.opt = opt
 		return pl, nil
 	}
-	if !(opt.Psi > 0) || math.IsInf(opt.Psi, 0) {
-		return fail("psi=%v: the gradient clipping bound must be a finite number > 0 (the experiment uses 10)", opt.Psi)
+	if !(opt.Psi >= MinClip && opt.Psi <= MaxClip) {
+		return fail("psi=%v: the gradient clipping bound must be a number in [%g, %g] (the experiment uses 10)", opt.Psi, float64(MinClip), float64(MaxClip))
 	}
 	f := 0.0
 	if privInit {
-		if !(opt.PsiInit > 0) || math.IsInf(opt.PsiInit, 0) {
-			return fail("psi_init=%v: the initialisation clipping bound must be a finite number > 0 (or give a public start)", opt.PsiInit)
+		if !(opt.PsiInit >= MinClip && opt.PsiInit <= MaxClip) {
+			return fail("psi_init=%v: the initialisation clipping bound must be a number in [%g, %g] (or give a public start)", opt.PsiInit, float64(MinClip), float64(MaxClip))
 		}
-		var err error
-		if opt.InitFrac, err = planning.InitFrac(opt.InitFrac, "initialisation"); err != nil {
-			return fail("%v", err)
+		if opt.InitFrac == 0 {
+			opt.InitFrac = DefaultInitFrac
+		}
+		if !(opt.InitFrac >= MinInitFrac && opt.InitFrac <= MaxInitFrac) {
+			return fail("init fraction %v: the share of the budget for the initialisation must be in [%g, %g] (0 for the default 0.2)", opt.InitFrac, float64(MinInitFrac), float64(MaxInitFrac))
 		}
 		f = opt.InitFrac
 	}
 	if err := planning.Target(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
+	}
+	if !(opt.Eps >= MinEps && opt.Eps <= MaxEps) {
+		return fail("eps=%v: use %g ≤ eps ≤ %g", opt.Eps, float64(MinEps), float64(MaxEps))
+	}
+	if !(opt.Delta >= MinDelta) {
+		return fail("delta=%v: use %g ≤ delta < 1", opt.Delta, float64(MinDelta))
 	}
 	mu, cost, err := planning.GaussianBudget(opt.Eps, opt.Delta, opt.Calibration == CalibZCDP)
 	if err != nil {
@@ -255,23 +344,43 @@ func plan(opt Options, d, n int, private bool) (*Plan, error) {
 	}
 	pl.Cost = cost
 	pl.Cost.Mechanism = "fedrep"
-	// One user moves a clipped average by ≤ 2ψ/n when replaced, ψ/n when
-	// added or removed (federated.md §2.3).
+	// One user moves a sum of clipped messages by ≤ 2ψ when replaced, ψ
+	// when added or removed (federated.md §2.3, times n: the spec states it
+	// for the average).
 	factor := 2.0
 	if opt.Neighbour == accounting.AddRemove {
 		factor = 1
 	}
-	pl.StepSensitivity = factor * opt.Psi / float64(n)
+	// calibrate returns the std for a sum of sensitivity sens over m
+	// coordinates; its error is the same for every n (nothing here
+	// depends on n).
+	calibrate := func(what string, sens, excess, z float64, m int) (float64, error) {
+		if !(z > 0) || z*math.Sqrt(float64(m)) > maxMultiplierRoot {
+			return 0, fmt.Errorf("fedrep: the %s's noise multiplier %.3g over %d coordinates is too large to represent (eps=%v, delta=%v, iters=%d): raise eps or lower iters", what, z, m, opt.Eps, opt.Delta, opt.Iters)
+		}
+		std, err := noise.GaussianScaleChecked(roundingSlack*(sens+excess), z, m)
+		if err != nil {
+			return 0, fmt.Errorf("fedrep: the %s's noise cannot be represented: %w", what, err)
+		}
+		return std, nil
+	}
+	pl.StepSensitivity = factor * opt.Psi
 	pl.StepMultiplier = 1 / (mu * math.Sqrt((1-f)/float64(opt.Iters)))
-	pl.StepRoundingExcess = averageExcess(opt.Psi, n)
-	pl.StepStd = noise.GaussianScale(roundingSlack*(pl.StepSensitivity+pl.StepRoundingExcess), pl.StepMultiplier, d*opt.K)
+	pl.StepRoundingExcess = sumExcess(opt.Psi)
+	if pl.StepStd, err = calibrate("gradient step", pl.StepSensitivity, pl.StepRoundingExcess, pl.StepMultiplier, d*opt.K); err != nil {
+		return nil, err
+	}
+	pl.StepAverageStd = pl.StepStd / float64(n)
 	pl.Note = fmt.Sprintf("calibrated to user-level ε=%.3g, δ=%.3g (%s neighbours) via %s (μ*=%.4g): %d rounds with noise multiplier %.4g",
 		opt.Eps, opt.Delta, opt.Neighbour, opt.Calibration, mu, opt.Iters, pl.StepMultiplier)
 	if privInit {
-		pl.InitSensitivity = factor * opt.PsiInit / float64(n)
+		pl.InitSensitivity = factor * opt.PsiInit
 		pl.InitMultiplier = 1 / (mu * math.Sqrt(f))
-		pl.InitRoundingExcess = averageExcess(opt.PsiInit, n)
-		pl.InitStd = noise.GaussianScale(roundingSlack*(pl.InitSensitivity+pl.InitRoundingExcess), pl.InitMultiplier, d*(d+1)/2)
+		pl.InitRoundingExcess = sumExcess(opt.PsiInit)
+		if pl.InitStd, err = calibrate("initialisation", pl.InitSensitivity, pl.InitRoundingExcess, pl.InitMultiplier, d*(d+1)/2); err != nil {
+			return nil, err
+		}
+		pl.InitAverageStd = pl.InitStd / float64(n)
 		pl.Note += fmt.Sprintf("; private initialisation with %.0f%% of the budget (noise multiplier %.4g)", 100*f, pl.InitMultiplier)
 	} else {
 		pl.Note += "; public start"
@@ -345,12 +454,12 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 			return nil, fmt.Errorf("fedrep: initialisation: %w", err)
 		}
 		sum := mat.NewDense(d, d, acc.Sum())
-		sum.Scale(1/float64(n), sum)
 		if pl.Private && scale*pl.InitStd > 0 {
 			src.AddSymmetricGaussian(sum, scale*pl.InitStd)
 		} else {
 			symmetrize(sum)
 		}
+		average(sum, n)
 		observe("init", 0, sum)
 		vecs, _, err := linalg.TopEigen(mat.NewSymDense(d, sum.RawMatrix().Data), k)
 		if err != nil {
@@ -384,10 +493,10 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 			return nil, fmt.Errorf("fedrep: round %d: %w", t+1, err)
 		}
 		sum := mat.NewDense(d, k, acc.Sum())
-		sum.Scale(1/float64(n), sum)
 		if pl.Private && scale*pl.StepStd > 0 {
 			src.AddGaussianMatrix(sum, scale*pl.StepStd)
 		}
+		average(sum, n)
 		observe("step", t, sum)
 		var uhat mat.Dense
 		uhat.Scale(-pl.Eta, sum)
@@ -484,6 +593,31 @@ func Clip(m *mat.Dense, tau float64) *mat.Dense {
 	var out mat.Dense
 	out.Scale(clipFactor(mat.Norm(m, 2), tau), m)
 	return &out
+}
+
+// average turns a (noisy) sum over n users into the released average,
+// in place: each entry is multiplied by fl(1/n) and clamped to ±avgClamp.
+// Both are post-processing of the noisy sum. In the private run the clamp
+// binds only for noise far in the tail (see avgClamp); in the non-private
+// baseline without clipping it keeps an overflowing sum finite.
+func average(m *mat.Dense, n int) {
+	inv := 1 / float64(n)
+	raw := m.RawMatrix()
+	for i := range raw.Rows {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+		for j, v := range row {
+			v *= inv
+			switch {
+			case math.IsNaN(v):
+				v = 0
+			case v > avgClamp:
+				v = avgClamp
+			case v < -avgClamp:
+				v = -avgClamp
+			}
+			row[j] = v
+		}
+	}
 }
 
 // symmetrize copies the upper triangle of the square matrix m onto its

@@ -69,11 +69,21 @@ func TestPlanMatchesSpecTable(t *testing.T) {
 		if math.Abs(pl.StepMultiplier-r.zStep) > 0.006 || math.Abs(pl.InitMultiplier-r.zInit) > 0.006 {
 			t.Errorf("ε=%v: multipliers step %.4g init %.4g, spec %.4g and %.4g", r.eps, pl.StepMultiplier, pl.InitMultiplier, r.zStep, r.zInit)
 		}
-		if math.Abs(pl.StepStd-r.sigma) > 0.006*r.sigma {
-			t.Errorf("ε=%v: σ̂ = %.4g, spec %.3g", r.eps, pl.StepStd, r.sigma)
+		// σ̂ is the std of the noise in the released average: the std on
+		// the sum divided by n.
+		if math.Abs(pl.StepAverageStd-r.sigma) > 0.006*r.sigma || math.Abs(pl.StepStd/20000-r.sigma) > 0.006*r.sigma {
+			t.Errorf("ε=%v: σ̂ = %.4g (sum std %.4g), spec %.3g", r.eps, pl.StepAverageStd, pl.StepStd, r.sigma)
 		}
-		if pl.StepSensitivity != 2*10.0/20000 || pl.InitSensitivity != 2*20.0/20000 {
-			t.Errorf("sensitivities %g, %g; want 2ψ/n", pl.StepSensitivity, pl.InitSensitivity)
+		// The sums of the clipped messages move by 2ψ when a user is
+		// replaced, whatever n.
+		if pl.StepSensitivity != 2*10.0 || pl.InitSensitivity != 2*20.0 {
+			t.Errorf("sensitivities %g, %g; want 2ψ", pl.StepSensitivity, pl.InitSensitivity)
+		}
+		// μ* follows from the spec's step multiplier alone:
+		// μ* = 1/(z_step·√((1−f)/T)) with f = 0.2, T = 5 (ExamplePlanRun
+		// prints it for ε = 1: 1/(10.56·0.4) = 0.2367).
+		if want := 1 / (r.zStep * math.Sqrt(0.8/5)); math.Abs(pl.Cost.Mu-want) > 0.006*want {
+			t.Errorf("ε=%v: cost μ = %.4g, spec multiplier gives %.4g", r.eps, pl.Cost.Mu, want)
 		}
 		if err := pl.Cost.Validate(); err != nil || pl.Cost.Kind != accounting.GDP {
 			t.Errorf("cost %v: %v", pl.Cost, err)
@@ -89,8 +99,8 @@ func TestPlanMatchesSpecTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ar.StepSensitivity != 10.0/20000 || ar.InitSensitivity != 20.0/20000 {
-		t.Errorf("add-remove sensitivities %g, %g; want ψ/n", ar.StepSensitivity, ar.InitSensitivity)
+	if ar.StepSensitivity != 10.0 || ar.InitSensitivity != 20.0 {
+		t.Errorf("add-remove sensitivities %g, %g; want ψ", ar.StepSensitivity, ar.InitSensitivity)
 	}
 	z, err := PlanRun(Options{K: 2, Iters: 5, Eta: 0.5, Psi: 10, PsiInit: 20, Eps: 1, Delta: 1e-6, Calibration: CalibZCDP}, 50, 20000)
 	if err != nil {
@@ -102,6 +112,7 @@ func TestPlanMatchesSpecTable(t *testing.T) {
 	}
 }
 
+// TestPlanRejectsBadOptions: each refusal is the message meant for it.
 func TestPlanRejectsBadOptions(t *testing.T) {
 	ok := Options{K: 2, Iters: 5, Eta: 0.5, Psi: 10, PsiInit: 20, Eps: 1, Delta: 1e-6}
 	cases := []struct {
@@ -109,24 +120,24 @@ func TestPlanRejectsBadOptions(t *testing.T) {
 		mod  func(*Options)
 		want string
 	}{
-		{"k", func(o *Options) { o.K = 0 }, "k=0"},
-		{"iters", func(o *Options) { o.Iters = 0 }, "iters"},
-		{"eta", func(o *Options) { o.Eta = -1 }, "eta"},
-		{"psi", func(o *Options) { o.Psi = 0 }, "psi="},
-		{"psi_init", func(o *Options) { o.PsiInit = math.Inf(1) }, "psi_init"},
-		{"eps", func(o *Options) { o.Eps = math.NaN() }, "eps"},
-		{"delta", func(o *Options) { o.Delta = 0 }, "delta"},
-		{"frac", func(o *Options) { o.InitFrac = 1 }, "init fraction"},
-		{"neighbour", func(o *Options) { o.Neighbour = 7 }, "neighbour"},
-		{"calibration", func(o *Options) { o.Calibration = 7 }, "calibration"},
-		{"start", func(o *Options) { o.Start = mat.NewDense(3, 2, nil) }, "public start"},
-		{"batch", func(o *Options) { o.Batch = -2 }, "batch"},
+		{"k", func(o *Options) { o.K = 0 }, "fedrep: k=0: the representation dimension must satisfy 1 ≤ k ≤ d=10"},
+		{"iters", func(o *Options) { o.Iters = 0 }, "fedrep: iters=0: the number of rounds T must be in 1..10000"},
+		{"eta", func(o *Options) { o.Eta = -1 }, "fedrep: eta=-1: the step size must be a number in [1e-100, 1e+100]"},
+		{"psi", func(o *Options) { o.Psi = 0 }, "fedrep: psi=0: the gradient clipping bound must be a number in [1e-100, 1e+100] (the experiment uses 10)"},
+		{"psi_init", func(o *Options) { o.PsiInit = math.Inf(1) }, "fedrep: psi_init=+Inf: the initialisation clipping bound must be a number in [1e-100, 1e+100] (or give a public start)"},
+		{"eps", func(o *Options) { o.Eps = math.NaN() }, "fedrep: eps=NaN: the privacy parameter eps must be a finite number > 0"},
+		{"delta", func(o *Options) { o.Delta = 0 }, "fedrep: delta=0: delta must satisfy 0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)"},
+		{"frac", func(o *Options) { o.InitFrac = 1 }, "fedrep: init fraction 1: the share of the budget for the initialisation must be in [0.001, 0.999] (0 for the default 0.2)"},
+		{"neighbour", func(o *Options) { o.Neighbour = 7 }, "fedrep: invalid neighbour relation 7"},
+		{"calibration", func(o *Options) { o.Calibration = 7 }, "fedrep: invalid calibration 7: use CalibGDP or CalibZCDP"},
+		{"start", func(o *Options) { o.Start = mat.NewDense(3, 2, nil) }, "fedrep: public start is 3×2; need d×k = 10×2"},
+		{"batch", func(o *Options) { o.Batch = -2 }, "fedrep: batch=-2 must be in 0..2^30 (0 for the automatic rule)"},
 	}
 	for _, c := range cases {
 		o := ok
 		c.mod(&o)
-		if _, err := PlanRun(o, 10, 100); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want it to mention %q", c.name, err, c.want)
+		if _, err := PlanRun(o, 10, 100); err == nil || err.Error() != c.want {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
 	// A public start needs no ψ_init.
@@ -136,8 +147,17 @@ func TestPlanRejectsBadOptions(t *testing.T) {
 	if _, err := PlanRun(o, 10, 100); err != nil {
 		t.Errorf("public start without psi_init rejected: %v", err)
 	}
-	if _, err := Run(context.Background(), nil, ok); err == nil {
-		t.Error("no users accepted")
+	for _, n := range []int{0, -1, MaxUsers + 1} {
+		want := "fedrep: no users"
+		if n > 0 {
+			want = "fedrep: more than fedrep.MaxUsers = 2^30 users, the most the privacy accounting covers: split the population"
+		}
+		if _, err := PlanRun(ok, 10, n); err == nil || err.Error() != want {
+			t.Errorf("n=%d: error %v, want %q", n, err, want)
+		}
+	}
+	if _, err := Run(context.Background(), nil, ok); err == nil || err.Error() != "fedrep: no users" {
+		t.Errorf("no users: error %v", err)
 	}
 }
 

@@ -154,6 +154,12 @@ func (u *User) initMatrix() *mat.SymDense {
 // assumes) when b ≥ 1 and 2bT ≤ m₀ (and, for the automatic size, b ≥ k so
 // the head fit is well posed). Otherwise each round draws a new random
 // split of S⁰: |B| = |B′| = b if requested, else |B| = ⌈m₀/2⌉, |B′| = ⌊m₀/2⌋.
+// A requested b larger than ⌊m₀/2⌋ is lowered to ⌊m₀/2⌋ ≥ 1 (m₀ ≥ 2 since
+// every user holds MinRecords): the rule is public and per user, and the
+// batches do not affect privacy (clipping bounds a user's whole
+// contribution), so a user with few records never makes the run fail after
+// its charge (project issue 10), nor does the failure of one tell anything
+// about its record count.
 func (u *User) batches(round, iters, batch, k int) (bv, bg []int, err error) {
 	m0 := u.m0
 	fresh := false
@@ -166,9 +172,12 @@ func (u *User) batches(round, iters, batch, k int) (bv, bg []int, err error) {
 			sv, sg = m0-m0/2, m0/2
 		}
 	} else {
-		if batch < 0 || 2*batch > m0 {
-			// The message must not reveal the user's record count.
-			return nil, nil, fmt.Errorf("batch size %d: need 1 ≤ 2·batch ≤ the size of a user's first half of records; use a smaller batch or 0 for the automatic rule", batch)
+		if batch < 0 {
+			return nil, nil, fmt.Errorf("batch size %d: need a batch ≥ 1, or 0 for the automatic rule", batch)
+		}
+		if 2*batch > m0 {
+			batch = m0 / 2
+			sv, sg = batch, batch
 		}
 		fresh = 2*batch*iters <= m0
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -224,16 +225,37 @@ func TestBatches(t *testing.T) {
 			seen[j] = true
 		}
 	}
-	if _, _, err := u.batches(0, 2, 11, 2); err == nil {
-		t.Error("batch 11 with m₀ = 20 accepted")
+	// A requested batch larger than a user can fill (2·11 > m₀ = 20) is
+	// lowered to ⌊m₀/2⌋ = 10 and drawn afresh each round (2·10·2 > 20):
+	// a user with few records never fails the run after its charge.
+	for _, batch := range []int{11, 1 << 30} {
+		for round := range 2 {
+			bv, bg, err := u.batches(round, 2, batch, 2)
+			if err != nil {
+				t.Fatalf("batch %d: %v", batch, err)
+			}
+			if len(bv) != 10 || len(bg) != 10 {
+				t.Errorf("batch %d round %d: sizes %d, %d, want 10, 10", batch, round, len(bv), len(bg))
+			}
+			all := append(slices.Clone(bv), bg...)
+			slices.Sort(all)
+			if !slices.Equal(all, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}) {
+				t.Errorf("batch %d round %d: %v ∪ %v is not a split of S⁰", batch, round, bv, bg)
+			}
+		}
 	}
-	if _, err := NewUserSeeded(mat.NewDense(3, 2, nil), make([]float64, 3), 1); err == nil {
-		t.Error("a user with 3 records accepted")
-	}
-	if _, err := NewUserSeeded(mat.NewDense(5, 2, nil), make([]float64, 4), 1); err == nil {
-		t.Error("mismatched responses accepted")
-	}
-	if _, err := u.Answer(context.Background(), Request{Step: StepGradient}); err == nil {
-		t.Error("gradient request without U accepted")
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"negative batch", func() error { _, _, err := u.batches(0, 2, -1, 2); return err }(), "batch size -1: need a batch ≥ 1"},
+		{"3 records", func() error { _, err := NewUserSeeded(mat.NewDense(3, 2, nil), make([]float64, 3), 1); return err }(), "fedrep: a user needs at least 4 records"},
+		{"mismatched responses", func() error { _, err := NewUserSeeded(mat.NewDense(5, 2, nil), make([]float64, 4), 1); return err }(), "fedrep: the responses do not match the records"},
+		{"no U", func() error { _, err := u.Answer(context.Background(), Request{Step: StepGradient}); return err }(), "round 0: no broadcast representation"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.name, c.err, c.want)
+		}
 	}
 }

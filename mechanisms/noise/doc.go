@@ -68,6 +68,17 @@
 // is an integer multiple of the step (a float64 whose ulp exceeds the step
 // is a multiple of it).
 //
+// # Failing before the charge
+//
+// The samplers and GaussianScale/LaplaceScale panic on invalid input: a
+// mechanism that reaches them with a bad scale after charging its release
+// has a bug, and a panic there is a failure whose occurrence may depend on
+// the data. Plans therefore calibrate with GaussianScaleChecked and
+// LaplaceScaleChecked (or test a scale with CheckScale), which return
+// errors with fixed texts (ErrSensitivity, ErrMultiplier, ErrCount,
+// ErrCoarse, ErrScaleRange) instead, before anything is charged; a scale
+// they return is accepted by every sampler.
+//
 // # What "exact" means
 //
 // Given ideal random bits, the integer samplers return the discrete

@@ -7,6 +7,7 @@
 package noise
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -112,11 +113,41 @@ func LaplaceSlack(b float64, m int) float64 {
 // (relative excess about 1e-15).
 func upward(x float64) float64 { return x * (1 + 0x1p-50) }
 
+// Errors of the checked calibrations (GaussianScaleChecked,
+// LaplaceScaleChecked) and of CheckScale. Their texts are fixed: they name
+// no value, so a mechanism can pass them on whatever its inputs are.
+var (
+	// ErrSensitivity: a sensitivity is negative, NaN or infinite.
+	ErrSensitivity = errors.New("noise: the sensitivity must be finite and >= 0")
+	// ErrMultiplier: a noise multiplier or an ε is not finite and > 0.
+	ErrMultiplier = errors.New("noise: the noise multiplier (or eps) must be finite and > 0")
+	// ErrCount: a negative number of coordinates.
+	ErrCount = errors.New("noise: the number of coordinates must be >= 0")
+	// ErrCoarse: multiplier·√m (Gaussian) or m/ε (Laplace) above 2^38,
+	// where the lattice's rounding slack would dominate the sensitivity.
+	ErrCoarse = errors.New("noise: the noise is too large relative to the sensitivity for a 2^-40 lattice (multiplier·√m or m/eps above 2^38); spend more budget per release or split it")
+	// ErrScaleRange: the noise scale lies outside {0} ∪ [MinScale, MaxScale].
+	ErrScaleRange = errors.New("noise: the noise scale is outside the samplers' range [2^-900, 2^900] (sensitivity too small or too large for this multiplier)")
+)
+
+// CheckScale returns nil if scale is a valid noise scale for the samplers
+// (Gaussian, Laplace, AddGaussian, …): 0 or in [MinScale, MaxScale]; it
+// returns ErrScaleRange otherwise. Mechanisms call it when planning, so
+// that no sampler panics after a release has been charged.
+func CheckScale(scale float64) error {
+	if math.IsNaN(scale) || scale < 0 || scale > MaxScale || (scale > 0 && scale < MinScale) {
+		return ErrScaleRange
+	}
+	return nil
+}
+
 // solveScale returns the least fixed point (rounded up) of the
 // non-decreasing step function s -> f(s), starting below it at s0. The
 // iteration s ← f(s) rises monotonically and stops at the first s with
 // f(s) <= s; it cannot pass the least fixed point because f is monotone.
-func solveScale(name string, s0 float64, f func(step float64) float64) float64 {
+// It returns ErrScaleRange when the fixed point lies outside [MinScale,
+// MaxScale].
+func solveScale(s0 float64, f func(step float64) float64) (float64, error) {
 	s := s0
 	for i := 0; i < 64; i++ {
 		if s > MaxScale {
@@ -130,12 +161,14 @@ func solveScale(name string, s0 float64, f func(step float64) float64) float64 {
 		}
 		next := f(step)
 		if next <= s {
-			checkScale(name, s)
-			return s
+			if err := CheckScale(s); err != nil {
+				return 0, err
+			}
+			return s, nil
 		}
 		s = next
 	}
-	panic(fmt.Sprintf("noise: no %s in [%g, %g] satisfies the sensitivity condition (result %g)", name, MinScale, MaxScale, s))
+	return 0, ErrScaleRange
 }
 
 // GaussianScale returns the smallest sigma (to within a relative 1e-12,
@@ -145,19 +178,37 @@ func solveScale(name string, s0 float64, f func(step float64) float64) float64 {
 // delta2*z directly. delta2 == 0 gives 0 (no noise is needed, and
 // AddGaussian with sigma 0 does not round). It panics on a negative or
 // non-finite delta2, a non-positive or non-finite multiplier, a negative m,
-// or a result outside [MinScale, MaxScale].
+// or a result outside [MinScale, MaxScale]; GaussianScaleChecked returns
+// those as errors instead, for plans.
 func GaussianScale(delta2, multiplier float64, m int) float64 {
-	checkSensitivity("delta2", delta2)
-	checkPositive("multiplier", multiplier)
-	checkCount(m)
-	if delta2 == 0 {
-		return 0
+	sigma, err := GaussianScaleChecked(delta2, multiplier, m)
+	if err != nil {
+		panic(fmt.Sprintf("%v (delta2 = %g, multiplier = %g, m = %d)", err, delta2, multiplier, m))
+	}
+	return sigma
+}
+
+// GaussianScaleChecked is GaussianScale returning an error with a fixed
+// text (ErrSensitivity, ErrMultiplier, ErrCount, ErrCoarse or
+// ErrScaleRange) instead of panicking. A mechanism's plan calls it (or
+// checks its inputs) before the release is charged; a sigma it returned
+// is accepted by every sampler.
+func GaussianScaleChecked(delta2, multiplier float64, m int) (float64, error) {
+	switch {
+	case math.IsNaN(delta2) || math.IsInf(delta2, 0) || delta2 < 0:
+		return 0, ErrSensitivity
+	case math.IsNaN(multiplier) || math.IsInf(multiplier, 0) || multiplier <= 0:
+		return 0, ErrMultiplier
+	case m < 0:
+		return 0, ErrCount
+	case delta2 == 0:
+		return 0, nil
 	}
 	root := sqrtUp(m)
 	if multiplier*root > 0x1p38 {
-		panic(fmt.Sprintf("noise: multiplier·√m = %g is too large for a 2^-40 lattice (rounding slack would dominate); split the release", multiplier*root))
+		return 0, ErrCoarse
 	}
-	return solveScale("sigma", upward(multiplier*delta2), func(step float64) float64 {
+	return solveScale(upward(multiplier*delta2), func(step float64) float64 {
 		return upward(multiplier * (delta2 + step*root))
 	})
 }
@@ -165,33 +216,36 @@ func GaussianScale(delta2, multiplier float64, m int) float64 {
 // LaplaceScale returns the smallest b (to within a relative 1e-12, rounded
 // up) with b >= (delta1 + LaplaceSlack(b, m))/eps: the scale giving eps-DP
 // for an ℓ1 sensitivity delta1 over m coordinates. delta1 == 0 gives 0.
-// It panics on invalid arguments like GaussianScale.
+// It panics on invalid arguments like GaussianScale; LaplaceScaleChecked
+// returns an error instead.
 func LaplaceScale(delta1, eps float64, m int) float64 {
-	checkSensitivity("delta1", delta1)
-	checkPositive("eps", eps)
-	checkCount(m)
-	if delta1 == 0 {
-		return 0
+	b, err := LaplaceScaleChecked(delta1, eps, m)
+	if err != nil {
+		panic(fmt.Sprintf("%v (delta1 = %g, eps = %g, m = %d)", err, delta1, eps, m))
+	}
+	return b
+}
+
+// LaplaceScaleChecked is LaplaceScale returning an error with a fixed text
+// instead of panicking (see GaussianScaleChecked).
+func LaplaceScaleChecked(delta1, eps float64, m int) (float64, error) {
+	switch {
+	case math.IsNaN(delta1) || math.IsInf(delta1, 0) || delta1 < 0:
+		return 0, ErrSensitivity
+	case math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0:
+		return 0, ErrMultiplier
+	case m < 0:
+		return 0, ErrCount
+	case delta1 == 0:
+		return 0, nil
 	}
 	mf := intUp(m)
 	if mf/eps > 0x1p38 {
-		panic(fmt.Sprintf("noise: m/eps = %g is too large for a 2^-40 lattice (rounding slack would dominate); split the release", mf/eps))
+		return 0, ErrCoarse
 	}
-	return solveScale("b", upward(delta1/eps), func(step float64) float64 {
+	return solveScale(upward(delta1/eps), func(step float64) float64 {
 		return upward((delta1 + step*mf) / eps)
 	})
-}
-
-func checkSensitivity(name string, v float64) {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		panic(fmt.Sprintf("noise: sensitivity %s = %g must be finite and >= 0", name, v))
-	}
-}
-
-func checkPositive(name string, v float64) {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-		panic(fmt.Sprintf("noise: %s = %g must be finite and > 0", name, v))
-	}
 }
 
 // round returns x rounded to the nearest lattice point (ties to even). A

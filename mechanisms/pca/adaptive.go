@@ -31,6 +31,11 @@ const (
 	defaultAPMGap = 0.5
 	// svtShare is f, the share of ρ* given to the sparse-vector steps.
 	svtShare = 0.5
+	// svtThresholdSensitivity and svtQuerySensitivity set the Laplace
+	// scales of AboveThreshold, b = sensitivity/ε_s (spec §4 lines 163,
+	// 166): Lap(2/ε_s) on the threshold, Lap(4/ε_s) on each query.
+	svtThresholdSensitivity = 2
+	svtQuerySensitivity     = 4
 )
 
 // gridPoint returns θ̂_k = 2^(k−64).
@@ -127,7 +132,7 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 			gap = defaultAPMGap
 		}
 		v := math.Ceil(math.Log(float64(opt.PublicN)/(opt.Beta*opt.Delta*opt.Eps)) / gap)
-		if v > maxIters {
+		if !(v <= maxIters) {
 			return nil, fmt.Errorf("pca adaptive: the default gives %v iterations: set iters or a larger gap", v)
 		}
 		T = max(1, int(v))
@@ -155,14 +160,32 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 	if err := checkScales(MethodAdaptive, pl.NoiseMultiplier, d, pl.SVTEps); err != nil {
 		return nil, err
 	}
+	// Spec §4 line 163 and 166: the threshold gets Lap(2/ε_s) once per
+	// iteration, each query Lap(4/ε_s) (count sensitivity 1; the factor 2
+	// of the query noise is the AboveThreshold proof's, which the spec
+	// keeps: the monotone-query variant with Lap(2/ε) is not adopted).
+	var err1, err2 error
+	pl.svtThresholdScale, err1 = noise.LaplaceScaleChecked(svtThresholdSensitivity, pl.SVTEps, 1)
+	pl.svtQueryScale, err2 = noise.LaplaceScaleChecked(svtQuerySensitivity, pl.SVTEps, 1)
 	// The AboveThreshold coupling shifts the threshold noise by 1 and the
 	// query noise by 2 (count sensitivity 1); on a lattice that is a valid
 	// shift only if the step divides 1 (see svtReaches).
-	if noise.LatticeStep(noise.LaplaceScale(4, pl.SVTEps, 1)) > 1 {
+	if err1 != nil || err2 != nil || noise.LatticeStep(pl.svtQueryScale) > 1 || noise.LatticeStep(pl.svtThresholdScale) > 1 {
 		return nil, fmt.Errorf("pca adaptive: the sparse-vector ε=%.3g per iteration is too small for the noise lattice: raise eps or lower iters", pl.SVTEps)
 	}
 	pl.RoundingExcess = sumExcess(apmRoundings, 1)
-	pl.NoiseStd = noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, d)
+	// The std of iteration t is this per-unit std at θ̂_t, computed here for
+	// every grid point θ̂_k = 2^(k−64) so that the run only looks it up: no
+	// threshold the sparse-vector step can pick makes a sampler refuse its
+	// scale after the charge.
+	for k := range pl.gridStds {
+		std, err := planStd(MethodAdaptive, (pl.Sensitivity+pl.RoundingExcess)*gridPoint(k)*roundingSlack, pl.NoiseMultiplier, d)
+		if err != nil {
+			return nil, err
+		}
+		pl.gridStds[k] = std
+	}
+	pl.NoiseStd = pl.gridStds[gridTop] // θ̂ = 1
 	if opt.Calibration == CalibZCDP {
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s over T=%d iterations, each a sparse-vector step with ε=%s and a Gaussian step with noise multiplier %s (%s)",
 			opt.Eps, opt.Delta, fmtG(pl.Rho), T, fmtG(pl.SVTEps), fmtG(pl.NoiseMultiplier), opt.Neighbour)
@@ -233,8 +256,7 @@ func (pl *Plan) runAdaptive(ctx context.Context, data *mat.Dense) (*Result, erro
 	// we compare −#{score > θ̂_k} = Q_k − n with −6 ln(1/β)/ε instead, the
 	// same test without using the private n.
 	offset := 6 * math.Log(1/opt.Beta) / pl.SVTEps
-	bThr := noise.LaplaceScale(2, pl.SVTEps, 1)
-	bQuery := noise.LaplaceScale(4, pl.SVTEps, 1)
+	bThr, bQuery := pl.svtThresholdScale, pl.svtQueryScale
 	thetas := make([]float64, 0, T)
 	var last float64
 	for t := 0; t < T; t++ {
@@ -269,8 +291,7 @@ func (pl *Plan) runAdaptive(ctx context.Context, data *mat.Dense) (*Result, erro
 		for k := kStar + 1; k <= gridTop; k++ {
 			filtered += acc.hist[k]
 		}
-		std := noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*theta*roundingSlack, pl.NoiseMultiplier, d)
-		src.gaussianVec(v, std)
+		src.gaussianVec(v, pl.gridStds[kStar]) // the std at θ̂ (PlanAdaptive)
 		thetas = append(thetas, theta)
 		if tr != nil {
 			tr.thetas = append(tr.thetas, theta)
@@ -325,29 +346,42 @@ func svtReaches(q int, zq, offset, zThr float64) bool {
 
 // apmPass computes, for the unit iterate x, every row's score
 // ‖s·a‖·|⟨s·a, x⟩| and bucket once, and accumulates per bucket both the row
-// count and the row's contribution c·a with c = fl(s·⟨s·a, x⟩). Counting
-// and filtering therefore use one predicate. Dropped rows (s = 0) have
-// score 0. Rows are added directly within blocks of rowpass.BlockRows rows
-// and the blocks combined by rowpass.Pairwise (error bound: sumExcess).
+// count and the row's contribution c·sa with sa = fl(s·a), c = ⟨sa, x⟩
+// computed. Counting and filtering therefore use one predicate. Dropped
+// rows (s = 0) have score 0. Rows are added directly within blocks of
+// rowpass.BlockRows rows and the blocks combined by rowpass.Pairwise
+// (error bound: sumExcess).
+//
+// The row is scaled before anything else, so that no value exceeds the
+// unit ball: with ⟨a, x⟩ formed first, a finite row of norm beyond
+// MaxFloat64 overflowed to ±Inf (a NaN sum, and the sampler's panic after
+// the charge), and the weight s·⟨s·a, x⟩ could underflow into the
+// subnormals, where its absolute rounding error times ‖a‖ ≈ 1e308
+// exceeded the threshold θ̂ the filter guarantees (a term of norm ~1e-15
+// kept at θ̂ = 2^-53). Now the reference term is c·sa with ‖c·sa‖ =
+// |c|·‖sa‖ = score (to the relative rounding roundingSlack absorbs), and
+// fl(c·sa_k) is its one rounding in apmRoundings; an underflow there costs
+// at most 2^-1075 absolutely, far below the slack at any θ̂ ≥ 2^-64.
 func (r *rows) apmPass(x []float64) *apmAcc {
 	d := r.d
 	return rowpass.Pairwise(r.n, r.pass,
 		func() *apmAcc { return &apmAcc{sums: make([]float64, (gridTop+1)*d)} },
 		func(acc *apmAcc, lo, hi int) {
+			sa := make([]float64, d)
 			for i := lo; i < hi; i++ {
 				s := r.scale[i]
 				if s == 0 {
 					acc.hist[0]++
 					continue
 				}
-				a := r.row(i)
-				dot := s * floats.Dot(a, x) // ⟨s·a, x⟩
+				floats.ScaleTo(sa, s, r.row(i))
+				dot := floats.Dot(sa, x) // ⟨s·a, x⟩, |dot| ≤ ‖sa‖ ≤ 1
 				score := r.norm[i] * math.Abs(dot)
 				b := bucket(score)
 				acc.hist[b]++
 				acc.used[b] = true
 				acc.maxScore = math.Max(acc.maxScore, score)
-				floats.AddScaled(acc.sums[b*d:(b+1)*d], s*dot, a)
+				floats.AddScaled(acc.sums[b*d:(b+1)*d], dot, sa)
 			}
 		},
 		func(into, from *apmAcc) {

@@ -183,50 +183,69 @@ func TestGaussCalibration(t *testing.T) {
 	}
 }
 
+// TestValidation: every refusal is the specific message meant for it (a
+// refusal for another reason would also be an error, so checking err != nil
+// alone proves nothing), and Run refuses with the plan's message before it
+// touches data.
 func TestValidation(t *testing.T) {
 	ok := Options{Eps: 1, Delta: 1e-6, Iters: 5}
 	mod := func(f func(*Options)) Options { o := ok; f(&o); return o }
+	const deltaAdvice = "delta must satisfy 0 < delta < 1 (e.g. 1e-6; choose δ without looking at the data)"
 	tests := []struct {
 		name, method string
 		opt          Options
 		d            int
 		want         string
+		prefix       bool // want is a prefix (the rest holds a computed value)
 	}{
-		{"zero eps", MethodNPM, mod(func(o *Options) { o.Eps = 0 }), 5, "eps"},
-		{"nan eps", MethodGauss, mod(func(o *Options) { o.Eps = math.NaN() }), 5, "eps"},
-		{"inf eps", MethodAdaptive, mod(func(o *Options) { o.Eps = math.Inf(1) }), 5, "eps"},
-		{"delta 0", MethodNPM, mod(func(o *Options) { o.Delta = 0 }), 5, "delta"},
-		{"delta 1", MethodNPM, mod(func(o *Options) { o.Delta = 1 }), 5, "delta"},
-		{"k > d", MethodNPM, mod(func(o *Options) { o.K = 6 }), 5, "k=6"},
-		{"k < 0", MethodGauss, mod(func(o *Options) { o.K = -1 }), 5, "k=-1"},
-		{"no columns", MethodNPM, ok, 0, "d=0"},
-		{"oversample > d", MethodNPM, mod(func(o *Options) { o.K = 3; o.Oversample = 3 }), 5, "oversample"},
-		{"negative oversample", MethodNPM, mod(func(o *Options) { o.Oversample = -1 }), 5, "oversample"},
-		{"negative iters", MethodNPM, mod(func(o *Options) { o.Iters = -2 }), 5, "iters"},
-		{"huge iters", MethodNPM, mod(func(o *Options) { o.Iters = maxIters + 1 }), 5, "iters"},
-		{"negative clip", MethodNPM, mod(func(o *Options) { o.Clip = -1 }), 5, "clip"},
-		{"inf clip", MethodAdaptive, mod(func(o *Options) { o.Clip = math.Inf(1) }), 5, "clip"},
-		{"bad gap", MethodNPM, mod(func(o *Options) { o.Gap = 2 }), 5, "gap"},
-		{"bad beta", MethodAdaptive, mod(func(o *Options) { o.Beta = 1 }), 5, "beta"},
-		{"negative workers", MethodNPM, mod(func(o *Options) { o.Workers = -1 }), 5, "workers"},
-		{"bad neighbour", MethodNPM, mod(func(o *Options) { o.Neighbour = 7 }), 5, "neighbour"},
-		{"bad calibration", MethodNPM, mod(func(o *Options) { o.Calibration = 9 }), 5, "calibration"},
-		{"adaptive k=2", MethodAdaptive, mod(func(o *Options) { o.K = 2 }), 5, "k=2"},
-		{"adaptive no T", MethodAdaptive, mod(func(o *Options) { o.Iters = 0 }), 5, "set iters or give a public row count"},
-		{"adaptive oversample", MethodAdaptive, mod(func(o *Options) { o.Oversample = 1 }), 5, "oversample"},
-		{"gauss iters", MethodGauss, mod(func(o *Options) { o.Iters = 3 }), 5, "iters"},
-		{"gauss paper eps ≥ 1", MethodGauss, mod(func(o *Options) { o.Calibration = CalibPaper; o.Iters = 0 }), 5, "eps < 1"},
-		{"npm paper eps too big", MethodNPM, mod(func(o *Options) { o.Calibration = CalibPaper; o.Eps = 40 }), 5, "2.34"},
-		{"budget too small", MethodAdaptive, mod(func(o *Options) { o.Eps = 1e-12; o.Delta = 1e-100; o.Iters = 1000 }), 5, "too small"},
-		{"unknown method", "svd", ok, 5, "unknown method"},
+		{"zero eps", MethodNPM, mod(func(o *Options) { o.Eps = 0 }), 5, "pca npm: eps=0: the privacy parameter eps must be a finite number > 0", false},
+		{"nan eps", MethodGauss, mod(func(o *Options) { o.Eps = math.NaN(); o.Iters = 0 }), 5, "pca gauss: eps=NaN: the privacy parameter eps must be a finite number > 0", false},
+		{"inf eps", MethodAdaptive, mod(func(o *Options) { o.Eps = math.Inf(1) }), 5, "pca adaptive: eps=+Inf: the privacy parameter eps must be a finite number > 0", false},
+		{"eps below the bound", MethodAdaptive, mod(func(o *Options) { o.Eps = 1e-12 }), 5, "pca adaptive: eps=1e-12: use 1e-06 ≤ eps ≤ 1e+06", false},
+		{"eps above the bound", MethodNPM, mod(func(o *Options) { o.Eps = 2e6 }), 5, "pca npm: eps=2e+06: use 1e-06 ≤ eps ≤ 1e+06", false},
+		{"delta 0", MethodNPM, mod(func(o *Options) { o.Delta = 0 }), 5, "pca npm: delta=0: " + deltaAdvice, false},
+		{"delta 1", MethodNPM, mod(func(o *Options) { o.Delta = 1 }), 5, "pca npm: delta=1: " + deltaAdvice, false},
+		{"delta below the bound", MethodNPM, mod(func(o *Options) { o.Delta = 1e-101 }), 5, "pca npm: delta=1e-101: use 1e-100 ≤ delta < 1", false},
+		{"k > d", MethodNPM, mod(func(o *Options) { o.K = 6 }), 5, "pca npm: k=6 components requested but d=5 columns: use 1 ≤ k ≤ d", false},
+		{"k < 0", MethodGauss, mod(func(o *Options) { o.K = -1; o.Iters = 0 }), 5, "pca gauss: k=-1 components requested but d=5 columns: use 1 ≤ k ≤ d", false},
+		{"no columns", MethodNPM, ok, 0, "pca npm: the data need at least one column, got d=0", false},
+		{"oversample > d", MethodNPM, mod(func(o *Options) { o.K = 3; o.Oversample = 3 }), 5, "pca npm: oversample=3: use 0 ≤ oversample ≤ d − k = 2", false},
+		{"negative oversample", MethodNPM, mod(func(o *Options) { o.Oversample = -1 }), 5, "pca npm: oversample=-1: use 0 ≤ oversample ≤ d − k = 4", false},
+		{"huge oversample", MethodNPM, mod(func(o *Options) { o.Oversample = math.MaxInt }), 5, fmt.Sprintf("pca npm: oversample=%d: use 0 ≤ oversample ≤ d − k = 4", math.MaxInt), false},
+		{"negative iters", MethodNPM, mod(func(o *Options) { o.Iters = -2 }), 5, "pca npm: iters=-2: use 0 for the default or 1..10000", false},
+		{"huge iters", MethodNPM, mod(func(o *Options) { o.Iters = MaxIters + 1 }), 5, "pca npm: iters=10001: use 0 for the default or 1..10000", false},
+		{"huge default iters", MethodNPM, mod(func(o *Options) { o.Iters = 0; o.Gap = math.SmallestNonzeroFloat64 }), 5, "pca npm: gap=5e-324 gives +Inf default iterations, more than 10000: set iters or a larger gap", false},
+		{"negative clip", MethodNPM, mod(func(o *Options) { o.Clip = -1 }), 5, "pca npm: clip=-1: the row-norm bound must be a number in [1e-100, 1e+100]", false},
+		{"inf clip", MethodAdaptive, mod(func(o *Options) { o.Clip = math.Inf(1) }), 5, "pca adaptive: clip=+Inf: the row-norm bound must be a number in [1e-100, 1e+100]", false},
+		{"tiny clip", MethodNPM, mod(func(o *Options) { o.Clip = 1.39e-271 }), 5, "pca npm: clip=1.39e-271: the row-norm bound must be a number in [1e-100, 1e+100]", false},
+		{"bad gap", MethodNPM, mod(func(o *Options) { o.Gap = 2 }), 5, "pca npm: gap=2: the assumed relative eigengap must be in (0, 1] (0 for the default)", false},
+		{"bad beta", MethodAdaptive, mod(func(o *Options) { o.Beta = 1 }), 5, "pca adaptive: beta=1: the failure probability must be in (0, 1)", false},
+		{"huge public n", MethodAdaptive, mod(func(o *Options) { o.PublicN = MaxRows + 1 }), 5, "pca adaptive: public row count 1073741825 must be in 0..2^30", false},
+		{"negative workers", MethodNPM, mod(func(o *Options) { o.Workers = -1 }), 5, "pca npm: workers=-1 must be ≥ 0 (0 uses every core)", false},
+		{"bad neighbour", MethodNPM, mod(func(o *Options) { o.Neighbour = 7 }), 5, "pca npm: invalid neighbour relation 7: use accounting.ReplaceOne or accounting.AddRemove", false},
+		{"bad calibration", MethodNPM, mod(func(o *Options) { o.Calibration = 9 }), 5, "pca npm: invalid calibration 9: use CalibZCDP or CalibPaper", false},
+		{"adaptive k=2", MethodAdaptive, mod(func(o *Options) { o.K = 2 }), 5, "pca adaptive: the adaptive power method finds one component; got k=2 (use method npm for k > 1)", false},
+		{"adaptive no T", MethodAdaptive, mod(func(o *Options) { o.Iters = 0 }), 5, "pca adaptive: set iters or give a public row count (the default T = ⌈ln(n/(β·δ·ε))/κ₀⌉ needs n)", false},
+		{"adaptive oversample", MethodAdaptive, mod(func(o *Options) { o.Oversample = 1 }), 5, "pca adaptive: oversample applies to npm only; leave it 0", false},
+		{"gauss iters", MethodGauss, mod(func(o *Options) { o.Iters = 3 }), 5, "pca gauss: Analyze Gauss is a single release; leave iters 0", false},
+		{"gauss too wide", MethodGauss, mod(func(o *Options) { o.Iters = 0 }), MaxGaussDim + 1, "pca gauss: d=4097 columns: Analyze Gauss forms d×d matrices and accepts d ≤ 4096; use method npm", false},
+		{"npm iterate too large", MethodNPM, mod(func(o *Options) { o.K = 1 << 13 }), 1 << 14, "pca npm: the d×p = 16384×8192 iterate exceeds 67108864 entries: lower k or oversample", false},
+		{"gauss paper eps ≥ 1", MethodGauss, mod(func(o *Options) { o.Calibration = CalibPaper; o.Iters = 0 }), 5, "pca gauss: paper calibration uses the classical Gaussian mechanism, proven only for eps < 1: use calibration zcdp", false},
+		// 4(2 − √2)·ln(1e6) = 32.37.
+		{"npm paper eps too big", MethodNPM, mod(func(o *Options) { o.Calibration = CalibPaper; o.Eps = 40 }), 5, "pca npm: paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = 32.4: use calibration zcdp", false},
+		// ρ* ≈ 1.2e-15 at (1e-6, 1e-100): multiplier √(10⁴/(2ρ*)) ≈ 2e9
+		// times √(2000·10) ≈ 141 exceeds 2^37 ≈ 1.4e11.
+		{"budget too small", MethodNPM, mod(func(o *Options) { o.Eps = 1e-6; o.Delta = 1e-100; o.Iters = MaxIters; o.K = 10 }), 2000, "pca npm: the privacy budget per iteration is too small to represent the noise (noise multiplier 2.05e+09): raise eps or lower iters", false},
+		{"unknown method", "svd", ok, 5, `pca: unknown method "svd": use one of npm, adaptive, gauss`, false},
 	}
 	for _, tt := range tests {
 		_, err := PlanMethod(tt.method, tt.opt, tt.d)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: error %v, want one mentioning %q", tt.name, err, tt.want)
+		if err == nil || (tt.prefix && !strings.HasPrefix(err.Error(), tt.want)) || (!tt.prefix && err.Error() != tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+			continue
 		}
 		// The run functions validate the same way, before touching data.
-		if tt.d > 0 {
+		if tt.d > 0 && tt.d <= 5 {
 			_, rerr := Run(context.Background(), tt.method, mat.NewDense(2, tt.d, nil), tt.opt)
 			if rerr == nil || rerr.Error() != err.Error() {
 				t.Errorf("%s: Run error %v, want the plan's %v", tt.name, rerr, err)
@@ -234,15 +253,18 @@ func TestValidation(t *testing.T) {
 		}
 	}
 	// Data checks.
-	if _, err := NoisyPower(context.Background(), nil, ok); err == nil {
-		t.Error("nil data accepted")
+	if _, err := NoisyPower(context.Background(), nil, ok); err == nil || err.Error() != "pca npm: the data need at least one column, got d=0" {
+		t.Errorf("nil data: %v", err)
 	}
 	pl, _ := PlanNoisyPower(ok, 5)
-	if _, err := pl.Run(context.Background(), mat.NewDense(3, 4, nil)); err == nil || !strings.Contains(err.Error(), "4 columns") {
+	if _, err := pl.Run(context.Background(), mat.NewDense(3, 4, nil)); err == nil || err.Error() != "pca npm: the data have 4 columns but the plan was made for d=5" {
 		t.Errorf("column mismatch: %v", err)
 	}
-	if _, err := (&Plan{}).Run(context.Background(), mat.NewDense(3, 4, nil)); err == nil {
-		t.Error("empty plan accepted")
+	if _, err := pl.Run(context.Background(), nil); err == nil || err.Error() != "pca npm: no data matrix" {
+		t.Errorf("nil data for a plan: %v", err)
+	}
+	if _, err := (&Plan{}).Run(context.Background(), mat.NewDense(3, 4, nil)); err == nil || err.Error() != "pca: Run needs a plan from PlanNoisyPower, PlanAdaptive, PlanAnalyzeGauss or PlanMethod" {
+		t.Errorf("empty plan: %v", err)
 	}
 }
 

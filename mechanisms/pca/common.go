@@ -121,6 +121,15 @@ type trace struct {
 	// itself DP; privacy audits use it as the strongest statistic.
 	first []float64
 	start []float64 // the public random start X_0 (column-major)
+	// laplace records every Laplace draw of the run, in order: the scale
+	// the sampler was asked for (after the test-only noise scale) and the
+	// value drawn (the adaptive method's sparse-vector noise).
+	laplace []laplaceDraw
+}
+
+// laplaceDraw is one Laplace draw seen by a trace.
+type laplaceDraw struct {
+	scale, value float64
 }
 
 // Plan is the data-free part of a run: validated parameters, the noise
@@ -162,6 +171,11 @@ type Plan struct {
 
 	opt    Options // validated, defaults filled in
 	sealed *Plan   // the plan as made; Run refuses a plan whose fields changed since
+
+	// adaptive only: the Laplace scales of the sparse-vector step and the
+	// Gaussian std at every grid threshold θ̂_k, all checked when planning.
+	svtThresholdScale, svtQueryScale float64
+	gridStds                         [gridTop + 1]float64
 }
 
 // seal records the plan as made, so that Run can refuse one whose exported
@@ -231,9 +245,71 @@ func Run(ctx context.Context, method string, data *mat.Dense, opt Options) (*Res
 	return nil, fmt.Errorf("pca: unknown method %q: use one of %s", method, strings.Join(Methods, ", "))
 }
 
-// maxIters bounds iteration counts; far beyond any useful run, it stops a
-// typo from starting a computation that never ends.
-const maxIters = 100000
+// Bounds of the analyst's parameters, checked by every plan before
+// anything is charged (project issue 10). Inside them no data set of 1 to
+// MaxRows rows, whatever its finite or non-finite values, can make a run
+// fail, panic or release a NaN or an infinity; outside them the plan fails
+// with a fixed message naming the parameter and the bound.
+//
+//   - Iters ∈ [0, MaxIters] (0: the method's default, which must also fall
+//     in 1..MaxIters). Every iteration is a pass over all rows, so the
+//     bound caps the running time per row; the noise multiplier grows like
+//     √iters, so far fewer are ever useful (the defaults are ⌈20·ln d⌉ for
+//     npm and about 40 for adaptive).
+//   - Eps ∈ [MinEps, MaxEps] = [1e-6, 1e6] (accounting refuses ε > 1e6)
+//     and Delta ∈ [MinDelta, 1) = [1e-100, 1): inside them ρ* and μ* are
+//     finite and > 0 (ρ* ≥ 3.6e-16), so every multiplier is finite; the
+//     lattice check (multiplier·√m ≤ 2^37) then refuses the budgets too
+//     small for the shape, from d, k and iters alone.
+//   - Clip ∈ [MinClip, MaxClip] = [1e-100, 1e100] (0: 1): every finite row
+//     scales to norm ≤ 1 without overflow (1/Clip ≤ 1e100), and the
+//     eigenvalue estimates, λ̂·Clip² with λ̂ ≤ MaxRows plus noise (far below
+//     1e100), stay finite.
+//   - K ∈ [1, d], K + Oversample ≤ d, and the iterate d×p (npm) holds at
+//     most MaxIterateEntries = 2^26 entries; gauss forms d×d matrices and
+//     needs d ≤ MaxGaussDim = 4096 (128 MiB each): larger shapes would run
+//     out of memory after the charge.
+//   - PublicN ∈ [0, MaxRows]; Gap ∈ [0, 1]; Beta ∈ (0, 1); Workers ≥ 0.
+const (
+	MaxIters          = 10000
+	MinEps            = 1e-6
+	MaxEps            = 1e6
+	MinDelta          = 1e-100
+	MinClip           = 1e-100
+	MaxClip           = 1e100
+	MaxGaussDim       = 4096
+	MaxIterateEntries = 1 << 26
+)
+
+// maxIters is MaxIters (the name the plans use).
+const maxIters = MaxIters
+
+// checkTarget checks the privacy target: planning.Target (eps finite > 0,
+// 0 < delta < 1) and the bounds above. The error carries no method prefix.
+func checkTarget(eps, delta float64) error {
+	if err := planning.Target(eps, delta); err != nil {
+		return err
+	}
+	if !(eps >= MinEps && eps <= MaxEps) {
+		return fmt.Errorf("eps=%v: use %g ≤ eps ≤ %g", eps, float64(MinEps), float64(MaxEps))
+	}
+	if !(delta >= MinDelta) {
+		return fmt.Errorf("delta=%v: use %g ≤ delta < 1", delta, float64(MinDelta))
+	}
+	return nil
+}
+
+// planStd returns the Gaussian std for an ℓ2 sensitivity sens over m
+// coordinates with multiplier mult, or an error with a fixed text instead
+// of the sampler's panic: plans call it, never noise.GaussianScale, so that
+// nothing panics before (or after) the charge.
+func planStd(method string, sens, mult float64, m int) (float64, error) {
+	std, err := noise.GaussianScaleChecked(sens, mult, m)
+	if err != nil {
+		return 0, fmt.Errorf("pca %s: the noise cannot be represented: %w", method, err)
+	}
+	return std, nil
+}
 
 // validateCommon checks the options every method shares and fills in
 // defaults. It returns a copy.
@@ -245,7 +321,7 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	if opt.K, err = planning.Components(opt.K, d); err != nil {
 		return fail("%v", err)
 	}
-	if err := planning.Target(opt.Eps, opt.Delta); err != nil {
+	if err := checkTarget(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
 	}
 	if opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper {
@@ -257,17 +333,17 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	if opt.Iters < 0 || opt.Iters > maxIters {
 		return fail("iters=%d: use 0 for the default or 1..%d", opt.Iters, maxIters)
 	}
-	if opt.Oversample < 0 {
-		return fail("oversample=%d must be ≥ 0", opt.Oversample)
+	if opt.Oversample < 0 || opt.Oversample > d-opt.K {
+		return fail("oversample=%d: use 0 ≤ oversample ≤ d − k = %d", opt.Oversample, d-opt.K)
 	}
 	if opt.Clip == 0 {
 		opt.Clip = 1
 	}
-	if !(opt.Clip > 0) || math.IsInf(opt.Clip, 0) {
-		return fail("clip=%v: the row-norm bound must be a finite number > 0", opt.Clip)
+	if !(opt.Clip >= MinClip && opt.Clip <= MaxClip) {
+		return fail("clip=%v: the row-norm bound must be a number in [%g, %g]", opt.Clip, float64(MinClip), float64(MaxClip))
 	}
-	if opt.PublicN < 0 {
-		return fail("public row count %d must be ≥ 0", opt.PublicN)
+	if opt.PublicN < 0 || opt.PublicN > MaxRows {
+		return fail("public row count %d must be in 0..2^30", opt.PublicN)
 	}
 	if opt.Gap < 0 || opt.Gap > 1 || math.IsNaN(opt.Gap) {
 		return fail("gap=%v: the assumed relative eigengap must be in (0, 1] (0 for the default)", opt.Gap)
@@ -308,10 +384,11 @@ func event(method string, e accounting.Event) accounting.Event {
 	return e
 }
 
-// source wraps the sampler with the test-only noise scale.
+// source wraps the sampler with the test-only noise scale and trace.
 type source struct {
 	s     *noise.Sampler
 	scale float64
+	tr    *trace
 }
 
 func newSource(opt Options) source {
@@ -319,11 +396,11 @@ func newSource(opt Options) source {
 	if s == nil {
 		s = noise.New()
 	}
-	scale := 1.0
+	src := source{s: s, scale: 1}
 	if opt.knob != nil {
-		scale = opt.knob.noiseScale
+		src.scale, src.tr = opt.knob.noiseScale, opt.knob.trace
 	}
-	return source{s: s, scale: scale}
+	return src
 }
 
 func (s source) gaussianMatrix(m *mat.Dense, sigma float64) {
@@ -345,10 +422,14 @@ func (s source) gaussianVec(x []float64, sigma float64) {
 }
 
 func (s source) laplace(b float64) float64 {
+	z := 0.0
 	if b*s.scale > 0 {
-		return s.s.Laplace(b * s.scale)
+		z = s.s.Laplace(b * s.scale)
 	}
-	return 0
+	if s.tr != nil {
+		s.tr.laplace = append(s.tr.laplace, laplaceDraw{scale: b * s.scale, value: z})
+	}
+	return z
 }
 
 // stdNormal is public randomness (starting points); never scaled.
@@ -390,7 +471,7 @@ const (
 	sumRoundings = linalg.SumRoundings
 	// gaussRoundings: s·a_j and s·a_k, their product, then sumRoundings.
 	gaussRoundings = linalg.GramRoundings
-	// apmRoundings: the product c·a_k in the row update, sumRoundings, and
+	// apmRoundings: the product c·sa_k in the row update, sumRoundings, and
 	// the pairwise sum over at most gridTop+1 buckets.
 	apmRoundings = 1 + sumRoundings + bucketDepth
 )
@@ -410,10 +491,10 @@ func npmRoundings(d int) int { return linalg.CovTimesRoundings(d) }
 //
 // Majorants (rows scaled to ‖s·a‖ ≤ 1): gauss, t = (s·a)(s·a)ᵀ on the
 // upper triangle, M = |s·a||s·a|ᵀ, r = 1; npm, t = s²·a(aᵀX),
-// M = s²|a|(|a|ᵀ|X|) with ‖M‖_F ≤ ‖X‖_F = √p; adaptive, t = c·a with
-// c = fl(s·⟨s·a, x⟩) the computed weight (the term that the filter bounds:
-// ‖c·a‖ ≤ θ for a row kept at threshold θ), M = |t|, r = θ (so per unit
-// of θ, r = 1).
+// M = s²|a|(|a|ᵀ|X|) with ‖M‖_F ≤ ‖X‖_F = √p; adaptive, t = c·sa with
+// sa = fl(s·a) and c = ⟨sa, x⟩ the computed weight (the term that the
+// filter bounds: ‖c·sa‖ ≤ θ for a row kept at threshold θ), M = |t|, r = θ
+// (so per unit of θ, r = 1).
 func sumExcess(h int, r float64) float64 { return linalg.Excess(h, r) }
 
 // errNoConvergence is returned when a dense factorization fails, which
@@ -430,11 +511,11 @@ func fmtG(v float64) string { return fmt.Sprintf("%.3g", v) }
 // per release or run fewer iterations. svtEps 0 means no Laplace step.
 func checkScales(method string, multiplier float64, m int, svtEps float64) error {
 	const limit = 0x1p37 // keep a factor 2 from the samplers' hard limit
-	if multiplier*math.Sqrt(float64(m)) > limit || (svtEps > 0 && 4/svtEps > limit) {
-		return fmt.Errorf("pca %s: the privacy budget per iteration is too small to represent the noise (noise multiplier %.3g): raise eps or lower iters", method, multiplier)
-	}
-	if math.IsNaN(multiplier) || multiplier <= 0 {
+	if math.IsNaN(multiplier) || multiplier <= 0 || math.IsInf(multiplier, 0) {
 		return fmt.Errorf("pca %s: invalid noise multiplier %v for eps and delta", method, multiplier)
+	}
+	if multiplier*math.Sqrt(float64(m)) > limit || (svtEps > 0 && 4/svtEps > limit) || math.IsNaN(svtEps) {
+		return fmt.Errorf("pca %s: the privacy budget per iteration is too small to represent the noise (noise multiplier %.3g): raise eps or lower iters", method, multiplier)
 	}
 	return nil
 }

@@ -33,6 +33,13 @@
 // dropped: such counts are not differentially private. The estimand is the
 // PCA of the clipped data.
 //
+// Failures: every analyst parameter has documented bounds (MaxIters,
+// MinEps, MaxEps, MinDelta, MinClip, MaxClip, MaxGaussDim,
+// MaxIterateEntries), checked by the plan before anything is charged, and
+// every noise scale is calibrated there with the error-returning
+// noise.GaussianScaleChecked; inside the bounds a run on any data of 1 to
+// MaxRows rows returns a release (project issue 10).
+//
 // Privacy: every method has a data-free planning step (PlanNoisyPower,
 // PlanAdaptive, PlanAnalyzeGauss, or PlanMethod by name) that validates the options
 // and returns the exact accounting.Event the run will cost, so a caller can
@@ -50,9 +57,11 @@
 // by Δ + ~2n²·2^-53) is bounded and charged. Every sum that is released
 // with noise (the Gram matrix, C·X, the adaptive filtered product) is
 // accumulated in fixed blocks of 256 rows combined by pairwise summation
-// (rowpass.Pairwise, through the row kernels of mechanisms/internal/linalg
-// that mechanisms/federated shares), so each term passes through at most h
-// roundings, h public: h = d + 280 for npm, 280 for gauss, 285 for
+// (rowpass.Pairwise: the Gram matrix through the row kernels of
+// mechanisms/internal/linalg, C·X and the filtered product in this
+// package, which scale each row to the unit ball before any product so
+// that no finite row can overflow them), so each term passes through at
+// most h roundings, h public: h = d + 280 for npm, 280 for gauss, 285 for
 // adaptive. Each entry is then within γ_h = h·2^-53/(1 − h·2^-53) of Σ of
 // the per-row term majorants, whose ℓ2 norms are at most r (√p for npm, 1 for gauss, θ for
 // adaptive); by the triangle inequality the computed releases of two

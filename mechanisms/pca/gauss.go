@@ -15,7 +15,6 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
-	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
 // gaussSensitivity is the ℓ2 sensitivity of the upper triangle (with
@@ -50,6 +49,9 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 	if opt.Iters > 1 {
 		return nil, fmt.Errorf("pca gauss: Analyze Gauss is a single release; leave iters 0")
 	}
+	if d > MaxGaussDim {
+		return nil, fmt.Errorf("pca gauss: d=%d columns: Analyze Gauss forms d×d matrices and accepts d ≤ %d; use method npm", d, MaxGaussDim)
+	}
 	pl := &Plan{
 		Method: MethodGauss, D: d, K: opt.K, P: opt.K, Iters: 1,
 		Calibration: opt.Calibration, Neighbour: opt.Neighbour,
@@ -73,7 +75,9 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 		return nil, err
 	}
 	pl.RoundingExcess = sumExcess(gaussRoundings, 1)
-	pl.NoiseStd = noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m)
+	if pl.NoiseStd, err = planStd(MethodGauss, (pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m); err != nil {
+		return nil, err
+	}
 	if opt.Calibration == CalibZCDP {
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s, std %s per entry of the %d×%d covariance (%s)",
 			opt.Eps, opt.Delta, fmtG(pl.Rho), fmtG(pl.NoiseMultiplier), fmtG(pl.NoiseStd), d, d, opt.Neighbour)

@@ -13,7 +13,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
-	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
 // defaultNPMGap is γ₀ in the default L = ⌈2·ln d/γ₀⌉ (spec §6).
@@ -53,9 +52,9 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := opt.K + opt.Oversample
-	if p > d {
-		return nil, fmt.Errorf("pca npm: k + oversample = %d exceeds d=%d columns: lower oversample", p, d)
+	p := opt.K + opt.Oversample // ≤ d (validateCommon)
+	if d*p > MaxIterateEntries {
+		return nil, fmt.Errorf("pca npm: the d×p = %d×%d iterate exceeds %d entries: lower k or oversample", d, p, MaxIterateEntries)
 	}
 	L, err := powerIters(opt.Iters, opt.Gap, d)
 	if err != nil {
@@ -78,12 +77,16 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 	}
 	switch opt.Calibration {
 	case CalibZCDP:
-		pl.NoiseStd = noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m)
+		if pl.NoiseStd, err = planStd(MethodNPM, (pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m); err != nil {
+			return nil, err
+		}
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s per iteration (L=%d, p=%d, sensitivity %s, %s)",
 			opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), L, p, fmtG(pl.Sensitivity), opt.Neighbour)
 	case CalibPaper:
 		// The paper scales to Δ_F = √p, which bounds npmSensitivity.
-		pl.NoiseStd = noise.GaussianScale((math.Sqrt(float64(p))+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m)
+		if pl.NoiseStd, err = planStd(MethodNPM, (math.Sqrt(float64(p))+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m); err != nil {
+			return nil, err
+		}
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v as in Hardt–Price Fig. 3: σ=ε⁻¹√(4pL·ln(1/δ))=%s per entry (L=%d, p=%d)",
 			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), L, p)
 	}
@@ -112,11 +115,13 @@ func powerIters(iters int, gap float64, d int) (int, error) {
 	if g == 0 {
 		g = defaultNPMGap
 	}
-	L := max(1, int(math.Ceil(2*math.Log(float64(d))/g)))
-	if L > maxIters {
-		return 0, fmt.Errorf("gap=%v gives %d default iterations: set iters or a larger gap", gap, L)
+	// Compare as a float: a tiny gap gives +Inf, whose conversion to int
+	// is undefined.
+	v := math.Ceil(2 * math.Log(float64(d)) / g)
+	if !(v <= maxIters) {
+		return 0, fmt.Errorf("gap=%v gives %.3g default iterations, more than %d: set iters or a larger gap", gap, v, maxIters)
 	}
-	return L, nil
+	return max(1, int(v)), nil
 }
 
 // splitCalibration calibrates releases Gaussian releases of one noise

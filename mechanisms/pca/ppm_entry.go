@@ -16,7 +16,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
-	"github.com/privnotes/privnotes/mechanisms/internal/planning"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -174,7 +173,7 @@ func planEntry(method string, opt EntryOptions, d int) (*EntryPlan, error) {
 	if p > d {
 		return fail("p=%d columns exceed d=%d: lower k (lra needs 2k ≤ d) or oversample", p, d)
 	}
-	if err := planning.Target(opt.Eps, opt.Delta); err != nil {
+	if err := checkTarget(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
 	}
 	if opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper {
@@ -227,6 +226,14 @@ func planEntry(method string, opt EntryOptions, d int) (*EntryPlan, error) {
 	// Bound makes the rounding charge, and with it the noise, unbounded.
 	if top := (pl.Sensitivity + pl.RoundingExcess) * roundingSlack * pl.NoiseMultiplier; !(top < 0x1p800) {
 		return fail("bound=%v makes the floating-point rounding charge too large to represent the noise: use a smaller public bound on the entries", opt.Bound)
+	}
+	// The std of a release scales with ‖X_{ℓ−1}‖_∞ ∈ [1/√d, 1]: both ends
+	// must be valid sampler scales, so that no iterate can make the
+	// calibration panic after the charge.
+	for _, inf := range []float64{1 / math.Sqrt(float64(d)), 1} {
+		if _, err := planStd(method, (pl.Sensitivity+pl.RoundingExcess)*inf*roundingSlack, pl.NoiseMultiplier, m); err != nil {
+			return nil, err
+		}
 	}
 	pl.opt = opt
 	c := *pl

@@ -1,0 +1,631 @@
+package runtime
+
+// The neighbouring-datasets harness (docs/threat-model.md, "Outcome
+// classes"): every private DSL function, over a grid of public parameters
+// with extremes, runs on datasets that share their public facts but differ
+// in private ones (n vs n+1 rows or users, one row or user replaced by an
+// extreme one, a single unit). What the analyst sees must be the same on
+// all of them except for the noisy values: success or the error's name and
+// text, the receipt's fields, the shape of the result and the ledger
+// record. A call that was charged must return a release. A call on a
+// registered dataset is calibrated under the relation the owner
+// registered. No call may take longer than a hang bound.
+//
+// `go test ./dsl/runtime -run TestNeighbouringDatasets` runs the default
+// grid (part of `make test`); `make audit` adds -audit.wide, which crosses
+// more values.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/privnotes/privnotes/dsl/dataset"
+	"github.com/privnotes/privnotes/dsl/engine"
+	"github.com/privnotes/privnotes/dsl/interp"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+var (
+	auditWide = flag.Bool("audit.wide", false, "neighbouring-datasets harness: cross more parameter values (make audit)")
+	auditRun  = flag.String("audit.run", "", "neighbouring-datasets harness: only the calls whose text matches this regular expression")
+)
+
+// hangBound is how long one call may take before the harness calls it a
+// hang: the grid's calls take milliseconds on the harness's tiny data, and
+// the failures it looks for (an accountant loop) never return.
+const hangBound = 30 * time.Second
+
+// world is one state directory holding the datasets "rows" (unit row) and
+// "users" (unit user, with a label) of one variant. Worlds with the same
+// public key must give the same outcomes.
+type world struct {
+	name      string // the private variant, for failure messages
+	publicKey string // the public facts of its datasets
+	rt        *Runtime
+	dir       string
+}
+
+// variant is how a world's data differ from the others'.
+type variant struct {
+	name    string
+	units   int  // rows (unit row) or users (unit user)
+	extreme bool // one unit replaced by an extreme one
+}
+
+func harnessVariants() []variant {
+	return []variant{
+		{"1 unit", 1, false},
+		{"10 units", 10, false},
+		{"11 units", 11, false},
+		{"10 units, one extreme", 10, true},
+	}
+}
+
+// harnessTable builds the rows of a variant: units rows (or users of 3
+// rows each) of 3 features in a band a clip of 1 keeps; the extreme unit's
+// values are as large as a float64 holds.
+func harnessTable(v variant, users bool) *dataset.Table {
+	t := &dataset.Table{Columns: []string{"x1", "x2", "x3"}}
+	rowsPer := 1
+	if users {
+		rowsPer = 3
+		t.UserColumn, t.NumUsers, t.Label = "uid", v.units, "y"
+	}
+	for u := 0; u < v.units; u++ {
+		for r := 0; r < rowsPer; r++ {
+			x := []float64{0.3 * math.Sin(float64(u+r)), 0.2 * math.Cos(float64(3*u+r)), 0.1 * float64((u+r)%3)}
+			y := 0.5 * math.Sin(float64(u))
+			if v.extreme && u == 0 {
+				x = []float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}
+				y = -math.MaxFloat64
+			}
+			t.X = append(t.X, x...)
+			t.Rows++
+			if users {
+				t.Users = append(t.Users, int32(u))
+				t.Y = append(t.Y, y)
+			}
+		}
+	}
+	return t
+}
+
+// harnessConfig is the public configuration a group of worlds shares.
+type harnessConfig struct {
+	neighbour accounting.Neighbour
+	// publicN registers the datasets with their unit count declared
+	// public: worlds of different sizes then differ in a public fact, and
+	// only worlds of the same size are compared.
+	publicN bool
+}
+
+func (c harnessConfig) String() string {
+	if c.publicN {
+		return c.neighbour.String() + ", public n"
+	}
+	return c.neighbour.String()
+}
+
+func newWorld(t *testing.T, c harnessConfig, v variant) *world {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := accounting.Budget{Eps: 1e4, Delta: 0.5}
+	for _, users := range []bool{false, true} {
+		name := "rows"
+		if users {
+			name = "users"
+		}
+		reg := ledger.Registration{Name: name, Table: harnessTable(v, users), Budget: budget, Accountant: accounting.ModeZCDP,
+			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", PublicN: c.publicN}
+		if _, err := st.Register(context.Background(), reg); err != nil {
+			t.Fatalf("register %s (%s, %s): %v", name, c, v.name, err)
+		}
+	}
+	st.Close()
+	rt, err := New(Config{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	key := c.String()
+	if c.publicN {
+		key += fmt.Sprintf(", n=%d", v.units)
+	}
+	return &world{name: v.name, publicKey: key, rt: rt, dir: dir}
+}
+
+// harnessCall is one cell's private call: a function, a dataset and
+// keywords.
+type harnessCall struct {
+	fn      string
+	dataset string
+	kws     []KW
+}
+
+func (c harnessCall) String() string {
+	parts := []string{fmt.Sprintf("dataset(%q)", c.dataset)}
+	for _, k := range c.kws {
+		parts = append(parts, fmt.Sprintf("%s=%#v", k.name, k.value))
+	}
+	return c.fn + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// outcome is what the analyst sees of a call, noisy values aside.
+type outcome struct {
+	class   string // "ok", an error name, or "hang"
+	text    string // the error's text, or the receipt and the result's shape
+	charged bool   // the ledger holds a new record
+	ledger  string // the new ledger record's public fields
+	notes   []string
+}
+
+// harnessFuncs are the private functions the harness calls; a private
+// function of the DSL table missing here fails TestHarnessCoversEveryPrivateFunction.
+var harnessFuncs = map[string]func(rt *Runtime, ds any, kws ...KW) any{
+	"private_pca":    func(rt *Runtime, ds any, kws ...KW) any { return rt.privatePCA(ds, kws...) },
+	"private_fedrep": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateFedRep(ds, kws...) },
+	"private_count":  func(rt *Runtime, ds any, kws ...KW) any { return rt.privateCount(ds, kws...) },
+	"private_mean":   func(rt *Runtime, ds any, kws ...KW) any { return rt.privateMean(ds, kws...) },
+}
+
+func TestHarnessCoversEveryPrivateFunction(t *testing.T) {
+	for _, f := range syntax.Funcs {
+		if f.Private && harnessFuncs[f.Name] == nil {
+			t.Errorf("private function %s is not in the neighbouring-datasets harness (harnessFuncs, harnessGrid)", f.Name)
+		}
+	}
+	grid := map[string]bool{}
+	for _, c := range harnessGrid(false) {
+		grid[c.fn] = true
+	}
+	for name := range harnessFuncs {
+		if !grid[name] {
+			t.Errorf("the harness grid has no call of %s", name)
+		}
+	}
+}
+
+// run makes one call in a cell of its own and records its outcome. The
+// noise is seeded alike in every world, so that even post-processing of
+// noisy values starts from the same draws.
+func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
+	before := w.ledgerLen(t, c.dataset)
+	cell := &interp.Cell{ID: "harness", ExecutionCount: i + 1, Out: &recOutput{}}
+	if err := w.rt.Begin(context.Background(), cell); err != nil {
+		t.Fatalf("%s: Begin: %v", c, err)
+	}
+	type result struct {
+		v   any
+		err any
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: r}
+			}
+		}()
+		ds := w.rt.dataset(c.dataset)
+		done <- result{v: harnessFuncs[c.fn](w.rt, ds, c.kws...)}
+	}()
+	var o outcome
+	select {
+	case r := <-done:
+		w.rt.End(cell)
+		if r.err != nil {
+			e, ok := r.err.(interface {
+				error
+				ErrorName() string
+			})
+			if !ok {
+				o.class, o.text = "panic", fmt.Sprint(r.err)
+			} else {
+				o.class, o.text = e.ErrorName(), e.Error()
+			}
+		} else {
+			o.class, o.text = "ok", describeRelease(r.v)
+			if rc := receiptOf(r.v); rc != nil && rc.Params != nil {
+				if nb, ok := rc.Params["neighbour"].(string); ok {
+					o.notes = append(o.notes, "neighbour="+nb)
+				}
+			}
+		}
+	case <-time.After(hangBound):
+		return outcome{class: "hang", text: fmt.Sprintf("no answer within %v", hangBound)}
+	}
+	after := w.ledgerLen(t, c.dataset)
+	o.charged = after > before
+	if o.charged {
+		o.ledger = w.lastRecord(t, c.dataset)
+	}
+	return o
+}
+
+func (w *world) ledgerLen(t *testing.T, name string) int {
+	st, err := w.rt.Store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := st.Entries(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// lastRecord is the newest ledger record without its time and hashes,
+// which differ by construction.
+func (w *world) lastRecord(t *testing.T, name string) string {
+	st, _ := w.rt.Store()
+	es, err := st.Entries(name)
+	if err != nil || len(es) == 0 {
+		t.Fatalf("ledger of %s: %v", name, err)
+	}
+	e := es[len(es)-1]
+	ev := "-"
+	if e.Event != nil {
+		ev = e.Event.String()
+	}
+	return fmt.Sprintf("id=%d kind=%s dataset=%s mechanism=%s event=%s cell=%s params=%s", e.ID, e.Kind, e.Dataset, e.Mechanism, ev, e.Cell, e.Params)
+}
+
+func receiptOf(v any) *Receipt {
+	switch r := v.(type) {
+	case *PCAResult:
+		return r.Receipt
+	case *CountResult:
+		return r.Receipt
+	case *MeanResult:
+		return r.Receipt
+	case *FedRepResult:
+		return r.Receipt
+	}
+	return nil
+}
+
+// describeRelease is a release's receipt and shape, without its values.
+func describeRelease(v any) string {
+	var shape string
+	switch r := v.(type) {
+	case *PCAResult:
+		rows, cols := 0, 0
+		if r.Components != nil {
+			rows, cols = r.Components.Dims()
+		}
+		shape = fmt.Sprintf("components %d×%d, %d values, %d support, method %s, columns %v", rows, cols, len(r.Values), len(r.Support), r.Method, r.Columns)
+	case *CountResult:
+		shape = "count"
+	case *MeanResult:
+		shape = fmt.Sprintf("mean of %d columns %v", len(r.Values), r.Columns)
+	case *FedRepResult:
+		rows, cols := 0, 0
+		if r.U != nil {
+			rows, cols = r.U.Dims()
+		}
+		shape = fmt.Sprintf("U %d×%d, columns %v", rows, cols, r.Columns)
+	default:
+		shape = fmt.Sprintf("%T", v)
+	}
+	rc := receiptOf(v)
+	if rc == nil {
+		return shape + "; no receipt"
+	}
+	keys := make([]string, 0, len(rc.Params))
+	for k := range rc.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var params []string
+	for _, k := range keys {
+		params = append(params, fmt.Sprintf("%s=%v", k, rc.Params[k]))
+	}
+	return fmt.Sprintf("%s; receipt: %s/%s ε=%v δ=%v cost=%v accountant=%s charged=%v ledger=%d block=%q remaining=%v noise=%q note=%q params=%v",
+		shape, rc.Function, rc.Mechanism, rc.Eps, rc.Delta, rc.Cost, rc.Accountant, rc.Charged, rc.LedgerID, rc.Block, rc.Remaining, rc.NoiseScale, rc.Note, params)
+}
+
+// Extreme values of the grid.
+var (
+	harnessEps   = []float64{math.SmallestNonzeroFloat64, 1e-300, 1e-12, 0.05, 1, 40, 1e6, 1.3e154, 1e300, math.MaxFloat64, -1, 0}
+	harnessDelta = []float64{0, math.SmallestNonzeroFloat64, 1e-300, 1e-9, 0.1, 0.999, 1}
+	// The clip grid steps by at most 10^3 between 1e-300 and 1e-3, so a
+	// failure threshold proportional to clip/n for n in 1..1000 falls
+	// between two of its values.
+	harnessClip = func() []float64 {
+		c := []float64{math.SmallestNonzeroFloat64, 1.39e-271}
+		for e := -300; e <= 300; e += 3 {
+			if e > -3 && e < 3 {
+				continue
+			}
+			c = append(c, math.Pow(10, float64(e)))
+		}
+		return append(c, 0.5, 1, 2, math.MaxFloat64, -1)
+	}()
+	harnessInts = []int{-1, 0, 1, 2, 3, 4, 1000, 1 << 20, math.MaxInt32}
+	harnessLR   = []float64{-1, math.SmallestNonzeroFloat64, 1e-300, 0.5, 2.5, 1e10, 1e300, math.MaxFloat64}
+	harnessFrac = []float64{-0.5, 0, 1e-300, 0.2, 0.999, 1, 2}
+)
+
+// harnessGrid is the list of calls: each function (and each method of
+// private_pca) at a base point, then each parameter over its extremes
+// with the others at the base. wide adds pairs of extremes.
+func harnessGrid(wide bool) []harnessCall {
+	kw := newKW
+	var calls []harnessCall
+	add := func(fn, ds string, base []KW, vary string, vals []any) {
+		for _, v := range vals {
+			var kws []KW
+			replaced := false
+			for _, k := range base {
+				if k.name == vary {
+					kws = append(kws, kw(vary, v))
+					replaced = true
+				} else {
+					kws = append(kws, k)
+				}
+			}
+			if !replaced {
+				kws = append(kws, kw(vary, v))
+			}
+			calls = append(calls, harnessCall{fn: fn, dataset: ds, kws: kws})
+		}
+	}
+	floats := func(xs []float64) []any {
+		out := make([]any, len(xs))
+		for i, x := range xs {
+			out[i] = x
+		}
+		return out
+	}
+	ints := func(xs []int) []any {
+		out := make([]any, len(xs))
+		for i, x := range xs {
+			out[i] = x
+		}
+		return out
+	}
+	neighbours := []any{"", "replace-one", "add-remove"}
+	clips := harnessClip
+	if !wide {
+		clips = nil
+		for i, c := range harnessClip {
+			if i%3 == 0 || c >= 0.5 || c < 1e-250 { // every 10^9 below, all the small and large ends
+				clips = append(clips, c)
+			}
+		}
+	}
+
+	// private_pca, every method, on rows and on users.
+	for _, m := range []string{"auto", "npm", "adaptive", "gauss", "dppca", "oja", "federated"} {
+		for _, ds := range []string{"rows", "users"} {
+			k := 2
+			if m == "dppca" || m == "oja" || m == "adaptive" {
+				k = 1
+			}
+			base := []KW{kw("k", k), kw("eps", 1.0), kw("delta", 1e-6), kw("method", m), kw("iters", 3)}
+			calls = append(calls, harnessCall{fn: "private_pca", dataset: ds, kws: base})
+			if ds == "users" && !wide {
+				continue
+			}
+			add("private_pca", ds, base, "eps", floats(harnessEps))
+			add("private_pca", ds, base, "delta", floats(harnessDelta))
+			add("private_pca", ds, base, "clip", floats(clips))
+			add("private_pca", ds, base, "k", ints(harnessInts))
+			add("private_pca", ds, base, "iters", ints(harnessInts))
+			add("private_pca", ds, base, "neighbour", neighbours)
+			add("private_pca", ds, base, "calibration", []any{"zcdp", "paper"})
+			if m == "federated" {
+				add("private_pca", ds, base, "providers", ints(append(harnessInts, 1001)))
+				add("private_pca", ds, base, "sparsity", ints(harnessInts))
+			}
+		}
+	}
+	// private_fedrep on users (and on rows, which it refuses).
+	fbase := []KW{kw("k", 1), kw("eps", 2.0), kw("delta", 1e-6), kw("rounds", 2)}
+	calls = append(calls, harnessCall{fn: "private_fedrep", dataset: "rows", kws: fbase})
+	calls = append(calls, harnessCall{fn: "private_fedrep", dataset: "users", kws: fbase})
+	add("private_fedrep", "users", fbase, "eps", floats(harnessEps))
+	add("private_fedrep", "users", fbase, "delta", floats(harnessDelta))
+	add("private_fedrep", "users", fbase, "clip", floats(clips))
+	add("private_fedrep", "users", fbase, "k", ints(harnessInts))
+	add("private_fedrep", "users", fbase, "rounds", ints(harnessInts))
+	add("private_fedrep", "users", fbase, "lr", floats(harnessLR))
+	add("private_fedrep", "users", fbase, "init_frac", floats(harnessFrac))
+	add("private_fedrep", "users", fbase, "init", []any{"private", "random"})
+	add("private_fedrep", "users", fbase, "neighbour", neighbours)
+	add("private_fedrep", "users", fbase, "calibration", []any{"zcdp", "paper"})
+	if wide {
+		for _, init := range []string{"private", "random"} {
+			for _, c := range harnessClip {
+				for _, lr := range harnessLR {
+					calls = append(calls, harnessCall{fn: "private_fedrep", dataset: "users",
+						kws: []KW{kw("k", 1), kw("eps", 2.0), kw("delta", 1e-6), kw("rounds", 2), kw("init", init), kw("clip", c), kw("lr", lr)}})
+				}
+			}
+		}
+	}
+	// private_count and private_mean on rows and users.
+	for _, ds := range []string{"rows", "users"} {
+		cbase := []KW{kw("eps", 1.0)}
+		calls = append(calls, harnessCall{fn: "private_count", dataset: ds, kws: cbase})
+		add("private_count", ds, cbase, "eps", floats(harnessEps))
+		add("private_count", ds, cbase, "delta", floats(harnessDelta))
+		gbase := []KW{kw("eps", 1.0), kw("delta", 1e-6)} // the Gaussian count
+		add("private_count", ds, gbase, "eps", floats(harnessEps))
+		mbase := []KW{kw("eps", 1.0), kw("delta", 1e-6)}
+		calls = append(calls, harnessCall{fn: "private_mean", dataset: ds, kws: mbase})
+		add("private_mean", ds, mbase, "eps", floats(harnessEps))
+		add("private_mean", ds, mbase, "delta", floats(harnessDelta))
+		add("private_mean", ds, mbase, "clip", floats(clips))
+		add("private_mean", ds, mbase, "columns", []any{[]string{"x1"}, []string{"x3", "x1"}, []string{"nope"}, []string{"x1", "x1"}})
+	}
+	return calls
+}
+
+func TestNeighbouringDatasets(t *testing.T) {
+	seed := uint64(1)
+	old := newSampler
+	newSampler = func() *noise.Sampler { return noise.NewSeeded(seed) }
+	t.Cleanup(func() { newSampler = old })
+
+	calls := harnessGrid(*auditWide)
+	if *auditRun != "" {
+		re := regexp.MustCompile(*auditRun)
+		var kept []harnessCall
+		for _, c := range calls {
+			if re.MatchString(c.String()) {
+				kept = append(kept, c)
+			}
+		}
+		calls = kept
+	}
+	start := time.Now()
+	runs, charged := 0, 0
+	configs := []harnessConfig{{accounting.ReplaceOne, false}, {accounting.AddRemove, false}, {accounting.ReplaceOne, true}, {accounting.AddRemove, true}}
+	for _, c := range configs {
+		var worlds []*world
+		for _, v := range harnessVariants() {
+			if c.publicN && v.units == 11 {
+				continue // alone in its public group
+			}
+			worlds = append(worlds, newWorld(t, c, v))
+		}
+		for i, call := range calls {
+			first := map[string]*world{}
+			firstO := map[string]outcome{}
+			for _, w := range worlds {
+				seed = uint64(i + 1)
+				o := w.run(t, i, call)
+				runs++
+				if o.charged {
+					charged++
+				}
+				checkOutcome(t, c, w, call, o)
+				f, ok := first[w.publicKey]
+				if !ok {
+					first[w.publicKey], firstO[w.publicKey] = w, o
+					continue
+				}
+				fo := firstO[w.publicKey]
+				if o.class != fo.class || o.text != fo.text || o.charged != fo.charged || o.ledger != fo.ledger {
+					t.Errorf("%s data, %s: outcome differs between %q and %q:\n  %s: %s %s charged=%v %s\n  %s: %s %s charged=%v %s",
+						c, call, f.name, w.name,
+						f.name, fo.class, fo.text, fo.charged, fo.ledger,
+						w.name, o.class, o.text, o.charged, o.ledger)
+				}
+			}
+		}
+		for _, w := range worlds {
+			verify(t, w.dir)
+		}
+	}
+	t.Logf("%d calls × worlds = %d runs (%d charged) in %v", len(calls), runs, charged, time.Since(start).Round(time.Millisecond))
+	if charged == 0 || charged == runs {
+		t.Errorf("%d of %d runs charged: the grid must hold both refused and charged calls", charged, runs)
+	}
+}
+
+// checkOutcome checks the rules that hold for a single run: no hang, no
+// failure after the charge, and the calibration under the registered
+// relation.
+func checkOutcome(t *testing.T, c harnessConfig, w *world, call harnessCall, o outcome) {
+	t.Helper()
+	switch {
+	case o.class == "hang":
+		// The call's goroutine may spin on: stop here.
+		t.Fatalf("%s data (%s), %s: %s", c, w.name, call, o.text)
+	case o.class == "panic":
+		t.Errorf("%s data (%s), %s: a raw panic reached the cell: %s", c, w.name, call, o.text)
+	case o.charged && o.class != "ok":
+		t.Errorf("%s data (%s), %s: charged, then %s: %s (after the charge a call must return a release)", c, w.name, call, o.class, o.text)
+	case !o.charged && o.class == "ok":
+		t.Errorf("%s data (%s), %s: a release without a ledger record", c, w.name, call)
+	}
+	for _, n := range o.notes {
+		if n != "neighbour="+c.neighbour.String() {
+			t.Errorf("%s data (%s), %s: calibrated under %s, not under the registered relation", c, w.name, call, n)
+		}
+	}
+}
+
+// harnessBlockCells are cells that spend from inside a budget block after
+// the block has closed (issue 10, break 3). On every world they must
+// give the same outcome, and what the ledger admitted must fit the
+// block's cap.
+var harnessBlockCells = []struct {
+	cell string
+	cap  accounting.Budget
+	each accounting.Event
+}{
+	{`e := 1.0
+func() {
+	budget eps=0.1, delta=1e-6 {
+		defer private_count(ds, eps=e, delta=1e-6)
+	}
+}()`, accounting.Budget{Eps: 0.1, Delta: 1e-6}, accounting.ZcdpFor(1, 1e-6)},
+	{`done := make(chan bool)
+budget eps=0.2, delta=1e-6 {
+	go func() {
+		<-done
+		for i := 0; i < 10; i++ {
+			func() {
+				defer func() { recover() }()
+				private_count(ds, eps=0.1, delta=1e-6)
+			}()
+		}
+		done <- true
+	}()
+}
+done <- true
+<-done`, accounting.Budget{Eps: 0.2, Delta: 1e-6}, accounting.ZcdpFor(0.1, 1e-6)},
+}
+
+func TestNeighbouringDatasetsBlocks(t *testing.T) {
+	for _, c := range []harnessConfig{{accounting.ReplaceOne, false}, {accounting.AddRemove, false}} {
+		for i, bc := range harnessBlockCells {
+			var first string
+			for j, v := range harnessVariants() {
+				w := newWorld(t, c, v)
+				eng, err := interp.New(interp.Config{StateDir: w.dir, Plugin: w.rt})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := &recOutput{}
+				res := eng.Execute(context.Background(), engine.ExecuteRequest{Code: "ds := dataset(\"rows\")\n" + bc.cell, CellID: "harness", ExecutionCount: 1}, out)
+				charges := w.ledgerLen(t, "rows") - 1 // the registration
+				got := fmt.Sprintf("error=%v charges=%d", res.Error != nil, charges)
+				if res.Error != nil {
+					got += " " + res.Error.Name + ": " + res.Error.Value
+				}
+				acc, err := accounting.NewAccountant(accounting.ModeZCDP, bc.cap)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k := 0; k < charges; k++ {
+					if err := acc.Spend(bc.each); err != nil {
+						t.Errorf("%s data (%s), block cell %d: %d charges exceed the block's cap %v", c, v.name, i, charges, bc.cap)
+						break
+					}
+				}
+				if j == 0 {
+					first = got
+				} else if got != first {
+					t.Errorf("%s data, block cell %d: outcome differs: %q vs %q", c, i, first, got)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,4 @@
+package kernel
+
+// ParentPollInterval is parentPollInterval for the external tests.
+const ParentPollInterval = parentPollInterval
