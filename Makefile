@@ -6,7 +6,7 @@ DEB_PKGS := python3-jupyter-client python3-nbclient python3-nbformat python3-ipy
             jupyter-nbconvert python3-jsonschema python3-jupyter-kernel-test
 PY      := /usr/bin/python3
 
-.PHONY: all build test unit vet fmt-check deps bench bench-quick bench-kernel install demo clean mutants
+.PHONY: all build test unit vet fmt-check deps bench bench-quick bench-kernel install demo clean mutants audit
 
 all: build
 
@@ -45,6 +45,12 @@ test: deps fmt-check vet build
 # a mutant that does not compile. One mutant: go run ./cmd/mutants -only ID -v
 mutants:
 	$(GO) run ./cmd/mutants -list .ci/mutants.txt
+
+# audit widens the neighbouring-datasets harness (pairs of extremes, every
+# function on user-level data too) and runs the statistical privacy audits.
+audit:
+	$(GO) test -count=1 -timeout 60m ./dsl/runtime -run 'TestNeighbouringDatasets' -audit.wide -v
+	$(GO) test -count=1 -timeout 60m ./mechanisms/audit ./mechanisms/accounting -run 'Audit|Extreme|Fuzz'
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./mechanisms/...
