@@ -116,7 +116,7 @@ func TestDocsThreatModel(t *testing.T) {
 		t.Fatalf("docs/threat-model.md: %v", err)
 	}
 	var src []byte
-	for _, f := range []string{"escape_test.go", "leak_test.go", "neighbours_test.go", "blockcap_test.go"} {
+	for _, f := range []string{"escape_test.go", "leak_test.go", "neighbours_test.go", "blockcap_test.go", "soundness_test.go"} {
 		s, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
