@@ -101,14 +101,8 @@ func planFedRep(src *source, a *args) *planned {
 // applied to one user's data, which user-level clipping covers.
 func fedrepUsers(data *ledger.Data, n int) ([]*fedrep.User, error) {
 	_, d := data.X.Dims()
-	rows := make([][]int, n)
-	for i, u := range data.Users {
-		if int(u) >= 0 && int(u) < n {
-			rows[u] = append(rows[u], i)
-		}
-	}
 	users := make([]*fedrep.User, n)
-	for j, rs := range rows {
+	for j, rs := range userRows(data, n) {
 		m := max(len(rs), fedrep.MinRecords)
 		x := mat.NewDense(m, d, nil)
 		y := make([]float64, m)
@@ -124,6 +118,17 @@ func fedrepUsers(data *ledger.Data, n int) ([]*fedrep.User, error) {
 		users[j] = u
 	}
 	return users, nil
+}
+
+// userRows lists the rows of each of the n users, in row order.
+func userRows(data *ledger.Data, n int) [][]int {
+	rows := make([][]int, n)
+	for i, u := range data.Users {
+		if int(u) >= 0 && int(u) < n {
+			rows[u] = append(rows[u], i)
+		}
+	}
+	return rows
 }
 
 // randomBasis is a public random d×k orthonormal basis (public randomness:

@@ -356,6 +356,18 @@ func TestTeethUserLevel(t *testing.T) {
 	if len(fu) != users {
 		t.Errorf("private_fedrep has %d participants for %d users", len(fu), users)
 	}
+	seen := 0
+	for p, rs := range userRows(data, users) {
+		seen += len(rs)
+		for _, i := range rs {
+			if int(data.Users[i]) != p {
+				t.Errorf("private_fedrep's participant %d holds row %d of user %d", p, i, data.Users[i])
+			}
+		}
+	}
+	if seen != rows {
+		t.Errorf("private_fedrep's participants hold %d of %d rows", seen, rows)
+	}
 }
 
 // A receipt states what was charged: its Cost is the ledger record's
