@@ -335,9 +335,6 @@ func mustArgs(fn string, kws []KW) *args {
 	return a
 }
 
-// execute charges the plan, then loads the data and runs the mechanism.
-// Errors after the charge carry fixed messages: whether and why a
-// mechanism failed may depend on the data.
 // runPrivate is the sequence every private_* function shares: bind the
 // call to the running cell, parse its keywords, resolve the dataset, plan
 // from public facts, then execute (which charges before it reads). Errors
@@ -370,6 +367,10 @@ func planPublic(fn string, src *source, a *args, plan func(*source, *args) *plan
 	return plan(src, a)
 }
 
+// execute charges the plan, then loads the data and runs the mechanism.
+// Errors after the charge carry fixed messages: whether and why a
+// mechanism failed may depend on the data. own is the budget block the
+// call was written in, if any.
 func (rt *Runtime) execute(b *binding, src *source, p *planned, own *block) (any, *Receipt) {
 	ev := p.cost
 	if !ev.HasTarget() {

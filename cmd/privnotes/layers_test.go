@@ -1,0 +1,121 @@
+package main
+
+// The layering of privnotes, checked like the standard library's
+// go/build/deps_test.go: dependencies point down only (cmd → kernel → dsl →
+// mechanisms), the mechanisms do no I/O, and the Jupyter protocol knows the
+// interpreter only through the engine contract.
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/privnotes/privnotes"
+
+// layerRule says what the non-test imports of the packages under a prefix
+// may not be.
+type layerRule struct {
+	prefix string
+	// denied reports why an import is not allowed, or "".
+	denied func(imp string) string
+}
+
+func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+
+var layerRules = []layerRule{
+	{module + "/mechanisms", func(imp string) string {
+		switch {
+		case imp == "C", imp == "os", imp == "os/exec", imp == "syscall", imp == "io/fs", imp == "plugin",
+			under(imp, "net"), under(imp, "database/sql"), under(imp, "google.golang.org/grpc"):
+			return "mechanisms do no I/O: they get rows and a noise source from their caller"
+		case under(imp, module) && !under(imp, module+"/mechanisms"):
+			return "mechanisms import nothing of privnotes above them"
+		}
+		return ""
+	}},
+	{module + "/kernel", func(imp string) string {
+		if under(imp, module+"/dsl") && imp != module+"/dsl/engine" {
+			return "the Jupyter protocol knows the interpreter only through dsl/engine"
+		}
+		if under(imp, module+"/cmd") {
+			return "nothing imports a command"
+		}
+		return ""
+	}},
+	{module + "/dsl", func(imp string) string {
+		if under(imp, module+"/kernel") || under(imp, module+"/cmd") {
+			return "the language does not know its front ends"
+		}
+		return ""
+	}},
+	{module + "/stdlib", func(imp string) string {
+		if under(imp, module) {
+			return "the sandbox's symbol tables hold no privnotes package"
+		}
+		return ""
+	}},
+}
+
+// layerViolations checks a package's imports against the rules.
+func layerViolations(pkg string, imports []string) []string {
+	var out []string
+	for _, r := range layerRules {
+		if !under(pkg, r.prefix) {
+			continue
+		}
+		for _, imp := range imports {
+			if why := r.denied(imp); why != "" {
+				out = append(out, pkg+" imports "+imp+": "+why)
+			}
+		}
+	}
+	return out
+}
+
+func TestLayerRulesCatchViolations(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, imp string
+		bad      bool
+	}{
+		{module + "/mechanisms/pca", "os", true},
+		{module + "/mechanisms/pca", "net/http", true},
+		{module + "/mechanisms/pca", "database/sql", true},
+		{module + "/mechanisms/pca", "google.golang.org/grpc/credentials", true},
+		{module + "/mechanisms/pca", module + "/dsl/ledger", true},
+		{module + "/mechanisms/pca", module + "/mechanisms/noise", false},
+		{module + "/mechanisms/pca", "gonum.org/v1/gonum/mat", false},
+		{module + "/kernel", module + "/dsl/interp", true},
+		{module + "/kernel/worker", module + "/dsl/engine", false},
+		{module + "/dsl/runtime", module + "/kernel/wire", true},
+		{module + "/dsl/runtime", module + "/mechanisms/pca", false},
+		{module + "/stdlib", module + "/dsl/runtime", true},
+	} {
+		if got := len(layerViolations(tc.pkg, []string{tc.imp})) > 0; got != tc.bad {
+			t.Errorf("%s importing %s: violation %v, want %v", tc.pkg, tc.imp, got, tc.bad)
+		}
+	}
+}
+
+func TestLayers(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	pkgs := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		pkgs++
+		for _, v := range layerViolations(f[0], f[1:]) {
+			t.Error(v)
+		}
+	}
+	if pkgs < 20 {
+		t.Fatalf("go list found %d packages; the check saw too little", pkgs)
+	}
+}
