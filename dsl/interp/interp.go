@@ -47,10 +47,25 @@ var (
 // RegisterPlugin sets the function New uses to build the DSL plugin when
 // Config.Plugin is nil. The DSL runtime calls it from an init function, so
 // that a binary linking the runtime gets the DSL everywhere (kernel worker,
-// REPL, script runner).
+// REPL, script runner). Like sql.Register, it panics if f is nil or if a
+// plugin is already registered: two DSLs linked into one binary would make
+// which one a cell gets depend on init order.
 func RegisterPlugin(f func(stateDir string) (Plugin, error)) {
+	if f == nil {
+		panic("interp: RegisterPlugin with a nil factory")
+	}
 	factoryMu.Lock()
+	defer factoryMu.Unlock()
+	if factory != nil {
+		panic("interp: RegisterPlugin called twice")
+	}
 	factory = f
+}
+
+// unregisterPlugin clears the registration, for this package's tests.
+func unregisterPlugin() {
+	factoryMu.Lock()
+	factory = nil
 	factoryMu.Unlock()
 }
 

@@ -167,7 +167,7 @@ func TestPluginSeam(t *testing.T) {
 }
 
 func TestRegisterPlugin(t *testing.T) {
-	defer RegisterPlugin(nil)
+	defer unregisterPlugin()
 	var gotDir string
 	RegisterPlugin(func(dir string) (Plugin, error) { gotDir = dir; return &fakeDSL{cap: 1}, nil })
 	e, err := New(Config{StateDir: "/tmp/state-x"})
@@ -177,9 +177,27 @@ func TestRegisterPlugin(t *testing.T) {
 	if v := value(t, e, "spend(0.25)"); v != "0.25" {
 		t.Fatalf("spend = %s", v)
 	}
+	unregisterPlugin()
 	RegisterPlugin(func(string) (Plugin, error) { return nil, errors.New("no ledger") })
 	if _, err := New(Config{}); err == nil || !strings.Contains(err.Error(), "no ledger") {
 		t.Fatalf("factory error not reported: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    func(string) (Plugin, error)
+		want string
+	}{
+		{"second registration", func(string) (Plugin, error) { return nil, nil }, "interp: RegisterPlugin called twice"},
+		{"nil factory", nil, "interp: RegisterPlugin with a nil factory"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != tc.want {
+					t.Errorf("%s: panic %v, want %q", tc.name, r, tc.want)
+				}
+			}()
+			RegisterPlugin(tc.f)
+		}()
 	}
 }
 
