@@ -187,13 +187,17 @@ func (rt *Runtime) datasetsText() (string, string) {
 	if len(scs) == 0 {
 		return "no datasets are registered in this state directory (the data owner runs `privnotes dataset add`)\n", ""
 	}
-	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"}}
+	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "N", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"}}
 	for _, sc := range scs {
 		cols := strings.Join(sc.Columns, ",")
 		if r := []rune(cols); len(r) > 60 {
 			cols = string(r[:57]) + "..."
 		}
-		t.rows = append(t.rows, []string{sc.Name, fmt.Sprint(sc.D), unitString(sc), fmt.Sprintf("%.4g", sc.Clip), sc.Neighbour, sc.Accountant, fmtBudget(sc.Budget), cols})
+		n := "private" // the count of units: shown only when the owner declared it public
+		if sc.PublicN > 0 {
+			n = fmt.Sprint(sc.PublicN)
+		}
+		t.rows = append(t.rows, []string{sc.Name, fmt.Sprint(sc.D), unitString(sc), n, fmt.Sprintf("%.4g", sc.Clip), sc.Neighbour, sc.Accountant, fmtBudget(sc.Budget), cols})
 	}
 	return t.text(), t.html()
 }
