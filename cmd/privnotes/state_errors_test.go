@@ -51,10 +51,10 @@ var readCommands = [][]string{
 // package, which may explain the cause its own way; the command, the file
 // and SQLite's diagnosis are what the user must see.
 //
-// The status is 1 (error). "ledger verify" may say 3 ("altered or
-// damaged") instead: the ledger work in progress when this test was
-// written moves a damaged database from 1 to 3 there. It is never 0
-// ("ledger OK") or 2 (usage). Pin verify to one value once that settles.
+// The status is 1 (error). "ledger verify" says 3 ("altered or damaged")
+// for a database it opens and finds damaged, and 1 for one it cannot read
+// at all (a newer schema version); it is never 0 ("ledger OK") or 2
+// (usage).
 func oneLineError(t *testing.T, args []string, code int, out, stderr, prefix, suffix string) {
 	t.Helper()
 	statusOK := code == 1 || (code == 3 && args[0] == "ledger" && args[1] == "verify")
