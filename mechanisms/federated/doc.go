@@ -36,10 +36,10 @@
 // adds to each sensitivity (DiagRoundingExcess, BlockRoundingExcess,
 // StepRoundingExcess) before calibrating the noise: +0.005% for the
 // initialisation releases and +0.011% (d = 200) to +0.054% (d = 2000) for
-// the power steps at k = 2. A provider holds at most MaxRows = 2^30 rows,
-// and a row of norm above 2^500 counts as zero (see maxRowNorm: beyond it
-// s² = 1/‖x‖² is subnormal and its absolute rounding could exceed the
-// sensitivity).
+// the power steps at k = 2. A provider holds at most MaxRows = 2^30 rows.
+// The shared row kernels (linalg.Rows) scale each row into the unit ball
+// before any product, so no row norm, however large, makes a term exceed
+// the sensitivity.
 //
 // # Failing before the charge
 //

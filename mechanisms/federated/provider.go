@@ -77,8 +77,7 @@ type PCAReply struct {
 //
 // Row rule (public): a row is scaled by min(1, 1/‖x‖) so that it enters with
 // norm at most 1 (federated.md §1.3 "pre", required by the privacy proof);
-// a row holding NaN or ±Inf, or of norm above 2^500 (see maxRowNorm), is
-// replaced by zero. The records are not centred: the estimand is the
+// a row holding NaN or ±Inf is replaced by zero. The records are not centred: the estimand is the
 // uncentred second moment (003:L190).
 type PCAProvider struct {
 	x     *mat.Dense
@@ -112,19 +111,7 @@ func NewPCAProvider(x *mat.Dense, s *noise.Sampler) (*PCAProvider, error) {
 	return p, nil
 }
 
-// maxRowNorm is the largest row norm a provider scales to the unit ball;
-// a longer row counts as zero, like a non-finite one (a public rule, so
-// every row still enters with norm ≤ 1). The shared row kernels
-// (linalg.Rows) form s²·a_j·a_k and s²·(aᵀq)·a_k: for ‖a‖ beyond 2^500
-// (≈ 3e150), s² = 1/‖a‖² falls into the subnormals, whose rounding is
-// absolute, and a term could exceed the norm 1 the sensitivities assume
-// (by up to a factor 2 near ‖a‖ ≈ 6e161); beyond MaxFloat64, ‖a‖ itself
-// overflows. Data scaled to the unit ball, as the DSL's are, never
-// reach the bound.
-const maxRowNorm = 0x1p500
-
-// unitScale returns min(1, 1/‖a‖), or 0 for a row with a non-finite entry
-// or a norm above maxRowNorm.
+// unitScale returns min(1, 1/‖a‖), or 0 for a row with a non-finite entry.
 func unitScale(a []float64) float64 {
 	big := 0.0
 	for _, v := range a {
@@ -144,9 +131,6 @@ func unitScale(a []float64) float64 {
 	nrm := big * math.Sqrt(ss)
 	if nrm <= 1 {
 		return 1
-	}
-	if !(nrm <= maxRowNorm) {
-		return 0
 	}
 	// Rounding could leave s·‖a‖ a hair above 1; shrink by one ulp-scale step.
 	return (1 / nrm) * (1 - 1e-15)

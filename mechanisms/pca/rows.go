@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
@@ -97,45 +96,9 @@ func (r *rows) gram(ctx context.Context) *mat.SymDense {
 	return out
 }
 
-// covTimes returns Σ_i (s_i m_i)((s_i m_i)ᵀ x) for x d×p, the product C·x
-// without forming C, in a single pass accumulated by rowpass.SumVec (blocks
-// of rowpass.BlockRows rows combined pairwise, as linalg.Rows.CovTimes).
-//
-// Unlike linalg.Rows.CovTimes, which forms s²·(aᵀx_j), each row is scaled
-// first: sa = fl(s·a) has norm ≤ 1, so aᵀx_j cannot overflow and s² cannot
-// underflow. With s²·(aᵀx_j), a finite row of norm beyond MaxFloat64 gave
-// Inf·0 = NaN (and the sampler's panic after the charge), and every row of
-// norm beyond 1e154 was silently dropped (s² = 0). The rounding budget is
-// the same, npmRoundings(d) = d + 3 + SumRoundings: relative to the
-// reference term s²·a_k·(aᵀx_j), fl(s·a) costs one rounding per factor
-// (two), the dot product d, the product w·sa_k one, then the sum.
+// covTimes returns Σ_i s_i² m_i (m_iᵀ x) for x d×p, the product C·x without
+// forming C, in a single pass (linalg.Rows.CovTimes; error bound:
+// npmRoundings, see sumExcess).
 func (r *rows) covTimes(x *mat.Dense) *mat.Dense {
-	d, p := x.Dims()
-	xt := make([]float64, p*d) // xᵀ, one contiguous column of x per row
-	for j := range p {
-		for i := range d {
-			xt[j*d+i] = x.At(i, j)
-		}
-	}
-	acc := rowpass.SumVec(r.n, p*d, r.pass, func(yt []float64, lo, hi int) {
-		sa := make([]float64, d)
-		for i := lo; i < hi; i++ {
-			s := r.scale[i]
-			if s == 0 {
-				continue
-			}
-			floats.ScaleTo(sa, s, r.row(i))
-			for j := range p {
-				w := floats.Dot(sa, xt[j*d:(j+1)*d])
-				floats.AddScaled(yt[j*d:(j+1)*d], w, sa)
-			}
-		}
-	})
-	y := mat.NewDense(d, p, nil)
-	for j := range p {
-		for i := range d {
-			y.Set(i, j, acc[j*d+i])
-		}
-	}
-	return y
+	return r.sums().CovTimes(x)
 }

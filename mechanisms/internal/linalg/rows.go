@@ -25,14 +25,15 @@ const (
 	// additions).
 	SumRoundings = rowpass.BlockRows - 1 + rowpass.TreeDepth
 	// GramRoundings bounds Gram and SumSquares: the term s·a_j·s·a_k is
-	// computed with three roundings (s·a_j, s·a_k and their product, or s²,
-	// s²·a_j and its product with a_j), then summed.
+	// computed with three roundings (s·a_j, s·a_k and their product), then
+	// summed.
 	GramRoundings = 3 + SumRoundings
 )
 
-// CovTimesRoundings is the budget of CovTimes on d columns: the dot
-// product aᵀx_j (relative to |a|ᵀ|x_j|, d roundings), s², the weight
-// s²·(aᵀx_j) and its product with a_k (3), then SumRoundings. A Gram
+// CovTimesRoundings is the budget of CovTimes on d columns: the scaled
+// row fl(s·a) (one rounding per entry), the dot product (s·a)ᵀx_j
+// (relative to |s·a|ᵀ|x_j|, d roundings), its product with fl(s·a_k) (one,
+// plus that factor's own), then SumRoundings. A Gram
 // matrix multiplied by X afterwards (GramRoundings, then d-term products)
 // fits the same budget.
 func CovTimesRoundings(d int) int { return d + 3 + SumRoundings }
@@ -146,23 +147,27 @@ func (r Rows) Gram(ctx context.Context, cols []int) []float64 {
 
 // SumSquares returns Σ_i s_i²·a_i² entry by entry (the diagonal of the
 // Gram matrix) in the pairwise order; each term is computed as
-// (s_i²·a_ij)·a_ij, so GramRoundings bounds it, and the majorant is the
-// term itself, of ℓ2 norm ≤ ‖s_i a_i‖² ≤ 1 per row.
+// (s_i·a_ij)², so GramRoundings bounds it, and the majorant is the term
+// itself, of ℓ2 norm ≤ ‖s_i a_i‖² ≤ 1 per row. Every kernel here scales a
+// row before any product: s·a has norm ≤ 1 whatever ‖a‖, whereas s² =
+// 1/‖a‖² is subnormal for ‖a‖ beyond about 1e154, where its rounding is
+// absolute and a term could exceed the norm the sensitivities assume.
 func (r Rows) SumSquares() []float64 {
 	return rowpass.SumVec(r.M.Rows, r.M.Cols, r.Pass, func(out []float64, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s2 := r.Scale[i] * r.Scale[i]
-			if s2 == 0 {
+			s := r.Scale[i]
+			if s == 0 {
 				continue
 			}
 			for j, a := range r.row(i) {
-				out[j] += s2 * a * a
+				sa := s * a
+				out[j] += sa * sa
 			}
 		}
 	})
 }
 
-// CovTimes returns Σ_i s_i²·a_i(a_iᵀx) for x d×p, the product C·x without
+// CovTimes returns Σ_i (s_i a_i)((s_i a_i)ᵀx) for x d×p, the product C·x without
 // forming C, in a single pass over the rows: each row is read once for its
 // p dot products and its p updates while it is in cache. Rows are added
 // directly within blocks of rowpass.BlockRows rows and the block sums
@@ -178,16 +183,16 @@ func (r Rows) CovTimes(x *mat.Dense) *mat.Dense {
 		}
 	}
 	acc := rowpass.SumVec(r.M.Rows, p*d, r.Pass, func(yt []float64, lo, hi int) {
+		sa := make([]float64, d)
 		for i := lo; i < hi; i++ {
 			s := r.Scale[i]
 			if s == 0 {
 				continue
 			}
-			a := r.row(i)
-			s2 := s * s
+			floats.ScaleTo(sa, s, r.row(i)) // scaled first: see SumSquares
 			for j := range p {
-				w := s2 * floats.Dot(a, xt[j*d:(j+1)*d])
-				floats.AddScaled(yt[j*d:(j+1)*d], w, a)
+				w := floats.Dot(sa, xt[j*d:(j+1)*d])
+				floats.AddScaled(yt[j*d:(j+1)*d], w, sa)
 			}
 		}
 	})
