@@ -176,27 +176,26 @@ func table(n, d int, seed uint64, scale float64) *dataset.Table {
 // register adds a dataset to the state directory dir.
 func register(t testing.TB, dir, name string, tab *dataset.Table, b accounting.Budget, mode accounting.Mode) {
 	t.Helper()
-	st, err := ledger.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: name, Table: tab, Budget: b, Accountant: mode, Clip: 1, Source: "test"}); err != nil {
-		t.Fatalf("Register(%s): %v", name, err)
-	}
+	registerWith(t, dir, ledger.Registration{Name: name, Table: tab, Budget: b, Accountant: mode, Clip: 1, Source: "test"})
 }
 
 // registerPublicN is register with the row (or user) count declared
 // public by the owner, as DP-PCA, private Oja and FedRep need.
 func registerPublicN(t testing.TB, dir, name string, tab *dataset.Table, b accounting.Budget, mode accounting.Mode) {
 	t.Helper()
+	registerWith(t, dir, ledger.Registration{Name: name, Table: tab, Budget: b, Accountant: mode, Clip: 1, Source: "test", PublicN: true})
+}
+
+// registerWith registers r in the state directory dir.
+func registerWith(t testing.TB, dir string, r ledger.Registration) {
+	t.Helper()
 	st, err := ledger.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: name, Table: tab, Budget: b, Accountant: mode, Clip: 1, Source: "test", PublicN: true}); err != nil {
-		t.Fatalf("Register(%s): %v", name, err)
+	if _, err := st.Register(context.Background(), r); err != nil {
+		t.Fatalf("Register(%s): %v", r.Name, err)
 	}
 }
 

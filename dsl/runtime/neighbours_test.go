@@ -119,23 +119,15 @@ func (c harnessConfig) String() string {
 func newWorld(t *testing.T, c harnessConfig, v variant) *world {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := ledger.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	budget := accounting.Budget{Eps: 1e4, Delta: 0.5}
 	for _, users := range []bool{false, true} {
 		name := "rows"
 		if users {
 			name = "users"
 		}
-		reg := ledger.Registration{Name: name, Table: harnessTable(v, users), Budget: budget, Accountant: accounting.ModeZCDP,
-			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", PublicN: c.publicN}
-		if _, err := st.Register(context.Background(), reg); err != nil {
-			t.Fatalf("register %s (%s, %s): %v", name, c, v.name, err)
-		}
+		registerWith(t, dir, ledger.Registration{Name: name, Table: harnessTable(v, users), Budget: budget, Accountant: accounting.ModeZCDP,
+			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", PublicN: c.publicN})
 	}
-	st.Close()
 	rt, err := New(Config{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)

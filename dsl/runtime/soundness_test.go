@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -45,15 +44,8 @@ func TestFedRepTinyClipSameOnAnyUserCount(t *testing.T) {
 			var outs []string
 			for _, n := range []int{50, 51} {
 				dir := t.TempDir()
-				st, err := ledger.Open(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := st.Register(context.Background(), ledger.Registration{Name: "u", Table: usersTable(n),
-					Budget: accounting.Budget{Eps: 10, Delta: 1e-5}, Accountant: accounting.ModeZCDP, Clip: 1, LabelClip: 1, PublicN: public}); err != nil {
-					t.Fatal(err)
-				}
-				st.Close()
+				registerWith(t, dir, ledger.Registration{Name: "u", Table: usersTable(n),
+					Budget: accounting.Budget{Eps: 10, Delta: 1e-5}, Accountant: accounting.ModeZCDP, Clip: 1, LabelClip: 1, PublicN: public})
 				s := newSession(t, dir)
 				res, _ := s.run("ds := dataset(\"u\")\nr := " + call)
 				o := "ok"
