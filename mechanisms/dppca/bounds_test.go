@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/mechanisms/internal/extreme"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -19,33 +20,8 @@ import (
 // below use 1, 2 and 257 rows, padded to Plan.MinRows, holding ±MaxFloat64,
 // values whose squares overflow, subnormals, NaN and ±Inf.
 
-// extremeData returns n rows of d columns cycling through extreme kinds.
-func extremeData(n, d int) *mat.Dense {
-	x := mat.NewDense(n, d, nil)
-	for i := range n {
-		for j := range d {
-			var v float64
-			switch i % 7 {
-			case 0:
-				v = math.MaxFloat64 * math.Cos(float64(i+j))
-			case 1:
-				v = math.SmallestNonzeroFloat64 * float64(1+j)
-			case 2:
-				v = math.NaN()
-			case 3:
-				v = math.Inf(1 - 2*(j%2))
-			case 4:
-				v = 1e160 * float64(j+1)
-			case 5:
-				v = math.Sin(float64(3*i + j))
-			case 6:
-				v = 0
-			}
-			x.Set(i, j, v)
-		}
-	}
-	return x
-}
+// extremeData returns n rows of d columns of every extreme kind.
+func extremeData(n, d int) *mat.Dense { return extreme.Rows(n, d, 0) }
 
 // planSafely plans and turns a panic into a test failure.
 func planSafely(t *testing.T, plan func(Options, int) (*Plan, error), opt Options, d int) (pl *Plan, err error) {

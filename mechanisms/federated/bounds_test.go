@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/mechanisms/internal/extreme"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -22,29 +23,7 @@ func extremeProviders(t *testing.T, n, rows, d int) []Provider[PCARequest, PCARe
 	t.Helper()
 	ps := make([]Provider[PCARequest, PCAReply], n)
 	for j := range n {
-		x := mat.NewDense(rows, d, nil)
-		for i := range rows {
-			for c := range d {
-				var v float64
-				switch (i + j) % 7 {
-				case 0:
-					v = math.MaxFloat64 * math.Cos(float64(i+c))
-				case 1:
-					v = math.SmallestNonzeroFloat64 * float64(1+c)
-				case 2:
-					v = math.NaN()
-				case 3:
-					v = math.Inf(1 - 2*(c%2))
-				case 4:
-					v = 6e161 * float64(c%2) // s² subnormal without the norm bound
-				case 5:
-					v = math.Sin(float64(3*i + c))
-				case 6:
-					v = 1e200 * float64(c+1)
-				}
-				x.Set(i, c, v)
-			}
-		}
+		x := extreme.Rows(rows, d, j)
 		p, err := NewPCAProvider(x, noise.NewSeeded(uint64(100*n+j)))
 		if err != nil {
 			t.Fatal(err)

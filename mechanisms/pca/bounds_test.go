@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/extreme"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -23,34 +24,8 @@ import (
 // 256-row block of the pairwise sums and rows holding ±MaxFloat64,
 // subnormals, NaN and ±Inf.
 
-// extremeRows returns n rows of d columns cycling through the kinds of
-// values that stress the row rules and the sums.
-func extremeRows(n, d int) *mat.Dense {
-	x := mat.NewDense(n, d, nil)
-	for i := range n {
-		for j := range d {
-			var v float64
-			switch i % 7 {
-			case 0:
-				v = math.MaxFloat64 * math.Cos(float64(i+j))
-			case 1:
-				v = math.SmallestNonzeroFloat64 * float64(1+j)
-			case 2:
-				v = math.NaN()
-			case 3:
-				v = math.Inf(1 - 2*(j%2))
-			case 4:
-				v = 0
-			case 5:
-				v = math.Sin(float64(3*i + j))
-			case 6:
-				v = 1e200 * float64(j+1)
-			}
-			x.Set(i, j, v)
-		}
-	}
-	return x
-}
+// extremeRows returns n rows of d columns of every extreme kind.
+func extremeRows(n, d int) *mat.Dense { return extreme.Rows(n, d, 0) }
 
 // planNoPanic plans and turns a panic into a test failure.
 func planNoPanic(t *testing.T, method string, opt Options, d int) (pl *Plan, err error) {
