@@ -201,9 +201,9 @@ const (
 //     whose learning rate is not finite is skipped, never fails).
 const (
 	MaxSteps     = 10000
-	MinEps       = 1e-6
-	MaxEps       = 1e6
-	MinDelta     = 1e-100
+	MinEps       = planning.MinEps
+	MaxEps       = planning.MaxEps
+	MinDelta     = planning.MinDelta
 	MinTailK     = 1e-6
 	MinLambda    = 1e-300
 	MaxLambda    = 1e300

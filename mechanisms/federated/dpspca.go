@@ -98,12 +98,12 @@ const (
 //   - InitFrac ∈ [MinInitFrac, MaxInitFrac] = [0.001, 0.999] (0: 0.2):
 //     outside it one release gets less than 0.1% of the budget.
 const (
-	MaxIters          = 10000
-	MinEps            = 1e-6
-	MaxEps            = 1e6
-	MinDelta          = 1e-100
-	MinInitFrac       = 0.001
-	MaxInitFrac       = 0.999
+	MaxIters          = planning.MaxIters
+	MinEps            = planning.MinEps
+	MaxEps            = planning.MaxEps
+	MinDelta          = planning.MinDelta
+	MinInitFrac       = planning.MinInitFrac
+	MaxInitFrac       = planning.MaxInitFrac
 	MaxBlockDim       = 4096
 	MaxProductEntries = 1 << 26
 )

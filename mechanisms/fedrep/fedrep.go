@@ -108,16 +108,16 @@ const DefaultInitFrac = planning.DefaultInitFrac
 //     more records than a data set has rows; a larger batch is clamped by
 //     each user to half its first-half records, see User.batches).
 const (
-	MinClip     = 1e-100
-	MaxClip     = 1e100
+	MinClip     = planning.MinClip
+	MaxClip     = planning.MaxClip
 	MinEta      = 1e-100
 	MaxEta      = 1e100
-	MaxIters    = 10000
-	MinEps      = 1e-6
-	MaxEps      = 1e6
-	MinDelta    = 1e-100
-	MinInitFrac = 0.001
-	MaxInitFrac = 0.999
+	MaxIters    = planning.MaxIters
+	MinEps      = planning.MinEps
+	MaxEps      = planning.MaxEps
+	MinDelta    = planning.MinDelta
+	MinInitFrac = planning.MinInitFrac
+	MaxInitFrac = planning.MaxInitFrac
 	MaxBatch    = 1 << 30
 )
 

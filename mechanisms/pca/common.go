@@ -271,12 +271,12 @@ func Run(ctx context.Context, method string, data *mat.Dense, opt Options) (*Res
 //     out of memory after the charge.
 //   - PublicN ∈ [0, MaxRows]; Gap ∈ [0, 1]; Beta ∈ (0, 1); Workers ≥ 0.
 const (
-	MaxIters          = 10000
-	MinEps            = 1e-6
-	MaxEps            = 1e6
-	MinDelta          = 1e-100
-	MinClip           = 1e-100
-	MaxClip           = 1e100
+	MaxIters          = planning.MaxIters
+	MinEps            = planning.MinEps
+	MaxEps            = planning.MaxEps
+	MinDelta          = planning.MinDelta
+	MinClip           = planning.MinClip
+	MaxClip           = planning.MaxClip
 	MaxGaussDim       = 4096
 	MaxIterateEntries = 1 << 26
 )

@@ -103,3 +103,29 @@ func GaussianBudget(eps, delta float64, zcdp bool) (mu float64, cost accounting.
 	}
 	return mu, cost, nil
 }
+
+// The bounds every mechanism's plan puts on the analyst's parameters
+// (project issue 10: everything that can fail fails before the charge).
+// Each mechanism exports them under its own name and documents why they
+// hold for it; they live here so that the mechanisms cannot drift apart.
+const (
+	// MinEps and MaxEps bound a target ε: below 1e-6 the noise scales leave
+	// the samplers' range for some parameters; above accounting.MaxEps the
+	// accountant refuses the cost.
+	MinEps = 1e-6
+	MaxEps = accounting.MaxEps
+	// MinDelta bounds a target δ from below: the calibrations take
+	// ln(1/δ), which stays far from overflow.
+	MinDelta = 1e-100
+	// MaxIters bounds iteration counts: a run of more iterations would
+	// take hours rather than fail.
+	MaxIters = 10000
+	// MinClip and MaxClip bound clip norms: within them no noise scale
+	// under- or overflows for any row count up to the row limit.
+	MinClip = 1e-100
+	MaxClip = 1e100
+	// MinInitFrac and MaxInitFrac bound the share of the budget spent on
+	// an initialisation: outside it one release gets less than 0.1%.
+	MinInitFrac = 0.001
+	MaxInitFrac = 0.999
+)
