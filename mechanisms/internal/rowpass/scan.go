@@ -1,0 +1,158 @@
+package rowpass
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// chunkBlocksPerWorker is how many blocks of rows PairwiseScan reads per
+// worker before it sums them: large enough that goroutine start-up is
+// negligible, small enough that memory stays bounded (a chunk holds
+// workers·chunkBlocksPerWorker·BlockRows rows whatever the data's size).
+const chunkBlocksPerWorker = 16
+
+// PairwiseScan is Pairwise over the rows of one pass of src, with memory
+// bounded by a chunk of blocks instead of growing with the row count. It
+// re-blocks whatever batches the source delivers into the fixed blocks of
+// BlockRows rows, so block k holds rows [k·BlockRows, (k+1)·BlockRows) of
+// the stream, sums the blocks of a chunk on several goroutines and feeds
+// their nodes, in row order, through the same binary counter: the result
+// is bit identical to Pairwise over the same rows in the same order, for
+// every batch size and worker count, and Pairwise's bound holds as stated.
+//
+// block(acc, b) receives a zero accumulator and a batch view of one block
+// (b.N ≤ BlockRows rows of src.Dim() features; labels and unit indices
+// when labels and units are set and the source has them) and must leave in
+// acc the sum of the block's rows, summed directly. merge and clear are as
+// for Pairwise. The error is the source's, or ctx's; after an error the
+// result must be discarded.
+func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labels, units bool, newAcc func() A, block func(acc A, b *rows.Batch), merge func(into, from A), clear func(A)) (A, error) {
+	var zero A
+	dim := src.Dim()
+	cur, err := src.Scan(ctx)
+	if err != nil {
+		return zero, err
+	}
+	defer cur.Close()
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	minRows := opt.MinRows
+	if minRows <= 0 {
+		minRows = DefaultMinRows
+	}
+	blockOpt := Options{Workers: opt.Workers, MinRows: (minRows + BlockRows - 1) / BlockRows}
+	chunkBlocks := workers * max(chunkBlocksPerWorker, blockOpt.MinRows)
+	chunk := rows.NewBatch(dim, chunkBlocks*BlockRows, labels, units)
+	all := counter[A]{merge: merge, clear: clear}
+	free := []A(nil)
+	total := 0 // blocks before the current chunk
+	eof := false
+	for !eof {
+		// Fill the chunk with whole rows from the cursor, whatever its
+		// batch sizes.
+		filled := 0
+		for filled < chunkBlocks*BlockRows {
+			room := min(BlockRows, chunkBlocks*BlockRows-filled)
+			view := sub(chunk, filled, filled+room, dim)
+			err := cur.Next(view)
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				return zero, err
+			}
+			if view.N > room {
+				return zero, fmt.Errorf("rowpass: the source filled %d rows into a batch of %d", view.N, room)
+			}
+			filled += view.N
+		}
+		if err := ctx.Err(); err != nil {
+			return zero, err
+		}
+		if filled == 0 {
+			break
+		}
+		if total+(filled+BlockRows-1)/BlockRows > MaxRows/BlockRows {
+			panic("rowpass: PairwiseScan over more than MaxRows = 2^30 rows: the data registry must refuse such data sets")
+		}
+		nb := (filled + BlockRows - 1) / BlockRows
+		shards := Split(nb, blockOpt)
+		per := make([]counter[A], len(shards))
+		for i := range per {
+			per[i].merge, per[i].clear = merge, clear
+			// Hand each shard spare accumulators from earlier chunks.
+			if k := len(free); k > 0 {
+				per[i].free = []A{free[k-1]}
+				free = free[:k-1]
+			}
+		}
+		For(nb, blockOpt, func(shard, b0, b1 int) {
+			c := &per[shard]
+			for b := b0; b < b1; b++ {
+				var acc A
+				if k := len(c.free); k > 0 {
+					acc, c.free = c.free[k-1], c.free[:k-1]
+				} else {
+					acc = newAcc()
+				}
+				block(acc, sub(chunk, b*BlockRows, min((b+1)*BlockRows, filled), dim))
+				c.push(node[A]{start: total + b, level: 0, acc: acc})
+			}
+		})
+		for i := range per {
+			for _, nd := range per[i].nodes {
+				all.push(nd)
+			}
+			free = append(free, per[i].free...)
+		}
+		free = append(free, all.free...)
+		all.free = all.free[:0]
+		total += nb
+	}
+	if err := cur.Close(); err != nil {
+		return zero, err
+	}
+	if len(all.nodes) == 0 {
+		return newAcc(), nil
+	}
+	top := all.nodes[len(all.nodes)-1].acc
+	for i := len(all.nodes) - 2; i >= 0; i-- {
+		merge(all.nodes[i].acc, top)
+		top = all.nodes[i].acc
+	}
+	return top, nil
+}
+
+// SumVecScan is PairwiseScan for a float64 vector of length m: block(dst,
+// b) receives dst zeroed and must add the block's rows into it directly.
+func SumVecScan(ctx context.Context, src rows.Source, m int, opt Options, labels, units bool, block func(dst []float64, b *rows.Batch)) ([]float64, error) {
+	return PairwiseScan(ctx, src, opt, labels, units,
+		func() []float64 { return make([]float64, m) },
+		block,
+		func(into, from []float64) {
+			for i, v := range from {
+				into[i] += v
+			}
+		},
+		func(a []float64) { clear(a) })
+}
+
+// sub returns a batch viewing rows [lo, hi) of b (its buffers, not a copy),
+// with N = hi − lo.
+func sub(b *rows.Batch, lo, hi, dim int) *rows.Batch {
+	v := &rows.Batch{X: b.X[lo*dim : hi*dim], N: hi - lo}
+	if b.Label != nil {
+		v.Label = b.Label[lo:hi]
+	}
+	if b.Unit != nil {
+		v.Unit = b.Unit[lo:hi]
+	}
+	return v
+}
