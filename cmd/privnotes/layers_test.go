@@ -49,6 +49,25 @@ var layerRules = []layerRule{
 		}
 		return ""
 	}},
+	{module + "/dsl/runtime", func(imp string) string {
+		for _, m := range []string{"pca", "dppca", "federated", "fedrep", "rows"} {
+			if under(imp, module+"/mechanisms/"+m) {
+				return "the runtime runs mechanisms only through the execution core (dsl/release)"
+			}
+		}
+		return ""
+	}},
+	{module + "/dsl/release", func(imp string) string {
+		// The execution core sits below the language: a remote executor
+		// (the data service) must run it without an interpreter.
+		if under(imp, module+"/dsl") && imp != module+"/dsl/ledger" {
+			return "the execution core knows only the ledger of dsl/"
+		}
+		if under(imp, "google.golang.org/grpc") {
+			return "the execution core has no transport"
+		}
+		return ""
+	}},
 	{module + "/stdlib", func(imp string) string {
 		if under(imp, module) {
 			return "the sandbox's symbol tables hold no privnotes package"
@@ -88,8 +107,13 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/kernel", module + "/dsl/interp", true},
 		{module + "/kernel/worker", module + "/dsl/engine", false},
 		{module + "/dsl/runtime", module + "/kernel/wire", true},
-		{module + "/dsl/runtime", module + "/mechanisms/pca", false},
+		{module + "/dsl/runtime", module + "/mechanisms/pca", true},
+		{module + "/dsl/runtime", module + "/mechanisms/accounting", false},
 		{module + "/stdlib", module + "/dsl/runtime", true},
+		{module + "/dsl/release", module + "/dsl/runtime", true},
+		{module + "/dsl/release", module + "/dsl/syntax", true},
+		{module + "/dsl/release", module + "/dsl/ledger", false},
+		{module + "/dsl/runtime", module + "/dsl/release", false},
 	} {
 		if got := len(layerViolations(tc.pkg, []string{tc.imp})) > 0; got != tc.bad {
 			t.Errorf("%s importing %s: violation %v, want %v", tc.pkg, tc.imp, got, tc.bad)

@@ -1,7 +1,7 @@
 package runtime
 
 import (
-	"context"
+	"github.com/privnotes/privnotes/dsl/release"
 	"math"
 	"sort"
 	"strings"
@@ -89,16 +89,11 @@ func TestGaussianCountNoise(t *testing.T) {
 	// Seeded noise: the test asserts a median with a fixed tolerance, so it
 	// must not depend on live randomness.
 	seedNoise(t, 20261121)
-	p := planCount(&source{schema: sc}, a)
 	sigma := 1 / math.Sqrt(2*accounting.RhoForTarget(eps, delta))
 	data := &ledger.Data{Schema: sc, X: denseOf(1000, 1, make([]float64, 1000))}
 	errs := make([]float64, 400)
 	for i := range errs {
-		r, err := p.run(context.Background(), data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := r.(*CountResult).Value
+		v := releaseOn(t, "private_count", a, data).(*release.Count).Value
 		if v != math.Round(v) {
 			t.Fatalf("count %v is not an integer", v)
 		}

@@ -29,8 +29,8 @@ func TestDisplayFormatting(t *testing.T) {
 	}
 	src := &source{name: "x", schema: ledger.Schema{D: 3, Clip: 6.71947806991034, Neighbour: "replace-one", Columns: cols}}
 	a := mustArgs("private_pca", []KW{newKW("eps", 1), newKW("delta", 1e-6), newKW("method", "gauss")})
-	if p := planPCA(src, a); !strings.Contains(p.noise, "clip 6.719)") {
-		t.Errorf("receipt noise: %s", p.noise)
+	if p := planPCA(src, a); !strings.Contains(p.Noise, "clip 6.719)") {
+		t.Errorf("receipt noise: %s", p.Noise)
 	}
 	ticks := integerTicks{}.Ticks(0.5, 3.5)
 	if len(ticks) != 3 || ticks[0].Label != "1" || ticks[2].Label != "3" {

@@ -1,105 +1,44 @@
 package runtime
 
 import (
-	"errors"
-	"fmt"
-
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
 // Error names of the DSL, as the engine shows them (engine.Error.Name).
+// The execution core defines them (dsl/release); the runtime adds the
+// names of its own refusals.
 const (
-	NameBudgetExceeded  = "BudgetExceeded"   // a charge or a cell would exceed a budget
-	NameArgumentError   = "ArgumentError"    // a bad argument or keyword of a DSL call
-	NameDatasetError    = "DatasetError"     // an unknown dataset or a misuse of a handle
-	NameBudgetBlock     = "BudgetBlockError" // nested or unbalanced budget blocks
-	NameNotAvailable    = "NotAvailable"     // a method this build does not provide
-	NameLedgerError     = "LedgerError"      // the state database failed
-	NameMechanismFailed = "MechanismFailed"  // a mechanism failed after its charge
-	NameInterrupted     = "Interrupted"      // the cell was interrupted during a mechanism
-	NameMagicError      = "MagicError"       // a bad magic line
-	NameNoCell          = "NoCell"           // a DSL call outside any running cell
+	NameBudgetExceeded  = release.NameBudgetExceeded  // a charge or a cell would exceed a budget
+	NameArgumentError   = release.NameArgumentError   // a bad argument or keyword of a DSL call
+	NameDatasetError    = release.NameDatasetError    // an unknown dataset or a misuse of a handle
+	NameBudgetBlock     = release.NameBudgetBlock     // nested or unbalanced budget blocks
+	NameNotAvailable    = release.NameNotAvailable    // a method this build does not provide
+	NameLedgerError     = release.NameLedgerError     // the state database failed
+	NameMechanismFailed = release.NameMechanismFailed // a mechanism failed after its charge
+	NameInterrupted     = release.NameInterrupted     // the cell was interrupted during a mechanism
+	NameMagicError      = release.NameMagicError      // a bad magic line
+	NameNoCell          = release.NameNoCell          // a DSL call outside any running cell
 )
 
 // Error is an error of a DSL call. The engine shows it as Name: Msg.
 // Messages never hold values derived from private data.
-type Error struct {
-	Name string
-	Msg  string
-}
-
-func (e *Error) Error() string { return e.Msg }
-
-// ErrorName implements dsl/interp's NamedError.
-func (e *Error) ErrorName() string { return e.Name }
-
-func errorf(name, format string, args ...any) *Error {
-	return &Error{Name: name, Msg: fmt.Sprintf(format, args...)}
-}
+type Error = release.Error
 
 // BudgetError is a refused spend: of a budget block or of a dataset's
 // budget. All values are (ε, δ) and public.
-type BudgetError struct {
-	// Scope says whose budget: `dataset "census"` or `budget block at
-	// line 3 of cell [4]`.
-	Scope     string
-	Requested accounting.Budget
-	Spent     accounting.Budget
-	Remaining accounting.Budget
-	Budget    accounting.Budget
-	// Static is set when the pre-check refused the cell before it ran.
-	Static bool
-	// Notes explain the numbers (an approximate event under the zcdp
-	// accountant) and what already stands (charges of the cell before
-	// the refused one). Public.
-	Notes []string
-}
+type BudgetError = release.BudgetError
 
-func (e *BudgetError) Error() string {
-	when := "refused"
-	if e.Static {
-		when = "cell refused before running (nothing ran)"
-	}
-	msg := fmt.Sprintf("%s: %s would exceed the budget: requested %s; spent %s; remaining %s of %s",
-		when, e.Scope, fmtBudget(e.Requested), fmtBudget(e.Spent), fmtBudget(e.Remaining), fmtBudget(e.Budget))
-	for _, n := range e.Notes {
-		msg += ". " + n
-	}
-	return msg
-}
-
-// approxNote explains a refusal's requested (ε, δ) when the event is an
-// approximate (ε, δ) one composed by the zcdp accountant, which converts
-// it to ρ = ε²/2 (plus its δ) and states the total at the dataset's δ:
-// eps=0.5 can then request ε ≈ 2.4.
-func approxNote(ev accounting.Event, mode string) string {
-	if ev.Kind != accounting.ApproxDP || (mode != "" && mode != accounting.ModeZCDP.String()) {
-		return ""
-	}
-	return fmt.Sprintf("Note: %s costs an approximate (ε=%.4g, δ=%.4g) event, which the zcdp accountant composes as ρ = ε²/2 plus its δ and states at the budget's δ, so the requested ε is larger than the call's eps (see docs/accounting.md, \"Approximate-DP events in a zCDP data set\"; calibration=\"zcdp\" methods such as npm or gauss cost far less there)",
-		ev.Mechanism, ev.Eps, ev.Delta)
-}
-
-// ErrorName implements dsl/interp's NamedError.
-func (e *BudgetError) ErrorName() string { return NameBudgetExceeded }
-
-// Is makes errors.Is(err, accounting.ErrBudgetExceeded) true.
-func (e *BudgetError) Is(target error) bool { return target == accounting.ErrBudgetExceeded }
-
-func budgetError(scope string, ex *accounting.ExceededError, static bool) *BudgetError {
-	return &BudgetError{Scope: scope, Requested: ex.Requested, Spent: ex.Spent, Remaining: ex.Remaining, Budget: ex.Budget, Static: static}
+func errorf(name, format string, args ...any) *Error {
+	return release.Errorf(name, format, args...)
 }
 
 // asBudgetError converts an accounting refusal; ok is false for other
 // errors.
 func asBudgetError(scope string, err error, static bool) (*BudgetError, bool) {
-	var ex *accounting.ExceededError
-	if errors.As(err, &ex) {
-		return budgetError(scope, ex, static), true
-	}
-	return nil, false
+	return release.AsBudgetError(scope, err, static)
 }
 
-func fmtBudget(b accounting.Budget) string {
-	return fmt.Sprintf("(ε=%.6g, δ=%.6g)", b.Eps, b.Delta)
-}
+func approxNote(ev accounting.Event, mode string) string { return release.ApproxNote(ev, mode) }
+
+func fmtBudget(b accounting.Budget) string { return release.FmtBudget(b) }

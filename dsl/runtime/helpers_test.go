@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/release"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -248,3 +249,39 @@ func verify(t testing.TB, dir string) {
 }
 
 func timeSleep() { time.Sleep(time.Millisecond) }
+
+// planRT is a runtime without a state directory, whose execution core
+// plans calls for the tests that inspect plans.
+var planRT = func() *Runtime {
+	rt, err := New(Config{})
+	if err != nil {
+		panic(err)
+	}
+	return rt
+}()
+
+// planVia plans calls of fn through the execution core, as a private
+// call does before its charge; it panics with the plan's error.
+func planVia(fn string) func(*source, *args) *release.Plan {
+	return func(src *source, a *args) *release.Plan { return planRT.planCall(fn, src, a) }
+}
+
+var (
+	planPCA    = planVia("private_pca")
+	planFedRep = planVia("private_fedrep")
+	planCount  = planVia("private_count")
+	planMean   = planVia("private_mean")
+)
+
+// releaseOn runs a call of fn on data taken as public (so nothing is
+// charged) through the execution core and returns its value: the same
+// plan and mechanism as on a registered dataset, for the statistical tests.
+func releaseOn(t *testing.T, fn string, a *args, data *ledger.Data) any {
+	t.Helper()
+	rel, err := planRT.exec.Execute(context.Background(), release.Call{Func: fn, Args: a.Args,
+		Dataset: release.Ref{Name: "synthetic:test", Schema: data.Schema, Public: data}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel.Value
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
@@ -27,18 +28,15 @@ const blockKW = "\x00block"
 // args are the validated arguments of one call: every keyword of the
 // function, given or defaulted, converted to its table type.
 type args struct {
-	fn    *syntax.Func
-	vals  map[string]any
-	given map[string]bool
+	*release.Args
+	fn *syntax.Func
 	// block is the budget block the call was written in, if any.
 	block *block
 }
 
-func (a *args) int(name string) int       { return a.vals[name].(int) }
-func (a *args) float(name string) float64 { return a.vals[name].(float64) }
-func (a *args) str(name string) string    { return a.vals[name].(string) }
-func (a *args) strs(name string) []string { s, _ := a.vals[name].([]string); return s }
-func (a *args) params() map[string]any    { return a.vals }
+func (a *args) int(name string) int       { return a.Int(name) }
+func (a *args) float(name string) float64 { return a.Float(name) }
+func (a *args) str(name string) string    { return a.Str(name) }
 
 // parseArgs checks kws against the function's table entry: unknown and
 // repeated keywords, types, choices, required keywords, and eps/delta
@@ -48,7 +46,7 @@ func parseArgs(name string, kws []KW) (*args, error) {
 	if !ok {
 		return nil, errorf(NameArgumentError, "%s is not a DSL function", name)
 	}
-	a := &args{fn: f, vals: map[string]any{}, given: map[string]bool{}}
+	a := &args{Args: &release.Args{Vals: map[string]any{}, Given: map[string]bool{}}, fn: f}
 	for _, kw := range kws {
 		if kw.name == blockKW {
 			a.block, _ = kw.value.(*block)
@@ -62,18 +60,18 @@ func parseArgs(name string, kws []KW) (*args, error) {
 			}
 			return nil, errorf(NameArgumentError, "%s: unknown keyword %s; valid keywords: %s", name, kw.name, strings.Join(valid, ", "))
 		}
-		if a.given[kw.name] {
+		if a.Given[kw.name] {
 			return nil, errorf(NameArgumentError, "%s: keyword %s given twice", name, kw.name)
 		}
 		v, err := convert(p, kw.value)
 		if err != nil {
 			return nil, errorf(NameArgumentError, "%s: keyword %s: %v", name, kw.name, err)
 		}
-		a.vals[kw.name], a.given[kw.name] = v, true
+		a.Vals[kw.name], a.Given[kw.name] = v, true
 	}
 	for i := range f.Keywords {
 		p := &f.Keywords[i]
-		if a.given[p.Name] {
+		if a.Given[p.Name] {
 			continue
 		}
 		if p.Required {
@@ -83,7 +81,7 @@ func parseArgs(name string, kws []KW) (*args, error) {
 		if err != nil {
 			return nil, errorf(NameArgumentError, "%s: default of %s: %v", name, p.Name, err) // a table bug
 		}
-		a.vals[p.Name] = v
+		a.Vals[p.Name] = v
 	}
 	if f.Private {
 		eps, delta := a.float("eps"), a.float("delta")

@@ -7,7 +7,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -109,24 +108,5 @@ func TestMechanismPanicOnSyntheticShown(t *testing.T) {
 r := private_count(sd, eps=0.1, delta=1e-6)`, NameMechanismFailed)
 	if !strings.Contains(res.Error.Value, "panic: non-finite step at row 137") {
 		t.Errorf("a failure on public data hides its reason: %s", res.Error.Value)
-	}
-}
-
-// guarded turns panics into values, including panic(nil) and runtime
-// errors, and leaves a normal return alone.
-func TestGuarded(t *testing.T) {
-	v, err, p := guarded(func() (int, error) { return 3, errors.New("e") })
-	if v != 3 || err == nil || p != nil {
-		t.Errorf("normal return: %v %v %v", v, err, p)
-	}
-	var a []int
-	i := 5
-	v, err, p = guarded(func() (int, error) { return a[i], nil })
-	if v != 0 || err != nil || p == nil {
-		t.Errorf("index panic: %v %v %v", v, err, p)
-	}
-	_, _, p = guarded(func() (int, error) { panic(nil) })
-	if p == nil {
-		t.Error("panic(nil) was not reported")
 	}
 }

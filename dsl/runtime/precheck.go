@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -58,7 +59,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		case "oja":
 			paper := calibration == "paper"
 			if calibration == "" && mode != "" && mode != accounting.ModeZCDP.String() {
-				paper = paperEpsOK("oja", eps)
+				paper = release.PaperEpsOK("oja", eps)
 			}
 			if paper {
 				ev = accounting.Approx(eps, delta)
@@ -151,7 +152,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		if sc == nil {
 			continue
 		}
-		if err := validateLiteralCall(c, &source{name: ds, schema: *sc}, vals[callKey{c.Line, c.Col}]); err != nil {
+		if err := rt.validateLiteralCall(c, &source{name: ds, schema: *sc}, vals[callKey{c.Line, c.Col}]); err != nil {
 			return err
 		}
 	}
@@ -227,7 +228,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 // when it runs, and returns its argument error under the call's line; nil
 // when the call is valid or not all of its keywords are literals. It reads
 // no data and charges nothing.
-func validateLiteralCall(c syntax.Call, src *source, lits map[string]any) (err *Error) {
+func (rt *Runtime) validateLiteralCall(c syntax.Call, src *source, lits map[string]any) (err *Error) {
 	if lits == nil {
 		return nil
 	}
@@ -253,23 +254,18 @@ func validateLiteralCall(c syntax.Call, src *source, lits map[string]any) (err *
 			err = &Error{Name: e.Name, Msg: fmt.Sprintf("line %d: %s (cell refused before running: nothing ran)", c.Line, e.Msg)}
 		}
 	}()
-	planCall(c.Func, src, mustArgs(c.Func, kws))
+	rt.planCall(c.Func, src, mustArgs(c.Func, kws))
 	return nil
 }
 
-// planCall validates and plans a private call from public facts.
-func planCall(fn string, src *source, a *args) *planned {
-	switch fn {
-	case "private_pca":
-		return planPCA(src, a)
-	case "private_count":
-		return planCount(src, a)
-	case "private_mean":
-		return planMean(src, a)
-	case "private_fedrep":
-		return planFedRep(src, a)
+// planCall validates and plans a private call from public facts; it
+// panics with the plan's error.
+func (rt *Runtime) planCall(fn string, src *source, a *args) *release.Plan {
+	p, err := rt.exec.Plan(rt.call(nil, fn, src, a))
+	if err != nil {
+		panic(err)
 	}
-	return nil
+	return p
 }
 
 // callDataset is the registered dataset a static call will charge, or ""

@@ -12,6 +12,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/release"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -85,22 +86,22 @@ func TestTeethCountScales(t *testing.T) {
 			src := &source{schema: teethSchema(nb, unit, 1)}
 			for _, eps := range []float64{0.05, 0.3, 2} {
 				p := planCount(src, teethArgs(t, "private_count", newKW("eps", eps)))
-				if p.cost.Kind != accounting.PureDP || p.cost.Eps != eps {
-					t.Fatalf("Laplace count at ε=%v charges %+v, want pure ε=%v", eps, p.cost, eps)
+				if p.Cost.Kind != accounting.PureDP || p.Cost.Eps != eps {
+					t.Fatalf("Laplace count at ε=%v charges %+v, want pure ε=%v", eps, p.Cost, eps)
 				}
-				b := teethScales(t, laplaceCountRE, p.noise)[0]
-				if released := 1 / b; released > p.cost.Eps*(1+receiptTolerance) {
-					t.Errorf("%s/%s Laplace count at ε=%v: scale b=%v releases ε=%v > charged %v", nb, unit, eps, b, released, p.cost.Eps)
+				b := teethScales(t, laplaceCountRE, p.Noise)[0]
+				if released := 1 / b; released > p.Cost.Eps*(1+receiptTolerance) {
+					t.Errorf("%s/%s Laplace count at ε=%v: scale b=%v releases ε=%v > charged %v", nb, unit, eps, b, released, p.Cost.Eps)
 				}
 
 				const delta = 1e-6
 				p = planCount(src, teethArgs(t, "private_count", newKW("eps", eps), newKW("delta", delta)))
-				if p.cost.Kind != accounting.ZCDP || !(accounting.ZCDPToEps(p.cost.Rho, delta) <= eps*(1+1e-9)) {
-					t.Fatalf("Gaussian count at (%v, %v) charges %+v, which does not convert to within the call's target", eps, delta, p.cost)
+				if p.Cost.Kind != accounting.ZCDP || !(accounting.ZCDPToEps(p.Cost.Rho, delta) <= eps*(1+1e-9)) {
+					t.Fatalf("Gaussian count at (%v, %v) charges %+v, which does not convert to within the call's target", eps, delta, p.Cost)
 				}
-				sigma := teethScales(t, gaussianCountRE, p.noise)[0]
-				if released := 1 / (2 * sigma * sigma); released > p.cost.Rho*(1+receiptTolerance) {
-					t.Errorf("%s/%s Gaussian count at ε=%v: std %v releases ρ=%v > charged %v", nb, unit, eps, sigma, released, p.cost.Rho)
+				sigma := teethScales(t, gaussianCountRE, p.Noise)[0]
+				if released := 1 / (2 * sigma * sigma); released > p.Cost.Rho*(1+receiptTolerance) {
+					t.Errorf("%s/%s Gaussian count at ε=%v: std %v releases ρ=%v > charged %v", nb, unit, eps, sigma, released, p.Cost.Rho)
 				}
 			}
 		}
@@ -128,19 +129,19 @@ func TestTeethMeanScales(t *testing.T) {
 					clip = c.keyword
 				}
 				p := planMean(src, teethArgs(t, "private_mean", kws...))
-				if p.cost.Kind != accounting.ZCDP || !(accounting.ZCDPToEps(p.cost.Rho, delta) <= eps*(1+1e-9)) {
-					t.Fatalf("private_mean at (%v, %v) charges %+v, which does not convert to within the call's target", eps, delta, p.cost)
+				if p.Cost.Kind != accounting.ZCDP || !(accounting.ZCDPToEps(p.Cost.Rho, delta) <= eps*(1+1e-9)) {
+					t.Fatalf("private_mean at (%v, %v) charges %+v, which does not convert to within the call's target", eps, delta, p.Cost)
 				}
-				s := teethScales(t, meanRE, p.noise)
+				s := teethScales(t, meanRE, p.Noise)
 				sigmaSum, sigmaCount := s[0], s[1]
 				sens := clip
 				if nb == "replace-one" {
 					sens = 2 * clip
 				}
 				released := sens*sens/(2*sigmaSum*sigmaSum) + 1/(2*sigmaCount*sigmaCount)
-				if released > p.cost.Rho*(1+receiptTolerance) {
+				if released > p.Cost.Rho*(1+receiptTolerance) {
 					t.Errorf("%s, clip %v, ε=%v: sum std %v and count std %v release ρ=%v > charged %v",
-						nb, clip, eps, sigmaSum, sigmaCount, released, p.cost.Rho)
+						nb, clip, eps, sigmaSum, sigmaCount, released, p.Cost.Rho)
 				}
 			}
 		}
@@ -186,32 +187,26 @@ func TestTeethCountNoise(t *testing.T) {
 	sc := teethSchema("add-remove", "row", 1)
 	const n = 1000
 	data := &ledger.Data{Schema: sc, X: denseOf(n, sc.D, make([]float64, n*sc.D))}
-	draw := func(p *planned) []float64 {
+	draw := func(a *args) []float64 {
 		errs := make([]float64, countDraws)
 		for i := range errs {
-			r, err := p.run(context.Background(), data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			errs[i] = r.(*CountResult).Value - n
+			errs[i] = releaseOn(t, "private_count", a, data).(*release.Count).Value - n
 		}
 		return errs
 	}
 
 	const epsL = 0.005
-	p := planCount(&source{schema: sc}, teethArgs(t, "private_count", newKW("eps", epsL)))
 	want := math.Ln2 / epsL
-	got := teethMedianAbs(draw(p))
+	got := teethMedianAbs(draw(teethArgs(t, "private_count", newKW("eps", epsL))))
 	t.Logf("Laplace count at ε=%v: median |error| %.2f, theory %.2f (%+.2f%%)", epsL, got, want, 100*(got/want-1))
 	if math.Abs(got-want) > teethTolerance*want {
 		t.Errorf("Laplace count at ε=%v: median |error| %.2f, want b·ln 2 = %.2f ± %.0f%%", epsL, got, want, 100*teethTolerance)
 	}
 
 	const epsG, delta = 0.01, 1e-6
-	p = planCount(&source{schema: sc}, teethArgs(t, "private_count", newKW("eps", epsG), newKW("delta", delta)))
 	sigma := 1 / math.Sqrt(2*accounting.RhoForTarget(epsG, delta))
 	want = 0.6745 * sigma
-	got = teethMedianAbs(draw(p))
+	got = teethMedianAbs(draw(teethArgs(t, "private_count", newKW("eps", epsG), newKW("delta", delta))))
 	t.Logf("Gaussian count at (%v, %v): median |error| %.2f, theory %.2f (%+.2f%%)", epsG, delta, got, want, 100*(got/want-1))
 	if math.Abs(got-want) > teethTolerance*want {
 		t.Errorf("Gaussian count at (%v, %v): median |error| %.2f, want 0.6745·σ = %.2f ± %.0f%% (σ = %.2f)", epsG, delta, got, want, 100*teethTolerance, sigma)
@@ -231,15 +226,11 @@ func TestTeethMeanNoise(t *testing.T) {
 	for j := range d {
 		sc.Columns = append(sc.Columns, fmt.Sprintf("c%d", j))
 	}
-	p := planMean(&source{schema: sc}, teethArgs(t, "private_mean", newKW("eps", eps), newKW("delta", delta)))
+	a := teethArgs(t, "private_mean", newKW("eps", eps), newKW("delta", delta))
 	data := &ledger.Data{Schema: sc, X: denseOf(n, d, make([]float64, n*d))}
 	var noise []float64
 	for len(noise) < meanDraws {
-		r, err := p.run(context.Background(), data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range r.(*MeanResult).Values {
+		for _, v := range releaseOn(t, "private_mean", a, data).(*release.Mean).Values {
 			noise = append(noise, v*n)
 		}
 	}
@@ -314,62 +305,6 @@ func TestTeethChargeBeforeRead(t *testing.T) {
 	}
 }
 
-// On user-level data the privacy unit is the user: private_count counts
-// users, the row mechanisms (private_pca, private_mean) see one row per
-// user (the mean of the user's rows, so that one user moves one row), and
-// private_fedrep takes each user, with all their rows, as one participant.
-func TestTeethUserLevel(t *testing.T) {
-	const users, rows = 7, 60
-	sc := teethSchema("replace-one", "user", 1)
-	sc.Columns, sc.D = []string{"a", "b"}, 2
-	data := &ledger.Data{Schema: sc, X: denseOf(rows, 2, make([]float64, rows*2)), NumUsers: users}
-	for i := range rows {
-		u := (i * 5) % users
-		data.Users = append(data.Users, int32(u))
-		data.Y = append(data.Y, float64(i%3))
-		data.X.Set(i, 0, float64(u))
-		data.X.Set(i, 1, float64(i))
-	}
-	if got := unitCount(data); got != users {
-		t.Errorf("private_count counts %d units on %d users (%d rows)", got, users, rows)
-	}
-	ur := unitRows(data)
-	if r, _ := ur.Dims(); r != users {
-		t.Fatalf("the row mechanisms see %d rows for %d users", r, users)
-	}
-	for u := range users {
-		var sum, cnt float64
-		for i, v := range data.Users {
-			if int(v) == u {
-				sum += data.X.At(i, 1)
-				cnt++
-			}
-		}
-		if got := ur.RawRowView(u); got[0] != float64(u) || math.Abs(got[1]-sum/cnt) > 1e-12 {
-			t.Errorf("user %d's row is %v, want the mean of the user's rows [%d %v]", u, got, u, sum/cnt)
-		}
-	}
-	fu, err := fedrepUsers(data, users)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fu) != users {
-		t.Errorf("private_fedrep has %d participants for %d users", len(fu), users)
-	}
-	seen := 0
-	for p, rs := range userRows(data, users) {
-		seen += len(rs)
-		for _, i := range rs {
-			if int(data.Users[i]) != p {
-				t.Errorf("private_fedrep's participant %d holds row %d of user %d", p, i, data.Users[i])
-			}
-		}
-	}
-	if seen != rows {
-		t.Errorf("private_fedrep's participants hold %d of %d rows", seen, rows)
-	}
-}
-
 // A receipt states what was charged: its Cost is the ledger record's
 // event, its LedgerID that record, its (Eps, Delta) the call's target and
 // its Remaining the budget the ledger has left after the charge.
@@ -438,38 +373,38 @@ func TestTeethPCANoiseMatchesPlan(t *testing.T) {
 		if nb == "replace-one" {
 			sens = math.Sqrt2 // gauss, and npm with k ≥ 2
 		}
-		plan := func(kws ...KW) *planned {
+		plan := func(kws ...KW) *release.Plan {
 			p := planPCA(src, teethArgs(t, "private_pca", append([]KW{newKW("eps", eps), newKW("delta", delta)}, kws...)...))
-			if p.cost.Kind != accounting.ZCDP || !(accounting.ZCDPToEps(p.cost.Rho, delta) <= eps*(1+1e-9)) {
-				t.Fatalf("%s: charges %+v, which does not convert to within (%v, %v)", p.method, p.cost, eps, delta)
+			if p.Cost.Kind != accounting.ZCDP || !(accounting.ZCDPToEps(p.Cost.Rho, delta) <= eps*(1+1e-9)) {
+				t.Fatalf("%s: charges %+v, which does not convert to within (%v, %v)", p.Method, p.Cost, eps, delta)
 			}
-			if p.params["neighbour"] != nb {
-				t.Errorf("%s on %s data: calibrated under %v", p.method, nb, p.params["neighbour"])
+			if p.Params["neighbour"] != nb {
+				t.Errorf("%s on %s data: calibrated under %v", p.Method, nb, p.Params["neighbour"])
 			}
 			return p
 		}
 
 		p := plan(newKW("k", 2), newKW("method", "gauss"))
-		sigma := teethScales(t, pcaStdRE, p.noise)[0]
-		if released := sens * sens / (2 * sigma * sigma); released > p.cost.Rho*(1+receiptTolerance) {
-			t.Errorf("gauss on %s data: std %v releases ρ=%v > charged %v", nb, sigma, released, p.cost.Rho)
+		sigma := teethScales(t, pcaStdRE, p.Noise)[0]
+		if released := sens * sens / (2 * sigma * sigma); released > p.Cost.Rho*(1+receiptTolerance) {
+			t.Errorf("gauss on %s data: std %v releases ρ=%v > charged %v", nb, sigma, released, p.Cost.Rho)
 		}
 
 		const iters = 6
 		p = plan(newKW("k", 2), newKW("method", "npm"), newKW("iters", iters))
-		sigma = teethScales(t, pcaStdRE, p.noise)[0]
-		if released := iters * sens * sens / (2 * sigma * sigma); released > p.cost.Rho*(1+receiptTolerance) {
-			t.Errorf("npm on %s data: %d releases of std %v release ρ=%v > charged %v", nb, iters, sigma, released, p.cost.Rho)
+		sigma = teethScales(t, pcaStdRE, p.Noise)[0]
+		if released := iters * sens * sens / (2 * sigma * sigma); released > p.Cost.Rho*(1+receiptTolerance) {
+			t.Errorf("npm on %s data: %d releases of std %v release ρ=%v > charged %v", nb, iters, sigma, released, p.Cost.Rho)
 		}
 
 		p = plan(newKW("k", 1), newKW("method", "adaptive"), newKW("iters", iters))
-		a := teethScales(t, adaptiveRE, p.noise)
+		a := teethScales(t, adaptiveRE, p.Noise)
 		z, svt, T := a[0], a[1], a[2]
 		if T != iters {
 			t.Errorf("adaptive: %v iterations, want %d", T, iters)
 		}
-		if released := T * (svt*svt/2 + 1/(2*z*z)); released > p.cost.Rho*(1+receiptTolerance) {
-			t.Errorf("adaptive on %s data: %v iterations of ε_s=%v and multiplier %v release ρ=%v > charged %v", nb, T, svt, z, released, p.cost.Rho)
+		if released := T * (svt*svt/2 + 1/(2*z*z)); released > p.Cost.Rho*(1+receiptTolerance) {
+			t.Errorf("adaptive on %s data: %v iterations of ε_s=%v and multiplier %v release ρ=%v > charged %v", nb, T, svt, z, released, p.Cost.Rho)
 		}
 	}
 }
@@ -480,7 +415,7 @@ func TestTeethPCANoiseMatchesPlan(t *testing.T) {
 // would halve the sensitivity for the same charge). On public synthetic
 // data the keyword chooses.
 func TestTeethNeighbourBinds(t *testing.T) {
-	plans := map[string]func(*source, *args) *planned{"private_pca": planPCA, "private_fedrep": planFedRep}
+	plans := map[string]func(*source, *args) *release.Plan{"private_pca": planPCA, "private_fedrep": planFedRep}
 	for _, c := range []struct {
 		fn, registered, keyword string
 		kws                     []KW
@@ -507,7 +442,7 @@ func TestTeethNeighbourBinds(t *testing.T) {
 	}
 	syn := &source{name: "synthetic:spiked", schema: teethSchema("replace-one", "row", 1), synth: &SynthData{}}
 	p := planPCA(syn, teethArgs(t, "private_pca", newKW("eps", 1), newKW("delta", 1e-6), newKW("neighbour", "add-remove")))
-	if p.params["neighbour"] != "add-remove" {
-		t.Errorf("synthetic data: the keyword did not choose the relation (%v)", p.params["neighbour"])
+	if p.Params["neighbour"] != "add-remove" {
+		t.Errorf("synthetic data: the keyword did not choose the relation (%v)", p.Params["neighbour"])
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -33,11 +34,12 @@ type Runtime struct {
 	storeErr error
 
 	// mu guards the cell binding, the open block and the handle cache.
-	mu      sync.Mutex
-	cell    *binding
-	block   *block
-	byName  map[string]Dataset
-	chargeM sync.Mutex // serializes charges (block check + ledger + block spend)
+	mu     sync.Mutex
+	cell   *binding
+	block  *block
+	byName map[string]Dataset
+	// exec is the execution core every private call goes through.
+	exec *release.Local
 }
 
 // binding is the cell the DSL calls belong to.
@@ -133,7 +135,9 @@ func init() {
 
 // New returns a runtime; it opens nothing until a cell needs the store.
 func New(cfg Config) (*Runtime, error) {
-	return &Runtime{cfg: cfg, byName: map[string]Dataset{}}, nil
+	rt := &Runtime{cfg: cfg, byName: map[string]Dataset{}}
+	rt.exec = newExecutor(rt)
+	return rt, nil
 }
 
 // Store opens (once) and returns the state database.
@@ -372,94 +376,4 @@ func blockMode(capDelta float64, datasetMode string) accounting.Mode {
 		m = accounting.ModeBasic
 	}
 	return m
-}
-
-// chargeResult is a committed charge.
-type chargeResult struct {
-	ledgerID  int64
-	remaining accounting.Budget
-	spent     accounting.Budget
-	mode      string
-	block     string
-}
-
-// refusalNotes adds to a run-time refusal why the requested cost may
-// exceed the call's eps (an approximate event under zcdp) and that the
-// cell's earlier charges (earlier iterations of a loop) stand.
-func refusalNotes(be *BudgetError, b *binding, ev accounting.Event, mode string) *BudgetError {
-	if n := approxNote(ev, mode); n != "" {
-		be.Notes = append(be.Notes, n)
-	}
-	if b.charged > 0 {
-		be.Notes = append(be.Notes, fmt.Sprintf("This cell already made %d charge(s) before this call (for example earlier iterations of a loop); they stand and their results were computed (%%ledger lists them)", b.charged))
-	}
-	return be
-}
-
-// charge checks ev against the open block's cap and, for a registered
-// dataset, charges the ledger durably; the block records the spend only
-// when the ledger accepted it. Charges are serialized in-process; the
-// ledger transaction serializes processes.
-//
-// The caps that apply are those of the block the call was written in (own,
-// open or closed) and of the block open when it runs, if another: a call
-// written in a block cannot escape its cap by running after the block's
-// end, and no call escapes the cap of the block it runs in.
-func (rt *Runtime) charge(b *binding, src *source, ev accounting.Event, params map[string]any, own *block) (*chargeResult, error) {
-	rt.chargeM.Lock()
-	defer rt.chargeM.Unlock()
-	rt.mu.Lock()
-	open := rt.block
-	rt.mu.Unlock()
-	var blks []*block
-	if own != nil {
-		blks = append(blks, own)
-	}
-	if open != nil && open != own {
-		blks = append(blks, open)
-	}
-	res := &chargeResult{}
-	for _, blk := range blks {
-		if blk.acc == nil {
-			acc, err := accounting.NewAccountant(blockMode(blk.cap.Delta, src.schema.Accountant), blk.cap)
-			if err != nil {
-				return nil, errorf(NameBudgetBlock, "%s: %v", blk.scope(), err)
-			}
-			blk.acc = acc
-		}
-		if err := blk.acc.Check(ev); err != nil {
-			if be, ok := asBudgetError(blk.scope(), err, false); ok {
-				return nil, refusalNotes(be, b, ev, blk.acc.Mode().String())
-			}
-			return nil, errorf(NameArgumentError, "%s: %v", blk.scope(), err)
-		}
-		if res.block == "" {
-			res.block = blk.label()
-		}
-	}
-	if src.synth == nil {
-		st := rt.mustStore()
-		rec, err := st.Charge(b.ctx, src.name, ev, ledger.ChargeMeta{Params: params, Cell: b.id})
-		if err != nil {
-			if be, ok := asBudgetError(fmt.Sprintf("dataset %q", src.name), err, false); ok {
-				return nil, refusalNotes(be, b, ev, src.schema.Accountant)
-			}
-			if b.ctx.Err() != nil {
-				return nil, errorf(NameInterrupted, "interrupted before the charge: nothing was spent")
-			}
-			return nil, errorf(NameLedgerError, "charging dataset %q: %v (nothing was spent)", src.name, err)
-		}
-		res.ledgerID, res.remaining, res.spent, res.mode = rec.ID, rec.Remaining, rec.Spent, rec.Mode
-	}
-	rt.mu.Lock()
-	b.charged++
-	rt.mu.Unlock()
-	for _, blk := range blks {
-		if err := blk.acc.Spend(ev); err != nil {
-			// Check passed under the same lock; only a bug gets here. The
-			// ledger charge stands, which errs on the safe side.
-			return nil, errorf(NameBudgetBlock, "%s: %v", blk.scope(), err)
-		}
-	}
-	return res, nil
 }

@@ -36,14 +36,14 @@ func TestCostForMatchesPlans(t *testing.T) {
 			}
 			p := planPCA(&source{name: "x", schema: sc}, a)
 			want, ok := costFor("private_pca", method, calib, "zcdp", 0.5, 1e-6)
-			if !ok || !sameCost(p.cost, want) {
-				t.Errorf("private_pca method=%s calibration=%s: plan costs %+v, costFor %+v", method, calib, p.cost, want)
+			if !ok || !sameCost(p.Cost, want) {
+				t.Errorf("private_pca method=%s calibration=%s: plan costs %+v, costFor %+v", method, calib, p.Cost, want)
 			}
 		}
 		a, _ := parseArgs("private_fedrep", []KW{newKW("eps", 1), newKW("delta", 1e-6), newKW("calibration", calib)})
 		p := planFedRep(&source{name: "x", schema: user}, a)
-		if want, ok := costFor("private_fedrep", "", calib, "zcdp", 1, 1e-6); !ok || !sameCost(p.cost, want) {
-			t.Errorf("private_fedrep calibration=%s: plan %+v, costFor %+v", calib, p.cost, want)
+		if want, ok := costFor("private_fedrep", "", calib, "zcdp", 1, 1e-6); !ok || !sameCost(p.Cost, want) {
+			t.Errorf("private_fedrep calibration=%s: plan %+v, costFor %+v", calib, p.Cost, want)
 		}
 	}
 	// Without a calibration keyword, DP-PCA and private Oja follow the
@@ -70,21 +70,21 @@ func TestCostForMatchesPlans(t *testing.T) {
 		}
 		p := planPCA(&source{name: "x", schema: c.schema}, a)
 		want, ok := costFor("private_pca", c.method, "", c.schema.Accountant, c.eps, 1e-6)
-		if !ok || !sameCost(p.cost, want) || p.cost.Kind != c.want || p.params["calibration"] != c.calib {
+		if !ok || !sameCost(p.Cost, want) || p.Cost.Kind != c.want || p.Params["calibration"] != c.calib {
 			t.Errorf("%s on a %s dataset, eps=%v, no calibration keyword: plan %+v (%v), costFor %+v, want a %v event (%s)",
-				c.method, c.schema.Accountant, c.eps, p.cost, p.params["calibration"], want, c.want, c.calib)
+				c.method, c.schema.Accountant, c.eps, p.Cost, p.Params["calibration"], want, c.want, c.calib)
 		}
 	}
 	a, _ := parseArgs("private_count", []KW{newKW("eps", 0.3)})
-	if want, _ := costFor("private_count", "", "", "zcdp", 0.3, 0); !sameCost(planCount(&source{schema: sc}, a).cost, want) {
+	if want, _ := costFor("private_count", "", "", "zcdp", 0.3, 0); !sameCost(planCount(&source{schema: sc}, a).Cost, want) {
 		t.Error("private_count cost differs")
 	}
 	a, _ = parseArgs("private_count", []KW{newKW("eps", 0.3), newKW("delta", 1e-6)})
-	if want, _ := costFor("private_count", "", "", "zcdp", 0.3, 1e-6); want.Kind != accounting.ZCDP || !sameCost(planCount(&source{schema: sc}, a).cost, want) {
-		t.Errorf("private_count with delta: plan %+v, costFor %+v", planCount(&source{schema: sc}, a).cost, want)
+	if want, _ := costFor("private_count", "", "", "zcdp", 0.3, 1e-6); want.Kind != accounting.ZCDP || !sameCost(planCount(&source{schema: sc}, a).Cost, want) {
+		t.Errorf("private_count with delta: plan %+v, costFor %+v", planCount(&source{schema: sc}, a).Cost, want)
 	}
 	a, _ = parseArgs("private_mean", []KW{newKW("eps", 0.3), newKW("delta", 1e-6)})
-	if want, _ := costFor("private_mean", "", "", "zcdp", 0.3, 1e-6); !sameCost(planMean(&source{schema: sc}, a).cost, want) {
+	if want, _ := costFor("private_mean", "", "", "zcdp", 0.3, 1e-6); !sameCost(planMean(&source{schema: sc}, a).Cost, want) {
 		t.Error("private_mean cost differs")
 	}
 }

@@ -1,0 +1,83 @@
+package release
+
+import (
+	"context"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// Call is a private function call in public terms: what a remote executor
+// would receive. Nothing in it is derived from private data.
+type Call struct {
+	// Func is the DSL function ("private_pca").
+	Func string
+	// Dataset is the data the call runs on.
+	Dataset Ref
+	// Args are the call's keyword arguments, validated against the
+	// function's table (dsl/syntax) and defaulted.
+	Args *Args
+	// Cell is recorded with the ledger charge for audit.
+	Cell string
+}
+
+// Ref names the data of a call: a registered dataset, charged to the
+// ledger, or public synthetic data (Public set), never charged.
+type Ref struct {
+	// Name is the registered name, or "synthetic:RECIPE".
+	Name string
+	// Schema is the dataset's public schema.
+	Schema ledger.Schema
+	// Public holds synthetic data, which is public: it may be read before
+	// any charge and failures on it may be explained.
+	Public *ledger.Data
+}
+
+// Synthetic reports whether the data are public synthetic data.
+func (r Ref) Synthetic() bool { return r.Public != nil }
+
+// Args are the validated keyword arguments of one call: every keyword of
+// the function, given or defaulted, converted to its table type.
+type Args struct {
+	Vals  map[string]any
+	Given map[string]bool
+}
+
+// Int returns the int keyword name.
+func (a *Args) Int(name string) int { return a.Vals[name].(int) }
+
+// Float returns the float64 keyword name.
+func (a *Args) Float(name string) float64 { return a.Vals[name].(float64) }
+
+// Str returns the string keyword name.
+func (a *Args) Str(name string) string { return a.Vals[name].(string) }
+
+// Strs returns the []string keyword name (nil if unset).
+func (a *Args) Strs(name string) []string { s, _ := a.Vals[name].([]string); return s }
+
+// Release is the outcome of a private call: its values and its receipt.
+type Release struct {
+	// Value is a *PCA, *FedRep, *Count or *Mean.
+	Value   any
+	Receipt *Receipt
+	// Columns are the public column names the values refer to.
+	Columns []string
+}
+
+// Executor runs private calls. Plan is free: it reads public facts only
+// and charges nothing. Execute plans, asks gate (nil: no caller limits),
+// charges, reads and runs.
+type Executor interface {
+	Plan(call Call) (*Plan, error)
+	Execute(ctx context.Context, call Call, gate Gate) (*Release, error)
+}
+
+// Gate holds limits of the caller beyond the dataset's budget: the DSL's
+// budget blocks. Admit is called once per call, with the call's cost,
+// before the ledger charge; it refuses with an error, or returns commit,
+// which the executor calls once the ledger has accepted the charge (it
+// records the spend and returns the receipt's block label), and abort,
+// which it calls if the ledger refused. Exactly one of them is called.
+type Gate interface {
+	Admit(ctx context.Context, ev accounting.Event, ds Ref) (commit func() string, abort func(), err error)
+}

@@ -1,0 +1,295 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// Plan is a validated private call: its exact cost, its public description
+// and the run that may start once the cost is charged. Every field is
+// public.
+type Plan struct {
+	Func   string
+	Method string // the mechanism as the receipt names it
+	Cost   accounting.Event
+	Eps    float64
+	Delta  float64
+	Noise  string // the noise scale, in words (never a function of n)
+	Note   string
+	Params map[string]any
+	// Columns are the column names the release refers to.
+	Columns []string
+	// HasValues is set when a PCA release carries eigenvalue estimates.
+	HasValues bool
+
+	run func(ctx context.Context, d *ledger.Data) (any, error)
+}
+
+// Ticket is the proof of one charge for one plan. It is single use: the
+// run consumes it, so a plan cannot run twice on one charge, and a ticket
+// of another plan is refused.
+type Ticket struct {
+	plan     *Plan
+	ledgerID int64
+	used     atomic.Bool
+}
+
+// LedgerID is the ledger record of the charge (0 for public data).
+func (t *Ticket) LedgerID() int64 { return t.ledgerID }
+
+// errTicket is a programming error of the executor: it never reaches a
+// cell with data-dependent text.
+var errTicket = errors.New("release: a plan ran without its own unused ticket")
+
+// runWith runs p on data, consuming t.
+func (p *Plan) runWith(ctx context.Context, t *Ticket, data *ledger.Data, wrap RunWrapper) (any, error) {
+	if t == nil || t.plan != p || !t.used.CompareAndSwap(false, true) {
+		return nil, errTicket
+	}
+	run := p.run
+	if wrap != nil {
+		run = wrap(run)
+	}
+	return run(ctx, data)
+}
+
+// RunWrapper wraps a plan's run after its charge; tests use it to inject
+// a mechanism that fails or panics. Cells cannot reach it.
+type RunWrapper func(run func(context.Context, *ledger.Data) (any, error)) func(context.Context, *ledger.Data) (any, error)
+
+// Local is the in-process Executor over a state directory's store.
+type Local struct {
+	// Store returns the ledger and registry; it is called only for
+	// registered datasets.
+	Store func() (*ledger.Store, error)
+	// NewSampler returns the noise source of a call; nil means
+	// noise.New, the crypto/rand sampler. Only tests set it, to make
+	// statistical tests reproducible; nothing reachable from a cell can.
+	NewSampler func() *noise.Sampler
+	// Wrap, if set, returns the RunWrapper of a call (tests only).
+	Wrap func() RunWrapper
+
+	// mu serializes charges: gate check, ledger charge and gate commit.
+	mu sync.Mutex
+}
+
+func (env *Local) sampler() *noise.Sampler {
+	if env != nil && env.NewSampler != nil {
+		return env.NewSampler()
+	}
+	return noise.New()
+}
+
+// planners are the private functions this executor plans.
+var planners = map[string]func(env *Local, src Ref, a *Args) *Plan{
+	"private_pca":    planPCA,
+	"private_fedrep": planFedRep,
+	"private_count":  planCount,
+	"private_mean":   planMean,
+}
+
+// Plan validates call from public facts and plans it. It reads no data
+// and charges nothing. Plans read public facts only, so a panic there
+// holds no private value; but its text is a mechanism's internal wording
+// (a noise package's check), so it becomes an ArgumentError with a fixed
+// text.
+func (env *Local) Plan(call Call) (p *Plan, err error) {
+	plan, ok := planners[call.Func]
+	if !ok {
+		return nil, Errorf(NameNotAvailable, "%s is not a private function of this build", call.Func)
+	}
+	if call.Args == nil {
+		return nil, Errorf(NameArgumentError, "%s: no arguments", call.Func)
+	}
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		p = nil
+		if e, ok := r.(error); ok {
+			if _, named := r.(interface{ ErrorName() string }); named {
+				err = e
+				return
+			}
+		}
+		err = Errorf(NameArgumentError, "%s: these parameters cannot be calibrated (a noise scale is out of the representable range); check eps, delta, clip, k and iters against %%help %s", call.Func, call.Func)
+	}()
+	return plan(env, call.Dataset, call.Args), nil
+}
+
+// Execute plans call, charges it (gate first, then the ledger), loads the
+// data and runs the mechanism. Errors after the charge carry fixed
+// messages: whether and why a mechanism failed may depend on the data.
+func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, error) {
+	p, err := env.Plan(call)
+	if err != nil {
+		return nil, err
+	}
+	ev := p.Cost
+	if !ev.HasTarget() {
+		ev = ev.WithTarget(p.Eps, p.Delta)
+	}
+	if ev.Mechanism == "" {
+		ev.Mechanism = p.Method
+	}
+	if err := ev.Validate(); err != nil {
+		return nil, Errorf(NameArgumentError, "%s: %v", p.Func, err)
+	}
+	src := call.Dataset
+	t, ch, err := env.charge(ctx, call, p, ev, gate)
+	if err != nil {
+		return nil, err
+	}
+	rcpt := newReceipt(src, p, ev, ch)
+	data, err, pv := guarded(func() (*ledger.Data, error) { return env.load(src) })
+	if err != nil || pv != nil {
+		why := loadFailure
+		if pv == nil {
+			why = loadError(err)
+		}
+		return nil, Errorf(NameLedgerError, "%s: the data of %q could not be read after the charge (ledger record %d stands): %s", p.Func, src.Name, ch.ledgerID, why)
+	}
+	var wrap RunWrapper
+	if env.Wrap != nil {
+		wrap = env.Wrap()
+	}
+	out, err, pv := guarded(func() (any, error) { return p.runWith(ctx, t, data, wrap) })
+	if err == nil && pv == nil {
+		return &Release{Value: out, Receipt: rcpt, Columns: p.Columns}, nil
+	}
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, Errorf(NameInterrupted, "%s was interrupted; its charge (ledger record %d) stands", p.Func, ch.ledgerID)
+	}
+	if src.Synthetic() { // public data: the reason may be shown
+		if pv != nil {
+			err = fmt.Errorf("panic: %v", pv)
+		}
+		return nil, Errorf(NameMechanismFailed, "%s (%s) could not produce a release on %s: %v", p.Func, p.Method, src.Name, err)
+	}
+	// One message for an error and a panic alike, so that the message
+	// tells no more than the fact of failure (see docs/threat-model.md).
+	return nil, Errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s", p.Func, p.Method, src.Name, ch.ledgerID, p.Func)
+}
+
+// charged is what a charge reports for the receipt.
+type charged struct {
+	ledgerID  int64
+	remaining accounting.Budget
+	mode      string
+	block     string
+}
+
+// charge asks the gate, then, for a registered dataset, charges the ledger
+// durably; the gate records the spend only when the ledger accepted it.
+// Charges are serialized in-process; the ledger transaction serializes
+// processes.
+func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.Event, gate Gate) (*Ticket, *charged, error) {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	commit, abort := func() string { return "" }, func() {}
+	if gate != nil {
+		var err error
+		if commit, abort, err = gate.Admit(ctx, ev, call.Dataset); err != nil {
+			return nil, nil, err
+		}
+	}
+	ch := &charged{}
+	src := call.Dataset
+	if !src.Synthetic() {
+		st, err := env.store()
+		if err != nil {
+			abort()
+			return nil, nil, err
+		}
+		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: p.Params, Cell: call.Cell})
+		if err != nil {
+			abort()
+			if be, ok := AsBudgetError(fmt.Sprintf("dataset %q", src.Name), err, false); ok {
+				if n := ApproxNote(ev, src.Schema.Accountant); n != "" {
+					be.Notes = append(be.Notes, n)
+				}
+				return nil, nil, be
+			}
+			if ctx.Err() != nil {
+				return nil, nil, Errorf(NameInterrupted, "interrupted before the charge: nothing was spent")
+			}
+			return nil, nil, Errorf(NameLedgerError, "charging dataset %q: %v (nothing was spent)", src.Name, err)
+		}
+		ch.ledgerID, ch.remaining, ch.mode = rec.ID, rec.Remaining, rec.Mode
+	}
+	ch.block = commit()
+	return &Ticket{plan: p, ledgerID: ch.ledgerID}, ch, nil
+}
+
+func (env *Local) store() (*ledger.Store, error) {
+	if env.Store == nil {
+		return nil, Errorf(NameLedgerError, "no state directory is configured")
+	}
+	st, err := env.Store()
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			return nil, e
+		}
+		return nil, Errorf(NameLedgerError, "%v", err)
+	}
+	return st, nil
+}
+
+// load reads the data of a source. Call it only after the charge.
+func (env *Local) load(src Ref) (*ledger.Data, error) {
+	if src.Synthetic() {
+		return src.Public, nil
+	}
+	st, err := env.store()
+	if err != nil {
+		return nil, err
+	}
+	return st.Load(src.Name)
+}
+
+// guarded calls f and returns its panic value instead of panicking. After
+// a charge, a panic's value (an index out of range, a shard number, a value
+// in a message) may depend on the data: it must reach neither the cell,
+// where the engine would show it, nor the worker's crash report, which an
+// unrecovered panic would write to the process's stderr. Callers drop it
+// for registered data.
+func guarded[T any](f func() (T, error)) (v T, err error, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			var zero T
+			v, err, panicked = zero, nil, r
+		}
+	}()
+	v, err = f()
+	return v, err, nil
+}
+
+// loadFailure is the fixed reason of a load that failed without a public
+// explanation.
+const loadFailure = "the stored data failed its integrity check or the database could not be read (run `privnotes ledger verify`)"
+
+// loadError keeps only data-independent load failures.
+func loadError(err error) string {
+	var le *Error
+	if errors.As(err, &le) {
+		return le.Msg
+	}
+	return loadFailure
+}
+
+func denseOf(r, c int, data []float64) *mat.Dense {
+	if r == 0 || c == 0 {
+		return &mat.Dense{}
+	}
+	return mat.NewDense(r, c, data)
+}

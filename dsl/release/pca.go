@@ -1,0 +1,313 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/dppca"
+	"github.com/privnotes/privnotes/mechanisms/federated"
+	"github.com/privnotes/privnotes/mechanisms/pca"
+)
+
+// autoMaxGaussD is the largest dimension for which method="auto" picks
+// Analyze Gauss (see docs/dsl.md): one noisy d×d covariance beats L noisy
+// d×k products while d is small; beyond it the power method's noise, which
+// grows with d·k per iteration rather than d², wins.
+const autoMaxGaussD = 100
+
+// autoMethod is the documented rule of method="auto": public facts only.
+func autoMethod(d, k int) string {
+	if d <= autoMaxGaussD {
+		return pca.MethodGauss
+	}
+	return pca.MethodNPM
+}
+
+// PCAMethods returns the private_pca methods this build wires.
+func PCAMethods() []string {
+	ms := make([]string, 0, len(pcaAvailable))
+	for m := range pcaAvailable {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	return ms
+}
+
+// pcaAvailable lists the private_pca methods this build wires.
+var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "federated": true}
+
+// ojaGap is the public eigengap hint private Oja's learning rate uses (rows
+// are scaled into the unit ball, so eigenvalues lie in [0, 1]).
+const ojaGap = 0.1
+
+func argErr(fn string, err error) *Error {
+	return Errorf(NameArgumentError, "%s: %v", fn, err)
+}
+
+// neighbourOf is the neighbouring relation a call is calibrated under: the
+// one the data owner registered, which binds. The keyword may restate it
+// and nothing more: on replace-one data a call calibrated under add-remove
+// would get half the sensitivity for the same charge, and add-remove data
+// under replace-one would let mechanisms whose minibatches or averages
+// need n run although neighbours differ in n. Public synthetic data have
+// no owner to bind them: there the keyword chooses.
+func neighbourOf(fn string, a *Args, src Ref) accounting.Neighbour {
+	sc := src.Schema
+	reg, err := accounting.ParseNeighbour(sc.Neighbour)
+	if err != nil {
+		panic(Errorf(NameDatasetError, "%s: dataset %q has an unknown neighbouring relation %q in the registry: run `privnotes ledger verify`", fn, src.Name, sc.Neighbour))
+	}
+	s := a.Str("neighbour")
+	if s == "" {
+		return reg
+	}
+	nb, err := accounting.ParseNeighbour(s)
+	if err != nil {
+		panic(argErr(fn, err))
+	}
+	if nb != reg && !src.Synthetic() {
+		panic(Errorf(NameArgumentError, "%s: neighbour=%q: dataset %q was registered with %s neighbours by its data owner, and every call on it is calibrated under that relation; drop the keyword (or give neighbour=%q)", fn, s, src.Name, reg, reg.String()))
+	}
+	return nb
+}
+
+// clipOf is the call's clip norm: the keyword, else the registered one.
+// Every mechanism takes clips in [pca.MinClip, pca.MaxClip]: within it no
+// noise scale under- or overflows for any row count up to the row limit.
+func clipOf(fn string, a *Args, sc ledger.Schema) float64 {
+	c := a.Float("clip")
+	if c == 0 {
+		c = sc.Clip
+	}
+	if !(c >= pca.MinClip && c <= pca.MaxClip) {
+		panic(Errorf(NameArgumentError, "%s: clip=%v must be a number in [%g, %g]", fn, c, float64(pca.MinClip), float64(pca.MaxClip)))
+	}
+	return c
+}
+
+// publicUnits is the number of privacy units (rows, or users) of a source
+// whose count is public: declared by the data owner at registration
+// (--public-n), or synthetic data. A mechanism whose release depends on n
+// beyond its noisy sums (minibatch sizes, averages over users) needs it:
+// the number of rows or users of a dataset is private under both
+// neighbouring relations (a filtered subset's size is a count query), and
+// such a release would reveal it. Without a public n the call is refused
+// before anything is charged.
+func publicUnits(fn, method string, src Ref) int {
+	if n := src.Schema.PublicN; n > 0 {
+		return n
+	}
+	units := "rows"
+	if src.Schema.Unit == "user" {
+		units = "users"
+	}
+	panic(Errorf(NameArgumentError, "%s: %s depends on the number of %s, which dataset %q keeps private; the data owner can declare it public (privnotes dataset add --public-n), or use a method that does not need it (npm, gauss, adaptive, federated)", fn, method, units, src.Name))
+}
+
+func publicParams(a *Args, extra map[string]any) map[string]any {
+	p := map[string]any{}
+	for k, v := range a.Vals {
+		p[k] = v
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// planPCA validates a private_pca call and plans it. It reads no data.
+func planPCA(env *Local, src Ref, a *Args) *Plan {
+	const fn = "private_pca"
+	sc := src.Schema
+	d, k := sc.D, a.Int("k")
+	method := a.Str("method")
+	if !pcaAvailable[method] {
+		panic(Errorf(NameNotAvailable, "method %q is not available in this build", method))
+	}
+	chosen := method
+	if method == "auto" {
+		chosen = autoMethod(d, k)
+	}
+	eps, delta := a.Float("eps"), a.Float("delta")
+	nb := neighbourOf(fn, a, src)
+	clip := clipOf(fn, a, sc)
+	p := &Plan{Func: fn, Eps: eps, Delta: delta, Columns: sc.Columns,
+		Params: publicParams(a, map[string]any{"method": chosen, "requested_method": method, "clip": clip, "neighbour": nb.String()})}
+	if method == "auto" {
+		p.Note = fmt.Sprintf("method auto chose %s (d=%d ≤ %d → gauss, else npm). ", chosen, d, autoMaxGaussD)
+		if d > autoMaxGaussD {
+			p.Note = fmt.Sprintf("method auto chose %s (d=%d > %d). ", chosen, d, autoMaxGaussD)
+		}
+	}
+	switch chosen {
+	case pca.MethodNPM, pca.MethodAdaptive, pca.MethodGauss:
+		calib, err := pca.ParseCalibration(a.Str("calibration"))
+		if err != nil {
+			panic(argErr(fn, err))
+		}
+		if a.Int("providers") != 0 || a.Int("sparsity") != 0 {
+			panic(Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
+		}
+		opt := pca.Options{K: k, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip, Noise: env.sampler()}
+		pl, err := pca.PlanMethod(chosen, opt, d)
+		if err != nil {
+			panic(argErr(fn, err))
+		}
+		p.Method, p.Cost, p.HasValues = "pca/"+chosen, pl.Cost, true
+		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per coordinate (rows scaled to norm ≤ 1 by the clip %.4g), %d iteration(s)", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Iters)
+		if chosen == pca.MethodAdaptive {
+			p.Noise = fmt.Sprintf("noise multiplier %.4g per unit of the threshold, sparse-vector ε=%.4g per iteration, %d iteration(s)", pl.NoiseMultiplier, pl.SVTEps, pl.Iters)
+		}
+		p.Note += pl.Note
+		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
+			r, err := pl.Run(ctx, unitRows(data))
+			if err != nil {
+				return nil, err
+			}
+			return &PCA{Components: r.Components, Values: r.Values}, nil
+		}
+	case dppca.MethodDPPCA, dppca.MethodPrivateOja:
+		if k != 1 {
+			panic(Errorf(NameArgumentError, "%s: method %q estimates the top component only: use k=1 (or method \"npm\" or \"gauss\" for k > 1)", fn, chosen))
+		}
+		if nb != accounting.ReplaceOne {
+			panic(Errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (its minibatches need a public n); this dataset or call uses %s", fn, chosen, nb))
+		}
+		publicUnits(fn, fmt.Sprintf("method %q", chosen), src)
+		if a.Int("providers") != 0 || a.Int("sparsity") != 0 {
+			panic(Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
+		}
+		calib, why := dppcaCalibration(chosen, a, sc.Accountant, eps)
+		p.Note += why
+		opt := dppca.Options{Eps: eps, Delta: delta, Calibration: calib, Neighbour: accounting.ReplaceOne,
+			Steps: a.Int("iters"), Centred: sc.Center == "public-mean", Noise: env.sampler()}
+		var pl *dppca.Plan
+		var err error
+		if chosen == dppca.MethodDPPCA {
+			pl, err = dppca.PlanDPPCA(opt, d)
+		} else {
+			opt.Beta, opt.Gap = 1, ojaGap
+			pl, err = dppca.PlanPrivateOja(opt, d)
+		}
+		if err != nil {
+			panic(argErr(fn, err))
+		}
+		p.Method, p.Cost = "dppca/"+chosen, pl.Cost
+		if chosen == dppca.MethodPrivateOja {
+			p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g on each clipped minibatch sum (rows scaled to norm ≤ 1 by the clip %.4g), %d steps", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Steps)
+		} else {
+			p.Noise = fmt.Sprintf("Gaussian multiplier %.4g per unit of the private gradient-spread estimate (rows scaled to norm ≤ 1 by the clip %.4g), %d steps", pl.NoiseMultiplier, clip, pl.Steps)
+		}
+		p.Note += pl.Note
+		p.Params["calibration"] = calib.String()
+		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
+			r, err := pl.Run(ctx, scaleRows(unitRows(data), clip))
+			if err != nil {
+				return nil, err
+			}
+			return &PCA{Components: r.Components}, nil
+		}
+	case "federated":
+		calib := federated.CalibZCDP
+		if a.Str("calibration") == "paper" {
+			calib = federated.CalibPaper
+		}
+		s := a.Int("sparsity")
+		if s == 0 {
+			s = d
+		}
+		providers := a.Int("providers")
+		if providers == 0 {
+			providers = 1
+		}
+		if providers < 1 || providers > 1000 {
+			panic(Errorf(NameArgumentError, "%s: providers=%d: use 1..1000", fn, providers))
+		}
+		opt := federated.PCAOptions{K: k, Sparsity: s, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib}
+		pl, err := federated.PlanPCA(opt, d)
+		if err != nil {
+			panic(argErr(fn, err))
+		}
+		p.Method, p.Cost = "federated/dpspca", pl.Cost
+		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %.4g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
+		p.Note += pl.Note
+		p.Params["sparsity"], p.Params["providers"] = s, providers
+		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
+			rows := scaleRows(unitRows(data), clip)
+			ps, err := splitProviders(env, rows, providers)
+			if err != nil {
+				return nil, err
+			}
+			r, err := pl.Coordinate(ctx, federated.NewLocal(ps))
+			if err != nil {
+				return nil, err
+			}
+			return &PCA{Components: r.Q, Support: append([]int(nil), r.Support...)}, nil
+		}
+	default:
+		panic(Errorf(NameNotAvailable, "method %q is not available in this build", chosen))
+	}
+	return p
+}
+
+// dppcaCalibration is the calibration of DP-PCA and private Oja. An
+// explicit calibration keyword wins ("zcdp" selects the analytic
+// calibration). Without it the calibration follows the dataset's
+// accountant: under zcdp the analytic one (valid for every ε; for private
+// Oja its cost is a GDP event, which composes as ρ = μ²/2 instead of the
+// ρ = ε²/2 an approximate (ε, δ) event costs: (0.5, 1e-7) alone would cost
+// ε ≈ 2.4 at δ = 1e-6), under basic or advanced composition the paper's, as
+// reproductions expect, unless ε is outside the paper's range.
+func dppcaCalibration(method string, a *Args, accountant string, eps float64) (dppca.Calibration, string) {
+	if a.Given["calibration"] {
+		if a.Str("calibration") == "paper" {
+			return dppca.CalibPaper, ""
+		}
+		return dppca.CalibAnalytic, ""
+	}
+	if accountant == "" || accountant == accounting.ModeZCDP.String() {
+		return dppca.CalibAnalytic, "calibration: analytic, the default under the zcdp accountant. "
+	}
+	if PaperEpsOK(method, eps) {
+		return dppca.CalibPaper, fmt.Sprintf("calibration: the paper's, the default under the %s accountant. ", accountant)
+	}
+	return dppca.CalibAnalytic, fmt.Sprintf("calibration: analytic, because eps=%v is outside the paper's range (the default under the %s accountant is the paper's). ", eps, accountant)
+}
+
+// PaperEpsOK reports whether the paper's calibration of a dppca method
+// covers eps (DP-PCA: ε < 0.9, Theorem 5.1; private Oja: ε < 1).
+func PaperEpsOK(method string, eps float64) bool {
+	if method == dppca.MethodDPPCA {
+		return eps < 0.9
+	}
+	return eps < 1
+}
+
+// splitProviders deals the rows round-robin to n providers (a public
+// rule); a provider left without rows gets one zero row, which contributes
+// nothing, so the split never fails on the private row count.
+func splitProviders(env *Local, rows *mat.Dense, n int) ([]federated.Provider[federated.PCARequest, federated.PCAReply], error) {
+	r, c := rows.Dims()
+	parts := make([][]float64, n)
+	for i := range r {
+		parts[i%n] = append(parts[i%n], rows.RawRowView(i)...)
+	}
+	out := make([]federated.Provider[federated.PCARequest, federated.PCAReply], n)
+	for i := range parts {
+		x := parts[i]
+		if len(x) == 0 {
+			x = make([]float64, c)
+		}
+		p, err := federated.NewPCAProvider(mat.NewDense(len(x)/c, c, x), env.sampler())
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}

@@ -1,0 +1,109 @@
+package release
+
+import (
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// Receipt says what a release cost: the privacy receipt every result
+// carries. All of it is public.
+type Receipt struct {
+	Dataset   string
+	Function  string
+	Mechanism string
+	// Eps and Delta are the target the mechanism was calibrated to.
+	Eps, Delta float64
+	// Cost is the charged event in its native measure.
+	Cost       accounting.Event
+	Accountant string
+	NoiseScale string
+	Note       string
+	// Charged is false for public synthetic data (nothing was spent).
+	Charged  bool
+	LedgerID int64
+	// Block is the budget block the call ran in ("" outside any).
+	Block string
+	// Remaining is the dataset's budget left after the charge.
+	Remaining accounting.Budget
+	Params    map[string]any
+}
+
+func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch *charged) *Receipt {
+	r := &Receipt{Dataset: ref.Name, Function: p.Func, Mechanism: p.Method, Eps: p.Eps, Delta: p.Delta, Cost: ev,
+		NoiseScale: p.Noise, Note: strings.TrimSpace(p.Note), Charged: !ref.Synthetic(), LedgerID: ch.ledgerID,
+		Block: ch.block, Remaining: ch.remaining, Accountant: ch.mode, Params: p.Params}
+	if ref.Synthetic() {
+		r.Accountant = "none (public synthetic data: not charged)"
+	}
+	return r
+}
+
+// String is the receipt in one paragraph.
+func (r *Receipt) String() string {
+	if r == nil {
+		return "no receipt"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant)
+	if r.Charged {
+		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta)
+	} else {
+		b.WriteString("; not charged (public data)")
+	}
+	if r.Block != "" {
+		fmt.Fprintf(&b, "; in budget block %s", r.Block)
+	}
+	fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
+	return b.String()
+}
+
+// CostString is an event without its mechanism name.
+func CostString(e accounting.Event) string {
+	e.Mechanism = ""
+	return e.String()
+}
+
+// HTML renders the receipt as a small table.
+func (r *Receipt) HTML() string {
+	if r == nil {
+		return ""
+	}
+	rows := [][2]string{
+		{"dataset", r.Dataset}, {"mechanism", r.Mechanism},
+		{"ε, δ", fmt.Sprintf("%.6g, %.6g", r.Eps, r.Delta)},
+		{"cost", CostString(r.Cost)}, {"accountant", r.Accountant},
+		{"noise", r.NoiseScale}, {"note", r.Note},
+	}
+	if r.Charged {
+		rows = append(rows, [2]string{"ledger record", fmt.Sprint(r.LedgerID)},
+			[2]string{"remaining", fmt.Sprintf("ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
+	} else {
+		rows = append(rows, [2]string{"ledger", "not charged: public synthetic data"})
+	}
+	if r.Block != "" {
+		rows = append(rows, [2]string{"budget block", r.Block})
+	}
+	var b strings.Builder
+	b.WriteString("<table class=\"privnotes-receipt\"><caption>privacy receipt</caption>\n")
+	for _, row := range rows {
+		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td style=\"text-align:left\">%s</td></tr>\n", html.EscapeString(row[0]), html.EscapeString(row[1]))
+	}
+	b.WriteString("</table>")
+	return b.String()
+}
+
+// Metadata is the output metadata the kernel attaches (key "privnotes").
+func (r *Receipt) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	m := map[string]any{"eps": r.Eps, "delta": r.Delta, "dataset": r.Dataset, "mechanism": r.Mechanism,
+		"ledger_id": r.LedgerID, "accountant": r.Accountant, "charged": r.Charged, "cost": CostString(r.Cost)}
+	if r.Block != "" {
+		m["block"] = r.Block
+	}
+	return map[string]any{"privnotes": m}
+}

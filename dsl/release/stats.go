@@ -1,0 +1,179 @@
+package release
+
+// private_count: the discrete Laplace mechanism (Dwork, McSherry, Nissim and
+// Smith 2006) on the integer lattice when delta is 0, and the discrete
+// Gaussian mechanism in zCDP (Canonne, Kamath and Steinke 2020; Bun and
+// Steinke 2016, Prop. 1.6) when delta > 0, via mechanisms/noise.
+// private_mean: the Gaussian mechanism on a clipped sum divided by a noisy
+// count, both in zCDP (Bun and Steinke 2016, Prop. 1.6 and Lemma 2.3).
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// countSensitivity is the ℓ1 sensitivity of a count of privacy units. Under
+// add-remove it is 1; under replace-one the count does not change, but the
+// runtime still adds noise of sensitivity 1 so that the count of units is
+// never released exactly (the DSL promises never to reveal n).
+const countSensitivity = 1
+
+// meanCountShare is the share of private_mean's zCDP budget spent on the
+// noisy count; the rest goes to the clipped sum, whose noise dominates the
+// error of the mean.
+const meanCountShare = 0.2
+
+func planCount(env *Local, src Ref, a *Args) *Plan {
+	const fn = "private_count"
+	eps, delta := a.Float("eps"), a.Float("delta")
+	unit := "rows"
+	if src.Schema.Unit == "user" {
+		unit = "users"
+	}
+	if delta > 0 {
+		return planGaussianCount(env, src, a, unit, eps, delta)
+	}
+	b := noise.LaplaceScale(countSensitivity, eps, 1)
+	ev := accounting.Pure(eps)
+	ev.Mechanism = "count/laplace"
+	note := fmt.Sprintf("counts %s; pure ε-DP with ε=%v; n + discrete Laplace noise on the integers, rounded", unit, eps)
+	if src.Schema.Accountant == accounting.ModeZCDP.String() {
+		note += fmt.Sprintf(". Under this dataset's zcdp accountant a pure ε costs ρ=ε²/2=%.4g; give delta (for example delta=1e-6) for the Gaussian count, whose cost composes far better with other calls", accounting.PureToRho(eps))
+	}
+	p := &Plan{Func: fn, Method: "count/laplace", Cost: ev, Eps: eps, Delta: delta,
+		Noise:  fmt.Sprintf("discrete Laplace, scale b=%.4g (sensitivity 1)", b),
+		Note:   note,
+		Params: publicParams(a, map[string]any{"unit": unit})}
+	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
+		n := float64(unitCount(d))
+		v := n + env.sampler().Laplace(b)
+		return &Count{Value: math.Round(v)}, nil
+	}
+	return p
+}
+
+// planGaussianCount is private_count with delta > 0: the discrete Gaussian
+// mechanism calibrated in zCDP to (ε, δ) (ρ = RhoForTarget(ε, δ)), so that
+// its cost composes with the session's other Gaussian releases instead of
+// costing ρ = ε²/2 as a pure-ε count does.
+func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta float64) *Plan {
+	const fn = "private_count"
+	rho := accounting.RhoForTarget(eps, delta)
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		panic(Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta))
+	}
+	z := 1 / math.Sqrt(2*rho)
+	if z > 0x1p37 {
+		panic(Errorf(NameArgumentError, "%s: eps=%v is too small to represent the Noise: raise eps", fn, eps))
+	}
+	// ℓ2 sensitivity 1 under add-remove; under replace-one the count does
+	// not move, but it is noised as if it did so that n is never released.
+	sigma := noise.GaussianScale(countSensitivity, z, 1)
+	ev := accounting.Zcdp(rho).WithTarget(eps, delta)
+	ev.Mechanism = "count/gaussian"
+	p := &Plan{Func: fn, Method: "count/gaussian", Cost: ev, Eps: eps, Delta: delta,
+		Noise: fmt.Sprintf("discrete Gaussian, std %.4g (sensitivity 1)", sigma),
+		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)",
+			unit, eps, delta, rho),
+		Params: publicParams(a, map[string]any{"unit": unit})}
+	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
+		n := float64(unitCount(d))
+		v := n + env.sampler().Gaussian(sigma)
+		return &Count{Value: math.Round(v)}, nil
+	}
+	return p
+}
+
+func unitCount(d *ledger.Data) int {
+	if d.Schema.Unit == "user" && d.Users != nil {
+		return d.NumUsers
+	}
+	r, _ := d.X.Dims()
+	return r
+}
+
+func planMean(env *Local, src Ref, a *Args) *Plan {
+	const fn = "private_mean"
+	sc := src.Schema
+	eps, delta := a.Float("eps"), a.Float("delta")
+	if delta == 0 {
+		panic(Errorf(NameArgumentError, "%s: the Gaussian mechanism needs delta > 0 (for example delta=1e-6)", fn))
+	}
+	idx, err := columnIndex(sc, a.Strs("columns"))
+	if err != nil {
+		panic(argErr(fn, err))
+	}
+	clip := clipOf(fn, a, sc)
+	nb, err := accounting.ParseNeighbour(sc.Neighbour)
+	if err != nil {
+		nb = accounting.ReplaceOne
+	}
+	rho := accounting.RhoForTarget(eps, delta)
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		panic(Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta))
+	}
+	rhoSum, rhoCount := (1-meanCountShare)*rho, meanCountShare*rho
+	// One unit moves the clipped sum by 2·clip when replaced, clip when
+	// added or removed.
+	sens := clip
+	if nb == accounting.ReplaceOne {
+		sens = 2 * clip
+	}
+	zSum, zCount := 1/math.Sqrt(2*rhoSum), 1/math.Sqrt(2*rhoCount)
+	if zSum*math.Sqrt(float64(len(idx))) > 0x1p37 || zCount > 0x1p37 {
+		panic(Errorf(NameArgumentError, "%s: eps=%v is too small to represent the Noise: raise eps", fn, eps))
+	}
+	sigmaSum := noise.GaussianScale(sens, zSum, len(idx))
+	sigmaCount := noise.GaussianScale(countSensitivity, zCount, 1)
+	ev := accounting.Zcdp(rho).WithTarget(eps, delta)
+	ev.Mechanism = "mean/gaussian"
+	cols := make([]string, len(idx))
+	for i, j := range idx {
+		cols[i] = sc.Columns[j]
+	}
+	p := &Plan{Func: fn, Method: "mean/gaussian", Cost: ev, Eps: eps, Delta: delta, Columns: cols,
+		Noise: fmt.Sprintf("Gaussian std %.4g per coordinate of the clipped sum (sensitivity %.4g), std %.4g on the count", sigmaSum, sens, sigmaCount),
+		Note: fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
+			eps, delta, rho, 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
+		Params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
+	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
+		rows := unitRows(d)
+		r, _ := rows.Dims()
+		sub := make([]float64, 0, r*len(idx))
+		for i := range r {
+			row := rows.RawRowView(i)
+			for _, j := range idx {
+				sub = append(sub, row[j])
+			}
+		}
+		sum := make([]float64, len(idx))
+		clipped := clipRows(denseOf(r, len(idx), sub), clip)
+		for i := range r {
+			for j, v := range clipped.RawRowView(i) {
+				sum[j] += v
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := env.sampler()
+		s.AddGaussian(sum, sigmaSum)
+		cnt := []float64{float64(r)}
+		s.AddGaussian(cnt, sigmaCount)
+		den := math.Max(cnt[0], 1)
+		mean := make([]float64, len(idx))
+		for j := range mean {
+			mean[j] = sum[j] / den
+			if sc.Center == "public-mean" && len(sc.Mean) == sc.D {
+				mean[j] += sc.Mean[idx[j]] // the public mean removed at registration
+			}
+		}
+		return &Mean{Values: mean}, nil
+	}
+	return p
+}
