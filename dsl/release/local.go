@@ -185,6 +185,7 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 type charged struct {
 	ledgerID  int64
 	remaining accounting.Budget
+	spent     accounting.Budget
 	mode      string
 	block     string
 }
@@ -225,7 +226,7 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 			}
 			return nil, nil, Errorf(NameLedgerError, "charging dataset %q: %v (nothing was spent)", src.Name, err)
 		}
-		ch.ledgerID, ch.remaining, ch.mode = rec.ID, rec.Remaining, rec.Mode
+		ch.ledgerID, ch.remaining, ch.spent, ch.mode = rec.ID, rec.Remaining, rec.Spent, rec.Mode
 	}
 	ch.block = commit()
 	return &Ticket{plan: p, ledgerID: ch.ledgerID}, ch, nil
