@@ -1,10 +1,12 @@
 package release
 
 import (
+	"context"
 	"math"
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // On user-level data the privacy unit is the user: private_count counts
@@ -23,10 +25,18 @@ func TestTeethUserLevel(t *testing.T) {
 		data.X.Set(i, 0, float64(u))
 		data.X.Set(i, 1, float64(i))
 	}
-	if got := unitCount(data); got != users {
+	ctx := context.Background()
+	d, err := dataOf(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := unitCount(ctx, d); err != nil || got != users {
 		t.Errorf("private_count counts %d units on %d users (%d rows)", got, users, rows)
 	}
-	ur := unitRows(data)
+	ur, err := unitMatrix(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r, _ := ur.Dims(); r != users {
 		t.Fatalf("the row mechanisms see %d rows for %d users", r, users)
 	}
@@ -42,7 +52,11 @@ func TestTeethUserLevel(t *testing.T) {
 			t.Errorf("user %d's row is %v, want the mean of the user's rows [%d %v]", u, got, u, sum/cnt)
 		}
 	}
-	fu, err := fedrepUsers(data, users)
+	all, err := collectRows(ctx, d.Rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fu, err := fedrepUsers(all, users)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +64,7 @@ func TestTeethUserLevel(t *testing.T) {
 		t.Errorf("private_fedrep has %d participants for %d users", len(fu), users)
 	}
 	seen := 0
-	for p, rs := range userRows(data, users) {
+	for p, rs := range userRows(data.Users, users) {
 		seen += len(rs)
 		for _, i := range rs {
 			if int(data.Users[i]) != p {
@@ -62,3 +76,5 @@ func TestTeethUserLevel(t *testing.T) {
 		t.Errorf("private_fedrep's participants hold %d of %d rows", seen, rows)
 	}
 }
+
+var collectRows = rows.Collect

@@ -14,6 +14,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
 	"github.com/privnotes/privnotes/mechanisms/fedrep"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // Defaults of private_fedrep: the experiment of federated.md §2.5, with
@@ -76,8 +77,12 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 		Noise:  fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, psi),
 		Note:   pl.Note,
 		Params: publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String(), "neighbour": nb.String()})}
-	p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
-		users, err := fedrepUsers(data, n)
+	p.run = func(ctx context.Context, data *Data) (any, error) {
+		all, err := rows.Collect(ctx, data.Rows)
+		if err != nil {
+			return nil, err
+		}
+		users, err := fedrepUsers(all, n)
 		if err != nil {
 			return nil, err
 		}
@@ -99,19 +104,20 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 // repeated cyclically up to that number, and a user index without records
 // (none in a registered snapshot) gets zero records: both are public rules
 // applied to one user's data, which user-level clipping covers.
-func fedrepUsers(data *ledger.Data, n int) ([]*fedrep.User, error) {
-	_, d := data.X.Dims()
+func fedrepUsers(data *rows.Dense, n int) ([]*fedrep.User, error) {
+	d := data.Dim()
+	x, labels := data.Matrix(), data.Labels()
 	users := make([]*fedrep.User, n)
-	for j, rs := range userRows(data, n) {
+	for j, rs := range userRows(data.UnitIndex(), n) {
 		m := max(len(rs), fedrep.MinRecords)
-		x := mat.NewDense(m, d, nil)
+		ux := mat.NewDense(m, d, nil)
 		y := make([]float64, m)
 		for r := 0; len(rs) > 0 && r < m; r++ {
 			i := rs[r%len(rs)]
-			x.SetRow(r, data.X.RawRowView(i))
-			y[r] = data.Y[i]
+			ux.SetRow(r, x.RawRowView(i))
+			y[r] = labels[i]
 		}
-		u, err := fedrep.NewUser(x, y)
+		u, err := fedrep.NewUser(ux, y)
 		if err != nil {
 			return nil, err
 		}
@@ -121,9 +127,9 @@ func fedrepUsers(data *ledger.Data, n int) ([]*fedrep.User, error) {
 }
 
 // userRows lists the rows of each of the n users, in row order.
-func userRows(data *ledger.Data, n int) [][]int {
+func userRows(units []int32, n int) [][]int {
 	rows := make([][]int, n)
-	for i, u := range data.Users {
+	for i, u := range units {
 		if int(u) >= 0 && int(u) < n {
 			rows[u] = append(rows[u], i)
 		}

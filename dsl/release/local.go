@@ -31,7 +31,7 @@ type Plan struct {
 	// HasValues is set when a PCA release carries eigenvalue estimates.
 	HasValues bool
 
-	run func(ctx context.Context, d *ledger.Data) (any, error)
+	run func(ctx context.Context, d *Data) (any, error)
 }
 
 // Ticket is the proof of one charge for one plan. It is single use: the
@@ -51,7 +51,7 @@ func (t *Ticket) LedgerID() int64 { return t.ledgerID }
 var errTicket = errors.New("release: a plan ran without its own unused ticket")
 
 // runWith runs p on data, consuming t.
-func (p *Plan) runWith(ctx context.Context, t *Ticket, data *ledger.Data, wrap RunWrapper) (any, error) {
+func (p *Plan) runWith(ctx context.Context, t *Ticket, data *Data, wrap RunWrapper) (any, error) {
 	if t == nil || t.plan != p || !t.used.CompareAndSwap(false, true) {
 		return nil, errTicket
 	}
@@ -64,7 +64,7 @@ func (p *Plan) runWith(ctx context.Context, t *Ticket, data *ledger.Data, wrap R
 
 // RunWrapper wraps a plan's run after its charge; tests use it to inject
 // a mechanism that fails or panics. Cells cannot reach it.
-type RunWrapper func(run func(context.Context, *ledger.Data) (any, error)) func(context.Context, *ledger.Data) (any, error)
+type RunWrapper func(run func(context.Context, *Data) (any, error)) func(context.Context, *Data) (any, error)
 
 // Local is the in-process Executor over a state directory's store.
 type Local struct {
@@ -151,7 +151,7 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 		return nil, err
 	}
 	rcpt := newReceipt(src, p, ev, ch)
-	data, err, pv := guarded(func() (*ledger.Data, error) { return env.load(src) })
+	data, err, pv := guarded(func() (*Data, error) { return env.load(src) })
 	if err != nil || pv != nil {
 		why := loadFailure
 		if pv == nil {
@@ -246,16 +246,20 @@ func (env *Local) store() (*ledger.Store, error) {
 	return st, nil
 }
 
-// load reads the data of a source. Call it only after the charge.
-func (env *Local) load(src Ref) (*ledger.Data, error) {
+// load opens the data of a source. Call it only after the charge.
+func (env *Local) load(src Ref) (*Data, error) {
 	if src.Synthetic() {
-		return src.Public, nil
+		return dataOf(src.Public)
 	}
 	st, err := env.store()
 	if err != nil {
 		return nil, err
 	}
-	return st.Load(src.Name)
+	d, err := st.Load(src.Name)
+	if err != nil {
+		return nil, err
+	}
+	return dataOf(d)
 }
 
 // guarded calls f and returns its panic value instead of panicking. After

@@ -51,7 +51,10 @@ func TestTicketIsSingleUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := call.Dataset.Public
+	data, err := dataOf(call.Dataset.Public)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.runWith(context.Background(), tk, data, nil); err != nil {
 		t.Fatalf("first run on a fresh ticket: %v", err)
 	}

@@ -164,8 +164,12 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			p.Noise = fmt.Sprintf("noise multiplier %.4g per unit of the threshold, sparse-vector ε=%.4g per iteration, %d iteration(s)", pl.NoiseMultiplier, pl.SVTEps, pl.Iters)
 		}
 		p.Note += pl.Note
-		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
-			r, err := pl.Run(ctx, unitRows(data))
+		p.run = func(ctx context.Context, data *Data) (any, error) {
+			x, err := unitMatrix(ctx, data)
+			if err != nil {
+				return nil, err
+			}
+			r, err := pl.Run(ctx, x)
 			if err != nil {
 				return nil, err
 			}
@@ -205,8 +209,12 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		}
 		p.Note += pl.Note
 		p.Params["calibration"] = calib.String()
-		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
-			r, err := pl.Run(ctx, scaleRows(unitRows(data), clip))
+		p.run = func(ctx context.Context, data *Data) (any, error) {
+			x, err := unitMatrix(ctx, data)
+			if err != nil {
+				return nil, err
+			}
+			r, err := pl.Run(ctx, scaleRows(x, clip))
 			if err != nil {
 				return nil, err
 			}
@@ -237,9 +245,12 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %.4g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
 		p.Note += pl.Note
 		p.Params["sparsity"], p.Params["providers"] = s, providers
-		p.run = func(ctx context.Context, data *ledger.Data) (any, error) {
-			rows := scaleRows(unitRows(data), clip)
-			ps, err := splitProviders(env, rows, providers)
+		p.run = func(ctx context.Context, data *Data) (any, error) {
+			x, err := unitMatrix(ctx, data)
+			if err != nil {
+				return nil, err
+			}
+			ps, err := splitProviders(env, scaleRows(x, clip), providers)
 			if err != nil {
 				return nil, err
 			}

@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // countSensitivity is the ℓ1 sensitivity of a count of privacy units. Under
@@ -49,9 +49,12 @@ func planCount(env *Local, src Ref, a *Args) *Plan {
 		Noise:  fmt.Sprintf("discrete Laplace, scale b=%.4g (sensitivity 1)", b),
 		Note:   note,
 		Params: publicParams(a, map[string]any{"unit": unit})}
-	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
-		n := float64(unitCount(d))
-		v := n + env.sampler().Laplace(b)
+	p.run = func(ctx context.Context, d *Data) (any, error) {
+		n, err := unitCount(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		v := float64(n) + env.sampler().Laplace(b)
 		return &Count{Value: math.Round(v)}, nil
 	}
 	return p
@@ -81,20 +84,15 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)",
 			unit, eps, delta, rho),
 		Params: publicParams(a, map[string]any{"unit": unit})}
-	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
-		n := float64(unitCount(d))
-		v := n + env.sampler().Gaussian(sigma)
+	p.run = func(ctx context.Context, d *Data) (any, error) {
+		n, err := unitCount(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		v := float64(n) + env.sampler().Gaussian(sigma)
 		return &Count{Value: math.Round(v)}, nil
 	}
 	return p
-}
-
-func unitCount(d *ledger.Data) int {
-	if d.Schema.Unit == "user" && d.Users != nil {
-		return d.NumUsers
-	}
-	r, _ := d.X.Dims()
-	return r
 }
 
 func planMean(env *Local, src Ref, a *Args) *Plan {
@@ -141,22 +139,14 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 		Note: fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
 			eps, delta, rho, 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
 		Params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
-	p.run = func(ctx context.Context, d *ledger.Data) (any, error) {
-		rows := unitRows(d)
-		r, _ := rows.Dims()
-		sub := make([]float64, 0, r*len(idx))
-		for i := range r {
-			row := rows.RawRowView(i)
-			for _, j := range idx {
-				sub = append(sub, row[j])
-			}
+	p.run = func(ctx context.Context, d *Data) (any, error) {
+		units, err := unitSource(ctx, d)
+		if err != nil {
+			return nil, err
 		}
-		sum := make([]float64, len(idx))
-		clipped := clipRows(denseOf(r, len(idx), sub), clip)
-		for i := range r {
-			for j, v := range clipped.RawRowView(i) {
-				sum[j] += v
-			}
+		sum, r, err := clippedSum(ctx, units, idx, clip)
+		if err != nil {
+			return nil, err
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -176,4 +166,44 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 		return &Mean{Values: mean}, nil
 	}
 	return p
+}
+
+// clippedSum returns the sum over the rows of src of their columns idx,
+// each row clipped to norm clip (clipRows' rule: scaled by
+// min(1/clip, 1/‖a‖), then by clip; a non-finite row adds nothing), in
+// row order, and the number of rows.
+func clippedSum(ctx context.Context, src rows.Source, idx []int, clip float64) (sum []float64, n int, err error) {
+	sum = make([]float64, len(idx))
+	sub := make([]float64, len(idx))
+	dim := src.Dim()
+	err = rows.ForEach(ctx, src, 1024, false, false, func(b *rows.Batch) error {
+		for i := range b.N {
+			row := b.Row(i, dim)
+			for t, j := range idx {
+				sub[t] = row[j]
+			}
+			n++
+			var ss float64
+			finite := true
+			for _, v := range sub {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					finite = false
+					break
+				}
+				ss += v * v
+			}
+			if !finite {
+				continue // clipRows' zero row, which adds nothing
+			}
+			s := 1 / clip
+			if norm := math.Sqrt(ss); norm > clip {
+				s = 1 / norm
+			}
+			for t, v := range sub {
+				sum[t] += (v * s) * clip
+			}
+		}
+		return nil
+	})
+	return sum, n, err
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/release"
 	"math"
 	"reflect"
 	"regexp"
@@ -581,8 +582,8 @@ func TestInterruptKeepsCharge(t *testing.T) {
 	// loaded. (That mechanisms stop on a cancelled context between
 	// iterations is tested in their packages.)
 	started := make(chan int, 1)
-	testRunHook = func(run func(context.Context, *ledger.Data) (any, error)) func(context.Context, *ledger.Data) (any, error) {
-		return func(ctx context.Context, d *ledger.Data) (any, error) {
+	testRunHook = func(run func(context.Context, *release.Data) (any, error)) func(context.Context, *release.Data) (any, error) {
+		return func(ctx context.Context, d *release.Data) (any, error) {
 			started <- status(t, dir, "big").Charges
 			<-ctx.Done()
 			return run(ctx, d)

@@ -8,42 +8,53 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/mechanisms/rows"
+	"gonum.org/v1/gonum/mat"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
 // injected mechanisms: each fails in a way whose message carries the row
 // count and a value of the data.
-var injected = map[string]func(ctx context.Context, d *ledger.Data) (any, error){
+var injected = map[string]func(ctx context.Context, d *release.Data) (any, error){
 	// a runtime error whose index is the private row count
-	"index panic": func(ctx context.Context, d *ledger.Data) (any, error) {
-		r, _ := d.X.Dims()
+	"index panic": func(ctx context.Context, d *release.Data) (any, error) {
+		r, _ := matrix(d).Dims()
 		a := make([]int, 3)
 		return a[r%1000], nil
 	},
 	// a panic whose value prints a private value
-	"value panic": func(ctx context.Context, d *ledger.Data) (any, error) {
-		panic(fmt.Sprintf("non-finite step at row %d: %.9f", d.X.RawMatrix().Rows, d.X.At(0, 0)))
+	"value panic": func(ctx context.Context, d *release.Data) (any, error) {
+		panic(fmt.Sprintf("non-finite step at row %d: %.9f", matrix(d).RawMatrix().Rows, matrix(d).At(0, 0)))
 	},
 	// a panic with an error value, as gonum and the noise samplers raise
-	"error panic": func(ctx context.Context, d *ledger.Data) (any, error) {
-		panic(fmt.Errorf("eigen: %d rows, first %.9f", d.X.RawMatrix().Rows, d.X.At(0, 0)))
+	"error panic": func(ctx context.Context, d *release.Data) (any, error) {
+		panic(fmt.Errorf("eigen: %d rows, first %.9f", matrix(d).RawMatrix().Rows, matrix(d).At(0, 0)))
 	},
 	// an error whose text holds the same facts
-	"error": func(ctx context.Context, d *ledger.Data) (any, error) {
-		return nil, fmt.Errorf("too few rows: %d, first %.9f", d.X.RawMatrix().Rows, d.X.At(0, 0))
+	"error": func(ctx context.Context, d *release.Data) (any, error) {
+		return nil, fmt.Errorf("too few rows: %d, first %.9f", matrix(d).RawMatrix().Rows, matrix(d).At(0, 0))
 	},
+}
+
+// matrix reads a run's rows into memory.
+func matrix(d *release.Data) *mat.Dense {
+	x, err := rows.Collect(context.Background(), d.Rows)
+	if err != nil {
+		panic(err)
+	}
+	return x.Matrix()
 }
 
 var ledgerRecord = regexp.MustCompile(`ledger record \d+`)
 
-func withRunHook(t *testing.T, run func(context.Context, *ledger.Data) (any, error)) {
+func withRunHook(t *testing.T, run func(context.Context, *release.Data) (any, error)) {
 	t.Helper()
-	testRunHook = func(func(context.Context, *ledger.Data) (any, error)) func(context.Context, *ledger.Data) (any, error) {
+	testRunHook = func(func(context.Context, *release.Data) (any, error)) func(context.Context, *release.Data) (any, error) {
 		return run
 	}
 	t.Cleanup(func() { testRunHook = nil })

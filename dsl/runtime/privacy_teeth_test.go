@@ -285,9 +285,9 @@ func TestTeethChargeBeforeRead(t *testing.T) {
 	}
 
 	var seen []float64
-	testRunHook = func(run func(context.Context, *ledger.Data) (any, error)) func(context.Context, *ledger.Data) (any, error) {
-		return func(ctx context.Context, d *ledger.Data) (any, error) {
-			seen = append([]float64(nil), d.X.RawMatrix().Data...)
+	testRunHook = func(run func(context.Context, *release.Data) (any, error)) func(context.Context, *release.Data) (any, error) {
+		return func(ctx context.Context, d *release.Data) (any, error) {
+			seen = append([]float64(nil), matrix(d).RawMatrix().Data...)
 			return run(ctx, d)
 		}
 	}

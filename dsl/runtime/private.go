@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -83,7 +82,7 @@ var newSampler = noise.New
 // of every private call after its charge, to inject a mechanism that
 // panics or fails with a message holding private values. Cells cannot
 // reach it.
-var testRunHook func(run func(context.Context, *ledger.Data) (any, error)) func(context.Context, *ledger.Data) (any, error)
+var testRunHook func(run func(context.Context, *release.Data) (any, error)) func(context.Context, *release.Data) (any, error)
 
 // blockGate is the cell's budget blocks as the execution core's gate.
 //
