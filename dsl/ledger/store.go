@@ -446,7 +446,20 @@ type Schema struct {
 	// (privnotes dataset add --public-n), and 0 when it is private, the
 	// default. Mechanisms that need n may run only when it is public.
 	PublicN int `json:"public_n,omitempty"`
+	// Bounds are the public bounds [lo, hi] of numeric columns, by name,
+	// declared by the data owner (--bounds): values are clamped to them
+	// when an analysis reads the column.
+	Bounds map[string][2]float64 `json:"bounds,omitempty"`
+	// Categorical lists the categorical columns, by name, with their
+	// public domains (--categories). A value outside its domain falls
+	// into the bucket "other". Categorical columns are not among Columns,
+	// the numeric features the matrix mechanisms use.
+	Categorical map[string][]string `json:"categorical,omitempty"`
 }
+
+// OtherCategory names the bucket of a categorical column's values that
+// lie outside its registered domain.
+const OtherCategory = "other"
 
 // Mode returns the dataset's accountant mode.
 func (s Schema) Mode() (accounting.Mode, error) { return accounting.ParseMode(s.Accountant) }
