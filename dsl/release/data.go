@@ -17,6 +17,12 @@ import (
 type Data struct {
 	Schema ledger.Schema
 	Rows   rows.Source
+	// Columns returns a source over the named columns, in that order, with
+	// the unit indices of Rows: numeric values clamped to their public
+	// bounds (Schema.Bounds) when they have some, categorical values as
+	// the index of their category in Schema.Categorical (the domain's
+	// length for "other"). Names must be columns of the schema.
+	Columns func(names []string) (rows.Source, error)
 }
 
 // dataOf adapts data held in memory (today's registry, synthetic data).
@@ -34,8 +40,91 @@ func dataOf(d *ledger.Data) (*Data, error) {
 			return nil, err
 		}
 	}
-	return &Data{Schema: d.Schema, Rows: src}, nil
+	return &Data{Schema: d.Schema, Rows: src, Columns: func(names []string) (rows.Source, error) {
+		return projectFeatures(d.Schema, src, names)
+	}}, nil
 }
+
+// projectFeatures is Data.Columns over a source of the schema's numeric
+// feature columns.
+func projectFeatures(sc ledger.Schema, src rows.Source, names []string) (rows.Source, error) {
+	idx, err := columnIndex(sc, names)
+	if err != nil {
+		return nil, err
+	}
+	p := &projected{parent: src, idx: idx, lo: make([]float64, len(idx)), hi: make([]float64, len(idx))}
+	for t, name := range names {
+		p.lo[t], p.hi[t] = math.Inf(-1), math.Inf(1)
+		if b, ok := sc.Bounds[name]; ok {
+			p.lo[t], p.hi[t] = b[0], b[1]
+		}
+	}
+	return p, nil
+}
+
+// projected is a source over some columns of its parent, clamped.
+type projected struct {
+	parent rows.Source
+	idx    []int
+	lo, hi []float64
+}
+
+func (p *projected) Dim() int { return len(p.idx) }
+
+// NumUnits passes the parent's unit count through.
+func (p *projected) NumUnits() int {
+	if u, ok := p.parent.(rows.Units); ok {
+		return u.NumUnits()
+	}
+	return 0
+}
+
+func (p *projected) Scan(ctx context.Context) (rows.Cursor, error) {
+	cur, err := p.parent.Scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &projectedCursor{p: p, parent: cur}, nil
+}
+
+type projectedCursor struct {
+	p      *projected
+	parent rows.Cursor
+	buf    *rows.Batch
+}
+
+func (c *projectedCursor) Next(dst *rows.Batch) error {
+	dim, pdim := c.p.Dim(), c.p.parent.Dim()
+	room := dst.Cap(dim)
+	if room < 1 {
+		dst.N = 0
+		return rows.ErrDim
+	}
+	if c.buf == nil || c.buf.Cap(pdim) < room {
+		c.buf = rows.NewBatch(pdim, room, false, dst.Unit != nil)
+	}
+	view := &rows.Batch{X: c.buf.X[:room*pdim]}
+	if dst.Unit != nil {
+		view.Unit = c.buf.Unit[:room]
+	}
+	if err := c.parent.Next(view); err != nil {
+		dst.N = 0
+		return err
+	}
+	for i := range view.N {
+		row, out := view.Row(i, pdim), dst.Row(i, dim)
+		for t, j := range c.p.idx {
+			out[t] = min(max(row[j], c.p.lo[t]), c.p.hi[t])
+		}
+	}
+	if dst.Unit != nil {
+		copy(dst.Unit, view.Unit[:view.N])
+	}
+	dst.N = view.N
+	return nil
+}
+
+func (c *projectedCursor) Close() error { return c.parent.Close() }
 
 // unitSource returns one row per privacy unit: the rows themselves, or for
 // unit=user the mean of each user's rows (a public rule, so one user moves

@@ -2,7 +2,9 @@ package release
 
 import (
 	"context"
+	"gonum.org/v1/gonum/mat"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -78,3 +80,40 @@ func TestTeethUserLevel(t *testing.T) {
 }
 
 var collectRows = rows.Collect
+
+// Data.Columns projects, reorders and clamps columns and keeps the unit
+// indices, for every batch size.
+func TestColumnsProjectAndClamp(t *testing.T) {
+	sc := ledger.Schema{Name: "x", Columns: []string{"a", "b", "c"}, D: 3, Unit: "user",
+		Bounds: map[string][2]float64{"c": {0, 10}}}
+	x := []float64{1, 2, 30, 4, 5, -6, 7, 8, 9}
+	d, err := dataOf(&ledger.Data{Schema: sc, X: mat.NewDense(3, 3, x), Users: []int32{2, 0, 1}, NumUsers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := d.Columns([]string{"c", "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cap := range []int{1, 2, 5} {
+		var got []float64
+		var units []int32
+		err := rows.ForEach(context.Background(), src, cap, false, true, func(b *rows.Batch) error {
+			got = append(got, b.X[:2*b.N]...)
+			units = append(units, b.Unit[:b.N]...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []float64{10, 1, 0, 4, 9, 7}; !reflect.DeepEqual(got, want) {
+			t.Errorf("batch %d: rows %v, want %v (c clamped to [0, 10], then a)", cap, got, want)
+		}
+		if want := []int32{2, 0, 1}; !reflect.DeepEqual(units, want) {
+			t.Errorf("batch %d: units %v, want %v", cap, units, want)
+		}
+	}
+	if _, err := d.Columns([]string{"zz"}); err == nil {
+		t.Error("an unknown column was accepted")
+	}
+}
