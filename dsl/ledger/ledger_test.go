@@ -238,6 +238,12 @@ func TestRegisterRefusals(t *testing.T) {
 		{"delta one", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1, Delta: 1}, Clip: 1}, "δ must be in [0, 1)"},
 		{"no clip", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1}}, "clip norm must be a finite number > 0"},
 		{"zcdp without delta", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1}, Clip: 1}, "zcdp accountant needs δ > 0"},
+		{"bounds of no column", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1, Delta: 1e-6}, Clip: 1, Accountant: accounting.ModeZCDP,
+			Bounds: map[string][2]float64{"nope": {0, 1}}}, `the data have no numeric column "nope"`},
+		{"empty bounds", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1, Delta: 1e-6}, Clip: 1, Accountant: accounting.ModeZCDP,
+			Bounds: map[string][2]float64{tab.Columns[0]: {2, 2}}}, "lo < hi"},
+		{"infinite bounds", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1, Delta: 1e-6}, Clip: 1, Accountant: accounting.ModeZCDP,
+			Bounds: map[string][2]float64{tab.Columns[0]: {0, math.Inf(1)}}}, "finite bounds"},
 	}
 	for _, tc := range tests {
 		_, err := st.Register(context.Background(), tc.reg)

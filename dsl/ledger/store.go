@@ -480,6 +480,10 @@ type Registration struct {
 	// Schema.PublicN, where notebooks may read it. Leave it false unless
 	// the count is already public (published with the data, say).
 	PublicN bool
+	// Bounds declares public bounds [lo, hi] of numeric columns, by name
+	// (--bounds): analyses of a column's values (sums, histograms,
+	// quantiles) need them.
+	Bounds map[string][2]float64
 }
 
 // OwnerInfo is what the owner's CLI shows: the public schema plus facts
@@ -537,10 +541,16 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 	if err := checkNames(t); err != nil {
 		return nil, err
 	}
+	if err := checkBounds(r.Bounds, t.Columns); err != nil {
+		return nil, err
+	}
 	sc := Schema{
 		Name: r.Name, Columns: t.Columns, D: len(t.Columns), Clip: r.Clip, Unit: "row",
 		Label: t.Label, Center: "none", Neighbour: r.Neighbour.String(), Accountant: r.Accountant.String(),
 		Budget: r.Budget, BadRows: r.BadRows,
+	}
+	if len(r.Bounds) > 0 {
+		sc.Bounds = r.Bounds
 	}
 	if r.PublicN {
 		sc.PublicN = t.Rows
@@ -617,6 +627,24 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 		return nil, dbErr("ledger: committing registration", err)
 	}
 	return &OwnerInfo{Schema: sc, Rows: t.Rows, Users: t.NumUsers, Dropped: t.Dropped, Source: r.Source, DataHash: dataHash, Created: now}, nil
+}
+
+// checkBounds refuses bounds of a column the data do not have, and
+// bounds that are not finite with lo < hi.
+func checkBounds(bounds map[string][2]float64, columns []string) error {
+	has := map[string]bool{}
+	for _, c := range columns {
+		has[c] = true
+	}
+	for name, b := range bounds {
+		if !has[name] {
+			return fmt.Errorf("--bounds %s=...: the data have no numeric column %q (columns: %s)", name, name, strings.Join(columns, ", "))
+		}
+		if !(b[0] < b[1]) || math.IsInf(b[0], 0) || math.IsInf(b[1], 0) {
+			return fmt.Errorf("--bounds %s=%v:%v: give finite bounds lo:hi with lo < hi", name, b[0], b[1])
+		}
+	}
+	return nil
 }
 
 // checkNames refuses column, label and user-column names holding control
