@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/fedrep"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
@@ -54,32 +55,16 @@ func TestTeethUserLevel(t *testing.T) {
 			t.Errorf("user %d's row is %v, want the mean of the user's rows [%d %v]", u, got, u, sum/cnt)
 		}
 	}
-	all, err := collectRows(ctx, d.Rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fu, err := fedrepUsers(all, users)
+	// private_fedrep takes each user as one participant (which rows each
+	// participant holds is fedrep's TestUsersFromSourceMatchesRuntimeRule).
+	fu, err := fedrep.UsersFromSource(ctx, d.Rows, users, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(fu) != users {
 		t.Errorf("private_fedrep has %d participants for %d users", len(fu), users)
 	}
-	seen := 0
-	for p, rs := range userRows(data.Users, users) {
-		seen += len(rs)
-		for _, i := range rs {
-			if int(data.Users[i]) != p {
-				t.Errorf("private_fedrep's participant %d holds row %d of user %d", p, i, data.Users[i])
-			}
-		}
-	}
-	if seen != rows {
-		t.Errorf("private_fedrep's participants hold %d of %d rows", seen, rows)
-	}
 }
-
-var collectRows = rows.Collect
 
 // Data.Columns projects, reorders and clamps columns and keeps the unit
 // indices, for every batch size.

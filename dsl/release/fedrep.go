@@ -14,7 +14,6 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
 	"github.com/privnotes/privnotes/mechanisms/fedrep"
-	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // Defaults of private_fedrep: the experiment of federated.md §2.5, with
@@ -78,11 +77,7 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 		Note:   pl.Note,
 		Params: publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String(), "neighbour": nb.String()})}
 	p.run = func(ctx context.Context, data *Data) (any, error) {
-		all, err := rows.Collect(ctx, data.Rows)
-		if err != nil {
-			return nil, err
-		}
-		users, err := fedrepUsers(all, n)
+		users, err := fedrep.UsersFromSource(ctx, data.Rows, n, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -97,44 +92,6 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 		return &FedRep{U: r.U}, nil
 	}
 	return p
-}
-
-// fedrepUsers groups the rows into exactly n users, n being the public
-// user count. A user with fewer than fedrep.MinRecords records has them
-// repeated cyclically up to that number, and a user index without records
-// (none in a registered snapshot) gets zero records: both are public rules
-// applied to one user's data, which user-level clipping covers.
-func fedrepUsers(data *rows.Dense, n int) ([]*fedrep.User, error) {
-	d := data.Dim()
-	x, labels := data.Matrix(), data.Labels()
-	users := make([]*fedrep.User, n)
-	for j, rs := range userRows(data.UnitIndex(), n) {
-		m := max(len(rs), fedrep.MinRecords)
-		ux := mat.NewDense(m, d, nil)
-		y := make([]float64, m)
-		for r := 0; len(rs) > 0 && r < m; r++ {
-			i := rs[r%len(rs)]
-			ux.SetRow(r, x.RawRowView(i))
-			y[r] = labels[i]
-		}
-		u, err := fedrep.NewUser(ux, y)
-		if err != nil {
-			return nil, err
-		}
-		users[j] = u
-	}
-	return users, nil
-}
-
-// userRows lists the rows of each of the n users, in row order.
-func userRows(units []int32, n int) [][]int {
-	rows := make([][]int, n)
-	for i, u := range units {
-		if int(u) >= 0 && int(u) < n {
-			rows[u] = append(rows[u], i)
-		}
-	}
-	return rows
 }
 
 // randomBasis is a public random d×k orthonormal basis (public randomness:

@@ -12,6 +12,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/dppca"
 	"github.com/privnotes/privnotes/mechanisms/federated"
 	"github.com/privnotes/privnotes/mechanisms/pca"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // autoMaxGaussD is the largest dimension for which method="auto" picks
@@ -214,7 +215,9 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			if err != nil {
 				return nil, err
 			}
-			r, err := pl.Run(ctx, scaleRows(x, clip))
+			// DP-PCA and private Oja visit the rows in a shuffled order:
+			// they read them by position, so they are held in memory.
+			r, err := pl.RunSource(ctx, rows.FromDense(scaleRows(x, clip)))
 			if err != nil {
 				return nil, err
 			}

@@ -12,6 +12,11 @@
 //   - PrivateOja: minibatch private Oja (Eq. 7), the DP-SGD baseline.
 //   - Run (PlanDPPCA, Plan.Run): DP-PCA (Algorithm 3).
 //
+// A Plan runs on a matrix (Plan.Run) or on any rows.Source
+// (Plan.RunSource), with the same result for the same rows: the shuffle
+// reads rows by position (rows.RandomAccess), and a source without it is
+// collected into memory first.
+//
 // The specification, with the paper's typos resolved and the practical
 // constants, is shared/specs/dppca.md; comments cite its sections (§).
 //

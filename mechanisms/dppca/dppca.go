@@ -14,6 +14,7 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // Plan is the data-free part of a run: validated options, per-step budgets
@@ -221,17 +222,35 @@ func planAndRun(ctx context.Context, data *mat.Dense, opt Options, plan func(Opt
 	return pl.Run(ctx, data)
 }
 
-// Run executes the plan on data. Use it after charging pl.Cost.
+// Run executes the plan on data, one row per individual: RunSource on
+// rows.FromDense(data). Use it after charging pl.Cost.
 func (pl *Plan) Run(ctx context.Context, data *mat.Dense) (*Result, error) {
 	if pl == nil || pl.D == 0 {
-		return nil, errors.New("dppca: Run needs a plan from PlanDPPCA or PlanPrivateOja")
+		return nil, errNoPlan
 	}
-	if data != nil && data.IsEmpty() {
-		// No rows at all: one zero row, padded like any small data set
-		// (an empty matrix has no width to check).
-		data = mat.NewDense(1, pl.D, nil)
+	if data == nil {
+		return nil, fmt.Errorf("dppca %s: no data matrix", pl.Method)
 	}
-	if err := checkData(pl.Method, data, pl.D); err != nil {
+	return pl.RunSource(ctx, rows.FromDense(data))
+}
+
+// RunSource executes the plan on the rows of src, one row per individual,
+// src.Dim() == pl.D columns. Use it after charging pl.Cost.
+//
+// DP-PCA and private Oja visit the rows in a data-independent shuffled
+// order, which needs positions: a source implementing rows.RandomAccess is
+// read by index (and must not change during the run); any other is first
+// read whole into memory with rows.Collect, so that this method's memory
+// then grows with the number of rows. Data with no rows (an empty
+// *rows.Dense has no width to check) run as one zero row, padded like any
+// small data set. The result is bit identical for every source of the same
+// rows in the same order.
+func (pl *Plan) RunSource(ctx context.Context, src rows.Source) (*Result, error) {
+	if pl == nil || pl.D == 0 {
+		return nil, errNoPlan
+	}
+	data, err := dataRows(ctx, pl.Method, src, pl.D)
+	if err != nil {
 		return nil, err
 	}
 	switch pl.Method {
@@ -243,7 +262,9 @@ func (pl *Plan) Run(ctx context.Context, data *mat.Dense) (*Result, error) {
 	return nil, fmt.Errorf("dppca: unknown method %q", pl.Method)
 }
 
-func (pl *Plan) runDPPCA(ctx context.Context, data *mat.Dense) (*Result, error) {
+var errNoPlan = errors.New("dppca: Run needs a plan from PlanDPPCA or PlanPrivateOja")
+
+func (pl *Plan) runDPPCA(ctx context.Context, data rows.RandomAccess) (*Result, error) {
 	o := pl.opt
 	d, T := pl.D, pl.Steps
 	if err := ctx.Err(); err != nil {

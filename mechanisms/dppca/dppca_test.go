@@ -16,8 +16,8 @@ import (
 // sinTo returns sin(w, v1) for a d×1 result against the truth u.
 func sinTo(u mat.Matrix, res *Result) float64 { return sqrt(pca.SinThetaSq(u, res.Components)) }
 
-// rows returns the first n rows of x as a view.
-func rows(x *mat.Dense, n int) *mat.Dense {
+// firstRows returns the first n rows of x as a view.
+func firstRows(x *mat.Dense, n int) *mat.Dense {
 	_, d := x.Dims()
 	return x.Slice(0, n, 0, d).(*mat.Dense)
 }
@@ -52,7 +52,7 @@ func TestPrivacyRate(t *testing.T) {
 				// The synthetic rows are i.i.d. with mean 0 (public facts),
 				// so the shuffle and the pairing are unnecessary here.
 				opt := Options{Eps: c.eps, Delta: 1e-7, Centred: true, KeepOrder: true, Gap: 0.5, PublicN: c.n, Noise: noise.NewSeeded(seed)}
-				res, err := Run(context.Background(), rows(data.X, c.n), opt)
+				res, err := Run(context.Background(), firstRows(data.X, c.n), opt)
 				if err != nil {
 					t.Fatal(err)
 				}

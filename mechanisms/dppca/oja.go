@@ -16,6 +16,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // Oja runs Oja's algorithm WITHOUT privacy, as a reference. With
@@ -38,7 +39,7 @@ func Oja(ctx context.Context, data *mat.Dense, opt Options) (*Result, error) {
 	if o.Gap == 0 {
 		return nil, errNeedGap(MethodOja)
 	}
-	_, w, recs := begin(data, &o, nil, 0)
+	_, w, recs := begin(rows.FromDense(data), &o, nil, 0)
 	if recs.n < o.Steps || recs.n == 0 {
 		return nil, fmt.Errorf("dppca %s: fewer records than steps", MethodOja)
 	}
@@ -180,7 +181,7 @@ func PrivateOja(ctx context.Context, data *mat.Dense, opt Options) (*Result, err
 	return planAndRun(ctx, data, opt, PlanPrivateOja)
 }
 
-func (pl *Plan) runPrivateOja(ctx context.Context, data *mat.Dense) (*Result, error) {
+func (pl *Plan) runPrivateOja(ctx context.Context, data rows.RandomAccess) (*Result, error) {
 	o := pl.opt
 	d, T := pl.D, pl.Steps
 	if err := ctx.Err(); err != nil {

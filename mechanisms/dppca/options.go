@@ -1,6 +1,7 @@
 package dppca
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/planning"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // Calibration says how a target (ε, δ) becomes noise.
@@ -360,19 +362,39 @@ func fixSign(w []float64) {
 
 func fmtG(v float64) string { return fmt.Sprintf("%.3g", v) }
 
-// checkData validates the data matrix against the plan; only public facts
-// (the column count) enter the message.
-func checkData(method string, data *mat.Dense, d int) error {
-	if data == nil {
-		return fmt.Errorf("dppca %s: no data matrix", method)
+// dataRows checks src against the plan (d columns) and returns its rows by
+// position: src itself when it implements rows.RandomAccess, else its rows
+// collected into memory (the shuffle needs positions). Data with no rows
+// become one zero row. Only public facts enter the messages: the column
+// counts (the schema) and the public limit MaxRows; the row count, known
+// only after NumRows, enters no message.
+func dataRows(ctx context.Context, method string, src rows.Source, d int) (rows.RandomAccess, error) {
+	if src == nil {
+		return nil, fmt.Errorf("dppca %s: no data source", method)
 	}
-	if _, c := data.Dims(); c != d {
-		return fmt.Errorf("dppca %s: the data have %d columns but the plan was made for d=%d", method, c, d)
+	// An empty matrix has no width (gonum has no 0×d matrix): it is the
+	// zero-row data set of any width.
+	if m, ok := src.(*rows.Dense); !ok || m.NumRows() > 0 {
+		if c := src.Dim(); c != d {
+			return nil, fmt.Errorf("dppca %s: the data have %d columns but the plan was made for d=%d", method, c, d)
+		}
 	}
-	if r, _ := data.Dims(); r > MaxRows {
-		return errTooManyRows(method)
+	ra, ok := src.(rows.RandomAccess)
+	if !ok {
+		c, err := rows.Collect(ctx, src)
+		if err != nil {
+			return nil, fmt.Errorf("dppca %s: reading the data: %w", method, err)
+		}
+		ra = c
 	}
-	return nil
+	if ra.NumRows() > MaxRows {
+		return nil, errTooManyRows(method)
+	}
+	if ra.NumRows() == 0 {
+		// No rows at all: one zero row, padded like any small data set.
+		ra = rows.FromDense(mat.NewDense(1, d, nil))
+	}
+	return ra, nil
 }
 
 // errTooManyRows refuses data beyond MaxRows. The registry refuses such
@@ -385,6 +407,10 @@ func errTooManyRows(method string) error {
 // recordsCopy validates the records g of a standalone Algorithm 4 or 5
 // call (name labels errors) and returns the validated options and a
 // row-major copy of g with non-finite rows replaced by zero.
+//
+// TopEigenvalue and Mean stay on matrices: their input is a minibatch of
+// derived records (gradients), which a run computes into memory anyway,
+// not a data set read from a rows.Source.
 func recordsCopy(name string, g *mat.Dense, opt Options) (flat []float64, m, d int, o Options, err error) {
 	if g == nil {
 		return nil, 0, 0, o, fmt.Errorf("dppca %s: no data matrix", name)

@@ -9,14 +9,24 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // records are the private rows after the public rules of the package doc:
 // record i is a row (or a pair difference of two rows) after a
 // data-independent shuffle, with non-finite rows replaced by zero and the
-// public mean, if any, subtracted. The caller's matrix is never modified.
+// public mean, if any, subtracted. The caller's rows are never modified.
+//
+// The shuffle needs positions, so records read rows by index through
+// rows.RandomAccess; its NumRows, the private n, sizes the permutation and
+// the record count and enters nothing else (shapes and messages come from
+// the plan). A *rows.Dense is read straight from its matrix, from several
+// goroutines (it is read-only); any other RandomAccess is read by one
+// goroutine at a time, since the interface promises nothing about
+// concurrent ReadRow calls.
 type records struct {
-	x     blas64.General
+	src   rows.RandomAccess
+	dense blas64.General // the matrix of a *rows.Dense source; Data nil otherwise
 	d     int
 	n     int     // number of records
 	perm  []int32 // row order; nil keeps the input order
@@ -28,17 +38,21 @@ type records struct {
 	slots []int32
 }
 
-// newRecords prepares data; seed drives the shuffle (public randomness).
-func newRecords(data *mat.Dense, opt *Options, shuffleSeed uint64) *records {
-	g := data.RawMatrix()
+// newRecords prepares the rows of src (at least one, d = src.Dim()
+// columns); seed drives the shuffle (public randomness).
+func newRecords(src rows.RandomAccess, opt *Options, shuffleSeed uint64) *records {
+	nRows, d := src.NumRows(), src.Dim()
 	r := &records{
-		x: g, d: g.Cols, n: g.Rows,
+		src: src, d: d, n: nRows,
 		pairs: !opt.Centred && opt.Mean == nil,
 		mean:  opt.Mean,
-		pass:  rowpass.Options{Workers: opt.Workers, MinRows: max(256, 32768/max(g.Cols, 1))},
+		pass:  rowpass.Options{Workers: opt.Workers, MinRows: max(256, 32768/max(d, 1))},
+	}
+	if m, ok := src.(*rows.Dense); ok {
+		r.dense = m.Matrix().RawMatrix()
 	}
 	if !opt.KeepOrder {
-		r.perm = make([]int32, g.Rows)
+		r.perm = make([]int32, nRows)
 		for i := range r.perm {
 			r.perm[i] = int32(i)
 		}
@@ -49,7 +63,7 @@ func newRecords(data *mat.Dense, opt *Options, shuffleSeed uint64) *records {
 		}
 	}
 	if r.pairs {
-		r.n = g.Rows / 2
+		r.n = nRows / 2
 	}
 	return r
 }
@@ -94,7 +108,16 @@ func (r *records) row(p int, dst []float64) {
 	if r.perm != nil {
 		p = int(r.perm[p])
 	}
-	src := r.x.Data[p*r.x.Stride : p*r.x.Stride+r.d]
+	if r.dense.Data == nil {
+		r.src.ReadRow(p, dst)
+		if !finite(dst) {
+			clear(dst)
+		}
+		return
+	}
+	// A matrix's row is checked before the copy, as a view: this path
+	// carries every run on in-memory data and avoids a call per row.
+	src := r.dense.Data[p*r.dense.Stride : p*r.dense.Stride+r.d]
 	for _, v := range src {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			clear(dst)
@@ -130,17 +153,42 @@ func (r *records) load(i int, dst, tmp []float64) {
 // (overflow) is replaced by zero, a public rule.
 func (r *records) gradients(lo, hi int, w, out []float64) {
 	d := r.d
+	if r.dense.Data == nil {
+		// One goroutine reads the source (see records); the products still
+		// run in parallel. The values are the same either way.
+		tmp := make([]float64, d)
+		for k := range hi - lo {
+			r.load(lo+k, out[k*d:(k+1)*d], tmp)
+		}
+		rowpass.For(hi-lo, r.pass, func(_, a, b int) {
+			for k := a; k < b; k++ {
+				gradient(out[k*d:(k+1)*d], w)
+			}
+		})
+		return
+	}
 	rowpass.For(hi-lo, r.pass, func(_, a, b int) {
 		tmp := make([]float64, d)
 		for k := a; k < b; k++ {
 			g := out[k*d : (k+1)*d]
 			r.load(lo+k, g, tmp)
+			// gradient(g, w), written out: the hot loop of every run on a
+			// matrix, where the call would cost about 2%.
 			floats.Scale(floats.Dot(g, w), g)
 			if !finite(g) {
 				clear(g)
 			}
 		}
 	})
+}
+
+// gradient turns the record g into g·(gᵀw) in place, or into zero if that
+// has a non-finite entry (overflow), a public rule.
+func gradient(g, w []float64) {
+	floats.Scale(floats.Dot(g, w), g)
+	if !finite(g) {
+		clear(g)
+	}
 }
 
 func finite(x []float64) bool {
@@ -165,16 +213,15 @@ func randomUnit(src source, d int) []float64 {
 }
 
 // begin draws a run's public randomness in a fixed order (the starting
-// vector, then the shuffle seed) and prepares the records of data; o must
-// be validated.
+// vector, then the shuffle seed) and prepares the records of data (at
+// least one row of d columns); o must be validated.
 //
 // minRecords > 0 pads the records with zero records up to minRecords
 // (records.pad); the padding's shuffle is derived from the same public
 // seed, so a run draws the same randomness whether or not it pads.
-func begin(data *mat.Dense, o *Options, knob *testKnob, minRecords int) (source, []float64, *records) {
+func begin(data rows.RandomAccess, o *Options, knob *testKnob, minRecords int) (source, []float64, *records) {
 	src := newSource(o.Noise, knob)
-	_, d := data.Dims()
-	w := randomUnit(src, d)
+	w := randomUnit(src, data.Dim())
 	seed := src.publicSeed()
 	recs := newRecords(data, o, seed)
 	if minRecords > 0 {

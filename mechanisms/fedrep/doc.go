@@ -8,7 +8,10 @@
 // Users are providers of the mechanisms/federated abstraction: each User
 // holds its own records and answers the coordinator's rounds with the
 // matrices the protocol defines (Z_i for the initialisation, a gradient per
-// round). The coordinator is trusted (central DP, billboard model,
+// round). UsersFromSource builds the users of a data set from one pass over
+// a rows.Source whose rows carry a response and a user index, with the
+// package's public rules for users with few or no records. The coordinator
+// is trusted (central DP, billboard model,
 // federated.md §2.1): it clips every message and adds Gaussian noise to the
 // average before anything is released. The released values are the shared
 // representation U and the round history U₀, …, U_T; each user's head v_i
