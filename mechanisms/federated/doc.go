@@ -41,6 +41,14 @@
 // before any product, so no row norm, however large, makes a term exceed
 // the sensitivity.
 //
+// # Records as a stream
+//
+// A provider reads its records as a rows.Source (NewPCAProviderSource;
+// NewPCAProvider wraps a matrix), one scan per reply, holding a chunk of
+// rows at a time; its count n_j is the number of rows of the scan.
+// RoundRobin deals one source to several providers by the public rule
+// "row i to provider i mod N" without copying it.
+//
 // # Failing before the charge
 //
 // Every analyst parameter of PlanPCA has documented bounds (MaxIters,

@@ -15,6 +15,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // PCAStep names what a DPS-PCA round asks the providers to release.
@@ -79,56 +80,80 @@ type PCAReply struct {
 // norm at most 1 (federated.md §1.3 "pre", required by the privacy proof);
 // a row holding NaN or ±Inf is replaced by zero. The records are not centred: the estimand is the
 // uncentred second moment (003:L190).
+//
+// Every reply is one pass over the records (one Scan of the source): the
+// scale of each row is computed from the row as it arrives and kept by no
+// one, so the provider holds at most a chunk of rows whatever its record
+// count, which it learns, for PCAReply.Count, by counting the rows of the
+// pass.
 type PCAProvider struct {
-	x     *mat.Dense
-	scale []float64 // per-row factor applied on the fly; the caller's matrix is never modified
+	src   rows.Source
 	d     int
 	noise *noise.Sampler
 }
 
 // NewPCAProvider returns a provider over the rows of x (kept by reference;
-// the caller must not modify x while the provider is in use). s is the
-// provider's noise source; nil means noise.New(), the cryptographic sampler.
-// Seeded samplers are for tests and public benchmarks only. Each provider
-// must have its own source.
+// the caller must not modify x while the provider is in use):
+// NewPCAProviderSource over rows.FromDense(x), with the record limit
+// checked here, before any value is read. s is the provider's noise
+// source; nil means noise.New(), the cryptographic sampler. Seeded
+// samplers are for tests and public benchmarks only. Each provider must
+// have its own source.
 func NewPCAProvider(x *mat.Dense, s *noise.Sampler) (*PCAProvider, error) {
 	if x == nil || x.IsEmpty() {
 		return nil, errors.New("federated: a PCA provider needs a data matrix with at least one column")
 	}
-	n, d := x.Dims()
-	if n > MaxRows {
-		// The data registry refuses such data sets; the message names the
-		// public limit, not n.
-		return nil, errors.New("federated: a PCA provider holds at most federated.MaxRows = 2^30 records, the most the privacy accounting covers: split the data set")
+	if n, _ := x.Dims(); n > MaxRows {
+		return nil, errTooManyRecords
+	}
+	return NewPCAProviderSource(rows.FromDense(x), s)
+}
+
+// NewPCAProviderSource returns a provider over the rows of src, which it
+// scans once per reply; the rows must not change while the provider is in
+// use, and src must allow concurrent scans if it is shared with providers
+// that answer concurrently (as RoundRobin's parts share their parent). s
+// is as for NewPCAProvider.
+//
+// A source with no rows answers exactly as one holding a single zero row
+// would: Count 1 and zero sums, plus the noise. That is what a provider
+// left without rows by a round-robin split has always been given (a matrix
+// cannot have zero rows), and it keeps every provider's count ≥ 1.
+// A source that knows its row count (rows.RandomAccess) is refused here
+// above MaxRows; any other fails the first reply that streams more.
+func NewPCAProviderSource(src rows.Source, s *noise.Sampler) (*PCAProvider, error) {
+	if src == nil || src.Dim() < 1 {
+		return nil, errors.New("federated: a PCA provider needs a data source with at least one column")
+	}
+	if ra, ok := src.(rows.RandomAccess); ok && ra.NumRows() > MaxRows {
+		return nil, errTooManyRecords
 	}
 	if s == nil {
 		s = noise.New()
 	}
-	p := &PCAProvider{x: x, scale: make([]float64, n), d: d, noise: s}
-	for i := range n {
-		p.scale[i] = unitScale(x.RawRowView(i))
-	}
-	return p, nil
+	return &PCAProvider{src: src, d: src.Dim(), noise: s}, nil
 }
+
+// errTooManyRecords refuses a provider over more than MaxRows records. The
+// data registry refuses such data sets; the message names the public
+// limit, not n.
+var errTooManyRecords = errors.New("federated: a PCA provider holds at most federated.MaxRows = 2^30 records, the most the privacy accounting covers: split the data set")
 
 // unitScale returns min(1, 1/‖a‖), or 0 for a row with a non-finite entry.
 func unitScale(a []float64) float64 {
-	big := 0.0
-	for _, v := range a {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0
-		}
-		big = math.Max(big, math.Abs(v))
+	// Most rows lie inside the unit ball: the cheap certified test skips
+	// the exact norm there.
+	if linalg.InsideBall(a, 1) {
+		return 1
+	}
+	big, rel, ok := linalg.ScaledNorm(a) // ‖a‖ = big·rel
+	if !ok {
+		return 0
 	}
 	if big == 0 {
 		return 1
 	}
-	var ss float64
-	for _, v := range a {
-		q := v / big
-		ss += q * q
-	}
-	nrm := big * math.Sqrt(ss)
+	nrm := big * rel
 	if nrm <= 1 {
 		return 1
 	}
@@ -147,12 +172,15 @@ func (p *PCAProvider) Answer(ctx context.Context, req PCARequest) (PCAReply, err
 	if !(req.Sigma >= 0) || math.IsInf(req.Sigma, 0) {
 		return PCAReply{}, fmt.Errorf("round %d: noise std %v is not a finite number ≥ 0", req.Round, req.Sigma)
 	}
-	n, _ := p.x.Dims()
 	switch req.Step {
 	case StepDiag:
-		v := mat.NewDense(p.d, 1, p.rows().SumSquares())
+		sq, n, err := p.rows().SumSquares(ctx)
+		if err != nil {
+			return PCAReply{}, passError(req.Round, err)
+		}
+		v := mat.NewDense(p.d, 1, sq)
 		p.noise.AddGaussianMatrix(v, req.Sigma)
-		return PCAReply{Count: n, Value: v}, nil
+		return PCAReply{Count: count(n), Value: v}, nil
 	case StepBlock:
 		sup := req.Support
 		for t, j := range sup {
@@ -164,9 +192,9 @@ func (p *PCAProvider) Answer(ctx context.Context, req PCARequest) (PCAReply, err
 		if s == 0 {
 			return PCAReply{}, fmt.Errorf("round %d: empty support", req.Round)
 		}
-		c := p.rows().Gram(ctx, sup)
-		if err := ctx.Err(); err != nil {
-			return PCAReply{}, err
+		c, n, err := p.rows().Gram(ctx, sup)
+		if err != nil {
+			return PCAReply{}, passError(req.Round, err)
 		}
 		v := mat.NewDense(s, s, c)
 		// Upper triangle noised, lower mirrored (the input's lower triangle is ignored).
@@ -179,7 +207,7 @@ func (p *PCAProvider) Answer(ctx context.Context, req PCARequest) (PCAReply, err
 				}
 			}
 		}
-		return PCAReply{Count: n, Value: v}, nil
+		return PCAReply{Count: count(n), Value: v}, nil
 	case StepProduct:
 		if req.Q == nil {
 			return PCAReply{}, fmt.Errorf("round %d: no broadcast basis", req.Round)
@@ -187,23 +215,43 @@ func (p *PCAProvider) Answer(ctx context.Context, req PCARequest) (PCAReply, err
 		if qd, _ := req.Q.Dims(); qd != p.d {
 			return PCAReply{}, fmt.Errorf("round %d: broadcast basis has %d rows, provider data have %d columns", req.Round, qd, p.d)
 		}
-		v := p.covTimes(req.Q)
+		v, n, err := p.covTimes(ctx, req.Q)
+		if err != nil {
+			return PCAReply{}, passError(req.Round, err)
+		}
 		p.noise.AddGaussianMatrix(v, req.Sigma)
-		return PCAReply{Count: n, Value: v}, nil
+		return PCAReply{Count: count(n), Value: v}, nil
 	}
 	return PCAReply{}, fmt.Errorf("round %d: unknown step %v", req.Round, req.Step)
 }
 
-// rows returns the provider's records with their row scales as the
-// shared row kernels: every released sum is accumulated in the fixed
-// pairwise order of rowpass.Pairwise, bit identical for every core count,
-// with the rounding budgets that PCAPlan charges (see roundingExcesses).
+// count is the record count a reply carries for a pass over n rows: n,
+// or 1 for no rows, which answer as one zero row (see
+// NewPCAProviderSource): a zero row adds nothing to any sum.
+func count(n int) int { return max(n, 1) }
+
+// passError is a reply's error for a failed pass: the row limit with its
+// fixed message, otherwise the source's or ctx's error with the public
+// round number.
+func passError(round int, err error) error {
+	if errors.Is(err, linalg.ErrTooManyRows) {
+		return errTooManyRecords
+	}
+	return fmt.Errorf("round %d: %w", round, err)
+}
+
+// rows returns the provider's records with their row rule as the shared
+// row kernels: every released sum is one pass over the source accumulated
+// in the fixed pairwise order of rowpass.Pairwise, bit identical for every
+// core count and batching, with the rounding budgets that PCAPlan charges
+// (see roundingExcesses).
 func (p *PCAProvider) rows() linalg.Rows {
-	return linalg.Rows{M: p.x.RawMatrix(), Scale: p.scale, Pass: rowpass.Options{MinRows: linalg.MinRowsFor(p.d)}}
+	return linalg.Rows{Src: p.src, Scale: unitScale, Pass: rowpass.Options{MinRows: linalg.MinRowsFor(p.d)}}
 }
 
 // covTimes returns Σ_i s_i² x_i x_iᵀ Q without forming the d×d second
-// moment, in one pass over the rows (linalg.Rows.CovTimes).
-func (p *PCAProvider) covTimes(q *mat.Dense) *mat.Dense {
-	return p.rows().CovTimes(q)
+// moment, in one pass over the rows (linalg.Rows.CovTimes), and the
+// number of rows read.
+func (p *PCAProvider) covTimes(ctx context.Context, q *mat.Dense) (*mat.Dense, int, error) {
+	return p.rows().CovTimes(ctx, q)
 }

@@ -50,7 +50,8 @@ func TestProviderSumsWithinBudget(t *testing.T) {
 	q, _ := linalg.Orthonormalize(g, nil)
 	diag, block, prod := exact.New(d), exact.New(len(sup)*len(sup)), exact.New(d*k)
 	for i := range n {
-		s, a := p.scale[i], x.RawRowView(i)
+		a := x.RawRowView(i)
+		s := unitScale(a)
 		if s == 0 {
 			continue
 		}

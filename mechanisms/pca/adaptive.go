@@ -17,8 +17,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
-	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 const (
@@ -209,10 +210,7 @@ func Adaptive(ctx context.Context, data *mat.Dense, opt Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	if err := checkData(MethodAdaptive, data, d); err != nil {
-		return nil, err
-	}
-	return pl.runAdaptive(ctx, data)
+	return pl.Run(ctx, data)
 }
 
 // apmAcc is a block's (or a subtree's) share of an iteration: the count of
@@ -227,14 +225,15 @@ type apmAcc struct {
 	maxScore float64   // for tests only (trace)
 }
 
-func (pl *Plan) runAdaptive(ctx context.Context, data *mat.Dense) (*Result, error) {
+// runAdaptive makes one pass over data per iteration (apmPass).
+func (pl *Plan) runAdaptive(ctx context.Context, data rows.Source) (*Result, error) {
 	opt := pl.opt
 	if ctx.Err() != nil {
 		return nil, cancelled(MethodAdaptive, ctx, 1)
 	}
 	src := newSource(opt)
 	d, T := pl.D, pl.Iters
-	r := prepareRows(data, opt.Clip, opt.Workers)
+	r := newClipped(data, opt.Clip, opt.Workers, 2)
 	var tr *trace
 	keepAll := false
 	if opt.knob != nil {
@@ -263,7 +262,10 @@ func (pl *Plan) runAdaptive(ctx context.Context, data *mat.Dense) (*Result, erro
 		if ctx.Err() != nil {
 			return nil, cancelled(MethodAdaptive, ctx, t+1)
 		}
-		acc := r.apmPass(x)
+		acc, err := r.apmPass(ctx, x)
+		if err != nil {
+			return nil, passError(MethodAdaptive, ctx, t+1, err)
+		}
 
 		// AboveThreshold over the grid, fresh threshold noise per iteration
 		// and fresh query noise per grid point.
@@ -344,13 +346,15 @@ func svtReaches(q int, zq, offset, zThr float64) bool {
 	return sum.Sign() >= 0
 }
 
-// apmPass computes, for the unit iterate x, every row's score
-// ‖s·a‖·|⟨s·a, x⟩| and bucket once, and accumulates per bucket both the row
-// count and the row's contribution c·sa with sa = fl(s·a), c = ⟨sa, x⟩
-// computed. Counting and filtering therefore use one predicate. Dropped
+// apmPass computes, in one pass over the rows, for the unit iterate x,
+// every row's score ‖s·a‖·|⟨s·a, x⟩| and bucket once, and accumulates per
+// bucket both the row count and the row's contribution c·sa with
+// sa = fl(s·a), c = ⟨sa, x⟩ computed. Counting and filtering therefore use
+// one predicate. The scale s and the norm ‖s·a‖ come from rowScale, computed
+// from the row as it arrives (nothing per row outlives the pass). Dropped
 // rows (s = 0) have score 0. Rows are added directly within blocks of
-// rowpass.BlockRows rows and the blocks combined by rowpass.Pairwise
-// (error bound: sumExcess).
+// rowpass.BlockRows rows and the blocks combined by the pairwise tree
+// (linalg.PairwisePass; error bound: sumExcess).
 //
 // The row is scaled before anything else, so that no value exceeds the
 // unit ball: with ⟨a, x⟩ formed first, a finite row of norm beyond
@@ -362,21 +366,22 @@ func svtReaches(q int, zq, offset, zThr float64) bool {
 // |c|·‖sa‖ = score (to the relative rounding roundingSlack absorbs), and
 // fl(c·sa_k) is its one rounding in apmRoundings; an underflow there costs
 // at most 2^-1075 absolutely, far below the slack at any θ̂ ≥ 2^-64.
-func (r *rows) apmPass(x []float64) *apmAcc {
+func (r *clipped) apmPass(ctx context.Context, x []float64) (*apmAcc, error) {
 	d := r.d
-	return rowpass.Pairwise(r.n, r.pass,
+	acc, _, err := linalg.PairwisePass(ctx, r.src, r.pass,
 		func() *apmAcc { return &apmAcc{sums: make([]float64, (gridTop+1)*d)} },
-		func(acc *apmAcc, lo, hi int) {
+		func(acc *apmAcc, blk *rows.Batch) {
 			sa := make([]float64, d)
-			for i := lo; i < hi; i++ {
-				s := r.scale[i]
+			for i := range blk.N {
+				a := blk.Row(i, d)
+				s, norm := r.rowScaleAt(a, blk.First+i)
 				if s == 0 {
 					acc.hist[0]++
 					continue
 				}
-				floats.ScaleTo(sa, s, r.row(i))
+				floats.ScaleTo(sa, s, a)
 				dot := floats.Dot(sa, x) // ⟨s·a, x⟩, |dot| ≤ ‖sa‖ ≤ 1
-				score := r.norm[i] * math.Abs(dot)
+				score := norm * math.Abs(dot)
 				b := bucket(score)
 				acc.hist[b]++
 				acc.used[b] = true
@@ -407,6 +412,7 @@ func (r *rows) apmPass(x []float64) *apmAcc {
 			}
 			acc.hist, acc.used, acc.maxScore = [gridTop + 1]int{}, [gridTop + 1]bool{}, 0
 		})
+	return acc, err
 }
 
 // bucketSum adds the per-bucket sums of buckets [lo, hi) into dst (zeroed,

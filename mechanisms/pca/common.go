@@ -14,6 +14,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/internal/planning"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // Method names, as accepted by Plan and Run.
@@ -360,22 +361,42 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	return opt, nil
 }
 
-// checkData validates the data matrix against the plan. Only public facts
-// (the column count) enter the message.
-func checkData(method string, data *mat.Dense, d int) error {
-	if data == nil {
-		return fmt.Errorf("pca %s: no data matrix", method)
+// checkSource validates a data source against the plan: its public column
+// count, and the MaxRows limit if the source knows its row count
+// (rows.RandomAccess); other sources are checked while streaming (the
+// passes fail with tooManyRows). Only public facts enter the messages.
+func checkSource(method string, src rows.Source, d int) error {
+	if src == nil {
+		return fmt.Errorf("pca %s: no data", method)
 	}
-	n, c := data.Dims()
-	if c != d {
+	if c := src.Dim(); c != d {
 		return fmt.Errorf("pca %s: the data have %d columns but the plan was made for d=%d", method, c, d)
 	}
-	if n > MaxRows {
-		// The registry refuses such data sets, so this is reached only by
-		// bypassing it; the message names the public limit, not n.
-		return fmt.Errorf("pca %s: the data have more than pca.MaxRows = 2^30 rows, the most the privacy accounting covers: split the data set (the data registry refuses larger files)", method)
+	if ra, ok := src.(rows.RandomAccess); ok && ra.NumRows() > MaxRows {
+		return tooManyRows(method)
 	}
 	return nil
+}
+
+// tooManyRows is the error of a run on more than MaxRows rows. The
+// registry refuses such data sets, so it is reached only by bypassing it;
+// the message names the public limit, not n.
+func tooManyRows(method string) error {
+	return fmt.Errorf("pca %s: the data have more than pca.MaxRows = 2^30 rows, the most the privacy accounting covers: split the data set (the data registry refuses larger files)", method)
+}
+
+// passError is the run's error for a pass over the data that failed
+// before iteration iter: cancellation as cancelled, the row limit as
+// tooManyRows, otherwise the source's own error (the data layer's, which
+// names no private value) with the method and iteration, both public.
+func passError(method string, ctx context.Context, iter int, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return cancelled(method, ctx, iter)
+	case errors.Is(err, linalg.ErrTooManyRows):
+		return tooManyRows(method)
+	}
+	return fmt.Errorf("pca %s: reading the data in iteration %d: %w", method, iter, err)
 }
 
 // event labels a cost event with the mechanism name.
@@ -460,7 +481,9 @@ const roundingSlack = 1 + 1e-9
 // so a larger data set would void the privacy guarantee. The data
 // registry refuses larger files when they are added, which keeps the check
 // independent of any private data; a run on more rows is a programming
-// error and fails before reading any value.
+// error and fails: before reading any value when the data know their row
+// count (a matrix, a rows.RandomAccess source), otherwise as soon as a pass
+// has streamed more than MaxRows rows.
 const MaxRows = rowpass.MaxRows
 
 // Rounding budgets: the most roundings any term of a released sum passes
@@ -520,26 +543,50 @@ func checkScales(method string, multiplier float64, m int, svtEps float64) error
 	return nil
 }
 
-// Run executes the plan on data (one row per individual, D columns). Use
-// it after charging pl.Cost: the run is exactly the planned one. A Plan's
-// fields are read-only: Run refuses a plan whose fields were changed.
+// Run executes the plan on data (one row per individual, D columns): it
+// is RunSource over rows.FromDense(data).
 func (pl *Plan) Run(ctx context.Context, data *mat.Dense) (*Result, error) {
-	if pl == nil || pl.D == 0 || pl.sealed == nil {
-		return nil, errors.New("pca: Run needs a plan from PlanNoisyPower, PlanAdaptive, PlanAnalyzeGauss or PlanMethod")
+	if data == nil {
+		if err := pl.check(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("pca %s: no data matrix", pl.Method)
 	}
-	if pl.public() != pl.sealed.public() {
-		return nil, fmt.Errorf("pca %s: the plan's fields were changed after planning, so the run would not be the one its Cost describes: make a new plan with PlanMethod instead of editing one", pl.Method)
+	return pl.RunSource(ctx, rows.FromDense(data))
+}
+
+// RunSource executes the plan on the rows of src (one row per individual,
+// D columns), one Scan per pass over the data, with memory bounded by a
+// chunk of rows whatever their number. Use it after charging pl.Cost: the
+// run is exactly the planned one. A Plan's fields are read-only: RunSource
+// refuses a plan whose fields were changed. The number of rows is private:
+// it enters no message, and more than MaxRows rows fail the run.
+func (pl *Plan) RunSource(ctx context.Context, src rows.Source) (*Result, error) {
+	if err := pl.check(); err != nil {
+		return nil, err
 	}
-	if err := checkData(pl.Method, data, pl.D); err != nil {
+	if err := checkSource(pl.Method, src, pl.D); err != nil {
 		return nil, err
 	}
 	switch pl.Method {
 	case MethodNPM:
-		return pl.runNPM(ctx, data)
+		return pl.runNPM(ctx, src)
 	case MethodAdaptive:
-		return pl.runAdaptive(ctx, data)
+		return pl.runAdaptive(ctx, src)
 	case MethodGauss:
-		return pl.runGauss(ctx, data)
+		return pl.runGauss(ctx, src)
 	}
 	return nil, fmt.Errorf("pca: unknown method %q", pl.Method)
+}
+
+// check refuses a plan that PlanMethod did not make, or whose fields were
+// changed since.
+func (pl *Plan) check() error {
+	if pl == nil || pl.D == 0 || pl.sealed == nil {
+		return errors.New("pca: Run needs a plan from PlanNoisyPower, PlanAdaptive, PlanAnalyzeGauss or PlanMethod")
+	}
+	if pl.public() != pl.sealed.public() {
+		return fmt.Errorf("pca %s: the plan's fields were changed after planning, so the run would not be the one its Cost describes: make a new plan with PlanMethod instead of editing one", pl.Method)
+	}
+	return nil
 }

@@ -33,6 +33,15 @@
 // dropped: such counts are not differentially private. The estimand is the
 // PCA of the clipped data.
 //
+// Data: a run reads its rows as a stream, a rows.Source (Plan.RunSource;
+// Plan.Run and the method functions wrap a matrix with rows.FromDense),
+// one scan per pass over the data, with memory bounded by a chunk of rows
+// whatever their number: every row's scale (and the adaptive method's row
+// norm) is recomputed from the row in each pass rather than stored. The
+// number of rows is private and enters no message; a run on more than
+// MaxRows rows fails. Results are bit identical however a source cuts its
+// rows into batches.
+//
 // Failures: every analyst parameter has documented bounds (MaxIters,
 // MinEps, MaxEps, MinDelta, MinClip, MaxClip, MaxGaussDim,
 // MaxIterateEntries), checked by the plan before anything is charged, and
@@ -57,10 +66,10 @@
 // by Δ + ~2n²·2^-53) is bounded and charged. Every sum that is released
 // with noise (the Gram matrix, C·X, the adaptive filtered product) is
 // accumulated in fixed blocks of 256 rows combined by pairwise summation
-// (rowpass.Pairwise: the Gram matrix through the row kernels of
-// mechanisms/internal/linalg, C·X and the filtered product in this
-// package, which scale each row to the unit ball before any product so
-// that no finite row can overflow them), so each term passes through at
+// (rowpass.Pairwise: the Gram matrix and C·X through the row kernels of
+// mechanisms/internal/linalg, the filtered product in this package, all
+// of which scale each row to the unit ball before any product so that no
+// finite row can overflow them), so each term passes through at
 // most h roundings, h public: h = d + 280 for npm, 280 for gauss, 285 for
 // adaptive. Each entry is then within γ_h = h·2^-53/(1 − h·2^-53) of Σ of
 // the per-row term majorants, whose ℓ2 norms are at most r (√p for npm, 1 for gauss, θ for

@@ -15,6 +15,7 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // gaussSensitivity is the ℓ2 sensitivity of the upper triangle (with
@@ -101,23 +102,21 @@ func AnalyzeGauss(ctx context.Context, data *mat.Dense, opt Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	if err := checkData(MethodGauss, data, d); err != nil {
-		return nil, err
-	}
-	return pl.runGauss(ctx, data)
+	return pl.Run(ctx, data)
 }
 
-func (pl *Plan) runGauss(ctx context.Context, data *mat.Dense) (*Result, error) {
+// runGauss makes a single pass over data, for C.
+func (pl *Plan) runGauss(ctx context.Context, data rows.Source) (*Result, error) {
 	d := pl.D
 	opt := pl.opt
 	if ctx.Err() != nil {
 		return nil, cancelled(MethodGauss, ctx, 1)
 	}
-	r := prepareRows(data, opt.Clip, opt.Workers)
-	c := mat.DenseCopyOf(r.gram(ctx))
-	if ctx.Err() != nil {
-		return nil, cancelled(MethodGauss, ctx, 1)
+	g, err := newClipped(data, opt.Clip, opt.Workers, 1).gram(ctx)
+	if err != nil {
+		return nil, passError(MethodGauss, ctx, 1, err)
 	}
+	c := mat.DenseCopyOf(g)
 	newSource(opt).symmetricGaussian(c, pl.NoiseStd)
 	if opt.knob != nil && opt.knob.trace != nil {
 		for i := 0; i < d; i++ {

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // long reports whether the larger statistical runs are requested.
@@ -85,4 +88,56 @@ func exactTop(t *testing.T, data *mat.Dense, clip float64, k int) *mat.Dense {
 		}
 	}
 	return out
+}
+
+// testRows is the tests' view of the clipped rows of a matrix: the
+// production code (clipped) computes every row's scale and norm in each
+// pass and keeps none, while tests inspect them, so here they are computed
+// once, for the tests only. The passes run over rows.FromDense(data) and
+// panic on an error (tests use a background context).
+type testRows struct {
+	c           *clipped
+	m           *mat.Dense
+	n           int
+	scale, norm []float64
+	pass        *rowpass.Options // the passes' options, for tests to change
+}
+
+// prepareRows returns the test view of data clipped at clip, with passes on
+// at most workers goroutines.
+func prepareRows(data *mat.Dense, clip float64, workers int) *testRows {
+	n, _ := data.Dims()
+	r := &testRows{c: newClipped(rows.FromDense(data), clip, workers, 2), m: data, n: n,
+		scale: make([]float64, n), norm: make([]float64, n)}
+	r.pass = &r.c.pass
+	for i := range n {
+		r.scale[i], r.norm[i] = rowScale(data.RawRowView(i), clip)
+	}
+	return r
+}
+
+func (r *testRows) row(i int) []float64 { return r.m.RawRowView(i) }
+
+func (r *testRows) gram(ctx context.Context) *mat.SymDense {
+	c, err := r.c.gram(ctx)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func (r *testRows) covTimes(x *mat.Dense) *mat.Dense {
+	y, err := r.c.covTimes(context.Background(), x)
+	if err != nil {
+		panic(err)
+	}
+	return y
+}
+
+func (r *testRows) apmPass(x []float64) *apmAcc {
+	acc, err := r.c.apmPass(context.Background(), x)
+	if err != nil {
+		panic(err)
+	}
+	return acc
 }

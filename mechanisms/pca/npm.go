@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // defaultNPMGap is γ₀ in the default L = ⌈2·ln d/γ₀⌉ (spec §6).
@@ -168,20 +169,19 @@ func NoisyPower(ctx context.Context, data *mat.Dense, opt Options) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	if err := checkData(MethodNPM, data, d); err != nil {
-		return nil, err
-	}
-	return pl.runNPM(ctx, data)
+	return pl.Run(ctx, data)
 }
 
-func (pl *Plan) runNPM(ctx context.Context, data *mat.Dense) (*Result, error) {
+// runNPM makes one pass over data per iteration (C·X from the rows), or a
+// single pass when forming C pays (gramPays).
+func (pl *Plan) runNPM(ctx context.Context, data rows.Source) (*Result, error) {
 	opt := pl.opt
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(MethodNPM, ctx, 1)
 	}
 	src := newSource(opt)
 	d, p, L := pl.D, pl.P, pl.Iters
-	r := prepareRows(data, opt.Clip, opt.Workers)
+	r := newClipped(data, opt.Clip, opt.Workers, 2)
 
 	x := randomOrthonormal(src, d, p)
 	if opt.knob != nil && opt.knob.trace != nil {
@@ -189,9 +189,9 @@ func (pl *Plan) runNPM(ctx context.Context, data *mat.Dense) (*Result, error) {
 	}
 	var c *mat.SymDense
 	if gramPays(d, p, L) {
-		c = r.gram(ctx)
-		if ctx.Err() != nil {
-			return nil, cancelled(MethodNPM, ctx, 1)
+		var err error
+		if c, err = r.gram(ctx); err != nil {
+			return nil, passError(MethodNPM, ctx, 1, err)
 		}
 	}
 	if opt.knob != nil && opt.knob.trace != nil {
@@ -206,7 +206,10 @@ func (pl *Plan) runNPM(ctx context.Context, data *mat.Dense) (*Result, error) {
 			y = mat.NewDense(d, p, nil)
 			y.Mul(c, x)
 		} else {
-			y = r.covTimes(x)
+			var err error
+			if y, err = r.covTimes(ctx, x); err != nil {
+				return nil, passError(MethodNPM, ctx, l, err)
+			}
 		}
 		src.gaussianMatrix(y, pl.NoiseStd)
 		if l == 1 && opt.knob != nil && opt.knob.trace != nil {

@@ -21,6 +21,12 @@ import (
 
 // Method names of the entry-level variants. They take a symmetric matrix,
 // not rows, so they are not part of Methods, PlanMethod or Run.
+//
+// They stay on an in-memory *mat.SymDense rather than a rows.Source: their
+// private units are the matrix's entries, not rows of data, and the
+// matrix is the d×d operator itself (at most MaxGaussDim-sized, public
+// shape), multiplied whole in every step; there is no row count to hide
+// and nothing that grows with a number of records.
 const (
 	MethodPPMEntry = "ppm-entry"
 	MethodLRA      = "lra"

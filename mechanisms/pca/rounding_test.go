@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -13,6 +14,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/linalg/exact"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // roundingNeighbours builds add/remove neighbours D ⊂ D' (d = 2) on which
@@ -239,15 +241,22 @@ func TestRoundingExcessSmall(t *testing.T) {
 
 func TestRunRefusesMoreThanMaxRows(t *testing.T) {
 	// A zero-column view with MaxRows+1 rows cannot be built cheaply, so
-	// check the limit on checkData directly with a matrix header only.
-	// SetRawMatrix does not check the backing slice, and checkData reads
-	// only the dimensions.
+	// check the limit with a matrix header only. SetRawMatrix does not
+	// check the backing slice, and checkSource reads only the dimensions
+	// (a matrix knows its row count, so it is refused before any pass).
 	big := &mat.Dense{}
 	big.SetRawMatrix(blas64.General{Rows: MaxRows + 1, Cols: 1, Stride: 1, Data: make([]float64, 1)})
-	if err := checkData(MethodNPM, big, 1); err == nil {
-		t.Error("checkData accepted more than MaxRows rows")
+	if err := checkSource(MethodNPM, rows.FromDense(big), 1); err == nil {
+		t.Error("checkSource accepted more than MaxRows rows")
 	}
-	if err := checkData(MethodNPM, mat.NewDense(3, 1, nil), 1); err != nil {
-		t.Errorf("checkData refused 3 rows: %v", err)
+	if err := checkSource(MethodNPM, rows.FromDense(mat.NewDense(3, 1, nil)), 1); err != nil {
+		t.Errorf("checkSource refused 3 rows: %v", err)
+	}
+	pl, err := PlanNoisyPower(Options{Eps: 1, Delta: 1e-6, Iters: 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pl.Run(context.Background(), big); err == nil || !strings.Contains(err.Error(), "more than pca.MaxRows") {
+		t.Errorf("Run on MaxRows+1 rows: %v", err)
 	}
 }

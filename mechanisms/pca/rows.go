@@ -2,103 +2,131 @@ package pca
 
 import (
 	"context"
-	"math"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
-// rows is the private data after the public row rules: row i of m enters
-// every computation as scale[i]·m_i, which has Euclidean norm ≤ 1. A row
-// with scale 0 (non-finite value) contributes nothing and is never read
-// again. The caller's matrix is never modified.
-type rows struct {
-	m     blas64.General
-	n, d  int
-	scale []float64 // s_i = min(1/Clip, 1/‖m_i‖), 0 for a dropped row
-	norm  []float64 // ‖s_i·m_i‖ ≤ 1, used by the adaptive method's scores
-	pass  rowpass.Options
+// clipped is the private data under the public row rule: row a of src
+// enters every computation as s(a)·a, of Euclidean norm ≤ 1, with s from
+// rowScale. A row with scale 0 (a non-finite value) contributes nothing.
+// The source is never modified.
+//
+// Every pass reads the source once (one Scan) and computes each row's
+// scale, and the adaptive method's row norm, from the row as it arrives:
+// nothing per row is kept between passes, so memory is bounded by a chunk
+// of rows (rowpass.PairwiseScan) whatever the row count. Recomputing costs
+// one division and one square per entry and pass, the price of not
+// holding n scales; the scale is a function of the row alone, so every
+// pass sees the same one. A source held in memory (*rows.Dense) already
+// costs n·d floats: there the scales and norms are computed once, in one
+// parallel pass, and kept (2n floats), which saves iterative methods that
+// recomputation.
+type clipped struct {
+	src  rows.Source
+	d    int
+	clip float64
+	pass rowpass.Options
+	// scale and norm are rowScale of every row of an in-memory source, by
+	// position; nil for a streamed source.
+	scale, norm []float64
 }
 
-// prepareRows applies the clipping rule with bound clip (> 0) in one
-// parallel pass: rows longer than clip are shortened to clip, then every row
-// is divided by clip; a row holding NaN or ±Inf is replaced by zero.
-func prepareRows(data *mat.Dense, clip float64, workers int) *rows {
-	g := data.RawMatrix()
-	r := &rows{
-		m: g, n: g.Rows, d: g.Cols,
-		scale: make([]float64, g.Rows),
-		norm:  make([]float64, g.Rows),
-		pass:  rowpass.Options{Workers: workers, MinRows: linalg.MinRowsFor(g.Cols)},
+// newClipped applies the clipping rule with bound clip (> 0) to the rows
+// of src: rows longer than clip are shortened to clip, then every row is
+// divided by clip; a row holding NaN or ±Inf is replaced by zero. A pass
+// uses at most workers goroutines (0: GOMAXPROCS); passes is how many
+// passes the caller will make (the scales of an in-memory source are kept
+// only for more than one).
+func newClipped(src rows.Source, clip float64, workers int, passes int) *clipped {
+	d := src.Dim()
+	c := &clipped{src: src, d: d, clip: clip,
+		pass: rowpass.Options{Workers: workers, MinRows: linalg.MinRowsFor(d)}}
+	if m, ok := src.(*rows.Dense); ok && passes > 1 && m.NumRows() > 0 && m.NumRows() <= linalg.MaxRows {
+		g := m.Matrix().RawMatrix()
+		n := m.NumRows()
+		c.scale, c.norm = make([]float64, n), make([]float64, n)
+		rowpass.For(n, c.pass, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				c.scale[i], c.norm[i] = rowScale(g.Data[i*g.Stride:i*g.Stride+d], clip)
+			}
+		})
 	}
-	rowpass.For(r.n, r.pass, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r.scale[i], r.norm[i] = rowScale(g.Data[i*g.Stride:i*g.Stride+g.Cols], clip)
-		}
-	})
-	return r
+	return c
+}
+
+// rowScaleAt is rowScale of row a at position i of a pass.
+func (r *clipped) rowScaleAt(a []float64, i int) (s, norm float64) {
+	if r.scale != nil {
+		return r.scale[i], r.norm[i]
+	}
+	return rowScale(a, r.clip)
 }
 
 // rowScale returns s = min(1/clip, 1/‖a‖) and ‖s·a‖, or (0, 0) if a has a
 // non-finite entry or is zero. The norm is computed relative to the largest
-// magnitude so that no finite row overflows or underflows.
+// magnitude so that no finite row overflows or underflows
+// (linalg.ScaledNorm).
 func rowScale(a []float64, clip float64) (s, norm float64) {
-	big := 0.0
-	for _, v := range a {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, 0
-		}
-		big = math.Max(big, math.Abs(v))
-	}
-	if big == 0 {
+	big, rel, ok := linalg.ScaledNorm(a) // ‖a‖ = big·rel, rel ∈ [1, √d]
+	if !ok || big == 0 {
 		return 0, 0
 	}
-	ss := 0.0
-	for _, v := range a {
-		q := v / big
-		ss += q * q
-	}
-	rel := math.Sqrt(ss) // ‖a‖ = big·rel, rel ∈ [1, √d]
 	s = 1 / clip
 	if inv := (1 / big) / rel; inv < s {
 		s = inv
 	}
-	norm = math.Min((s*big)*rel, 1)
+	// min(·, 1) by comparison: the product of positive finite factors is
+	// never NaN, so this is math.Min's value, without its call, which the
+	// adaptive method would pay for every row in every pass.
+	if norm = (s * big) * rel; norm > 1 {
+		norm = 1
+	}
 	return s, norm
 }
 
-func (r *rows) row(i int) []float64 {
-	return r.m.Data[i*r.m.Stride : i*r.m.Stride+r.d]
-}
-
-// sums returns the shared row kernels over r (the same rows, scales and
+// sums returns the shared row kernels over r (the same rows, rule and
 // pass options).
-func (r *rows) sums() linalg.Rows {
-	return linalg.Rows{M: r.m, Scale: r.scale, Pass: r.pass}
+func (r *clipped) sums() linalg.Rows {
+	clip := r.clip
+	inv, clip2 := 1/clip, clip*clip
+	return linalg.Rows{Src: r.src, Pass: r.pass, Scales: r.scale, Scale: func(a []float64) float64 {
+		// Most rows lie inside the clip ball, where rowScale's s is 1/clip:
+		// the cheap certified test skips its exact norm there.
+		if linalg.InsideBall(a, clip2) {
+			return inv
+		}
+		s, _ := rowScale(a, clip)
+		return s
+	}}
 }
 
-// gram returns C = Σ_i (s_i m_i)(s_i m_i)ᵀ as a SymDense, accumulated by
-// linalg.Rows.Gram (error bound: gaussRoundings, see sumExcess). If ctx is
-// cancelled the partial result must be discarded: callers check ctx.Err()
-// afterwards.
-func (r *rows) gram(ctx context.Context) *mat.SymDense {
+// gram returns C = Σ_i (s_i m_i)(s_i m_i)ᵀ as a SymDense, accumulated in
+// one pass by linalg.Rows.Gram (error bound: gaussRoundings, see
+// sumExcess). On an error (the source's, ctx's, too many rows) the partial
+// sums are discarded.
+func (r *clipped) gram(ctx context.Context) (*mat.SymDense, error) {
 	d := r.d
-	acc := r.sums().Gram(ctx, nil)
+	acc, _, err := r.sums().Gram(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
 	out := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
 			out.SetSym(i, j, acc[i*d+j])
 		}
 	}
-	return out
+	return out, nil
 }
 
 // covTimes returns Σ_i s_i² m_i (m_iᵀ x) for x d×p, the product C·x without
 // forming C, in a single pass (linalg.Rows.CovTimes; error bound:
 // npmRoundings, see sumExcess).
-func (r *rows) covTimes(x *mat.Dense) *mat.Dense {
-	return r.sums().CovTimes(x)
+func (r *clipped) covTimes(ctx context.Context, x *mat.Dense) (*mat.Dense, error) {
+	y, _, err := r.sums().CovTimes(ctx, x)
+	return y, err
 }

@@ -11,12 +11,14 @@ package pca
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // StreamOptions configures StreamingPower.
@@ -97,20 +99,64 @@ func StreamingPower(ctx context.Context, next func(dst []float64) bool, d, m int
 }
 
 // StreamingPowerRows runs StreamingPower over the rows of data in order
-// (m = number of rows). It is NOT differentially private.
+// (m = number of rows): StreamingPowerSource over rows.FromDense(data). It
+// is NOT differentially private.
 func StreamingPowerRows(ctx context.Context, data *mat.Dense, opt StreamOptions) (*StreamResult, error) {
 	if data == nil {
 		return nil, fmt.Errorf("pca spm: no data matrix")
 	}
-	m, d := data.Dims()
-	i := 0
+	return StreamingPowerSource(ctx, rows.FromDense(data), opt)
+}
+
+// StreamingPowerSource runs StreamingPower over the rows of src in order,
+// holding one batch of rows at a time. SPM's block size ⌊m/L⌋ needs the
+// number of rows m first: a source that knows it (rows.RandomAccess) is
+// read once, any other is counted in a first pass and read in a second.
+// It is NOT differentially private (its errors may name m: a baseline for
+// public data).
+func StreamingPowerSource(ctx context.Context, src rows.Source, opt StreamOptions) (*StreamResult, error) {
+	if src == nil {
+		return nil, fmt.Errorf("pca spm: no data")
+	}
+	const batchRows = 256
+	d := src.Dim()
+	var m int
+	if ra, ok := src.(rows.RandomAccess); ok {
+		m = ra.NumRows()
+	} else if err := rows.ForEach(ctx, src, batchRows, false, false, func(b *rows.Batch) error {
+		m += b.N
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("pca spm: counting the samples: %w", err)
+	}
+	cur, err := src.Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pca spm: %w", err)
+	}
+	defer cur.Close()
+	b := rows.NewBatch(d, batchRows, false, false)
+	pos := 0
+	var readErr error // the source's, reported instead of a short stream
 	next := func(dst []float64) bool {
-		if i >= m {
-			return false
+		for pos >= b.N {
+			if readErr != nil {
+				return false
+			}
+			pos = 0
+			if err := cur.Next(b); err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				return false
+			}
 		}
-		mat.Row(dst, i, data)
-		i++
+		copy(dst, b.Row(pos, d))
+		pos++
 		return true
 	}
-	return StreamingPower(ctx, next, d, m, opt)
+	res, err := StreamingPower(ctx, next, d, m, opt)
+	if err != nil && readErr != nil {
+		return nil, fmt.Errorf("pca spm: %w", readErr)
+	}
+	return res, err
 }

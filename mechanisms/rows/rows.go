@@ -36,6 +36,11 @@ type Batch struct {
 	Label []float64
 	Unit  []int32
 	N     int
+	// First is the position of the batch's first row in its pass. The
+	// pairwise passes that hand blocks of rows to mechanisms set it (a
+	// mechanism over an in-memory source may keep per-row values);
+	// cursors need not.
+	First int
 }
 
 // NewBatch returns a batch with room for n rows of dim features, and for

@@ -2,6 +2,8 @@ package linalg
 
 import (
 	"context"
+	"errors"
+	"math"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -10,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // MaxRows is the largest number of terms any released sum may have,
@@ -70,15 +73,36 @@ func ExcessOver(h int, terms, r float64) float64 {
 	return 2 * rowpass.Gamma(h) * terms * r * (1 + 0x1p-50)
 }
 
-// Rows is a data matrix whose row i enters every sum as Scale[i]·M_i, of
-// Euclidean norm at most 1 (up to the rounding of Scale[i], which the
-// mechanisms absorb in a relative slack). A row with scale 0 contributes
-// nothing and is not read. Pass splits the passes over the cores; the
-// results are bit identical for every worker count (rowpass.Pairwise).
+// Rows is private data as the shared kernels read it: the rows of Src, of
+// which row a enters every sum as Scale(a)·a, of Euclidean norm at most 1
+// (up to the rounding of the scale, which the mechanisms absorb in a
+// relative slack). A row with scale 0 contributes nothing. Each kernel is
+// one pass over Src (one Scan), in the order of rowpass.Pairwise, and
+// holds at most a chunk of rows (rowpass.PairwiseScan) whatever the row
+// count: the scale of a row is computed from the row itself each time the
+// row is read, never stored, because an array of per-row scales would grow
+// with n. (A source already held in memory may come with the scales
+// computed once, Scales: its memory grows with n anyway.) Pass splits the
+// blocks of a pass over the cores; the results are bit identical for every
+// worker count and every way Src cuts its batches.
 type Rows struct {
-	M     blas64.General
-	Scale []float64
-	Pass  rowpass.Options
+	Src rows.Source
+	// Scale is the public per-row rule s(a) ≥ 0 with ‖s(a)·a‖ ≤ 1 (0 drops
+	// the row). It must depend on the row alone, since it is recomputed in
+	// every pass, and be safe for concurrent calls.
+	Scale func(a []float64) float64
+	// Scales, if set, holds Scale of every row of an in-memory Src by
+	// position (Batch.First + i), computed once by the caller.
+	Scales []float64
+	Pass   rowpass.Options
+}
+
+// scale returns the scale of row a at position i of the pass.
+func (r Rows) scale(a []float64, i int) float64 {
+	if r.Scales != nil {
+		return r.Scales[i]
+	}
+	return r.Scale(a)
 }
 
 // MinRowsFor keeps shards above ~64k floats so goroutine start-up stays
@@ -87,45 +111,208 @@ func MinRowsFor(d int) int {
 	return max(256, 65536/max(d, 1))
 }
 
-func (r Rows) row(i int) []float64 {
-	return r.M.Data[i*r.M.Stride : i*r.M.Stride+r.M.Cols]
+// ErrTooManyRows is returned by a pass over more than MaxRows rows. A
+// Source has no length (the row count is private), so the limit is
+// checked as the rows arrive; the text names the public limit only.
+var ErrTooManyRows = errors.New("the data have more than MaxRows = 2^30 rows, the most the privacy accounting covers")
+
+// PairwisePass is one pass over the rows of src summed in the order of
+// rowpass.Pairwise: block(acc, b) receives a zero accumulator and a batch
+// holding one block of at most rowpass.BlockRows consecutive rows (b.N rows
+// of src.Dim() features, no labels or units) and must leave in acc their
+// sum, summed directly; merge and clear are as for rowpass.Pairwise. It
+// returns the sum and the number of rows read (private: a caller may use
+// it only inside its computation), or the source's error, ctx's, or
+// ErrTooManyRows; after an error the sum must be discarded.
+//
+// A *rows.Dense whose rows are contiguous is summed in place by
+// rowpass.Pairwise, the block being a view of the matrix instead of a copy
+// (the copy into a chunk is a serial step that costs more than a cheap
+// kernel); every other source goes through rowpass.PairwiseScan. Both give
+// the same bits (rowpass's scan tests), so the choice is invisible.
+func PairwisePass[A any](ctx context.Context, src rows.Source, opt rowpass.Options, newAcc func() A, block func(acc A, b *rows.Batch), merge func(into, from A), clear func(A)) (A, int, error) {
+	var zero A
+	dim := src.Dim()
+	if d, ok := src.(*rows.Dense); ok {
+		n := d.NumRows()
+		if n > MaxRows {
+			return zero, 0, ErrTooManyRows
+		}
+		if n == 0 || d.Matrix().RawMatrix().Stride == dim {
+			if err := ctx.Err(); err != nil {
+				return zero, 0, err
+			}
+			var data []float64
+			if n > 0 {
+				data = d.Matrix().RawMatrix().Data
+			}
+			acc := rowpass.Pairwise(n, opt, newAcc, func(acc A, lo, hi int) {
+				if ctx.Err() != nil {
+					return // the result is discarded below
+				}
+				block(acc, &rows.Batch{X: data[lo*dim : hi*dim], N: hi - lo, First: lo})
+			}, merge, clear)
+			if err := ctx.Err(); err != nil {
+				return zero, 0, err
+			}
+			return acc, n, nil
+		}
+	}
+	c := &counting{Source: src}
+	acc, err := rowpass.PairwiseScan(ctx, c, opt, false, false, newAcc, block, merge, clear)
+	if err != nil {
+		return zero, 0, err
+	}
+	return acc, c.n, nil
+}
+
+// counting counts the rows of its (single) pass and fails it past MaxRows,
+// before rowpass.PairwiseScan would panic on them.
+type counting struct {
+	rows.Source
+	n int
+}
+
+func (c *counting) Scan(ctx context.Context) (rows.Cursor, error) {
+	cur, err := c.Source.Scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.n = 0
+	return &countingCursor{Cursor: cur, c: c}, nil
+}
+
+type countingCursor struct {
+	rows.Cursor
+	c *counting
+}
+
+func (cc *countingCursor) Next(dst *rows.Batch) error {
+	err := cc.Cursor.Next(dst)
+	cc.c.n += dst.N
+	if cc.c.n > MaxRows {
+		dst.N = 0
+		return ErrTooManyRows
+	}
+	return err
+}
+
+// sumVec is PairwisePass for a float64 vector of length m, merged as rowpass.SumVec
+// merges: block(dst, b) receives dst zeroed and adds the block's rows.
+func sumVec(ctx context.Context, src rows.Source, m int, opt rowpass.Options, block func(dst []float64, b *rows.Batch)) ([]float64, int, error) {
+	return PairwisePass(ctx, src, opt,
+		func() []float64 { return make([]float64, m) },
+		block,
+		func(into, from []float64) {
+			for i, v := range from {
+				into[i] += v
+			}
+		},
+		func(a []float64) { clear(a) })
+}
+
+// insideMargin is the relative margin by which InsideBall's squared norm
+// must lie under the bound: far above the rounding of a d-term sum of
+// squares for every d ≤ insideMaxDim (γ_d < 2^-32) and of the exact rule's
+// (1/big)/rel (a few units in the last place), so that a row it accepts
+// is accepted by the exact rule too.
+const (
+	insideMargin = 0x1p-24
+	insideMaxDim = 1 << 20
+)
+
+// InsideBall reports whether the row a certainly has Euclidean norm below
+// √r2 by a relative margin, from a plain sum of squares (in any order,
+// with the SIMD dot product): a fast path for the public row rules, which
+// leave such a row's scale at its no-clipping value. It is false, and the
+// caller must use the exact rule (ScaledNorm), for a row with a NaN, an
+// infinity or an overflowing square, a row whose squares all underflow to
+// zero, a zero row, and a row near or beyond the bound. Its answer never
+// changes a scale: every row it accepts, the exact rule also leaves
+// unclipped (TestInsideBallAgreesWithScaledNorm).
+func InsideBall(a []float64, r2 float64) bool {
+	if len(a) > insideMaxDim {
+		return false
+	}
+	ss := floats.Dot(a, a)
+	// NaN and +Inf fail the comparison; so does a zero sum.
+	return ss > 0 && ss <= r2*(1-insideMargin)
+}
+
+// ScaledNorm returns big = max_j |a_j| and rel = √(Σ_j (a_j/big)²), so
+// that ‖a‖ = big·rel with rel ∈ [1, √len(a)] computed without overflow or
+// underflow for every finite row; ok is false if a holds a NaN or an
+// infinity. A zero row gives big = rel = 0. The public row rules of pca and
+// federated are built on it, and they are recomputed in every pass, so it
+// is on the hot path of every kernel: the maximum compares the bit
+// patterns of |a_j| (for non-negative floats their order as integers is
+// their order as numbers, and NaN and ±Inf sort above every finite value),
+// in four independent lanes because a maximum does not depend on the
+// order; the sum of squares is sequential, one division and one square per
+// entry, because its rounding, and so every scale, must not change bit.
+func ScaledNorm(a []float64) (big, rel float64, ok bool) {
+	const abs = 1<<63 - 1
+	const inf = 0x7FF0000000000000 // bits of +Inf
+	var m0, m1, m2, m3 uint64
+	j := 0
+	for ; j+4 <= len(a); j += 4 {
+		m0 = max(m0, math.Float64bits(a[j])&abs)
+		m1 = max(m1, math.Float64bits(a[j+1])&abs)
+		m2 = max(m2, math.Float64bits(a[j+2])&abs)
+		m3 = max(m3, math.Float64bits(a[j+3])&abs)
+	}
+	for ; j < len(a); j++ {
+		m0 = max(m0, math.Float64bits(a[j])&abs)
+	}
+	mb := max(m0, m1, m2, m3)
+	if mb >= inf {
+		return 0, 0, false
+	}
+	big = math.Float64frombits(mb)
+	if big == 0 {
+		return 0, 0, true
+	}
+	ss := 0.0
+	for _, v := range a {
+		q := v / big
+		ss += q * q
+	}
+	return big, math.Sqrt(ss), true
 }
 
 // Gram returns the upper triangle of Σ_i (s_i·a_i)(s_i·a_i)ᵀ restricted to
 // the columns cols (all columns if cols is nil), as an m×m row-major slice
-// (m = len(cols) or d) whose strict lower triangle is zero. Each block of
-// rowpass.BlockRows rows is scaled into a buffer and summed by a symmetric
-// rank-k update (BLAS Dsyrk with β = 0) into a zeroed block sum; the block
-// sums are combined by rowpass.Pairwise, so every entry is within
-// γ_GramRoundings·Σ_i |s_i a_ij|·|s_i a_ik| of the exact sum (majorant
-// ℓ2 norm ≤ ‖s_i a_i‖² ≤ 1 per row). If ctx is cancelled the workers stop
-// early and the partial result must be discarded: callers check ctx.Err()
-// afterwards.
-func (r Rows) Gram(ctx context.Context, cols []int) []float64 {
+// (m = len(cols) or d) whose strict lower triangle is zero, and the number
+// of rows read. Each block of rowpass.BlockRows rows is scaled into a
+// buffer and summed by a symmetric rank-k update (BLAS Dsyrk with β = 0)
+// into a zeroed block sum; the block sums are combined by the pairwise
+// tree (PairwisePass), so every entry is within
+// γ_GramRoundings·Σ_i |s_i a_ij|·|s_i a_ik| of the exact sum (majorant ℓ2
+// norm ≤ ‖s_i a_i‖² ≤ 1 per row). On an error (the source's, ctx's,
+// ErrTooManyRows) the partial sums are discarded.
+func (r Rows) Gram(ctx context.Context, cols []int) ([]float64, int, error) {
+	d := r.Src.Dim()
 	m := len(cols)
 	if cols == nil {
-		m = r.M.Cols
+		m = d
 	}
 	bufs := sync.Pool{New: func() any { return make([]float64, rowpass.BlockRows*m) }}
-	return rowpass.Pairwise(r.M.Rows, r.Pass,
+	return PairwisePass(ctx, r.Src, r.Pass,
 		func() []float64 { return make([]float64, m*m) },
-		func(c []float64, lo, hi int) {
-			if ctx.Err() != nil {
-				return
-			}
+		func(c []float64, b *rows.Batch) {
 			buf := bufs.Get().([]float64)
 			defer bufs.Put(buf)
 			nb := 0
-			for i := lo; i < hi; i++ {
-				s := r.Scale[i]
+			for i := range b.N {
+				a := b.Row(i, d)
+				s := r.scale(a, b.First+i)
 				if s == 0 {
 					continue
 				}
 				dst := buf[nb*m : (nb+1)*m]
 				if cols == nil {
-					floats.ScaleTo(dst, s, r.row(i))
+					floats.ScaleTo(dst, s, a)
 				} else {
-					a := r.row(i)
 					for t, j := range cols {
 						dst[t] = s * a[j]
 					}
@@ -146,35 +333,39 @@ func (r Rows) Gram(ctx context.Context, cols []int) []float64 {
 }
 
 // SumSquares returns Σ_i s_i²·a_i² entry by entry (the diagonal of the
-// Gram matrix) in the pairwise order; each term is computed as
-// (s_i·a_ij)², so GramRoundings bounds it, and the majorant is the term
-// itself, of ℓ2 norm ≤ ‖s_i a_i‖² ≤ 1 per row. Every kernel here scales a
-// row before any product: s·a has norm ≤ 1 whatever ‖a‖, whereas s² =
-// 1/‖a‖² is subnormal for ‖a‖ beyond about 1e154, where its rounding is
-// absolute and a term could exceed the norm the sensitivities assume.
-func (r Rows) SumSquares() []float64 {
-	return rowpass.SumVec(r.M.Rows, r.M.Cols, r.Pass, func(out []float64, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s := r.Scale[i]
+// Gram matrix) in the pairwise order, and the number of rows read; each
+// term is computed as (s_i·a_ij)², so GramRoundings bounds it, and the
+// majorant is the term itself, of ℓ2 norm ≤ ‖s_i a_i‖² ≤ 1 per row. Every
+// kernel here scales a row before any product: s·a has norm ≤ 1 whatever
+// ‖a‖, whereas s² = 1/‖a‖² is subnormal for ‖a‖ beyond about 1e154, where
+// its rounding is absolute and a term could exceed the norm the
+// sensitivities assume.
+func (r Rows) SumSquares(ctx context.Context) ([]float64, int, error) {
+	d := r.Src.Dim()
+	return sumVec(ctx, r.Src, d, r.Pass, func(out []float64, b *rows.Batch) {
+		for i := range b.N {
+			a := b.Row(i, d)
+			s := r.scale(a, b.First+i)
 			if s == 0 {
 				continue
 			}
-			for j, a := range r.row(i) {
-				sa := s * a
+			for j, v := range a {
+				sa := s * v
 				out[j] += sa * sa
 			}
 		}
 	})
 }
 
-// CovTimes returns Σ_i (s_i a_i)((s_i a_i)ᵀx) for x d×p, the product C·x without
-// forming C, in a single pass over the rows: each row is read once for its
-// p dot products and its p updates while it is in cache. Rows are added
-// directly within blocks of rowpass.BlockRows rows and the block sums
-// combined by rowpass.Pairwise: every entry (k, j) is within
-// γ_CovTimesRoundings(d) of Σ_i s_i²|a_ik|(|a_i|ᵀ|x_j|), whose ℓ2 norm per
-// row is at most ‖s_i a_i‖²·‖x‖_F ≤ ‖x‖_F.
-func (r Rows) CovTimes(x *mat.Dense) *mat.Dense {
+// CovTimes returns Σ_i (s_i a_i)((s_i a_i)ᵀx) for x d×p, the product C·x
+// without forming C, in a single pass over the rows, and the number of
+// rows read: each row is read once for its p dot products and its p
+// updates while it is in cache. Rows are added directly within blocks of
+// rowpass.BlockRows rows and the block sums combined by the pairwise tree
+// (PairwisePass): every entry (k, j) is within γ_CovTimesRoundings(d) of
+// Σ_i s_i²|a_ik|(|a_i|ᵀ|x_j|), whose ℓ2 norm per row is at most
+// ‖s_i a_i‖²·‖x‖_F ≤ ‖x‖_F.
+func (r Rows) CovTimes(ctx context.Context, x *mat.Dense) (*mat.Dense, int, error) {
 	d, p := x.Dims()
 	xt := make([]float64, p*d) // xᵀ, one contiguous column of x per row
 	for j := range p {
@@ -182,25 +373,29 @@ func (r Rows) CovTimes(x *mat.Dense) *mat.Dense {
 			xt[j*d+i] = x.At(i, j)
 		}
 	}
-	acc := rowpass.SumVec(r.M.Rows, p*d, r.Pass, func(yt []float64, lo, hi int) {
+	acc, n, err := sumVec(ctx, r.Src, p*d, r.Pass, func(yt []float64, b *rows.Batch) {
 		sa := make([]float64, d)
-		for i := lo; i < hi; i++ {
-			s := r.Scale[i]
+		for i := range b.N {
+			a := b.Row(i, d)
+			s := r.scale(a, b.First+i)
 			if s == 0 {
 				continue
 			}
-			floats.ScaleTo(sa, s, r.row(i)) // scaled first: see SumSquares
+			floats.ScaleTo(sa, s, a) // scaled first: see SumSquares
 			for j := range p {
 				w := floats.Dot(sa, xt[j*d:(j+1)*d])
 				floats.AddScaled(yt[j*d:(j+1)*d], w, sa)
 			}
 		}
 	})
+	if err != nil {
+		return nil, 0, err
+	}
 	y := mat.NewDense(d, p, nil)
 	for j := range p {
 		for i := range d {
 			y.Set(i, j, acc[j*d+i])
 		}
 	}
-	return y
+	return y, n, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/internal/linalg/exact"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // check fails t unless every entry is within γ times its majorant, and
@@ -24,22 +25,17 @@ func check(t *testing.T, e *exact.Sums, name string, got []float64, gamma float6
 	return worst
 }
 
-// unitScales returns min(1, 1/‖a‖) per row (0 for a zero row), enough for
-// the kernels, which take the scales as given.
-func unitScales(x *mat.Dense) []float64 {
-	n, _ := x.Dims()
-	s := make([]float64, n)
-	for i := range n {
-		nrm := blas64.Nrm2(blas64.Vector{N: len(x.RawRowView(i)), Inc: 1, Data: x.RawRowView(i)})
-		switch {
-		case nrm == 0:
-		case nrm <= 1:
-			s[i] = 1
-		default:
-			s[i] = 1 / nrm
-		}
+// unitScale returns min(1, 1/‖a‖) (0 for a zero row), enough for the
+// kernels, which take the rule as given.
+func unitScale(a []float64) float64 {
+	nrm := blas64.Nrm2(blas64.Vector{N: len(a), Inc: 1, Data: a})
+	switch {
+	case nrm == 0:
+		return 0
+	case nrm <= 1:
+		return 1
 	}
-	return s
+	return 1 / nrm
 }
 
 // testInputs returns data on which a running sum loses accuracy: random
@@ -84,7 +80,7 @@ func testInputs() map[string]*mat.Dense {
 func TestRowSumsWithinBudget(t *testing.T) {
 	for name, x := range testInputs() {
 		n, d := x.Dims()
-		r := Rows{M: x.RawMatrix(), Scale: unitScales(x), Pass: rowpass.Options{Workers: 2, MinRows: 1}}
+		r := Rows{Src: rows.FromDense(x), Scale: unitScale, Pass: rowpass.Options{Workers: 2, MinRows: 1}}
 		cols := []int{0, d - 1}
 		q := mat.NewDense(d, 2, nil)
 		for i := range d {
@@ -93,7 +89,8 @@ func TestRowSumsWithinBudget(t *testing.T) {
 		q.Set(d-1, 1, 1)
 		gram, sub, sq, cov := exact.New(d*d), exact.New(4), exact.New(d), exact.New(d*2)
 		for i := range n {
-			s, a := r.Scale[i], x.RawRowView(i)
+			a := x.RawRowView(i)
+			s := r.Scale(a)
 			if s == 0 {
 				continue
 			}
@@ -114,18 +111,47 @@ func TestRowSumsWithinBudget(t *testing.T) {
 				}
 			}
 		}
-		g := Gram(r, nil)
+		g := Gram(t, r, nil)
 		gw := check(t, gram, name+"/Gram", g, rowpass.Gamma(GramRoundings))
-		check(t, sub, name+"/Gram(cols)", r.Gram(context.Background(), cols), rowpass.Gamma(GramRoundings))
-		sw := check(t, sq, name+"/SumSquares", r.SumSquares(), rowpass.Gamma(GramRoundings))
-		cw := check(t, cov, name+"/CovTimes", r.CovTimes(q).RawMatrix().Data, rowpass.Gamma(CovTimesRoundings(d)))
+		check(t, sub, name+"/Gram(cols)", Gram(t, r, cols), rowpass.Gamma(GramRoundings))
+		sw := check(t, sq, name+"/SumSquares", SumSquares(t, r), rowpass.Gamma(GramRoundings))
+		cw := check(t, cov, name+"/CovTimes", CovTimes(t, r, q).RawMatrix().Data, rowpass.Gamma(CovTimesRoundings(d)))
 		t.Logf("%s: largest error/Σ|majorant|: Gram %.3g, SumSquares %.3g, CovTimes %.3g (γ_%d = %.3g)",
 			name, gw, sw, cw, GramRoundings, rowpass.Gamma(GramRoundings))
 	}
 }
 
-// Gram is r.Gram over all columns with a background context.
-func Gram(r Rows, cols []int) []float64 { return r.Gram(context.Background(), cols) }
+// Gram is r.Gram with a background context; it fails t on an error.
+func Gram(t *testing.T, r Rows, cols []int) []float64 {
+	t.Helper()
+	g, _, err := r.Gram(context.Background(), cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// SumSquares is r.SumSquares with a background context; it fails t on an
+// error.
+func SumSquares(t *testing.T, r Rows) []float64 {
+	t.Helper()
+	s, _, err := r.SumSquares(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// CovTimes is r.CovTimes with a background context; it fails t on an
+// error.
+func CovTimes(t *testing.T, r Rows, q *mat.Dense) *mat.Dense {
+	t.Helper()
+	c, _, err := r.CovTimes(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // TestRowSumsIdenticalAcrossWorkers pins the reduction order: every worker
 // count gives the same bits, and Gram on a column subset equals the full
@@ -136,8 +162,8 @@ func TestRowSumsIdenticalAcrossWorkers(t *testing.T) {
 	q := mat.NewDense(d, 2, nil)
 	q.Set(0, 0, 1)
 	q.Set(1, 1, 1)
-	base := Rows{M: x.RawMatrix(), Scale: unitScales(x), Pass: rowpass.Options{Workers: 1}}
-	g0, s0, c0 := Gram(base, nil), base.SumSquares(), base.CovTimes(q).RawMatrix().Data
+	base := Rows{Src: rows.FromDense(x), Scale: unitScale, Pass: rowpass.Options{Workers: 1}}
+	g0, s0, c0 := Gram(t, base, nil), SumSquares(t, base), CovTimes(t, base, q).RawMatrix().Data
 	for _, opt := range []rowpass.Options{{Workers: 2, MinRows: 1}, {Workers: 3, MinRows: 300}, {}} {
 		r := base
 		r.Pass = opt
@@ -145,9 +171,9 @@ func TestRowSumsIdenticalAcrossWorkers(t *testing.T) {
 			name      string
 			got, want []float64
 		}{
-			{"Gram", Gram(r, nil), g0},
-			{"SumSquares", r.SumSquares(), s0},
-			{"CovTimes", r.CovTimes(q).RawMatrix().Data, c0},
+			{"Gram", Gram(t, r, nil), g0},
+			{"SumSquares", SumSquares(t, r), s0},
+			{"CovTimes", CovTimes(t, r, q).RawMatrix().Data, c0},
 		} {
 			for i := range tc.want {
 				if math.Float64bits(tc.got[i]) != math.Float64bits(tc.want[i]) {
@@ -158,7 +184,7 @@ func TestRowSumsIdenticalAcrossWorkers(t *testing.T) {
 		}
 	}
 	cols := []int{1, 3, 4}
-	sub := Gram(base, cols)
+	sub := Gram(t, base, cols)
 	for u, j := range cols {
 		for v, k := range cols[u:] {
 			if got, want := sub[u*len(cols)+u+v], g0[j*d+k]; math.Float64bits(got) != math.Float64bits(want) {
@@ -237,5 +263,58 @@ func TestExcess(t *testing.T) {
 	}
 	if GramRoundings != 280 || CovTimesRoundings(100) != 380 {
 		t.Errorf("budgets: GramRoundings = %d, CovTimesRoundings(100) = %d; want 280, 380 (3 + 255 + 22, 100 + 3 + 255 + 22)", GramRoundings, CovTimesRoundings(100))
+	}
+}
+
+// InsideBall is a fast path of the row rules: every row it accepts, the
+// exact rule (ScaledNorm) leaves unclipped, for rows just inside and just
+// outside the bound, of every magnitude and dimension; and it accepts the
+// rows well inside, so the fast path is taken.
+func TestInsideBallAgreesWithScaledNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	accepted := 0
+	for trial := range 200000 {
+		d := 1 + rng.IntN(64)
+		if trial%1000 == 0 {
+			d = 1 + rng.IntN(5000)
+		}
+		a := make([]float64, d)
+		for j := range a {
+			a[j] = rng.NormFloat64()
+		}
+		big, rel, ok := ScaledNorm(a)
+		if !ok || big == 0 {
+			continue
+		}
+		// Put the row at a norm within a few parts in 1e6 of the clip
+		// (relative), or well inside, at a random magnitude.
+		clip := math.Ldexp(1+rng.Float64(), rng.IntN(600)-300)
+		target := clip * (1 + (rng.Float64()-0.5)*1e-6)
+		if trial%3 == 0 {
+			target = clip * rng.Float64()
+		}
+		f := target / (big * rel)
+		for j := range a {
+			a[j] *= f
+		}
+		if !InsideBall(a, clip*clip) {
+			continue
+		}
+		accepted++
+		big, rel, _ = ScaledNorm(a)
+		if inv := (1 / big) / rel; inv < 1/clip {
+			t.Fatalf("d=%d clip=%v: InsideBall accepts a row the exact rule clips (‖a‖ = %v)", d, clip, big*rel)
+		}
+		if nrm := big * rel; nrm > clip {
+			t.Fatalf("d=%d clip=%v: InsideBall accepts a row of norm %v", d, clip, nrm)
+		}
+	}
+	if accepted < 50000 {
+		t.Errorf("only %d rows took the fast path", accepted)
+	}
+	for _, a := range [][]float64{{0, 0}, {math.NaN(), 0}, {math.Inf(1)}, {1e200, 1}, {1e-200, 1e-200}, {0.5, 0.5}} {
+		if InsideBall(a, 1) != (a[0] == 0.5) {
+			t.Errorf("InsideBall(%v, 1) = %v", a, InsideBall(a, 1))
+		}
 	}
 }

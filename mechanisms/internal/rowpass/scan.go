@@ -102,7 +102,9 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 				} else {
 					acc = newAcc()
 				}
-				block(acc, sub(chunk, b*BlockRows, min((b+1)*BlockRows, filled), dim))
+				v := sub(chunk, b*BlockRows, min((b+1)*BlockRows, filled), dim)
+				v.First = (total + b) * BlockRows
+				block(acc, v)
 				c.push(node[A]{start: total + b, level: 0, acc: acc})
 			}
 		})

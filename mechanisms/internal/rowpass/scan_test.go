@@ -136,6 +136,9 @@ func TestPairwiseScanPassesLabelsAndUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := SumVecScan(context.Background(), src, 1, Options{}, true, true, func(dst []float64, b *rows.Batch) {
+		if b.First != int(b.X[0]) {
+			t.Fatalf("a block starting at row %v says First = %d", b.X[0], b.First)
+		}
 		for i := range b.N {
 			if b.Label[i] != 2*b.X[i] || b.Unit[i] != int32(int(b.X[i])%7) {
 				t.Fatalf("row %v: label %v unit %v", b.X[i], b.Label[i], b.Unit[i])

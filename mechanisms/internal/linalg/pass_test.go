@@ -1,0 +1,245 @@
+package linalg
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// jitterSource serves the rows of x in batches of random sizes and is not
+// a *rows.Dense, so PairwisePass streams it through rowpass.PairwiseScan where
+// rows.FromDense(x) is summed in place.
+type jitterSource struct {
+	x    *mat.Dense
+	seed uint64
+}
+
+func (s *jitterSource) Dim() int { _, c := s.x.Dims(); return c }
+
+func (s *jitterSource) Scan(ctx context.Context) (rows.Cursor, error) {
+	s.seed++
+	return &jitterCursor{s: s, ctx: ctx, rng: rand.New(rand.NewPCG(s.seed, 5))}, nil
+}
+
+type jitterCursor struct {
+	s    *jitterSource
+	ctx  context.Context
+	rng  *rand.Rand
+	next int
+}
+
+func (c *jitterCursor) Next(dst *rows.Batch) error {
+	r, d := c.s.x.Dims()
+	dst.N = 0
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	if c.next >= r {
+		return io.EOF
+	}
+	k := min(1+c.rng.IntN(dst.Cap(d)), r-c.next)
+	for i := range k {
+		copy(dst.Row(i, d), c.s.x.RawRowView(c.next+i))
+	}
+	c.next += k
+	dst.N = k
+	return nil
+}
+
+func (c *jitterCursor) Close() error { return nil }
+
+// stream hides the concrete type of a source, so that PairwisePass cannot take
+// the in-place path.
+type stream struct{ rows.Source }
+
+// TestKernelsIdenticalOverSources: Gram, SumSquares and CovTimes give the
+// same bits and row count over a matrix summed in place, the same matrix
+// streamed, a source cutting its batches at random, and a strided view
+// (streamed, as its rows are not contiguous), for several worker counts.
+func TestKernelsIdenticalOverSources(t *testing.T) {
+	x := testInputs()["random"]
+	n, d := x.Dims()
+	wide := mat.NewDense(n, d+3, nil) // x as the left columns of a wider matrix
+	for i := range n {
+		copy(wide.RawRowView(i), x.RawRowView(i))
+	}
+	view := wide.Slice(0, n, 0, d).(*mat.Dense)
+	q := mat.NewDense(d, 2, nil)
+	q.Set(0, 0, 1)
+	q.Set(d-1, 1, 0.5)
+	type out struct {
+		g, sub, sq, c []float64
+		n             [4]int
+	}
+	eval := func(src rows.Source, opt rowpass.Options) out {
+		r := Rows{Src: src, Scale: unitScale, Pass: opt}
+		var o out
+		var err [4]error
+		ctx := context.Background()
+		o.g, o.n[0], err[0] = r.Gram(ctx, nil)
+		o.sub, o.n[1], err[1] = r.Gram(ctx, []int{1, 3})
+		o.sq, o.n[2], err[2] = r.SumSquares(ctx)
+		var c *mat.Dense
+		c, o.n[3], err[3] = r.CovTimes(ctx, q)
+		for _, e := range err {
+			if e != nil {
+				t.Fatal(e)
+			}
+		}
+		o.c = c.RawMatrix().Data
+		return o
+	}
+	want := eval(rows.FromDense(x), rowpass.Options{Workers: 1})
+	for _, opt := range []rowpass.Options{{Workers: 1}, {Workers: 2, MinRows: 1}, {Workers: 3, MinRows: 300}} {
+		for name, src := range map[string]rows.Source{
+			"dense":    rows.FromDense(x),
+			"streamed": stream{rows.FromDense(x)},
+			"jitter":   &jitterSource{x: x, seed: uint64(opt.Workers)},
+			"view":     rows.FromDense(view),
+		} {
+			got := eval(src, opt)
+			if got.n != [4]int{n, n, n, n} {
+				t.Errorf("%s %+v: row counts %v, want %d", name, opt, got.n, n)
+			}
+			for _, c := range []struct {
+				kernel    string
+				got, want []float64
+			}{{"Gram", got.g, want.g}, {"Gram(cols)", got.sub, want.sub}, {"SumSquares", got.sq, want.sq}, {"CovTimes", got.c, want.c}} {
+				for i := range c.want {
+					if math.Float64bits(c.got[i]) != math.Float64bits(c.want[i]) {
+						t.Errorf("%s %+v %s: entry %d = %v, want %v (bit identical)", name, opt, c.kernel, i, c.got[i], c.want[i])
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPassErrors: cancellation and a source's error end a pass with that
+// error; a matrix of more than MaxRows rows is refused before any row is
+// read, and a stream as soon as it has delivered more.
+func TestPassErrors(t *testing.T) {
+	x := testInputs()["random"]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, src := range map[string]rows.Source{"dense": rows.FromDense(x), "jitter": &jitterSource{x: x}} {
+		r := Rows{Src: src, Scale: unitScale}
+		if _, _, err := r.SumSquares(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: cancelled pass gave %v", name, err)
+		}
+	}
+	big := &mat.Dense{}
+	big.SetRawMatrix(blas64.General{Rows: MaxRows + 1, Cols: 1, Stride: 1, Data: make([]float64, 1)})
+	r := Rows{Src: rows.FromDense(big), Scale: func([]float64) float64 { panic("a row was read") }}
+	if _, _, err := r.SumSquares(context.Background()); !errors.Is(err, ErrTooManyRows) {
+		t.Errorf("MaxRows+1 rows in a matrix: %v", err)
+	}
+	// A stream is counted as it arrives: start the count just below the
+	// limit instead of streaming 2^30 rows.
+	c := &counting{Source: &jitterSource{x: x}}
+	cur, err := c.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.n = MaxRows - 2
+	b := rows.NewBatch(5, 10, false, false)
+	for range 10 {
+		if err = cur.Next(b); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, ErrTooManyRows) || b.N != 0 {
+		t.Errorf("past MaxRows: %v (%d rows)", err, b.N)
+	}
+}
+
+// TestScaledNorm checks ScaledNorm against the plain loops it replaced
+// (a running maximum of |a_j| with a NaN/Inf check, then the sequential
+// sum of (a_j/big)²), bit for bit, on rows of every kind.
+func TestScaledNorm(t *testing.T) {
+	ref := func(a []float64) (big, rel float64, ok bool) {
+		for _, v := range a {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, 0, false
+			}
+			big = math.Max(big, math.Abs(v))
+		}
+		if big == 0 {
+			return 0, 0, true
+		}
+		ss := 0.0
+		for _, v := range a {
+			q := v / big
+			ss += q * q
+		}
+		return big, math.Sqrt(ss), true
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	special := []float64{0, math.Copysign(0, -1), 5e-324, -5e-324, 1e-310, math.MaxFloat64, -math.MaxFloat64, math.NaN(), math.Inf(1), math.Inf(-1), 1, -1}
+	for trial := range 20000 {
+		d := 1 + rng.IntN(11)
+		a := make([]float64, d)
+		for j := range a {
+			switch rng.IntN(4) {
+			case 0:
+				a[j] = special[rng.IntN(len(special))]
+			default:
+				a[j] = rng.NormFloat64() * math.Pow(2, float64(rng.IntN(2000)-1000))
+			}
+		}
+		b0, r0, ok0 := ref(a)
+		b1, r1, ok1 := ScaledNorm(a)
+		if ok0 != ok1 || math.Float64bits(b0) != math.Float64bits(b1) || math.Float64bits(r0) != math.Float64bits(r1) {
+			t.Fatalf("trial %d %v: ScaledNorm = (%v, %v, %v), the plain loops give (%v, %v, %v)", trial, a, b1, r1, ok1, b0, r0, ok0)
+		}
+	}
+}
+
+// BenchmarkCovTimes compares one pass of CovTimes (d = 100, p = 1) over a
+// matrix summed in place and the same matrix streamed through
+// rowpass.PairwiseScan (a copy into chunks), and the row rule alone.
+func BenchmarkCovTimes(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n, d = 100000, 100
+	x := mat.NewDense(n, d, nil)
+	raw := x.RawMatrix().Data
+	for i := range raw {
+		raw[i] = rng.NormFloat64() * 0.1
+	}
+	q := mat.NewDense(d, 1, nil)
+	q.Set(0, 0, 1)
+	scale := func(a []float64) float64 {
+		big, rel, ok := ScaledNorm(a)
+		if !ok || big == 0 {
+			return 0
+		}
+		return math.Min(1, (1/big)/rel)
+	}
+	for name, src := range map[string]rows.Source{"dense": rows.FromDense(x), "streamed": stream{rows.FromDense(x)}} {
+		b.Run(name, func(b *testing.B) {
+			r := Rows{Src: src, Scale: scale, Pass: rowpass.Options{MinRows: MinRowsFor(d)}}
+			for range b.N {
+				if _, _, err := r.CovTimes(context.Background(), q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("ScaledNorm", func(b *testing.B) {
+		for range b.N {
+			for i := range n {
+				ScaledNorm(raw[i*d : (i+1)*d])
+			}
+		}
+	})
+}
