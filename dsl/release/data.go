@@ -204,6 +204,69 @@ func matrixOf(ctx context.Context, src rows.Source) (*mat.Dense, error) {
 	return d.Matrix(), nil
 }
 
+// scaledSource is src with every row scaled by scaleRows' rule, row by
+// row as it is read (the same values as scaleRows, without a copy of the
+// data).
+func scaledSource(src rows.Source, clip float64) rows.Source {
+	return &mapped{parent: src, f: func(dst, row []float64) { scaleRow(dst, row, clip) }}
+}
+
+// mapped is a source whose rows are f(row) of its parent's.
+type mapped struct {
+	parent rows.Source
+	f      func(dst, row []float64)
+}
+
+func (m *mapped) Dim() int { return m.parent.Dim() }
+
+func (m *mapped) Scan(ctx context.Context) (rows.Cursor, error) {
+	cur, err := m.parent.Scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mappedCursor{m: m, parent: cur}, nil
+}
+
+type mappedCursor struct {
+	m      *mapped
+	parent rows.Cursor
+}
+
+func (c *mappedCursor) Next(dst *rows.Batch) error {
+	if err := c.parent.Next(dst); err != nil {
+		return err
+	}
+	dim := c.m.Dim()
+	for i := range dst.N {
+		row := dst.Row(i, dim)
+		c.m.f(row, row)
+	}
+	return nil
+}
+
+func (c *mappedCursor) Close() error { return c.parent.Close() }
+
+// scaleRow writes row scaled by min(1/clip, 1/‖row‖) into dst (which may
+// be row), or zeros for a row with a non-finite value: scaleRows' rule.
+func scaleRow(dst, row []float64, clip float64) {
+	var ss float64
+	for _, v := range row {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			clear(dst)
+			return
+		}
+		ss += v * v
+	}
+	norm := math.Sqrt(ss)
+	s := 1 / clip
+	if norm > clip {
+		s = 1 / norm
+	}
+	for j, v := range row {
+		dst[j] = v * s
+	}
+}
+
 // scaleRows returns the rows scaled by min(1/clip, 1/‖a‖) so that each has
 // norm at most 1 (pca's public rule); non-finite rows become zero rows.
 func scaleRows(x *mat.Dense, clip float64) *mat.Dense {
@@ -213,37 +276,8 @@ func scaleRows(x *mat.Dense, clip float64) *mat.Dense {
 	r, c := x.Dims()
 	out := mat.NewDense(r, c, nil)
 	for i := range r {
-		row := x.RawRowView(i)
-		var ss float64
-		finite := true
-		for _, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				finite = false
-				break
-			}
-			ss += v * v
-		}
-		if !finite {
-			continue
-		}
-		norm := math.Sqrt(ss)
-		s := 1 / clip
-		if norm > clip {
-			s = 1 / norm
-		}
-		dst := out.RawRowView(i)
-		for j, v := range row {
-			dst[j] = v * s
-		}
+		scaleRow(out.RawRowView(i), x.RawRowView(i), clip)
 	}
-	return out
-}
-
-// clipRows returns the rows clipped to L2 norm at most clip; non-finite
-// rows become zero rows.
-func clipRows(x *mat.Dense, clip float64) *mat.Dense {
-	out := scaleRows(x, clip)
-	out.Scale(clip, out)
 	return out
 }
 

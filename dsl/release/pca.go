@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/dppca"
@@ -166,11 +164,11 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		}
 		p.Note += pl.Note
 		p.run = func(ctx context.Context, data *Data) (any, error) {
-			x, err := unitMatrix(ctx, data)
+			src, err := unitSource(ctx, data)
 			if err != nil {
 				return nil, err
 			}
-			r, err := pl.Run(ctx, x)
+			r, err := pl.RunSource(ctx, src)
 			if err != nil {
 				return nil, err
 			}
@@ -249,11 +247,11 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		p.Note += pl.Note
 		p.Params["sparsity"], p.Params["providers"] = s, providers
 		p.run = func(ctx context.Context, data *Data) (any, error) {
-			x, err := unitMatrix(ctx, data)
+			src, err := unitSource(ctx, data)
 			if err != nil {
 				return nil, err
 			}
-			ps, err := splitProviders(env, scaleRows(x, clip), providers)
+			ps, err := roundRobinProviders(env, scaledSource(src, clip), providers)
 			if err != nil {
 				return nil, err
 			}
@@ -302,22 +300,15 @@ func PaperEpsOK(method string, eps float64) bool {
 	return eps < 1
 }
 
-// splitProviders deals the rows round-robin to n providers (a public
-// rule); a provider left without rows gets one zero row, which contributes
-// nothing, so the split never fails on the private row count.
-func splitProviders(env *Local, rows *mat.Dense, n int) ([]federated.Provider[federated.PCARequest, federated.PCAReply], error) {
-	r, c := rows.Dims()
-	parts := make([][]float64, n)
-	for i := range r {
-		parts[i%n] = append(parts[i%n], rows.RawRowView(i)...)
-	}
+// roundRobinProviders deals the rows round-robin to n providers (a
+// public rule, streaming: federated.RoundRobin); a provider left without
+// rows answers as one zero row, which contributes nothing, so the split
+// never fails on the private row count.
+func roundRobinProviders(env *Local, src rows.Source, n int) ([]federated.Provider[federated.PCARequest, federated.PCAReply], error) {
+	parts := federated.RoundRobin(src, n)
 	out := make([]federated.Provider[federated.PCARequest, federated.PCAReply], n)
-	for i := range parts {
-		x := parts[i]
-		if len(x) == 0 {
-			x = make([]float64, c)
-		}
-		p, err := federated.NewPCAProvider(mat.NewDense(len(x)/c, c, x), env.sampler())
+	for i, part := range parts {
+		p, err := federated.NewPCAProviderSource(part, env.sampler())
 		if err != nil {
 			return nil, err
 		}
