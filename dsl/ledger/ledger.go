@@ -492,6 +492,14 @@ func (s *Store) Verify() error {
 		if r.Kind != "register" {
 			continue
 		}
+		if path, hash, ok, err := s.Snapshot(r.Dataset); err != nil {
+			return &ChainError{ID: r.ID, Reason: err.Error()}
+		} else if ok {
+			if err := VerifySnapshot(path, hash); err != nil {
+				return &ChainError{ID: r.ID, Reason: err.Error()}
+			}
+			continue
+		}
 		if _, err := s.Load(r.Dataset); err != nil {
 			return &ChainError{ID: r.ID, Reason: err.Error()}
 		}
