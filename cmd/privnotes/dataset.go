@@ -85,13 +85,23 @@ type addFlags struct {
 	state, csv, unit, columns, center, mean, accountant, neighbour, header, badRows, label string
 	eps, delta, clip, labelClip                                                            float64
 	publicN                                                                                bool
+	// The data engine's sources (dataset_snapshot.go).
+	from, sql  string
+	bounds     repeated
+	categories repeated
 }
 
 // parseAdd parses and validates the flags of dataset add.
 func parseAdd(args []string, stderr io.Writer) (string, *addFlags, error) {
-	fs := newFlags("dataset add", "dataset add NAME --csv FILE --eps E --delta D --clip NORM [flags]", `Registers the CSV file as dataset NAME with a total privacy budget (data
-owner only). Registration is final: the name cannot be registered again and
-its budget cannot be raised.
+	fs := newFlags("dataset add", "dataset add NAME (--from FILE | --sql QUERY | --csv FILE) --eps E --delta D --clip NORM [flags]", `Registers data as dataset NAME with a total privacy budget (data owner
+only). Registration is final: the name cannot be registered again and its
+budget cannot be raised.
+
+--from and --sql write the data once into an immutable snapshot (Parquet,
+read with DuckDB) in the state directory: any size up to 2^30 rows, typed
+columns (numeric, or categorical with --categories), public bounds for the
+tabular analyses (--bounds). --csv reads a numeric CSV file into the state
+database (it takes --header, --columns, --center and --mean).
 
 Column names (and the label and user columns) must be printable: names with
 control characters (line breaks, tabs, escape sequences) are refused.
@@ -102,7 +112,11 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	f := &addFlags{}
 	nan := math.NaN()
 	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
-	fs.StringVar(&f.csv, "csv", "", "the CSV file to register (required); its numbers are copied into the state directory")
+	fs.StringVar(&f.csv, "csv", "", "a numeric CSV file to register; its numbers are copied into the state database (or use --from or --sql)")
+	fs.StringVar(&f.from, "from", "", "a file to register as an immutable snapshot: CSV, gzipped CSV, Parquet or JSON lines, detected from its content and name")
+	fs.StringVar(&f.sql, "sql", "", "a SELECT over files (for example SELECT a, b FROM read_parquet('x.parquet')) whose result is registered as a snapshot")
+	fs.Var(&f.bounds, "bounds", "public bounds of numeric columns, COLUMN=LO:HI[,COLUMN=LO:HI...] (repeatable); values are clamped to them at analysis time")
+	fs.Var(&f.categories, "categories", "public domain of a categorical column, COLUMN=A,B,C (repeatable; --from and --sql only); other values fall into \"other\"")
 	fs.Float64Var(&f.eps, "eps", nan, "total privacy budget ε for this dataset (required, > 0)")
 	fs.Float64Var(&f.delta, "delta", nan, "total privacy budget δ (required, in [0, 1); 0 allows pure ε-DP mechanisms only)")
 	fs.Float64Var(&f.clip, "clip", nan, "L2 norm each row is clipped to at analysis time (required, > 0; public: choose it without looking at the data)")
@@ -122,8 +136,8 @@ FedRep) run only on datasets whose count is public.`, stderr)
 		return "", nil, err
 	}
 	switch {
-	case f.csv == "":
-		return "", nil, errors.New("--csv FILE is required")
+	case countSet(f.csv, f.from, f.sql) != 1:
+		return "", nil, errors.New("give the data with exactly one of --csv FILE, --from FILE or --sql QUERY")
 	case math.IsNaN(f.eps):
 		return "", nil, errors.New("--eps is required: the dataset's total privacy budget ε")
 	case !(f.eps > 0) || math.IsInf(f.eps, 0):
@@ -170,6 +184,18 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return 2
 	}
+	bounds, err := parseBounds(f.bounds)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
+		return 2
+	}
+	if f.from != "" || f.sql != "" {
+		return datasetAddSnapshot(name, f, bounds, stdout, stderr)
+	}
+	if len(f.categories) > 0 {
+		fmt.Fprintln(stderr, "privnotes dataset add: --categories needs --from or --sql (--csv reads numeric columns only)")
+		return 2
+	}
 	opts := dataset.Options{Header: f.header, Unit: f.unit, Label: f.label, BadRows: f.badRows, Center: f.center}
 	if f.columns != "" {
 		opts.Columns = strings.Split(f.columns, ",")
@@ -211,6 +237,7 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 	info, err := st.Register(context.Background(), ledger.Registration{
 		Name: name, Table: table, Budget: accounting.Budget{Eps: f.eps, Delta: f.delta}, Accountant: mode,
 		Neighbour: nb, Clip: f.clip, LabelClip: f.labelClip, BadRows: opts.BadRows, Source: f.csv, PublicN: f.publicN,
+		Bounds: bounds,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)

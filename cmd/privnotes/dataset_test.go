@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,14 @@ func TestDatasetAddValidation(t *testing.T) {
 		want string // in stderr
 	}{
 		{"no name", []string{"--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "missing the dataset NAME"},
-		{"no csv", []string{"d", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "--csv FILE is required"},
+		{"no data", []string{"d", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "give the data with exactly one of --csv FILE, --from FILE or --sql QUERY"},
+		{"two sources", []string{"d", "--csv", good, "--from", good, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "exactly one of"},
+		{"bad bounds", []string{"d", "--csv", good, "--bounds", "a=0", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, `--bounds "a=0": write COLUMN=LO:HI`},
+		{"bounds of no column", []string{"d", "--csv", good, "--bounds", "zz=0:1", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `the data have no numeric column "zz"`},
+		{"categories with csv", []string{"d", "--csv", good, "--categories", "a=x,y", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "--categories needs --from or --sql"},
+		{"header with from", []string{"d", "--from", good, "--header", "yes", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "--header applies to --csv only"},
+		{"other as a category", []string{"d", "--from", good, "--categories", "a=x,other", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, `"other" names the bucket`},
+		{"non-numeric value from", []string{"d", "--from", bad, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `bad.csv, line 3, column "b": a value that is not a number`},
 		{"no eps", []string{"d", "--csv", good, "--delta", "1e-6", "--clip", "1"}, 2, "--eps is required"},
 		{"negative eps", []string{"d", "--csv", good, "--eps", "-1", "--delta", "1e-6", "--clip", "1"}, 2, "--eps -1: must be a finite number > 0"},
 		{"eps not a number", []string{"d", "--csv", good, "--eps", "lots", "--delta", "1e-6", "--clip", "1"}, 2, `invalid value "lots" for flag -eps`},
@@ -175,5 +183,49 @@ func TestDatasetAddHeaderNotes(t *testing.T) {
 	code, out, _ = runCLI("dataset", "add", "sk", "--csv", csv, "--eps", "3", "--delta", "1e-6", "--clip", "3000", "--header", "sklearn", "--columns", "1-31", "--state", state)
 	if code != 0 || !strings.Contains(out, "header (--header sklearn)") || !strings.Contains(out, "--columns without c31") {
 		t.Errorf("add --header sklearn --columns 1-31: exit %d:\n%s", code, out)
+	}
+}
+
+// dataset add --from registers a typed snapshot, analyses run on it from
+// a script, and the ledger verifies the snapshot's hash.
+func TestDatasetAddFromSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	var b strings.Builder
+	b.WriteString("age,income,region,uid\n")
+	for i := range 300 {
+		fmt.Fprintf(&b, "%d,%d,%s,u%d\n", 20+i%60, 1000*(i%50), []string{"north", "south", "mars"}[i%3], i%100)
+	}
+	src := writeCSV(t, dir, "people.csv", b.String())
+	code, out, errs := runCLI("dataset", "add", "people", "--state", state, "--from", src, "--eps", "5", "--delta", "1e-5",
+		"--clip", "1e5", "--bounds", "age=0:120", "--bounds", "income=0:1e5", "--categories", "region=north,south", "--unit", "user:uid")
+	if code != 0 {
+		t.Fatalf("dataset add --from: %d %s", code, errs)
+	}
+	for _, want := range []string{"rows (owner only) 300", "users (owner only) 100", "columns (d=2) age, income", "age in [0, 120]", "region: north, south (others: other)", "snapshot"} {
+		if !strings.Contains(norm(out), want) {
+			t.Errorf("owner output lacks %q:\n%s", want, out)
+		}
+	}
+	// Registering the name again is refused before a snapshot is built.
+	if code, _, errs := runCLI("dataset", "add", "people", "--state", state, "--from", src, "--eps", "1", "--delta", "1e-6", "--clip", "1"); code != 1 || !strings.Contains(errs, "already registered") {
+		t.Errorf("second registration: %d %s", code, errs)
+	}
+	files, _ := os.ReadDir(filepath.Join(state, "snapshots"))
+	if len(files) != 1 {
+		t.Errorf("%d snapshot files, want 1", len(files))
+	}
+	if code, out, errs := runCLI("ledger", "verify", "--state", state); code != 0 {
+		t.Fatalf("ledger verify: %d %s %s", code, out, errs)
+	}
+	script := writeCSV(t, dir, "a.pn", `ds := dataset("people")
+c := private_count(ds, eps=0.5, delta=1e-6)
+fmt.Println(c.Value > 0)
+p := private_pca(ds, k=1, eps=1, delta=1e-6, method="npm")
+fmt.Println(p.Components.RawMatrix().Rows)
+`)
+	code, out, errs = runCLI("run", "--state", state, script)
+	if code != 0 || norm(out) != "true 2" {
+		t.Fatalf("run on the snapshot: %d %q %s", code, out, errs)
 	}
 }

@@ -23,6 +23,8 @@ type Data struct {
 	// the index of their category in Schema.Categorical (the domain's
 	// length for "other"). Names must be columns of the schema.
 	Columns func(names []string) (rows.Source, error)
+
+	close func() error
 }
 
 // dataOf adapts data held in memory (today's registry, synthetic data).

@@ -159,6 +159,7 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 		}
 		return nil, Errorf(NameLedgerError, "%s: the data of %q could not be read after the charge (ledger record %d stands): %s", p.Func, src.Name, ch.ledgerID, why)
 	}
+	defer data.Close()
 	var wrap RunWrapper
 	if env.Wrap != nil {
 		wrap = env.Wrap()
@@ -254,6 +255,11 @@ func (env *Local) load(src Ref) (*Data, error) {
 	st, err := env.store()
 	if err != nil {
 		return nil, err
+	}
+	if path, hash, ok, err := st.Snapshot(src.Name); err != nil {
+		return nil, err
+	} else if ok {
+		return snapshotData(src.Schema, path, hash)
 	}
 	d, err := st.Load(src.Name)
 	if err != nil {

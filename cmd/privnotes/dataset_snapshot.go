@@ -1,0 +1,224 @@
+package main
+
+// dataset add --from and --sql: the data engine (dsl/snapshot, DuckDB)
+// writes the owner's source once into an immutable snapshot, and every
+// executor of this binary reads snapshots through it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/dsl/snapshot"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+func init() {
+	release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
+		return snapshot.Open(path, hash)
+	})
+}
+
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string { return strings.Join(*r, " ") }
+
+func (r *repeated) Set(v string) error {
+	*r = append(*r, v)
+	return nil
+}
+
+func countSet(vs ...string) int {
+	n := 0
+	for _, v := range vs {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// parseBounds reads --bounds COLUMN=LO:HI[,COLUMN=LO:HI...], repeatable.
+func parseBounds(specs []string) (map[string][2]float64, error) {
+	out := map[string][2]float64{}
+	for _, spec := range specs {
+		for _, item := range strings.Split(spec, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			col, rng, ok := strings.Cut(item, "=")
+			lo, hi, ok2 := strings.Cut(rng, ":")
+			if !ok || !ok2 || strings.TrimSpace(col) == "" {
+				return nil, fmt.Errorf("--bounds %q: write COLUMN=LO:HI, for example age=0:120", item)
+			}
+			l, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+			h, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("--bounds %q: LO and HI must be numbers", item)
+			}
+			col = strings.TrimSpace(col)
+			if _, dup := out[col]; dup {
+				return nil, fmt.Errorf("--bounds: column %q given twice", col)
+			}
+			out[col] = [2]float64{l, h}
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// parseCategories reads --categories COLUMN=A,B,C, one column per flag.
+func parseCategories(specs []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, spec := range specs {
+		col, vals, ok := strings.Cut(spec, "=")
+		col = strings.TrimSpace(col)
+		if !ok || col == "" || strings.TrimSpace(vals) == "" {
+			return nil, fmt.Errorf("--categories %q: write COLUMN=A,B,C (one column per flag)", spec)
+		}
+		if _, dup := out[col]; dup {
+			return nil, fmt.Errorf("--categories: column %q given twice", col)
+		}
+		var domain []string
+		seen := map[string]bool{}
+		for _, v := range strings.Split(vals, ",") {
+			v = strings.TrimSpace(v)
+			if v == "" || seen[v] {
+				return nil, fmt.Errorf("--categories %s: empty or repeated category %q", col, v)
+			}
+			if v == ledger.OtherCategory {
+				return nil, fmt.Errorf("--categories %s: %q names the bucket of values outside the domain; rename that category", col, v)
+			}
+			seen[v] = true
+			domain = append(domain, v)
+		}
+		out[col] = domain
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// datasetAddSnapshot registers --from or --sql as a snapshot.
+func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, stdout, stderr io.Writer) int {
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
+		return code
+	}
+	for flagName, set := range map[string]bool{"--header": f.header != "auto", "--columns": f.columns != "", "--center": f.center != "none", "--mean": f.mean != ""} {
+		if set {
+			return fail(2, fmt.Errorf("%s applies to --csv only (with --from or --sql, choose columns with --sql)", flagName))
+		}
+	}
+	cats, err := parseCategories(f.categories)
+	if err != nil {
+		return fail(2, err)
+	}
+	spec := snapshot.Spec{From: f.from, SQL: f.sql, Label: f.label, Bounds: bounds, Categories: cats, BadRows: f.badRows}
+	switch {
+	case f.unit == "row":
+	case strings.HasPrefix(f.unit, "user:") && len(f.unit) > len("user:"):
+		spec.UserColumn = strings.TrimPrefix(f.unit, "user:")
+	default:
+		return fail(2, fmt.Errorf("--unit %q: use row or user:COLUMN", f.unit))
+	}
+	mode, _ := accounting.ParseMode(f.accountant)
+	nb, _ := accounting.ParseNeighbour(f.neighbour)
+	dir, err := ledger.StateDir(f.state)
+	if err != nil {
+		return fail(1, err)
+	}
+	st, err := ledger.Open(dir)
+	if err != nil {
+		return fail(1, err)
+	}
+	defer st.Close()
+	if _, err := st.Schema(name); err == nil {
+		return fail(1, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", name))
+	} else if !errors.Is(err, ledger.ErrNoDataset) {
+		return fail(1, err)
+	}
+	if err := os.MkdirAll(st.SnapshotDir(), 0o755); err != nil {
+		return fail(1, err)
+	}
+	ctx := context.Background()
+	info, err := snapshot.Build(ctx, spec, st.SnapshotDir(), name)
+	if err != nil {
+		return fail(1, err)
+	}
+	ref := &ledger.SnapshotRef{Path: info.Path, Hash: info.Hash, Label: info.Label, UserColumn: info.UserColumn,
+		Rows: int(info.Rows), Users: info.Users, Dropped: int(info.Dropped)}
+	for _, c := range info.Columns {
+		switch c.Kind {
+		case snapshot.Numeric:
+			ref.Columns = append(ref.Columns, c.Name)
+			if c.HasBounds {
+				if ref.Bounds == nil {
+					ref.Bounds = map[string][2]float64{}
+				}
+				ref.Bounds[c.Name] = [2]float64{c.Lo, c.Hi}
+			}
+		case snapshot.Categorical:
+			if ref.Categorical == nil {
+				ref.Categorical = map[string][]string{}
+			}
+			ref.Categorical[c.Name] = c.Categories
+		}
+	}
+	source := f.from
+	if source == "" {
+		source = "sql: " + f.sql
+	}
+	owner, err := st.Register(ctx, ledger.Registration{
+		Name: name, Snapshot: ref, Budget: accounting.Budget{Eps: f.eps, Delta: f.delta}, Accountant: mode,
+		Neighbour: nb, Clip: f.clip, LabelClip: f.labelClip, BadRows: spec.BadRows, Source: source, PublicN: f.publicN,
+	})
+	if err != nil {
+		os.Remove(info.Path) // nothing registered: the snapshot is not kept
+		return fail(1, err)
+	}
+	fmt.Fprintf(stdout, "registered dataset %q in %s\n", name, dir)
+	writeOwnerInfo(stdout, owner, nil)
+	writeTypedColumns(stdout, owner.Schema, info.Path)
+	if info.Dropped > 0 {
+		fmt.Fprintf(stdout, "dropped %d bad rows (--bad-rows drop)\n", info.Dropped)
+	}
+	return 0
+}
+
+// writeTypedColumns lists the public bounds and categorical domains.
+func writeTypedColumns(out io.Writer, sc ledger.Schema, snapshotPath string) {
+	w := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
+	defer w.Flush()
+	var names []string
+	for c := range sc.Bounds {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		b := sc.Bounds[c]
+		fmt.Fprintf(w, "  bounds\t%s in [%g, %g]\n", c, b[0], b[1])
+	}
+	names = names[:0]
+	for c := range sc.Categorical {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		fmt.Fprintf(w, "  categorical\t%s: %s (others: %s)\n", c, strings.Join(sc.Categorical[c], ", "), ledger.OtherCategory)
+	}
+	fmt.Fprintf(w, "  snapshot\t%s\n", snapshotPath)
+}

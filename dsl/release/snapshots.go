@@ -1,0 +1,89 @@
+package release
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// SnapshotReader reads a dataset stored as a snapshot file (dsl/snapshot's
+// Reader): a source over any of its columns, and Close.
+type SnapshotReader interface {
+	Source(columns []string) (rows.Source, error)
+	Close() error
+}
+
+// SnapshotOpener opens a snapshot file whose registered hash is hash.
+type SnapshotOpener func(path, hash string) (SnapshotReader, error)
+
+var (
+	snapshotsMu sync.Mutex
+	snapshots   SnapshotOpener
+)
+
+// RegisterSnapshots sets how executors open snapshot files: the data
+// engine (DuckDB, cgo) is linked in by the binary that wants it, as a
+// database/sql driver is, so that this package and its callers build
+// without it. It panics on nil or on a second registration.
+func RegisterSnapshots(open SnapshotOpener) {
+	snapshotsMu.Lock()
+	defer snapshotsMu.Unlock()
+	if open == nil {
+		panic("release: RegisterSnapshots with a nil opener")
+	}
+	if snapshots != nil {
+		panic("release: RegisterSnapshots called twice")
+	}
+	snapshots = open
+}
+
+func snapshotOpener() SnapshotOpener {
+	snapshotsMu.Lock()
+	defer snapshotsMu.Unlock()
+	return snapshots
+}
+
+// errNoEngine is the load failure of a snapshot dataset in a build without
+// the data engine.
+var errNoEngine = Errorf(NameLedgerError, "this dataset is stored as a snapshot file, and this build of privnotes has no data engine to read it")
+
+// snapshotData opens a snapshot dataset's data.
+func snapshotData(sc ledger.Schema, path, hash string) (*Data, error) {
+	open := snapshotOpener()
+	if open == nil {
+		return nil, errNoEngine
+	}
+	rd, err := open(path, hash)
+	if err != nil {
+		return nil, err
+	}
+	features := sc.Columns
+	if len(features) == 0 {
+		// A dataset of categorical columns only: its rows (for counts)
+		// come with the first of them.
+		var cats []string
+		for c := range sc.Categorical {
+			cats = append(cats, c)
+		}
+		sort.Strings(cats)
+		features = cats[:min(1, len(cats))]
+	}
+	src, err := rd.Source(features)
+	if err != nil {
+		rd.Close()
+		return nil, err
+	}
+	return &Data{Schema: sc, Rows: src, Columns: rd.Source, close: rd.Close}, nil
+}
+
+// Close releases what the data hold open (a snapshot reader).
+func (d *Data) Close() error {
+	if d == nil || d.close == nil {
+		return nil
+	}
+	err := d.close()
+	d.close = nil
+	return err
+}

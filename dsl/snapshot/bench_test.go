@@ -1,0 +1,202 @@
+package snapshot
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// writeNumericCSV writes n rows of d columns of Gaussian values with six
+// decimals, as a generated test source.
+func writeNumericCSV(tb testing.TB, path string, n, d int) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for j := range d {
+		if j > 0 {
+			w.WriteByte(',')
+		}
+		fmt.Fprintf(w, "x%d", j)
+	}
+	w.WriteByte('\n')
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 0, 32)
+	for range n {
+		for j := range d {
+			if j > 0 {
+				w.WriteByte(',')
+			}
+			buf = strconv.AppendFloat(buf[:0], float64(int64(rng.NormFloat64()*1e6))/1e6, 'f', -1, 64)
+			w.Write(buf)
+		}
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// scanPass reads src once with batches of batchRows rows and returns the
+// number of rows and the sum of the first column (so the pass is not optimised
+// away).
+func scanPass(ctx context.Context, src rows.Source, batchRows int) (int, float64, error) {
+	n, sum := 0, 0.0
+	err := rows.ForEach(ctx, src, batchRows, false, false, func(b *rows.Batch) error {
+		// One value per row: the measure is the cursor's, not this sum's.
+		for i := range b.N {
+			sum += b.X[i*src.Dim()]
+		}
+		n += b.N
+		return nil
+	})
+	return n, sum, err
+}
+
+func benchRows() int {
+	if s := os.Getenv("PN_SNAPSHOT_BENCH_ROWS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 1_000_000
+}
+
+// BenchmarkIngestScan ingests a generated numeric CSV (PN_SNAPSHOT_BENCH_ROWS
+// rows, default 1e6, × 20 columns) and scans it once; it reports ns per row
+// of each step.
+func BenchmarkIngestScan(b *testing.B) {
+	n, d := benchRows(), 20
+	dir := b.TempDir()
+	csv := filepath.Join(dir, "gen.csv")
+	writeNumericCSV(b, csv, n, d)
+	ctx := context.Background()
+	var info *Info
+	b.Run("ingest", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var err error
+			if info, err = Build(ctx, Spec{From: csv}, filepath.Join(dir, "out"), "gen"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/row")
+	})
+	b.Run("scan", func(b *testing.B) {
+		if info == nil {
+			b.Skip("the scan reads what the ingest sub-benchmark builds")
+		}
+		r, err := Open(info.Path, info.Hash)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		names := make([]string, d)
+		for j := range names {
+			names[j] = fmt.Sprintf("x%d", j)
+		}
+		src, err := r.Source(names)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			got, _, err := scanPass(ctx, src, 4096)
+			if err != nil || got != n {
+				b.Fatal(got, err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/row")
+	})
+}
+
+// TestScale is the one-off measurement of the target, run only
+// when PN_SNAPSHOT_SCALE_ROWS is set: it generates that many rows × 20
+// columns of CSV under PN_SNAPSHOT_SCALE_DIR (default the test's temporary
+// directory), registers it (with x0 as the user column when
+// PN_SNAPSHOT_SCALE_USER is set), scans it once, and logs the times and
+// the process's peak RSS (VmHWM).
+func TestScale(t *testing.T) {
+	s := os.Getenv("PN_SNAPSHOT_SCALE_ROWS")
+	if s == "" {
+		t.Skip("set PN_SNAPSHOT_SCALE_ROWS to run")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := os.Getenv("PN_SNAPSHOT_SCALE_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	} else {
+		dir, err = os.MkdirTemp(dir, "pn-scale-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	csv := filepath.Join(dir, "gen.csv")
+	t0 := time.Now()
+	writeNumericCSV(t, csv, n, 20)
+	st, _ := os.Stat(csv)
+	t.Logf("generated %d rows × 20 (%.2f GB) in %v; %s", n, float64(st.Size())/1e9, time.Since(t0), vmHWM())
+	ctx := context.Background()
+	t0 = time.Now()
+	spec := Spec{From: csv}
+	if os.Getenv("PN_SNAPSHOT_SCALE_USER") != "" {
+		// x0 as the user column: nearly every row its own user, the
+		// costliest case (a hash table and a sort of every row).
+		spec.UserColumn = "x0"
+	}
+	info, err := Build(ctx, spec, filepath.Join(dir, "out"), "gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ = os.Stat(info.Path)
+	t.Logf("registered in %v (snapshot %.2f GB); %s", time.Since(t0), float64(st.Size())/1e9, vmHWM())
+	t0 = time.Now()
+	r, err := Open(info.Path, info.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	t.Logf("opened (hash verified) in %v", time.Since(t0))
+	var names []string
+	for _, c := range info.Columns {
+		names = append(names, c.Name)
+	}
+	src, err := r.Source(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 = time.Now()
+	got, _, err := scanPass(ctx, src, 4096)
+	if err != nil || got != n {
+		t.Fatal(got, err)
+	}
+	t.Logf("%d users", info.Users)
+	t.Logf("one scan pass (%s) in %v; %s", scanKind, time.Since(t0), vmHWM())
+}
+
+func vmHWM() string {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return "peak RSS " + strings.TrimSpace(v)
+		}
+	}
+	return "peak RSS unknown"
+}
