@@ -159,25 +159,7 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 	if err != nil {
 		return fail(1, err)
 	}
-	ref := &ledger.SnapshotRef{Path: info.Path, Hash: info.Hash, Label: info.Label, UserColumn: info.UserColumn,
-		Rows: int(info.Rows), Users: info.Users, Dropped: int(info.Dropped)}
-	for _, c := range info.Columns {
-		switch c.Kind {
-		case snapshot.Numeric:
-			ref.Columns = append(ref.Columns, c.Name)
-			if c.HasBounds {
-				if ref.Bounds == nil {
-					ref.Bounds = map[string][2]float64{}
-				}
-				ref.Bounds[c.Name] = [2]float64{c.Lo, c.Hi}
-			}
-		case snapshot.Categorical:
-			if ref.Categorical == nil {
-				ref.Categorical = map[string][]string{}
-			}
-			ref.Categorical[c.Name] = c.Categories
-		}
-	}
+	ref := info.Ref()
 	source := f.from
 	if source == "" {
 		source = "sql: " + f.sql

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"sort"
 	"strings"
 	"sync"
 
@@ -136,23 +137,59 @@ func describeSchema(s ledger.Schema) string {
 	if len(cols) > 8 {
 		cols, more = cols[:8], fmt.Sprintf(", … (%d columns)", len(s.Columns))
 	}
-	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%.4g, budget ε=%g δ=%g, columns=[%s%s])",
-		s.Name, s.D, unitString(s), s.Clip, s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more)
+	cats := ""
+	if names := categoricalNames(s); len(names) > 0 {
+		cats = fmt.Sprintf(", categorical=[%s]", strings.Join(names, " "))
+	}
+	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%.4g, budget ε=%g δ=%g, columns=[%s%s]%s)",
+		s.Name, s.D, unitString(s), s.Clip, s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more, cats)
+}
+
+// categoricalNames lists a schema's categorical columns, sorted.
+func categoricalNames(s ledger.Schema) []string {
+	var names []string
+	for c := range s.Categorical {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Categorical returns the categorical columns with their public domains
+// (values outside a domain are counted in "other").
+func (h Dataset) Categorical() map[string][]string {
+	out := map[string][]string{}
+	for c, dom := range h.mustEntry().schema.Categorical {
+		out[c] = append([]string(nil), dom...)
+	}
+	return out
+}
+
+// Bounds returns the public bounds [lo, hi] of the numeric columns that
+// have them.
+func (h Dataset) Bounds() map[string][2]float64 {
+	out := map[string][2]float64{}
+	for c, b := range h.mustEntry().schema.Bounds {
+		out[c] = b
+	}
+	return out
 }
 
 // publicSchema is the JSON form of a handle: the fields a notebook may see.
 func publicSchema(s ledger.Schema) any {
 	return struct {
-		Name       string            `json:"name"`
-		Columns    []string          `json:"columns"`
-		D          int               `json:"d"`
-		Clip       float64           `json:"clip"`
-		Unit       string            `json:"unit"`
-		Label      string            `json:"label,omitempty"`
-		Neighbour  string            `json:"neighbour"`
-		Accountant string            `json:"accountant"`
-		Budget     accounting.Budget `json:"budget"`
-	}{s.Name, s.Columns, s.D, s.Clip, unitString(s), s.Label, s.Neighbour, s.Accountant, s.Budget}
+		Name        string                `json:"name"`
+		Columns     []string              `json:"columns"`
+		D           int                   `json:"d"`
+		Clip        float64               `json:"clip"`
+		Unit        string                `json:"unit"`
+		Label       string                `json:"label,omitempty"`
+		Neighbour   string                `json:"neighbour"`
+		Accountant  string                `json:"accountant"`
+		Budget      accounting.Budget     `json:"budget"`
+		Bounds      map[string][2]float64 `json:"bounds,omitempty"`
+		Categorical map[string][]string   `json:"categorical,omitempty"`
+	}{s.Name, s.Columns, s.D, s.Clip, unitString(s), s.Label, s.Neighbour, s.Accountant, s.Budget, s.Bounds, s.Categorical}
 }
 
 // Budget is a dataset's budget state, as remaining(ds) returns it: public.

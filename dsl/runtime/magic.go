@@ -189,7 +189,7 @@ func (rt *Runtime) datasetsText() (string, string) {
 	}
 	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "N", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"}}
 	for _, sc := range scs {
-		cols := strings.Join(sc.Columns, ",")
+		cols := strings.Join(append(append([]string(nil), sc.Columns...), categoricalNames(sc)...), ",")
 		if r := []rune(cols); len(r) > 60 {
 			cols = string(r[:57]) + "..."
 		}

@@ -81,6 +81,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"io"
 	"math"
 	"os"
@@ -395,4 +396,30 @@ func firstByte(b []byte) byte {
 		return 0
 	}
 	return b[0]
+}
+
+// Ref is the registry's record of the snapshot (ledger.Register with
+// Registration.Snapshot): its file, hash, public schema and owner-only
+// counts.
+func (info *Info) Ref() *ledger.SnapshotRef {
+	ref := &ledger.SnapshotRef{Path: info.Path, Hash: info.Hash, Label: info.Label, UserColumn: info.UserColumn,
+		Rows: int(info.Rows), Users: info.Users, Dropped: int(info.Dropped)}
+	for _, c := range info.Columns {
+		switch c.Kind {
+		case Numeric:
+			ref.Columns = append(ref.Columns, c.Name)
+			if c.HasBounds {
+				if ref.Bounds == nil {
+					ref.Bounds = map[string][2]float64{}
+				}
+				ref.Bounds[c.Name] = [2]float64{c.Lo, c.Hi}
+			}
+		case Categorical:
+			if ref.Categorical == nil {
+				ref.Categorical = map[string][]string{}
+			}
+			ref.Categorical[c.Name] = c.Categories
+		}
+	}
+	return ref
 }

@@ -1,0 +1,95 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/dsl/snapshot"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// The test binary links the data engine in, as cmd/privnotes does.
+func init() {
+	release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
+		return snapshot.Open(path, hash)
+	})
+}
+
+// registerSnapshot builds a snapshot of csv in dir's state and registers
+// it as name.
+func registerSnapshot(t testing.TB, dir, name, csv string, spec snapshot.Spec, r ledger.Registration) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), name+".csv")
+	if err := os.WriteFile(src, []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := os.MkdirAll(st.SnapshotDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec.From = src
+	info, err := snapshot.Build(context.Background(), spec, st.SnapshotDir(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Name, r.Snapshot, r.Source = name, info.Ref(), src
+	if _, err := st.Register(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// peopleCSV has numeric, categorical and user columns.
+func peopleCSV(rows int) string {
+	var b strings.Builder
+	b.WriteString("age,income,region,uid\n")
+	for i := range rows {
+		fmt.Fprintf(&b, "%d,%d,%s,u%d\n", 20+i%60, 1000*(i%50), []string{"north", "south", "mars"}[i%3], i%(rows/3+1))
+	}
+	return b.String()
+}
+
+// A dataset registered as a snapshot shows its typed schema and runs the
+// matrix mechanisms and the counts from cells; the schema shows no count.
+func TestSnapshotDatasetFromCells(t *testing.T) {
+	dir := t.TempDir()
+	registerSnapshot(t, dir, "people", peopleCSV(300),
+		snapshot.Spec{Bounds: map[string][2]float64{"age": {0, 120}}, Categories: map[string][]string{"region": {"north", "south"}}, UserColumn: "uid"},
+		ledger.Registration{Budget: accounting.Budget{Eps: 5, Delta: 1e-5}, Accountant: accounting.ModeZCDP, Clip: 1e5})
+	s := newSession(t, dir)
+	out := s.ok(`ds := dataset("people")
+fmt.Println(ds)
+fmt.Println(ds.Categorical()["region"], ds.Bounds()["age"])
+c := private_count(ds, eps=0.5, delta=1e-6)
+p := private_pca(ds, k=1, eps=1, delta=1e-6, method="npm")
+m := private_mean(ds, eps=1, delta=1e-6, columns=[]string{"age"})
+fmt.Println(c.Value != 0, p.Components.RawMatrix().Rows, len(m.Values))`)
+	for _, want := range []string{"columns=[age income], categorical=[region]", "[north south] [0 120]", "true 2 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "300") || strings.Contains(out, "101") {
+		t.Errorf("the output shows a row or user count:\n%s", out)
+	}
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := st.Status("people"); err != nil || status.Charges != 3 {
+		t.Errorf("status %+v, %v: want 3 charges", status, err)
+	}
+}
