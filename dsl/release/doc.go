@@ -18,8 +18,9 @@
 // does not depend on the data ([NameMechanismFailed], [NameInterrupted]).
 //
 // The types are plain: a [Call] (function name, dataset reference, public
-// parameters), a [Release] (values of [PCA], [FedRep], [Count] or [Mean]
-// and a [Receipt]) and the error names. dsl/runtime turns releases into the
+// parameters), a [Release] (values of [PCA], [FedRep], [Count], [Mean],
+// [Sum], [Histogram] or [Quantile] and a [Receipt]) and the error names.
+// dsl/runtime turns releases into the
 // DSL's result types and never charges by itself. [Local] is the in-process
 // [Executor]; a data service will add a remote one behind the same
 // interface, re-planning every call from its own registry.

@@ -95,6 +95,11 @@ var planners = map[string]func(env *Local, src Ref, a *Args) *Plan{
 	"private_fedrep": planFedRep,
 	"private_count":  planCount,
 	"private_mean":   planMean,
+
+	// the column analyses (tabular.go)
+	"private_sum":       planSum,
+	"private_histogram": planHistogram,
+	"private_quantile":  planQuantile,
 }
 
 // Plan validates call from public facts and plans it. It reads no data

@@ -126,7 +126,8 @@ func newWorld(t *testing.T, c harnessConfig, v variant) *world {
 			name = "users"
 		}
 		registerWith(t, dir, ledger.Registration{Name: name, Table: harnessTable(v, users), Budget: budget, Accountant: accounting.ModeZCDP,
-			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", PublicN: c.publicN})
+			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", PublicN: c.publicN,
+			Bounds: harnessBounds})
 	}
 	rt, err := New(Config{StateDir: dir})
 	if err != nil {
@@ -139,6 +140,11 @@ func newWorld(t *testing.T, c harnessConfig, v variant) *world {
 	}
 	return &world{name: v.name, publicKey: key, rt: rt, dir: dir}
 }
+
+// harnessBounds are the public bounds of the harness's columns: x1 and x2
+// have bounds (the extreme unit's values are clamped to them), x3 has
+// none, so the column analyses refuse it.
+var harnessBounds = map[string][2]float64{"x1": {-0.5, 0.5}, "x2": {-1, 2}}
 
 // harnessCall is one cell's private call: a function, a dataset and
 // keywords.
@@ -172,6 +178,10 @@ var harnessFuncs = map[string]func(rt *Runtime, ds any, kws ...KW) any{
 	"private_fedrep": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateFedRep(ds, kws...) },
 	"private_count":  func(rt *Runtime, ds any, kws ...KW) any { return rt.privateCount(ds, kws...) },
 	"private_mean":   func(rt *Runtime, ds any, kws ...KW) any { return rt.privateMean(ds, kws...) },
+
+	"private_sum":       func(rt *Runtime, ds any, kws ...KW) any { return rt.privateSum(ds, kws...) },
+	"private_histogram": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateHistogram(ds, kws...) },
+	"private_quantile":  func(rt *Runtime, ds any, kws ...KW) any { return rt.privateQuantile(ds, kws...) },
 }
 
 func TestHarnessCoversEveryPrivateFunction(t *testing.T) {
@@ -285,6 +295,12 @@ func receiptOf(v any) *Receipt {
 		return r.Receipt
 	case *FedRepResult:
 		return r.Receipt
+	case *SumResult:
+		return r.Receipt
+	case *HistogramResult:
+		return r.Receipt
+	case *QuantileResult:
+		return r.Receipt
 	}
 	return nil
 }
@@ -309,6 +325,12 @@ func describeRelease(v any) string {
 			rows, cols = r.U.Dims()
 		}
 		shape = fmt.Sprintf("U %d×%d, columns %v", rows, cols, r.Columns)
+	case *SumResult:
+		shape = "sum of " + r.Column
+	case *HistogramResult:
+		shape = fmt.Sprintf("histogram of %s, %d counts, keys %q", r.Column, len(r.Counts), r.Keys)
+	case *QuantileResult:
+		shape = fmt.Sprintf("quantile %v of %s", r.Q, r.Column)
 	default:
 		shape = fmt.Sprintf("%T", v)
 	}
@@ -463,6 +485,38 @@ func harnessGrid(wide bool) []harnessCall {
 		add("private_mean", ds, mbase, "delta", floats(harnessDelta))
 		add("private_mean", ds, mbase, "clip", floats(clips))
 		add("private_mean", ds, mbase, "columns", []any{[]string{"x1"}, []string{"x3", "x1"}, []string{"nope"}, []string{"x1", "x1"}})
+	}
+	// the column analyses on rows and users: x3 has no bounds, "nope"
+	// does not exist.
+	cols := []any{"x2", "x3", "nope", ""}
+	for _, ds := range []string{"rows", "users"} {
+		sbase := []KW{kw("col", "x1"), kw("eps", 1.0)}
+		calls = append(calls, harnessCall{fn: "private_sum", dataset: ds, kws: sbase})
+		add("private_sum", ds, sbase, "eps", floats(harnessEps))
+		add("private_sum", ds, sbase, "delta", floats(harnessDelta))
+		add("private_sum", ds, sbase, "col", cols)
+		hbase := []KW{kw("col", "x1"), kw("bins", 4), kw("eps", 1.0)}
+		calls = append(calls, harnessCall{fn: "private_histogram", dataset: ds, kws: hbase})
+		add("private_histogram", ds, hbase, "bins", ints(append(harnessInts, 10000, 10001)))
+		add("private_histogram", ds, hbase, "eps", floats(harnessEps))
+		add("private_histogram", ds, hbase, "delta", floats(harnessDelta))
+		add("private_histogram", ds, hbase, "col", cols)
+		qbase := []KW{kw("col", "x1"), kw("q", 0.5), kw("eps", 1.0)}
+		calls = append(calls, harnessCall{fn: "private_quantile", dataset: ds, kws: qbase})
+		add("private_quantile", ds, qbase, "q", floats(append(harnessFrac, math.SmallestNonzeroFloat64, math.Nextafter(1, 0))))
+		add("private_quantile", ds, qbase, "eps", floats(harnessEps))
+		add("private_quantile", ds, qbase, "delta", floats(harnessDelta))
+		add("private_quantile", ds, qbase, "col", cols)
+		if wide {
+			for _, e := range harnessEps {
+				for _, b := range harnessInts {
+					calls = append(calls, harnessCall{fn: "private_histogram", dataset: ds, kws: []KW{kw("col", "x2"), kw("bins", b), kw("eps", e), kw("delta", 1e-6)}})
+				}
+				for _, q := range harnessFrac {
+					calls = append(calls, harnessCall{fn: "private_quantile", dataset: ds, kws: []KW{kw("col", "x2"), kw("q", q), kw("eps", e)}})
+				}
+			}
+		}
 	}
 	return calls
 }

@@ -35,6 +35,17 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		} else {
 			ev = accounting.Pure(eps)
 		}
+	case "private_sum", "private_histogram": // δ chooses the noise, as for private_count
+		if gaussian {
+			ev = accounting.ZcdpFor(eps, delta)
+		} else {
+			ev = accounting.Pure(eps)
+		}
+	case "private_quantile": // the exponential mechanism: pure ε, δ must be 0
+		if gaussian {
+			return ev, false
+		}
+		ev = accounting.Pure(eps)
 	case "private_mean":
 		if !gaussian {
 			return ev, false

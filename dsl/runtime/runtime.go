@@ -197,6 +197,15 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"synth_spiked":     reflect.ValueOf(synthSpiked),
 		"synth_fedrep":     reflect.ValueOf(synthFedRep),
 
+		// the column analyses (tabular.go)
+		"private_sum":       reflect.ValueOf(rt.privateSum),
+		"private_histogram": reflect.ValueOf(rt.privateHistogram),
+		"private_quantile":  reflect.ValueOf(rt.privateQuantile),
+		"plot_histogram":    reflect.ValueOf(plotHistogram),
+		"SumResult":         reflect.ValueOf((*SumResult)(nil)),
+		"HistogramResult":   reflect.ValueOf((*HistogramResult)(nil)),
+		"QuantileResult":    reflect.ValueOf((*QuantileResult)(nil)),
+
 		"Dataset":      reflect.ValueOf((*Dataset)(nil)),
 		"Budget":       reflect.ValueOf((*Budget)(nil)),
 		"PCAResult":    reflect.ValueOf((*PCAResult)(nil)),

@@ -72,8 +72,15 @@ fmt.Println(ds.Categorical()["region"], ds.Bounds()["age"])
 c := private_count(ds, eps=0.5, delta=1e-6)
 p := private_pca(ds, k=1, eps=1, delta=1e-6, method="npm")
 m := private_mean(ds, eps=1, delta=1e-6, columns=[]string{"age"})
-fmt.Println(c.Value != 0, p.Components.RawMatrix().Rows, len(m.Values))`)
-	for _, want := range []string{"columns=[age income], categorical=[region]", "[north south] [0 120]", "true 2 1"} {
+fmt.Println(c.Value != 0, p.Components.RawMatrix().Rows, len(m.Values))
+h := private_histogram(ds, col="region", eps=0.5, delta=1e-6)
+fmt.Println(h.Keys)
+a := private_histogram(ds, col="age", bins=4, eps=0.5)
+fmt.Println(a.Keys)
+sa := private_sum(ds, col="age", eps=0.5, delta=1e-6)
+q := private_quantile(ds, col="age", q=0.5, eps=0.5)
+fmt.Println(sa.Value != 0, q.Value >= 0 && q.Value <= 120)`)
+	for _, want := range []string{"columns=[age income], categorical=[region]", "[north south] [0 120]", "true 2 1", "[north south other]", "[[0, 30) [30, 60) [60, 90) [90, 120]]", "true true"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -89,7 +96,7 @@ fmt.Println(c.Value != 0, p.Components.RawMatrix().Rows, len(m.Values))`)
 	if err := st.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	if status, err := st.Status("people"); err != nil || status.Charges != 3 {
-		t.Errorf("status %+v, %v: want 3 charges", status, err)
+	if status, err := st.Status("people"); err != nil || status.Charges != 7 {
+		t.Errorf("status %+v, %v: want 7 charges", status, err)
 	}
 }

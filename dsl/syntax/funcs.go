@@ -57,6 +57,11 @@ var epsParam = Param{Name: "eps", Type: "float", Required: true,
 var deltaGaussian = Param{Name: "delta", Type: "float", Required: true,
 	Doc: "privacy cost δ of this call (0 < δ < 1, e.g. 1e-6); the Gaussian noise of this function needs δ > 0"}
 
+// deltaPure is the delta of a function whose delta chooses its noise:
+// discrete Laplace (pure ε) at 0, discrete Gaussian in zCDP above.
+var deltaPure = Param{Name: "delta", Type: "float", Default: "0",
+	Doc: "privacy cost δ (0 ≤ δ < 1). delta=0: discrete Laplace noise, pure ε. delta > 0: discrete Gaussian noise calibrated to (ε, δ) via zCDP, which composes far better with other calls under the zcdp accountant"}
+
 var dsParam = Param{Name: "ds", Type: "dataset", Required: true,
 	Doc: "a dataset handle from dataset(name)"}
 
@@ -141,6 +146,59 @@ var Funcs = sortFuncs([]Func{
 		Doc:      "A noisy mean vector of the (clipped) rows.",
 		Paper:    "Gaussian mechanism on a clipped sum over a noisy count (zCDP, Bun & Steinke 2016)",
 		Releases: "a noisy mean vector (one value per column)",
+	},
+	{
+		Name:       "private_sum",
+		Positional: []Param{dsParam},
+		Keywords: []Param{
+			{Name: "col", Type: "string", Required: true, Doc: "the numeric column to sum; the data owner must have declared its public bounds (`dataset add --bounds col=lo:hi`)"},
+			epsParam, deltaPure,
+		},
+		Private: true,
+		Result:  "*SumResult",
+		Doc: "A noisy sum of one numeric column, its values clamped to the column's public bounds (a NaN counts as 0 clamped); under user-level DP each user adds one value, the mean of their clamped values. " +
+			"The sensitivity is max(|lo|, |hi|) (add-remove) or hi − lo (replace-one), plus the sum's floating-point rounding.",
+		Paper:    "discrete Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006) for delta=0; discrete Gaussian (Canonne, Kamath & Steinke 2020) in zCDP (Bun & Steinke 2016) for delta > 0; the sum's rounding bounded by its fixed pairwise order and charged as sensitivity",
+		Releases: "one noisy sum",
+	},
+	{
+		Name:       "private_histogram",
+		Positional: []Param{dsParam},
+		Keywords: []Param{
+			{Name: "col", Type: "string", Required: true, Doc: "a categorical column (one count per category of its public domain, and \"other\") or a numeric column with public bounds"},
+			{Name: "bins", Type: "int", Default: "0", Doc: "numeric columns: the number of equal-width bins over the public bounds, 1..10000 (required there); leave it out for a categorical column"},
+			epsParam, deltaPure,
+		},
+		Private: true,
+		Result:  "*HistogramResult",
+		Doc: "Noisy counts of one column's values per bin of a public domain: the categories of a categorical column, or equal-width bins over a numeric column's public bounds. Every key is released, so no key depends on the data. " +
+			"Under user-level DP each user counts once, in the bin of their first row.",
+		Paper:    "discrete Laplace (Dwork, McSherry, Nissim & Smith 2006) for delta=0, discrete Gaussian (Canonne, Kamath & Steinke 2020) in zCDP for delta > 0, on counts of sensitivity ℓ1 1 (add-remove) or 2 (replace-one)",
+		Releases: "one noisy integer count per key of the public domain",
+	},
+	{
+		Name:       "private_quantile",
+		Positional: []Param{dsParam},
+		Keywords: []Param{
+			{Name: "col", Type: "string", Required: true, Doc: "the numeric column; the data owner must have declared its public bounds (`dataset add --bounds col=lo:hi`)"},
+			{Name: "q", Type: "float", Default: "0.5", Doc: "the quantile, strictly between 0 and 1 (0.5: the median)"},
+			epsParam,
+			{Name: "delta", Type: "float", Default: "0", Doc: "must be 0: the exponential mechanism is pure ε-DP"},
+		},
+		Private: true,
+		Result:  "*QuantileResult",
+		Doc: "A private quantile of one numeric column, clamped to its public bounds: the exponential mechanism over a public grid of the bounds, with utility −⌈|rank − q·n|⌉ (sensitivity 1). " +
+			"It sorts the column: memory grows with the number of rows (or users, whose value is the mean of their clamped values).",
+		Paper:    "exponential mechanism (McSherry & Talwar 2007) over the intervals between sorted values (Smith 2011), sampled exactly with integer arithmetic in the spirit of Ilvento's base-2 mechanism (2020)",
+		Releases: "one value of a public grid over the column's bounds",
+	},
+	{
+		Name:       "plot_histogram",
+		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result"}},
+		Keywords:   []Param{{Name: "title", Type: "string", Default: `""`, Doc: "plot title"}},
+		Result:     "*Plot",
+		Doc:        "Bar chart (PNG) of a private histogram's noisy counts per key.",
+		Releases:   "post-processing of a DP release; no new cost",
 	},
 	{
 		Name:       "remaining",

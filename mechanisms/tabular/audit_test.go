@@ -1,0 +1,133 @@
+package tabular
+
+// Privacy audits: each runs a mechanism on neighbouring data sets and
+// checks its privacy loss against ε, and checks that a broken twin (noise
+// calibrated to half the sensitivity, weights falling twice as fast) fails
+// the same audit, so that the audit has the power to catch the break.
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// sumLoss estimates the privacy loss of a sum plan on the neighbours d0 and
+// d1 from a tail event: over draws seeded releases of each, with
+// S = {y ≥ thr}, it returns ln(P1(S)/P0(S)) and its standard error (delta
+// method: √((1−p0)/(N p0) + (1−p1)/(N p1))).
+func sumLoss(t *testing.T, p *SumPlan, d0, d1 []float64, thr float64, draws int) (loss, se float64) {
+	t.Helper()
+	frac := func(vals []float64, seed uint64) float64 {
+		s := noise.NewSeeded(seed)
+		hit := 0
+		for range draws {
+			v, err := p.Run(context.Background(), column(t, vals, nil, 0), false, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v >= thr {
+				hit++
+			}
+		}
+		return float64(hit) / float64(draws)
+	}
+	p0, p1 := frac(d0, 101), frac(d1, 202)
+	n := float64(draws)
+	return math.Log(p1 / p0), math.Sqrt((1-p0)/(n*p0) + (1-p1)/(n*p1))
+}
+
+// The Laplace sum on the worst-case neighbours of each relation (one value
+// moved from lo to hi, or one value hi added) has an empirical privacy
+// loss of at most ε plus four standard errors; its twin whose noise is
+// calibrated to half the sensitivity has a loss near 2ε, beyond that
+// bound. With ε = 1 and 20000 draws per data set the standard error is
+// about 0.023, so the bound is near 1.09 and the twin's loss near 2.
+func TestAuditSum(t *testing.T) {
+	const eps, draws = 1.0, 20000
+	for _, c := range []struct {
+		nb     accounting.Neighbour
+		d0, d1 []float64
+	}{
+		{accounting.ReplaceOne, []float64{0, 0.5, 0.25}, []float64{1, 0.5, 0.25}}, // 0 replaced by 1 (= hi − lo)
+		{accounting.AddRemove, []float64{0.5, 0.25}, []float64{0.5, 0.25, 1}},     // 1 added (= max(|lo|, |hi|))
+	} {
+		p, err := PlanSum(0, 1, eps, 0, c.nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the event y ≥ sum(d1) + 0.5: P1 ≈ e^-0.5/2 ≈ 0.30, P0 ≈ 0.11
+		thr := 1.75 + 0.5
+		loss, se := sumLoss(t, p, c.d0, c.d1, thr, draws)
+		if bound := eps + 4*se; loss > bound {
+			t.Errorf("%v: empirical privacy loss %.3f exceeds ε + 4·se = %.3f", c.nb, loss, bound)
+		}
+		if loss < eps-4*se {
+			t.Errorf("%v: empirical loss %.3f far below ε: the audit's event is too weak to catch a twin", c.nb, loss)
+		}
+		twin := *p
+		twin.Scale = p.Scale / 2 // calibrated to half the sensitivity
+		tl, tse := sumLoss(t, &twin, c.d0, c.d1, thr, draws)
+		t.Logf("%v: loss %.3f ± %.3f; twin %.3f ± %.3f", c.nb, loss, se, tl, tse)
+		if tl <= eps+4*tse {
+			t.Errorf("%v: the twin calibrated to half the sensitivity passes the audit (loss %.3f ≤ %.3f)", c.nb, tl, eps+4*tse)
+		}
+	}
+}
+
+// quantileLoss returns the largest |ln P0(g) − ln P1(g)| over the grid of
+// the exact distributions of the mechanism on d0 and d1.
+func quantileLoss(p *QuantilePlan, d0, d1 []float64) float64 {
+	a, b := p.distribution(d0), p.distribution(d1)
+	worst := 0.0
+	for k := range a {
+		worst = max(worst, math.Abs(math.Log(a[k])-math.Log(b[k])))
+	}
+	return worst
+}
+
+// The quantile's exact output distributions on neighbouring data sets
+// (a value added at lo, hi or inside; one value replaced by lo or hi)
+// differ by at most a factor e^ε at every grid point, for several q and
+// ε; the twin whose weights fall by e^ε per level instead of e^(ε/2)
+// exceeds e^ε on some pair. The distributions are computed exactly (to
+// float64 logs) from the definitions, not sampled.
+func TestAuditQuantile(t *testing.T) {
+	base := []float64{2, 3.5, 3.5, 5, 6.25, 8}
+	var pairs [][2][]float64
+	for _, x := range []float64{0, 10, 3.5, 4.9} { // add-remove
+		pairs = append(pairs, [2][]float64{base, append(append([]float64(nil), base...), x)})
+	}
+	for i := range base { // replace-one
+		for _, x := range []float64{0, 10} {
+			d1 := append([]float64(nil), base...)
+			d1[i] = x
+			pairs = append(pairs, [2][]float64{base, d1})
+		}
+	}
+	twinBroken := false
+	for _, q := range []float64{0.1, 0.5, 0.9} {
+		for _, eps := range []float64{0.3, 1, 4} {
+			p0, err := PlanQuantile(0, 10, q, eps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := smallGrid(p0, 32)
+			twin := *p
+			twin.ratio = ratioFor(2 * eps)
+			for _, pr := range pairs {
+				if l := quantileLoss(p, pr[0], pr[1]); l > eps*(1+1e-9) {
+					t.Errorf("q=%v ε=%v %v vs %v: privacy loss %v > ε", q, eps, pr[0], pr[1], l)
+				}
+				if quantileLoss(&twin, pr[0], pr[1]) > eps*(1+1e-9) {
+					twinBroken = true
+				}
+			}
+		}
+	}
+	if !twinBroken {
+		t.Error("the twin whose weights fall by e^ε per level passes the audit: the audit has no power")
+	}
+}

@@ -1,0 +1,206 @@
+package tabular
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// MaxBound is the largest magnitude a public bound may have: 2^990. A sum
+// of MaxRows = 2^30 values of that size stays below 2^1020, so no partial
+// sum can overflow, and hi − lo stays finite.
+const MaxBound = 0x1p990
+
+// MaxRows is the most rows (or users) a run reads, rowpass.MaxRows = 2^30:
+// the data registry refuses larger data sets, and the rounding excess of a
+// sum is charged for this many terms.
+const MaxRows = rowpass.MaxRows
+
+// Errors of the plans and runs. Their texts are fixed: they name no value,
+// so a caller can pass them on whatever the inputs were.
+var (
+	// ErrBounds: lo < hi fails or a bound is not finite.
+	ErrBounds = errors.New("the bounds must be finite numbers lo < hi")
+	// ErrBoundsRange: a bound's magnitude exceeds MaxBound.
+	ErrBoundsRange = errors.New("the bounds must lie within ±2^990 (about ±1e298)")
+	// ErrEps: ε is not a finite number > 0.
+	ErrEps = errors.New("eps must be a finite number > 0")
+	// ErrDelta: δ is outside [0, 1).
+	ErrDelta = errors.New("delta must satisfy 0 ≤ δ < 1")
+	// ErrCalibrate: no zCDP ρ meets the target (ε, δ).
+	ErrCalibrate = errors.New("no zCDP budget ρ > 0 meets this (eps, delta): raise eps or delta")
+	// ErrDim: the source does not hold exactly one column.
+	ErrDim = errors.New("tabular: the source must hold exactly one column")
+	// ErrNoUnits: user-level data whose source carries no user indices.
+	ErrNoUnits = errors.New("tabular: user-level data without user indices")
+	// ErrTooManyRows: more than MaxRows rows.
+	ErrTooManyRows = errors.New("the data have more than MaxRows = 2^30 rows, the most the privacy accounting covers")
+)
+
+// Clamp is the public rule every run applies to a value before using it:
+// v clamped to [lo, hi], a NaN counting as 0 clamped to [lo, hi]. Any
+// value in [lo, hi] would do for NaN; 0 (clamped) is the one that adds
+// nothing to a sum whose bounds contain 0.
+func Clamp(v, lo, hi float64) float64 {
+	if v != v {
+		v = 0
+	}
+	return min(max(v, lo), hi)
+}
+
+// checkBounds validates public bounds.
+func checkBounds(lo, hi float64) error {
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi):
+		return ErrBounds
+	case math.Abs(lo) > MaxBound || math.Abs(hi) > MaxBound:
+		return ErrBoundsRange
+	}
+	return nil
+}
+
+// up returns a float64 no smaller than x (one ulp above it): the result of
+// one correctly rounded operation may lie half an ulp below the exact one.
+func up(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
+
+// noisePlan is the noise of a sum or a histogram: discrete Laplace for
+// δ = 0, discrete Gaussian calibrated through zCDP for δ > 0.
+type noisePlan struct {
+	Gaussian bool
+	Rho      float64 // δ > 0: the zCDP cost
+	Scale    float64 // the Laplace b, or the Gaussian σ
+	Event    accounting.Event
+}
+
+// planNoise calibrates noise for m coordinates of ℓ1 sensitivity l1 and ℓ2
+// sensitivity l2 (both already including any rounding excess).
+func planNoise(l1, l2, eps, delta float64, m int) (noisePlan, error) {
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return noisePlan{}, ErrEps
+	}
+	if !(delta >= 0 && delta < 1) {
+		return noisePlan{}, ErrDelta
+	}
+	if delta == 0 {
+		b, err := noise.LaplaceScaleChecked(l1, eps, m)
+		if err != nil {
+			return noisePlan{}, err
+		}
+		return noisePlan{Scale: b, Event: accounting.Pure(eps)}, nil
+	}
+	rho := accounting.RhoForTarget(eps, delta)
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		return noisePlan{}, ErrCalibrate
+	}
+	// A ρ-zCDP Gaussian mechanism of ℓ2 sensitivity Δ has σ = Δ/√(2ρ)
+	// (Bun and Steinke 2016, Prop. 1.6); GaussianScale adds the lattice's
+	// rounding to Δ.
+	sigma, err := noise.GaussianScaleChecked(l2, 1/math.Sqrt(2*rho), m)
+	if err != nil {
+		return noisePlan{}, err
+	}
+	return noisePlan{Gaussian: true, Rho: rho, Scale: sigma, Event: accounting.Zcdp(rho).WithTarget(eps, delta)}, nil
+}
+
+// add adds the planned noise to x in place, on the noise scale's lattice.
+func (p noisePlan) add(s *noise.Sampler, x []float64) {
+	if p.Gaussian {
+		s.AddGaussian(x, p.Scale)
+	} else {
+		s.AddLaplace(x, p.Scale)
+	}
+}
+
+// unitsOf returns the number of user indices of a user-level source.
+func unitsOf(src rows.Source) (int, error) {
+	u, ok := src.(rows.Units)
+	if !ok {
+		return 0, ErrNoUnits
+	}
+	return u.NumUnits(), nil
+}
+
+// forEachValue calls f with every value of the one-column source src (and
+// its unit index when units is set), in row order, and fails past MaxRows
+// rows.
+func forEachValue(ctx context.Context, src rows.Source, units bool, f func(v float64, unit int32)) error {
+	if src.Dim() != 1 {
+		return ErrDim
+	}
+	n := 0
+	return rows.ForEach(ctx, src, 4096, false, units, func(b *rows.Batch) error {
+		if n += b.N; n > MaxRows {
+			return ErrTooManyRows
+		}
+		for i := range b.N {
+			var u int32
+			if units {
+				u = b.Unit[i]
+			}
+			f(b.X[i], u)
+		}
+		return nil
+	})
+}
+
+// userMeans returns one value per user of a one-column user-level source:
+// the mean of the user's clamped values, in row order, clamped again (the
+// rounding of the division may leave [lo, hi] by an ulp). Users without
+// rows and rows whose index lies outside [0, NumUnits) are skipped. Memory:
+// two float64 per user.
+func userMeans(ctx context.Context, src rows.Source, lo, hi float64) ([]float64, error) {
+	nu, err := unitsOf(src)
+	if err != nil {
+		return nil, err
+	}
+	sums := make([]float64, nu)
+	counts := make([]float64, nu)
+	err = forEachValue(ctx, src, true, func(v float64, u int32) {
+		if u < 0 || int(u) >= nu {
+			return
+		}
+		sums[u] += Clamp(v, lo, hi)
+		counts[u]++
+	})
+	if err != nil {
+		return nil, err
+	}
+	means := sums[:0]
+	for u, c := range counts {
+		if c > 0 {
+			means = append(means, Clamp(sums[u]/c, lo, hi))
+		}
+	}
+	return means, nil
+}
+
+// countingSource fails a scan past MaxRows rows, before rowpass would
+// panic on them.
+type countingSource struct{ rows.Source }
+
+func (c countingSource) Scan(ctx context.Context) (rows.Cursor, error) {
+	cur, err := c.Source.Scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingCursor{Cursor: cur}, nil
+}
+
+type countingCursor struct {
+	rows.Cursor
+	n int
+}
+
+func (c *countingCursor) Next(dst *rows.Batch) error {
+	err := c.Cursor.Next(dst)
+	if c.n += dst.N; c.n > MaxRows {
+		dst.N = 0
+		return ErrTooManyRows
+	}
+	return err
+}

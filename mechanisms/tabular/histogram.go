@@ -1,0 +1,236 @@
+package tabular
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// MaxBins is the most bins of a numeric histogram.
+const MaxBins = 10000
+
+// Errors of the binnings.
+var (
+	// ErrBins: a bin count outside 1..MaxBins.
+	ErrBins = errors.New("bins must be an integer in 1..10000")
+	// ErrNarrowBins: the bounds are too close for this many distinct
+	// edges in float64.
+	ErrNarrowBins = errors.New("the bounds are too close together (relative to their magnitude) for this many bins to have distinct edges: use fewer bins")
+	// ErrDomain: an empty domain, or a category listed twice or named like
+	// the bucket of values outside the domain.
+	ErrDomain = errors.New("the categorical domain must be non-empty, without repeated categories or one named like the bucket of other values")
+)
+
+// Binning maps a value to a bin by a public rule.
+type Binning interface {
+	// Len is the number of bins.
+	Len() int
+	// Bin returns the bin of v, or −1 for a value counted in no bin.
+	Bin(v float64) int
+	// Keys names the bins, in order; the names are distinct.
+	Keys() []string
+}
+
+// NumericBins are n equal-width bins over [lo, hi]: bin j is
+// [e_j, e_{j+1}), the last one [e_{n−1}, hi] closed, with the edges
+// e_j = lo + (hi − lo)·j/n (e_0 = lo, e_n = hi), computed once in float64
+// by that formula. A value's bin is the last j with e_j ≤ v, so bins and
+// their keys agree exactly; values below lo count in bin 0 and above hi in
+// the last (the runs clamp them first anyway); NaN counts in no bin.
+type NumericBins struct {
+	edges []float64 // n+1 edges
+}
+
+// NewNumericBins returns n equal-width bins over [lo, hi]. It fails with
+// ErrBounds, ErrBoundsRange, ErrBins or ErrNarrowBins.
+func NewNumericBins(lo, hi float64, n int) (*NumericBins, error) {
+	if err := checkBounds(lo, hi); err != nil {
+		return nil, err
+	}
+	if n < 1 || n > MaxBins {
+		return nil, ErrBins
+	}
+	w := hi - lo // finite: |lo|, |hi| ≤ MaxBound
+	edges := make([]float64, n+1)
+	for j := range edges {
+		// (w·j)/n rounds once more than w·(j/n) would, but gives the
+		// shortest keys for round bounds: [0, 1] in 10 bins has the edge
+		// 0.3, not 0.30000000000000004. Both are monotone in j.
+		edges[j] = lo + w*float64(j)/float64(n)
+	}
+	edges[n] = hi
+	for j := 1; j <= n; j++ {
+		if !(edges[j] > edges[j-1]) {
+			return nil, ErrNarrowBins
+		}
+	}
+	return &NumericBins{edges: edges}, nil
+}
+
+// Len is the number of bins.
+func (b *NumericBins) Len() int { return len(b.edges) - 1 }
+
+// Edges returns the n+1 bin edges.
+func (b *NumericBins) Edges() []float64 { return append([]float64(nil), b.edges...) }
+
+// Bin returns the last j with e_j ≤ v, capped to the bins; −1 for NaN.
+func (b *NumericBins) Bin(v float64) int {
+	if v != v {
+		return -1
+	}
+	n := b.Len()
+	// the first edge above v, minus one
+	j := sort.Search(n, func(j int) bool { return b.edges[j+1] > v })
+	return min(j, n-1)
+}
+
+// Keys are "[e_j, e_{j+1})" and, for the last bin, "[e_{n−1}, hi]", with
+// each edge in its shortest round-trip decimal form, so distinct edges
+// give distinct keys.
+func (b *NumericBins) Keys() []string {
+	n := b.Len()
+	keys := make([]string, n)
+	for j := range keys {
+		closing := ")"
+		if j == n-1 {
+			closing = "]"
+		}
+		keys[j] = "[" + fmtEdge(b.edges[j]) + ", " + fmtEdge(b.edges[j+1]) + closing
+	}
+	return keys
+}
+
+func fmtEdge(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// CategoryBins are one bin per category of a public domain, in order, then
+// one for every other value. Values arrive as category indices: an integer
+// i in [0, len(domain)) counts in bin i, anything else (len(domain), a
+// NaN, a non-integer, a negative or a larger index) in the last bin.
+type CategoryBins struct {
+	keys []string
+}
+
+// NewCategoryBins returns the bins of domain and of the bucket named other.
+func NewCategoryBins(domain []string, other string) (*CategoryBins, error) {
+	if len(domain) == 0 || len(domain) >= MaxCategories {
+		return nil, ErrDomain
+	}
+	seen := map[string]bool{other: true}
+	for _, c := range domain {
+		if seen[c] {
+			return nil, ErrDomain
+		}
+		seen[c] = true
+	}
+	return &CategoryBins{keys: append(append([]string(nil), domain...), other)}, nil
+}
+
+// MaxCategories bounds a domain's size, so that every index is an exact
+// float64 integer and the noise's coordinate count stays small.
+const MaxCategories = 1 << 20
+
+// Len is the number of categories plus one.
+func (c *CategoryBins) Len() int { return len(c.keys) }
+
+// Bin returns the category index, or the last bin.
+func (c *CategoryBins) Bin(v float64) int {
+	other := len(c.keys) - 1
+	if !(v >= 0 && v < float64(other)) || v != math.Trunc(v) {
+		return other
+	}
+	return int(v)
+}
+
+// Keys are the categories, then the bucket of other values.
+func (c *CategoryBins) Keys() []string { return append([]string(nil), c.keys...) }
+
+// HistogramPlan is a planned noisy histogram. Every field is public.
+type HistogramPlan struct {
+	Bins       Binning
+	Eps, Delta float64
+	Neighbour  accounting.Neighbour
+	// L1 and L2 are the sensitivities of the vector of counts: 1 and 1
+	// under add-remove (one unit moves one count by one), 2 and √2 under
+	// replace-one (it leaves one bin and enters another).
+	L1, L2 float64
+	// Gaussian is set for δ > 0 (discrete Gaussian, ρ-zCDP with Rho);
+	// otherwise the noise is discrete Laplace (pure ε).
+	Gaussian bool
+	Rho      float64
+	// Scale is the Laplace b or the Gaussian σ of every count.
+	Scale float64
+	Event accounting.Event
+}
+
+// sqrt2Up is a float64 at or above √2.
+var sqrt2Up = up(math.Sqrt2)
+
+// PlanHistogram plans a noisy histogram over bins at (ε, δ) under nb.
+func PlanHistogram(bins Binning, eps, delta float64, nb accounting.Neighbour) (*HistogramPlan, error) {
+	l1, l2 := 1.0, 1.0
+	if nb == accounting.ReplaceOne {
+		l1, l2 = 2, sqrt2Up
+	}
+	np, err := planNoise(l1, l2, eps, delta, bins.Len())
+	if err != nil {
+		return nil, err
+	}
+	return &HistogramPlan{Bins: bins, Eps: eps, Delta: delta, Neighbour: nb, L1: l1, L2: l2,
+		Gaussian: np.Gaussian, Rho: np.Rho, Scale: np.Scale, Event: np.Event}, nil
+}
+
+// Run releases the noisy counts of src's values per bin, rounded to
+// integers, in the order of the bins' keys; with users set each user
+// counts once, in the bin of the user's first row.
+func (p *HistogramPlan) Run(ctx context.Context, src rows.Source, users bool, s *noise.Sampler) ([]float64, error) {
+	counts, err := Counts(ctx, src, users, p.Bins)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(counts))
+	for i, c := range counts {
+		out[i] = float64(c) // exact: at most 2^30
+	}
+	noisePlan{Gaussian: p.Gaussian, Rho: p.Rho, Scale: p.Scale, Event: p.Event}.add(s, out)
+	for i, v := range out {
+		out[i] = math.Round(v)
+	}
+	return out, nil
+}
+
+// Counts returns the exact count per bin of the one-column source src (of
+// rows, or with users set of users, each in the bin of their first row
+// in row order; a user whose first row is counted in no bin is counted
+// nowhere). Memory: one flag per user.
+func Counts(ctx context.Context, src rows.Source, users bool, bins Binning) ([]int64, error) {
+	counts := make([]int64, bins.Len())
+	var seen []bool
+	if users {
+		nu, err := unitsOf(src)
+		if err != nil {
+			return nil, err
+		}
+		seen = make([]bool, nu)
+	}
+	err := forEachValue(ctx, src, users, func(v float64, u int32) {
+		if users {
+			if u < 0 || int(u) >= len(seen) || seen[u] {
+				return
+			}
+			seen[u] = true
+		}
+		if j := bins.Bin(v); j >= 0 {
+			counts[j]++
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return counts, nil
+}

@@ -1,0 +1,203 @@
+package tabular
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+func TestNumericBins(t *testing.T) {
+	b, err := NewNumericBins(0, 100, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := b.Keys()
+	if keys[0] != "[0, 10)" || keys[3] != "[30, 40)" || keys[9] != "[90, 100]" || len(keys) != 10 {
+		t.Errorf("keys %q", keys)
+	}
+	for _, c := range []struct {
+		v    float64
+		want int
+	}{{0, 0}, {9.999, 0}, {10, 1}, {55, 5}, {90, 9}, {100, 9}, {-5, 0}, {1e9, 9}, {math.Inf(-1), 0}, {math.Inf(1), 9}, {math.NaN(), -1}} {
+		if got := b.Bin(c.v); got != c.want {
+			t.Errorf("Bin(%v) = %d, want %d", c.v, got, c.want)
+		}
+	}
+	// Round bounds give round keys; the value of every key's left edge
+	// is in its bin, and every value lies between its bin's edges.
+	b, _ = NewNumericBins(0, 1, 10)
+	if k := b.Keys()[3]; k != "[0.3, 0.4)" {
+		t.Errorf("key %q, want [0.3, 0.4)", k)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, bounds := range [][3]float64{{0, 1, 10}, {-3.7, 12.1, 7}, {1e6, 1e6 + 1, 1000}, {-1e298, 1e298, 10000}} {
+		b, err := NewNumericBins(bounds[0], bounds[1], int(bounds[2]))
+		if err != nil {
+			t.Fatalf("%v: %v", bounds, err)
+		}
+		e := b.Edges()
+		seen := map[string]bool{}
+		for j, k := range b.Keys() {
+			if seen[k] {
+				t.Fatalf("%v: key %q twice", bounds, k)
+			}
+			seen[k] = true
+			if b.Bin(e[j]) != j {
+				t.Errorf("%v: edge %v is in bin %d, want %d", bounds, e[j], b.Bin(e[j]), j)
+			}
+		}
+		for range 1000 {
+			v := bounds[0] + (bounds[1]-bounds[0])*r.Float64()
+			j := b.Bin(v)
+			if !(e[j] <= v && (v < e[j+1] || j == b.Len()-1 && v <= e[j+1])) {
+				t.Errorf("%v: %v in bin %d = [%v, %v)", bounds, v, j, e[j], e[j+1])
+			}
+		}
+	}
+	for _, c := range []struct {
+		lo, hi float64
+		n      int
+		want   error
+	}{{0, 1, 0, ErrBins}, {0, 1, 10001, ErrBins}, {0, 1, -1, ErrBins}, {1, 0, 3, ErrBounds}, {1e16, 1e16 + 4, 10, ErrNarrowBins}, {0, 1e300, 2, ErrBoundsRange}} {
+		if _, err := NewNumericBins(c.lo, c.hi, c.n); !errors.Is(err, c.want) {
+			t.Errorf("NewNumericBins(%v, %v, %d): %v, want %v", c.lo, c.hi, c.n, err, c.want)
+		}
+	}
+}
+
+func TestCategoryBins(t *testing.T) {
+	c, err := NewCategoryBins([]string{"north", "south", "east"}, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Keys(); !reflect.DeepEqual(got, []string{"north", "south", "east", "other"}) {
+		t.Errorf("keys %q", got)
+	}
+	for _, x := range []struct {
+		v    float64
+		want int
+	}{{0, 0}, {2, 2}, {3, 3}, {4, 3}, {-1, 3}, {1.5, 3}, {math.NaN(), 3}, {math.Inf(1), 3}} {
+		if got := c.Bin(x.v); got != x.want {
+			t.Errorf("Bin(%v) = %d, want %d", x.v, got, x.want)
+		}
+	}
+	for _, d := range [][]string{nil, {"a", "a"}, {"a", "other"}} {
+		if _, err := NewCategoryBins(d, "other"); !errors.Is(err, ErrDomain) {
+			t.Errorf("domain %q: %v", d, err)
+		}
+	}
+}
+
+// A unit moves one count by one when added or removed (ℓ1 = ℓ2 = 1) and
+// two counts by one each when replaced (ℓ1 = 2, ℓ2 = √2); the noise of
+// every count is calibrated to them, over all the bins' coordinates.
+func TestPlanHistogram(t *testing.T) {
+	bins, _ := NewNumericBins(0, 1, 5)
+	for _, c := range []struct {
+		nb     accounting.Neighbour
+		delta  float64
+		l1, l2 float64
+	}{
+		{accounting.AddRemove, 0, 1, 1},
+		{accounting.ReplaceOne, 0, 2, math.Sqrt2},
+		{accounting.AddRemove, 1e-6, 1, 1},
+		{accounting.ReplaceOne, 1e-6, 2, math.Sqrt2},
+	} {
+		p, err := PlanHistogram(bins, 0.5, c.delta, c.nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.L1 != c.l1 || math.Abs(p.L2-c.l2) > 1e-15 || p.L2 < c.l2 {
+			t.Errorf("%v: sensitivities %v, %v; want %v, %v", c.nb, p.L1, p.L2, c.l1, c.l2)
+		}
+		var want float64
+		if c.delta == 0 {
+			want = c.l1 / 0.5
+			if p.Gaussian || p.Event != accounting.Pure(0.5) {
+				t.Errorf("%v: want the pure Laplace histogram, got %+v", c.nb, p)
+			}
+		} else {
+			rho := accounting.RhoForTarget(0.5, c.delta)
+			want = c.l2 / math.Sqrt(2*rho)
+			if !p.Gaussian || p.Event != accounting.Zcdp(rho).WithTarget(0.5, c.delta) {
+				t.Errorf("%v: want the zCDP Gaussian histogram, got %+v", c.nb, p)
+			}
+		}
+		if p.Scale < want || p.Scale > want*(1+1e-9) {
+			t.Errorf("%v δ=%v: scale %v, want %v", c.nb, c.delta, p.Scale, want)
+		}
+	}
+	if _, err := PlanHistogram(bins, 1e-12, 0, accounting.AddRemove); !errors.Is(err, noise.ErrCoarse) {
+		t.Errorf("tiny eps: %v", err)
+	}
+}
+
+// Rows count in their bins; users count once, in the bin of their first
+// row, and a user whose first row is NaN counts nowhere.
+func TestCounts(t *testing.T) {
+	ctx := context.Background()
+	bins, _ := NewNumericBins(0, 30, 3)
+	vals := []float64{5, 15, 25, 25, math.NaN(), 40, -1}
+	got, err := Counts(ctx, column(t, vals, nil, 0), false, bins)
+	if want := []int64{2, 1, 3}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("rows: %v %v, want %v", got, err, want)
+	}
+	//  user:    0   1   0   2   3          2   1
+	units := []int32{0, 1, 0, 2, 3, 2, 1}
+	got, err = Counts(ctx, column(t, vals, units, 5), true, bins)
+	if want := []int64{1, 1, 1}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("users: %v %v, want %v (first rows 5, 15, 25, NaN)", got, err, want)
+	}
+	cats, _ := NewCategoryBins([]string{"a", "b"}, "other")
+	got, _ = Counts(ctx, column(t, []float64{0, 1, 1, 2, 7, math.NaN()}, nil, 0), false, cats)
+	if want := []int64{1, 2, 3}; !reflect.DeepEqual(got, want) {
+		t.Errorf("categories: %v, want %v", got, want)
+	}
+}
+
+// Released counts are integers around the true ones, with the planned
+// noise: over 300 seeded releases of 4 bins the median absolute error is
+// b·ln 2 (Laplace) or 0.6745·σ (Gaussian) up to the integer rounding; the
+// median of 1200 draws has a relative standard error near 4%, ±15% is
+// about four of them.
+func TestHistogramNoise(t *testing.T) {
+	bins, _ := NewNumericBins(0, 4, 4)
+	vals := []float64{0.5, 1.5, 1.5, 2.5, 2.5, 2.5}
+	exact := []float64{1, 2, 3, 0}
+	for _, delta := range []float64{0, 1e-6} {
+		p, err := PlanHistogram(bins, 0.1, delta, accounting.ReplaceOne)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := noise.NewSeeded(5)
+		var errs []float64
+		for range 300 {
+			out, err := p.Run(context.Background(), column(t, vals, nil, 0), false, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range out {
+				if v != math.Round(v) {
+					t.Fatalf("count %v is not an integer", v)
+				}
+				errs = append(errs, math.Abs(v-exact[j]))
+			}
+		}
+		sort.Float64s(errs)
+		med := errs[len(errs)/2]
+		want := p.Scale * math.Ln2
+		if p.Gaussian {
+			want = p.Scale * 0.6745
+		}
+		if math.Abs(med/want-1) > 0.15 {
+			t.Errorf("δ=%v: median |error| %v, want %v", delta, med, want)
+		}
+	}
+}
