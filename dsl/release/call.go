@@ -31,6 +31,34 @@ type Ref struct {
 	// Public holds synthetic data, which is public: it may be read before
 	// any charge and failures on it may be explained.
 	Public *ledger.Data
+	// Derived is set for a subset of a registered dataset (filter,
+	// select): Name is then the parent's, which is charged and read, and
+	// Schema the subset's.
+	Derived *Derivation
+}
+
+// Derivation is how a derived dataset comes from its parent: public
+// parameters only. Its row count is private, whatever the parent's: a
+// filtered subset's size is a count query.
+type Derivation struct {
+	// ParentSchema is the registered dataset's schema.
+	ParentSchema ledger.Schema
+	// Filters keep the rows whose every condition holds, in order.
+	Filters []Filter
+	// Lineage says in words how the subset is derived ("people | age >= 65
+	// | columns age, income"), for receipts and the ledger.
+	Lineage string
+}
+
+// Filter is one row condition: the column's value (clamped to its public
+// bounds; for a categorical column, its category) compared with Value by
+// Op, one of == != < <= > >=. For a categorical column Value is the
+// category's index in its domain (the domain's length for "other") and Op
+// is == or !=.
+type Filter struct {
+	Column string
+	Op     string
+	Value  float64
 }
 
 // Synthetic reports whether the data are public synthetic data.

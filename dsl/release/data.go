@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -25,6 +26,9 @@ type Data struct {
 	Columns func(names []string) (rows.Source, error)
 
 	close func() error
+	// derived is set for a subset of a registered dataset, whose users
+	// may not all have rows.
+	derived bool
 }
 
 // dataOf adapts data held in memory (today's registry, synthetic data).
@@ -159,13 +163,31 @@ func unitSource(ctx context.Context, d *Data) (rows.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Users without rows (in a subset) are left out; in registered data
+	// every user has rows.
+	present := 0
 	for u := range nu {
 		if counts[u] > 0 {
 			row := out.RawRowView(u)
 			for j := range row {
 				row[j] /= counts[u]
 			}
+			present++
 		}
+	}
+	if present < nu {
+		packed := mat.NewDense(max(present, 1), cols, nil)
+		k := 0
+		for u := range nu {
+			if counts[u] > 0 {
+				packed.SetRow(k, out.RawRowView(u))
+				k++
+			}
+		}
+		if present == 0 {
+			return noRows(cols), nil
+		}
+		out = packed
 	}
 	return rows.FromDense(out), nil
 }
@@ -173,6 +195,9 @@ func unitSource(ctx context.Context, d *Data) (rows.Source, error) {
 // unitCount is the number of privacy units: users, or rows counted in one
 // pass.
 func unitCount(ctx context.Context, d *Data) (int, error) {
+	if d.derived && d.Schema.Unit == "user" {
+		return presentUnits(ctx, d.Rows)
+	}
 	if units, ok := d.Rows.(rows.Units); ok && d.Schema.Unit == "user" && units.NumUnits() > 0 {
 		return units.NumUnits(), nil
 	}
@@ -192,6 +217,27 @@ func unitMatrix(ctx context.Context, d *Data) (*mat.Dense, error) {
 		return nil, err
 	}
 	return matrixOf(ctx, src)
+}
+
+// presentUnits counts the distinct unit indices of a source's rows (the
+// users of a subset).
+func presentUnits(ctx context.Context, src rows.Source) (int, error) {
+	u, ok := src.(rows.Units)
+	if !ok {
+		return 0, fmt.Errorf("release: user-level data without user indices")
+	}
+	seen := make([]bool, max(u.NumUnits(), 1))
+	n := 0
+	err := rows.ForEach(ctx, src, 4096, false, true, func(b *rows.Batch) error {
+		for _, x := range b.Unit[:b.N] {
+			if x >= 0 && int(x) < len(seen) && !seen[x] {
+				seen[x] = true
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
 }
 
 // matrixOf reads a source into memory (for mechanisms that take a matrix).
@@ -310,3 +356,20 @@ func columnIndex(sc ledger.Schema, names []string) ([]int, error) {
 	}
 	return idx, nil
 }
+
+// noRows is a source of dim columns and no rows: a subset without users,
+// which every mechanism must take like any other data.
+type noRows int
+
+func (e noRows) Dim() int { return int(e) }
+
+func (e noRows) Scan(context.Context) (rows.Cursor, error) { return noRowsCursor{}, nil }
+
+type noRowsCursor struct{}
+
+func (noRowsCursor) Next(dst *rows.Batch) error {
+	dst.N = 0
+	return io.EOF
+}
+
+func (noRowsCursor) Close() error { return nil }

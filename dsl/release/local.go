@@ -218,7 +218,14 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 			abort()
 			return nil, nil, err
 		}
-		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: p.Params, Cell: call.Cell})
+		params := p.Params
+		if src.Derived != nil {
+			params = map[string]any{"lineage": src.Derived.Lineage}
+			for k, v := range p.Params {
+				params[k] = v
+			}
+		}
+		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: params, Cell: call.Cell})
 		if err != nil {
 			abort()
 			if be, ok := AsBudgetError(fmt.Sprintf("dataset %q", src.Name), err, false); ok {
@@ -256,6 +263,15 @@ func (env *Local) store() (*ledger.Store, error) {
 func (env *Local) load(src Ref) (*Data, error) {
 	if src.Synthetic() {
 		return dataOf(src.Public)
+	}
+	if dv := src.Derived; dv != nil {
+		parent := src
+		parent.Schema, parent.Derived = dv.ParentSchema, nil
+		d, err := env.load(parent)
+		if err != nil {
+			return nil, err
+		}
+		return derive(d, src.Schema, dv)
 	}
 	st, err := env.store()
 	if err != nil {

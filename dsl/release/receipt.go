@@ -38,6 +38,9 @@ func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch *charged) *Receipt {
 	if ref.Synthetic() {
 		r.Accountant = "none (public synthetic data: not charged)"
 	}
+	if ref.Derived != nil {
+		r.Dataset = ref.Derived.Lineage
+	}
 	return r
 }
 

@@ -63,11 +63,7 @@ func snapshotData(sc ledger.Schema, path, hash string) (*Data, error) {
 	if len(features) == 0 {
 		// A dataset of categorical columns only: its rows (for counts)
 		// come with the first of them.
-		var cats []string
-		for c := range sc.Categorical {
-			cats = append(cats, c)
-		}
-		sort.Strings(cats)
+		cats := categoricalColumns(sc)
 		features = cats[:min(1, len(cats))]
 	}
 	src, err := rd.Source(features)
@@ -87,3 +83,5 @@ func (d *Data) Close() error {
 	d.close = nil
 	return err
 }
+
+func sortStrings(s []string) { sort.Strings(s) }

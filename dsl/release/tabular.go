@@ -159,6 +159,20 @@ func planSum(env *Local, src Ref, a *Args) *Plan {
 	if err != nil {
 		panic(tabErr(fn, c, err))
 	}
+	if src.Derived != nil && nb == accounting.ReplaceOne {
+		// A subset of replace-one data: replacing a row of the parent may
+		// add it to the subset or remove it, so the subset's neighbours
+		// are added, removed or replaced rows. The sum's sensitivity is
+		// the larger of the two relations' (the only mechanism where
+		// replace-one's is not already the larger: bounds that exclude 0).
+		ar, err := tabular.PlanSum(c.lo, c.hi, eps, delta, accounting.AddRemove)
+		if err != nil {
+			panic(tabErr(fn, c, err))
+		}
+		if ar.Sensitivity > sp.Sensitivity {
+			sp = ar
+		}
+	}
 	unit, rule := unitWords(sc, "each user adds the mean of their clamped values")
 	method := "sum/laplace"
 	kind := fmt.Sprintf("discrete Laplace, scale b=%.4g", sp.Scale)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -28,6 +29,9 @@ type handleEntry struct {
 	rt     *Runtime
 	name   string
 	schema ledger.Schema
+	// deriv is set for a subset (filter, select): name and the charges
+	// are the registered dataset's, schema is the subset's.
+	deriv *release.Derivation
 }
 
 var (

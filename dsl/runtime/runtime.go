@@ -187,6 +187,8 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"__pn_magic":        reflect.ValueOf(rt.magic),
 
 		"dataset":          reflect.ValueOf(rt.dataset),
+		"filter":           reflect.ValueOf(rt.filter),
+		"select_columns":   reflect.ValueOf(rt.selectColumns),
 		"private_pca":      reflect.ValueOf(rt.privatePCA),
 		"private_fedrep":   reflect.ValueOf(rt.privateFedRep),
 		"private_count":    reflect.ValueOf(rt.privateCount),

@@ -15,6 +15,7 @@ type source struct {
 	name   string
 	schema ledger.Schema
 	synth  *SynthData
+	deriv  *release.Derivation
 }
 
 // ref is the source as the execution core names it.
@@ -23,6 +24,7 @@ func (s *source) ref() release.Ref {
 	if s.synth != nil {
 		r.Public = s.synth.data()
 	}
+	r.Derived = s.deriv
 	return r
 }
 
@@ -64,7 +66,7 @@ func (rt *Runtime) resolve(fn string, v any) *source {
 		if e.rt != rt {
 			panic(errorf(NameDatasetError, "%s: this handle belongs to another privnotes session; open it here with dataset(%q)", fn, e.name))
 		}
-		return &source{name: e.name, schema: e.schema}
+		return &source{name: e.name, schema: e.schema, deriv: e.deriv}
 	case *Dataset:
 		if x == nil {
 			break

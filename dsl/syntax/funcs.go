@@ -262,6 +262,31 @@ var Funcs = sortFuncs([]Func{
 		Paper:    "Private FedRep experiment recipe (Private Model Personalization Revisited, §3.4)",
 		Releases: "public synthetic data: no privacy cost, seeds allowed",
 	},
+	{
+		Name:       "filter",
+		Positional: []Param{dsParam},
+		Keywords: []Param{
+			{Name: "col", Type: "string", Required: true, Doc: "the column the condition reads (a numeric column with public bounds, or a categorical column)"},
+			{Name: "op", Type: "string", Required: true, Choices: []string{"==", "!=", "<", "<=", ">", ">="}, Doc: "the comparison (categorical columns: == or !=)"},
+			{Name: "value", Type: "any", Required: true, Doc: "a number (numeric column) or a category of the column's public domain (categorical column)"},
+		},
+		Result: "Dataset",
+		Doc: "The subset of the rows of ds whose column col compares to value by op, as a dataset for every private call. " +
+			"Numeric values are compared after clamping to the column's public bounds. Calls on the subset charge the registered dataset, " +
+			"their receipts and ledger records name the subset; its size is private (a filtered count is a count query), so methods that need a public n refuse it.",
+		Releases: "nothing: a description of a subset (public parameters only)",
+	},
+	{
+		Name:       "select_columns",
+		Positional: []Param{dsParam},
+		Keywords: []Param{
+			{Name: "cols", Type: "[]string", Required: true, Doc: "the columns to keep, in order"},
+		},
+		Result: "Dataset",
+		Doc: "The columns cols of ds, as a dataset for every private call (the numeric ones are its features). " +
+			"Calls on it charge the registered dataset; receipts and ledger records name the selection. (Not select: that is a Go keyword.)",
+		Releases: "nothing: a description of a projection (public parameters only)",
+	},
 })
 
 func sortFuncs(fs []Func) []Func {
