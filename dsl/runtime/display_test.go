@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,3 +57,30 @@ func TestDisplayFormatting(t *testing.T) {
 		t.Errorf("loading labels of 100 columns: %q", n[:6])
 	}
 }
+
+// A result that is nil or empty (declared and never assigned, or whose
+// call was interrupted) displays as "no result" in every form, never as a
+// panic: a panic in the runtime's display code would end the session.
+func TestNilResultsDisplay(t *testing.T) {
+	s := newSession(t, t.TempDir())
+	for _, typ := range nilResultTypes {
+		for _, cell := range []string{
+			fmt.Sprintf("var r *%s\nr", typ),
+			fmt.Sprintf("var r *%s\nshow(r)", typ),
+			fmt.Sprintf("var r *%s\nfmt.Println(r)", typ),
+			fmt.Sprintf("r := &%s{}\nr", typ),
+		} {
+			res, out := s.run(cell)
+			if res.Error != nil {
+				t.Errorf("%s: %s: %s", cell, res.Error.Name, res.Error.Value)
+				continue
+			}
+			if !strings.Contains(out.all(res), "no result") {
+				t.Errorf("%s displays %q, want \"no result\"", cell, out.all(res))
+			}
+		}
+	}
+}
+
+// nilResultTypes are the result types of the private functions.
+var nilResultTypes = []string{"PCAResult", "CountResult", "MeanResult", "FedRepResult"}

@@ -15,6 +15,14 @@ import (
 // carries (release.Receipt). All of it is public.
 type Receipt = release.Receipt
 
+// noResult is how a nil or empty result displays (a variable declared but
+// never assigned, or whose call was interrupted; a result without a
+// receipt is no release): as text, not a panic.
+const (
+	noResult     = "no result"
+	noResultHTML = "<div class=\"privnotes-result\"><p>no result</p></div>"
+)
+
 // PCAResult is a private_pca release.
 type PCAResult struct {
 	// Components has orthonormal columns (d×k), the leading direction first.
@@ -32,6 +40,9 @@ type PCAResult struct {
 
 // Component returns column j (1-based) of Components.
 func (r *PCAResult) Component(j int) []float64 {
+	if r == nil || r.Components == nil {
+		panic(errorf(NameArgumentError, "component %d: no result (the PCAResult is nil or empty)", j))
+	}
 	_, k := r.Components.Dims()
 	if j < 1 || j > k {
 		panic(errorf(NameArgumentError, "component %d: the result has components 1..%d", j, k))
@@ -40,6 +51,9 @@ func (r *PCAResult) Component(j int) []float64 {
 }
 
 func (r *PCAResult) String() string {
+	if r == nil || r.Components == nil {
+		return noResult
+	}
 	d, k := r.Components.Dims()
 	var b strings.Builder
 	fmt.Fprintf(&b, "PCAResult(%s): %d component(s) over %d columns\n", r.Method, k, d)
@@ -64,6 +78,9 @@ func (r *PCAResult) String() string {
 
 // HTML renders the components as a table, then the receipt.
 func (r *PCAResult) HTML() string {
+	if r == nil || r.Components == nil {
+		return noResultHTML
+	}
 	d, k := r.Components.Dims()
 	var b strings.Builder
 	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>private_pca (%s): %d component(s)</caption>\n<thead><tr><th>column</th>", html.EscapeString(r.Method), k)
@@ -102,7 +119,12 @@ func (r *PCAResult) HTML() string {
 }
 
 // Metadata carries the receipt into the output metadata.
-func (r *PCAResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+func (r *PCAResult) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Receipt.Metadata()
+}
 
 // CountResult is a private_count release.
 type CountResult struct {
@@ -113,16 +135,27 @@ type CountResult struct {
 }
 
 func (r *CountResult) String() string {
+	if r == nil || r.Receipt == nil {
+		return noResult
+	}
 	return fmt.Sprintf("private count ≈ %.0f\n%s", r.Value, r.Receipt)
 }
 
 // HTML renders the count and the receipt.
 func (r *CountResult) HTML() string {
+	if r == nil || r.Receipt == nil {
+		return noResultHTML
+	}
 	return fmt.Sprintf("<div class=\"privnotes-result\"><p>private count ≈ <b>%.0f</b></p>%s</div>", r.Value, r.Receipt.HTML())
 }
 
 // Metadata carries the receipt into the output metadata.
-func (r *CountResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+func (r *CountResult) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Receipt.Metadata()
+}
 
 // MeanResult is a private_mean release.
 type MeanResult struct {
@@ -133,8 +166,11 @@ type MeanResult struct {
 
 // Get returns the mean of a column by name.
 func (r *MeanResult) Get(column string) float64 {
+	if r == nil {
+		panic(errorf(NameArgumentError, "Get(%q): no result (the MeanResult is nil)", column))
+	}
 	for i, c := range r.Columns {
-		if c == column {
+		if c == column && i < len(r.Values) {
 			return r.Values[i]
 		}
 	}
@@ -142,6 +178,9 @@ func (r *MeanResult) Get(column string) float64 {
 }
 
 func (r *MeanResult) String() string {
+	if r == nil || r.Receipt == nil || len(r.Values) != len(r.Columns) {
+		return noResult
+	}
 	var b strings.Builder
 	b.WriteString("private mean:\n")
 	width := nameWidth(r.Columns, len(r.Columns))
@@ -154,6 +193,9 @@ func (r *MeanResult) String() string {
 
 // HTML renders the mean vector and the receipt.
 func (r *MeanResult) HTML() string {
+	if r == nil || r.Receipt == nil || len(r.Values) != len(r.Columns) {
+		return noResultHTML
+	}
 	var b strings.Builder
 	b.WriteString("<div class=\"privnotes-result\"><table><caption>private mean</caption>\n")
 	for i, c := range r.Columns {
@@ -166,7 +208,12 @@ func (r *MeanResult) HTML() string {
 }
 
 // Metadata carries the receipt into the output metadata.
-func (r *MeanResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+func (r *MeanResult) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Receipt.Metadata()
+}
 
 // FedRepResult is a private_fedrep release: the shared representation.
 type FedRepResult struct {
@@ -177,6 +224,9 @@ type FedRepResult struct {
 }
 
 func (r *FedRepResult) String() string {
+	if r == nil || r.U == nil {
+		return noResult
+	}
 	d, k := r.U.Dims()
 	var b strings.Builder
 	fmt.Fprintf(&b, "FedRepResult: shared representation U (%d×%d)\n", d, k)
@@ -220,6 +270,9 @@ func padRight(s string, width int) string {
 
 // HTML renders U and the receipt.
 func (r *FedRepResult) HTML() string {
+	if r == nil || r.U == nil {
+		return noResultHTML
+	}
 	d, k := r.U.Dims()
 	var b strings.Builder
 	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>private_fedrep: U (%d×%d)</caption>\n", d, k)
@@ -241,7 +294,12 @@ func (r *FedRepResult) HTML() string {
 }
 
 // Metadata carries the receipt into the output metadata.
-func (r *FedRepResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+func (r *FedRepResult) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Receipt.Metadata()
+}
 
 func fmtFloats(xs []float64) string {
 	parts := make([]string, len(xs))
