@@ -3,10 +3,10 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
 // source is the data a private call runs on: a registered dataset
@@ -96,39 +96,14 @@ func (rt *Runtime) unknownDataset(what, name string) *Error {
 	hint := ""
 	if st, err := rt.Store(); err == nil {
 		if scs, err := st.Datasets(); err == nil {
-			best, bestD := "", -1
-			for _, sc := range scs {
-				d := editDistance(strings.ToLower(name), strings.ToLower(sc.Name))
-				if d <= max(2, len([]rune(sc.Name))/3) && (bestD < 0 || d < bestD) {
-					best, bestD = sc.Name, d
-				}
+			names := make([]string, len(scs))
+			for i, sc := range scs {
+				names[i] = sc.Name
 			}
-			if best != "" {
+			if best, ok := syntax.Closest(name, names); ok {
 				hint = fmt.Sprintf(" Did you mean %q?", best)
 			}
 		}
 	}
 	return errorf(NameDatasetError, "%s: no dataset %q is registered in this state directory.%s %%datasets lists them (the data owner registers datasets with `privnotes dataset add`)", what, name, hint)
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := prev[j-1]
-			if ra[i-1] != rb[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

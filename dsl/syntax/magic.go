@@ -125,6 +125,14 @@ func (t *translator) checkMagic(m magicLine, blanked []byte) error {
 		if m.name == "" {
 			return t.errAt(col, "a magic needs a name: %s", magicList())
 		}
+		names := make([]string, 0, len(LineMagics))
+		for n := range LineMagics {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if near, ok := Closest(m.name, names); ok {
+			return t.errAt(col, "unknown magic %%%s — did you mean %%%s? Magics are %s", m.name, near, magicList())
+		}
 		return t.errAt(col, "unknown magic %%%s; magics are %s", m.name, magicList())
 	}
 	if m.name == "help" && m.args != "" {

@@ -23,6 +23,7 @@ type bracket struct {
 	t      token.Token // LPAREN, LBRACK or LBRACE
 	kind   braceKind   // for LBRACE
 	callee string      // for LPAREN: the DSL function called, or "" / "?" (some other call)
+	name   string      // for LPAREN after a plain identifier: that identifier
 	off    int
 }
 
@@ -63,6 +64,11 @@ func (t *translator) walk() error {
 			if strings.HasPrefix(k.lit, "__pn") {
 				return t.errAt(k.off, "%s: names starting with __pn are reserved for privnotes", k.lit)
 			}
+			if k.lit != "budget" && t.stmtStart(i) && t.at(i+1).t == token.IDENT && (t.at(i+1).lit == "eps" || t.at(i+1).lit == "delta") && t.at(i+2).t == token.ASSIGN {
+				if near, ok := Closest(k.lit, []string{"budget"}); ok {
+					return t.errAt(k.off, "undefined: %s — did you mean %s? (a budget block: %s eps=<number>, delta=<number> { … })", k.lit, near, near)
+				}
+			}
 			if k.lit == "budget" && t.stmtStart(i) && t.budgetAhead(i) {
 				n, err := t.budgetHeader(i)
 				if err != nil {
@@ -82,6 +88,9 @@ func (t *translator) walk() error {
 				top := t.stack[len(t.stack)-1]
 				prev := t.at(i - 1).t
 				if top.t == token.LPAREN && (prev == token.LPAREN || prev == token.COMMA) && top.callee == "call" {
+					if near, ok := Closest(top.name, Names()); ok {
+						return t.errAt(top.off-len(top.name), "undefined: %s — did you mean %s?", top.name, near)
+					}
 					return t.errAt(k.off, "%s=...: keyword arguments are only for DSL functions (%s)", k.lit, strings.Join(Names(), ", "))
 				}
 			}
@@ -94,15 +103,18 @@ func (t *translator) walk() error {
 		case token.LPAREN:
 			// callee: a DSL function's name, "call" for any other call,
 			// "" for grouping parentheses and type assertions.
-			callee := ""
+			callee, name := "", ""
 			switch prev := t.at(i - 1); prev.t {
 			case token.IDENT, token.RPAREN, token.RBRACK, token.FUNC, token.RBRACE:
 				callee = "call"
-				if _, ok := Lookup(prev.lit); ok && prev.t == token.IDENT && t.at(i-2).t != token.PERIOD {
-					callee = prev.lit
+				if prev.t == token.IDENT && t.at(i-2).t != token.PERIOD {
+					name = prev.lit
+					if _, ok := Lookup(prev.lit); ok {
+						callee = prev.lit
+					}
 				}
 			}
-			t.stack = append(t.stack, bracket{t: token.LPAREN, callee: callee, off: k.off})
+			t.stack = append(t.stack, bracket{t: token.LPAREN, callee: callee, name: name, off: k.off})
 		case token.LBRACK:
 			t.stack = append(t.stack, bracket{t: token.LBRACK, off: k.off})
 		case token.LBRACE:
