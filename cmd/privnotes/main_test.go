@@ -57,3 +57,15 @@ func TestHelpFormat(t *testing.T) {
 		t.Errorf("install -h does not say which state directory the kernel uses:\n%s", errb.String())
 	}
 }
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, errs := runCLI(args...)
+		if code != 0 || !strings.HasPrefix(out, "privnotes ") || !strings.Contains(out, "go1.") {
+			t.Errorf("%v: %d %q %q", args, code, out, errs)
+		}
+	}
+	if code, _, _ := runCLI("version", "extra"); code != 2 {
+		t.Errorf("version with arguments: exit %d, want 2", code)
+	}
+}

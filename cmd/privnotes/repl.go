@@ -248,16 +248,32 @@ func (r *repl) interactive(histPath string) int {
 			continue
 		}
 		ln.AppendHistory(strings.TrimRight(code, "\n "))
+		// Written after every entry, before the cell runs: a session that
+		// ends abruptly (a crash, a closed terminal) keeps its history.
+		saveHistory(ln, histPath)
 		buf, indent = buf[:0], ""
 		r.run(code)
 	}
-	if histPath != "" {
-		if f, err := os.OpenFile(histPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
-			_, _ = ln.WriteHistory(f)
-			f.Close()
-		}
-	}
+	saveHistory(ln, histPath)
 	return 0
+}
+
+// saveHistory writes the REPL's history to path (nothing for "").
+func saveHistory(ln *liner.State, path string) {
+	if path == "" {
+		return
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, werr := ln.WriteHistory(f)
+	if cerr := f.Close(); werr == nil && cerr == nil {
+		_ = os.Rename(tmp, path) // whole or not at all
+	} else {
+		os.Remove(tmp)
+	}
 }
 
 // textOutput renders a cell's outputs as text: streams as they come,

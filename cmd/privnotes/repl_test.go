@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/peterh/liner"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -212,4 +213,24 @@ func TestRunInterrupted(t *testing.T) {
 			t.Fatal("the script was not interrupted")
 		}
 	}
+}
+
+// The REPL writes its history after every entry (saveHistory), whole or
+// not at all, so an abrupt end keeps what was typed.
+func TestSaveHistory(t *testing.T) {
+	ln := liner.NewLiner()
+	defer ln.Close()
+	path := filepath.Join(t.TempDir(), "repl_history")
+	ln.AppendHistory("x := 1")
+	saveHistory(ln, path)
+	ln.AppendHistory("y := x + 1")
+	saveHistory(ln, path)
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "x := 1\ny := x + 1\n" {
+		t.Fatalf("history file %q, %v", b, err)
+	}
+	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		t.Errorf("the temporary file was left: %v", err)
+	}
+	saveHistory(ln, "") // no file: nothing happens
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+)
+
+func init() {
+	register(&command{
+		name:    "version",
+		summary: "print the version, the VCS revision and the Go version of this binary",
+		run: func(args []string, stdout, stderr io.Writer) int {
+			if len(args) > 0 {
+				fmt.Fprintf(stderr, "privnotes version: unexpected arguments: %v\n", args)
+				return 2
+			}
+			fmt.Fprintln(stdout, versionLine())
+			return 0
+		},
+	})
+}
+
+// versionLine is the module version (or the build's version variable), the
+// VCS revision and time the binary was built from, and the Go version,
+// from the build information the Go toolchain embeds.
+func versionLine() string {
+	v, rev, when, dirty, goVersion := version, "", "", false, ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+		if mv := bi.Main.Version; mv != "" && mv != "(devel)" {
+			v = mv
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				when = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	line := "privnotes " + v
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		line += " (" + rev
+		if dirty {
+			line += ", modified"
+		}
+		if when != "" {
+			line += ", " + when
+		}
+		line += ")"
+	}
+	if goVersion != "" {
+		line += " " + goVersion
+	}
+	return line
+}
