@@ -153,6 +153,10 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	src := call.Dataset
 	t, ch, err := env.charge(ctx, call, p, ev, gate)
 	if err != nil {
+		var be *BudgetError
+		if errors.As(err, &be) && !src.Synthetic() {
+			be.Notes = append(be.Notes, env.fitNote(call, p, env.fitsFunc(src, gate), true))
+		}
 		return nil, err
 	}
 	rcpt := newReceipt(src, p, ev, ch)
@@ -185,6 +189,21 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	// One message for an error and a panic alike, so that the message
 	// tells no more than the fact of failure (see docs/threat-model.md).
 	return nil, Errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s", p.Func, p.Method, src.Name, ch.ledgerID, p.Func)
+}
+
+// fitsFunc reports whether a cost would pass the gate (when it can tell)
+// and the dataset's remaining budget, without recording anything.
+func (env *Local) fitsFunc(src Ref, gate Gate) func(accounting.Event) bool {
+	return func(ev accounting.Event) bool {
+		if gc, ok := gate.(GateChecker); ok && gc.Check(ev, src) != nil {
+			return false
+		}
+		st, err := env.store()
+		if err != nil {
+			return false
+		}
+		return st.Precheck(src.Name, ev) == nil
+	}
 }
 
 // charged is what a charge reports for the receipt.

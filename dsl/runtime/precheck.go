@@ -95,6 +95,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 type staticCost struct {
 	dataset string
 	ev      accounting.Event
+	call    syntax.Call
 }
 
 // precheck sums the statically known costs of a cell per budget block and
@@ -152,7 +153,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			mode = s.Accountant
 		}
 		ev, ok := costFor(c.Func, method, calib, mode, c.Eps, c.Delta)
-		return staticCost{dataset: ds, ev: ev}, ok
+		return staticCost{dataset: ds, ev: ev, call: c}, ok
 	}
 	// Public arguments first: a call whose keywords are all literals is
 	// planned against its dataset's public schema, so that a k > d or an
@@ -197,9 +198,11 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			return err
 		}
 	}
+	callOf := map[string][]syntax.Call{} // the calls behind perDataset
 	for _, c := range p.Calls {
 		if sc, ok := cost(c); ok && sc.dataset != "" {
 			perDataset[sc.dataset] = append(perDataset[sc.dataset], sc.ev)
+			callOf[sc.dataset] = append(callOf[sc.dataset], c)
 		}
 	}
 	names := make([]string, 0, len(perDataset))
@@ -221,6 +224,13 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 					if note := approxNote(ev, schemaOf(n).Accountant); note != "" {
 						be.Notes = append(be.Notes, note)
 						break
+					}
+				}
+				if cs := callOf[n]; len(cs) == 1 {
+					if note := rt.fitNoteStatic(cs[0], &source{name: n, schema: *schemaOf(n)}, vals[callKey{cs[0].Line, cs[0].Col}], func(ev accounting.Event) bool {
+						return st.Precheck(n, ev) == nil
+					}); note != "" {
+						be.Notes = append(be.Notes, note)
 					}
 				}
 				return be
@@ -309,6 +319,27 @@ func (rt *Runtime) callDataset(c syntax.Call, lookup func(string) (any, bool)) s
 	return e.name
 }
 
+// fitNoteStatic is the core's "what would fit" note for a call of the
+// cell the pre-check refused, when all its keywords are literals (lits);
+// "" otherwise.
+func (rt *Runtime) fitNoteStatic(c syntax.Call, src *source, lits map[string]any, fits func(accounting.Event) bool) (note string) {
+	if lits == nil {
+		return ""
+	}
+	kws := make([]KW, 0, len(lits))
+	for n, v := range lits {
+		if _, ok := v.(nonLiteral); ok {
+			return ""
+		}
+		kws = append(kws, KW{name: n, value: v})
+	}
+	a, err := parseArgs(c.Func, kws)
+	if err != nil {
+		return ""
+	}
+	return rt.exec.FitNote(rt.call(nil, c.Func, src, a), fits)
+}
+
 // checkBlock checks a block's static costs against its cap under the
 // composition rule of mode (a dataset's accountant); with mode "" (no
 // dataset known) the block is refused only when every rule refuses it,
@@ -332,6 +363,14 @@ func checkBlock(blk syntax.Block, cellLabel, mode string, evs []accounting.Event
 		}
 		if refusal == nil {
 			if be, ok := asBudgetError(where, err, true); ok {
+				if blk.Delta == 0 {
+					for _, ev := range evs {
+						if ev.Kind != accounting.PureDP {
+							be.Notes = append(be.Notes, fmt.Sprintf("The block has no δ, and %s costs a (ε, δ) event: add delta= to the block's header (budget eps=%g, delta=1e-6 { … })", ev.Mechanism, blk.Eps))
+							break
+						}
+					}
+				}
 				refusal = be
 			} else {
 				refusal = errorf(NameBudgetBlock, "%s: %v", where, err)

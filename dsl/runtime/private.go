@@ -99,12 +99,11 @@ type blockGate struct {
 	own *block
 }
 
-// Admit implements release.Gate.
-func (g *blockGate) Admit(_ context.Context, ev accounting.Event, ds release.Ref) (commit func() string, abort func(), err error) {
-	rt, b := g.rt, g.b
-	rt.mu.Lock()
-	open := rt.block
-	rt.mu.Unlock()
+// blocks are the blocks whose caps apply to the call.
+func (g *blockGate) blocks() []*block {
+	g.rt.mu.Lock()
+	open := g.rt.block
+	g.rt.mu.Unlock()
 	var blks []*block
 	if g.own != nil {
 		blks = append(blks, g.own)
@@ -112,12 +111,17 @@ func (g *blockGate) Admit(_ context.Context, ev accounting.Event, ds release.Ref
 	if open != nil && open != g.own {
 		blks = append(blks, open)
 	}
-	label := ""
+	return blks
+}
+
+// check checks ev against the caps of blks, creating their accountants
+// (their mode follows the dataset) at the first use.
+func (g *blockGate) check(blks []*block, ev accounting.Event, ds release.Ref) (label string, err error) {
 	for _, blk := range blks {
 		if blk.acc == nil {
 			acc, err := accounting.NewAccountant(blockMode(blk.cap.Delta, ds.Schema.Accountant), blk.cap)
 			if err != nil {
-				return nil, nil, errorf(NameBudgetBlock, "%s: %v", blk.scope(), err)
+				return "", errorf(NameBudgetBlock, "%s: %v", blk.scope(), err)
 			}
 			blk.acc = acc
 		}
@@ -126,13 +130,34 @@ func (g *blockGate) Admit(_ context.Context, ev accounting.Event, ds release.Ref
 				if n := approxNote(ev, blk.acc.Mode().String()); n != "" {
 					be.Notes = append(be.Notes, n)
 				}
-				return nil, nil, be
+				if blk.cap.Delta == 0 && ev.Kind != accounting.PureDP {
+					be.Notes = append(be.Notes, fmt.Sprintf("The block has no δ, and %s costs a (ε, δ) event: add delta= to the block's header (budget eps=%g, delta=1e-6 { … })", ev.Mechanism, blk.cap.Eps))
+				}
+				return "", be
 			}
-			return nil, nil, errorf(NameArgumentError, "%s: %v", blk.scope(), err)
+			return "", errorf(NameArgumentError, "%s: %v", blk.scope(), err)
 		}
 		if label == "" {
 			label = blk.label()
 		}
+	}
+	return label, nil
+}
+
+// Check implements release.GateChecker: whether ev would pass the caps,
+// recording nothing.
+func (g *blockGate) Check(ev accounting.Event, ds release.Ref) error {
+	_, err := g.check(g.blocks(), ev, ds)
+	return err
+}
+
+// Admit implements release.Gate.
+func (g *blockGate) Admit(_ context.Context, ev accounting.Event, ds release.Ref) (commit func() string, abort func(), err error) {
+	rt, b := g.rt, g.b
+	blks := g.blocks()
+	label, err := g.check(blks, ev, ds)
+	if err != nil {
+		return nil, nil, err
 	}
 	commit = func() string {
 		rt.mu.Lock()

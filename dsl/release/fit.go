@@ -1,0 +1,115 @@
+package release
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/pca"
+)
+
+// GateChecker is implemented by gates that can say, without recording
+// anything, whether a cost would pass them: the executor uses it to tell
+// an analyst what would have fitted.
+type GateChecker interface {
+	Check(ev accounting.Event, ds Ref) error
+}
+
+// FitNote is fitNote for a call the caller refused itself (the DSL's
+// pre-check of a cell): fits reports whether a cost would be accepted.
+func (env *Local) FitNote(call Call, fits func(accounting.Event) bool) string {
+	p, err := env.Plan(call)
+	if err != nil {
+		return ""
+	}
+	return env.fitNote(call, p, fits, true)
+}
+
+// withArg is a copy of a with keyword name set to v.
+func withArg(a *Args, name string, v any) *Args {
+	out := &Args{Vals: map[string]any{}, Given: map[string]bool{}}
+	for k, x := range a.Vals {
+		out.Vals[k] = x
+	}
+	for k, x := range a.Given {
+		out.Given[k] = x
+	}
+	out.Vals[name], out.Given[name] = v, true
+	return out
+}
+
+// fitNote says what the refused call could have asked for instead: the
+// largest ε, at the call's δ, whose cost every budget involved accepts
+// (found by re-planning the call, which reads no data), or that no ε fits.
+// check reports whether a cost fits; retry allows trying a smaller δ.
+func (env *Local) fitNote(call Call, p *Plan, check func(accounting.Event) bool, retry bool) string {
+	costAt := func(eps float64) (accounting.Event, bool) {
+		q, err := env.Plan(Call{Func: call.Func, Dataset: call.Dataset, Args: withArg(call.Args, "eps", eps), Cell: call.Cell})
+		if err != nil {
+			return accounting.Event{}, false
+		}
+		ev := q.Cost
+		if !ev.HasTarget() {
+			ev = ev.WithTarget(q.Eps, q.Delta)
+		}
+		return ev, ev.Validate() == nil
+	}
+	fits := func(eps float64) bool {
+		ev, ok := costAt(eps)
+		return ok && check(ev)
+	}
+	// Walk down from the call's ε by halves to one that fits (plans may
+	// refuse a tiny ε), then bisect between it and the last that did not.
+	lo, hi := 0.0, p.Eps
+	for e := p.Eps / 2; e >= pca.MinEps; e /= 2 {
+		if fits(e) {
+			lo = e
+			break
+		}
+		hi = e
+	}
+	if lo == 0 {
+		// The call's δ alone may not fit (δ = the budget's δ, an
+		// approximate-DP event under zcdp): a smaller δ may.
+		if p.Delta > 0 && retry {
+			for _, smaller := range []float64{p.Delta / 10, p.Delta / 100} {
+				alt := call
+				alt.Args = withArg(call.Args, "delta", smaller)
+				q, err := env.Plan(alt)
+				if err == nil {
+					if note := env.fitNote(alt, q, check, false); !strings.HasPrefix(note, "No eps") {
+						return fmt.Sprintf("No eps fits at delta=%g (the call's δ takes what the budget's δ allows); with delta=%g: %s", p.Delta, smaller, note)
+					}
+				}
+			}
+		}
+		return fmt.Sprintf("No eps fits at delta=%g: the remaining budget is too small for this call", p.Delta)
+	}
+	for range 60 {
+		mid := math.Sqrt(lo * hi)
+		if !(mid > lo && mid < hi) {
+			break
+		}
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	// Round down to three significant digits, and check what is shown.
+	scale := math.Pow(10, math.Floor(math.Log10(lo))-2)
+	printed := func(x float64) float64 {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
+		return v
+	}
+	shown := printed(math.Floor(lo/scale) * scale)
+	for shown > 0 && !fits(shown) {
+		shown = printed(shown - scale)
+	}
+	if !(shown > 0) {
+		shown = lo
+	}
+	return fmt.Sprintf("The largest eps that fits at delta=%g is %s (same call, eps=%s)", p.Delta, strconv.FormatFloat(shown, 'g', 3, 64), strconv.FormatFloat(shown, 'g', 3, 64))
+}
