@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -11,8 +13,15 @@ func init() {
 		name:    "version",
 		summary: "print the version, the VCS revision and the Go version of this binary",
 		run: func(args []string, stdout, stderr io.Writer) int {
-			if len(args) > 0 {
-				fmt.Fprintf(stderr, "privnotes version: unexpected arguments: %v\n", args)
+			fs := newFlags("version", "version", "Prints the version, the VCS revision and the Go version of this binary (also: privnotes --version).", stderr)
+			if err := fs.Parse(args); err != nil {
+				if errors.Is(err, flag.ErrHelp) {
+					return 0
+				}
+				return 2
+			}
+			if fs.NArg() > 0 {
+				fmt.Fprintf(stderr, "privnotes version: unexpected arguments: %v\n", fs.Args())
 				return 2
 			}
 			fmt.Fprintln(stdout, versionLine())

@@ -80,6 +80,9 @@ func (a *Args) Float(name string) float64 { return a.Vals[name].(float64) }
 // Str returns the string keyword name.
 func (a *Args) Str(name string) string { return a.Vals[name].(string) }
 
+// Bool returns the bool keyword name (false if unset).
+func (a *Args) Bool(name string) bool { b, _ := a.Vals[name].(bool); return b }
+
 // Strs returns the []string keyword name (nil if unset).
 func (a *Args) Strs(name string) []string { s, _ := a.Vals[name].([]string); return s }
 

@@ -181,7 +181,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		if nb != accounting.ReplaceOne {
 			panic(Errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (its minibatches need a public n); this dataset or call uses %s", fn, chosen, nb))
 		}
-		publicUnits(fn, fmt.Sprintf("method %q", chosen), src)
+		n := publicUnits(fn, fmt.Sprintf("method %q", chosen), src)
 		if a.Int("providers") != 0 || a.Int("sparsity") != 0 {
 			panic(Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
 		}
@@ -199,6 +199,15 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		}
 		if err != nil {
 			panic(argErr(fn, err))
+		}
+		if n < pl.MinRows && !a.Bool("pad") {
+			// The count is public here, so saying it before the charge
+			// tells nothing; the run would pad, spend and release noise.
+			need := fmt.Sprintf("at least %d", pl.MinRows)
+			if pl.NeededN > pl.MinRows {
+				need += fmt.Sprintf(" (about %d for a useful estimate)", pl.NeededN)
+			}
+			panic(Errorf(NameArgumentError, "%s: method %q at eps=%v, delta=%v with %d steps needs %s rows, and dataset %q has %d (declared public): nothing was charged. Raise eps, lower iters, use method \"gauss\" or \"npm\", or give pad=true to run on zero-padded rows (private, but mostly noise)", fn, chosen, eps, delta, pl.Steps, need, src.Name, n))
 		}
 		p.Method, p.Cost = "dppca/"+chosen, pl.Cost
 		if chosen == dppca.MethodPrivateOja {

@@ -66,7 +66,7 @@ func TestPublicArgumentsCheckedBeforeRunning(t *testing.T) {
 	s.ok(`bc := dataset("tab")`)
 	for _, cell := range []string{
 		"fmt.Println(\"one\")\nr := private_pca(bc, k=50, eps=1, delta=1e-6)",
-		"fmt.Println(\"one\")\nr := private_pca(dataset(\"tab\"), k=2, eps=1, delta=1e-6, method=\"dppca\")",
+		"fmt.Println(\"one\")\nr := private_pca(dataset(\"tab\"), k=2, eps=1, delta=1e-6, method=\"dppca\", pad=true)",
 		"fmt.Println(\"one\")\nbudget eps=2, delta=1e-5 {\n\tr := private_pca(bc, k=1, eps=0.1, delta=1e-6, method=\"adaptive\")\n}",
 		"fmt.Println(\"one\")\nfor i := 0; i < 2; i++ {\n\tr := private_fedrep(bc, k=1, eps=1, delta=1e-6)\n\t_ = r\n}",
 	} {
@@ -102,11 +102,11 @@ func TestRefusalNotes(t *testing.T) {
 	registerPublicN(t, dir, "tab", table(60, 4, 1, 1), accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
 	s := newSession(t, dir)
 	s.ok(`ds := dataset("tab")`)
-	res, _ := s.fails(`r := private_pca(ds, k=1, eps=0.5, delta=1e-7, method="dppca")`, NameBudgetExceeded)
+	res, _ := s.fails(`r := private_pca(ds, k=1, eps=0.5, delta=1e-7, method="dppca", pad=true)`, NameBudgetExceeded)
 	if !strings.Contains(res.Error.Value, "approximate (ε=0.5") || !strings.Contains(res.Error.Value, "docs/accounting.md") {
 		t.Errorf("static dppca refusal under zcdp: %s", res.Error.Value)
 	}
-	res, _ = s.fails("e := 0.5\nr := private_pca(ds, k=1, eps=e, delta=1e-7, method=\"dppca\")", NameBudgetExceeded)
+	res, _ = s.fails("e := 0.5\nr := private_pca(ds, k=1, eps=e, delta=1e-7, method=\"dppca\", pad=true)", NameBudgetExceeded)
 	if !strings.Contains(res.Error.Value, "approximate (ε=0.5") || strings.Contains(res.Error.Value, "already made") {
 		t.Errorf("run-time dppca refusal under zcdp: %s", res.Error.Value)
 	}

@@ -18,7 +18,7 @@ func TestBudgetExceededSaysWhatFits(t *testing.T) {
 	for _, c := range []struct{ name, call string }{
 		{"static, too large", `r := private_pca(ds, k=1, eps=5, delta=1e-6, method="gauss")`},
 		{"static, a count", `r := private_count(ds, eps=3, delta=1e-6)`},
-		{"static, the call's δ is the budget's", `r := private_pca(ds, k=1, eps=0.5, delta=1e-6, method="dppca")`},
+		{"static, the call's δ is the budget's", `r := private_pca(ds, k=1, eps=0.5, delta=1e-6, method="dppca", pad=true)`},
 	} {
 		s := newSession(t, dir)
 		s.ok(`ds := dataset("d")`)

@@ -26,7 +26,7 @@ func TestCostForMatchesPlans(t *testing.T) {
 	user.Unit, user.UserColumn, user.Label = "user", "u", "y"
 	for _, calib := range []string{"zcdp", "paper"} {
 		for _, method := range []string{"auto", "npm", "adaptive", "gauss", "dppca", "oja", "federated"} {
-			kws := []KW{newKW("k", 1), newKW("eps", 0.5), newKW("delta", 1e-6), newKW("method", method), newKW("calibration", calib)}
+			kws := []KW{newKW("k", 1), newKW("eps", 0.5), newKW("delta", 1e-6), newKW("method", method), newKW("calibration", calib), newKW("pad", true)}
 			if method == "adaptive" {
 				kws = append(kws, newKW("iters", 5))
 			}
@@ -64,7 +64,7 @@ func TestCostForMatchesPlans(t *testing.T) {
 		{sc, "dppca", 0.5, accounting.ApproxDP, "analytic"},
 		{basic, "dppca", 0.5, accounting.ApproxDP, "paper"},
 	} {
-		a, err := parseArgs("private_pca", []KW{newKW("k", 1), newKW("eps", c.eps), newKW("delta", 1e-6), newKW("method", c.method)})
+		a, err := parseArgs("private_pca", []KW{newKW("k", 1), newKW("eps", c.eps), newKW("delta", 1e-6), newKW("method", c.method), newKW("pad", true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,10 +190,14 @@ g := private_pca(syn, k=1, eps=1, delta=1e-6, method="gauss")
 		t.Errorf("plot display: %+v %s", res.Error, o.all(res))
 	}
 	s.fails(`plot_eigenvalues(private_pca(syn, k=1, eps=1, delta=1e-6, method="federated"))`, NameArgumentError)
-	// too few rows for DP-PCA's minibatches: padded, not a failure
-	if out := s.ok(`r3 := private_pca(syn, k=1, eps=0.5, delta=1e-6, method="dppca")
+	// too few rows for DP-PCA's minibatches: refused before the charge,
+	// saying how many it needs; with pad=true padded, not a failure
+	if res, _ := s.fails(`r3 := private_pca(syn, k=1, eps=0.5, delta=1e-6, method="dppca")`, NameArgumentError); !strings.Contains(res.Error.Value, "needs at least") || !strings.Contains(res.Error.Value, "pad=true") {
+		t.Errorf("dppca on few synthetic rows: %s", res.Error.Value)
+	}
+	if out := s.ok(`r3 := private_pca(syn, k=1, eps=0.5, delta=1e-6, method="dppca", pad=true)
 fmt.Println(r3.Receipt.Note)`); !strings.Contains(out, "padded with zero rows") {
-		t.Errorf("dppca on few synthetic rows: %s", out)
+		t.Errorf("dppca on few synthetic rows with pad=true: %s", out)
 	}
 	s.fails(`remaining(syn)`, NameDatasetError)
 	// a block caps synthetic calls too (reported cost), before anything runs
