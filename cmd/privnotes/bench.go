@@ -121,10 +121,20 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if !*asJSON && len(all) > 0 {
 		printSummary(stdout, bench.Summarize(all))
+		for _, w := range todo {
+			if report := benchReports[w.Name]; report != nil {
+				report(stdout, all)
+			}
+		}
 		fmt.Fprintf(stdout, "\n%d runs in %.1fs (seeded noise, public synthetic data)\n", len(all), time.Since(start).Seconds())
 	}
 	return status
 }
+
+// benchReports are tables a workload prints after the median table, by
+// workload name, for what that table has no column for (bench_tabular.go:
+// the engine against DuckDB's floor).
+var benchReports = map[string]func(w io.Writer, rows []bench.Row){}
 
 // jsonRow replaces non-finite numbers, which encoding/json rejects.
 func jsonRow(r bench.Row) bench.Row {
