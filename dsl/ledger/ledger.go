@@ -251,6 +251,22 @@ func (s *Store) Precheck(datasetName string, events ...accounting.Event) error {
 	return acc.Check(events...)
 }
 
+// WouldRemain returns what the dataset's budget would have left after
+// events, recording nothing: nil error, or an *accounting.ExceededError
+// when they do not fit. It serves dry runs; Charge stays authoritative.
+func (s *Store) WouldRemain(datasetName string, events ...accounting.Event) (accounting.Budget, error) {
+	acc, _, err := s.accountant(context.Background(), s.db, datasetName)
+	if err != nil {
+		return accounting.Budget{}, err
+	}
+	for _, ev := range events {
+		if err := acc.Spend(ev); err != nil {
+			return accounting.Budget{}, err
+		}
+	}
+	return acc.Remaining(), nil
+}
+
 // Status returns a dataset's budget, spent and remaining.
 func (s *Store) Status(datasetName string) (*Status, error) {
 	acc, sc, err := s.accountant(context.Background(), s.db, datasetName)

@@ -191,6 +191,59 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	return nil, Errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s", p.Func, p.Method, src.Name, ch.ledgerID, p.Func)
 }
 
+// DryRun plans call and says what it would cost and leave, as a receipt
+// (Receipt.DryRun), without charging anything or reading data. A call
+// that would be refused is refused as Execute would refuse it, with what
+// would fit.
+func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, error) {
+	p, err := env.Plan(call)
+	if err != nil {
+		return nil, err
+	}
+	ev := p.Cost
+	if !ev.HasTarget() {
+		ev = ev.WithTarget(p.Eps, p.Delta)
+	}
+	if ev.Mechanism == "" {
+		ev.Mechanism = p.Method
+	}
+	if err := ev.Validate(); err != nil {
+		return nil, Errorf(NameArgumentError, "%s: %v", p.Func, err)
+	}
+	src := call.Dataset
+	ch := &charged{}
+	if gc, ok := gate.(GateChecker); ok {
+		if err := gc.Check(ev, src); err != nil {
+			var be *BudgetError
+			if errors.As(err, &be) && !src.Synthetic() {
+				be.Notes = append(be.Notes, env.fitNote(call, p, env.fitsFunc(src, gate), true))
+			}
+			return nil, err
+		}
+	}
+	if !src.Synthetic() {
+		st, err := env.store()
+		if err != nil {
+			return nil, err
+		}
+		left, err := st.WouldRemain(src.Name, ev)
+		if err != nil {
+			if be, ok := AsBudgetError(fmt.Sprintf("dataset %q", src.Name), err, false); ok {
+				if n := ApproxNote(ev, src.Schema.Accountant); n != "" {
+					be.Notes = append(be.Notes, n)
+				}
+				be.Notes = append(be.Notes, env.fitNote(call, p, env.fitsFunc(src, gate), true))
+				return nil, be
+			}
+			return nil, Errorf(NameLedgerError, "dataset %q: %v", src.Name, err)
+		}
+		ch.remaining, ch.mode = left, src.Schema.Accountant
+	}
+	r := newReceipt(src, p, ev, ch)
+	r.DryRun, r.Charged = true, false
+	return r, nil
+}
+
 // fitsFunc reports whether a cost would pass the gate (when it can tell)
 // and the dataset's remaining budget, without recording anything.
 func (env *Local) fitsFunc(src Ref, gate Gate) func(accounting.Event) bool {

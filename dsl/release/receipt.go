@@ -29,6 +29,9 @@ type Receipt struct {
 	// Remaining is the dataset's budget left after the charge.
 	Remaining accounting.Budget
 	Params    map[string]any
+	// DryRun is set for the receipt of a dry run (dry_run=true): nothing
+	// was charged or read, and Remaining is what the call would leave.
+	DryRun bool
 }
 
 func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch *charged) *Receipt {
@@ -50,6 +53,17 @@ func (r *Receipt) String() string {
 		return "no receipt"
 	}
 	var b strings.Builder
+	if r.DryRun {
+		fmt.Fprintf(&b, "dry run (nothing charged, no data read): %s on %s, ε=%.6g, δ=%.6g would cost %s (accountant %s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant)
+		if r.Accountant != "" && !strings.HasPrefix(r.Accountant, "none") {
+			fmt.Fprintf(&b, " and leave ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)
+		}
+		if r.Block != "" {
+			fmt.Fprintf(&b, "; within budget block %s", r.Block)
+		}
+		fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant)
 	if r.Charged {
 		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta)
@@ -80,7 +94,9 @@ func (r *Receipt) HTML() string {
 		{"cost", CostString(r.Cost)}, {"accountant", r.Accountant},
 		{"noise", r.NoiseScale}, {"note", r.Note},
 	}
-	if r.Charged {
+	if r.DryRun {
+		rows = append(rows, [2]string{"dry run", fmt.Sprintf("nothing charged, no data read; would leave ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
+	} else if r.Charged {
 		rows = append(rows, [2]string{"ledger record", fmt.Sprint(r.LedgerID)},
 			[2]string{"remaining", fmt.Sprintf("ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
 	} else {
