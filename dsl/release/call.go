@@ -88,8 +88,8 @@ func (a *Args) Strs(name string) []string { s, _ := a.Vals[name].([]string); ret
 
 // Release is the outcome of a private call: its values and its receipt.
 type Release struct {
-	// Value is a *PCA, *FedRep, *Count, *Mean, *Sum, *Histogram or
-	// *Quantile.
+	// Value is a *PCA, *FedRep, *Count, *Mean, *Sum, *Histogram,
+	// *Quantile or *Groups; nil for a dry run.
 	Value   any
 	Receipt *Receipt
 	// Columns are the public column names the values refer to.

@@ -54,9 +54,18 @@ func dataOf(d *ledger.Data) (*Data, error) {
 // projectFeatures is Data.Columns over a source of the schema's numeric
 // feature columns.
 func projectFeatures(sc ledger.Schema, src rows.Source, names []string) (rows.Source, error) {
-	idx, err := columnIndex(sc, names)
-	if err != nil {
-		return nil, err
+	// A name may repeat (a subset's filter reads a column it also gives).
+	pos := map[string]int{}
+	for i, c := range sc.Columns {
+		pos[c] = i
+	}
+	idx := make([]int, len(names))
+	for t, n := range names {
+		i, ok := pos[n]
+		if !ok {
+			return nil, fmt.Errorf("no column %q; the columns are %v", n, sc.Columns)
+		}
+		idx[t] = i
 	}
 	p := &projected{parent: src, idx: idx, lo: make([]float64, len(idx)), hi: make([]float64, len(idx))}
 	for t, name := range names {

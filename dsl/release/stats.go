@@ -15,6 +15,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/rows"
+	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
 // countSensitivity is the ℓ1 sensitivity of a count of privacy units. Under
@@ -30,6 +31,10 @@ const meanCountShare = 0.2
 
 func planCount(env *Local, src Ref, a *Args) *Plan {
 	const fn = "private_count"
+	if optStr(a, "by") != "" {
+		return planGroups(env, src, a, fn, tabular.GroupCount)
+	}
+	noGrouping(fn, a)
 	eps, delta := a.Float("eps"), a.Float("delta")
 	unit := "rows"
 	if src.Schema.Unit == "user" {
@@ -97,6 +102,14 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 
 func planMean(env *Local, src Ref, a *Args) *Plan {
 	const fn = "private_mean"
+	switch {
+	case optStr(a, "by") != "":
+		return planGroups(env, src, a, fn, tabular.GroupMean)
+	case optStr(a, "col") != "":
+		noGrouping(fn, a)
+		return planColumnMean(env, src, a)
+	}
+	noGrouping(fn, a)
 	sc := src.Schema
 	eps, delta := a.Float("eps"), a.Float("delta")
 	if delta == 0 {

@@ -150,6 +150,10 @@ func columnSource(d *Data, col string) (rows.Source, error) {
 
 func planSum(env *Local, src Ref, a *Args) *Plan {
 	const fn = "private_sum"
+	if optStr(a, "by") != "" {
+		return planGroups(env, src, a, fn, tabular.GroupSum)
+	}
+	noGrouping(fn, a)
 	sc := src.Schema
 	c := columnOf(fn, src, a)
 	c.needBounds(fn)
@@ -306,6 +310,238 @@ func planQuantile(env *Local, src Ref, a *Args) *Plan {
 			return nil, err
 		}
 		return &Quantile{Q: q, Value: v}, nil
+	}
+	return p
+}
+
+// Groups is a grouped release (private_count, private_sum or private_mean
+// with by=): one value per key of the by column's public domain, in its
+// order, then "other".
+type Groups struct {
+	// Stat is "count", "sum" or "mean".
+	Stat string
+	// Column is the summed or averaged column ("" for counts).
+	Column string
+	By     string
+	Keys   []string
+	Values []float64
+}
+
+// optStr, optInt and optFloat read a keyword that callers building Args
+// by hand may leave out.
+func optStr(a *Args, name string) string { s, _ := a.Vals[name].(string); return s }
+
+func optInt(a *Args, name string, def int) int {
+	if v, ok := a.Vals[name].(int); ok {
+		return v
+	}
+	return def
+}
+
+func optFloat(a *Args, name string) float64 { f, _ := a.Vals[name].(float64); return f }
+
+// groupDomain resolves the by keyword: a categorical column, whose public
+// domain (and "other") gives the keys. A numeric or unknown column is
+// refused here, before the charge.
+func groupDomain(fn string, src Ref, by string) []string {
+	sc := src.Schema
+	if dom, ok := sc.Categorical[by]; ok {
+		return dom
+	}
+	cats := categoricalColumns(sc)
+	have := "categorical columns: " + listOrNone(cats)
+	if len(cats) == 0 {
+		have = fmt.Sprintf("dataset %q has no categorical column: the data owner declares one at registration (`privnotes dataset add … --categories %s=a,b,c`, on a snapshot dataset)", src.Name, by)
+	}
+	for _, c := range sc.Columns {
+		if c == by {
+			panic(Errorf(NameArgumentError, "%s: column %q is numeric; by= groups by a categorical column, whose public domain gives the keys (%s). To count or sum over ranges of a numeric column, use private_histogram(ds, col=%q, bins=N) for counts, or filter(ds, col=%q, op=\"<\", value=…) for one range at a time", fn, by, have, by, by))
+		}
+	}
+	panic(Errorf(NameArgumentError, "%s: no column %q to group by; %s", fn, by, have))
+}
+
+// maxGroupsOf is the call's max_groups: 1..keys on user-level data; on
+// row-level data a row is in one group, so only 1.
+func maxGroupsOf(fn string, src Ref, a *Args, by string, keys int) int {
+	k := optInt(a, "max_groups", 1)
+	if src.Schema.Unit != "user" {
+		if k != 1 {
+			panic(Errorf(NameArgumentError, "%s: max_groups=%d applies to user-level data; dataset %q is row-level, where every row lies in exactly one group: leave max_groups out", fn, k, src.Name))
+		}
+		return 1
+	}
+	if k < 1 || k > keys {
+		panic(Errorf(NameArgumentError, "%s: max_groups=%d must be an integer from 1 to %d, the number of keys of %q (its categories and %q)", fn, k, keys, by, ledger.OtherCategory))
+	}
+	return k
+}
+
+// noGrouping refuses max_groups on a call without by.
+func noGrouping(fn string, a *Args) {
+	if k := optInt(a, "max_groups", 1); k != 1 {
+		panic(Errorf(NameArgumentError, "%s: max_groups=%d needs by=\"column\" (a categorical column to group by)", fn, k))
+	}
+}
+
+// columnsSource is some columns of a call, after the charge.
+func columnsSource(d *Data, names []string) (rows.Source, error) {
+	if d.Columns == nil {
+		return nil, errors.New("release: the data layer gives no column access")
+	}
+	return d.Columns(names)
+}
+
+// planGroups plans private_count, private_sum or private_mean with by=:
+// one value per key of the by column's public domain (mechanisms/tabular's
+// PlanGroups).
+func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat) *Plan {
+	sc := src.Schema
+	by := optStr(a, "by")
+	dom := groupDomain(fn, src, by)
+	bins, err := tabular.NewCategoryBins(dom, ledger.OtherCategory)
+	if err != nil {
+		panic(Errorf(NameArgumentError, "%s: column %q: %v", fn, by, err))
+	}
+	keys := bins.Keys()
+	k := maxGroupsOf(fn, src, a, by, len(keys))
+	var c tabColumn
+	if stat != tabular.GroupCount {
+		if stat == tabular.GroupMean {
+			meanColumnOnly(fn, a, "by")
+			if optStr(a, "col") == "" {
+				panic(Errorf(NameArgumentError, "%s: by= averages one column per group: give col=\"…\", a numeric column with public bounds", fn))
+			}
+		}
+		c = columnOf(fn, src, a)
+		c.needBounds(fn)
+	}
+	eps, delta := a.Float("eps"), a.Float("delta")
+	nb := registeredRelation(fn, src)
+	spec := tabular.GroupSpec{Stat: stat, Groups: bins, Lo: c.lo, Hi: c.hi, MaxGroups: k, CountShare: meanCountShare,
+		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne}
+	gp, err := tabular.PlanGroups(spec, eps, delta, nb)
+	if err != nil {
+		if stat == tabular.GroupCount {
+			panic(Errorf(NameArgumentError, "%s: %v", fn, err))
+		}
+		panic(tabErr(fn, c, err))
+	}
+	users := sc.Unit == "user"
+	unit, rule := unitWords(sc, fmt.Sprintf("each user counts once in each of the first %d distinct group(s) of their rows in row order", k))
+	if users && stat != tabular.GroupCount {
+		rule += ", with the mean of their clamped values there"
+	}
+	base := stat.String() + "-by"
+	method := base + "/laplace"
+	var noiseText, calib string
+	switch {
+	case stat == tabular.GroupMean:
+		method = base + "/gaussian"
+		noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key's sum (ℓ2 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding) and std %.4g per key's count (ℓ2 sensitivity %.4g)",
+			gp.SumScale, gp.SumL2, nb, gp.Excess, gp.CountScale, gp.CountL2)
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sums, %.0f%% to the counts; mean = noisy sum / max(noisy count, 1) per key, not clamped to the bounds",
+			eps, delta, gp.Rho, 100*(1-meanCountShare), 100*meanCountShare)
+	case gp.Gaussian:
+		method = base + "/gaussian"
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g", eps, delta, gp.Rho)
+	default:
+		calib = fmt.Sprintf("pure ε-DP with ε=%v%s", eps, zcdpAdvice(sc, eps, true))
+	}
+	what := fmt.Sprintf("counts of %s", unit)
+	cols := []string{by}
+	switch stat {
+	case tabular.GroupCount:
+		if gp.Gaussian {
+			noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key (ℓ2 sensitivity %.4g under %s)", gp.CountScale, gp.CountL2, nb)
+		} else {
+			noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g per key (ℓ1 sensitivity %v under %s)", gp.CountScale, gp.CountL1, nb)
+		}
+		calib += "; counts rounded to integers"
+	case tabular.GroupSum:
+		if gp.Gaussian {
+			noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key (ℓ2 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding)", gp.SumScale, gp.SumL2, nb, gp.Excess)
+		} else {
+			noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g per key (ℓ1 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding)", gp.SumScale, gp.SumL1, nb, gp.Excess)
+		}
+		fallthrough
+	case tabular.GroupMean:
+		what = fmt.Sprintf("%ss over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)", stat, unit, c.name, c.lo, c.hi)
+		cols = []string{c.name, by}
+	}
+	ev := gp.Event
+	ev.Mechanism = method
+	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
+		Noise: noiseText,
+		Note: fmt.Sprintf("%s per key of the categorical column %q: its %d categories and %q for every other value, every key released whatever the data%s; %s; noise on the lattice of its scale",
+			what, by, len(dom), ledger.OtherCategory, rule, calib),
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k})}
+	if stat != tabular.GroupCount {
+		p.Params["bounds"] = []float64{c.lo, c.hi}
+	}
+	p.run = func(ctx context.Context, d *Data) (any, error) {
+		s, err := columnsSource(d, cols)
+		if err != nil {
+			return nil, err
+		}
+		vals, err := gp.Run(ctx, s, users, env.sampler())
+		if err != nil {
+			return nil, err
+		}
+		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals}, nil
+	}
+	return p
+}
+
+// meanColumnOnly refuses the row-vector form's keywords in private_mean's
+// col= and by= forms.
+func meanColumnOnly(fn string, a *Args, form string) {
+	if len(a.Strs("columns")) > 0 {
+		panic(Errorf(NameArgumentError, "%s: give col= (one column clamped to its public bounds) or columns= (the row-vector form, rows clipped to a norm), not both", fn))
+	}
+	if optFloat(a, "clip") != 0 {
+		panic(Errorf(NameArgumentError, "%s: clip= belongs to the row-vector form (columns=); with %s= the column's values are clamped to its public bounds instead, so leave clip out", fn, form))
+	}
+}
+
+// planColumnMean is private_mean(ds, col=…): the mean of one column clamped
+// to its public bounds, a noisy sum over a noisy count in zCDP (tabular's
+// GroupMean without a grouping column), released as a Mean of one value.
+func planColumnMean(env *Local, src Ref, a *Args) *Plan {
+	const fn = "private_mean"
+	sc := src.Schema
+	meanColumnOnly(fn, a, "col")
+	c := columnOf(fn, src, a)
+	c.needBounds(fn)
+	eps, delta := a.Float("eps"), a.Float("delta")
+	nb := registeredRelation(fn, src)
+	spec := tabular.GroupSpec{Stat: tabular.GroupMean, Lo: c.lo, Hi: c.hi, MaxGroups: 1, CountShare: meanCountShare,
+		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne}
+	gp, err := tabular.PlanGroups(spec, eps, delta, nb)
+	if err != nil {
+		panic(tabErr(fn, c, err))
+	}
+	unit, rule := unitWords(sc, "each user adds the mean of their clamped values and counts once")
+	const method = "bounded-mean/gaussian"
+	ev := gp.Event
+	ev.Mechanism = method
+	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: []string{c.name},
+		Noise: fmt.Sprintf("discrete Gaussian, std %.4g on the sum (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding) and std %.4g on the count (sensitivity 1)",
+			gp.SumScale, gp.SumL2, nb, gp.Excess, gp.CountScale),
+		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum, %.0f%% to the count; mean = noisy sum / max(noisy count, 1), not clamped to the bounds",
+			unit, c.name, c.lo, c.hi, rule, eps, delta, gp.Rho, 100*(1-meanCountShare), 100*meanCountShare),
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
+	users := sc.Unit == "user"
+	p.run = func(ctx context.Context, d *Data) (any, error) {
+		s, err := columnSource(d, c.name)
+		if err != nil {
+			return nil, err
+		}
+		vals, err := gp.Run(ctx, s, users, env.sampler())
+		if err != nil {
+			return nil, err
+		}
+		return &Mean{Values: vals}, nil
 	}
 	return p
 }

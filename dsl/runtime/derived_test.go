@@ -64,7 +64,7 @@ fmt.Println(h.Get("south") < 30, a.Get("[0, 30)") < 30, p.Components.RawMatrix()
 	// A subset's size is private even where the registered count is
 	// public: methods that need n refuse it before the charge.
 	s.fails(`r := private_pca(old, k=1, eps=1, delta=1e-6, method="dppca")`, NameArgumentError)
-	s.ok(`r := private_pca(ds, k=1, eps=1, delta=1e-6, method="dppca")`)
+	s.ok(`r := private_pca(ds, k=1, eps=1, delta=1e-6, method="dppca", pad=true)`)
 }
 
 func TestFilterRefusals(t *testing.T) {

@@ -83,4 +83,4 @@ func TestNilResultsDisplay(t *testing.T) {
 }
 
 // nilResultTypes are the result types of the private functions.
-var nilResultTypes = []string{"PCAResult", "CountResult", "MeanResult", "FedRepResult"}
+var nilResultTypes = []string{"PCAResult", "CountResult", "MeanResult", "FedRepResult", "SumResult", "HistogramResult", "QuantileResult", "GroupResult"}

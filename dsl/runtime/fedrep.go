@@ -4,5 +4,8 @@ import "github.com/privnotes/privnotes/dsl/release"
 
 func (rt *Runtime) privateFedRep(ds any, kws ...KW) *FedRepResult {
 	rel, _ := rt.runPrivate("private_fedrep", ds, kws)
+	if rel.Value == nil { // a dry run: the receipt only
+		return &FedRepResult{Receipt: rel.Receipt}
+	}
 	return &FedRepResult{U: rel.Value.(*release.FedRep).U, Columns: rel.Columns, Receipt: rel.Receipt}
 }

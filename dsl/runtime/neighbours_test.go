@@ -22,6 +22,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -100,6 +102,43 @@ func harnessTable(v variant, users bool) *dataset.Table {
 	return t
 }
 
+// harnessCSV is harnessTable as CSV with a categorical column g (domain
+// {a, b}; c and the extreme unit's zzz are "other"), for a snapshot
+// dataset: the unit's rows cycle through a, b and c.
+func harnessCSV(v variant, users bool) string {
+	t := harnessTable(v, users)
+	var b strings.Builder
+	b.WriteString("x1,x2,x3,g")
+	if users {
+		b.WriteString(",uid")
+	}
+	b.WriteString("\n")
+	rowsPer := 1
+	if users {
+		rowsPer = 3
+	}
+	for i := range t.Rows {
+		u := i / rowsPer
+		x := t.X[3*i : 3*i+3]
+		g := []string{"a", "b", "c"}[(u+i)%3]
+		if v.extreme && u == 0 {
+			g = "zzz"
+		}
+		for _, f := range x {
+			if f == math.SmallestNonzeroFloat64 {
+				f = 0
+			}
+			b.WriteString(strconv.FormatFloat(f, 'g', -1, 64) + ",")
+		}
+		b.WriteString(g)
+		if users {
+			fmt.Fprintf(&b, ",u%d", u)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
 // harnessConfig is the public configuration a group of worlds shares.
 type harnessConfig struct {
 	neighbour accounting.Neighbour
@@ -129,6 +168,19 @@ func newWorld(t *testing.T, c harnessConfig, v variant) *world {
 			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", PublicN: c.publicN,
 			Bounds: harnessBounds})
 	}
+	if !c.publicN {
+		// Snapshot datasets with a categorical column, for the grouped
+		// forms and categorical histograms (a public n changes nothing
+		// for them, so the public-n worlds skip them).
+		for _, users := range []bool{false, true} {
+			name, spec := "cats", snapshot.Spec{Bounds: harnessBounds, Categories: map[string][]string{"g": {"a", "b"}}}
+			if users {
+				name, spec.UserColumn = "ucats", "uid"
+			}
+			registerSnapshot(t, dir, name, harnessCSV(v, users), spec, ledger.Registration{Budget: budget, Accountant: accounting.ModeZCDP,
+				Neighbour: c.neighbour, Clip: 1})
+		}
+	}
 	rt, err := New(Config{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -152,10 +204,20 @@ type harnessCall struct {
 	fn      string
 	dataset string
 	kws     []KW
+	// filter, if set, runs the call on filter(dataset, col=, op=, value=).
+	filter []KW
 }
 
 func (c harnessCall) String() string {
-	parts := []string{fmt.Sprintf("dataset(%q)", c.dataset)}
+	ds := fmt.Sprintf("dataset(%q)", c.dataset)
+	if c.filter != nil {
+		var fs []string
+		for _, k := range c.filter {
+			fs = append(fs, fmt.Sprintf("%s=%#v", k.name, k.value))
+		}
+		ds = "filter(" + ds + ", " + strings.Join(fs, ", ") + ")"
+	}
+	parts := []string{ds}
 	for _, k := range c.kws {
 		parts = append(parts, fmt.Sprintf("%s=%#v", k.name, k.value))
 	}
@@ -222,6 +284,9 @@ func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
 			}
 		}()
 		ds := w.rt.dataset(c.dataset)
+		if c.filter != nil {
+			ds = w.rt.filter(ds, c.filter...)
+		}
 		done <- result{v: harnessFuncs[c.fn](w.rt, ds, c.kws...)}
 	}()
 	var o outcome
@@ -316,9 +381,9 @@ func describeRelease(v any) string {
 		}
 		shape = fmt.Sprintf("components %d×%d, %d values, %d support, method %s, columns %v", rows, cols, len(r.Values), len(r.Support), r.Method, r.Columns)
 	case *CountResult:
-		shape = "count"
+		shape = "count" + groupShape(r.GroupResult)
 	case *MeanResult:
-		shape = fmt.Sprintf("mean of %d columns %v", len(r.Values), r.Columns)
+		shape = fmt.Sprintf("mean of %d columns %v", len(r.Values), r.Columns) + groupShape(r.GroupResult)
 	case *FedRepResult:
 		rows, cols := 0, 0
 		if r.U != nil {
@@ -326,7 +391,7 @@ func describeRelease(v any) string {
 		}
 		shape = fmt.Sprintf("U %d×%d, columns %v", rows, cols, r.Columns)
 	case *SumResult:
-		shape = "sum of " + r.Column
+		shape = "sum of " + r.Column + groupShape(r.GroupResult)
 	case *HistogramResult:
 		shape = fmt.Sprintf("histogram of %s, %d counts, keys %q", r.Column, len(r.Counts), r.Keys)
 	case *QuantileResult:
@@ -349,6 +414,15 @@ func describeRelease(v any) string {
 	}
 	return fmt.Sprintf("%s; receipt: %s/%s ε=%v δ=%v cost=%v accountant=%s charged=%v ledger=%d block=%q remaining=%v noise=%q note=%q params=%v",
 		shape, rc.Function, rc.Mechanism, rc.Eps, rc.Delta, rc.Cost, rc.Accountant, rc.Charged, rc.LedgerID, rc.Block, rc.Remaining, rc.NoiseScale, rc.Note, params)
+}
+
+// groupShape is a grouped result's shape: its statistic, columns, keys
+// and number of values.
+func groupShape(g *GroupResult) string {
+	if g == nil {
+		return ""
+	}
+	return fmt.Sprintf(" by %s: %s of %q, keys %q, %d values", g.By, g.Stat, g.Column, g.Keys, len(g.Values))
 }
 
 // Extreme values of the grid.
@@ -430,6 +504,12 @@ func harnessGrid(wide bool) []harnessCall {
 				k = 1
 			}
 			base := []KW{kw("k", k), kw("eps", 1.0), kw("delta", 1e-6), kw("method", m), kw("iters", 3)}
+			if m == "dppca" || m == "oja" {
+				// The harness's data are far below what their minibatches
+				// need: pad=true runs them; without it they are refused.
+				base = append(base, kw("pad", true))
+				add("private_pca", ds, base, "pad", []any{false})
+			}
 			calls = append(calls, harnessCall{fn: "private_pca", dataset: ds, kws: base})
 			if ds == "users" && !wide {
 				continue
@@ -517,6 +597,84 @@ func harnessGrid(wide bool) []harnessCall {
 				}
 			}
 		}
+	}
+	// calls on subsets: the neighbour's extra or replaced row may enter
+	// or leave the subset, and the subset's size is private (so the
+	// methods that need n refuse it, in every world alike).
+	for _, ds := range []string{"rows", "users"} {
+		for _, f := range [][]KW{
+			{kw("col", "x1"), kw("op", ">="), kw("value", 0.0)},
+			{kw("col", "x2"), kw("op", "<"), kw("value", -5.0)}, // empty
+		} {
+			for _, c := range []harnessCall{
+				{fn: "private_count", kws: []KW{kw("eps", 1.0), kw("delta", 1e-6)}},
+				{fn: "private_sum", kws: []KW{kw("col", "x2"), kw("eps", 1.0)}},
+				{fn: "private_sum", kws: []KW{kw("col", "x2"), kw("eps", 1.0), kw("delta", 1e-6)}},
+				{fn: "private_histogram", kws: []KW{kw("col", "x1"), kw("bins", 3), kw("eps", 1.0)}},
+				{fn: "private_quantile", kws: []KW{kw("col", "x2"), kw("eps", 1.0)}},
+				{fn: "private_mean", kws: []KW{kw("eps", 1.0), kw("delta", 1e-6)}},
+				{fn: "private_pca", kws: []KW{kw("k", 1), kw("eps", 1.0), kw("delta", 1e-6), kw("method", "gauss")}},
+				{fn: "private_pca", kws: []KW{kw("k", 1), kw("eps", 1.0), kw("delta", 1e-6), kw("method", "npm"), kw("iters", 3)}},
+				{fn: "private_pca", kws: []KW{kw("k", 1), kw("eps", 1.0), kw("delta", 1e-6), kw("method", "dppca"), kw("pad", true)}},
+			} {
+				c.dataset, c.filter = ds, f
+				calls = append(calls, c)
+			}
+		}
+	}
+	// grouped counts, sums and means, and the one-column mean, on the
+	// snapshot datasets with the categorical column g; by= on the blob
+	// datasets (no categorical column) is refused.
+	for _, ds := range []string{"cats", "ucats"} {
+		bys := []any{"x1", "nope", "", "g"}
+		groups := ints(harnessInts)
+		cbase := []KW{kw("by", "g"), kw("eps", 1.0)}
+		if ds == "ucats" {
+			cbase = append(cbase, kw("max_groups", 2))
+		}
+		calls = append(calls, harnessCall{fn: "private_count", dataset: ds, kws: cbase})
+		add("private_count", ds, cbase, "eps", floats(harnessEps))
+		add("private_count", ds, cbase, "delta", floats(harnessDelta))
+		add("private_count", ds, cbase, "by", bys)
+		add("private_count", ds, cbase, "max_groups", groups)
+		sbase := append([]KW{kw("col", "x1")}, cbase...)
+		calls = append(calls, harnessCall{fn: "private_sum", dataset: ds, kws: sbase})
+		add("private_sum", ds, sbase, "eps", floats(harnessEps))
+		add("private_sum", ds, sbase, "delta", floats(harnessDelta))
+		add("private_sum", ds, sbase, "col", cols)
+		add("private_sum", ds, sbase, "by", bys)
+		add("private_sum", ds, sbase, "max_groups", groups)
+		mbase := append([]KW{kw("delta", 1e-6)}, sbase...)
+		calls = append(calls, harnessCall{fn: "private_mean", dataset: ds, kws: mbase})
+		add("private_mean", ds, mbase, "eps", floats(harnessEps))
+		add("private_mean", ds, mbase, "delta", floats(harnessDelta))
+		add("private_mean", ds, mbase, "col", cols)
+		add("private_mean", ds, mbase, "by", bys)
+		add("private_mean", ds, mbase, "max_groups", groups)
+		add("private_mean", ds, mbase, "clip", []any{0.0, 1.0})
+		obase := []KW{kw("col", "x2"), kw("eps", 1.0), kw("delta", 1e-6)} // one column's mean
+		calls = append(calls, harnessCall{fn: "private_mean", dataset: ds, kws: obase})
+		add("private_mean", ds, obase, "eps", floats(harnessEps))
+		add("private_mean", ds, obase, "delta", floats(harnessDelta))
+		add("private_mean", ds, obase, "col", cols)
+		add("private_mean", ds, obase, "max_groups", []any{1, 2})
+		hbase := []KW{kw("col", "g"), kw("eps", 1.0)} // a categorical histogram
+		calls = append(calls, harnessCall{fn: "private_histogram", dataset: ds, kws: hbase})
+		add("private_histogram", ds, hbase, "eps", floats(harnessEps))
+		add("private_histogram", ds, hbase, "delta", floats(harnessDelta))
+		add("private_histogram", ds, hbase, "bins", []any{0, 2})
+		if wide {
+			for _, e := range harnessEps {
+				for _, g := range harnessInts {
+					calls = append(calls, harnessCall{fn: "private_sum", dataset: ds, kws: []KW{kw("col", "x2"), kw("by", "g"), kw("max_groups", g), kw("eps", e), kw("delta", 1e-6)}})
+				}
+			}
+		}
+	}
+	for _, ds := range []string{"rows", "users"} {
+		calls = append(calls, harnessCall{fn: "private_count", dataset: ds, kws: []KW{kw("by", "x1"), kw("eps", 1.0)}})
+		calls = append(calls, harnessCall{fn: "private_sum", dataset: ds, kws: []KW{kw("col", "x1"), kw("by", "x2"), kw("eps", 1.0)}})
+		calls = append(calls, harnessCall{fn: "private_mean", dataset: ds, kws: []KW{kw("col", "x1"), kw("eps", 1.0), kw("delta", 1e-6)}})
 	}
 	return calls
 }

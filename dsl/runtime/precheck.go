@@ -29,7 +29,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 	gaussian := delta > 0
 	var ev accounting.Event
 	switch fn {
-	case "private_count":
+	case "private_count": // with or without by=: δ chooses the noise
 		if gaussian {
 			ev = accounting.ZcdpFor(eps, delta)
 		} else {
@@ -46,7 +46,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			return ev, false
 		}
 		ev = accounting.Pure(eps)
-	case "private_mean":
+	case "private_mean": // every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ)
 		if !gaussian {
 			return ev, false
 		}
@@ -134,6 +134,9 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			return staticCost{}, false
 		}
 		lit := kws[callKey{c.Line, c.Col}]
+		if v, ok := lit["dry_run"]; ok && (v == nil || *v != "false") {
+			return staticCost{}, false // a dry run spends nothing (or is not known statically)
+		}
 		method, calib := "auto", ""
 		if v, ok := lit["method"]; ok {
 			if v == nil {

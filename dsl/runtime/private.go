@@ -13,6 +13,9 @@ import (
 // privatePCA implements private_pca.
 func (rt *Runtime) privatePCA(ds any, kws ...KW) *PCAResult {
 	rel, src := rt.runPrivate("private_pca", ds, kws)
+	if rel.Value == nil { // a dry run: the receipt only
+		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
+	}
 	v := rel.Value.(*release.PCA)
 	return &PCAResult{Components: v.Components, Values: v.Values, Support: v.Support,
 		Method: rel.Receipt.Mechanism, Columns: append([]string(nil), src.schema.Columns...), Receipt: rel.Receipt}
@@ -37,7 +40,15 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 	defer rt.lineOnError(b, fn)
 	a := mustArgs(fn, kws)
 	src := rt.resolve(fn, ds)
-	rel, err := rt.exec.Execute(b.ctx, rt.call(b, fn, src, a), &blockGate{rt: rt, b: b, own: a.block})
+	gate := &blockGate{rt: rt, b: b, own: a.block}
+	if a.Bool("dry_run") {
+		rc, err := rt.exec.DryRun(b.ctx, rt.call(b, fn, src, a), gate)
+		if err != nil {
+			panic(err)
+		}
+		return &release.Release{Receipt: rc}, src
+	}
+	rel, err := rt.exec.Execute(b.ctx, rt.call(b, fn, src, a), gate)
 	if err != nil {
 		var be *BudgetError
 		if errors.As(err, &be) {

@@ -23,6 +23,11 @@ const (
 	noResultHTML = "<div class=\"privnotes-result\"><p>no result</p></div>"
 )
 
+// dryRunHTML shows a dry run's receipt: what the call would cost.
+func dryRunHTML(rc *Receipt) string {
+	return "<div class=\"privnotes-result\"><p><b>dry run</b>: nothing charged, no data read</p>" + rc.HTML() + "</div>"
+}
+
 // PCAResult is a private_pca release.
 type PCAResult struct {
 	// Components has orthonormal columns (d×k), the leading direction first.
@@ -51,6 +56,9 @@ func (r *PCAResult) Component(j int) []float64 {
 }
 
 func (r *PCAResult) String() string {
+	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
+		return r.Receipt.String()
+	}
 	if r == nil || r.Components == nil {
 		return noResult
 	}
@@ -78,6 +86,9 @@ func (r *PCAResult) String() string {
 
 // HTML renders the components as a table, then the receipt.
 func (r *PCAResult) HTML() string {
+	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
+		return dryRunHTML(r.Receipt)
+	}
 	if r == nil || r.Components == nil {
 		return noResultHTML
 	}
@@ -129,22 +140,37 @@ func (r *PCAResult) Metadata() map[string]any {
 // CountResult is a private_count release.
 type CountResult struct {
 	// Value is the noisy count, rounded to an integer (it may be negative
-	// for tiny datasets).
+	// for tiny datasets); with by=, the total of the groups' noisy counts.
 	Value   float64
 	Receipt *Receipt
+	// GroupResult is set with by= (tabular.go): By, Keys, Values (one
+	// noisy count per key) and Get(key).
+	*GroupResult
 }
 
 func (r *CountResult) String() string {
+	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
+		return r.Receipt.String()
+	}
 	if r == nil || r.Receipt == nil {
 		return noResult
+	}
+	if r.GroupResult != nil {
+		return r.GroupResult.String()
 	}
 	return fmt.Sprintf("private count ≈ %.0f\n%s", r.Value, r.Receipt)
 }
 
 // HTML renders the count and the receipt.
 func (r *CountResult) HTML() string {
+	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
+		return dryRunHTML(r.Receipt)
+	}
 	if r == nil || r.Receipt == nil {
 		return noResultHTML
+	}
+	if r.GroupResult != nil {
+		return r.GroupResult.HTML()
 	}
 	return fmt.Sprintf("<div class=\"privnotes-result\"><p>private count ≈ <b>%.0f</b></p>%s</div>", r.Value, r.Receipt.HTML())
 }
@@ -160,14 +186,21 @@ func (r *CountResult) Metadata() map[string]any {
 // MeanResult is a private_mean release.
 type MeanResult struct {
 	Columns []string
+	// Values are one mean per column; with by=, one mean per key of
+	// GroupResult.Keys (Columns then names the one averaged column).
 	Values  []float64
 	Receipt *Receipt
+	// GroupResult is set with by= (tabular.go): By, Keys and Get(key).
+	*GroupResult
 }
 
-// Get returns the mean of a column by name.
+// Get returns the mean of a column by name; with by=, of a key.
 func (r *MeanResult) Get(column string) float64 {
 	if r == nil {
 		panic(errorf(NameArgumentError, "Get(%q): no result (the MeanResult is nil)", column))
+	}
+	if r.GroupResult != nil {
+		return r.GroupResult.Get(column)
 	}
 	for i, c := range r.Columns {
 		if c == column && i < len(r.Values) {
@@ -178,6 +211,12 @@ func (r *MeanResult) Get(column string) float64 {
 }
 
 func (r *MeanResult) String() string {
+	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
+		return r.Receipt.String()
+	}
+	if r != nil && r.GroupResult != nil {
+		return r.GroupResult.String()
+	}
 	if r == nil || r.Receipt == nil || len(r.Values) != len(r.Columns) {
 		return noResult
 	}
@@ -193,6 +232,12 @@ func (r *MeanResult) String() string {
 
 // HTML renders the mean vector and the receipt.
 func (r *MeanResult) HTML() string {
+	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
+		return dryRunHTML(r.Receipt)
+	}
+	if r != nil && r.GroupResult != nil {
+		return r.GroupResult.HTML()
+	}
 	if r == nil || r.Receipt == nil || len(r.Values) != len(r.Columns) {
 		return noResultHTML
 	}
@@ -224,6 +269,9 @@ type FedRepResult struct {
 }
 
 func (r *FedRepResult) String() string {
+	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
+		return r.Receipt.String()
+	}
 	if r == nil || r.U == nil {
 		return noResult
 	}
@@ -270,6 +318,9 @@ func padRight(s string, width int) string {
 
 // HTML renders U and the receipt.
 func (r *FedRepResult) HTML() string {
+	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
+		return dryRunHTML(r.Receipt)
+	}
 	if r == nil || r.U == nil {
 		return noResultHTML
 	}

@@ -207,6 +207,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"SumResult":         reflect.ValueOf((*SumResult)(nil)),
 		"HistogramResult":   reflect.ValueOf((*HistogramResult)(nil)),
 		"QuantileResult":    reflect.ValueOf((*QuantileResult)(nil)),
+		"GroupResult":       reflect.ValueOf((*GroupResult)(nil)),
 
 		"Dataset":      reflect.ValueOf((*Dataset)(nil)),
 		"Budget":       reflect.ValueOf((*Budget)(nil)),

@@ -8,11 +8,23 @@ import (
 
 func (rt *Runtime) privateCount(ds any, kws ...KW) *CountResult {
 	rel, _ := rt.runPrivate("private_count", ds, kws)
+	if rel.Value == nil { // a dry run: the receipt only
+		return &CountResult{Receipt: rel.Receipt}
+	}
+	if g := groupResult(rel); g != nil { // by= (tabular.go)
+		return &CountResult{Value: total(g.Values), Receipt: rel.Receipt, GroupResult: g}
+	}
 	return &CountResult{Value: rel.Value.(*release.Count).Value, Receipt: rel.Receipt}
 }
 
 func (rt *Runtime) privateMean(ds any, kws ...KW) *MeanResult {
 	rel, _ := rt.runPrivate("private_mean", ds, kws)
+	if rel.Value == nil { // a dry run: the receipt only
+		return &MeanResult{Receipt: rel.Receipt}
+	}
+	if g := groupResult(rel); g != nil { // by= (tabular.go)
+		return &MeanResult{Values: g.Values, Columns: []string{g.Column}, Receipt: rel.Receipt, GroupResult: g}
+	}
 	return &MeanResult{Values: rel.Value.(*release.Mean).Values, Columns: rel.Columns, Receipt: rel.Receipt}
 }
 

@@ -20,41 +20,80 @@ import (
 
 func (rt *Runtime) privateSum(ds any, kws ...KW) *SumResult {
 	rel, _ := rt.runPrivate("private_sum", ds, kws)
+	if rel.Value == nil { // a dry run: the receipt only
+		return &SumResult{Receipt: rel.Receipt}
+	}
+	if g := groupResult(rel); g != nil {
+		return &SumResult{Value: total(g.Values), Column: g.Column, Receipt: rel.Receipt, GroupResult: g}
+	}
 	return &SumResult{Value: rel.Value.(*release.Sum).Value, Column: rel.Columns[0], Receipt: rel.Receipt}
 }
 
 func (rt *Runtime) privateHistogram(ds any, kws ...KW) *HistogramResult {
 	rel, _ := rt.runPrivate("private_histogram", ds, kws)
+	if rel.Value == nil { // a dry run: the receipt only
+		return &HistogramResult{Receipt: rel.Receipt}
+	}
 	h := rel.Value.(*release.Histogram)
 	return &HistogramResult{Column: rel.Columns[0], Keys: h.Keys, Counts: h.Counts, Receipt: rel.Receipt}
 }
 
 func (rt *Runtime) privateQuantile(ds any, kws ...KW) *QuantileResult {
 	rel, _ := rt.runPrivate("private_quantile", ds, kws)
+	if rel.Value == nil { // a dry run: the receipt only
+		return &QuantileResult{Receipt: rel.Receipt}
+	}
 	q := rel.Value.(*release.Quantile)
 	return &QuantileResult{Column: rel.Columns[0], Q: q.Q, Value: q.Value, Receipt: rel.Receipt}
 }
 
 // SumResult is a private_sum release.
 type SumResult struct {
-	// Value is the noisy sum of the column's clamped values.
+	// Value is the noisy sum of the column's clamped values; with by=,
+	// the total of the groups' noisy sums (post-processing).
 	Value   float64
 	Column  string
 	Receipt *Receipt
+	// GroupResult is set with by=: By, Keys, Values (one noisy sum per
+	// key) and Get(key).
+	*GroupResult
 }
 
 func (r *SumResult) String() string {
+	if r == nil || r.Receipt == nil {
+		return noResult
+	}
+	if r.Receipt.DryRun {
+		return r.Receipt.String()
+	}
+	if r != nil && r.GroupResult != nil {
+		return r.GroupResult.String()
+	}
 	return fmt.Sprintf("private sum of %s ≈ %.6g\n%s", r.Column, r.Value, r.Receipt)
 }
 
 // HTML renders the sum and the receipt.
 func (r *SumResult) HTML() string {
+	if r == nil || r.Receipt == nil {
+		return noResultHTML
+	}
+	if r.Receipt.DryRun {
+		return dryRunHTML(r.Receipt)
+	}
+	if r != nil && r.GroupResult != nil {
+		return r.GroupResult.HTML()
+	}
 	return fmt.Sprintf("<div class=\"privnotes-result\"><p>private sum of <code>%s</code> ≈ <b>%.6g</b></p>%s</div>",
 		html.EscapeString(r.Column), r.Value, r.Receipt.HTML())
 }
 
 // Metadata carries the receipt into the output metadata.
-func (r *SumResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+func (r *SumResult) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Receipt.Metadata()
+}
 
 // HistogramResult is a private_histogram release: a noisy count for every
 // key of the column's public domain, in its order.
@@ -69,6 +108,9 @@ type HistogramResult struct {
 
 // Get returns the count of a key.
 func (r *HistogramResult) Get(key string) float64 {
+	if r == nil {
+		panic(errorf(NameArgumentError, "Get(%q): no result (the HistogramResult is nil)", key))
+	}
 	for i, k := range r.Keys {
 		if k == key {
 			return r.Counts[i]
@@ -86,6 +128,12 @@ func (r *HistogramResult) Get(key string) float64 {
 const histogramRows = 60
 
 func (r *HistogramResult) String() string {
+	if r == nil || r.Receipt == nil {
+		return noResult
+	}
+	if r.Receipt.DryRun {
+		return r.Receipt.String()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "private histogram of %s (%d keys):\n", r.Column, len(r.Keys))
 	width := nameWidth(r.Keys, len(r.Keys))
@@ -104,6 +152,12 @@ func (r *HistogramResult) String() string {
 
 // HTML renders the counts as a table, then the receipt.
 func (r *HistogramResult) HTML() string {
+	if r == nil || r.Receipt == nil {
+		return noResultHTML
+	}
+	if r.Receipt.DryRun {
+		return dryRunHTML(r.Receipt)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table><caption>private histogram of <code>%s</code></caption>\n<thead><tr><th>key</th><th>count (DP)</th></tr></thead>\n<tbody>\n",
 		html.EscapeString(r.Column))
@@ -123,7 +177,12 @@ func (r *HistogramResult) HTML() string {
 }
 
 // Metadata carries the receipt into the output metadata.
-func (r *HistogramResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+func (r *HistogramResult) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Receipt.Metadata()
+}
 
 // QuantileResult is a private_quantile release.
 type QuantileResult struct {
@@ -135,17 +194,34 @@ type QuantileResult struct {
 }
 
 func (r *QuantileResult) String() string {
+	if r == nil || r.Receipt == nil {
+		return noResult
+	}
+	if r.Receipt.DryRun {
+		return r.Receipt.String()
+	}
 	return fmt.Sprintf("private %s of %s ≈ %.6g\n%s", quantileName(r.Q), r.Column, r.Value, r.Receipt)
 }
 
 // HTML renders the quantile and the receipt.
 func (r *QuantileResult) HTML() string {
+	if r == nil || r.Receipt == nil {
+		return noResultHTML
+	}
+	if r.Receipt.DryRun {
+		return dryRunHTML(r.Receipt)
+	}
 	return fmt.Sprintf("<div class=\"privnotes-result\"><p>private %s of <code>%s</code> ≈ <b>%.6g</b></p>%s</div>",
 		html.EscapeString(quantileName(r.Q)), html.EscapeString(r.Column), r.Value, r.Receipt.HTML())
 }
 
 // Metadata carries the receipt into the output metadata.
-func (r *QuantileResult) Metadata() map[string]any { return r.Receipt.Metadata() }
+func (r *QuantileResult) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Receipt.Metadata()
+}
 
 // quantileName is "median" or "0.9-quantile".
 func quantileName(q float64) string {
@@ -191,4 +267,130 @@ func plotHistogram(res any, kws ...KW) *Plot {
 	}
 	width := max(6*vg.Inch, vg.Length(n)*0.2*vg.Inch)
 	return render(p, title, min(width, 20*vg.Inch), 4.5*vg.Inch)
+}
+
+// GroupResult is a grouped release: private_count, private_sum or
+// private_mean with by=. It is embedded in their results (CountResult,
+// SumResult, MeanResult), so r.Keys, r.Values and r.Get(key) work on
+// them directly; it is nil without by=.
+type GroupResult struct {
+	// Stat is "count", "sum" or "mean"; Column the summed or averaged
+	// column ("" for counts).
+	Stat   string
+	Column string
+	// By is the categorical column grouped by; Keys are its public
+	// domain's categories, then "other", every one released whatever the
+	// data; Values hold one noisy value per key: counts rounded to
+	// integers (they may be negative), sums, or means (noisy sum /
+	// max(noisy count, 1), not clamped to the bounds).
+	By      string
+	Keys    []string
+	Values  []float64
+	Receipt *Receipt
+}
+
+// Get returns the value of a key.
+func (r *GroupResult) Get(key string) float64 {
+	if r == nil {
+		panic(errorf(NameArgumentError, "Get(%q): this result is not grouped; give by=\"column\" to the call for one value per key", key))
+	}
+	for i, k := range r.Keys {
+		if k == key && i < len(r.Values) {
+			return r.Values[i]
+		}
+	}
+	quoted := make([]string, len(r.Keys))
+	for i, k := range r.Keys {
+		quoted[i] = fmt.Sprintf("%q", k)
+	}
+	panic(errorf(NameArgumentError, "no key %q in this %s; its keys are %s", key, r.title(), strings.Join(quoted, ", ")))
+}
+
+// title is "count by region", "sum of income by region".
+func (r *GroupResult) title() string {
+	if r.Column == "" {
+		return fmt.Sprintf("%s by %s", r.Stat, r.By)
+	}
+	return fmt.Sprintf("%s of %s by %s", r.Stat, r.Column, r.By)
+}
+
+func (r *GroupResult) format(v float64) string {
+	if r.Stat == "count" {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.6g", v)
+}
+
+func (r *GroupResult) String() string {
+	if r == nil || r.Receipt == nil || len(r.Keys) != len(r.Values) {
+		return noResult
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "private %s (%d keys):\n", r.title(), len(r.Keys))
+	width := nameWidth(r.Keys, len(r.Keys))
+	for i, k := range r.Keys {
+		if len(r.Keys) > histogramRows && i >= histogramRows/2 && i < len(r.Keys)-10 {
+			if i == histogramRows/2 {
+				fmt.Fprintf(&b, "  … (%d more keys)\n", len(r.Keys)-histogramRows/2-10)
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "  %s %10s\n", padRight(k, width), r.format(r.Values[i]))
+	}
+	b.WriteString(r.Receipt.String())
+	return b.String()
+}
+
+// HTML renders the values as a table of keys, then the receipt.
+func (r *GroupResult) HTML() string {
+	if r == nil || r.Receipt == nil || len(r.Keys) != len(r.Values) {
+		return noResultHTML
+	}
+	var b strings.Builder
+	caption := fmt.Sprintf("private %s by <code>%s</code>", html.EscapeString(r.Stat), html.EscapeString(r.By))
+	if r.Column != "" {
+		caption = fmt.Sprintf("private %s of <code>%s</code> by <code>%s</code>", html.EscapeString(r.Stat), html.EscapeString(r.Column), html.EscapeString(r.By))
+	}
+	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table><caption>%s</caption>\n<thead><tr><th>%s</th><th>%s (DP)</th></tr></thead>\n<tbody>\n",
+		caption, html.EscapeString(r.By), html.EscapeString(r.Stat))
+	for i, k := range r.Keys {
+		if len(r.Keys) > histogramRows && i >= histogramRows/2 && i < len(r.Keys)-10 {
+			if i == histogramRows/2 {
+				fmt.Fprintf(&b, "<tr><th>⋮</th><td>%d more keys</td></tr>\n", len(r.Keys)-histogramRows/2-10)
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td>%s</td></tr>\n", html.EscapeString(k), r.format(r.Values[i]))
+	}
+	b.WriteString("</tbody></table>\n")
+	b.WriteString(r.Receipt.HTML())
+	b.WriteString("</div>")
+	return b.String()
+}
+
+// Metadata carries the receipt into the output metadata.
+func (r *GroupResult) Metadata() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Receipt.Metadata()
+}
+
+// groupResult is the GroupResult of a grouped release, nil for another.
+func groupResult(rel *release.Release) *GroupResult {
+	g, ok := rel.Value.(*release.Groups)
+	if !ok {
+		return nil
+	}
+	return &GroupResult{Stat: g.Stat, Column: g.Column, By: g.By, Keys: g.Keys, Values: g.Values, Receipt: rel.Receipt}
+}
+
+// total is the sum of a grouped release's values, in order: the Value of
+// a grouped count or sum (post-processing of the noisy values).
+func total(vs []float64) float64 {
+	var t float64
+	for _, v := range vs {
+		t += v
+	}
+	return t
 }

@@ -93,6 +93,7 @@ var Funcs = sortFuncs([]Func{
 				Doc: "L2 norm rows are clipped to before the mechanism uses them (public)"},
 			{Name: "providers", Type: "int", Default: "0", Doc: "method=\"federated\": number of data providers the rows are split into (0 = 1)"},
 			{Name: "sparsity", Type: "int", Default: "0", Doc: "method=\"federated\": row sparsity s of the estimate (0 = d, not sparse)"},
+			{Name: "pad", Type: "bool", Default: "false", Doc: "methods \"dppca\" and \"oja\": run even when the dataset's public row count is below what the minibatches need (the rows are padded with zero rows: still private, but the estimate is then mostly noise); without it such a call is refused before anything is charged"},
 		},
 		Private: true,
 		Result:  "*PCAResult",
@@ -127,25 +128,36 @@ var Funcs = sortFuncs([]Func{
 		Name:       "private_count",
 		Positional: []Param{dsParam},
 		Keywords: []Param{epsParam, {Name: "delta", Type: "float", Default: "0",
-			Doc: "privacy cost δ (0 ≤ δ < 1). delta=0: discrete Laplace, pure ε. delta > 0: discrete Gaussian calibrated to (ε, δ) via zCDP, whose cost composes far better with other calls under the zcdp accountant (use it inside budget blocks with Gaussian calls)"}},
-		Private:  true,
-		Result:   "*CountResult",
-		Doc:      "A noisy count of the dataset's privacy units (rows, or users under user-level DP). With delta > 0 the noise is Gaussian (zCDP), else Laplace (pure ε).",
+			Doc: "privacy cost δ (0 ≤ δ < 1). delta=0: discrete Laplace, pure ε. delta > 0: discrete Gaussian calibrated to (ε, δ) via zCDP, whose cost composes far better with other calls under the zcdp accountant (use it inside budget blocks with Gaussian calls)"},
+			{Name: "by", Type: "string", Default: `""`,
+				Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
+			{Name: "max_groups", Type: "int", Default: "1",
+				Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"}},
+		Private: true,
+		Result:  "*CountResult",
+		Doc: "A noisy count of the dataset's privacy units (rows, or users under user-level DP). With delta > 0 the noise is Gaussian (zCDP), else Laplace (pure ε). " +
+			"With by=\"col\": one noisy count per key of the categorical column's public domain (and \"other\"), all keys released; the result's Keys, Values and Get(key) hold them and Value their total.",
 		Paper:    "discrete Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006) for delta=0; discrete Gaussian (Canonne, Kamath & Steinke 2020) in zCDP (Bun & Steinke 2016) for delta > 0",
-		Releases: "one noisy count",
+		Releases: "one noisy count, or with by= one noisy integer count per key of the public domain",
 	},
 	{
 		Name:       "private_mean",
 		Positional: []Param{dsParam},
 		Keywords: []Param{epsParam, deltaGaussian,
-			{Name: "columns", Type: "[]string", Default: "nil", DefaultDoc: "all columns", Doc: "the columns to average"},
-			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm", Doc: "L2 norm rows are clipped to"},
+			{Name: "columns", Type: "[]string", Default: "nil", DefaultDoc: "all columns", Doc: "the columns to average (the row-vector form; not with col)"},
+			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm", Doc: "L2 norm rows are clipped to (the row-vector form; not with col)"},
+			{Name: "col", Type: "string", Default: `""`, Doc: "one numeric column with public bounds to average, its values clamped to them (required with by); leave it out for the row-vector form"},
+			{Name: "by", Type: "string", Default: `""`,
+				Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
+			{Name: "max_groups", Type: "int", Default: "1",
+				Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"},
 		},
-		Private:  true,
-		Result:   "*MeanResult",
-		Doc:      "A noisy mean vector of the (clipped) rows.",
-		Paper:    "Gaussian mechanism on a clipped sum over a noisy count (zCDP, Bun & Steinke 2016)",
-		Releases: "a noisy mean vector (one value per column)",
+		Private: true,
+		Result:  "*MeanResult",
+		Doc: "A noisy mean vector of the (clipped) rows; with col=\"c\", the mean of one column clamped to its public bounds (a MeanResult of one value); " +
+			"with col and by, one mean per key of the categorical column by (noisy sum / max(noisy count, 1) per key, not clamped; Keys, Values, Get(key)).",
+		Paper:    "Gaussian mechanism on a clipped (or bounded) sum over a noisy count (zCDP, Bun & Steinke 2016); discrete Gaussian noise (Canonne, Kamath & Steinke 2020) for col and by",
+		Releases: "a noisy mean vector (one value per column), or one noisy mean per key of the public domain",
 	},
 	{
 		Name:       "private_sum",
@@ -153,13 +165,18 @@ var Funcs = sortFuncs([]Func{
 		Keywords: []Param{
 			{Name: "col", Type: "string", Required: true, Doc: "the numeric column to sum; the data owner must have declared its public bounds (`dataset add --bounds col=lo:hi`)"},
 			epsParam, deltaPure,
+			{Name: "by", Type: "string", Default: `""`,
+				Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
+			{Name: "max_groups", Type: "int", Default: "1",
+				Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"},
 		},
 		Private: true,
 		Result:  "*SumResult",
 		Doc: "A noisy sum of one numeric column, its values clamped to the column's public bounds (a NaN counts as 0 clamped); under user-level DP each user adds one value, the mean of their clamped values. " +
-			"The sensitivity is max(|lo|, |hi|) (add-remove) or hi − lo (replace-one), plus the sum's floating-point rounding.",
+			"The sensitivity is max(|lo|, |hi|) (add-remove) or hi − lo (replace-one), plus the sum's floating-point rounding. " +
+			"With by=\"col\": one noisy sum per key of the categorical column's public domain (Keys, Values, Get(key); Value is their total); a row may move between groups, so replace-one's sensitivity is 2·max(|lo|, |hi|) in ℓ1.",
 		Paper:    "discrete Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006) for delta=0; discrete Gaussian (Canonne, Kamath & Steinke 2020) in zCDP (Bun & Steinke 2016) for delta > 0; the sum's rounding bounded by its fixed pairwise order and charged as sensitivity",
-		Releases: "one noisy sum",
+		Releases: "one noisy sum, or with by= one noisy sum per key of the public domain",
 	},
 	{
 		Name:       "private_histogram",
@@ -289,8 +306,19 @@ var Funcs = sortFuncs([]Func{
 	},
 })
 
+// dryRunParam is a keyword of every private function.
+var dryRunParam = Param{Name: "dry_run", Type: "bool", Default: "false",
+	Doc: "true: charge nothing and read no data; the result holds only a receipt saying what the call would cost and what budget it would leave (or the call is refused, as it would be, with what would fit)"}
+
+// sortFuncs sorts the table by name and gives every private function the
+// keywords all of them share.
 func sortFuncs(fs []Func) []Func {
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+	for i := range fs {
+		if fs[i].Private {
+			fs[i].Keywords = append(fs[i].Keywords, dryRunParam)
+		}
+	}
 	return fs
 }
 

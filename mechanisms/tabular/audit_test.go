@@ -12,6 +12,7 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // sumLoss estimates the privacy loss of a sum plan on the neighbours d0 and
@@ -129,5 +130,102 @@ func TestAuditQuantile(t *testing.T) {
 	}
 	if !twinBroken {
 		t.Error("the twin whose weights fall by e^ε per level passes the audit: the audit has no power")
+	}
+}
+
+// groupLoss estimates the privacy loss of a grouped plan on the sources
+// src0 and src1 from the event ev over draws seeded releases of each:
+// ln(P0(S)/P1(S)) and its standard error (as sumLoss).
+func groupLoss(t *testing.T, p *GroupPlan, src0, src1 rows.Source, users bool, ev func([]float64) bool, draws int) (loss, se float64) {
+	t.Helper()
+	frac := func(src rows.Source, seed uint64) float64 {
+		s := noise.NewSeeded(seed)
+		hit := 0
+		for range draws {
+			out, err := p.Run(context.Background(), src, users, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev(out) {
+				hit++
+			}
+		}
+		return float64(hit) / float64(draws)
+	}
+	p0, p1 := frac(src0, 303), frac(src1, 404)
+	n := float64(draws)
+	return math.Log(p0 / p1), math.Sqrt((1-p0)/(n*p0) + (1-p1)/(n*p1))
+}
+
+// Grouped sums under replace-one, on the worst case of the relation: a
+// row of value hi = 1 moves from group north to group south, so the sums
+// of both move by 1 (ℓ1 = 2·max(|lo|, |hi|)). The event {north ≥ 2,
+// south ≤ −0.25} lies beyond both data sets' sums in both coordinates, so
+// its probability ratio is e^(2/b): ε for the plan's b, 2ε for the twin
+// calibrated to the within-group sensitivity hi − lo = 1 alone (a row
+// that only changes value), which fails the audit. ε = 1, 20000 draws:
+// the standard error is about 0.035.
+func TestAuditGroupSumMovesBetweenGroups(t *testing.T) {
+	const eps, draws = 1.0, 20000
+	bins, err := NewCategoryBins([]string{"north", "south"}, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanGroups(GroupSpec{Stat: GroupSum, Groups: bins, Lo: 0, Hi: 1, MaxGroups: 1}, eps, 0, accounting.ReplaceOne)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d0 := table(t, 2, []float64{1, 0, 0.5, 0, 0.25, 1}, nil, 0) // north 1.5, south 0.25
+	d1 := table(t, 2, []float64{1, 1, 0.5, 0, 0.25, 1}, nil, 0) // north 0.5, south 1.25
+	ev := func(out []float64) bool { return out[0] >= 2 && out[1] <= -0.25 }
+	loss, se := groupLoss(t, p, d0, d1, false, ev, draws)
+	if bound := eps + 4*se; loss > bound {
+		t.Errorf("empirical privacy loss %.3f exceeds ε + 4·se = %.3f", loss, bound)
+	}
+	if loss < eps-4*se {
+		t.Errorf("empirical loss %.3f far below ε: the audit's event is too weak to catch a twin", loss)
+	}
+	twin := *p
+	w1, _ := GroupSumSensitivity(0, 1, 1, 1, accounting.ReplaceOne, false) // one group: hi − lo
+	twin.sum.Scale = p.SumScale * (w1 + p.Excess) / (p.SumL1 + p.Excess)
+	tl, tse := groupLoss(t, &twin, d0, d1, false, ev, draws)
+	t.Logf("loss %.3f ± %.3f; twin (scale %.3g for %.3g) %.3f ± %.3f", loss, se, twin.sum.Scale, p.SumScale, tl, tse)
+	if tl <= eps+4*tse {
+		t.Errorf("the twin calibrated to the within-group sensitivity passes the audit (loss %.3f ≤ %.3f)", tl, eps+4*tse)
+	}
+}
+
+// User-level grouped counts with max_groups = 2 under add-remove: the
+// added user has rows in both groups and counts once in each (ℓ1 = 2).
+// The event {north ≥ 3, south ≥ 3} is beyond both data sets' counts, so
+// its ratio is e^(2/b) = e^ε; the twin calibrated as if a user counted in
+// one group (ℓ1 = 1) has 2ε and fails. 20000 draws, se about 0.04.
+func TestAuditGroupCountUsers(t *testing.T) {
+	const eps, draws = 1.0, 20000
+	bins, err := NewCategoryBins([]string{"north", "south"}, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanGroups(GroupSpec{Stat: GroupCount, Groups: bins, MaxGroups: 2}, eps, 0, accounting.AddRemove)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// users 0 (north), 1 (south); d1 adds user 2 with rows south, south, north
+	d0 := table(t, 1, []float64{0, 1, 0}, []int32{0, 1, 0}, 3)
+	d1 := table(t, 1, []float64{1, 0, 1, 1, 0, 0}, []int32{2, 0, 1, 2, 0, 2}, 3)
+	ev := func(out []float64) bool { return out[0] >= 3 && out[1] >= 3 }
+	loss, se := groupLoss(t, p, d1, d0, true, ev, draws)
+	if bound := eps + 4*se; loss > bound {
+		t.Errorf("empirical privacy loss %.3f exceeds ε + 4·se = %.3f", loss, bound)
+	}
+	if loss < eps-4*se {
+		t.Errorf("empirical loss %.3f far below ε: the audit's event is too weak to catch a twin", loss)
+	}
+	twin := *p
+	twin.count.Scale = p.CountScale / 2 // the sensitivity of max_groups = 1
+	tl, tse := groupLoss(t, &twin, d1, d0, true, ev, draws)
+	t.Logf("loss %.3f ± %.3f; twin %.3f ± %.3f", loss, se, tl, tse)
+	if tl <= eps+4*tse {
+		t.Errorf("the twin calibrated to one group per user passes the audit (loss %.3f ≤ %.3f)", tl, eps+4*tse)
 	}
 }

@@ -1,6 +1,7 @@
 // Package tabular holds the mechanisms of the DSL's column analyses: a
 // bounded sum, a histogram over a public domain and a quantile, each of one
-// column of a table, under row-level or user-level differential privacy.
+// column of a table, and counts, sums and means per group of a categorical
+// column, under row-level or user-level differential privacy.
 //
 // Every mechanism comes as a Plan* function, which fixes from public
 // parameters only (the column's public bounds or domain, ε, δ, the
@@ -44,6 +45,54 @@
 // ℓ2 = √2). Counts get discrete Laplace or discrete Gaussian noise as the
 // sum does and are rounded to integers (post-processing).
 //
+// # Grouped counts, sums and means over public keys
+//
+// [PlanGroups] releases one value per group of a public grouping (the
+// categories of a categorical column and "other"): every key is released,
+// so no key depends on the data. A row is in exactly one group; on
+// user-level data a user contributes to the first MaxGroups = k distinct
+// groups of their rows in row order (a public rule; rows in further
+// groups are dropped), once per group, with the mean of their clamped
+// values there (clamped again) for sums. So one unit touches at most k
+// coordinates of the vector of counts or of sums, and with m =
+// max(|lo|, |hi|):
+//
+//   - counts: add-remove moves at most k counts by one (ℓ1 = k, ℓ2 = √k);
+//     replace-one takes the unit out of its groups A and into B, |A|, |B| ≤ k,
+//     and only A △ B move (ℓ1 = 2k, ℓ2 = √(2k));
+//   - sums: add-remove moves at most k sums by at most m (ℓ1 = k·m, ℓ2 =
+//     √k·m); replace-one moves a sum of A ∩ B by at most hi − lo and one of
+//     A △ B by at most m, so with c = |A ∩ B| the change is at most
+//     c·(hi − lo) + 2(k − c)·m in ℓ1 and √(c·(hi − lo)² + 2(k − c)·m²) in
+//     ℓ2, linear in c and largest at an end: ℓ1 = 2k·m (hi − lo ≤ 2m), ℓ2 =
+//     √k·max(hi − lo, √2·m). For k = 1: a row that changes value in its
+//     group (hi − lo) or moves to another group (|v| + |v′| ≤ 2m in ℓ1,
+//     √(v² + v′²) ≤ √2·m in ℓ2);
+//   - with a single group (no grouping column: the bounded mean of one
+//     column) nothing can move between groups: the sum's sensitivities are
+//     private_sum's and the count's is 1 under both relations (under
+//     replace-one the count does not move but is noised at 1, so that n is
+//     never released exactly).
+//
+// Row-level sums are accumulated in the pairwise order of rowpass over the
+// rows with one accumulator holding a sum and a count per group; the
+// rounding of sum g is at most γ_h·Σ_{rows in g}|v| (adding the zeros of
+// other groups' rows is exact), so the error vector's ℓ1 (hence ℓ2) norm
+// is at most γ_h·2^30·m and the excess SumExcess(m) of the one-column sum
+// covers the whole vector. User-level sums are the same pairwise sum over
+// the (user, group) terms, of which there are at most as many as rows.
+// Counts are exact integers. Noise as for the sum, one coordinate per
+// group: discrete Laplace of scale ℓ1/ε (δ = 0) or discrete Gaussian of
+// std ℓ2/√(2ρ) (δ > 0), the lattice slack over all groups charged; counts
+// are rounded to integers. A mean releases noisy sum / max(noisy count, 1)
+// per group (post-processing, not clamped to the bounds), with Gaussian
+// noise on both: CountShare of ρ = RhoForTarget(ε, δ) on the counts and
+// the rest on the sums, each share lowered by MeanRoundDown so that the two
+// never exceed the charged ρ (zCDP composition). AddRemoveToo takes the
+// larger of the two relations' sensitivities, for subsets of replace-one
+// data; it changes only the one-group sum (otherwise replace-one's are
+// already the larger).
+//
 // # Quantile (McSherry and Talwar 2007; Smith 2011; Ilvento 2020)
 //
 // The exponential mechanism over a public grid G of the bounds: the K+1
@@ -81,5 +130,7 @@
 //
 // Memory: a quantile sorts the column, so it holds one float64 per row (or
 // per user); a sum and a histogram of rows hold a bounded chunk of rows,
-// and on user-level data one value (sum) or one flag (histogram) per user.
+// and on user-level data one value (sum) or one flag (histogram) per user;
+// a grouped release of users holds one int32 per user and one term per
+// (user, group) pair.
 package tabular

@@ -199,7 +199,7 @@ func (p *HistogramPlan) Run(ctx context.Context, src rows.Source, users bool, s 
 	}
 	noisePlan{Gaussian: p.Gaussian, Rho: p.Rho, Scale: p.Scale, Event: p.Event}.add(s, out)
 	for i, v := range out {
-		out[i] = math.Round(v)
+		out[i] = math.Round(v) + 0 // + 0 turns a −0 into 0
 	}
 	return out, nil
 }
