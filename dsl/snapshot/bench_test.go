@@ -123,36 +123,38 @@ func BenchmarkIngestScan(b *testing.B) {
 	})
 }
 
-// TestScale is the one-off measurement of the target, run only
-// when PN_SNAPSHOT_SCALE_ROWS is set: it generates that many rows × 20
-// columns of CSV under PN_SNAPSHOT_SCALE_DIR (default the test's temporary
-// directory), registers it (with x0 as the user column when
-// PN_SNAPSHOT_SCALE_USER is set), scans it once, and logs the times and
-// the process's peak RSS (VmHWM).
-func TestScale(t *testing.T) {
-	s := os.Getenv("PN_SNAPSHOT_SCALE_ROWS")
-	if s == "" {
-		t.Skip("set PN_SNAPSHOT_SCALE_ROWS to run")
+// BenchmarkScale is the one-off measurement of the data engine's targets:
+// it generates PN_SNAPSHOT_SCALE_ROWS (default 1e6) rows × 20 columns of
+// CSV under PN_SNAPSHOT_SCALE_DIR (default a temporary directory),
+// registers it (with x0 as the user column when PN_SNAPSHOT_SCALE_USER is
+// set), scans it once, and logs the times and the process's peak RSS
+// (VmHWM). Run it once:
+//
+//	PN_SNAPSHOT_SCALE_ROWS=5000000 go test -tags duckdb_arrow -run '^$' -bench Scale -benchtime 1x ./dsl/snapshot/
+func BenchmarkScale(b *testing.B) {
+	n := 1_000_000
+	if s := os.Getenv("PN_SNAPSHOT_SCALE_ROWS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	dir := os.Getenv("PN_SNAPSHOT_SCALE_DIR")
 	if dir == "" {
-		dir = t.TempDir()
+		dir = b.TempDir()
 	} else {
 		dir, err = os.MkdirTemp(dir, "pn-scale-")
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
 	}
 	csv := filepath.Join(dir, "gen.csv")
 	t0 := time.Now()
-	writeNumericCSV(t, csv, n, 20)
+	writeNumericCSV(b, csv, n, 20)
 	st, _ := os.Stat(csv)
-	t.Logf("generated %d rows × 20 (%.2f GB) in %v; %s", n, float64(st.Size())/1e9, time.Since(t0), vmHWM())
+	b.Logf("generated %d rows × 20 (%.2f GB) in %v; %s", n, float64(st.Size())/1e9, time.Since(t0), vmHWM())
 	ctx := context.Background()
 	t0 = time.Now()
 	spec := Spec{From: csv}
@@ -163,32 +165,32 @@ func TestScale(t *testing.T) {
 	}
 	info, err := Build(ctx, spec, filepath.Join(dir, "out"), "gen")
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	st, _ = os.Stat(info.Path)
-	t.Logf("registered in %v (snapshot %.2f GB); %s", time.Since(t0), float64(st.Size())/1e9, vmHWM())
+	b.Logf("registered in %v (snapshot %.2f GB); %s", time.Since(t0), float64(st.Size())/1e9, vmHWM())
 	t0 = time.Now()
 	r, err := Open(info.Path, info.Hash)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	defer r.Close()
-	t.Logf("opened (hash verified) in %v", time.Since(t0))
+	b.Logf("opened (hash verified) in %v", time.Since(t0))
 	var names []string
 	for _, c := range info.Columns {
 		names = append(names, c.Name)
 	}
 	src, err := r.Source(names)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	t0 = time.Now()
 	got, _, err := scanPass(ctx, src, 4096)
 	if err != nil || got != n {
-		t.Fatal(got, err)
+		b.Fatal(got, err)
 	}
-	t.Logf("%d users", info.Users)
-	t.Logf("one scan pass (%s) in %v; %s", scanKind, time.Since(t0), vmHWM())
+	b.Logf("%d users", info.Users)
+	b.Logf("one scan pass (%s) in %v; %s", scanKind, time.Since(t0), vmHWM())
 }
 
 func vmHWM() string {
