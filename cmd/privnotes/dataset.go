@@ -109,21 +109,21 @@ control characters (line breaks, tabs, escape sequences) are refused.
 The number of rows (or of users, with --unit user:COLUMN) is private unless
 --public-n declares it public. Mechanisms that need it (DP-PCA, private Oja,
 FedRep) run only on datasets whose count is public.`, stderr)
-	f := &addFlags{}
 	nan := math.NaN()
+	f := &addFlags{eps: nan, delta: nan, clip: nan, labelClip: nan}
 	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	fs.StringVar(&f.csv, "csv", "", "a numeric CSV file to register; its numbers are copied into the state database (or use --from or --sql)")
 	fs.StringVar(&f.from, "from", "", "a file to register as an immutable snapshot: CSV, gzipped CSV, Parquet or JSON lines, detected from its content and name")
 	fs.StringVar(&f.sql, "sql", "", "a SELECT over files (for example SELECT a, b FROM read_parquet('x.parquet')) whose result is registered as a snapshot")
 	fs.Var(&f.bounds, "bounds", "public bounds of numeric columns, COLUMN=LO:HI[,COLUMN=LO:HI...] (repeatable); values are clamped to them at analysis time")
 	fs.Var(&f.categories, "categories", "public domain of a categorical column, COLUMN=A,B,C (repeatable; --from and --sql only); other values fall into \"other\"")
-	fs.Float64Var(&f.eps, "eps", nan, "total privacy budget ε for this dataset (required, > 0)")
-	fs.Float64Var(&f.delta, "delta", nan, "total privacy budget δ (required, in [0, 1); 0 allows pure ε-DP mechanisms only)")
-	fs.Float64Var(&f.clip, "clip", nan, "L2 norm each row is clipped to at analysis time (required, > 0; public: choose it without looking at the data)")
+	fs.Var(unsetFloat{&f.eps}, "eps", "total privacy budget ε for this dataset (required, > 0)")
+	fs.Var(unsetFloat{&f.delta}, "delta", "total privacy budget δ (required, in [0, 1); 0 allows pure ε-DP mechanisms only)")
+	fs.Var(unsetFloat{&f.clip}, "clip", "L2 norm each row is clipped to at analysis time (required, > 0; public: choose it without looking at the data)")
 	fs.StringVar(&f.unit, "unit", "row", "privacy unit: row, or user:COLUMN (all rows with the same COLUMN value are one user)")
 	fs.StringVar(&f.columns, "columns", "", "feature columns: names, 1-based positions or ranges, comma-separated (default: all but the user and label columns)")
 	fs.StringVar(&f.label, "label", "", "label column for regression (kept apart from the features)")
-	fs.Float64Var(&f.labelClip, "label-clip", nan, "bound on |label| (required with --label)")
+	fs.Var(unsetFloat{&f.labelClip}, "label-clip", "bound on |label| (required with --label)")
 	fs.StringVar(&f.center, "center", "none", "none, or public-mean: subtract --mean from every row")
 	fs.StringVar(&f.mean, "mean", "", "with --center public-mean: the public mean, one value per feature column, comma-separated")
 	fs.StringVar(&f.accountant, "accountant", "zcdp", "composition: zcdp (default, tight) or basic (sum of ε and δ, for paper reproductions); both are sound when analysts choose each ε after seeing earlier results")

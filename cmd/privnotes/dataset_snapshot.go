@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -25,6 +26,26 @@ func init() {
 	release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
 		return snapshot.Open(path, hash)
 	})
+}
+
+// unsetFloat is a float flag whose NaN means "not given": required flags
+// start at NaN, and their help shows no "(default NaN)".
+type unsetFloat struct{ p *float64 }
+
+func (f unsetFloat) String() string {
+	if f.p == nil || math.IsNaN(*f.p) {
+		return ""
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64)
+}
+
+func (f unsetFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	*f.p = v
+	return nil
 }
 
 // repeated is a flag that may be given several times.

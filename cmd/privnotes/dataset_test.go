@@ -229,3 +229,11 @@ fmt.Println(p.Components.RawMatrix().Rows)
 		t.Fatalf("run on the snapshot: %d %q %s", code, out, errs)
 	}
 }
+
+// Required number flags show no "(default NaN)" in the help.
+func TestDatasetAddHelpHasNoNaN(t *testing.T) {
+	code, out, errs := runCLI("dataset", "add", "-h")
+	if code != 0 || strings.Contains(out+errs, "NaN") || !strings.Contains(errs, "-eps") {
+		t.Errorf("dataset add -h: %d\n%s%s", code, out, errs)
+	}
+}

@@ -84,3 +84,21 @@ func TestNilResultsDisplay(t *testing.T) {
 
 // nilResultTypes are the result types of the private functions.
 var nilResultTypes = []string{"PCAResult", "CountResult", "MeanResult", "FedRepResult", "SumResult", "HistogramResult", "QuantileResult", "GroupResult"}
+
+// Results leave the notebook whole: JSON holds every released field, the
+// matrices as rows.
+func TestResultsMarshalJSON(t *testing.T) {
+	s := newSession(t, t.TempDir())
+	out := s.ok(`sd := synth_spiked(n=500, d=3, k=2, seed=1)
+p := private_pca(sd, k=2, eps=1, delta=1e-6, method="gauss")
+b, err := json.Marshal(p)
+var back struct{ Components [][]float64; Values []float64; Receipt struct{ Mechanism string } }
+json.Unmarshal(b, &back)
+fmt.Println(err, len(back.Components), len(back.Components[0]), len(back.Values), back.Receipt.Mechanism, back.Components[1][0] == p.Components.At(1, 0))
+var none *PCAResult
+nb, _ := json.Marshal(none)
+fmt.Println(string(nb))`)
+	if !strings.Contains(out, "<nil> 3 2 2 pca/gauss true") || !strings.Contains(out, "null") {
+		t.Errorf("JSON of a PCAResult:\n%s", out)
+	}
+}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"github.com/privnotes/privnotes/dsl/release"
 
 	"fmt"
@@ -365,4 +366,45 @@ func denseOf(r, c int, data []float64) *mat.Dense {
 		return &mat.Dense{}
 	}
 	return mat.NewDense(r, c, data)
+}
+
+// rowsOf is a matrix as its rows, for JSON (mat.Dense marshals as {}).
+func rowsOf(m *mat.Dense) [][]float64 {
+	if m == nil || m.IsEmpty() {
+		return nil
+	}
+	r, _ := m.Dims()
+	out := make([][]float64, r)
+	for i := range out {
+		out[i] = mat.Row(nil, i, m)
+	}
+	return out
+}
+
+// MarshalJSON encodes every released field, the components as rows (one
+// per column of the data, k values each).
+func (r *PCAResult) MarshalJSON() ([]byte, error) {
+	if r == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(struct {
+		Components [][]float64
+		Values     []float64 `json:",omitempty"`
+		Support    []int     `json:",omitempty"`
+		Method     string
+		Columns    []string
+		Receipt    *Receipt
+	}{rowsOf(r.Components), r.Values, r.Support, r.Method, r.Columns, r.Receipt})
+}
+
+// MarshalJSON encodes every released field, U as rows.
+func (r *FedRepResult) MarshalJSON() ([]byte, error) {
+	if r == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(struct {
+		U       [][]float64
+		Columns []string
+		Receipt *Receipt
+	}{rowsOf(r.U), r.Columns, r.Receipt})
 }
