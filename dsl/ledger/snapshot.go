@@ -1,0 +1,171 @@
+package ledger
+
+// Datasets stored as immutable snapshot files (dsl/snapshot writes them):
+// the registry records the file and its hash, and the data engine reads
+// them; this package never opens one but to hash it.
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// SnapshotRef describes a snapshot file to register: where it is, its
+// hash, its public schema and the owner-only counts.
+type SnapshotRef struct {
+	Path string // inside the store's SnapshotDir
+	Hash string // hex SHA-256 of the file's bytes
+	// Columns are the numeric columns, the features of the matrix
+	// mechanisms, in order; Bounds the public bounds of some of them.
+	Columns []string
+	Bounds  map[string][2]float64
+	// Categorical are the categorical columns with their public domains.
+	Categorical map[string][]string
+	Label       string // numeric label column, "" without
+	UserColumn  string // privacy-unit column, "" when rows are units
+	// Owner-only facts.
+	Rows, Users, Dropped int
+}
+
+// ErrSnapshot is returned (wrapped) by Load for a dataset stored as a
+// snapshot file, which the data engine reads (Snapshot gives its file).
+var ErrSnapshot = errors.New("the dataset is stored as a snapshot file")
+
+// VerifySnapshot recomputes the SHA-256 of a snapshot file and compares it
+// with the registered hash.
+func VerifySnapshot(path, hash string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", filepath.Base(path), err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("snapshot %s: %w", filepath.Base(path), err)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != hash {
+		return fmt.Errorf("snapshot %s: the file differs from the registered one (hash mismatch)", filepath.Base(path))
+	}
+	return nil
+}
+
+// SnapshotDir is where the state directory keeps snapshot files.
+func (s *Store) SnapshotDir() string { return filepath.Join(s.dir, "snapshots") }
+
+// Snapshot returns the snapshot file and hash of a dataset stored as one;
+// ok is false for a dataset stored in the database.
+func (s *Store) Snapshot(name string) (path, hash string, ok bool, err error) {
+	var rel string
+	err = s.db.QueryRowContext(context.Background(), `SELECT path, hash FROM snapshots WHERE dataset = ?`, name).Scan(&rel, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, dbErr(fmt.Sprintf("ledger: reading dataset %q", name), err)
+	}
+	return filepath.Join(s.dir, filepath.FromSlash(rel)), hash, true, nil
+}
+
+// registerSnapshot is Register for a snapshot file.
+func (s *Store) registerSnapshot(ctx context.Context, r Registration) (*OwnerInfo, error) {
+	snap := r.Snapshot
+	rel, err := filepath.Rel(s.dir, snap.Path)
+	switch {
+	case r.Table != nil:
+		return nil, errors.New("ledger: a registration has either a table or a snapshot")
+	case err != nil || !strings.HasPrefix(filepath.ToSlash(rel), "snapshots/"):
+		return nil, fmt.Errorf("ledger: the snapshot %s is not in the state directory's snapshots folder %s", snap.Path, s.SnapshotDir())
+	case !nameRE.MatchString(r.Name):
+		return nil, fmt.Errorf("dataset name %q: use a letter followed by letters, digits, '_', '.' or '-' (at most 64)", r.Name)
+	case snap.Rows == 0:
+		return nil, errors.New("no data rows to register")
+	case snap.Rows > MaxRows:
+		return nil, fmt.Errorf("%d data rows: privnotes registers at most %d rows per dataset (split the data into several datasets)", snap.Rows, MaxRows)
+	case len(snap.Columns) == 0 && len(snap.Categorical) == 0:
+		return nil, errors.New("the data have no columns to analyse")
+	}
+	if err := checkRegistration(r, snap.Label != ""); err != nil {
+		return nil, err
+	}
+	if err := checkBounds(snap.Bounds, snap.Columns); err != nil {
+		return nil, err
+	}
+	sc := Schema{
+		Name: r.Name, Columns: snap.Columns, D: len(snap.Columns), Clip: r.Clip, Unit: "row",
+		Label: snap.Label, Center: "none", Neighbour: r.Neighbour.String(), Accountant: r.Accountant.String(),
+		Budget: r.Budget, BadRows: r.BadRows,
+	}
+	if sc.Columns == nil {
+		sc.Columns = []string{}
+	}
+	if len(snap.Bounds) > 0 {
+		sc.Bounds = snap.Bounds
+	}
+	if len(snap.Categorical) > 0 {
+		sc.Categorical = snap.Categorical
+	}
+	if sc.BadRows == "" {
+		sc.BadRows = "reject"
+	}
+	if snap.Label != "" {
+		sc.LabelClip = r.LabelClip
+	}
+	if snap.UserColumn != "" {
+		sc.Unit, sc.UserColumn = "user", snap.UserColumn
+	}
+	if r.PublicN {
+		sc.PublicN = snap.Rows
+		if snap.UserColumn != "" {
+			sc.PublicN = snap.Users
+		}
+	}
+	schemaJSON, err := json.Marshal(sc)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, dbErr("ledger: starting the registration", err)
+	}
+	defer tx.Rollback()
+	var exists int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM datasets WHERE name = ?`, r.Name).Scan(&exists); err != nil {
+		return nil, dbErr("ledger: reading the registry", err)
+	}
+	if exists > 0 {
+		return nil, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", r.Name)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO datasets(name, schema, eps, delta, accountant, rows, users, dropped, source, data_salt, data_hash, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Name, string(schemaJSON), r.Budget.Eps, r.Budget.Delta, r.Accountant.String(), snap.Rows, snap.Users, snap.Dropped,
+		r.Source, "", snap.Hash, now.Format(time.RFC3339Nano)); err != nil {
+		return nil, dbErr("ledger: storing dataset", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots(dataset, path, hash) VALUES (?, ?, ?)`, r.Name, filepath.ToSlash(rel), snap.Hash); err != nil {
+		return nil, dbErr("ledger: storing dataset", err)
+	}
+	params, _ := json.Marshal(map[string]any{"schema": json.RawMessage(schemaJSON), "data_hash": snap.Hash})
+	if _, err := appendRecord(ctx, tx, record{Kind: "register", Dataset: r.Name, Mechanism: "dataset/register",
+		Params: string(params), Event: "null", Cell: "owner", Time: now.Format(time.RFC3339Nano)}); err != nil {
+		return nil, err
+	}
+	if err := putTotals(ctx, tx, r.Name, accounting.State{}); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, dbErr("ledger: committing registration", err)
+	}
+	return &OwnerInfo{Schema: sc, Rows: snap.Rows, Users: snap.Users, Dropped: snap.Dropped, Source: r.Source, DataHash: snap.Hash, Created: now}, nil
+}
