@@ -9,16 +9,12 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
 // SnapshotRef describes a snapshot file to register: where it is, its
@@ -101,71 +97,21 @@ func (s *Store) registerSnapshot(ctx context.Context, r Registration) (*OwnerInf
 	if err := checkBounds(snap.Bounds, snap.Columns); err != nil {
 		return nil, err
 	}
-	sc := Schema{
-		Name: r.Name, Columns: snap.Columns, D: len(snap.Columns), Clip: r.Clip, Unit: "row",
-		Label: snap.Label, Center: "none", Neighbour: r.Neighbour.String(), Accountant: r.Accountant.String(),
-		Budget: r.Budget, BadRows: r.BadRows,
-	}
+	sc := registeredSchema(r, snap.Columns, snap.Label, snap.UserColumn, snap.Rows, snap.Users, snap.Bounds)
 	if sc.Columns == nil {
 		sc.Columns = []string{}
-	}
-	if len(snap.Bounds) > 0 {
-		sc.Bounds = snap.Bounds
 	}
 	if len(snap.Categorical) > 0 {
 		sc.Categorical = snap.Categorical
 	}
-	if sc.BadRows == "" {
-		sc.BadRows = "reject"
-	}
-	if snap.Label != "" {
-		sc.LabelClip = r.LabelClip
-	}
-	if snap.UserColumn != "" {
-		sc.Unit, sc.UserColumn = "user", snap.UserColumn
-	}
-	if r.PublicN {
-		sc.PublicN = snap.Rows
-		if snap.UserColumn != "" {
-			sc.PublicN = snap.Users
+	now, err := s.commitRegistration(ctx, r, sc, [3]int{snap.Rows, snap.Users, snap.Dropped}, "", snap.Hash, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots(dataset, path, hash) VALUES (?, ?, ?)`, r.Name, filepath.ToSlash(rel), snap.Hash); err != nil {
+			return dbErr("ledger: storing dataset", err)
 		}
-	}
-	schemaJSON, err := json.Marshal(sc)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, dbErr("ledger: starting the registration", err)
-	}
-	defer tx.Rollback()
-	var exists int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM datasets WHERE name = ?`, r.Name).Scan(&exists); err != nil {
-		return nil, dbErr("ledger: reading the registry", err)
-	}
-	if exists > 0 {
-		return nil, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", r.Name)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO datasets(name, schema, eps, delta, accountant, rows, users, dropped, source, data_salt, data_hash, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Name, string(schemaJSON), r.Budget.Eps, r.Budget.Delta, r.Accountant.String(), snap.Rows, snap.Users, snap.Dropped,
-		r.Source, "", snap.Hash, now.Format(time.RFC3339Nano)); err != nil {
-		return nil, dbErr("ledger: storing dataset", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots(dataset, path, hash) VALUES (?, ?, ?)`, r.Name, filepath.ToSlash(rel), snap.Hash); err != nil {
-		return nil, dbErr("ledger: storing dataset", err)
-	}
-	params, _ := json.Marshal(map[string]any{"schema": json.RawMessage(schemaJSON), "data_hash": snap.Hash})
-	if _, err := appendRecord(ctx, tx, record{Kind: "register", Dataset: r.Name, Mechanism: "dataset/register",
-		Params: string(params), Event: "null", Cell: "owner", Time: now.Format(time.RFC3339Nano)}); err != nil {
-		return nil, err
-	}
-	if err := putTotals(ctx, tx, r.Name, accounting.State{}); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, dbErr("ledger: committing registration", err)
 	}
 	return &OwnerInfo{Schema: sc, Rows: snap.Rows, Users: snap.Users, Dropped: snap.Dropped, Source: r.Source, DataHash: snap.Hash, Created: now}, nil
 }

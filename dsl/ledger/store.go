@@ -556,35 +556,9 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 	if err := checkBounds(r.Bounds, t.Columns); err != nil {
 		return nil, err
 	}
-	sc := Schema{
-		Name: r.Name, Columns: t.Columns, D: len(t.Columns), Clip: r.Clip, Unit: "row",
-		Label: t.Label, Center: "none", Neighbour: r.Neighbour.String(), Accountant: r.Accountant.String(),
-		Budget: r.Budget, BadRows: r.BadRows,
-	}
-	if len(r.Bounds) > 0 {
-		sc.Bounds = r.Bounds
-	}
-	if r.PublicN {
-		sc.PublicN = t.Rows
-		if t.UserColumn != "" {
-			sc.PublicN = t.NumUsers
-		}
-	}
-	if sc.BadRows == "" {
-		sc.BadRows = "reject"
-	}
-	if t.Label != "" {
-		sc.LabelClip = r.LabelClip
-	}
-	if t.UserColumn != "" {
-		sc.Unit, sc.UserColumn = "user", t.UserColumn
-	}
+	sc := registeredSchema(r, t.Columns, t.Label, t.UserColumn, t.Rows, t.NumUsers, r.Bounds)
 	if t.Mean != nil {
 		sc.Center, sc.Mean = "public-mean", t.Mean
-	}
-	schemaJSON, err := json.Marshal(sc)
-	if err != nil {
-		return nil, err
 	}
 	var saltBytes [32]byte
 	if _, err := rand.Read(saltBytes[:]); err != nil {
@@ -592,53 +566,103 @@ func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error
 	}
 	salt := hex.EncodeToString(saltBytes[:])
 	dataHash := hashData(salt, t)
-	now := time.Now().UTC().Truncate(time.Microsecond)
+	d := len(t.Columns)
+	now, err := s.commitRegistration(ctx, r, sc, [3]int{t.Rows, t.NumUsers, t.Dropped}, salt, dataHash, func(tx *sql.Tx) error {
+		for seq, lo := 0, 0; lo < t.Rows; seq, lo = seq+1, lo+chunkRows {
+			hi := min(lo+chunkRows, t.Rows)
+			var users, y []byte
+			if t.Users != nil {
+				users = int32Bytes(t.Users[lo:hi])
+			}
+			if t.Y != nil {
+				y = floatBytes(t.Y[lo:hi])
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO data_chunks(dataset, seq, rows, x, users, y) VALUES (?, ?, ?, ?, ?, ?)`,
+				r.Name, seq, hi-lo, floatBytes(t.X[lo*d:hi*d]), users, y); err != nil {
+				return dbErr("ledger: storing data", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &OwnerInfo{Schema: sc, Rows: t.Rows, Users: t.NumUsers, Dropped: t.Dropped, Source: r.Source, DataHash: dataHash, Created: now}, nil
+}
 
+// registeredSchema is the public schema of registration r of data with
+// these numeric columns, label and user column ("" for none), row and user
+// counts, and public bounds.
+func registeredSchema(r Registration, columns []string, label, userColumn string, rows, users int, bounds map[string][2]float64) Schema {
+	sc := Schema{
+		Name: r.Name, Columns: columns, D: len(columns), Clip: r.Clip, Unit: "row",
+		Label: label, Center: "none", Neighbour: r.Neighbour.String(), Accountant: r.Accountant.String(),
+		Budget: r.Budget, BadRows: r.BadRows,
+	}
+	if len(bounds) > 0 {
+		sc.Bounds = bounds
+	}
+	if r.PublicN {
+		sc.PublicN = rows
+		if userColumn != "" {
+			sc.PublicN = users
+		}
+	}
+	if sc.BadRows == "" {
+		sc.BadRows = "reject"
+	}
+	if label != "" {
+		sc.LabelClip = r.LabelClip
+	}
+	if userColumn != "" {
+		sc.Unit, sc.UserColumn = "user", userColumn
+	}
+	return sc
+}
+
+// commitRegistration stores a new dataset in one transaction: its
+// registry row (counts are rows, users and dropped rows, owner-only), its
+// data (storeData, in the same transaction), its register record and its
+// zero running totals. It refuses a name already registered.
+func (s *Store) commitRegistration(ctx context.Context, r Registration, sc Schema, counts [3]int, salt, dataHash string, storeData func(tx *sql.Tx) error) (time.Time, error) {
+	schemaJSON, err := json.Marshal(sc)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, dbErr("ledger: starting the registration", err)
+		return now, dbErr("ledger: starting the registration", err)
 	}
 	defer tx.Rollback()
 	var exists int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM datasets WHERE name = ?`, r.Name).Scan(&exists); err != nil {
-		return nil, dbErr("ledger: reading the registry", err)
+		return now, dbErr("ledger: reading the registry", err)
 	}
 	if exists > 0 {
-		return nil, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", r.Name)
+		return now, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", r.Name)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO datasets(name, schema, eps, delta, accountant, rows, users, dropped, source, data_salt, data_hash, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Name, string(schemaJSON), r.Budget.Eps, r.Budget.Delta, r.Accountant.String(), t.Rows, t.NumUsers, t.Dropped,
+		r.Name, string(schemaJSON), r.Budget.Eps, r.Budget.Delta, r.Accountant.String(), counts[0], counts[1], counts[2],
 		r.Source, salt, dataHash, now.Format(time.RFC3339Nano)); err != nil {
-		return nil, dbErr("ledger: storing dataset", err)
+		return now, dbErr("ledger: storing dataset", err)
 	}
-	d := len(t.Columns)
-	for seq, lo := 0, 0; lo < t.Rows; seq, lo = seq+1, lo+chunkRows {
-		hi := min(lo+chunkRows, t.Rows)
-		var users, y []byte
-		if t.Users != nil {
-			users = int32Bytes(t.Users[lo:hi])
-		}
-		if t.Y != nil {
-			y = floatBytes(t.Y[lo:hi])
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO data_chunks(dataset, seq, rows, x, users, y) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.Name, seq, hi-lo, floatBytes(t.X[lo*d:hi*d]), users, y); err != nil {
-			return nil, dbErr("ledger: storing data", err)
-		}
+	if err := storeData(tx); err != nil {
+		return now, err
 	}
 	params, _ := json.Marshal(map[string]any{"schema": json.RawMessage(schemaJSON), "data_hash": dataHash})
 	if _, err := appendRecord(ctx, tx, record{Kind: "register", Dataset: r.Name, Mechanism: "dataset/register",
 		Params: string(params), Event: "null", Cell: "owner", Time: now.Format(time.RFC3339Nano)}); err != nil {
-		return nil, err
+		return now, err
 	}
 	if err := putTotals(ctx, tx, r.Name, accounting.State{}); err != nil {
-		return nil, err
+		return now, err
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, dbErr("ledger: committing registration", err)
+		return now, dbErr("ledger: committing registration", err)
 	}
-	return &OwnerInfo{Schema: sc, Rows: t.Rows, Users: t.NumUsers, Dropped: t.Dropped, Source: r.Source, DataHash: dataHash, Created: now}, nil
+	return now, nil
 }
 
 // checkRegistration checks the budget, accountant and clips of a

@@ -55,17 +55,9 @@ func dataOf(d *ledger.Data) (*Data, error) {
 // feature columns.
 func projectFeatures(sc ledger.Schema, src rows.Source, names []string) (rows.Source, error) {
 	// A name may repeat (a subset's filter reads a column it also gives).
-	pos := map[string]int{}
-	for i, c := range sc.Columns {
-		pos[c] = i
-	}
-	idx := make([]int, len(names))
-	for t, n := range names {
-		i, ok := pos[n]
-		if !ok {
-			return nil, fmt.Errorf("no column %q; the columns are %v", n, sc.Columns)
-		}
-		idx[t] = i
+	idx, err := columnPositions(sc, names, true)
+	if err != nil {
+		return nil, err
 	}
 	p := &projected{parent: src, idx: idx, lo: make([]float64, len(idx)), hi: make([]float64, len(idx))}
 	for t, name := range names {
@@ -346,18 +338,24 @@ func columnIndex(sc ledger.Schema, names []string) ([]int, error) {
 		}
 		return idx, nil
 	}
+	return columnPositions(sc, names, false)
+}
+
+// columnPositions are the positions of the numeric columns names in the
+// schema; a name listed twice is an error unless repeat.
+func columnPositions(sc ledger.Schema, names []string, repeat bool) ([]int, error) {
 	pos := map[string]int{}
 	for i, c := range sc.Columns {
 		pos[c] = i
 	}
-	var idx []int
+	idx := make([]int, 0, len(names))
 	seen := map[string]bool{}
 	for _, n := range names {
 		i, ok := pos[n]
 		if !ok {
 			return nil, fmt.Errorf("no column %q; the columns are %v", n, sc.Columns)
 		}
-		if seen[n] {
+		if seen[n] && !repeat {
 			return nil, fmt.Errorf("column %q listed twice", n)
 		}
 		seen[n] = true

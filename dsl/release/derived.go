@@ -8,6 +8,7 @@ package release
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/rows"
@@ -30,7 +31,7 @@ func derive(parent *Data, sc ledger.Schema, dv *Derivation) (*Data, error) {
 	if len(features) == 0 {
 		// Categorical columns only: the rows (for counts) come with the
 		// first of them.
-		cats := categoricalColumns(sc)
+		cats := CategoricalColumns(sc)
 		features = cats[:min(1, len(cats))]
 	}
 	src, err := columns(features)
@@ -139,12 +140,12 @@ func (f *filtered) pass(vals []float64) bool {
 	return true
 }
 
-// categoricalColumns lists a schema's categorical columns, sorted.
-func categoricalColumns(sc ledger.Schema) []string {
-	var cats []string
+// CategoricalColumns lists a schema's categorical columns, sorted.
+func CategoricalColumns(sc ledger.Schema) []string {
+	cats := make([]string, 0, len(sc.Categorical))
 	for c := range sc.Categorical {
 		cats = append(cats, c)
 	}
-	sortStrings(cats)
+	sort.Strings(cats)
 	return cats
 }

@@ -1,7 +1,6 @@
 package release
 
 import (
-	"sort"
 	"sync"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -63,7 +62,7 @@ func snapshotData(sc ledger.Schema, path, hash string) (*Data, error) {
 	if len(features) == 0 {
 		// A dataset of categorical columns only: its rows (for counts)
 		// come with the first of them.
-		cats := categoricalColumns(sc)
+		cats := CategoricalColumns(sc)
 		features = cats[:min(1, len(cats))]
 	}
 	src, err := rd.Source(features)
@@ -83,5 +82,3 @@ func (d *Data) Close() error {
 	d.close = nil
 	return err
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -348,7 +348,7 @@ func groupDomain(fn string, src Ref, by string) []string {
 	if dom, ok := sc.Categorical[by]; ok {
 		return dom
 	}
-	cats := categoricalColumns(sc)
+	cats := CategoricalColumns(sc)
 	have := "categorical columns: " + listOrNone(cats)
 	if len(cats) == 0 {
 		have = fmt.Sprintf("dataset %q has no categorical column: the data owner declares one at registration (`privnotes dataset add … --categories %s=a,b,c`, on a snapshot dataset)", src.Name, by)

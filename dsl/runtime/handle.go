@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"sort"
 	"strings"
 	"sync"
 
@@ -150,14 +149,7 @@ func describeSchema(s ledger.Schema) string {
 }
 
 // categoricalNames lists a schema's categorical columns, sorted.
-func categoricalNames(s ledger.Schema) []string {
-	var names []string
-	for c := range s.Categorical {
-		names = append(names, c)
-	}
-	sort.Strings(names)
-	return names
-}
+func categoricalNames(s ledger.Schema) []string { return release.CategoricalColumns(s) }
 
 // Categorical returns the categorical columns with their public domains
 // (values outside a domain are counted in "other").

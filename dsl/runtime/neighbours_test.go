@@ -204,8 +204,10 @@ type harnessCall struct {
 	fn      string
 	dataset string
 	kws     []KW
-	// filter, if set, runs the call on filter(dataset, col=, op=, value=).
+	// filter, if set, runs the call on filter(dataset, col=, op=, value=),
+	// and cols on select_columns(…, cols=) of that.
 	filter []KW
+	cols   []string
 }
 
 func (c harnessCall) String() string {
@@ -216,6 +218,9 @@ func (c harnessCall) String() string {
 			fs = append(fs, fmt.Sprintf("%s=%#v", k.name, k.value))
 		}
 		ds = "filter(" + ds + ", " + strings.Join(fs, ", ") + ")"
+	}
+	if c.cols != nil {
+		ds = fmt.Sprintf("select_columns(%s, cols=%#v)", ds, c.cols)
 	}
 	parts := []string{ds}
 	for _, k := range c.kws {
@@ -286,6 +291,9 @@ func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
 		ds := w.rt.dataset(c.dataset)
 		if c.filter != nil {
 			ds = w.rt.filter(ds, c.filter...)
+		}
+		if c.cols != nil {
+			ds = w.rt.selectColumns(ds, newKW("cols", c.cols))
 		}
 		done <- result{v: harnessFuncs[c.fn](w.rt, ds, c.kws...)}
 	}()
@@ -619,6 +627,10 @@ func harnessGrid(wide bool) []harnessCall {
 			} {
 				c.dataset, c.filter = ds, f
 				calls = append(calls, c)
+				if c.fn == "private_sum" || c.fn == "private_pca" && c.kws[3].value == "gauss" {
+					c.cols = []string{"x2", "x1"}
+					calls = append(calls, c)
+				}
 			}
 		}
 	}
