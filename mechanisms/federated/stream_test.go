@@ -3,7 +3,7 @@ package federated
 import (
 	"context"
 	"errors"
-	"io"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowstest"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -14,65 +14,6 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
-
-// jitterSource serves the rows of a *rows.Dense (with its labels and unit
-// indices, if any) in batches of random sizes. It is not a *rows.Dense,
-// so passes over it stream (rowpass.PairwiseScan) and RoundRobin deals it
-// by scanning. fail > 0 makes a pass fail after that many rows.
-type jitterSource struct {
-	d    *rows.Dense
-	seed uint64
-	fail int
-}
-
-var errDisk = errors.New("disk on fire")
-
-func jitter(x *mat.Dense) *jitterSource { return &jitterSource{d: rows.FromDense(x)} }
-
-func (s *jitterSource) Dim() int        { return s.d.Dim() }
-func (s *jitterSource) HasLabels() bool { return s.d.HasLabels() }
-func (s *jitterSource) NumUnits() int   { return s.d.NumUnits() }
-
-func (s *jitterSource) Scan(ctx context.Context) (rows.Cursor, error) {
-	s.seed++
-	return &jitterCursor{s: s, ctx: ctx, rng: rand.New(rand.NewPCG(s.seed, 9))}, nil
-}
-
-type jitterCursor struct {
-	s    *jitterSource
-	ctx  context.Context
-	rng  *rand.Rand
-	next int
-}
-
-func (c *jitterCursor) Next(dst *rows.Batch) error {
-	n, d := c.s.d.NumRows(), c.s.d.Dim()
-	dst.N = 0
-	if err := c.ctx.Err(); err != nil {
-		return err
-	}
-	if c.s.fail > 0 && c.next >= c.s.fail {
-		return errDisk
-	}
-	if c.next >= n {
-		return io.EOF
-	}
-	k := min(1+c.rng.IntN(dst.Cap(d)), n-c.next)
-	for i := range k {
-		c.s.d.ReadRow(c.next+i, dst.Row(i, d))
-		if y := c.s.d.Labels(); y != nil && len(dst.Label) > i {
-			dst.Label[i] = y[c.next+i]
-		}
-		if u := c.s.d.UnitIndex(); u != nil && len(dst.Unit) > i {
-			dst.Unit[i] = u[c.next+i]
-		}
-	}
-	c.next += k
-	dst.N = k
-	return nil
-}
-
-func (c *jitterCursor) Close() error { return nil }
 
 // streamRows returns n rows of d columns over many magnitudes, with
 // non-finite, zero and huge rows among them.
@@ -253,7 +194,7 @@ func TestRoundRobinDeals(t *testing.T) {
 		t.Error("RoundRobin of no parts or no source returned parts")
 	}
 	for _, n := range []int{1, 2, 7, 256, total + 3} {
-		for name, parent := range map[string]rows.Source{"dense": dense, "stream": &jitterSource{d: dense}} {
+		for name, parent := range map[string]rows.Source{"dense": dense, "stream": &rowstest.Jitter{D: dense}} {
 			parts := RoundRobin(parent, n)
 			if len(parts) != n {
 				t.Fatalf("%s n=%d: %d parts", name, n, len(parts))
@@ -289,12 +230,12 @@ func TestRoundRobinDeals(t *testing.T) {
 // source without columns give errors that name no data.
 func TestProviderSourceErrors(t *testing.T) {
 	x := streamRows(2000, 4, 3)
-	p, err := NewPCAProviderSource(&jitterSource{d: rows.FromDense(x), fail: 900}, noise.NewSeeded(1))
+	p, err := NewPCAProviderSource(&rowstest.Jitter{D: rows.FromDense(x), Fail: 900}, noise.NewSeeded(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = p.Answer(context.Background(), PCARequest{Round: 4, Step: StepDiag})
-	if !errors.Is(err, errDisk) || !strings.HasPrefix(err.Error(), "round 4: ") {
+	if !errors.Is(err, rowstest.ErrDisk) || !strings.HasPrefix(err.Error(), "round 4: ") {
 		t.Errorf("failing source: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -312,3 +253,6 @@ func TestProviderSourceErrors(t *testing.T) {
 		t.Error("a provider over a source without columns")
 	}
 }
+
+// jitter serves the rows of x in batches of random sizes.
+func jitter(x *mat.Dense) *rowstest.Jitter { return &rowstest.Jitter{D: rows.FromDense(x)} }

@@ -3,7 +3,7 @@ package pca
 import (
 	"context"
 	"errors"
-	"io"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowstest"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -14,56 +14,6 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
-
-// jitterSource serves the rows of x in batches of random sizes and is not
-// a *rows.Dense, so a run over it takes the streaming path
-// (rowpass.PairwiseScan) where rows.FromDense(x) is summed in place: the
-// results must not differ in a single bit. fail > 0 makes the pass fail
-// after that many rows with errDisk.
-type jitterSource struct {
-	x    *mat.Dense
-	seed uint64
-	fail int
-}
-
-var errDisk = errors.New("disk on fire")
-
-func (s *jitterSource) Dim() int { _, c := s.x.Dims(); return c }
-
-func (s *jitterSource) Scan(ctx context.Context) (rows.Cursor, error) {
-	s.seed++ // every pass cuts its batches differently
-	return &jitterCursor{s: s, ctx: ctx, rng: rand.New(rand.NewPCG(s.seed, 3))}, nil
-}
-
-type jitterCursor struct {
-	s    *jitterSource
-	ctx  context.Context
-	rng  *rand.Rand
-	next int
-}
-
-func (c *jitterCursor) Next(dst *rows.Batch) error {
-	r, d := c.s.x.Dims()
-	dst.N = 0
-	if err := c.ctx.Err(); err != nil {
-		return err
-	}
-	if c.s.fail > 0 && c.next >= c.s.fail {
-		return errDisk
-	}
-	if c.next >= r {
-		return io.EOF
-	}
-	k := min(1+c.rng.IntN(dst.Cap(d)), r-c.next)
-	for i := range k {
-		copy(dst.Row(i, d), c.s.x.RawRowView(c.next+i))
-	}
-	c.next += k
-	dst.N = k
-	return nil
-}
-
-func (c *jitterCursor) Close() error { return nil }
 
 // streamData returns rows that exercise every row rule: spiked rows of
 // norms around the clip bound, non-finite rows, zero rows, and rows near
@@ -164,7 +114,7 @@ func testRunSourceBitIdentical(t *testing.T, x *mat.Dense, noiseScale float64) {
 				src    rows.Source
 				matrix bool
 			}{
-				{"jitter", &jitterSource{x: x, seed: uint64(workers)}, false},
+				{"jitter", &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(workers)}, false},
 				{"Run(matrix)", nil, true},
 			} {
 				got, gtr := run(alt.src, alt.matrix)
@@ -193,13 +143,13 @@ func TestRunSourceErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = pl.RunSource(context.Background(), &jitterSource{x: x, fail: 1000})
-		if !errors.Is(err, errDisk) || !strings.HasPrefix(err.Error(), "pca "+method+": reading the data in iteration 1: ") {
+		_, err = pl.RunSource(context.Background(), &rowstest.Jitter{D: rows.FromDense(x), Fail: 1000})
+		if !errors.Is(err, rowstest.ErrDisk) || !strings.HasPrefix(err.Error(), "pca "+method+": reading the data in iteration 1: ") {
 			t.Errorf("%s: source error gave %v", method, err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := pl.RunSource(ctx, &jitterSource{x: x}); !errors.Is(err, context.Canceled) {
+		if _, err := pl.RunSource(ctx, &rowstest.Jitter{D: rows.FromDense(x)}); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: cancelled run gave %v", method, err)
 		}
 		if _, err := pl.RunSource(context.Background(), nil); err == nil || err.Error() != "pca "+method+": no data" {
@@ -226,7 +176,7 @@ func TestStreamingPowerSourceBitIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := StreamingPowerSource(context.Background(), &jitterSource{x: x}, opt())
+	got, err := StreamingPowerSource(context.Background(), &rowstest.Jitter{D: rows.FromDense(x)}, opt())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +184,7 @@ func TestStreamingPowerSourceBitIdentical(t *testing.T) {
 	if got.BlockSize != want.BlockSize || got.Used != want.Used {
 		t.Errorf("blocks %d/%d, want %d/%d", got.BlockSize, got.Used, want.BlockSize, want.Used)
 	}
-	if _, err := StreamingPowerSource(context.Background(), &jitterSource{x: x, fail: 500}, opt()); !errors.Is(err, errDisk) {
+	if _, err := StreamingPowerSource(context.Background(), &rowstest.Jitter{D: rows.FromDense(x), Fail: 500}, opt()); !errors.Is(err, rowstest.ErrDisk) {
 		t.Errorf("source error gave %v", err)
 	}
 }

@@ -3,7 +3,7 @@ package linalg
 import (
 	"context"
 	"errors"
-	"io"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowstest"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -14,48 +14,6 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
-
-// jitterSource serves the rows of x in batches of random sizes and is not
-// a *rows.Dense, so PairwisePass streams it through rowpass.PairwiseScan where
-// rows.FromDense(x) is summed in place.
-type jitterSource struct {
-	x    *mat.Dense
-	seed uint64
-}
-
-func (s *jitterSource) Dim() int { _, c := s.x.Dims(); return c }
-
-func (s *jitterSource) Scan(ctx context.Context) (rows.Cursor, error) {
-	s.seed++
-	return &jitterCursor{s: s, ctx: ctx, rng: rand.New(rand.NewPCG(s.seed, 5))}, nil
-}
-
-type jitterCursor struct {
-	s    *jitterSource
-	ctx  context.Context
-	rng  *rand.Rand
-	next int
-}
-
-func (c *jitterCursor) Next(dst *rows.Batch) error {
-	r, d := c.s.x.Dims()
-	dst.N = 0
-	if err := c.ctx.Err(); err != nil {
-		return err
-	}
-	if c.next >= r {
-		return io.EOF
-	}
-	k := min(1+c.rng.IntN(dst.Cap(d)), r-c.next)
-	for i := range k {
-		copy(dst.Row(i, d), c.s.x.RawRowView(c.next+i))
-	}
-	c.next += k
-	dst.N = k
-	return nil
-}
-
-func (c *jitterCursor) Close() error { return nil }
 
 // stream hides the concrete type of a source, so that PairwisePass cannot take
 // the in-place path.
@@ -103,7 +61,7 @@ func TestKernelsIdenticalOverSources(t *testing.T) {
 		for name, src := range map[string]rows.Source{
 			"dense":    rows.FromDense(x),
 			"streamed": stream{rows.FromDense(x)},
-			"jitter":   &jitterSource{x: x, seed: uint64(opt.Workers)},
+			"jitter":   &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(opt.Workers)},
 			"view":     rows.FromDense(view),
 		} {
 			got := eval(src, opt)
@@ -132,7 +90,7 @@ func TestPassErrors(t *testing.T) {
 	x := testInputs()["random"]
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for name, src := range map[string]rows.Source{"dense": rows.FromDense(x), "jitter": &jitterSource{x: x}} {
+	for name, src := range map[string]rows.Source{"dense": rows.FromDense(x), "jitter": &rowstest.Jitter{D: rows.FromDense(x)}} {
 		r := Rows{Src: src, Scale: unitScale}
 		if _, _, err := r.SumSquares(ctx); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: cancelled pass gave %v", name, err)
@@ -146,7 +104,7 @@ func TestPassErrors(t *testing.T) {
 	}
 	// A stream is counted as it arrives: start the count just below the
 	// limit instead of streaming 2^30 rows.
-	c := &counting{Source: &jitterSource{x: x}}
+	c := &counting{Source: &rowstest.Jitter{D: rows.FromDense(x)}}
 	cur, err := c.Scan(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package rowpass
 import (
 	"context"
 	"errors"
-	"io"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowstest"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -12,46 +12,6 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
-
-// jitterSource serves the rows of x in batches of random sizes, to check
-// that PairwiseScan's result does not depend on how a source cuts them.
-type jitterSource struct {
-	x    *mat.Dense
-	seed uint64
-	fail int // return an error after this many rows (0: never)
-}
-
-func (s *jitterSource) Dim() int { _, c := s.x.Dims(); return c }
-
-func (s *jitterSource) Scan(ctx context.Context) (rows.Cursor, error) {
-	return &jitterCursor{s: s, rng: rand.New(rand.NewPCG(s.seed, 1))}, nil
-}
-
-type jitterCursor struct {
-	s    *jitterSource
-	rng  *rand.Rand
-	next int
-}
-
-func (c *jitterCursor) Next(dst *rows.Batch) error {
-	r, d := c.s.x.Dims()
-	dst.N = 0
-	if c.s.fail > 0 && c.next >= c.s.fail {
-		return errors.New("disk on fire")
-	}
-	if c.next >= r {
-		return io.EOF
-	}
-	k := min(1+c.rng.IntN(dst.Cap(d)), r-c.next)
-	for i := range k {
-		copy(dst.X[i*d:(i+1)*d], c.s.x.RawRowView(c.next+i))
-	}
-	c.next += k
-	dst.N = k
-	return nil
-}
-
-func (c *jitterCursor) Close() error { return nil }
 
 func TestPairwiseScanMatchesPairwise(t *testing.T) {
 	const d = 3
@@ -77,7 +37,7 @@ func TestPairwiseScanMatchesPairwise(t *testing.T) {
 			src = rows.FromDense(nil)
 		}
 		for _, workers := range []int{1, 3, 8} {
-			for _, s := range []rows.Source{src, &jitterSource{x: x, seed: uint64(workers)}} {
+			for _, s := range []rows.Source{src, &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(workers)}} {
 				if n == 0 {
 					s = src
 				}
@@ -106,7 +66,7 @@ func TestPairwiseScanMatchesPairwise(t *testing.T) {
 
 func TestPairwiseScanReportsSourceErrors(t *testing.T) {
 	x := mat.NewDense(5000, 2, nil)
-	_, err := SumVecScan(context.Background(), &jitterSource{x: x, fail: 3000}, 2, Options{}, false, false, func([]float64, *rows.Batch) {})
+	_, err := SumVecScan(context.Background(), &rowstest.Jitter{D: rows.FromDense(x), Fail: 3000}, 2, Options{}, false, false, func([]float64, *rows.Batch) {})
 	if err == nil || err.Error() != "disk on fire" {
 		t.Fatalf("err = %v, want the source's error", err)
 	}
