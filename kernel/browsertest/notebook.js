@@ -36,7 +36,7 @@ function parseArgs(argv) {
 // a few seconds.
 const RUN_ALL_MS = 120000;
 const CELL_MS = 30000;
-const UI_MS = 10000;
+const UI_MS = 20000;
 
 const failures = [];
 let shotNo = 0;
@@ -174,6 +174,7 @@ function pause(ms) {
 // and later steps still run.
 async function step(page, opts, name, fn) {
   const t0 = Date.now();
+  const before = failures.length;
   try {
     await fn();
   } catch (e) {
@@ -181,13 +182,16 @@ async function step(page, opts, name, fn) {
   }
   await shot(page, opts, name);
   console.log(`step ${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return failures.length === before;
 }
 
 async function run(page, opts) {
   const base = opts.url.replace(/\/$/, '');
   await page.goto(`${base}/notebooks/${encodeURIComponent(opts.notebook)}?token=${opts.token}`,
     { waitUntil: 'load', timeout: 60000 });
-  await step(page, opts, 'open', async () => {
+  // Without an open notebook and a finished Run All every later check
+  // would only wait for its own timeout: stop there.
+  const opened = await step(page, opts, 'open', async () => {
     await page.waitForFunction(() => window.Jupyter && Jupyter.notebook && Jupyter.notebook._fully_loaded,
       { timeout: 60000 });
     const name = await page.evaluate(() => Jupyter.notebook.metadata.kernelspec.name);
@@ -197,7 +201,9 @@ async function run(page, opts) {
     });
   });
 
-  await step(page, opts, 'run-all', async () => {
+  if (!opened) return;
+
+  const ranAll = await step(page, opts, 'run-all', async () => {
     await page.click('#celllink');
     await page.waitForSelector('#run_all_cells a', { visible: true, timeout: UI_MS });
     await page.click('#run_all_cells a');
@@ -218,6 +224,8 @@ async function run(page, opts) {
       throw new Error(`Run All did not run the cells once each in order: execution counts ${counts.join(', ')}`);
     }
   });
+
+  if (!ranAll) return;
 
   await step(page, opts, 'outputs', async () => {
     const r = await page.evaluate(() => {
