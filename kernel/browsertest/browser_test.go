@@ -3,7 +3,6 @@
 package browsertest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -74,22 +73,22 @@ func TestNotebookInChromium(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	runErr := cmd.Run()
-	t.Logf("notebook.js ran %.1f s (screenshots in %s):\n%s", time.Since(start).Seconds(), shots, out.String())
+	report := out.String()
+	t.Logf("notebook.js ran %.1f s (screenshots in %s):\n%s", time.Since(start).Seconds(), shots, report)
 	if ctx.Err() != nil {
 		t.Fatalf("notebook.js did not finish within %v", scriptLimit)
 	}
 	failed := false
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		if line, ok := strings.CutPrefix(sc.Text(), "FAIL "); ok {
-			t.Error(line)
+	for _, l := range strings.Split(report, "\n") {
+		if check, ok := strings.CutPrefix(l, "FAIL "); ok {
+			t.Error(check)
 			failed = true
 		}
 	}
 	if runErr != nil && !failed {
 		t.Fatalf("notebook.js failed without naming a check: %v", runErr)
 	}
-	if runErr == nil && (failed || !strings.HasSuffix(strings.TrimSpace(out.String()), "OK")) {
+	if runErr == nil && (failed || !strings.HasSuffix(strings.TrimSpace(report), "OK")) {
 		t.Fatalf("notebook.js exited 0 but did not end with OK")
 	}
 }

@@ -351,6 +351,10 @@ async function run(page, opts) {
         `${r.text.trim() ? JSON.stringify(clip(r.text, 200)) : 'no output'} (the kernel must answer NAME? with a "page" payload)`);
     }
     if (r.errors.length) throw new Error(`"private_pca?" opened the pager but its cell shows an error: ${clip(r.errors.join(' '))}`);
+    if (r.text.trim() !== '') {
+      fail('pager', `"private_pca?" opened the pager but also wrote to the cell (as a page payload it should not): ${clip(r.text, 200)}`);
+    }
+    await pause(800); // the pager slides up
     await shot(page, opts, 'pager-open');
     await page.evaluate(() => Jupyter.pager.collapse());
   });
