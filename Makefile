@@ -5,6 +5,10 @@ BIN     := bin/privnotes
 DEB_PKGS := python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel \
             jupyter-nbconvert python3-jsonschema python3-jupyter-kernel-test
 PY      := /usr/bin/python3
+# The real-browser test (kernel/browsertest): classic Notebook and Debian's
+# chromium, driven by puppeteer-core from npm (never its own browser).
+BROWSER_DEB_PKGS := jupyter-notebook chromium
+BROWSERTEST := kernel/browsertest
 # The data engine (dsl/snapshot) scans snapshots through DuckDB's Arrow
 # interface, which duckdb-go compiles only with this tag; without it a
 # slower database/sql scan gives the same rows. Every go command of this
@@ -12,7 +16,7 @@ PY      := /usr/bin/python3
 TAGS    ?= duckdb_arrow
 export GOFLAGS := -tags=$(TAGS)
 
-.PHONY: all build test unit vet fmt-check deps bench bench-quick bench-kernel install demo clean mutants audit
+.PHONY: all build test unit vet fmt-check deps browser-deps bench bench-quick bench-kernel install demo clean mutants audit
 
 all: build
 
@@ -30,6 +34,21 @@ deps:
 		echo "missing Debian packages; run: sudo apt-get install $(DEB_PKGS)"; exit 1; \
 	fi
 
+# browser-deps installs what the real-browser test drives: the Debian
+# packages when missing (apt-get as root, waiting for the package lock), and
+# puppeteer-core from package-lock.json whenever the lock is newer.
+browser-deps: $(BROWSERTEST)/node_modules/.package-lock.json
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/jupyter-notebook ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing $(BROWSER_DEB_PKGS)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(BROWSER_DEB_PKGS) >/dev/null; \
+	else \
+		echo "missing Debian packages; run: sudo apt-get install -y -o DPkg::Lock::Timeout=300 $(BROWSER_DEB_PKGS)"; exit 1; \
+	fi
+
+$(BROWSERTEST)/node_modules/.package-lock.json: $(BROWSERTEST)/package.json $(BROWSERTEST)/package-lock.json
+	PUPPETEER_SKIP_DOWNLOAD=1 npm ci --prefix $(BROWSERTEST) --no-audit --no-fund
+
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go') | grep -v '^stdlib/.*_symbols' || true); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
@@ -43,7 +62,7 @@ unit:
 
 # test is everything CI runs: formatting, vet, unit, property, audit and
 # integration tests (the latter drive the real kernel with jupyter_client).
-test: deps fmt-check vet build
+test: deps browser-deps fmt-check vet build
 	$(GO) test -count=1 -timeout 30m ./...
 	GOFLAGS= $(GO) test -count=1 ./dsl/snapshot/
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log"
 	"net"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 
+	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/kernel/enginetest"
 	"github.com/privnotes/privnotes/kernel/wire"
 )
@@ -613,5 +615,76 @@ func TestConnectionFileValidation(t *testing.T) {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s accepted", name)
 		}
+	}
+}
+
+// TestPagerPayload: help displays (engine.Display.Page) leave the cell's
+// output alone and come back as one "page" payload of execute_reply, as
+// ipykernel sends for `?`: several pages of a cell are joined in order,
+// the payload is also sent when the cell fails after paging, and a silent
+// cell pages nothing.
+func TestPagerPayload(t *testing.T) {
+	c := startKernel(t)
+	tests := []struct {
+		code   string
+		extra  map[string]any
+		status string
+		page   string // "" for no payload
+		iopub  string
+	}{
+		{"page help one", nil, "ok", "help one", "status:busy execute_input status:idle"},
+		{"print a\npage one\npage two\nvalue 3", nil, "ok", "one\n\ntwo", "status:busy execute_input stream:stdout:a\n execute_result status:idle"},
+		{"page before\nfail Boom after", map[string]any{"stop_on_error": false}, "error", "before", "status:busy execute_input error status:idle"},
+		{"print a", nil, "ok", "", "status:busy execute_input stream:stdout:a\n status:idle"},
+		{"page quiet", map[string]any{"silent": true}, "ok", "", "status:busy status:idle"},
+	}
+	for _, tc := range tests {
+		id := c.execute(tc.code, tc.extra)
+		r := c.reply(c.shellIn, id, hang)
+		if r["status"] != tc.status {
+			t.Errorf("%q: status %v, want %s", tc.code, r["status"], tc.status)
+		}
+		payload, ok := r["payload"].([]any)
+		if !ok {
+			t.Errorf("%q: reply has no payload list: %v", tc.code, r)
+			continue
+		}
+		if tc.page == "" {
+			if len(payload) != 0 {
+				t.Errorf("%q: payload %v, want none", tc.code, payload)
+			}
+		} else {
+			want := []any{map[string]any{"source": "page", "data": map[string]any{"text/plain": tc.page}, "start": 0.0}}
+			if got, _ := json.Marshal(payload); string(got) != string(must(json.Marshal(want))) {
+				t.Errorf("%q: payload %s, want %s", tc.code, got, must(json.Marshal(want)))
+			}
+		}
+		if got := strings.Join(c.iopubOf(id), " "); got != tc.iopub {
+			t.Errorf("%q: iopub\n got %q\nwant %q", tc.code, got, tc.iopub)
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestPagePayloadJoinsTypes: the mime types every page has are joined;
+// one that some page lacks is dropped rather than shown for part of them.
+func TestPagePayloadJoinsTypes(t *testing.T) {
+	got := pagePayload([]engine.MIMEBundle{
+		{"text/plain": "a", "text/html": "<b>a</b>"},
+		{"text/plain": "b", "text/html": "<b>b</b>", "text/markdown": "*b*"},
+	})
+	want := []any{map[string]any{"source": "page", "start": 0, "data": engine.MIMEBundle{
+		"text/plain": "a\n\nb", "text/html": "<b>a</b>\n<hr>\n<b>b</b>"}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if got := pagePayload(nil); len(got) != 0 {
+		t.Errorf("no pages: %v", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -306,7 +307,7 @@ func (k *Kernel) execute(m *wire.Message) (behind []*wire.Message, count int) {
 	k.runCancel = nil
 	k.runMu.Unlock()
 	cancel()
-	out.close()
+	payload := out.close()
 
 	var output *string
 	if e := res.Error; e != nil {
@@ -323,8 +324,11 @@ func (k *Kernel) execute(m *wire.Message) (behind []*wire.Message, count int) {
 			// "behind" the failed cell (draining after the reply raced with it).
 			behind = k.queue.drain()
 		}
+		// The payload also on error, as ipykernel: help shown before the
+		// failure still reaches the pager.
 		k.reply(k.shell, m, "execute_reply", map[string]any{
 			"status": "error", "execution_count": count, "ename": e.Name, "evalue": e.Value, "traceback": tb,
+			"payload": payload,
 		})
 	} else {
 		if v := res.Value; v != nil && !c.Silent {
@@ -337,7 +341,7 @@ func (k *Kernel) execute(m *wire.Message) (behind []*wire.Message, count int) {
 			})
 		}
 		k.reply(k.shell, m, "execute_reply", map[string]any{
-			"status": "ok", "execution_count": count, "payload": []any{},
+			"status": "ok", "execution_count": count, "payload": payload,
 			"user_expressions": k.userExpressions(c.UserExpressions, meta.CellID),
 		})
 	}
@@ -374,6 +378,7 @@ type iopubOutput struct {
 	name    string
 	pending []byte
 	timer   *time.Timer
+	pages   []engine.MIMEBundle // help for the pager, sent with the reply
 }
 
 const (
@@ -424,6 +429,10 @@ func (o *iopubOutput) Display(d engine.Display) {
 	if o.closed || o.silent {
 		return
 	}
+	if d.Page {
+		o.pages = append(o.pages, d.Data)
+		return
+	}
 	o.flushLocked()
 	content := map[string]any{"data": withTextPlain(d.Data), "metadata": orEmptyMap(d.Metadata), "transient": map[string]any{}}
 	if d.DisplayID != "" {
@@ -447,12 +456,44 @@ func (o *iopubOutput) ClearOutput(wait bool) {
 }
 
 // close flushes and drops later output: after the reply and idle, output
-// could not be attributed to the cell any more.
-func (o *iopubOutput) close() {
+// could not be attributed to the cell any more. It returns the
+// execute_reply's payload.
+func (o *iopubOutput) close() []any {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.flushLocked()
 	o.closed = true
+	return pagePayload(o.pages)
+}
+
+// pagePayload is the execute_reply payload of a cell's pager displays:
+// one "page" payload, as ipykernel sends for `?` (front ends show one
+// pager per reply, so the pages of a cell are joined in order). Text
+// types are concatenated; a type that some page lacks is left out, and
+// text/plain is always there.
+func pagePayload(pages []engine.MIMEBundle) []any {
+	if len(pages) == 0 {
+		return []any{}
+	}
+	data := engine.MIMEBundle{}
+	for mime := range withTextPlain(pages[0]) {
+		parts := make([]string, 0, len(pages))
+		for _, p := range pages {
+			s, ok := withTextPlain(p)[mime].(string)
+			if !ok {
+				break
+			}
+			parts = append(parts, s)
+		}
+		if len(parts) == len(pages) {
+			sep := "\n\n"
+			if mime == "text/html" {
+				sep = "\n<hr>\n"
+			}
+			data[mime] = strings.Join(parts, sep)
+		}
+	}
+	return []any{map[string]any{"source": "page", "data": data, "start": 0}}
 }
 
 // userExpressions evaluates the user_expressions of an execute request

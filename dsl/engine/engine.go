@@ -23,6 +23,12 @@ type Display struct {
 	// Update set replaces it in place (update_display_data).
 	DisplayID string `json:"display_id,omitempty"`
 	Update    bool   `json:"update,omitempty"`
+	// Page asks for Data to be shown in the front end's pager rather than
+	// in the cell's output: help text (`%help NAME`, `NAME?`). A Jupyter
+	// kernel returns it as the "page" payload of execute_reply, as
+	// ipykernel does for `?`; a terminal front end prints its text/plain
+	// like any display.
+	Page bool `json:"page,omitempty"`
 }
 
 // Output receives what a cell produces while it runs, in order. A front

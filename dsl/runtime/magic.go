@@ -26,7 +26,12 @@ func (rt *Runtime) magic(name, args string) {
 	case "datasets":
 		text, htm = rt.datasetsText()
 	case "help":
-		text = helpText(args)
+		// Help goes to the front end's pager (a Jupyter "page" payload),
+		// not into the cell's output, as IPython's ? does.
+		if b.out != nil {
+			b.out.Display(engine.Display{Data: engine.MIMEBundle{"text/plain": strings.TrimRight(helpText(args), "\n")}, Page: true})
+		}
+		return
 	default:
 		panic(errorf(NameMagicError, "unknown magic %%%s; available: %s", name, strings.Join(magicNames(), ", ")))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +23,20 @@ var LineMagics = map[string]string{
 // HelpTopics are the names %help accepts besides the DSL functions.
 var HelpTopics = []string{"budget", "magics", "keywords"}
 
+// helpQuery is a line asking for help the IPython way: NAME? (also NAME??,
+// ?NAME, ??NAME) for a DSL function, a help topic or a magic (%ledger?,
+// %%budget?). It runs as %help NAME.
+var helpQuery = regexp.MustCompile(`^(\?{0,2})%{0,2}([A-Za-z_][A-Za-z0-9_.]*)(\?{0,2})$`)
+
+// helpQueryName returns the NAME of a help query line.
+func helpQueryName(line string) (string, bool) {
+	m := helpQuery.FindStringSubmatch(line)
+	if m == nil || (m[1] == "") == (m[3] == "") {
+		return "", false // no question mark, or on both sides
+	}
+	return m[2], true
+}
+
 type magicLine struct {
 	off, end int // the line without its newline
 	name     string
@@ -29,8 +44,24 @@ type magicLine struct {
 	cell     bool
 }
 
+// col is the offset of the magic's first character (% or ?).
+func (m magicLine) col(src string) int {
+	return m.off + len(src[m.off:m.end]) - len(strings.TrimLeft(src[m.off:m.end], " \t"))
+}
+
+// lineText is the line starting at offset ls, trimmed.
+func (t *translator) lineText(ls int) string {
+	end := strings.IndexByte(t.src[ls:], '\n')
+	if end < 0 {
+		end = len(t.src)
+	} else {
+		end += ls
+	}
+	return strings.TrimRight(strings.TrimSpace(t.src[ls:end]), "\r")
+}
+
 // findMagics finds the magic lines: a line whose first token is % at the
-// line's first non-blank character. Scanning stops at each magic line and
+// line's first non-blank character, or a help query (NAME?). Scanning stops at each magic line and
 // resumes after it, so strings and comments before a line are always read
 // correctly and a magic's text never confuses the scanner; the scan stays
 // linear. It returns the cell with magic lines blanked.
@@ -44,9 +75,18 @@ func (t *translator) findMagics() (string, error) {
 		s.Init(file, b[from:], func(token.Position, string) {}, 0)
 		found := -1
 		for {
-			p, tk, _ := s.Scan()
+			p, tk, lit := s.Scan()
 			if tk == token.EOF {
 				break
+			}
+			if tk == token.ILLEGAL && lit == "?" {
+				// Go has no ?: a line that is a help query is one.
+				ls := t.lineStart(file.Offset(p) + from)
+				if _, ok := helpQueryName(t.lineText(ls)); ok {
+					found = ls
+					break
+				}
+				continue
 			}
 			if tk != token.REM && tk != token.REM_ASSIGN {
 				continue
@@ -67,19 +107,23 @@ func (t *translator) findMagics() (string, error) {
 		} else {
 			end += found
 		}
-		line := strings.TrimRight(strings.TrimSpace(t.src[found:end]), "\r")
+		line := t.lineText(found)
 		m := magicLine{off: found, end: end}
-		if strings.HasPrefix(line, "%%") {
+		if name, ok := helpQueryName(line); ok {
+			m.name, m.args = "help", name
+		} else if strings.HasPrefix(line, "%%") {
 			m.cell = true
 			line = line[2:]
 		} else {
 			line = line[1:]
 		}
-		name, args, _ := strings.Cut(line, " ")
-		if i := strings.IndexAny(name, "\t"); i >= 0 {
-			name, args = name[:i], name[i+1:]+" "+args
+		if m.name == "" {
+			name, args, _ := strings.Cut(line, " ")
+			if i := strings.IndexAny(name, "\t"); i >= 0 {
+				name, args = name[:i], name[i+1:]+" "+args
+			}
+			m.name, m.args = name, strings.TrimSpace(args)
 		}
-		m.name, m.args = name, strings.TrimSpace(args)
 		t.magics = append(t.magics, m)
 		for i := found; i < end; i++ {
 			if b[i] != '\r' {
@@ -98,7 +142,7 @@ func (t *translator) findMagics() (string, error) {
 }
 
 func (t *translator) checkMagic(m magicLine, blanked []byte) error {
-	col := strings.IndexByte(t.src[m.off:m.end], '%') + m.off
+	col := m.col(t.src)
 	if m.cell {
 		if m.name != "budget" {
 			return t.errAt(col, "unknown cell magic %%%%%s; the only cell magic is %%%%budget eps=<number> delta=<number>", m.name)
@@ -125,20 +169,20 @@ func (t *translator) checkMagic(m magicLine, blanked []byte) error {
 		if m.name == "" {
 			return t.errAt(col, "a magic needs a name: %s", magicList())
 		}
-		names := make([]string, 0, len(LineMagics))
-		for n := range LineMagics {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		if near, ok := Closest(m.name, names); ok {
+		if near, ok := Closest(m.name, magicNamesSorted()); ok {
 			return t.errAt(col, "unknown magic %%%s — did you mean %%%s? Magics are %s", m.name, near, magicList())
 		}
 		return t.errAt(col, "unknown magic %%%s; magics are %s", m.name, magicList())
 	}
 	if m.name == "help" && m.args != "" {
-		if _, ok := Lookup(m.args); !ok && !contains(HelpTopics, m.args) {
-			return t.errAt(col, "no help for %q; %%help takes a DSL function (%s) or a topic (%s)",
-				m.args, strings.Join(Names(), ", "), strings.Join(HelpTopics, ", "))
+		_, isMagic := LineMagics[strings.TrimLeft(m.args, "%")]
+		if _, ok := Lookup(m.args); !ok && !contains(HelpTopics, m.args) && !isMagic {
+			known := append(append(Names(), HelpTopics...), magicNamesSorted()...)
+			if near, ok := Closest(m.args, known); ok {
+				return t.errAt(col, "no help for %q — did you mean %s?", m.args, near)
+			}
+			return t.errAt(col, "no help for %q; %%help takes a DSL function (%s), a magic (%s) or a topic (%s); for Go names, inspect with Shift+Tab",
+				m.args, strings.Join(Names(), ", "), magicList(), strings.Join(HelpTopics, ", "))
 		}
 	}
 	if m.name == "datasets" && m.args != "" {
@@ -149,6 +193,15 @@ func (t *translator) checkMagic(m magicLine, blanked []byte) error {
 	t.edits = append(t.edits, edit{m.off, m.end,
 		"__pn_magic(" + strconv.Quote(m.name) + ", " + strconv.Quote(m.args) + ")"})
 	return nil
+}
+
+func magicNamesSorted() []string {
+	names := make([]string, 0, len(LineMagics))
+	for n := range LineMagics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func magicList() string {
@@ -202,7 +255,7 @@ func (t *translator) magicAt(m magicLine, prev tok) error {
 	if m.cell {
 		return nil
 	}
-	col := strings.IndexByte(t.src[m.off:m.end], '%') + m.off
+	col := m.col(t.src)
 	if len(t.stack) > 0 && t.stack[len(t.stack)-1].t != token.LBRACE {
 		return t.errAt(col, "a magic must be on its own line between statements, not inside an expression")
 	}

@@ -452,3 +452,41 @@ func TestDatasetVar(t *testing.T) {
 		t.Errorf("tracked variable: %+v", c)
 	}
 }
+
+// Help queries the IPython way (NAME?, ?NAME, NAME??, %magic?) run as
+// %help NAME; a ? anywhere else is left to Go (which refuses it).
+func TestHelpQuery(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"private_pca?", `__pn_magic("help", "private_pca")`},
+		{"  ?private_count  ", `__pn_magic("help", "private_count")`},
+		{"private_pca??", `__pn_magic("help", "private_pca")`},
+		{"%ledger?", `__pn_magic("help", "ledger")`},
+		{"%%budget?", `__pn_magic("help", "budget")`},
+		{"x := 1\nprivate_pca?\nx", "x := 1\n__pn_magic(\"help\", \"private_pca\")\nx"},
+		{"s := \"private_pca?\"", "s := \"private_pca?\""},
+		{"// private_pca?", "// private_pca?"},
+	} {
+		p, err := Translate("c", tc.src)
+		if err != nil {
+			t.Errorf("Translate(%q): %v", tc.src, err)
+			continue
+		}
+		if p.Go != tc.want {
+			t.Errorf("Translate(%q)\n got %q\nwant %q", tc.src, p.Go, tc.want)
+		}
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"privat_pca?", `line 1:1: no help for "privat_pca" — did you mean private_pca?`},
+		{"  x?", `line 1:3: no help for "x"`},
+	} {
+		if _, err := Translate("c", tc.src); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Translate(%q) = %v, want %q...", tc.src, err, tc.want)
+		}
+	}
+	// Not help queries: Go's own error about the ? stays.
+	for _, src := range []string{"?private_pca?", "x := a ? b : c", "f(x)?"} {
+		if p, err := Translate("c", src); err == nil && strings.Contains(p.Go, "__pn_magic") {
+			t.Errorf("Translate(%q) made a help query: %q", src, p.Go)
+		}
+	}
+}

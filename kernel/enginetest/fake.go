@@ -8,6 +8,7 @@
 //	print TEXT           write TEXT and a newline to stdout
 //	eprint TEXT          write TEXT and a newline to stderr
 //	html TEXT            display_data with text/html and text/plain
+//	page TEXT            help for the pager (a Page display)
 //	display ID TEXT      display_data named ID
 //	update ID TEXT       update_display_data of display ID
 //	clear                clear_output (wait=false)
@@ -52,6 +53,7 @@ var commands = map[string]string{
 	"print":           "print TEXT: write TEXT to stdout",
 	"eprint":          "eprint TEXT: write TEXT to stderr",
 	"html":            "html TEXT: display TEXT as HTML",
+	"page":            "page TEXT: show TEXT in the pager",
 	"display":         "display ID TEXT: a named display",
 	"update":          "update ID TEXT: replace display ID",
 	"clear":           "clear: clear the output",
@@ -90,6 +92,8 @@ func (f *Fake) Execute(ctx context.Context, req engine.ExecuteRequest, out engin
 			out.Stream("stderr", arg+"\n")
 		case "html":
 			out.Display(engine.Display{Data: engine.MIMEBundle{"text/html": arg, "text/plain": arg}, Metadata: map[string]any{}})
+		case "page":
+			out.Display(engine.Display{Data: engine.MIMEBundle{"text/plain": arg}, Page: true})
 		case "display", "update":
 			out.Display(engine.Display{Data: engine.MIMEBundle{"text/plain": text}, Metadata: map[string]any{},
 				DisplayID: id, Update: cmd == "update"})

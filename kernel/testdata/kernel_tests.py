@@ -248,6 +248,28 @@ class ProtocolTests(KernelTestCase):
         self.assertIn("step 2", msgs[3]["content"]["data"]["text/plain"])
         self.assertTrue(msgs[4]["content"]["wait"])
 
+    def test_pager(self):
+        """NAME? and %help NAME page the DSL's help (an execute_reply payload,
+        as ipykernel sends for ?) and put nothing in the output area."""
+        for code in ("private_pca?", "%help private_pca", "?private_pca", "private_pca??"):
+            reply, msgs = self.ok(code)
+            outputs = [m["msg_type"] for m in msgs if m["msg_type"] not in ("status", "execute_input")]
+            self.assertEqual(outputs, [], f"{code!r} wrote to the output area")
+            payload = reply["content"]["payload"]
+            self.assertEqual(len(payload), 1, f"{code!r}: payload {payload}")
+            self.assertEqual(payload[0]["source"], "page")
+            self.assertEqual(payload[0]["start"], 0)
+            self.assertTrue(payload[0]["data"]["text/plain"].startswith("private_pca(ds, k=1, eps=<float>"), payload[0])
+        reply, _ = self.ok("%ledger?")
+        self.assertIn("%ledger [DATASET]", reply["content"]["payload"][0]["data"]["text/plain"])
+        # Not help: a plain cell has an empty payload; a misspelt name is an
+        # error saying which name was meant.
+        reply, _ = self.ok("1")
+        self.assertEqual(reply["content"]["payload"], [])
+        reply, _ = self.execute("privat_pca?")
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("did you mean private_pca?", reply["content"]["evalue"])
+
     def test_complete_counts_code_points(self):
         code = 's := "é✓"\nfmt.Prin'
         cursor = len(code)  # Python counts code points, as the protocol does

@@ -82,11 +82,15 @@ CONTENT = {
     "interrupt_reply": obj({"status": STATUS_OK}),
 }
 
+# The only payload privnotes sends: help for the pager, as ipykernel's ?.
+PAYLOAD = {"type": "array", "maxItems": 1,
+           "items": obj({"source": {"const": "page"}, "data": MIME_BUNDLE, "start": INT}, extra=False)}
+
 EXECUTE_REPLY = {
     "oneOf": [
-        obj({"status": STATUS_OK, "execution_count": INT, "payload": {"type": "array"},
+        obj({"status": STATUS_OK, "execution_count": INT, "payload": PAYLOAD,
              "user_expressions": OBJ}),
-        obj(dict(ERROR_FIELDS, status={"const": "error"}, execution_count=INT)),
+        obj(dict(ERROR_FIELDS, status={"const": "error"}, execution_count=INT), {"payload": PAYLOAD}),
         obj({"status": {"const": "aborted"}}),
     ]
 }

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestHelpPrintsPlainly: the pager's help (NAME?, %help NAME), which the
+// Jupyter kernel sends as a "page" payload, is printed as plain text on
+// stdout by the REPL and by privnotes run, with nothing on stderr.
+func TestHelpPrintsPlainly(t *testing.T) {
+	const want = "private_pca(ds, k=1, eps=<float>"
+	for _, code := range []string{"private_pca?", "%help private_pca", "?private_pca"} {
+		dir := t.TempDir()
+		var out, errb bytes.Buffer
+		if st := runScript([]string{"-", "--state", dir}, strings.NewReader(code+"\n"), &out, &errb); st != 0 || errb.Len() != 0 {
+			t.Errorf("run %q: status %d, stderr %q", code, st, errb.String())
+		}
+		if !strings.HasPrefix(out.String(), want) || strings.Contains(out.String(), "\x1b[") {
+			t.Errorf("run %q: stdout %q, want plain text starting %q", code, out.String(), want)
+		}
+		out.Reset()
+		errb.Reset()
+		if st := runRepl([]string{"--state", dir}, strings.NewReader(code+"\nx := 2\nx\n"), &out, &errb); st != 0 || errb.Len() != 0 {
+			t.Errorf("repl %q: status %d, stderr %q", code, st, errb.String())
+		}
+		if !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), "\n2\n") {
+			t.Errorf("repl %q: stdout %q", code, out.String())
+		}
+	}
+}
