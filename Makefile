@@ -29,7 +29,7 @@ deps:
 	@if $(PY) -c 'import jupyter_client, nbclient, nbformat, ipykernel, nbconvert, jsonschema, jupyter_kernel_test' 2>/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "installing $(DEB_PKGS)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(DEB_PKGS) >/dev/null; \
 	else \
 		echo "missing Debian packages; run: sudo apt-get install $(DEB_PKGS)"; exit 1; \
 	fi
