@@ -47,7 +47,7 @@ type auditCase struct {
 //     histogram sees 1999 records in one bin on both sides, so the
 //     statistic's loss is the Gaussian's: it is audited against the
 //     Gaussian's share, (1, 0.01).
-//   - DP-PCA, d = 1, T = 1, FullBudgetHalves, CalibAnalytic (2, 0.02): the
+//   - DP-PCA, d = 1, T = 1, whole-budget halves (the default), CalibAnalytic (2, 0.02): the
 //     same outlier pair in the second half-batch; Algorithm 4 sees equal
 //     halves (Λ̂ = 0, the floor Λ_min). Statistic: |ĝ|, audited against the
 //     Gaussian's share (1, 0.01).
@@ -100,7 +100,7 @@ func TestAudits(t *testing.T) {
 	}
 	meanP := meanParams{hist: hp, mult: mult, tailK: defaultTailK, tailA: defaultTailA, zeta: defaultZeta, excess: meanExcess(1)}
 	pcaPlan, err := PlanDPPCA(Options{Eps: 2, Delta: 0.02, Calibration: CalibAnalytic, Steps: 1,
-		Centred: true, KeepOrder: true, FullBudgetHalves: true, Gap: 1, Workers: 1}, 1)
+		Centred: true, KeepOrder: true, Gap: 1, Workers: 1}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

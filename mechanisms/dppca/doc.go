@@ -64,6 +64,12 @@
 // use (Λ̂ is clamped to [LambdaMin, MaxLambda]) and every minibatch size,
 // so a run never fails or panics after its charge (project issue 10).
 //
+// Each DP-PCA step runs Algorithm 4 on the first half of its minibatch and
+// Algorithm 5 on the second; the halves are disjoint under the
+// data-independent assignment, so each spends the whole (ε, δ) of the step
+// (parallel composition, beyond the paper; Options.PaperSplit gives each
+// (ε/2, δ/2) as the paper does).
+//
 // CalibPaper (default) follows the paper: DP-PCA needs ε < 0.9 (Theorem 5.1,
 // Lemma B.4), Eq. 7 needs ε < 1 (Lemma 2.4), the classical Gaussian
 // mechanism and advanced composition. CalibAnalytic, marked "beyond the

@@ -79,12 +79,18 @@ type Plan struct {
 // PlanDPPCA validates opt for DP-PCA on d columns and returns the plan of
 // the run. It reads no data.
 //
-// Per step (spec §7), for a target (ε, δ): Algorithm 4 at (ε/2, δ/2) with
-// failure probability ζ/(2T) and Algorithm 5 at (ε/2, δ/2) (its own split:
-// (ε/4, δ/4) for the d histograms together, (ε/4, δ/4) for the Gaussian);
-// with FullBudgetHalves each gets (ε, δ). Steps use disjoint minibatches in
-// a single pass, so the run costs (ε, δ) in total. CalibPaper needs ε < 0.9
-// (Theorem 5.1) and, with PublicN, δ ≤ 1/n.
+// Per step, for a target (ε, δ): Algorithm 4 at (ε, δ) with failure
+// probability ζ/(2T) on the first half of the minibatch and Algorithm 5 at
+// (ε, δ) on the second (its own split: (ε/2, δ/2) for the d histograms
+// together, (ε/2, δ/2) for the Gaussian). The halves are disjoint sets of
+// records under a data-independent assignment, and each record is one row
+// (or one pair of rows, or one user's summed row), so a neighbour changes
+// the input of one of the two only: parallel composition (spec §4
+// "Optional", Lemma B.2) makes the step (ε, δ)-DP. Options.PaperSplit
+// gives each (ε/2, δ/2) instead, as the paper's Algorithm 3 (spec §7).
+// Steps use disjoint minibatches in a single pass, so the run costs (ε, δ)
+// in total. CalibPaper needs ε < 0.9 (Theorem 5.1) and, with PublicN,
+// δ ≤ 1/n.
 func PlanDPPCA(opt Options, d int) (*Plan, error) {
 	o, err := opt.validate(MethodDPPCA, d, true)
 	if err != nil {
@@ -102,9 +108,10 @@ func PlanDPPCA(opt Options, d int) (*Plan, error) {
 		}
 	}
 	T := o.Steps
-	e4, d4, e5, d5 := o.Eps/2, o.Delta/2, o.Eps/2, o.Delta/2
-	if o.FullBudgetHalves {
-		e4, d4, e5, d5 = o.Eps, o.Delta, o.Eps, o.Delta
+	// The halves of a minibatch are disjoint: each spends the whole step.
+	e4, d4, e5, d5 := o.Eps, o.Delta, o.Eps, o.Delta
+	if o.PaperSplit {
+		e4, d4, e5, d5 = o.Eps/2, o.Delta/2, o.Eps/2, o.Delta/2
 	}
 	zetaStep := o.Zeta / (2 * float64(T))
 	pl := &Plan{Method: MethodDPPCA, D: d, Steps: T, Calibration: o.Calibration, EigenEps: e4, EigenDelta: d4}
@@ -158,9 +165,9 @@ func PlanDPPCA(opt Options, d int) (*Plan, error) {
 	cost := accounting.Approx(o.Eps, o.Delta)
 	cost.Mechanism = "dppca"
 	pl.Cost = cost
-	split := "(ε/2, δ/2) each for Algorithms 4 and 5"
-	if o.FullBudgetHalves {
-		split = "the whole (ε, δ) for each half-batch (parallel composition, beyond the paper)"
+	split := "the whole (ε, δ) for each half-batch (parallel composition over disjoint halves, beyond the paper)"
+	if o.PaperSplit {
+		split = "(ε/2, δ/2) each for Algorithms 4 and 5"
 	}
 	pl.Note = fmt.Sprintf("DP-PCA calibrated to ε=%v, δ=%v (%s, replace-one, n public): T=%d disjoint minibatches in one pass, %s; Algorithm 4: %d groups, %s bins, histogram ε=%s; Algorithm 5: coordinate histograms ε=%s, δ=%s, Gaussian multiplier %s%s; %s",
 		o.Eps, o.Delta, o.Calibration, T, split, pl.Groups, binName(o.QuarterBins), fmtG(e4), fmtG(hp.eps), fmtG(hp.delta), fmtG(mult), beyond(o.Calibration), padNote(pl.MinRows, pl.NeededN))
@@ -292,7 +299,10 @@ func (pl *Plan) runDPPCA(ctx context.Context, data rows.RandomAccess) (*Result, 
 			return nil, fmt.Errorf("dppca: stopped before step %d of %d: %w", t, T, err)
 		}
 		base := (t - 1) * B
-		recs.gradients(base, base+half, w, g1)
+		// Algorithm 4 reads records [base, base+half) and Algorithm 5
+		// [base+half, base+2·half): disjoint, which is what lets each spend
+		// the whole (ε, δ) of the step (PlanDPPCA).
+		src.read(recs, base, base+half, w, g1)
 		lam, ok := topEigen(g1, half, d, pl.eigen, src, pass)
 		if !ok {
 			// ⊥: skip the step, w_t = w_{t−1} (spec §4 CHOICE).
@@ -304,7 +314,7 @@ func (pl *Plan) runDPPCA(ctx context.Context, data rows.RandomAccess) (*Result, 
 		// Clamped to the range the plan checked Algorithm 5's noise for
 		// (a public rule applied to a DP value: post-processing).
 		lam = math.Min(math.Max(lam*o.LambdaFactor, o.LambdaMin), MaxLambda)
-		recs.gradients(base+half, base+2*half, w, g2)
+		src.read(recs, base+half, base+2*half, w, g2)
 		ghat, _, sigma, _ := privMean(g2, half, d, lam, pl.mean, src, pass)
 		res.NoiseStd[t-1] = sigma
 		w = step(w, o.eta(t, math.Sqrt(lam)), ghat)

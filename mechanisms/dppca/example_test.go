@@ -36,6 +36,6 @@ func ExamplePlanDPPCA() {
 	// Output:
 	// refused: true
 	// cost: dppca: approx ε=0.8, δ=1e-07
-	// steps: 10 groups: 247 rows needed: 474640
+	// steps: 10 groups: 121 rows needed: 227600
 	// released a unit vector of dimension 10 after 10 steps
 }

@@ -118,10 +118,11 @@ type Options struct {
 	// LambdaMin floors Λ̂_t when Algorithm 4 returns the bin [0, 0]
 	// (default 1e-12, spec §4).
 	LambdaMin float64
-	// FullBudgetHalves gives each half of a minibatch the whole (ε, δ)
-	// instead of (ε/2, δ/2): beyond the paper, valid by parallel
-	// composition because the halves are disjoint (spec §4).
-	FullBudgetHalves bool
+	// PaperSplit gives Algorithms 4 and 5 (ε/2, δ/2) each, as the paper's
+	// Algorithm 3 does. By default each gets the whole (ε, δ): they read
+	// disjoint halves of each minibatch, so parallel composition covers
+	// them (spec §4 "Optional"; docs/mechanisms.md has the argument).
+	PaperSplit bool
 
 	// Beta is private Oja's public bound on ‖A_i w‖ (the clip threshold of
 	// Eq. 7); required by PrivateOja.

@@ -11,13 +11,15 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/synth"
 )
 
 // TestBudgetTable is spec §8 item 6 / §7: the per-step budgets of the
 // paper calibration and the analytic one sum to the target.
 func TestBudgetTable(t *testing.T) {
 	const eps, delta, d, T = 0.8, 1e-7, 10, 10
-	pl, err := PlanDPPCA(Options{Eps: eps, Delta: delta, Steps: T}, d)
+	pl, err := PlanDPPCA(Options{Eps: eps, Delta: delta, Steps: T, PaperSplit: true}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestBudgetTable(t *testing.T) {
 	// plus the conversion slack give (ε/4, δ/4); the Gaussian is (ε/4, δ/4)
 	// in exact GDP; Algorithm 4 keeps (ε/2, δ/2).
 	for _, e := range []float64{0.8, 3} {
-		pa, err := PlanDPPCA(Options{Eps: e, Delta: delta, Calibration: CalibAnalytic}, d)
+		pa, err := PlanDPPCA(Options{Eps: e, Delta: delta, Calibration: CalibAnalytic, PaperSplit: true}, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,9 +69,13 @@ func TestBudgetTable(t *testing.T) {
 		}
 	}
 
-	full, _ := PlanDPPCA(Options{Eps: eps, Delta: delta, FullBudgetHalves: true}, d)
-	if full.EigenEps != eps || full.Cost.Eps != eps {
-		t.Errorf("full-budget halves: Algorithm 4 ε %v, cost %v", full.EigenEps, full.Cost)
+	full, _ := PlanDPPCA(Options{Eps: eps, Delta: delta}, d)
+	if full.EigenEps != eps || full.EigenDelta != delta || full.Cost.Eps != eps || full.Cost.Delta != delta {
+		t.Errorf("whole-budget halves (the default): Algorithm 4 ε %v, δ %v, cost %v", full.EigenEps, full.EigenDelta, full.Cost)
+	}
+	// Algorithm 5's Gaussian gets half of the whole step: (ε/2, δ/2).
+	if want := math.Sqrt(2*math.Log(1.25/(delta/2))) / (eps / 2); math.Abs(full.NoiseMultiplier-want) > 1e-12*want {
+		t.Errorf("whole-budget halves: Gaussian multiplier %v, want %v", full.NoiseMultiplier, want)
 	}
 }
 
@@ -101,9 +107,9 @@ func TestPlanErrors(t *testing.T) {
 		{"infeasible n", with(func(o *Options) { o.PublicN = 100000 }), 10, "dppca: n=100000 rows are too few for eps=0.5, delta=1e-07, d=10, T=10: DP-PCA needs about n ≥ ", true},
 		{"tiny eps", with(func(o *Options) { o.Eps = 1e-12 }), 3, "dppca dppca: eps=1e-12: use 1e-06 ≤ eps ≤ 1e+06", false},
 		// At ε = 1e-6 Algorithm 4 needs ⌈2 + 4·ln(1/(δ₄ζ₄))/ε₄⌉ =
-		// ⌈2 + 8e6·ln(4e10)⌉ ≈ 1.953e8 groups (ε₄ = 5e-7, δ₄ = 5e-8,
+		// ⌈2 + 4e6·ln(2e10)⌉ ≈ 9.488e7 groups (ε₄ = 1e-6, δ₄ = 1e-7,
 		// ζ₄ = 5e-4): far more rows than MaxRows.
-		{"smallest eps", with(func(o *Options) { o.Eps = 1e-6 }), 3, "dppca: eps=1e-06, delta=1e-07, T=10 need 1952", true},
+		{"smallest eps", with(func(o *Options) { o.Eps = 1e-6 }), 3, "dppca: eps=1e-06, delta=1e-07, T=10 need 9487", true},
 	}
 	for _, tc := range cases {
 		_, err := PlanDPPCA(tc.opt, tc.d)
@@ -163,10 +169,14 @@ func TestFeasibility(t *testing.T) {
 			t.Logf("ε=%v δ=%v T=%d d=%d: DP-PCA needs n ≥ %d", opt.Eps, opt.Delta, opt.Steps, d, need)
 		}
 	}
-	// The spec's example: ε=0.8, d=10 needs n ≈ 0.85M (centred, T=10).
-	pl, _ := PlanDPPCA(Options{Eps: 0.8, Delta: 1e-7, Centred: true}, 10)
+	// The spec's example: ε=0.8, d=10 needs n ≈ 0.85M (centred, T=10,
+	// the paper's split); the whole-budget halves need about half.
+	pl, _ := PlanDPPCA(Options{Eps: 0.8, Delta: 1e-7, Centred: true, PaperSplit: true}, 10)
 	if pl.NeededN < 400000 || pl.NeededN > 1000000 {
 		t.Errorf("ε=0.8, d=10: needed n %d, spec §8 estimates about 0.85M", pl.NeededN)
+	}
+	if full, _ := PlanDPPCA(Options{Eps: 0.8, Delta: 1e-7, Centred: true}, 10); full.NeededN > pl.NeededN*6/10 {
+		t.Errorf("ε=0.8, d=10: the whole-budget halves need n %d, the paper's split %d", full.NeededN, pl.NeededN)
 	}
 }
 
@@ -255,32 +265,81 @@ func TestTooFewRowsPadded(t *testing.T) {
 	}
 }
 
-// ExamplePlanDPPCA prints "groups: 247 rows needed: 474640" for ε = 0.8,
-// δ = 1e-7, d = 10, T = 10, centred rows, paper calibration. Both follow
-// from the spec alone (dppca.md §5 and §8), computed here independently:
-// k = ⌈2 + 4·ln(1/(δ₄ζ₄))/ε₄⌉ with (ε₄, δ₄) = (ε/2, δ/2), ζ₄ = ζ/(2T);
-// Algorithm 5's d histograms at ε_h = (ε/4)/(2√(2d·ln(2/(δ/4)))),
-// δ_h = (δ/4)/(2d) (advanced composition, Lemma B.4); a minibatch needs
+// ExamplePlanDPPCA prints "groups: 121 rows needed: 227600" for ε = 0.8,
+// δ = 1e-7, d = 10, T = 10, centred rows, paper calibration, each half
+// of a minibatch at the whole (ε, δ). Both follow from the spec alone
+// (dppca.md §4 "Optional", §5 and §8), computed here independently:
+// k = ⌈2 + 4·ln(1/(δ₄ζ₄))/ε₄⌉ with (ε₄, δ₄) = (ε, δ), ζ₄ = ζ/(2T);
+// Algorithm 5's d histograms at ε_h = (ε/2)/(2√(2d·ln(2/(δ/2)))),
+// δ_h = (δ/2)/(2d) (advanced composition, Lemma B.4); a minibatch needs
 // B ≥ 4·k·b_min (b_min = 4d) and ⌊B/2⌋/2 ≥ 1 + (2/ε_h)(ln(2/δ_h) +
 // ln(2dT/ζ)); n = B·T.
 func TestExamplePlanDPPCAValues(t *testing.T) {
 	const eps, delta, d, T, zeta = 0.8, 1e-7, 10, 10, 0.01
-	k := math.Ceil(2 + 4*math.Log(1/((delta/2)*(zeta/(2*T))))/(eps/2))
-	eh := (eps / 4) / (2 * math.Sqrt(2*d*math.Log(2/(delta/4))))
-	dh := (delta / 4) / (2 * d)
+	k := math.Ceil(2 + 4*math.Log(1/(delta*(zeta/(2*T))))/eps)
+	eh := (eps / 2) / (2 * math.Sqrt(2*d*math.Log(2/(delta/2))))
+	dh := (delta / 2) / (2 * d)
 	thr := 1 + (2/eh)*(math.Log(2/dh)+math.Log(2*d*T/zeta))
 	needB := math.Max(4*k*4*d, 2*math.Ceil(2*thr))
 	pl, err := PlanDPPCA(Options{Eps: eps, Delta: delta, Centred: true, PublicN: 1000000}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if float64(pl.Groups) != k || k != 247 {
-		t.Errorf("groups %d, spec formula %v (the example prints 247)", pl.Groups, k)
+	if float64(pl.Groups) != k || k != 121 {
+		t.Errorf("groups %d, spec formula %v (the example prints 121)", pl.Groups, k)
 	}
-	if want := needB * T; float64(pl.NeededN) != want || want != 474640 {
-		t.Errorf("rows needed %d, spec formula %v (the example prints 474640)", pl.NeededN, want)
+	if want := needB * T; float64(pl.NeededN) != want || want != 227600 {
+		t.Errorf("rows needed %d, spec formula %v (the example prints 227600)", pl.NeededN, want)
 	}
 	if math.Abs(pl.HistEps-eh) > 1e-15*eh || math.Abs(pl.HistDelta-dh) > 1e-15*dh {
 		t.Errorf("histogram budget (%v, %v), spec (%v, %v)", pl.HistEps, pl.HistDelta, eh, dh)
+	}
+}
+
+// TestHalvesAreDisjoint: the whole-budget default is sound only because
+// Algorithms 4 and 5 read disjoint records, each made of its own rows, under
+// a data-independent assignment (PlanDPPCA). Every data row must therefore
+// be read at most once in a run: by pairs or single rows, shuffled or not,
+// padded or not.
+func TestHalvesAreDisjoint(t *testing.T) {
+	data, err := synth.Gaussian(3, 20000, 3, []float64{1, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const steps = 4
+	for _, c := range []struct {
+		name string
+		opt  Options
+		n    int
+	}{
+		{"pairs, shuffled", Options{}, 20000},
+		{"centred, shuffled", Options{Centred: true}, 20000},
+		{"centred, in order", Options{Centred: true, KeepOrder: true}, 20000},
+		{"pairs, padded", Options{}, 40},
+	} {
+		opt := c.opt
+		opt.Eps, opt.Delta, opt.Calibration, opt.Steps, opt.Workers = 8, 1e-3, CalibAnalytic, steps, 1
+		tr := &trace{}
+		opt.Noise, opt.knob = noise.NewSeeded(7), &testKnob{noiseScale: 1, trace: tr}
+		res, err := Run(context.Background(), firstRows(data.X, c.n), opt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		// Both halves of every step must have run, or the check is empty.
+		if res.Skipped != 0 || len(tr.reads) != 2*steps {
+			t.Fatalf("%s: %d steps skipped, %d half-minibatches read; want 0 and %d", c.name, res.Skipped, len(tr.reads), 2*steps)
+		}
+		seen := map[int]int{}
+		for call, read := range tr.reads {
+			for _, r := range read {
+				if prev, ok := seen[r]; ok {
+					t.Fatalf("%s: row %d read by half-minibatch %d and again by %d", c.name, r, prev, call)
+				}
+				seen[r] = call
+			}
+		}
+		if len(seen) == 0 {
+			t.Errorf("%s: the trace recorded no rows", c.name)
+		}
 	}
 }

@@ -127,6 +127,26 @@ func (r *records) row(p int, dst []float64) {
 	copy(dst, src)
 }
 
+// rowsOf returns the positions of the data rows record i is made of (none
+// for a padding record), for the trace.
+func (r *records) rowsOf(i int) []int {
+	if r.slots != nil {
+		if i = int(r.slots[i]); i < 0 {
+			return nil
+		}
+	}
+	pos := []int{i}
+	if r.pairs {
+		pos = []int{2 * i, 2*i + 1}
+	}
+	for k, p := range pos {
+		if r.perm != nil {
+			pos[k] = int(r.perm[p])
+		}
+	}
+	return pos
+}
+
 // load writes record i into dst (len d); tmp is scratch of length d.
 func (r *records) load(i int, dst, tmp []float64) {
 	if r.slots != nil {

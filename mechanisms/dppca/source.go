@@ -18,6 +18,7 @@ type trace struct {
 	truncated  []int       // Algorithm 5: truncated coordinates per call
 	means      [][]float64 // Algorithm 5: exact truncated mean per call
 	released   [][]float64 // Algorithm 5: the noisy mean per call (itself DP)
+	reads      [][]int     // DP-PCA: the data rows each half-minibatch read
 }
 
 // source draws the noise of a run, with the test-only scale.
@@ -37,6 +38,19 @@ func newSource(s *noise.Sampler, k *testKnob) source {
 		src.tr = k.trace
 	}
 	return src
+}
+
+// read computes the gradients of records lo..hi−1 (records.gradients),
+// noting in the trace which data rows they read.
+func (s source) read(r *records, lo, hi int, w, out []float64) {
+	if s.tr != nil {
+		var read []int
+		for i := lo; i < hi; i++ {
+			read = append(read, r.rowsOf(i)...)
+		}
+		s.tr.reads = append(s.tr.reads, read)
+	}
+	r.gradients(lo, hi, w, out)
 }
 
 func (s source) laplace(b float64) float64 {

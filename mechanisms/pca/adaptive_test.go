@@ -176,9 +176,12 @@ func apmRecipe(t *testing.T, n int, eps float64, seeds int, cal Calibration) ([]
 // Check 1 (spec §5.1): on the APM Gaussian recipe (d=20, δ=1e−6, zCDP),
 // the median sin² over 9 seeds falls as ε grows and as n grows. The spec's
 // pilot (add/remove) medians at n=1e4 are 0.13, 0.030, 0.0098, 0.0053 for
-// ε = 0.5, 1, 2, 4; we run replace-one (twice the Gaussian noise), so the
-// asserted ceilings are looser. Under PRIVNOTES_LONG=1 the n=1e5 row runs
-// for every ε.
+// ε = 0.5, 1, 2, 4; we run replace-one (twice the Gaussian noise). Issue 12's
+// targets are asserted at ε = 1: ≤ 0.04 at n=1e4 and ≤ 0.0018 at n=1e5
+// (measured with the default T = ⌈ln(nε/β)/ln(1/(1−κ₀))⌉, f = 0.25 and
+// monotone queries: 0.0152 and 0.00076; with the spec's T, f = 0.5 and
+// Lap(4/ε_s) they were about 0.07 and 0.003). Under PRIVNOTES_LONG=1 the
+// n=1e5 row runs for every ε.
 func TestAdaptiveRecipeTrends(t *testing.T) {
 	epsGrid := []float64{0.5, 1, 2, 4}
 	med := map[int][]float64{}
@@ -200,14 +203,14 @@ func TestAdaptiveRecipeTrends(t *testing.T) {
 			t.Errorf("n=1e4: error did not fall from ε=%v to ε=%v: %v", epsGrid[i-1], epsGrid[i], med[10000])
 		}
 	}
-	if med[10000][3] > 0.04 {
-		t.Errorf("n=1e4, ε=4: median %v, want ≤ 0.04", med[10000][3])
+	if med[10000][3] > 0.04 || med[10000][1] > 0.04 {
+		t.Errorf("n=1e4: median %v at ε=1 and %v at ε=4, want both ≤ 0.04", med[10000][1], med[10000][3])
 	}
-	// n grows tenfold at ε=1: the error must fall, and meet the done-when
-	// target of ≤ 0.005 at n=1e5.
+	// n grows tenfold at ε=1: the error must fall, and meet issue 12's
+	// target of ≤ 0.0018 at n=1e5.
 	at1 := slices.Index(bigEps, 1.0)
-	if !(med[100000][at1] < med[10000][1]/3) || med[100000][at1] > 0.005 {
-		t.Errorf("ε=1: median %v at n=1e5 vs %v at n=1e4; want a fall by 3× and ≤ 0.005", med[100000][at1], med[10000][1])
+	if !(med[100000][at1] < med[10000][1]/3) || med[100000][at1] > 0.0018 {
+		t.Errorf("ε=1: median %v at n=1e5 vs %v at n=1e4; want a fall by 3× and ≤ 0.0018", med[100000][at1], med[10000][1])
 	}
 	for i := 1; i < len(bigEps); i++ {
 		if !(med[100000][i] < med[100000][i-1]) {

@@ -73,10 +73,10 @@ func TestAudits(t *testing.T) {
 		{MethodNPM, column(0), column(0, 1), Options{Eps: eps, Delta: delta, Iters: 1, Neighbour: accounting.AddRemove}, 0.5},
 		// adaptive, d=1, T=1: 200 rows of score 1, so θ̂ = 1; the filtered
 		// product moves by θ̂ when a row is added.
-		// Its Gaussian step holds only half of ρ* (f = 0.5), so the broken
-		// variant scales the noise by 1/(2√2): the step then spends 4ρ*, the
-		// same overspend as halving the noise of npm or gauss.
-		{MethodAdaptive, column(ones...), column(append(ones, 1)...), Options{Eps: eps, Delta: delta, Iters: 1, Neighbour: accounting.AddRemove}, 0.5 / math.Sqrt2},
+		// Its Gaussian step holds 3/4 of ρ* (f = 0.25), so the broken
+		// variant scales the noise by √(3/4)/2: the step then spends 4ρ*,
+		// the same overspend as halving the noise of npm or gauss.
+		{MethodAdaptive, column(ones...), column(append(ones, 1)...), Options{Eps: eps, Delta: delta, Iters: 1, Neighbour: accounting.AddRemove}, math.Sqrt(0.75) / 2},
 		// gauss, d=1: C = 0 vs 1.
 		{MethodGauss, column(0), column(0, 1), Options{Eps: eps, Delta: delta, Neighbour: accounting.AddRemove}, 0.5},
 	}

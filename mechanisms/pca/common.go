@@ -430,9 +430,36 @@ func (s source) gaussianMatrix(m *mat.Dense, sigma float64) {
 	}
 }
 
-func (s source) symmetricGaussian(m *mat.Dense, sigma float64) {
-	if sigma*s.scale > 0 {
-		s.s.AddSymmetricGaussian(m, sigma*s.scale)
+// frobeniusGaussian releases the symmetric matrix m through its Frobenius
+// coordinates v(M) = (M_ii, √2·M_ij for i < j), an isometry from
+// (symmetric matrices, ‖·‖_F) to ℓ2: N(0, σ²) is added to each of the
+// d(d+1)/2 entries of v, and the result is mapped back (post-processing),
+// so the diagonal gets noise σ and each off-diagonal pair σ/√2. The
+// Gaussian mechanism on v needs the ℓ2 sensitivity of v(C), which is
+// ‖D‖_F (gaussSensitivity) plus the rounding of the extra product √2·C_ij
+// (PlanAnalyzeGauss charges one more rounding). The map is applied with or
+// without noise (a test-only zero scale), so tests see the released
+// coordinates.
+func (s source) frobeniusGaussian(m *mat.Dense, sigma float64) {
+	d, _ := m.Dims()
+	raw := m.RawMatrix()
+	v := make([]float64, 0, d*(d+1)/2)
+	for i := range d {
+		v = append(v, raw.Data[i*raw.Stride+i])
+		for j := i + 1; j < d; j++ {
+			v = append(v, math.Sqrt2*raw.Data[i*raw.Stride+j])
+		}
+	}
+	s.gaussianVec(v, sigma)
+	k := 0
+	for i := range d {
+		raw.Data[i*raw.Stride+i] = v[k]
+		k++
+		for j := i + 1; j < d; j++ {
+			x := v[k] / math.Sqrt2
+			raw.Data[i*raw.Stride+j], raw.Data[j*raw.Stride+i] = x, x
+			k++
+		}
 	}
 }
 

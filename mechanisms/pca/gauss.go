@@ -18,14 +18,17 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
-// gaussSensitivity is the ℓ2 sensitivity of the upper triangle (with
-// diagonal) of C = Σ aaᵀ over rows of norm ≤ 1, the coordinates that get
-// independent noise. Add/remove changes C by aaᵀ, whose upper triangle has
-// squared norm (‖a‖⁴ + Σa_i⁴)/2 ≤ 1 (tight at a = e_1). Replace-one changes
-// it by D = aaᵀ − bbᵀ, whose upper triangle has squared norm
-// (‖D‖²_F + Σ D_ii²)/2 with ‖D‖²_F = ‖a‖⁴ + ‖b‖⁴ − 2⟨a,b⟩² ≤ 2 and
-// Σ D_ii² = Σ(a_i² − b_i²)² ≤ Σa_i⁴ + Σb_i⁴ ≤ 2, so at most √2 (tight at
-// a = e_1, b = e_2); the triangle inequality alone would give 2.
+// gaussSensitivity is the ℓ2 sensitivity of v(C) = (C_ii, √2·C_ij for
+// i < j), the coordinates that get independent noise (frobeniusGaussian),
+// for C = Σ aaᵀ over rows of norm ≤ 1; ‖v(D)‖ = ‖D‖_F. Add/remove changes
+// C by aaᵀ, ‖aaᵀ‖_F = ‖a‖² ≤ 1. Replace-one changes it by D = aaᵀ − bbᵀ,
+// ‖D‖²_F = ‖a‖⁴ + ‖b‖⁴ − 2⟨a,b⟩² ≤ 2 (tight at a = e_1, b = e_2); the
+// triangle inequality alone would give 2.
+//
+// Until issue 12 the noise went on the upper triangle u(C) = (C_ii, C_ij),
+// whose sensitivity is the same (‖u(D)‖² = (‖D‖²_F + Σ D_ii²)/2 ≤ 1 or 2),
+// so the off-diagonal entries, which set the spectral norm of the noise,
+// got √2 times the noise they need.
 func gaussSensitivity(nb accounting.Neighbour) float64 {
 	if nb == accounting.AddRemove {
 		return 1
@@ -75,7 +78,8 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 	if err := checkScales(MethodGauss, pl.NoiseMultiplier, m, 0); err != nil {
 		return nil, err
 	}
-	pl.RoundingExcess = sumExcess(gaussRoundings, 1)
+	// One more rounding than the Gram entries: √2·C_ij (frobeniusGaussian).
+	pl.RoundingExcess = sumExcess(gaussRoundings+1, 1)
 	if pl.NoiseStd, err = planStd(MethodGauss, (pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m); err != nil {
 		return nil, err
 	}
@@ -117,7 +121,7 @@ func (pl *Plan) runGauss(ctx context.Context, data rows.Source) (*Result, error)
 		return nil, passError(MethodGauss, ctx, 1, err)
 	}
 	c := mat.DenseCopyOf(g)
-	newSource(opt).symmetricGaussian(c, pl.NoiseStd)
+	newSource(opt).frobeniusGaussian(c, pl.NoiseStd)
 	if opt.knob != nil && opt.knob.trace != nil {
 		for i := 0; i < d; i++ {
 			for j := i; j < d; j++ {

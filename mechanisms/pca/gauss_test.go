@@ -12,9 +12,9 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
-// Check 5 for Analyze Gauss: the upper triangle (with diagonal) of C moves
-// by at most gaussSensitivity, attained at a = e1 (add) and a = e1, b = e2
-// (replace).
+// Check 5 for Analyze Gauss: the noised coordinates v(C) = (C_ii, √2·C_ij)
+// move by at most gaussSensitivity, attained at a = e1 (add) and a = e1,
+// b = e2 (replace).
 func TestGaussSensitivity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	const d = 4
@@ -26,8 +26,9 @@ func TestGaussSensitivity(t *testing.T) {
 		c := prepareRows(m, 1, 1).gram(context.Background())
 		var out []float64
 		for i := 0; i < d; i++ {
-			for j := i; j < d; j++ {
-				out = append(out, c.At(i, j))
+			out = append(out, c.At(i, i))
+			for j := i + 1; j < d; j++ {
+				out = append(out, math.Sqrt2*c.At(i, j))
 			}
 		}
 		return out
@@ -50,8 +51,11 @@ func TestGaussSensitivity(t *testing.T) {
 	for trial := 0; trial < 500; trial++ {
 		base := [][]float64{row(), row(), row()}
 		a, b := row(), row()
-		if trial == 0 {
+		switch trial {
+		case 0:
 			a, b = []float64{1, 0, 0, 0}, []float64{0, 1, 0, 0}
+		case 1: // all off-diagonal mass: still ‖aaᵀ‖_F = 1
+			a, b = []float64{0.5, 0.5, 0.5, 0.5}, []float64{0.5, -0.5, 0.5, -0.5}
 		}
 		add := dist(upper(base), upper(append(append([][]float64{}, base...), a)))
 		rep := dist(upper(append(append([][]float64{}, base...), a)), upper(append(append([][]float64{}, base...), b)))
@@ -92,5 +96,74 @@ func TestGaussZeroNoiseAndTrend(t *testing.T) {
 	t.Logf("gauss median ‖sinΘ‖² at ε=0.1,0.5,2: %.4g", meds)
 	if !(meds[0] > meds[1] && meds[1] > meds[2]) {
 		t.Errorf("gauss errors %v should fall in ε", meds)
+	}
+}
+
+// TestGaussFrobeniusNoise: Analyze Gauss releases C through v(C) =
+// (C_ii, √2·C_ij), so without noise the release is C itself (a wrong scale
+// of the off-diagonal coordinates, which changes their sensitivity, fails
+// here), and with noise the diagonal entries carry N(0, σ²) and the
+// off-diagonal ones N(0, σ²/2), σ = the plan's NoiseStd. Over 200 seeds at
+// d = 5 there are 1000 diagonal and 2000 off-diagonal draws; the median of
+// |z|/σ is 0.674 (diagonal) and 0.674/√2 = 0.477 (off-diagonal), with
+// standard errors about 0.025 and 0.013; the tolerance is 4 of them, so the
+// old upper-triangle noise (0.674 off the diagonal) and half the noise fail.
+func TestGaussFrobeniusNoise(t *testing.T) {
+	const d, n = 5, 50
+	rng := rand.New(rand.NewPCG(21, 22))
+	data := mat.NewDense(n, d, nil)
+	for i := range n {
+		for j := range d {
+			data.Set(i, j, rng.NormFloat64()/3)
+		}
+	}
+	gram := prepareRows(data, 1, 1).gram(context.Background())
+	opt := Options{K: 1, Eps: 1, Delta: 1e-6, Clip: 1, Workers: 1}
+	pl, err := PlanAnalyzeGauss(opt, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := func(seed uint64, scale float64) []float64 {
+		tr := &trace{}
+		o := withKnob(opt, testKnob{noiseScale: scale, trace: tr})
+		o.Noise = noise.NewSeeded(seed)
+		if _, err := AnalyzeGauss(context.Background(), data, o); err != nil {
+			t.Fatal(err)
+		}
+		return tr.first
+	}
+	k := 0
+	free := release(1, 0)
+	for i := range d {
+		for j := i; j < d; j++ {
+			if got, want := free[k], gram.At(i, j); math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+				t.Fatalf("noise-free release C[%d][%d] = %v, want %v", i, j, got, want)
+			}
+			k++
+		}
+	}
+	var diag, off []float64
+	for seed := uint64(1); seed <= 200; seed++ {
+		k := 0
+		rel := release(seed, 1)
+		for i := range d {
+			for j := i; j < d; j++ {
+				z := math.Abs(rel[k]-gram.At(i, j)) / pl.NoiseStd
+				if i == j {
+					diag = append(diag, z)
+				} else {
+					off = append(off, z)
+				}
+				k++
+			}
+		}
+	}
+	md, mo := median(diag), median(off)
+	t.Logf("median |z|/σ: diagonal %.4f (want 0.674), off-diagonal %.4f (want 0.477)", md, mo)
+	if math.Abs(md-0.6745) > 0.1 {
+		t.Errorf("diagonal noise: median |z|/σ = %.4f, want 0.674 ± 0.1", md)
+	}
+	if math.Abs(mo-0.6745/math.Sqrt2) > 0.05 {
+		t.Errorf("off-diagonal noise: median |z|/σ = %.4f, want 0.477 ± 0.05", mo)
 	}
 }
