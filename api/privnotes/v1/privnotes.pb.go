@@ -85,8 +85,11 @@ func (x *DescribeRequest) GetDataset() string {
 }
 
 type DescribeReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Schema        *Schema                `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// schema_json is the dataset's public schema as dsl/ledger.Schema
+	// encodes it in JSON (name, columns, d, clip, unit, budget, bounds,
+	// categorical domains, ...): public facts the owner registered.
+	SchemaJson    []byte `protobuf:"bytes,1,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -121,212 +124,11 @@ func (*DescribeReply) Descriptor() ([]byte, []int) {
 	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *DescribeReply) GetSchema() *Schema {
+func (x *DescribeReply) GetSchemaJson() []byte {
 	if x != nil {
-		return x.Schema
+		return x.SchemaJson
 	}
 	return nil
-}
-
-// Schema is a dataset's public schema (dsl/ledger.Schema).
-type Schema struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	Name             string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Columns          []string               `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
-	D                int64                  `protobuf:"varint,3,opt,name=d,proto3" json:"d,omitempty"`
-	Clip             float64                `protobuf:"fixed64,4,opt,name=clip,proto3" json:"clip,omitempty"`
-	Unit             string                 `protobuf:"bytes,5,opt,name=unit,proto3" json:"unit,omitempty"`
-	UserColumn       string                 `protobuf:"bytes,6,opt,name=user_column,json=userColumn,proto3" json:"user_column,omitempty"`
-	Label            string                 `protobuf:"bytes,7,opt,name=label,proto3" json:"label,omitempty"`
-	Neighbour        string                 `protobuf:"bytes,8,opt,name=neighbour,proto3" json:"neighbour,omitempty"`
-	Accountant       string                 `protobuf:"bytes,9,opt,name=accountant,proto3" json:"accountant,omitempty"`
-	Budget           *Budget                `protobuf:"bytes,10,opt,name=budget,proto3" json:"budget,omitempty"`
-	Bounds           map[string]*Bounds     `protobuf:"bytes,11,rep,name=bounds,proto3" json:"bounds,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Categorical      map[string]*Strings    `protobuf:"bytes,12,rep,name=categorical,proto3" json:"categorical,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	CategoricalOrder []string               `protobuf:"bytes,13,rep,name=categorical_order,json=categoricalOrder,proto3" json:"categorical_order,omitempty"`
-	PublicN          int64                  `protobuf:"varint,14,opt,name=public_n,json=publicN,proto3" json:"public_n,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
-}
-
-func (x *Schema) Reset() {
-	*x = Schema{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Schema) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Schema) ProtoMessage() {}
-
-func (x *Schema) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Schema.ProtoReflect.Descriptor instead.
-func (*Schema) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *Schema) GetName() string {
-	if x != nil {
-		return x.Name
-	}
-	return ""
-}
-
-func (x *Schema) GetColumns() []string {
-	if x != nil {
-		return x.Columns
-	}
-	return nil
-}
-
-func (x *Schema) GetD() int64 {
-	if x != nil {
-		return x.D
-	}
-	return 0
-}
-
-func (x *Schema) GetClip() float64 {
-	if x != nil {
-		return x.Clip
-	}
-	return 0
-}
-
-func (x *Schema) GetUnit() string {
-	if x != nil {
-		return x.Unit
-	}
-	return ""
-}
-
-func (x *Schema) GetUserColumn() string {
-	if x != nil {
-		return x.UserColumn
-	}
-	return ""
-}
-
-func (x *Schema) GetLabel() string {
-	if x != nil {
-		return x.Label
-	}
-	return ""
-}
-
-func (x *Schema) GetNeighbour() string {
-	if x != nil {
-		return x.Neighbour
-	}
-	return ""
-}
-
-func (x *Schema) GetAccountant() string {
-	if x != nil {
-		return x.Accountant
-	}
-	return ""
-}
-
-func (x *Schema) GetBudget() *Budget {
-	if x != nil {
-		return x.Budget
-	}
-	return nil
-}
-
-func (x *Schema) GetBounds() map[string]*Bounds {
-	if x != nil {
-		return x.Bounds
-	}
-	return nil
-}
-
-func (x *Schema) GetCategorical() map[string]*Strings {
-	if x != nil {
-		return x.Categorical
-	}
-	return nil
-}
-
-func (x *Schema) GetCategoricalOrder() []string {
-	if x != nil {
-		return x.CategoricalOrder
-	}
-	return nil
-}
-
-func (x *Schema) GetPublicN() int64 {
-	if x != nil {
-		return x.PublicN
-	}
-	return 0
-}
-
-type Bounds struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Lo            float64                `protobuf:"fixed64,1,opt,name=lo,proto3" json:"lo,omitempty"`
-	Hi            float64                `protobuf:"fixed64,2,opt,name=hi,proto3" json:"hi,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Bounds) Reset() {
-	*x = Bounds{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[3]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Bounds) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Bounds) ProtoMessage() {}
-
-func (x *Bounds) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[3]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Bounds.ProtoReflect.Descriptor instead.
-func (*Bounds) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{3}
-}
-
-func (x *Bounds) GetLo() float64 {
-	if x != nil {
-		return x.Lo
-	}
-	return 0
-}
-
-func (x *Bounds) GetHi() float64 {
-	if x != nil {
-		return x.Hi
-	}
-	return 0
 }
 
 type Strings struct {
@@ -338,7 +140,7 @@ type Strings struct {
 
 func (x *Strings) Reset() {
 	*x = Strings{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[4]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +152,7 @@ func (x *Strings) String() string {
 func (*Strings) ProtoMessage() {}
 
 func (x *Strings) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[4]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +165,7 @@ func (x *Strings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Strings.ProtoReflect.Descriptor instead.
 func (*Strings) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{4}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Strings) GetValues() []string {
@@ -391,7 +193,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[5]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -403,7 +205,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[5]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -416,7 +218,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{5}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -526,7 +328,7 @@ type CallRequest struct {
 
 func (x *CallRequest) Reset() {
 	*x = CallRequest{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[6]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +340,7 @@ func (x *CallRequest) String() string {
 func (*CallRequest) ProtoMessage() {}
 
 func (x *CallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[6]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +353,7 @@ func (x *CallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
 func (*CallRequest) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{6}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CallRequest) GetCallId() string {
@@ -606,7 +408,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[7]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +420,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[7]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +433,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{7}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Budget) GetEps() float64 {
@@ -663,7 +465,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[8]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +477,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[8]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +490,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{8}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Event) GetMechanism() string {
@@ -752,7 +554,7 @@ type PlanReply struct {
 
 func (x *PlanReply) Reset() {
 	*x = PlanReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[9]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +566,7 @@ func (x *PlanReply) String() string {
 func (*PlanReply) ProtoMessage() {}
 
 func (x *PlanReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[9]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +579,7 @@ func (x *PlanReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanReply.ProtoReflect.Descriptor instead.
 func (*PlanReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{9}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlanReply) GetFunction() string {
@@ -872,7 +674,7 @@ type Receipt struct {
 
 func (x *Receipt) Reset() {
 	*x = Receipt{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[10]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +686,7 @@ func (x *Receipt) String() string {
 func (*Receipt) ProtoMessage() {}
 
 func (x *Receipt) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[10]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +699,7 @@ func (x *Receipt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Receipt.ProtoReflect.Descriptor instead.
 func (*Receipt) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{10}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Receipt) GetDataset() string {
@@ -1007,7 +809,7 @@ type ReceiptReply struct {
 
 func (x *ReceiptReply) Reset() {
 	*x = ReceiptReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[11]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +821,7 @@ func (x *ReceiptReply) String() string {
 func (*ReceiptReply) ProtoMessage() {}
 
 func (x *ReceiptReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[11]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +834,7 @@ func (x *ReceiptReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiptReply.ProtoReflect.Descriptor instead.
 func (*ReceiptReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{11}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReceiptReply) GetReceipt() *Receipt {
@@ -1054,7 +856,7 @@ type Matrix struct {
 
 func (x *Matrix) Reset() {
 	*x = Matrix{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +868,7 @@ func (x *Matrix) String() string {
 func (*Matrix) ProtoMessage() {}
 
 func (x *Matrix) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +881,7 @@ func (x *Matrix) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Matrix.ProtoReflect.Descriptor instead.
 func (*Matrix) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{12}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Matrix) GetRows() int64 {
@@ -1114,7 +916,7 @@ type PCA struct {
 
 func (x *PCA) Reset() {
 	*x = PCA{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +928,7 @@ func (x *PCA) String() string {
 func (*PCA) ProtoMessage() {}
 
 func (x *PCA) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +941,7 @@ func (x *PCA) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PCA.ProtoReflect.Descriptor instead.
 func (*PCA) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{13}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PCA) GetComponents() *Matrix {
@@ -1172,7 +974,7 @@ type FedRep struct {
 
 func (x *FedRep) Reset() {
 	*x = FedRep{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +986,7 @@ func (x *FedRep) String() string {
 func (*FedRep) ProtoMessage() {}
 
 func (x *FedRep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +999,7 @@ func (x *FedRep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedRep.ProtoReflect.Descriptor instead.
 func (*FedRep) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{14}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FedRep) GetU() *Matrix {
@@ -1216,7 +1018,7 @@ type Scalar struct {
 
 func (x *Scalar) Reset() {
 	*x = Scalar{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1030,7 @@ func (x *Scalar) String() string {
 func (*Scalar) ProtoMessage() {}
 
 func (x *Scalar) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1043,7 @@ func (x *Scalar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Scalar.ProtoReflect.Descriptor instead.
 func (*Scalar) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{15}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Scalar) GetValue() float64 {
@@ -1260,7 +1062,7 @@ type Vector struct {
 
 func (x *Vector) Reset() {
 	*x = Vector{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1272,7 +1074,7 @@ func (x *Vector) String() string {
 func (*Vector) ProtoMessage() {}
 
 func (x *Vector) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1285,7 +1087,7 @@ func (x *Vector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Vector.ProtoReflect.Descriptor instead.
 func (*Vector) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{16}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Vector) GetValues() []float64 {
@@ -1305,7 +1107,7 @@ type Histogram struct {
 
 func (x *Histogram) Reset() {
 	*x = Histogram{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1119,7 @@ func (x *Histogram) String() string {
 func (*Histogram) ProtoMessage() {}
 
 func (x *Histogram) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1132,7 @@ func (x *Histogram) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Histogram.ProtoReflect.Descriptor instead.
 func (*Histogram) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{17}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Histogram) GetKeys() []string {
@@ -1357,7 +1159,7 @@ type Quantile struct {
 
 func (x *Quantile) Reset() {
 	*x = Quantile{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1171,7 @@ func (x *Quantile) String() string {
 func (*Quantile) ProtoMessage() {}
 
 func (x *Quantile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1184,7 @@ func (x *Quantile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Quantile.ProtoReflect.Descriptor instead.
 func (*Quantile) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{18}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Quantile) GetQ() float64 {
@@ -1412,7 +1214,7 @@ type Groups struct {
 
 func (x *Groups) Reset() {
 	*x = Groups{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1226,7 @@ func (x *Groups) String() string {
 func (*Groups) ProtoMessage() {}
 
 func (x *Groups) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1239,7 @@ func (x *Groups) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Groups.ProtoReflect.Descriptor instead.
 func (*Groups) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{19}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Groups) GetStat() string {
@@ -1496,7 +1298,7 @@ type ReleaseReply struct {
 
 func (x *ReleaseReply) Reset() {
 	*x = ReleaseReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1310,7 @@ func (x *ReleaseReply) String() string {
 func (*ReleaseReply) ProtoMessage() {}
 
 func (x *ReleaseReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1323,7 @@ func (x *ReleaseReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseReply.ProtoReflect.Descriptor instead.
 func (*ReleaseReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{20}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReleaseReply) GetReceipt() *Receipt {
@@ -1675,37 +1477,10 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\n" +
 	" api/privnotes/v1/privnotes.proto\x12\fprivnotes.v1\"+\n" +
 	"\x0fDescribeRequest\x12\x18\n" +
-	"\adataset\x18\x01 \x01(\tR\adataset\"=\n" +
-	"\rDescribeReply\x12,\n" +
-	"\x06schema\x18\x01 \x01(\v2\x14.privnotes.v1.SchemaR\x06schema\"\x82\x05\n" +
-	"\x06Schema\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\acolumns\x18\x02 \x03(\tR\acolumns\x12\f\n" +
-	"\x01d\x18\x03 \x01(\x03R\x01d\x12\x12\n" +
-	"\x04clip\x18\x04 \x01(\x01R\x04clip\x12\x12\n" +
-	"\x04unit\x18\x05 \x01(\tR\x04unit\x12\x1f\n" +
-	"\vuser_column\x18\x06 \x01(\tR\n" +
-	"userColumn\x12\x14\n" +
-	"\x05label\x18\a \x01(\tR\x05label\x12\x1c\n" +
-	"\tneighbour\x18\b \x01(\tR\tneighbour\x12\x1e\n" +
-	"\n" +
-	"accountant\x18\t \x01(\tR\n" +
-	"accountant\x12,\n" +
-	"\x06budget\x18\n" +
-	" \x01(\v2\x14.privnotes.v1.BudgetR\x06budget\x128\n" +
-	"\x06bounds\x18\v \x03(\v2 .privnotes.v1.Schema.BoundsEntryR\x06bounds\x12G\n" +
-	"\vcategorical\x18\f \x03(\v2%.privnotes.v1.Schema.CategoricalEntryR\vcategorical\x12+\n" +
-	"\x11categorical_order\x18\r \x03(\tR\x10categoricalOrder\x12\x19\n" +
-	"\bpublic_n\x18\x0e \x01(\x03R\apublicN\x1aO\n" +
-	"\vBoundsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
-	"\x05value\x18\x02 \x01(\v2\x14.privnotes.v1.BoundsR\x05value:\x028\x01\x1aU\n" +
-	"\x10CategoricalEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.privnotes.v1.StringsR\x05value:\x028\x01\"(\n" +
-	"\x06Bounds\x12\x0e\n" +
-	"\x02lo\x18\x01 \x01(\x01R\x02lo\x12\x0e\n" +
-	"\x02hi\x18\x02 \x01(\x01R\x02hi\"!\n" +
+	"\adataset\x18\x01 \x01(\tR\adataset\"0\n" +
+	"\rDescribeReply\x12\x1f\n" +
+	"\vschema_json\x18\x01 \x01(\fR\n" +
+	"schemaJson\"!\n" +
 	"\aStrings\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\"\x92\x01\n" +
 	"\x05Value\x12\x12\n" +
@@ -1830,71 +1605,61 @@ func file_api_privnotes_v1_privnotes_proto_rawDescGZIP() []byte {
 	return file_api_privnotes_v1_privnotes_proto_rawDescData
 }
 
-var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_api_privnotes_v1_privnotes_proto_goTypes = []any{
 	(*DescribeRequest)(nil), // 0: privnotes.v1.DescribeRequest
 	(*DescribeReply)(nil),   // 1: privnotes.v1.DescribeReply
-	(*Schema)(nil),          // 2: privnotes.v1.Schema
-	(*Bounds)(nil),          // 3: privnotes.v1.Bounds
-	(*Strings)(nil),         // 4: privnotes.v1.Strings
-	(*Value)(nil),           // 5: privnotes.v1.Value
-	(*CallRequest)(nil),     // 6: privnotes.v1.CallRequest
-	(*Budget)(nil),          // 7: privnotes.v1.Budget
-	(*Event)(nil),           // 8: privnotes.v1.Event
-	(*PlanReply)(nil),       // 9: privnotes.v1.PlanReply
-	(*Receipt)(nil),         // 10: privnotes.v1.Receipt
-	(*ReceiptReply)(nil),    // 11: privnotes.v1.ReceiptReply
-	(*Matrix)(nil),          // 12: privnotes.v1.Matrix
-	(*PCA)(nil),             // 13: privnotes.v1.PCA
-	(*FedRep)(nil),          // 14: privnotes.v1.FedRep
-	(*Scalar)(nil),          // 15: privnotes.v1.Scalar
-	(*Vector)(nil),          // 16: privnotes.v1.Vector
-	(*Histogram)(nil),       // 17: privnotes.v1.Histogram
-	(*Quantile)(nil),        // 18: privnotes.v1.Quantile
-	(*Groups)(nil),          // 19: privnotes.v1.Groups
-	(*ReleaseReply)(nil),    // 20: privnotes.v1.ReleaseReply
-	nil,                     // 21: privnotes.v1.Schema.BoundsEntry
-	nil,                     // 22: privnotes.v1.Schema.CategoricalEntry
-	nil,                     // 23: privnotes.v1.CallRequest.ArgsEntry
+	(*Strings)(nil),         // 2: privnotes.v1.Strings
+	(*Value)(nil),           // 3: privnotes.v1.Value
+	(*CallRequest)(nil),     // 4: privnotes.v1.CallRequest
+	(*Budget)(nil),          // 5: privnotes.v1.Budget
+	(*Event)(nil),           // 6: privnotes.v1.Event
+	(*PlanReply)(nil),       // 7: privnotes.v1.PlanReply
+	(*Receipt)(nil),         // 8: privnotes.v1.Receipt
+	(*ReceiptReply)(nil),    // 9: privnotes.v1.ReceiptReply
+	(*Matrix)(nil),          // 10: privnotes.v1.Matrix
+	(*PCA)(nil),             // 11: privnotes.v1.PCA
+	(*FedRep)(nil),          // 12: privnotes.v1.FedRep
+	(*Scalar)(nil),          // 13: privnotes.v1.Scalar
+	(*Vector)(nil),          // 14: privnotes.v1.Vector
+	(*Histogram)(nil),       // 15: privnotes.v1.Histogram
+	(*Quantile)(nil),        // 16: privnotes.v1.Quantile
+	(*Groups)(nil),          // 17: privnotes.v1.Groups
+	(*ReleaseReply)(nil),    // 18: privnotes.v1.ReleaseReply
+	nil,                     // 19: privnotes.v1.CallRequest.ArgsEntry
 }
 var file_api_privnotes_v1_privnotes_proto_depIdxs = []int32{
-	2,  // 0: privnotes.v1.DescribeReply.schema:type_name -> privnotes.v1.Schema
-	7,  // 1: privnotes.v1.Schema.budget:type_name -> privnotes.v1.Budget
-	21, // 2: privnotes.v1.Schema.bounds:type_name -> privnotes.v1.Schema.BoundsEntry
-	22, // 3: privnotes.v1.Schema.categorical:type_name -> privnotes.v1.Schema.CategoricalEntry
-	4,  // 4: privnotes.v1.Value.strs:type_name -> privnotes.v1.Strings
-	23, // 5: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
-	8,  // 6: privnotes.v1.PlanReply.cost:type_name -> privnotes.v1.Event
-	8,  // 7: privnotes.v1.Receipt.cost:type_name -> privnotes.v1.Event
-	7,  // 8: privnotes.v1.Receipt.remaining:type_name -> privnotes.v1.Budget
-	10, // 9: privnotes.v1.ReceiptReply.receipt:type_name -> privnotes.v1.Receipt
-	12, // 10: privnotes.v1.PCA.components:type_name -> privnotes.v1.Matrix
-	12, // 11: privnotes.v1.FedRep.u:type_name -> privnotes.v1.Matrix
-	10, // 12: privnotes.v1.ReleaseReply.receipt:type_name -> privnotes.v1.Receipt
-	13, // 13: privnotes.v1.ReleaseReply.pca:type_name -> privnotes.v1.PCA
-	14, // 14: privnotes.v1.ReleaseReply.fedrep:type_name -> privnotes.v1.FedRep
-	15, // 15: privnotes.v1.ReleaseReply.count:type_name -> privnotes.v1.Scalar
-	16, // 16: privnotes.v1.ReleaseReply.mean:type_name -> privnotes.v1.Vector
-	15, // 17: privnotes.v1.ReleaseReply.sum:type_name -> privnotes.v1.Scalar
-	17, // 18: privnotes.v1.ReleaseReply.histogram:type_name -> privnotes.v1.Histogram
-	18, // 19: privnotes.v1.ReleaseReply.quantile:type_name -> privnotes.v1.Quantile
-	19, // 20: privnotes.v1.ReleaseReply.groups:type_name -> privnotes.v1.Groups
-	3,  // 21: privnotes.v1.Schema.BoundsEntry.value:type_name -> privnotes.v1.Bounds
-	4,  // 22: privnotes.v1.Schema.CategoricalEntry.value:type_name -> privnotes.v1.Strings
-	5,  // 23: privnotes.v1.CallRequest.ArgsEntry.value:type_name -> privnotes.v1.Value
-	0,  // 24: privnotes.v1.DataService.Describe:input_type -> privnotes.v1.DescribeRequest
-	6,  // 25: privnotes.v1.DataService.Plan:input_type -> privnotes.v1.CallRequest
-	6,  // 26: privnotes.v1.DataService.DryRun:input_type -> privnotes.v1.CallRequest
-	6,  // 27: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
-	1,  // 28: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
-	9,  // 29: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
-	11, // 30: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
-	20, // 31: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
-	28, // [28:32] is the sub-list for method output_type
-	24, // [24:28] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	2,  // 0: privnotes.v1.Value.strs:type_name -> privnotes.v1.Strings
+	19, // 1: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
+	6,  // 2: privnotes.v1.PlanReply.cost:type_name -> privnotes.v1.Event
+	6,  // 3: privnotes.v1.Receipt.cost:type_name -> privnotes.v1.Event
+	5,  // 4: privnotes.v1.Receipt.remaining:type_name -> privnotes.v1.Budget
+	8,  // 5: privnotes.v1.ReceiptReply.receipt:type_name -> privnotes.v1.Receipt
+	10, // 6: privnotes.v1.PCA.components:type_name -> privnotes.v1.Matrix
+	10, // 7: privnotes.v1.FedRep.u:type_name -> privnotes.v1.Matrix
+	8,  // 8: privnotes.v1.ReleaseReply.receipt:type_name -> privnotes.v1.Receipt
+	11, // 9: privnotes.v1.ReleaseReply.pca:type_name -> privnotes.v1.PCA
+	12, // 10: privnotes.v1.ReleaseReply.fedrep:type_name -> privnotes.v1.FedRep
+	13, // 11: privnotes.v1.ReleaseReply.count:type_name -> privnotes.v1.Scalar
+	14, // 12: privnotes.v1.ReleaseReply.mean:type_name -> privnotes.v1.Vector
+	13, // 13: privnotes.v1.ReleaseReply.sum:type_name -> privnotes.v1.Scalar
+	15, // 14: privnotes.v1.ReleaseReply.histogram:type_name -> privnotes.v1.Histogram
+	16, // 15: privnotes.v1.ReleaseReply.quantile:type_name -> privnotes.v1.Quantile
+	17, // 16: privnotes.v1.ReleaseReply.groups:type_name -> privnotes.v1.Groups
+	3,  // 17: privnotes.v1.CallRequest.ArgsEntry.value:type_name -> privnotes.v1.Value
+	0,  // 18: privnotes.v1.DataService.Describe:input_type -> privnotes.v1.DescribeRequest
+	4,  // 19: privnotes.v1.DataService.Plan:input_type -> privnotes.v1.CallRequest
+	4,  // 20: privnotes.v1.DataService.DryRun:input_type -> privnotes.v1.CallRequest
+	4,  // 21: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
+	1,  // 22: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
+	7,  // 23: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
+	9,  // 24: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
+	18, // 25: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
+	22, // [22:26] is the sub-list for method output_type
+	18, // [18:22] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_api_privnotes_v1_privnotes_proto_init() }
@@ -1902,14 +1667,14 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 	if File_api_privnotes_v1_privnotes_proto != nil {
 		return
 	}
-	file_api_privnotes_v1_privnotes_proto_msgTypes[5].OneofWrappers = []any{
+	file_api_privnotes_v1_privnotes_proto_msgTypes[3].OneofWrappers = []any{
 		(*Value_Int)(nil),
 		(*Value_Float)(nil),
 		(*Value_Str)(nil),
 		(*Value_Bool)(nil),
 		(*Value_Strs)(nil),
 	}
-	file_api_privnotes_v1_privnotes_proto_msgTypes[20].OneofWrappers = []any{
+	file_api_privnotes_v1_privnotes_proto_msgTypes[18].OneofWrappers = []any{
 		(*ReleaseReply_Pca)(nil),
 		(*ReleaseReply_Fedrep)(nil),
 		(*ReleaseReply_Count)(nil),
@@ -1925,7 +1690,7 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_privnotes_v1_privnotes_proto_rawDesc), len(file_api_privnotes_v1_privnotes_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
