@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -33,6 +34,9 @@ const (
 )
 
 var logger = log.New(os.Stderr, "privnotes serve: ", log.LstdFlags|log.LUTC)
+
+// SetLog sends the server's log (one line per call, public facts only) to w.
+func SetLog(w io.Writer) { logger.SetOutput(w) }
 
 func logf(format string, args ...any) { logger.Printf(format, args...) }
 

@@ -21,11 +21,14 @@ const certsUsage = `Usage:
 `
 
 func runCerts(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		args = []string{"init", "-h"}
+	}
 	if len(args) == 0 || args[0] != "init" {
 		fmt.Fprint(stderr, certsUsage)
 		return 2
 	}
-	fs := newFlags("certs init", "certs init DIR --hosts H1,H2 [--client NAME]", `Writes a new certificate authority (ca.pem, ca-key.pem), a server certificate
+	fs := newFlags("certs", "certs init DIR --hosts H1,H2 [--client NAME]", `Writes a new certificate authority (ca.pem, ca-key.pem), a server certificate
 for the given hosts (server.pem, server-key.pem) and a client certificate
 (client.pem, client-key.pem) into DIR: ECDSA P-256, keys 0600, the CA valid
 5 years and the others 2. The server gets server*.pem and ca.pem; each analyst
