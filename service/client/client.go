@@ -93,8 +93,10 @@ func (c *Client) failed(err error, what string) *release.Error {
 		why = fmt.Sprintf("did not answer within %v", c.timeout().Round(time.Second))
 	case st.Code() == codes.Canceled || errors.Is(err, context.Canceled):
 		return release.Errorf(release.NameInterrupted, "the call to %s (%s) was interrupted; %s", c.Name, c.Addr, what)
-	case isAuth(st):
+	case isAuth(st) && strings.Contains(st.Message(), "remote error"):
 		why = "refused this client's credentials (authentication failed: the client certificate is missing, expired or not signed by the server's CA; check --tls-dir): " + st.Message()
+	case isAuth(st):
+		why = "could not be authenticated (authentication failed: its certificate is not signed by the CA in --tls-dir, or not for this address): " + st.Message()
 	case st.Code() == codes.Unavailable:
 		why = "is unreachable or stopped answering: " + st.Message()
 	}
