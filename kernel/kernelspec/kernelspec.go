@@ -38,10 +38,10 @@ type Options struct {
 	StateDir    string // when set, kernel.json sets PRIVNOTES_STATE to it
 	// Env is more environment for kernel.json (PRIVNOTES_SERVERS and
 	// PRIVNOTES_TLS_DIR: the data servers the kernel reaches).
-	Env map[string]string
-	User        bool
-	Prefix      string
-	SysPrefix   bool
+	Env       map[string]string
+	User      bool
+	Prefix    string
+	SysPrefix bool
 	// Python answers sys.prefix for SysPrefix (default /usr/bin/python3).
 	Python string
 }

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
 	"gonum.org/v1/gonum/mat"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/privnotes/privnotes/api/privnotes/v1"
 	"github.com/privnotes/privnotes/dsl/release"
