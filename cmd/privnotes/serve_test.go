@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -183,5 +184,36 @@ func TestServersFlags(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errb.String(), c.want)
 		}
+	}
+}
+
+// TestInstallRecordsServers: install writes the servers and the TLS
+// directory into kernel.json, whose environment the kernel starts with.
+func TestInstallRecordsServers(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	tls := filepath.Join(dir, "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, errs := runCLI("install", "--prefix", dir, "--servers", "p1=127.0.0.1:7001", "--tls-dir", tls)
+	if code != 0 {
+		t.Fatalf("install: %d %s", code, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "share", "jupyter", "kernels", "privnotes", "kernel.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct{ Env map[string]string }
+	if err := json.Unmarshal(b, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.Env[envServers] != "p1=127.0.0.1:7001" || spec.Env[envTLSDir] != tls {
+		t.Errorf("kernel.json env %v", spec.Env)
+	}
+	if code, _, errs := runCLI("install", "--prefix", dir, "--servers", "p1=127.0.0.1:7001", "--tls-dir", filepath.Join(dir, "none")); code != 2 || !strings.Contains(errs, "certs init") {
+		t.Errorf("install with a TLS directory without credentials: %d %s", code, errs)
 	}
 }
