@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -46,6 +47,9 @@ type Server struct {
 
 	mu     sync.Mutex
 	active map[string]*idLock // per call id: a retry waits for the first attempt
+	// charged maps the call ids of the ledger's charges to their records:
+	// read from the ledger at the start, kept up to date by Execute.
+	charged map[string]int64
 }
 
 type idLock struct {
@@ -60,7 +64,17 @@ func NewServer(st *ledger.Store, exec *release.Local) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	return &Server{store: st, exec: exec, replies: dir, active: map[string]*idLock{}}, nil
+	s := &Server{store: st, exec: exec, replies: dir, active: map[string]*idLock{}, charged: map[string]int64{}}
+	entries, err := st.Entries("")
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger: %w", err)
+	}
+	for _, e := range entries {
+		if id, ok := callID(e); ok {
+			s.charged[id] = e.ID
+		}
+	}
+	return s, nil
 }
 
 // Describe returns a dataset's public schema.
@@ -150,17 +164,20 @@ func (s *Server) Execute(ctx context.Context, req *pb.CallRequest) (*pb.ReleaseR
 	} else if ok {
 		return r, nil // a retry: the first answer, not a second charge
 	}
-	if id, ok, err := s.chargedAs(c.Dataset.Name, c.ID); err != nil {
-		return nil, wire.Status(err, false).Err()
-	} else if ok {
+	if id, ok := s.chargedAs(c.ID); ok {
 		return nil, wire.Status(release.Errorf(release.NameProviderFailed,
 			"call %s was charged on this server (ledger record %d) but its release was not delivered (the server stopped or the mechanism failed); the charge stands and the call is not run again", c.ID, id), true).Err()
 	}
 	rel, err := s.exec.Execute(ctx, c, nil)
 	if err != nil {
-		_, charged, _ := s.chargedAs(c.Dataset.Name, c.ID)
-		return nil, wire.Status(err, charged).Err()
+		// Whether it was charged is in the ledger (an error may come
+		// before or after the charge).
+		charged, lerr := s.findCharge(c.Dataset.Name, c.ID)
+		return nil, wire.Status(err, charged || lerr != nil).Err()
 	}
+	s.mu.Lock()
+	s.charged[c.ID] = rel.Receipt.LedgerID
+	s.mu.Unlock()
 	r, err := wire.Release(rel)
 	if err != nil {
 		return nil, wire.Status(release.Errorf(release.NameLedgerError, "encoding the release: %v", err), true).Err()
@@ -241,21 +258,41 @@ func (s *Server) keep(id string, r *pb.ReleaseReply) error {
 	return os.Rename(f.Name(), path)
 }
 
-// chargedAs finds the ledger charge recorded with call id on dataset.
-func (s *Server) chargedAs(dataset, id string) (int64, bool, error) {
+// chargedAs reports the ledger record charged with call id.
+func (s *Server) chargedAs(id string) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.charged[id]
+	return rec, ok
+}
+
+// findCharge looks for call id among dataset's ledger records and
+// remembers it.
+func (s *Server) findCharge(dataset, id string) (bool, error) {
 	entries, err := s.store.Entries(dataset)
 	if err != nil {
-		return 0, false, release.Errorf(release.NameLedgerError, "reading the ledger of %q: %v", dataset, err)
+		return false, err
 	}
 	for i := len(entries) - 1; i >= 0; i-- {
-		e := entries[i]
-		if e.Kind != "charge" || len(e.Params) == 0 {
-			continue
-		}
-		var p map[string]any
-		if json.Unmarshal(e.Params, &p) == nil && p[release.CallIDParam] == id {
-			return e.ID, true, nil
+		if got, ok := callID(entries[i]); ok && got == id {
+			s.mu.Lock()
+			s.charged[id] = entries[i].ID
+			s.mu.Unlock()
+			return true, nil
 		}
 	}
-	return 0, false, nil
+	return false, nil
+}
+
+// callID is the call id a ledger charge records, if any.
+func callID(e ledger.Entry) (string, bool) {
+	if e.Kind != "charge" || len(e.Params) == 0 {
+		return "", false
+	}
+	var p map[string]any
+	if json.Unmarshal(e.Params, &p) != nil {
+		return "", false
+	}
+	id, ok := p[release.CallIDParam].(string)
+	return id, ok && id != ""
 }

@@ -29,7 +29,7 @@ import (
 // fixture is a server over a state directory with one dataset "tab"
 // (200 rows, 3 columns, budget ε=2, δ=1e-5) on a loopback port.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	state string
 	tls   string
 	st    *ledger.Store
@@ -44,7 +44,11 @@ type fixture struct {
 
 func init() { service.SetLog(io.Discard) }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
+	return newFixtureBudget(t, accounting.Budget{Eps: 2, Delta: 1e-5})
+}
+
+func newFixtureBudget(t testing.TB, budget accounting.Budget) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{t: t, state: filepath.Join(dir, "state"), tls: filepath.Join(dir, "tls"), running: make(chan struct{}, 8)}
@@ -62,7 +66,7 @@ func newFixture(t *testing.T) *fixture {
 	for range 200 * 3 {
 		tab.X = append(tab.X, 0.3*r.NormFloat64())
 	}
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: "tab", Table: tab, Budget: accounting.Budget{Eps: 2, Delta: 1e-5},
+	if _, err := st.Register(context.Background(), ledger.Registration{Name: "tab", Table: tab, Budget: budget,
 		Accountant: accounting.ModeZCDP, Clip: 1, Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +157,7 @@ func (f *fixture) charges() int {
 
 // call builds a call of fn with every keyword of its table, defaults
 // filled in as the DSL runtime fills them, and kw over them.
-func call(t *testing.T, fn, ds string, kw map[string]any) release.Call {
+func call(t testing.TB, fn, ds string, kw map[string]any) release.Call {
 	t.Helper()
 	f, ok := syntax.Lookup(fn)
 	if !ok {
@@ -405,4 +409,34 @@ func TestWrongCertificate(t *testing.T) {
 	if n := f.charges(); n != 0 {
 		t.Errorf("%d charges", n)
 	}
+}
+
+// BenchmarkCount compares the latency of a private_count in-process with
+// the same call on a data server over loopback mutual TLS (plan and
+// execute: two round trips, a ledger charge and the kept release).
+func BenchmarkCount(b *testing.B) {
+	f := newFixtureBudget(b, accounting.Budget{Eps: 1e5, Delta: 1e-5})
+	cl := call(b, "private_count", "tab", map[string]any{"eps": 1e-3})
+	sc, err := f.st.Schema("tab")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("transport=inprocess", func(b *testing.B) {
+		local := &release.Local{Store: func() (*ledger.Store, error) { return f.st, nil }}
+		lc := cl
+		lc.Dataset.Schema = sc
+		for b.Loop() {
+			if _, err := local.Execute(context.Background(), lc, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("transport=grpc", func(b *testing.B) {
+		c := f.client(10 * time.Second)
+		for b.Loop() {
+			if _, err := c.Execute(context.Background(), cl, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
