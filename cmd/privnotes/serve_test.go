@@ -117,7 +117,7 @@ fmt.Println(b)
 	srv[1].kill()
 	t.Setenv(envTimeout, "2s")
 	code, out, errs = run("--servers", servers, "--tls-dir", tls)
-	want := fmt.Sprintf("ProviderFailed: p2 (%s) did not answer within 2s", srv[1].addr)
+	want := fmt.Sprintf("ProviderFailed: p2 (%s) did not answer within 2s; nothing was charged; the 1 charge(s) this cell made before this call stand", srv[1].addr)
 	t.Logf("p2 killed: %s", errs)
 	if code == 0 || !strings.Contains(errs, want) {
 		t.Errorf("p2 down: exit %d, stderr %q, want %q", code, errs, want)

@@ -54,7 +54,7 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 		if errors.As(err, &be) {
 			err = chargedNote(be, b)
 		}
-		panic(err)
+		panic(providerNote(err, b))
 	}
 	return rel, src
 }

@@ -1,8 +1,8 @@
 package runtime
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/privnotes/privnotes/dsl/release"
@@ -52,7 +52,7 @@ func (rt *Runtime) remote(fn, server string) release.Remote {
 }
 
 // remoteDataset opens dataset name on server.
-func (rt *Runtime) remoteDataset(ctx context.Context, name, server string) Dataset {
+func (rt *Runtime) remoteDataset(b *binding, name, server string) Dataset {
 	key := server + "/" + name
 	rt.mu.Lock()
 	h, ok := rt.byName[key]
@@ -60,9 +60,9 @@ func (rt *Runtime) remoteDataset(ctx context.Context, name, server string) Datas
 	if ok {
 		return h
 	}
-	sc, err := rt.remote("dataset", server).Describe(ctx, name)
+	sc, err := rt.remote("dataset", server).Describe(b.ctx, name)
 	if err != nil {
-		panic(err)
+		panic(providerNote(err, b))
 	}
 	h = registerHandle(&handleEntry{rt: rt, name: name, schema: sc, server: server})
 	rt.mu.Lock()
@@ -85,4 +85,14 @@ func serverKeyword(kws []KW) string {
 		return ""
 	}
 	return mustArgs("dataset", kws).Str("server")
+}
+
+// providerNote adds to a server's failure that the cell's earlier charges
+// (on that server or others) stand.
+func providerNote(err error, b *binding) error {
+	var re *release.Error
+	if errors.As(err, &re) && re.Name == NameProviderFailed && b.charged > 0 {
+		re.Msg += fmt.Sprintf("; the %d charge(s) this cell made before this call stand (their receipts and the servers' ledgers list them)", b.charged)
+	}
+	return err
 }

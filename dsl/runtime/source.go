@@ -39,7 +39,7 @@ func (s *source) label() string {
 // dataset opens a registered dataset by name.
 func (rt *Runtime) dataset(name string, kws ...KW) Dataset {
 	if server := serverKeyword(kws); server != "" {
-		return rt.remoteDataset(rt.current("dataset").ctx, name, server)
+		return rt.remoteDataset(rt.current("dataset"), name, server)
 	}
 	rt.mu.Lock()
 	h, ok := rt.byName[name]

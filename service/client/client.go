@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,6 +33,9 @@ import (
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/service/wire"
 )
+
+// gateMu serializes the gated part of Execute across every server.
+var gateMu sync.Mutex
 
 // DefaultTimeout is how long a call waits for its server.
 const DefaultTimeout = 30 * time.Second
@@ -242,6 +246,11 @@ func (c *Client) Execute(ctx context.Context, call release.Call, gate release.Ga
 	}
 	commit, abort := func() string { return "" }, func() {}
 	if gate != nil {
+		// A gate's check and its commit must not interleave with another
+		// call's (release.Local serializes its charges the same way), so
+		// calls with a gate run one at a time in a process.
+		gateMu.Lock()
+		defer gateMu.Unlock()
 		if commit, abort, err = gate.Admit(ctx, p.Event(), call.Dataset); err != nil {
 			return nil, err
 		}
