@@ -217,3 +217,29 @@ func TestInstallRecordsServers(t *testing.T) {
 		t.Errorf("install with a TLS directory without credentials: %d %s", code, errs)
 	}
 }
+
+// TestDatasetUnknownServer: a server name the session does not know is a
+// DatasetError saying which servers there are, or how to configure them.
+func TestDatasetUnknownServer(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	tls := filepath.Join(t.TempDir(), "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1"); code != 0 {
+		t.Fatal(errs)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, `DatasetError: dataset: server "p9": no data servers are configured, so "p9" names none (start the kernel, repl or run with --servers`},
+		{[]string{"--servers", "p1=127.0.0.1:1,p2=127.0.0.1:2", "--tls-dir", tls}, `DatasetError: dataset: server "p9": no server is named "p9"; the configured servers are p1, p2`},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := runScript(append([]string{"-", "--state", t.TempDir()}, c.args...), strings.NewReader(`ds := dataset("tab", server="p9")`+"\n"), &out, &errb)
+		if code != exitError || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
