@@ -28,9 +28,17 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.DisplayName, "display-name", "Go (privnotes)", "name shown in the notebook's kernel menu")
 	fs.StringVar(&o.StateDir, "state", "", "state `DIR` the kernel uses (sets PRIVNOTES_STATE in kernel.json)")
 	binary := fs.String("binary", "", "privnotes binary the spec starts (default: this one)")
+	var sf serverFlags
+	sf.register(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	env, err := sf.apply()
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes install: %v\n", err)
+		return 2
+	}
+	o.Env = env
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "privnotes install: unexpected argument %q\n", fs.Arg(0))
 		return 2

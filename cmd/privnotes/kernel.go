@@ -31,8 +31,14 @@ func runKernel(args []string, stdout, stderr io.Writer) int {
 		`Jupyter starts this command from the kernel spec that "privnotes install" writes.`, stderr)
 	connFile := fs.String("connection-file", "", "Jupyter connection file (or give it as the argument)")
 	state := fs.String("state", os.Getenv("PRIVNOTES_STATE"), "state `DIR` (datasets, ledger, history); default $PRIVNOTES_STATE, else ~/.local/share/privnotes")
+	var sf serverFlags
+	sf.register(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if _, err := sf.apply(); err != nil { // the worker inherits the environment
+		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
+		return 2
 	}
 	switch {
 	case *connFile == "" && fs.NArg() == 1:

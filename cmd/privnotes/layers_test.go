@@ -52,6 +52,32 @@ var layerRules = []layerRule{
 		}
 		return ""
 	}},
+	{module + "/dsl", func(imp string) string {
+		if under(imp, "google.golang.org/grpc") || under(imp, "google.golang.org/protobuf") || under(imp, module+"/api") || under(imp, module+"/service") {
+			return "the language has no transport: the binary registers the data service's client (runtime.RegisterRemotes)"
+		}
+		return ""
+	}},
+	{module + "/api", func(imp string) string {
+		if under(imp, module) {
+			return "the protobuf API imports nothing of privnotes"
+		}
+		return ""
+	}},
+	{module + "/service", func(imp string) string {
+		for _, p := range []string{"/dsl/runtime", "/dsl/interp", "/dsl/snapshot", "/kernel", "/cmd"} {
+			if under(imp, module+p) {
+				return "the data service runs the execution core (dsl/release), not the interpreter or a front end"
+			}
+		}
+		return ""
+	}},
+	{module + "/kernel", func(imp string) string {
+		if under(imp, "google.golang.org/grpc") || under(imp, module+"/service") {
+			return "the Jupyter protocol reaches data servers only through the runtime"
+		}
+		return ""
+	}},
 	{module + "/dsl/runtime", func(imp string) string {
 		for _, m := range []string{"pca", "dppca", "federated", "fedrep", "tabular", "rows"} {
 			if under(imp, module+"/mechanisms/"+m) {
@@ -119,6 +145,16 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/dsl/runtime", module + "/dsl/release", false},
 		{module + "/dsl/release", module + "/dsl/snapshot", true},
 		{module + "/dsl/snapshot", module + "/dsl/ledger", false},
+		{module + "/dsl/runtime", "google.golang.org/grpc", true},
+		{module + "/dsl/release", "google.golang.org/protobuf/proto", true},
+		{module + "/dsl/runtime", module + "/service/client", true},
+		{module + "/mechanisms/noise", "net", true},
+		{module + "/api/privnotes/v1", module + "/dsl/release", true},
+		{module + "/api/privnotes/v1", "google.golang.org/grpc", false},
+		{module + "/service", module + "/dsl/runtime", true},
+		{module + "/service/client", module + "/dsl/release", false},
+		{module + "/service/wire", module + "/dsl/syntax", false},
+		{module + "/kernel/worker", "google.golang.org/grpc", true},
 	} {
 		if got := len(layerViolations(tc.pkg, []string{tc.imp})) > 0; got != tc.bad {
 			t.Errorf("%s importing %s: violation %v, want %v", tc.pkg, tc.imp, got, tc.bad)

@@ -41,13 +41,15 @@ var newCellEngine = func(stateDir string) (engine.Engine, error) {
 
 // cellFlags are the flags shared by repl and run.
 type cellFlags struct {
-	state  string
-	images string
+	state   string
+	images  string
+	servers serverFlags
 }
 
 func (f *cellFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.state, "state", "", "state `DIR` (datasets and ledger; default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	fs.StringVar(&f.images, "images", "", "save image displays as PNG files in `DIR` (default: only say that an image was displayed)")
+	f.servers.register(fs)
 }
 
 // parseInterspersed parses flags that may come before or after the
@@ -84,6 +86,10 @@ the crash report is withheld, the ledger is unaffected).`, stderr)
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "privnotes repl: unexpected arguments %q (to run a script: privnotes run FILE)\n", pos)
+		return 2
+	}
+	if _, err := cf.servers.apply(); err != nil {
+		fmt.Fprintf(stderr, "privnotes repl: %v\n", err)
 		return 2
 	}
 	dir, err := ledger.StateDir(cf.state)

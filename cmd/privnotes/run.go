@@ -66,6 +66,10 @@ Exit status: 0 ok, 1 error, 2 usage, 3 refused by the budget tracker,
 		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
 		return exitError
 	}
+	if _, err := cf.servers.apply(); err != nil {
+		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
+		return exitUsage
+	}
 	dir, err := ledger.StateDir(cf.state)
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes run: %v\n", err)

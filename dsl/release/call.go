@@ -19,6 +19,10 @@ type Call struct {
 	Args *Args
 	// Cell is recorded with the ledger charge for audit.
 	Cell string
+	// ID, if set, names the call for idempotence: a data service records
+	// it with the ledger charge (params "call_id"), so that a retried
+	// request is recognized and not charged twice.
+	ID string
 }
 
 // Ref names the data of a call: a registered dataset, charged to the
@@ -98,11 +102,16 @@ type Release struct {
 
 // Executor runs private calls. Plan is free: it reads public facts only
 // and charges nothing. Execute plans, asks gate (nil: no caller limits),
-// charges, reads and runs.
+// charges, reads and runs. DryRun says what Execute would cost and leave,
+// charging nothing and reading no data. [Local] runs calls in-process;
+// service/client runs them on a data service.
 type Executor interface {
 	Plan(call Call) (*Plan, error)
 	Execute(ctx context.Context, call Call, gate Gate) (*Release, error)
+	DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, error)
 }
+
+var _ Executor = (*Local)(nil)
 
 // Gate holds limits of the caller beyond the dataset's budget: the DSL's
 // budget blocks. Admit is called once per call, with the call's cost,

@@ -22,6 +22,7 @@
 // [Sum], [Histogram] or [Quantile] and a [Receipt]) and the error names.
 // dsl/runtime turns releases into the
 // DSL's result types and never charges by itself. [Local] is the in-process
-// [Executor]; a data service will add a remote one behind the same
-// interface, re-planning every call from its own registry.
+// [Executor]; service/client is the remote one ([Remote]) of the data
+// service (`privnotes serve`), whose server runs [Local] and re-plans every
+// call from its own registry.
 package release

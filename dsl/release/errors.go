@@ -19,6 +19,7 @@ const (
 	NameInterrupted     = "Interrupted"      // the cell was interrupted during a mechanism
 	NameMagicError      = "MagicError"       // a bad magic line
 	NameNoCell          = "NoCell"           // a DSL call outside any running cell
+	NameProviderFailed  = "ProviderFailed"   // a data service did not answer or refused the client
 )
 
 // Error is an error of a DSL call. The engine shows it as Name: Msg.

@@ -34,6 +34,19 @@ type Plan struct {
 	run func(ctx context.Context, d *Data) (any, error)
 }
 
+// Event is the event a charge of p records: its cost with the
+// calibration target and the mechanism's name filled in.
+func (p *Plan) Event() accounting.Event {
+	ev := p.Cost
+	if !ev.HasTarget() {
+		ev = ev.WithTarget(p.Eps, p.Delta)
+	}
+	if ev.Mechanism == "" {
+		ev.Mechanism = p.Method
+	}
+	return ev
+}
+
 // Ticket is the proof of one charge for one plan. It is single use: the
 // run consumes it, so a plan cannot run twice on one charge, and a ticket
 // of another plan is refused.
@@ -140,13 +153,7 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	if err != nil {
 		return nil, err
 	}
-	ev := p.Cost
-	if !ev.HasTarget() {
-		ev = ev.WithTarget(p.Eps, p.Delta)
-	}
-	if ev.Mechanism == "" {
-		ev.Mechanism = p.Method
-	}
+	ev := p.Event()
 	if err := ev.Validate(); err != nil {
 		return nil, Errorf(NameArgumentError, "%s: %v", p.Func, err)
 	}
@@ -200,13 +207,7 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 	if err != nil {
 		return nil, err
 	}
-	ev := p.Cost
-	if !ev.HasTarget() {
-		ev = ev.WithTarget(p.Eps, p.Delta)
-	}
-	if ev.Mechanism == "" {
-		ev.Mechanism = p.Method
-	}
+	ev := p.Event()
 	if err := ev.Validate(); err != nil {
 		return nil, Errorf(NameArgumentError, "%s: %v", p.Func, err)
 	}
@@ -291,10 +292,16 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 			return nil, nil, err
 		}
 		params := p.Params
-		if src.Derived != nil {
-			params = map[string]any{"lineage": src.Derived.Lineage}
+		if src.Derived != nil || call.ID != "" {
+			params = map[string]any{}
+			if src.Derived != nil {
+				params["lineage"] = src.Derived.Lineage
+			}
 			for k, v := range p.Params {
 				params[k] = v
+			}
+			if call.ID != "" {
+				params[CallIDParam] = call.ID
 			}
 		}
 		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: params, Cell: call.Cell})
@@ -316,6 +323,9 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 	ch.block = commit()
 	return &Ticket{plan: p, ledgerID: ch.ledgerID}, ch, nil
 }
+
+// CallIDParam is the ledger parameter that records a call's ID.
+const CallIDParam = "call_id"
 
 func (env *Local) store() (*ledger.Store, error) {
 	if env.Store == nil {

@@ -55,7 +55,7 @@ func derivedEntry(e *handleEntry, sc ledger.Schema, step string, f *release.Filt
 	// a count query.
 	sc.PublicN = 0
 	sc.Name = dv.Lineage
-	return &handleEntry{rt: e.rt, name: e.name, schema: sc, deriv: dv}
+	return &handleEntry{rt: e.rt, name: e.name, schema: sc, deriv: dv, server: e.server}
 }
 
 // filter implements filter(ds, col=, op=, value=).

@@ -19,6 +19,7 @@ const (
 	NameInterrupted     = release.NameInterrupted     // the cell was interrupted during a mechanism
 	NameMagicError      = release.NameMagicError      // a bad magic line
 	NameNoCell          = release.NameNoCell          // a DSL call outside any running cell
+	NameProviderFailed  = release.NameProviderFailed  // a data server did not answer or refused the client
 )
 
 // Error is an error of a DSL call. The engine shows it as Name: Msg.

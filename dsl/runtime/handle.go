@@ -31,6 +31,9 @@ type handleEntry struct {
 	// deriv is set for a subset (filter, select): name and the charges
 	// are the registered dataset's, schema is the subset's.
 	deriv *release.Derivation
+	// server is set for a dataset of a data service (dataset(name,
+	// server="p1")): calls on it run there.
+	server string
 }
 
 var (

@@ -316,8 +316,8 @@ func (rt *Runtime) callDataset(c syntax.Call, lookup func(string) (any, bool)) s
 		return ""
 	}
 	e, ok := h.entry()
-	if !ok || e.rt != rt {
-		return "" // the call itself reports a foreign or zero handle
+	if !ok || e.rt != rt || e.server != "" {
+		return "" // the call itself reports a foreign or zero handle; a server checks its own
 	}
 	return e.name
 }

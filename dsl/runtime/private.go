@@ -42,19 +42,19 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 	src := rt.resolve(fn, ds)
 	gate := &blockGate{rt: rt, b: b, own: a.block}
 	if a.Bool("dry_run") {
-		rc, err := rt.exec.DryRun(b.ctx, rt.call(b, fn, src, a), gate)
+		rc, err := rt.executor(fn, src).DryRun(b.ctx, rt.call(b, fn, src, a), gate)
 		if err != nil {
 			panic(err)
 		}
 		return &release.Release{Receipt: rc}, src
 	}
-	rel, err := rt.exec.Execute(b.ctx, rt.call(b, fn, src, a), gate)
+	rel, err := rt.executor(fn, src).Execute(b.ctx, rt.call(b, fn, src, a), gate)
 	if err != nil {
 		var be *BudgetError
 		if errors.As(err, &be) {
 			err = chargedNote(be, b)
 		}
-		panic(err)
+		panic(providerNote(err, b))
 	}
 	return rel, src
 }

@@ -16,6 +16,7 @@ type source struct {
 	schema ledger.Schema
 	synth  *SynthData
 	deriv  *release.Derivation
+	server string // a data service's name, for a remote dataset
 }
 
 // ref is the source as the execution core names it.
@@ -37,7 +38,9 @@ func (s *source) label() string {
 
 // dataset opens a registered dataset by name.
 func (rt *Runtime) dataset(name string, kws ...KW) Dataset {
-	noKeywords("dataset", kws)
+	if server := serverKeyword(kws); server != "" {
+		return rt.remoteDataset(rt.current("dataset"), name, server)
+	}
 	rt.mu.Lock()
 	h, ok := rt.byName[name]
 	rt.mu.Unlock()
@@ -66,7 +69,7 @@ func (rt *Runtime) resolve(fn string, v any) *source {
 		if e.rt != rt {
 			panic(errorf(NameDatasetError, "%s: this handle belongs to another privnotes session; open it here with dataset(%q)", fn, e.name))
 		}
-		return &source{name: e.name, schema: e.schema, deriv: e.deriv}
+		return &source{name: e.name, schema: e.schema, deriv: e.deriv, server: e.server}
 	case *Dataset:
 		if x == nil {
 			break

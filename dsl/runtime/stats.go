@@ -36,6 +36,9 @@ func (rt *Runtime) remaining(ds any, kws ...KW) Budget {
 	if src.synth != nil {
 		panic(errorf(NameDatasetError, "remaining: synthetic data is public and has no budget"))
 	}
+	if src.server != "" {
+		panic(errorf(NameNotAvailable, "remaining: dataset %q is on server %s, whose ledger holds its budget: each receipt of a call there states what remains", src.name, src.server))
+	}
 	st, err := rt.mustStore().Status(src.name)
 	if err != nil {
 		panic(errorf(NameLedgerError, "remaining(%q): %v", src.name, err))

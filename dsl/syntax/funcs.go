@@ -70,7 +70,9 @@ var Funcs = sortFuncs([]Func{
 	{
 		Name:       "dataset",
 		Positional: []Param{{Name: "name", Type: "string", Required: true, Doc: "the name the data owner registered with `privnotes dataset add`"}},
-		Result:     "Dataset",
+		Keywords: []Param{{Name: "server", Type: "string", Default: `""`,
+			Doc: "a data server of the session's --servers (\"p1\"): the dataset is registered there, and every private call on it runs there, charged to that server's ledger (see docs/deployment.md)"}},
+		Result: "Dataset",
 		Doc: "Opens a registered dataset. The handle is opaque: printing or marshalling it shows its name only; " +
 			"its methods give public schema (columns, dimension, clip norm, privacy unit, budget), never the number of rows or any value.",
 		Releases: "nothing private: public metadata chosen by the data owner",

@@ -36,9 +36,12 @@ type Options struct {
 	Name        string // directory name under kernels/ (default "privnotes")
 	DisplayName string // default "Go (privnotes)"
 	StateDir    string // when set, kernel.json sets PRIVNOTES_STATE to it
-	User        bool
-	Prefix      string
-	SysPrefix   bool
+	// Env is more environment for kernel.json (PRIVNOTES_SERVERS and
+	// PRIVNOTES_TLS_DIR: the data servers the kernel reaches).
+	Env       map[string]string
+	User      bool
+	Prefix    string
+	SysPrefix bool
 	// Python answers sys.prefix for SysPrefix (default /usr/bin/python3).
 	Python string
 }
@@ -121,6 +124,12 @@ func Install(o Options) (string, error) {
 			return "", fmt.Errorf("state dir: %w", err)
 		}
 		spec.Env = map[string]string{"PRIVNOTES_STATE": abs}
+	}
+	for k, v := range o.Env {
+		if spec.Env == nil {
+			spec.Env = map[string]string{}
+		}
+		spec.Env[k] = v
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", dir, err)

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os/signal"
+	"syscall"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/service"
+	"github.com/privnotes/privnotes/service/tlsdir"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		summary: "the data service: run private calls on this state directory's datasets over gRPC with mutual TLS",
+		run:     runServe,
+	})
+}
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("serve", "serve --state DIR --listen HOST:PORT --tls-dir DIR", `Serves the datasets of a state directory to privnotes clients (kernels, repl,
+run started with --servers NAME=HOST:PORT): each private call is planned from
+this server's own registry, charged to its ledger before any data is read,
+and answered with its release and receipt only. Mutual TLS 1.3 only: the
+server presents server.pem and accepts clients whose certificate ca.pem
+signed (privnotes certs init). There is no plaintext listener.
+Stops gracefully on SIGINT or SIGTERM; a restarted server continues from its
+ledger.`, stderr)
+	listen := fs.String("listen", "127.0.0.1:7001", "address to listen on (HOST:PORT; port 0 picks a free one)")
+	tlsDir := fs.String("tls-dir", "", "directory holding ca.pem, server.pem and server-key.pem (required)")
+	st, _, code := openState(fs, args, stderr, false)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	if *tlsDir == "" {
+		fmt.Fprintln(stderr, "privnotes serve: --tls-dir is required (the service speaks mutual TLS only; make the files with `privnotes certs init DIR --hosts ...`)")
+		return 2
+	}
+	cfg, err := tlsdir.Server(*tlsDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes serve: %v\n", err)
+		return 1
+	}
+	exec := &release.Local{Store: func() (*ledger.Store, error) { return st, nil }}
+	srv, err := service.NewServer(st, exec)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes serve: %v\n", err)
+		return 1
+	}
+	g, err := service.NewGRPC(srv, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes serve: %v\n", err)
+		return 1
+	}
+	lis, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes serve: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(stdout, "privnotes serve: state %s, listening on %s (mutual TLS)\n", st.Dir(), lis.Addr())
+	if err := service.Serve(ctx, g, lis); err != nil {
+		fmt.Fprintf(stderr, "privnotes serve: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// server is a real `privnotes serve` process (this test binary, which
+// TestMain dispatches as the command line says).
+type server struct {
+	cmd  *exec.Cmd
+	addr string
+	log  *bytes.Buffer
+}
+
+var ledgerRow = regexp.MustCompile(`(?m)^\d+ `)
+
+var listening = regexp.MustCompile(`listening on (\S+) \(mutual TLS\)`)
+
+func startServe(t *testing.T, state, tls, addr string) *server {
+	t.Helper()
+	var s *server
+	for try := 0; try < 50; try++ { // a restart on the same port may wait for the old socket
+		s = &server{log: &bytes.Buffer{}}
+		s.cmd = exec.Command(os.Args[0], "serve", "--state", state, "--listen", addr, "--tls-dir", tls)
+		s.cmd.Env = append(os.Environ(), cellChildEnv+"=1")
+		s.cmd.Stderr = s.log
+		out, err := s.cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if m := listening.FindStringSubmatch(line); m != nil {
+			s.addr = m[1]
+			t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
+			return s
+		}
+		s.cmd.Wait()
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("privnotes serve did not start: %s", s.log)
+	return nil
+}
+
+// kill ends the server as a crash would (SIGKILL).
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+}
+
+// TestServeProcesses runs scripts and a REPL against real server
+// processes on loopback: remote calls with the receipts of the servers'
+// ledgers, a killed server (ProviderFailed naming it; the session stays
+// usable), a restart that continues from its ledger, missing and wrong
+// credentials (a clear error, nothing charged).
+func TestServeProcesses(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	tls := filepath.Join(dir, "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
+		t.Fatalf("certs init: %s", errs)
+	}
+	var states [2]string
+	var b strings.Builder
+	b.WriteString("a,b\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "%d,%d\n", i%7, i%3)
+	}
+	csv := writeCSV(t, dir, "tab.csv", b.String())
+	var srv [2]*server
+	for i := range states {
+		states[i] = filepath.Join(dir, fmt.Sprintf("p%d", i+1))
+		if code, _, errs := runCLI("dataset", "add", "tab", "--csv", csv, "--eps", "2", "--delta", "1e-5", "--clip", "10", "--accountant", "basic", "--state", states[i]); code != 0 {
+			t.Fatalf("dataset add: %s", errs)
+		}
+		srv[i] = startServe(t, states[i], tls, "127.0.0.1:0")
+	}
+	servers := fmt.Sprintf("p1=%s,p2=%s", srv[0].addr, srv[1].addr)
+	script := writeCSV(t, dir, "remote.pn", `a := private_count(dataset("tab", server="p1"), eps=0.25)
+b := private_count(dataset("tab", server="p2"), eps=0.5)
+fmt.Println(a)
+fmt.Println(b)
+`)
+	client := filepath.Join(dir, "client-state") // holds no data
+	run := func(extra ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := runScript(append([]string{script, "--state", client}, extra...), nil, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := run("--servers", servers, "--tls-dir", tls)
+	if code != 0 || !strings.Contains(out, "ledger record 2; remaining ε=1.75") || !strings.Contains(out, "ledger record 2; remaining ε=1.5") {
+		t.Fatalf("remote run: exit %d\n%s\n%s", code, out, errs)
+	}
+	charges := func(state string) int {
+		_, out, _ := runCLI("ledger", "show", "--dataset", "tab", "--state", state)
+		return len(ledgerRow.FindAllString(out, -1)) - 1 // less the registration
+	}
+	if c1, c2 := charges(states[0]), charges(states[1]); c1 != 1 || c2 != 1 {
+		t.Errorf("server ledgers: %d and %d charges, want 1 each", c1, c2)
+	}
+
+	// p2 dies: the call on p1 stands, p2's fails naming it.
+	srv[1].kill()
+	t.Setenv(envTimeout, "2s")
+	code, out, errs = run("--servers", servers, "--tls-dir", tls)
+	want := fmt.Sprintf("ProviderFailed: p2 (%s) did not answer within 2s; nothing was charged; the 1 charge(s) this cell made before this call stand", srv[1].addr)
+	t.Logf("p2 killed: %s", errs)
+	if code == 0 || !strings.Contains(errs, want) {
+		t.Errorf("p2 down: exit %d, stderr %q, want %q", code, errs, want)
+	}
+	// A REPL session goes on after the failure.
+	var rout, rerr bytes.Buffer
+	runRepl([]string{"--state", client, "--servers", servers, "--tls-dir", tls}, strings.NewReader(
+		"x := private_count(dataset(\"tab\", server=\"p2\"), eps=0.25)\ny := private_count(dataset(\"tab\", server=\"p1\"), eps=0.25)\nfmt.Println(\"p1 answered:\", y.Receipt.LedgerID > 0)\n"), &rout, &rerr)
+	if !strings.Contains(rerr.String(), "ProviderFailed: p2") || !strings.Contains(rout.String(), "p1 answered: true") {
+		t.Errorf("repl after a failure:\n%s\n%s", rout.String(), rerr.String())
+	}
+
+	// p2 restarts on its port and continues from its ledger.
+	srv[1] = startServe(t, states[1], tls, srv[1].addr)
+	code, out, errs = run("--servers", servers, "--tls-dir", tls)
+	if code != 0 || !strings.Contains(out, "ledger record 3; remaining ε=1") {
+		t.Errorf("after the restart: exit %d\n%s\n%s", code, out, errs)
+	}
+	before := [2]int{charges(states[0]), charges(states[1])}
+
+	// Credentials: none, or another CA's.
+	empty := t.TempDir()
+	if code, _, errs := run("--servers", servers, "--tls-dir", empty); code != exitUsage || !strings.Contains(errs, "certs init") {
+		t.Errorf("no credentials: exit %d, %s", code, errs)
+	}
+	other := filepath.Join(dir, "other")
+	if code, _, errs := runCLI("certs", "init", other, "--hosts", "127.0.0.1"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, errs = run("--servers", servers, "--tls-dir", other)
+	t.Logf("another CA: %s", errs)
+	if code == 0 || !strings.Contains(errs, "authentication failed") {
+		t.Errorf("another CA's credentials: exit %d, %s", code, errs)
+	}
+	if after := [2]int{charges(states[0]), charges(states[1])}; after != before {
+		t.Errorf("refused clients changed the ledgers: %v, then %v", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(client, "state.db")); err == nil {
+		if _, out, _ := runCLI("ledger", "show", "--state", client); ledgerRow.MatchString(out) {
+			t.Errorf("the client's own ledger has charges:\n%s", out)
+		}
+	}
+}
+
+// TestServersFlags: bad client configurations are refused before
+// anything runs.
+func TestServersFlags(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--servers", "p1"}, "not NAME=HOST:PORT"},
+		{[]string{"--servers", "p1=localhost"}, "not HOST:PORT"},
+		{[]string{"--servers", "p1=a:1,p1=b:2"}, "named twice"},
+		{[]string{"--servers", "p1=a:1"}, "needs --tls-dir"},
+		{[]string{"--tls-dir", "x"}, "without --servers"},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := runScript(append([]string{"-", "--state", t.TempDir()}, c.args...), strings.NewReader("1"), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestInstallRecordsServers: install writes the servers and the TLS
+// directory into kernel.json, whose environment the kernel starts with.
+func TestInstallRecordsServers(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	tls := filepath.Join(dir, "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, errs := runCLI("install", "--prefix", dir, "--servers", "p1=127.0.0.1:7001", "--tls-dir", tls)
+	if code != 0 {
+		t.Fatalf("install: %d %s", code, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "share", "jupyter", "kernels", "privnotes", "kernel.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct{ Env map[string]string }
+	if err := json.Unmarshal(b, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.Env[envServers] != "p1=127.0.0.1:7001" || spec.Env[envTLSDir] != tls {
+		t.Errorf("kernel.json env %v", spec.Env)
+	}
+	if code, _, errs := runCLI("install", "--prefix", dir, "--servers", "p1=127.0.0.1:7001", "--tls-dir", filepath.Join(dir, "none")); code != 2 || !strings.Contains(errs, "certs init") {
+		t.Errorf("install with a TLS directory without credentials: %d %s", code, errs)
+	}
+}
+
+// TestDatasetUnknownServer: a server name the session does not know is a
+// DatasetError saying which servers there are, or how to configure them.
+func TestDatasetUnknownServer(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	tls := filepath.Join(t.TempDir(), "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1"); code != 0 {
+		t.Fatal(errs)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, `DatasetError: dataset: server "p9": no data servers are configured, so "p9" names none (start the kernel, repl or run with --servers`},
+		{[]string{"--servers", "p1=127.0.0.1:1,p2=127.0.0.1:2", "--tls-dir", tls}, `DatasetError: dataset: server "p9": no server is named "p9"; the configured servers are p1, p2`},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := runScript(append([]string{"-", "--state", t.TempDir()}, c.args...), strings.NewReader(`ds := dataset("tab", server="p9")`+"\n"), &out, &errb)
+		if code != exitError || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}

@@ -1,0 +1,442 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/privnotes/privnotes/dsl/dataset"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/service"
+	"github.com/privnotes/privnotes/service/client"
+	"github.com/privnotes/privnotes/service/tlsdir"
+)
+
+// fixture is a server over a state directory with one dataset "tab"
+// (200 rows, 3 columns, budget ε=2, δ=1e-5) on a loopback port.
+type fixture struct {
+	t     testing.TB
+	state string
+	tls   string
+	st    *ledger.Store
+	addr  string
+	g     *grpc.Server
+	done  chan struct{}
+	// block, if set, holds every mechanism run after its charge until
+	// it is closed; running is signalled when a run starts.
+	block   chan struct{}
+	running chan struct{}
+}
+
+func init() { service.SetLog(io.Discard) }
+
+func newFixture(t testing.TB) *fixture {
+	return newFixtureBudget(t, accounting.Budget{Eps: 2, Delta: 1e-5})
+}
+
+func newFixtureBudget(t testing.TB, budget accounting.Budget) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{t: t, state: filepath.Join(dir, "state"), tls: filepath.Join(dir, "tls"), running: make(chan struct{}, 8)}
+	if err := tlsdir.Init(f.tls, []string{"127.0.0.1", "localhost"}, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ledger.Open(f.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f.st = st
+	r := rand.New(rand.NewPCG(1, 2))
+	tab := &dataset.Table{Rows: 200, Columns: []string{"x1", "x2", "x3"}}
+	for range 200 * 3 {
+		tab.X = append(tab.X, 0.3*r.NormFloat64())
+	}
+	if _, err := st.Register(context.Background(), ledger.Registration{Name: "tab", Table: tab, Budget: budget,
+		Accountant: accounting.ModeZCDP, Clip: 1, Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	f.start("127.0.0.1:0")
+	t.Cleanup(f.stop)
+	return f
+}
+
+// start serves the fixture's state on addr.
+func (f *fixture) start(addr string) {
+	f.t.Helper()
+	exec := &release.Local{
+		Store: func() (*ledger.Store, error) { return f.st, nil },
+		Wrap: func() release.RunWrapper {
+			return func(run func(context.Context, *release.Data) (any, error)) func(context.Context, *release.Data) (any, error) {
+				return func(ctx context.Context, d *release.Data) (any, error) {
+					if f.block != nil {
+						f.running <- struct{}{}
+						select {
+						case <-f.block:
+						case <-ctx.Done():
+							return nil, ctx.Err()
+						}
+					}
+					return run(ctx, d)
+				}
+			}
+		},
+	}
+	srv, err := service.NewServer(f.st, exec)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	cfg, err := tlsdir.Server(f.tls)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	g, err := service.NewGRPC(srv, cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var lis net.Listener
+	for try := 0; ; try++ { // a restart on the same port may wait for the old socket
+		if lis, err = net.Listen("tcp", addr); err == nil || try == 50 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.addr, f.g, f.done = lis.Addr().String(), g, make(chan struct{})
+	go func(done chan struct{}) { service.Serve(context.Background(), g, lis); close(done) }(f.done)
+}
+
+// stop ends the server abruptly: connections close, calls in flight end.
+func (f *fixture) stop() {
+	if f.g != nil {
+		f.g.Stop()
+		<-f.done
+		f.g = nil
+	}
+}
+
+func (f *fixture) client(timeout time.Duration) *client.Client {
+	f.t.Helper()
+	cfg, err := tlsdir.Client(f.tls)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	c, err := client.New("p1", f.addr, cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	c.Timeout = timeout
+	f.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (f *fixture) charges() int {
+	f.t.Helper()
+	s, err := f.st.Status("tab")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s.Charges
+}
+
+// call builds a call of fn with every keyword of its table, defaults
+// filled in as the DSL runtime fills them, and kw over them.
+func call(t testing.TB, fn, ds string, kw map[string]any) release.Call {
+	t.Helper()
+	f, ok := syntax.Lookup(fn)
+	if !ok {
+		t.Fatalf("no function %s", fn)
+	}
+	a := &release.Args{Vals: map[string]any{}, Given: map[string]bool{}}
+	for _, p := range f.Keywords {
+		var v any
+		switch p.Type {
+		case "int":
+			v, _ = strconv.Atoi(p.Default)
+		case "float":
+			v, _ = strconv.ParseFloat(p.Default, 64)
+		case "string":
+			v, _ = strconv.Unquote(p.Default)
+		case "bool":
+			v = p.Default == "true"
+		case "[]string":
+			v = []string(nil)
+		}
+		a.Vals[p.Name] = v
+	}
+	for k, v := range kw {
+		a.Vals[k], a.Given[k] = v, true
+	}
+	return release.Call{Func: fn, Dataset: release.Ref{Name: ds}, Args: a, Cell: "[1]"}
+}
+
+// TestRemoteCalls: releases of every value type come back as the
+// in-process executor makes them, with receipts of the server's ledger;
+// the server's plan is its own.
+func TestRemoteCalls(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(10 * time.Second)
+	ctx := context.Background()
+	sc, err := c.Describe(ctx, "tab")
+	if err != nil || sc.D != 3 || sc.Budget.Eps != 2 {
+		t.Fatalf("Describe: %+v, %v", sc, err)
+	}
+	local := &release.Local{Store: func() (*ledger.Store, error) { return f.st, nil }}
+	cases := []struct {
+		fn   string
+		kw   map[string]any
+		want func(any) bool
+	}{
+		{"private_count", map[string]any{"eps": 0.2}, func(v any) bool { _, ok := v.(*release.Count); return ok }},
+		{"private_mean", map[string]any{"eps": 0.2, "delta": 1e-7}, func(v any) bool { m, ok := v.(*release.Mean); return ok && len(m.Values) == 3 }},
+		{"private_pca", map[string]any{"eps": 0.2, "delta": 1e-7, "k": 2, "method": "gauss"}, func(v any) bool {
+			p, ok := v.(*release.PCA)
+			if !ok {
+				return false
+			}
+			r, k := p.Components.Dims()
+			return r == 3 && k == 2
+		}},
+	}
+	for i, tc := range cases {
+		cl := call(t, tc.fn, "tab", tc.kw)
+		lp, err := local.Plan(release.Call{Func: cl.Func, Dataset: release.Ref{Name: "tab", Schema: sc}, Args: cl.Args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp, err := c.Plan(cl)
+		if err != nil {
+			t.Fatalf("%s: Plan: %v", tc.fn, err)
+		}
+		if rp.Event() != lp.Event() || rp.Noise != lp.Noise {
+			t.Errorf("%s: remote plan %v %q, local %v %q", tc.fn, rp.Event(), rp.Noise, lp.Event(), lp.Noise)
+		}
+		rel, err := c.Execute(ctx, cl, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.fn, err)
+		}
+		if !tc.want(rel.Value) {
+			t.Errorf("%s: value %#v", tc.fn, rel.Value)
+		}
+		left, _ := f.st.Remaining("tab")
+		rc := rel.Receipt
+		if !rc.Charged || rc.LedgerID == 0 || rc.Remaining != left || rc.Function != tc.fn || f.charges() != i+1 {
+			t.Errorf("%s: receipt %+v; server remaining %v, %d charges", tc.fn, rc, left, f.charges())
+		}
+	}
+	dry := call(t, "private_count", "tab", map[string]any{"eps": 0.1})
+	rc, err := c.DryRun(ctx, dry, nil)
+	if err != nil || !rc.DryRun || f.charges() != len(cases) {
+		t.Errorf("DryRun: %+v, %v, %d charges", rc, err, f.charges())
+	}
+}
+
+// TestRemoteErrors: refusals arrive as the DSL's errors, nothing charged.
+func TestRemoteErrors(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(10 * time.Second)
+	ctx := context.Background()
+	_, err := c.Execute(ctx, call(t, "private_count", "tab", map[string]any{"eps": 5.0}), nil)
+	var be *release.BudgetError
+	if !errors.As(err, &be) || be.Budget.Eps != 2 {
+		t.Errorf("over budget: %v, want a BudgetError of the server's budget", err)
+	}
+	_, err = c.Execute(ctx, call(t, "private_count", "nope", map[string]any{"eps": 0.1}), nil)
+	if name(err) != release.NameDatasetError || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("unknown dataset: %v", err)
+	}
+	_, err = c.Execute(ctx, call(t, "private_pca", "tab", map[string]any{"eps": 0.1, "delta": 1e-7, "k": 9}), nil)
+	if name(err) != release.NameArgumentError {
+		t.Errorf("k > d: %v", err)
+	}
+	if n := f.charges(); n != 0 {
+		t.Errorf("refused calls charged %d times", n)
+	}
+}
+
+func name(err error) string {
+	var e interface{ ErrorName() string }
+	if errors.As(err, &e) {
+		return e.ErrorName()
+	}
+	return ""
+}
+
+// TestRetryIsNotChargedTwice: the same call id gets the first answer.
+func TestRetryIsNotChargedTwice(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(10 * time.Second)
+	cl := call(t, "private_count", "tab", map[string]any{"eps": 0.3})
+	cl.ID = "retry-1"
+	var wg sync.WaitGroup
+	rels := make([]*release.Release, 3)
+	errs := make([]error, 3)
+	for i := range rels { // concurrent retries as well as sequential ones
+		wg.Add(1)
+		go func() { defer wg.Done(); rels[i], errs[i] = c.Execute(context.Background(), cl, nil) }()
+	}
+	wg.Wait()
+	again, err := c.Execute(context.Background(), cl, nil)
+	rels, errs = append(rels, again), append(errs, err)
+	for i, r := range rels {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if r.Value.(*release.Count).Value != rels[0].Value.(*release.Count).Value || r.Receipt.LedgerID != rels[0].Receipt.LedgerID {
+			t.Errorf("retry %d: %v (record %d), first %v (record %d)", i, r.Value, r.Receipt.LedgerID, rels[0].Value, rels[0].Receipt.LedgerID)
+		}
+	}
+	if n := f.charges(); n != 1 {
+		t.Errorf("%d charges for one call id, want 1", n)
+	}
+}
+
+// gate records which of commit and abort the executor called.
+type gate struct{ commits, aborts int }
+
+func (g *gate) Admit(ctx context.Context, ev accounting.Event, ds release.Ref) (func() string, func(), error) {
+	return func() string { g.commits++; return "block" }, func() { g.aborts++ }, nil
+}
+
+// TestServerDiesMidCall: the server stops after charging, before its
+// release; the client fails with ProviderFailed naming the server, and
+// its retry of the same call at the restarted server is not charged again
+// nor run again (a second run would be a second release on one charge).
+func TestServerDiesMidCall(t *testing.T) {
+	f := newFixture(t)
+	f.block = make(chan struct{})
+	c := f.client(3 * time.Second)
+	cl := call(t, "private_count", "tab", map[string]any{"eps": 0.3})
+	cl.ID = "dies-1"
+	g := &gate{}
+	errc := make(chan error, 1)
+	go func() { _, err := c.Execute(context.Background(), cl, g); errc <- err }()
+	<-f.running // charged, mechanism running
+	addr := f.addr
+	f.stop()
+	f.block = nil
+	f.start(addr) // restarted while the client retries
+	err := <-errc
+	if name(err) != release.NameProviderFailed || !strings.Contains(err.Error(), "p1 ("+addr+")") || !strings.Contains(err.Error(), "not run again") {
+		t.Errorf("died mid-call: %v", err)
+	}
+	t.Log(err)
+	if g.commits != 1 || g.aborts != 0 {
+		t.Errorf("gate: %d commits, %d aborts; a charged call counts against the caller's block", g.commits, g.aborts)
+	}
+	if n := f.charges(); n != 1 {
+		t.Errorf("%d charges, want 1", n)
+	}
+	// The restarted server goes on from its ledger.
+	rel, err := c.Execute(context.Background(), call(t, "private_count", "tab", map[string]any{"eps": 0.3}), nil)
+	if err != nil || rel.Receipt.LedgerID <= 1 || f.charges() != 2 {
+		t.Errorf("after the restart: %v, %v, %d charges", rel, err, f.charges())
+	}
+}
+
+// TestServerDown: a call to a server that is not there fails within the
+// client's timeout with ProviderFailed naming it; nothing is charged.
+func TestServerDown(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(time.Second)
+	f.stop()
+	g := &gate{}
+	start := time.Now()
+	_, err := c.Execute(context.Background(), call(t, "private_count", "tab", map[string]any{"eps": 0.3}), g)
+	want := fmt.Sprintf("p1 (%s) did not answer within 1s", f.addr)
+	if name(err) != release.NameProviderFailed || !strings.Contains(err.Error(), want) {
+		t.Errorf("server down: %v, want ProviderFailed %q", err, want)
+	}
+	t.Log(err)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if g.commits+g.aborts != 0 || f.charges() != 0 {
+		t.Errorf("gate %+v, %d charges: a call that was never planned asks no gate", g, f.charges())
+	}
+}
+
+// TestWrongCertificate: a client whose certificate another CA signed is
+// refused with an authentication error at once; nothing is charged.
+func TestWrongCertificate(t *testing.T) {
+	f := newFixture(t)
+	other := t.TempDir()
+	if err := tlsdir.Init(other, []string{"127.0.0.1"}, "mallory"); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := tlsdir.Client(f.tls)
+	bad, err := tlsdir.Client(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.RootCAs = good.RootCAs // trusts the server; its own certificate is not the server's CA's
+	c, err := client.New("p1", f.addr, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Timeout = 20 * time.Second
+	start := time.Now()
+	_, err = c.Execute(context.Background(), call(t, "private_count", "tab", map[string]any{"eps": 0.3}), nil)
+	if name(err) != release.NameProviderFailed || !strings.Contains(err.Error(), "authentication failed") {
+		t.Errorf("wrong certificate: %v", err)
+	}
+	t.Log(err)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("an authentication failure took %v: it should not wait for the timeout", d)
+	}
+	nocert := good.Clone()
+	nocert.Certificates = nil
+	if _, err := client.New("p1", f.addr, nocert); err == nil || !strings.Contains(err.Error(), "no client certificate") {
+		t.Errorf("no certificate: %v", err)
+	}
+	if n := f.charges(); n != 0 {
+		t.Errorf("%d charges", n)
+	}
+}
+
+// BenchmarkCount compares the latency of a private_count in-process with
+// the same call on a data server over loopback mutual TLS (plan and
+// execute: two round trips, a ledger charge and the kept release).
+func BenchmarkCount(b *testing.B) {
+	f := newFixtureBudget(b, accounting.Budget{Eps: 1e5, Delta: 1e-5})
+	cl := call(b, "private_count", "tab", map[string]any{"eps": 1e-3})
+	sc, err := f.st.Schema("tab")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("transport=inprocess", func(b *testing.B) {
+		local := &release.Local{Store: func() (*ledger.Store, error) { return f.st, nil }}
+		lc := cl
+		lc.Dataset.Schema = sc
+		for b.Loop() {
+			if _, err := local.Execute(context.Background(), lc, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("transport=grpc", func(b *testing.B) {
+		c := f.client(10 * time.Second)
+		for b.Loop() {
+			if _, err := c.Execute(context.Background(), cl, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
