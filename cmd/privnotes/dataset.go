@@ -24,7 +24,7 @@ import (
 func init() {
 	register(&command{
 		name:    "dataset",
-		summary: "register and inspect datasets (data owner): add | list | show",
+		summary: "register and inspect datasets (data owner): add | list | show | rm",
 		run:     runDataset,
 	})
 }
@@ -33,9 +33,11 @@ const datasetUsage = `Usage:
   privnotes dataset add NAME --csv FILE --eps E --delta D --clip NORM [flags]
   privnotes dataset list [--state DIR]
   privnotes dataset show NAME [--state DIR]
+  privnotes dataset rm NAME [--state DIR]
 
-Registration is final: a name cannot be registered twice and its budget
-cannot be raised (register the data under a new name to grant more).
+A budget cannot be raised (register the data under a new name to grant
+more). A dataset that has never been charged can be removed with rm (a typo
+at registration); one with charges stays, as the ledger is append-only.
 Run "privnotes dataset add -h" for the flags of add.
 `
 
@@ -51,6 +53,8 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 		return datasetList(args[1:], stdout, stderr)
 	case "show":
 		return datasetShow(args[1:], stdout, stderr)
+	case "rm":
+		return datasetRm(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, datasetUsage)
 		return 0
@@ -94,8 +98,9 @@ type addFlags struct {
 // parseAdd parses and validates the flags of dataset add.
 func parseAdd(args []string, stderr io.Writer) (string, *addFlags, error) {
 	fs := newFlags("dataset add", "dataset add NAME (--from FILE | --sql QUERY | --csv FILE) --eps E --delta D --clip NORM [flags]", `Registers data as dataset NAME with a total privacy budget (data owner
-only). Registration is final: the name cannot be registered again and its
-budget cannot be raised.
+only). A budget cannot be raised; a dataset that was never charged can be
+removed with "privnotes dataset rm NAME" (a typo at registration) and the
+name registered again.
 
 --from and --sql write the data once into an immutable snapshot (Parquet,
 read with DuckDB) in the state directory: any size up to 2^30 rows, typed
