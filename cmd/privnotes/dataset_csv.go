@@ -6,7 +6,9 @@ package main
 // that the data engine then snapshots like any --from file.
 
 import (
+	"bufio"
 	"compress/gzip"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -28,28 +30,42 @@ type csvPlan struct {
 	// classNames is the public domain of the sklearn class column,
 	// registered as the categorical column SklearnTarget.
 	classNames []string
+	// ragged counts the lines with the wrong number of fields, which the
+	// query skips (--bad-rows drop; under reject they are an error).
+	ragged int
 }
 
 func isCSVName(path string) bool {
 	return strings.HasSuffix(strings.TrimSuffix(strings.ToLower(path), ".gz"), ".csv")
 }
 
-// sniffCSV reads the first lines of path (gzipped if it ends in .gz).
-func sniffCSV(path, header string) (*dataset.Layout, error) {
+// openCSV opens path, gunzipping it if its name ends in .gz.
+func openCSV(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-		defer zr.Close()
-		r = zr
+	if !strings.HasSuffix(strings.ToLower(path), ".gz") {
+		return f, nil
 	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{zr, f}, nil
+}
+
+// sniffCSV reads the first lines of path.
+func sniffCSV(path, header string) (*dataset.Layout, error) {
+	r, err := openCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
 	l, err := dataset.SniffLayout(r, header)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
@@ -131,9 +147,74 @@ func planCSV(f *addFlags, cats map[string][]string) (*csvPlan, error) {
 	if strings.HasSuffix(strings.ToLower(abs), ".gz") {
 		comp = "gzip"
 	}
-	p.query = fmt.Sprintf("SELECT %s FROM read_csv(%s, header = false, skip = %d, delim = ',', quote = '\"', names = [%s], compression = '%s')",
-		strings.Join(sel, ", "), sqlString(abs), skip, strings.Join(names, ", "), comp)
+	// DuckDB's reader stops at a line with the wrong number of fields
+	// with a message about its sniffer; count them here, by line, first.
+	ragged, first, err := raggedLines(abs, len(l.Names), skip)
+	if err != nil {
+		return nil, err
+	}
+	skipBad := ""
+	if ragged > 0 {
+		if f.badRows != "drop" {
+			return nil, fmt.Errorf("%s, line %d: %d fields, expected %d; fix it or use --bad-rows drop (%d such lines in all)", f.from, first, fieldsAt(abs, first), len(l.Names), ragged)
+		}
+		skipBad, p.ragged = ", ignore_errors = true", ragged
+	}
+	p.query = fmt.Sprintf("SELECT %s FROM read_csv(%s, header = false, skip = %d, delim = ',', quote = '\"', names = [%s], compression = '%s'%s)",
+		strings.Join(sel, ", "), sqlString(abs), skip, strings.Join(names, ", "), comp, skipBad)
 	return p, nil
+}
+
+// raggedLines counts the records of a CSV file, after its first skip
+// lines, whose number of fields is not width, and returns the line of the
+// first. A file that is not CSV at all is an error.
+func raggedLines(path string, width, skip int) (n, first int, err error) {
+	r, err := openCSV(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<20))
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	for i := 0; ; i++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return n, first, nil
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: malformed CSV: %v", path, err)
+		}
+		if i < skip || (len(rec) == 1 && strings.TrimSpace(rec[0]) == "") {
+			continue
+		}
+		if len(rec) != width {
+			if n == 0 {
+				first, _ = cr.FieldPos(0)
+			}
+			n++
+		}
+	}
+}
+
+// fieldsAt returns the number of fields of the record at line.
+func fieldsAt(path string, line int) int {
+	r, err := openCSV(path)
+	if err != nil {
+		return 0
+	}
+	defer r.Close()
+	cr := csv.NewReader(bufio.NewReader(r))
+	cr.FieldsPerRecord = -1
+	for {
+		rec, err := cr.Read()
+		if err != nil {
+			return 0
+		}
+		if l, _ := cr.FieldPos(0); l == line {
+			return len(rec)
+		}
+	}
 }
 
 func sqlIdent(s string) string  { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
@@ -154,6 +235,9 @@ func writeCSVNotes(w io.Writer, mode string, p *csvPlan) {
 		fmt.Fprintf(w, "header (detected by --header auto): %s\n", how)
 	} else {
 		fmt.Fprintf(w, "header (--header %s): %s\n", mode, how)
+	}
+	if p.ragged > 0 {
+		fmt.Fprintf(w, "dropped %d lines with the wrong number of fields (--bad-rows drop)\n", p.ragged)
 	}
 	if p.classNames != nil {
 		fmt.Fprintf(w, "class column: the last column, %s, is the categorical column %q with the label names as its public domain (%s), not a feature\n",

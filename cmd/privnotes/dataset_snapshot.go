@@ -211,9 +211,9 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 	if err != nil {
 		return fail(1, err)
 	}
-	if csv != nil && csv.layout != nil && csv.layout.Header == "sklearn" && int64(csv.layout.Samples) != info.Rows+info.Dropped {
+	if csv != nil && csv.layout != nil && csv.layout.Header == "sklearn" && int64(csv.layout.Samples) != info.Rows+info.Dropped+int64(csv.ragged) {
 		os.Remove(info.Path)
-		return fail(1, fmt.Errorf("%s: line 1 (sklearn header) says %d samples but the file has %d data rows", f.from, csv.layout.Samples, info.Rows+info.Dropped))
+		return fail(1, fmt.Errorf("%s: line 1 (sklearn header) says %d samples but the file has %d data rows", f.from, csv.layout.Samples, info.Rows+info.Dropped+int64(csv.ragged)))
 	}
 	ref := info.Ref()
 	source := f.from

@@ -205,6 +205,17 @@ func TestDatasetAddSklearnHeader(t *testing.T) {
 	if code != 0 || !strings.Contains(norm(out), "rows (owner only) 3") || !strings.Contains(norm(out), "columns (d=2) c3, c1") || !strings.Contains(out, "header (--header no)") {
 		t.Errorf("--header no --columns 3,1: exit %d, %s\n%s", code, stderr, out)
 	}
+	// A line with the wrong number of fields is named, or dropped and
+	// counted with --bad-rows drop.
+	ragged := writeCSV(t, dir, "ragged.csv", "3,2,neg,pos\n1,2,0\n3\n5,6,1\n")
+	code, _, stderr = runCLI(append([]string{"dataset", "add", "ragged", "--csv", ragged}, base...)...)
+	if code != 1 || !strings.Contains(stderr, "ragged.csv, line 3: 1 fields, expected 3; fix it or use --bad-rows drop (1 such lines in all)") {
+		t.Errorf("ragged line: exit %d, %s", code, stderr)
+	}
+	code, out, stderr = runCLI(append([]string{"dataset", "add", "ragged", "--csv", ragged, "--bad-rows", "drop"}, base...)...)
+	if code != 0 || !strings.Contains(norm(out), "rows (owner only) 2") || !strings.Contains(out, "dropped 1 lines with the wrong number of fields") {
+		t.Errorf("ragged line dropped: exit %d, %s\n%s", code, stderr, out)
+	}
 	// A wrong n_samples is refused and leaves nothing behind.
 	wrong := writeCSV(t, dir, "wrong.csv", "5,2,neg,pos\n1,2,0\n3,4,1\n")
 	code, _, stderr = runCLI(append([]string{"dataset", "add", "wrong", "--csv", wrong}, base...)...)
