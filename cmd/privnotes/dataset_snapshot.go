@@ -237,54 +237,91 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 	if info.Dropped > 0 {
 		fmt.Fprintf(stdout, "dropped %d bad rows (--bad-rows drop)\n", info.Dropped)
 	}
-	if over, err := rowsOverClip(ctx, info, owner.Schema.Columns, f.clip); err != nil {
+	cols := owner.Schema.Columns
+	notes, err := scanOwnerNotes(ctx, info, cols, f.clip)
+	switch {
+	case err != nil:
 		fmt.Fprintf(stderr, "note: could not count the rows over --clip: %v\n", err)
-	} else if over > 0 {
-		fmt.Fprintf(stdout, "note (owner only): %d of %d rows have an L2 norm above --clip %g; mechanisms clip them at analysis time\n", over, info.Rows, f.clip)
+	default:
+		if notes.over > 0 {
+			fmt.Fprintf(stdout, "note (owner only): %d of %d rows have an L2 norm above --clip %g; mechanisms clip them at analysis time\n", notes.over, info.Rows, f.clip)
+		}
+		if notes.lastClasses > 0 {
+			last := cols[len(cols)-1]
+			fmt.Fprintf(stdout, "warning: the last column, %s, is registered as a feature but looks like a class label (integers, %d distinct values).\n"+
+				"  If it is the target, remove this registration (privnotes dataset rm %s) and register again with\n"+
+				"  --categories %s=... (a categorical column), --label %s --label-clip B (for regression), or --columns without it.\n",
+				last, notes.lastClasses, name, last, last)
+		}
 	}
 	return 0
 }
 
-// rowsOverClip counts the rows whose numeric columns (bounds applied, as
-// the mechanisms read them) have an L2 norm above clip: a fact for the
-// owner's terminal only, to help choose the clip norm.
-func rowsOverClip(ctx context.Context, info *snapshot.Info, columns []string, clip float64) (int, error) {
+// ownerNotes are facts about the registered data for the owner's terminal
+// only: the rows over the clip norm, and whether the last numeric column
+// looks like a class label (at most maxClassValues distinct integers, in
+// more rows than that).
+type ownerNotes struct{ over, lastClasses int }
+
+const maxClassValues = 10
+
+// scanOwnerNotes reads the numeric columns (bounds applied, as the
+// mechanisms read them) once for the ownerNotes.
+func scanOwnerNotes(ctx context.Context, info *snapshot.Info, columns []string, clip float64) (ownerNotes, error) {
+	var notes ownerNotes
 	if len(columns) == 0 {
-		return 0, nil
+		return notes, nil
 	}
 	r, err := snapshot.Open(info.Path, info.Hash)
 	if err != nil {
-		return 0, err
+		return notes, err
 	}
 	defer r.Close()
 	src, err := r.Source(columns)
 	if err != nil {
-		return 0, err
+		return notes, err
 	}
 	cur, err := src.Scan(ctx)
 	if err != nil {
-		return 0, err
+		return notes, err
 	}
 	defer cur.Close()
 	d := len(columns)
 	b := rows.NewBatch(d, 4096, false, false)
-	over := 0
+	var classes map[float64]bool // nil once the last column is no label
+	if d > 1 {
+		classes = map[float64]bool{}
+	}
+	n := 0
 	for {
 		err := cur.Next(b)
 		for i := 0; i < b.N; i++ {
+			row := b.Row(i, d)
 			var s float64
-			for _, v := range b.Row(i, d) {
+			for _, v := range row {
 				s += v * v
 			}
 			if math.Sqrt(s) > clip {
-				over++
+				notes.over++
+			}
+			if classes != nil {
+				if v := row[d-1]; v == math.Trunc(v) {
+					classes[v] = true
+				}
+				if v := row[d-1]; v != math.Trunc(v) || len(classes) > maxClassValues {
+					classes = nil
+				}
 			}
 		}
+		n += b.N
 		if err == io.EOF {
-			return over, nil
+			if classes != nil && n > len(classes) {
+				notes.lastClasses = len(classes)
+			}
+			return notes, nil
 		}
 		if err != nil {
-			return 0, err
+			return ownerNotes{}, err
 		}
 	}
 }

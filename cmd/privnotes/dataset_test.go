@@ -192,11 +192,12 @@ func TestDatasetAddSklearnHeader(t *testing.T) {
 		t.Errorf("histogram of target: %d %q %s", code, out, errs)
 	}
 	code, out, stderr := runCLI(append([]string{"dataset", "add", "all31", "--csv", csv, "--columns", "1-31"}, base...)...)
-	if code != 0 || !strings.Contains(out, "columns (d=31)") || strings.Contains(out, "categorical") {
+	if code != 0 || !strings.Contains(out, "columns (d=31)") || strings.Contains(norm(out), "categorical target") ||
+		!strings.Contains(norm(out), "warning: the last column, c31, is registered as a feature but looks like a class label (integers, 2 distinct values). If it is the target, remove this registration (privnotes dataset rm all31)") {
 		t.Errorf("--columns 1-31: exit %d, %s\n%s", code, stderr, out)
 	}
 	code, out, stderr = runCLI(append([]string{"dataset", "add", "reg", "--csv", csv, "--label", "c31", "--label-clip", "1"}, base...)...)
-	if code != 0 || !strings.Contains(norm(out), "label c31 (|label| ≤ 1)") || !strings.Contains(out, "columns (d=30)") {
+	if code != 0 || !strings.Contains(norm(out), "label c31 (|label| ≤ 1)") || !strings.Contains(out, "columns (d=30)") || strings.Contains(out, "warning") {
 		t.Errorf("--label c31: exit %d, %s\n%s", code, stderr, out)
 	}
 	// A header-less file: --header no names the columns c1, c2, ...
