@@ -29,7 +29,7 @@ deps:
 	@if $(PY) -c 'import jupyter_client, nbclient, nbformat, ipykernel, nbconvert, jsonschema, jupyter_kernel_test' 2>/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "installing $(DEB_PKGS)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(DEB_PKGS) >/dev/null; \
+		apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(DEB_PKGS) >/dev/null; \
 	else \
 		echo "missing Debian packages; run: sudo apt-get install $(DEB_PKGS)"; exit 1; \
 	fi
@@ -41,7 +41,7 @@ browser-deps: $(BROWSERTEST)/node_modules/.package-lock.json
 	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/jupyter-notebook ]; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "installing $(BROWSER_DEB_PKGS)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(BROWSER_DEB_PKGS) >/dev/null; \
+		apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(BROWSER_DEB_PKGS) >/dev/null; \
 	else \
 		echo "missing Debian packages; run: sudo apt-get install -y -o DPkg::Lock::Timeout=300 $(BROWSER_DEB_PKGS)"; exit 1; \
 	fi

@@ -13,6 +13,8 @@
 #     writes the executed notebook and an HTML rendering under build/demo/.
 #
 # Nothing outside the repository is touched except the Debian packages.
+# apt-get waits up to 5 minutes for the Debian package lock (another
+# apt-get, dpkg or unattended-upgrades run) instead of failing at once.
 # Environment: GO (default go), PY (default /usr/bin/python3, Debian's python,
 # which is where apt-get installs the Jupyter modules), NOTEBOOK (default
 # notebooks/quickstart.ipynb).
@@ -24,6 +26,9 @@ GO=${GO:-go}
 PY=${PY:-/usr/bin/python3}
 NOTEBOOK=${NOTEBOOK:-notebooks/quickstart.ipynb}
 DEB_PKGS="python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert"
+# Wait for the package lock rather than fail when another package manager
+# runs.
+APT="apt-get -o DPkg::Lock::Timeout=300"
 build=$root/build
 bin=$root/bin/privnotes
 jupyter=$build/jupyter
@@ -40,8 +45,8 @@ step "checking the Jupyter tools of $PY"
 if ! [ -x "$PY" ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		echo "$PY is missing; installing python3 and $DEB_PKGS with apt-get"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 $DEB_PKGS >/dev/null
+		$APT update -qq
+		DEBIAN_FRONTEND=noninteractive $APT install -y -qq python3 $DEB_PKGS >/dev/null
 	else
 		echo "error: $PY not found. Install Debian's python3 and the Jupyter tools:" >&2
 		echo "    sudo apt-get install python3 $DEB_PKGS" >&2
@@ -51,8 +56,8 @@ fi
 if ! "$PY" -c 'import jupyter_client, nbclient, nbformat, nbconvert' 2>/dev/null; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		echo "installing $DEB_PKGS with apt-get"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $DEB_PKGS >/dev/null
+		$APT update -qq
+		DEBIAN_FRONTEND=noninteractive $APT install -y -qq $DEB_PKGS >/dev/null
 		if ! "$PY" -c 'import jupyter_client, nbclient, nbformat, nbconvert'; then
 			echo "error: $PY still cannot import the Jupyter modules after apt-get install $DEB_PKGS" >&2
 			exit 1
@@ -119,5 +124,8 @@ Done in $(elapsed "$start") s.
   HTML rendering:    $out/$name.html
   kernel log:        $out/kernel.log
   kernel spec:       $jupyter/share/jupyter/kernels/$kernel (use it with JUPYTER_PATH=$jupyter/share/jupyter)
-  demo state:        $state (datasets and ledger: $bin ledger show --state $state)
+  state directory:   $state
+                     (the demo kernel's datasets and ledger; for the CLI, the REPL and
+                     scripts to use the same, as the README's first analysis does:
+                     export PRIVNOTES_STATE=$state)
 EOF

@@ -5,18 +5,14 @@ package main
 // in the owner's terminal; nothing here is reachable from a notebook.
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -24,18 +20,20 @@ import (
 func init() {
 	register(&command{
 		name:    "dataset",
-		summary: "register and inspect datasets (data owner): add | list | show",
+		summary: "register and inspect datasets (data owner): add | list | show | rm",
 		run:     runDataset,
 	})
 }
 
 const datasetUsage = `Usage:
-  privnotes dataset add NAME --csv FILE --eps E --delta D --clip NORM [flags]
+  privnotes dataset add NAME --from FILE --eps E --delta D --clip NORM [flags]
   privnotes dataset list [--state DIR]
   privnotes dataset show NAME [--state DIR]
+  privnotes dataset rm NAME [--state DIR]
 
-Registration is final: a name cannot be registered twice and its budget
-cannot be raised (register the data under a new name to grant more).
+A budget cannot be raised (register the data under a new name to grant
+more). A dataset that has never been charged can be removed with rm (a typo
+at registration); one with charges stays, as the ledger is append-only.
 Run "privnotes dataset add -h" for the flags of add.
 `
 
@@ -51,6 +49,8 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 		return datasetList(args[1:], stdout, stderr)
 	case "show":
 		return datasetShow(args[1:], stdout, stderr)
+	case "rm":
+		return datasetRm(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, datasetUsage)
 		return 0
@@ -94,14 +94,18 @@ type addFlags struct {
 // parseAdd parses and validates the flags of dataset add.
 func parseAdd(args []string, stderr io.Writer) (string, *addFlags, error) {
 	fs := newFlags("dataset add", "dataset add NAME (--from FILE | --sql QUERY | --csv FILE) --eps E --delta D --clip NORM [flags]", `Registers data as dataset NAME with a total privacy budget (data owner
-only). Registration is final: the name cannot be registered again and its
-budget cannot be raised.
+only). A budget cannot be raised; a dataset that was never charged can be
+removed with "privnotes dataset rm NAME" (a typo at registration) and the
+name registered again.
 
---from and --sql write the data once into an immutable snapshot (Parquet,
-read with DuckDB) in the state directory: any size up to 2^30 rows, typed
-columns (numeric, or categorical with --categories), public bounds for the
-tabular analyses (--bounds). --csv reads a numeric CSV file into the state
-database (it takes --header, --columns, --center and --mean).
+--from (or its alias --csv) and --sql write the data once into an immutable
+snapshot (Parquet, read with DuckDB) in the state directory: any size up to
+2^30 rows, typed columns (numeric, or categorical with --categories), public
+bounds for the tabular analyses (--bounds). A CSV file may take --header and
+--columns. A CSV file whose line 1 is scikit-learn's header
+(n_samples,n_features,label names...) registers its n_features columns as
+features and its last column, the class, as the categorical column "target"
+whose public domain is the label names.
 
 Column names (and the label and user columns) must be printable: names with
 control characters (line breaks, tabs, escape sequences) are refused.
@@ -112,7 +116,7 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	nan := math.NaN()
 	f := &addFlags{eps: nan, delta: nan, clip: nan, labelClip: nan}
 	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
-	fs.StringVar(&f.csv, "csv", "", "a numeric CSV file to register; its numbers are copied into the state database (or use --from or --sql)")
+	fs.StringVar(&f.csv, "csv", "", "alias of --from for a CSV file")
 	fs.StringVar(&f.from, "from", "", "a file to register as an immutable snapshot: CSV, gzipped CSV, Parquet or JSON lines, detected from its content and name")
 	fs.StringVar(&f.sql, "sql", "", "a SELECT over files (for example SELECT a, b FROM read_parquet('x.parquet')) whose result is registered as a snapshot")
 	fs.Var(&f.bounds, "bounds", "public bounds of numeric columns, COLUMN=LO:HI[,COLUMN=LO:HI...] (repeatable); values are clamped to them at analysis time")
@@ -121,14 +125,14 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	fs.Var(unsetFloat{&f.delta}, "delta", "total privacy budget δ (required, in [0, 1); 0 allows pure ε-DP mechanisms only)")
 	fs.Var(unsetFloat{&f.clip}, "clip", "L2 norm each row is clipped to at analysis time (required, > 0; public: choose it without looking at the data)")
 	fs.StringVar(&f.unit, "unit", "row", "privacy unit: row, or user:COLUMN (all rows with the same COLUMN value are one user)")
-	fs.StringVar(&f.columns, "columns", "", "feature columns: names, 1-based positions or ranges, comma-separated (default: all but the user and label columns)")
+	fs.StringVar(&f.columns, "columns", "", "CSV only: feature columns: names, 1-based positions or ranges, comma-separated (default: all but the user, label and sklearn class columns)")
 	fs.StringVar(&f.label, "label", "", "label column for regression (kept apart from the features)")
 	fs.Var(unsetFloat{&f.labelClip}, "label-clip", "bound on |label| (required with --label)")
-	fs.StringVar(&f.center, "center", "none", "none, or public-mean: subtract --mean from every row")
-	fs.StringVar(&f.mean, "mean", "", "with --center public-mean: the public mean, one value per feature column, comma-separated")
+	fs.StringVar(&f.center, "center", "none", "no longer offered (snapshots keep values as given): subtract a public mean in --sql")
+	fs.StringVar(&f.mean, "mean", "", "no longer offered, as --center")
 	fs.StringVar(&f.accountant, "accountant", "zcdp", "composition: zcdp (default, tight) or basic (sum of ε and δ, for paper reproductions); both are sound when analysts choose each ε after seeing earlier results")
 	fs.StringVar(&f.neighbour, "neighbour", "replace-one", "default neighbouring relation: replace-one or add-remove")
-	fs.StringVar(&f.header, "header", "auto", "first line: auto, yes (column names), no (data), sklearn (n_samples,n_features,labels...)")
+	fs.StringVar(&f.header, "header", "auto", "CSV only: line 1 is auto (detected), yes (column names), no (data), sklearn (n_samples,n_features,label names...)")
 	fs.StringVar(&f.badRows, "bad-rows", "reject", "malformed or non-finite rows: reject (the file) or drop (the rows, counted here)")
 	fs.BoolVar(&f.publicN, "public-n", false, "declare the number of rows (users, with --unit user:COLUMN) public: it is stored in the public schema, where notebooks can read it, and lets mechanisms that need it run. Only for a count that is public already (published with the data, say)")
 	name, err := splitName(fs, args)
@@ -137,7 +141,7 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	}
 	switch {
 	case countSet(f.csv, f.from, f.sql) != 1:
-		return "", nil, errors.New("give the data with exactly one of --csv FILE, --from FILE or --sql QUERY")
+		return "", nil, errors.New("give the data with exactly one of --from FILE (--csv FILE is its alias) or --sql QUERY")
 	case math.IsNaN(f.eps):
 		return "", nil, errors.New("--eps is required: the dataset's total privacy budget ε")
 	case !(f.eps > 0) || math.IsInf(f.eps, 0):
@@ -189,113 +193,7 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return 2
 	}
-	if f.from != "" || f.sql != "" {
-		return datasetAddSnapshot(name, f, bounds, stdout, stderr)
-	}
-	if len(f.categories) > 0 {
-		fmt.Fprintln(stderr, "privnotes dataset add: --categories needs --from or --sql (--csv reads numeric columns only)")
-		return 2
-	}
-	opts := dataset.Options{Header: f.header, Unit: f.unit, Label: f.label, BadRows: f.badRows, Center: f.center}
-	if f.columns != "" {
-		opts.Columns = strings.Split(f.columns, ",")
-	}
-	if f.mean != "" {
-		for i, s := range strings.Split(f.mean, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil {
-				fmt.Fprintf(stderr, "privnotes dataset add: --mean value %d (%q) is not a number\n", i+1, s)
-				return 2
-			}
-			opts.Mean = append(opts.Mean, v)
-		}
-	}
-	mode, _ := accounting.ParseMode(f.accountant)
-	nb, _ := accounting.ParseNeighbour(f.neighbour)
-	file, err := os.Open(f.csv)
-	if err != nil {
-		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
-		return 1
-	}
-	defer file.Close()
-	table, err := dataset.Read(file, opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "privnotes dataset add: %s: %v\n", f.csv, err)
-		return 1
-	}
-	dir, err := ledger.StateDir(f.state)
-	if err != nil {
-		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
-		return 1
-	}
-	st, err := ledger.Open(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
-		return 1
-	}
-	defer st.Close()
-	info, err := st.Register(context.Background(), ledger.Registration{
-		Name: name, Table: table, Budget: accounting.Budget{Eps: f.eps, Delta: f.delta}, Accountant: mode,
-		Neighbour: nb, Clip: f.clip, LabelClip: f.labelClip, BadRows: opts.BadRows, Source: f.csv, PublicN: f.publicN,
-		Bounds: bounds,
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "registered dataset %q in %s\n", name, dir)
-	writeOwnerInfo(stdout, info, nil)
-	writeHeaderNotes(stdout, f.header, f.columns != "", table)
-	if table.Dropped > 0 {
-		fmt.Fprintf(stdout, "dropped %d bad rows (--bad-rows drop); first reasons:\n", table.Dropped)
-		for _, r := range table.DropReason {
-			fmt.Fprintf(stdout, "  %s\n", r)
-		}
-	}
-	over := 0
-	d := len(table.Columns)
-	for i := 0; i < table.Rows; i++ {
-		var s float64
-		for _, v := range table.X[i*d : (i+1)*d] {
-			s += v * v
-		}
-		if math.Sqrt(s) > f.clip {
-			over++
-		}
-	}
-	if over > 0 {
-		fmt.Fprintf(stdout, "note (owner only): %d of %d rows have an L2 norm above --clip %g; mechanisms clip them at analysis time\n", over, table.Rows, f.clip)
-	}
-	return 0
-}
-
-// writeHeaderNotes says how line 1 of the file was read and warns when the
-// file's last column, kept as a feature, looks like a class label (as the
-// target column of scikit-learn's CSV files does).
-func writeHeaderNotes(w io.Writer, mode string, columnsGiven bool, t *dataset.Table) {
-	how := map[string]string{
-		"yes":     "line 1 holds the column names",
-		"no":      "no header line; columns are named c1, c2, ...",
-		"sklearn": fmt.Sprintf("line 1 is an sklearn header (n_samples, n_features=%d, label names); columns are named c1, c2, ...", t.SklearnFeatures),
-	}[t.Header]
-	if mode == "auto" {
-		fmt.Fprintf(w, "header (detected by --header auto): %s\n", how)
-	} else {
-		fmt.Fprintf(w, "header (--header %s): %s\n", mode, how)
-	}
-	if t.LastColumnClasses == 0 {
-		return
-	}
-	last := t.Columns[len(t.Columns)-1]
-	fmt.Fprintf(w, "warning: the last column, %s, is registered as a feature but looks like a class label (integers, %d distinct values)", last, t.LastColumnClasses)
-	if t.SklearnFeatures > 0 && t.SklearnFeatures == len(t.Columns)-1 {
-		fmt.Fprintf(w, "; the sklearn header says the file has %d features", t.SklearnFeatures)
-	}
-	drop := fmt.Sprintf("--columns 1-%d", len(t.Columns)-1)
-	if columnsGiven {
-		drop = "--columns without " + last
-	}
-	fmt.Fprintf(w, ".\n  If it is the target, register the data again under a new name with %s\n  (features only) or --label %s --label-clip B (for regression).\n", drop, last)
+	return datasetAddSnapshot(name, f, bounds, stdout, stderr)
 }
 
 func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {

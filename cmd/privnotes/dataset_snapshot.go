@@ -20,6 +20,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 func init() {
@@ -139,16 +140,46 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return code
 	}
-	for flagName, set := range map[string]bool{"--header": f.header != "auto", "--columns": f.columns != "", "--center": f.center != "none", "--mean": f.mean != ""} {
-		if set {
-			return fail(2, fmt.Errorf("%s applies to --csv only (with --from or --sql, choose columns with --sql)", flagName))
-		}
+	if f.csv != "" {
+		f.from = f.csv // --csv is an alias of --from
+	}
+	if f.center != "none" || f.mean != "" {
+		// The former database path subtracted the owner's public mean at
+		// registration; a snapshot keeps values as given, which the
+		// tabular analyses (sums, bounds, quantiles) need.
+		return fail(2, errors.New(`--center and --mean are no longer offered: a snapshot keeps the values as given. Subtract your public mean in a query instead, for example --sql "SELECT a - 1.5 AS a, b - 0.2 AS b FROM read_csv('FILE')", or centre the file before registering`))
+	}
+	csvOnly := f.header != "auto" || f.columns != ""
+	if f.sql != "" && csvOnly {
+		return fail(2, errors.New("--header and --columns are for a CSV file (--from or --csv); with --sql, choose and name the columns in the SELECT"))
 	}
 	cats, err := parseCategories(f.categories)
 	if err != nil {
 		return fail(2, err)
 	}
 	spec := snapshot.Spec{From: f.from, SQL: f.sql, Label: f.label, Bounds: bounds, Categories: cats, BadRows: f.badRows}
+	var csv *csvPlan
+	if f.from != "" {
+		lower := strings.TrimSuffix(strings.ToLower(f.from), ".gz")
+		isCSV := f.csv != "" || strings.HasSuffix(lower, ".csv")
+		if !isCSV && csvOnly {
+			return fail(2, fmt.Errorf("--header and --columns are for a CSV file; %s is not named .csv (choose columns with --sql)", f.from))
+		}
+		if isCSV {
+			if csv, err = planCSV(f, cats); err != nil {
+				return fail(1, err)
+			}
+			if csv.query != "" {
+				spec.From, spec.SQL, spec.Desc = "", csv.query, f.from
+				if csv.classNames != nil {
+					if spec.Categories == nil {
+						spec.Categories = map[string][]string{}
+					}
+					spec.Categories[SklearnTarget] = csv.classNames
+				}
+			}
+		}
+	}
 	switch {
 	case f.unit == "row":
 	case strings.HasPrefix(f.unit, "user:") && len(f.unit) > len("user:"):
@@ -180,6 +211,10 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 	if err != nil {
 		return fail(1, err)
 	}
+	if csv != nil && csv.layout != nil && csv.layout.Header == "sklearn" && int64(csv.layout.Samples) != info.Rows+info.Dropped+int64(csv.ragged) {
+		os.Remove(info.Path)
+		return fail(1, fmt.Errorf("%s: line 1 (sklearn header) says %d samples but the file has %d data rows", f.from, csv.layout.Samples, info.Rows+info.Dropped+int64(csv.ragged)))
+	}
 	ref := info.Ref()
 	source := f.from
 	if source == "" {
@@ -195,11 +230,100 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 	}
 	fmt.Fprintf(stdout, "registered dataset %q in %s\n", name, dir)
 	writeOwnerInfo(stdout, owner, nil)
+	if csv != nil {
+		writeCSVNotes(stdout, f.header, csv)
+	}
 	writeTypedColumns(stdout, owner.Schema, info.Path)
 	if info.Dropped > 0 {
 		fmt.Fprintf(stdout, "dropped %d bad rows (--bad-rows drop)\n", info.Dropped)
 	}
+	cols := owner.Schema.Columns
+	notes, err := scanOwnerNotes(ctx, info, cols, f.clip)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "note: could not count the rows over --clip: %v\n", err)
+	default:
+		if notes.over > 0 {
+			fmt.Fprintf(stdout, "note (owner only): %d of %d rows have an L2 norm above --clip %g; mechanisms clip them at analysis time\n", notes.over, info.Rows, f.clip)
+		}
+		if notes.lastClasses > 0 {
+			last := cols[len(cols)-1]
+			fmt.Fprintf(stdout, "warning: the last column, %s, is registered as a feature but looks like a class label (integers, %d distinct values).\n"+
+				"  If it is the target, remove this registration (privnotes dataset rm %s) and register again with\n"+
+				"  --categories %s=... (a categorical column), --label %s --label-clip B (for regression), or --columns without it.\n",
+				last, notes.lastClasses, name, last, last)
+		}
+	}
 	return 0
+}
+
+// ownerNotes are facts about the registered data for the owner's terminal
+// only: the rows over the clip norm, and whether the last numeric column
+// looks like a class label (at most maxClassValues distinct integers, in
+// more rows than that).
+type ownerNotes struct{ over, lastClasses int }
+
+const maxClassValues = 10
+
+// scanOwnerNotes reads the numeric columns (bounds applied, as the
+// mechanisms read them) once for the ownerNotes.
+func scanOwnerNotes(ctx context.Context, info *snapshot.Info, columns []string, clip float64) (ownerNotes, error) {
+	var notes ownerNotes
+	if len(columns) == 0 {
+		return notes, nil
+	}
+	r, err := snapshot.Open(info.Path, info.Hash)
+	if err != nil {
+		return notes, err
+	}
+	defer r.Close()
+	src, err := r.Source(columns)
+	if err != nil {
+		return notes, err
+	}
+	cur, err := src.Scan(ctx)
+	if err != nil {
+		return notes, err
+	}
+	defer cur.Close()
+	d := len(columns)
+	b := rows.NewBatch(d, 4096, false, false)
+	var classes map[float64]bool // nil once the last column is no label
+	if d > 1 {
+		classes = map[float64]bool{}
+	}
+	n := 0
+	for {
+		err := cur.Next(b)
+		for i := 0; i < b.N; i++ {
+			row := b.Row(i, d)
+			var s float64
+			for _, v := range row {
+				s += v * v
+			}
+			if math.Sqrt(s) > clip {
+				notes.over++
+			}
+			if classes != nil {
+				if v := row[d-1]; v == math.Trunc(v) {
+					classes[v] = true
+				}
+				if v := row[d-1]; v != math.Trunc(v) || len(classes) > maxClassValues {
+					classes = nil
+				}
+			}
+		}
+		n += b.N
+		if err == io.EOF {
+			if classes != nil && n > len(classes) {
+				notes.lastClasses = len(classes)
+			}
+			return notes, nil
+		}
+		if err != nil {
+			return ownerNotes{}, err
+		}
+	}
 }
 
 // writeTypedColumns lists the public bounds and categorical domains.

@@ -40,12 +40,14 @@ func TestDatasetAddValidation(t *testing.T) {
 		want string // in stderr
 	}{
 		{"no name", []string{"--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "missing the dataset NAME"},
-		{"no data", []string{"d", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "give the data with exactly one of --csv FILE, --from FILE or --sql QUERY"},
+		{"no data", []string{"d", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "give the data with exactly one of --from FILE (--csv FILE is its alias) or --sql QUERY"},
 		{"two sources", []string{"d", "--csv", good, "--from", good, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "exactly one of"},
 		{"bad bounds", []string{"d", "--csv", good, "--bounds", "a=0", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, `--bounds "a=0": write COLUMN=LO:HI`},
-		{"bounds of no column", []string{"d", "--csv", good, "--bounds", "zz=0:1", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `the data have no numeric column "zz"`},
-		{"categories with csv", []string{"d", "--csv", good, "--categories", "a=x,y", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "--categories needs --from or --sql"},
-		{"header with from", []string{"d", "--from", good, "--header", "yes", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "--header applies to --csv only"},
+		{"bounds of no column", []string{"d", "--csv", good, "--bounds", "zz=0:1", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `good.csv has no column "zz" (given --bounds)`},
+		{"header with sql", []string{"d", "--sql", "SELECT 1 AS a", "--header", "yes", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "--header and --columns are for a CSV file (--from or --csv); with --sql, choose and name the columns in the SELECT"},
+		{"columns of parquet", []string{"d", "--from", filepath.Join(dir, "x.parquet"), "--columns", "1", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, "x.parquet is not named .csv (choose columns with --sql)"},
+		{"bad header rule", []string{"d", "--csv", good, "--header", "maybe", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `--header "maybe": use auto, yes, no or sklearn`},
+		{"unknown column", []string{"d", "--csv", good, "--columns", "a,zz", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `--columns "zz": no such column; columns are a, b`},
 		{"other as a category", []string{"d", "--from", good, "--categories", "a=x,other", "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 2, `"other" names the bucket`},
 		{"non-numeric value from", []string{"d", "--from", bad, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `bad.csv, line 3, column "b": a value that is not a number`},
 		{"no eps", []string{"d", "--csv", good, "--delta", "1e-6", "--clip", "1"}, 2, "--eps is required"},
@@ -62,9 +64,8 @@ func TestDatasetAddValidation(t *testing.T) {
 		{"label clip without label", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--label-clip", "1"}, 2, "--label-clip is only for --label"},
 		{"extra argument", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "extra"}, 2, "unexpected arguments: extra"},
 		{"missing file", []string{"d", "--csv", filepath.Join(dir, "none.csv"), "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, "no such file"},
-		{"bad value in file", []string{"d", "--csv", bad, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `bad.csv: line 3: column b: "oops" is not a number; fix the file, or register with --bad-rows drop`},
-		{"bad mean", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--center", "public-mean", "--mean", "1,x"}, 2, `--mean value 2 ("x") is not a number`},
-		{"mean of wrong length", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--center", "public-mean", "--mean", "1"}, 1, "--mean has 1 values but 2 feature columns"},
+		{"bad value in file", []string{"d", "--csv", bad, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `bad.csv, line 3, column "b": a value that is not a number`},
+		{"center", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--center", "public-mean", "--mean", "1,2"}, 2, `--center and --mean are no longer offered: a snapshot keeps the values as given. Subtract your public mean in a query instead, for example --sql`},
 		{"bad name", []string{"9lives", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1"}, 1, `dataset name "9lives"`},
 	}
 	for _, tc := range tests {
@@ -158,31 +159,72 @@ func TestReadCommandsRefuseMissingState(t *testing.T) {
 	}
 }
 
-// TestDatasetAddHeaderNotes: add says how it read line 1 and warns when a
-// class label is about to become a feature (breast_cancer.csv's column 31).
-func TestDatasetAddHeaderNotes(t *testing.T) {
-	state := filepath.Join(t.TempDir(), "state")
+// TestDatasetAddSklearnHeader: a CSV file with scikit-learn's header line
+// registers its n_features columns as features and its class column as the
+// categorical column "target" over the label names, through --csv and
+// --from alike; --columns or --label keep the class column as the owner
+// says; --header no and --columns read a file without a header.
+func TestDatasetAddSklearnHeader(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
 	csv := filepath.Join("..", "..", "dsl", "ledger", "testdata", "breast_cancer.csv")
-	code, out, stderr := runCLI("dataset", "add", "all", "--csv", csv, "--eps", "3", "--delta", "1e-6", "--clip", "3000", "--state", state)
-	if code != 0 {
-		t.Fatalf("add: exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{
-		"header (detected by --header auto): line 1 is an sklearn header (n_samples, n_features=30",
-		"warning: the last column, c31, is registered as a feature but looks like a class label (integers, 2 distinct values); the sklearn header says the file has 30 features",
-		"--columns 1-30", "--label c31 --label-clip B",
-	} {
-		if !strings.Contains(norm(out), norm(want)) {
-			t.Errorf("add output lacks %q:\n%s", want, out)
+	base := []string{"--eps", "3", "--delta", "1e-6", "--clip", "3000", "--state", state}
+	for _, src := range []string{"--csv", "--from"} {
+		code, out, stderr := runCLI(append([]string{"dataset", "add", "bc" + src[2:], src, csv}, base...)...)
+		if code != 0 {
+			t.Fatalf("add %s: exit %d: %s", src, code, stderr)
+		}
+		for _, want := range []string{
+			"columns (d=30) c1, c2,", "c29, c30 clip norm",
+			"header (detected by --header auto): line 1 is an sklearn header (n_samples=569, n_features=30, label names)",
+			`class column: the last column, c31, is the categorical column "target" with the label names as its public domain (malignant, benign), not a feature`,
+			"categorical target: malignant, benign (others: other)",
+		} {
+			if !strings.Contains(norm(out), norm(want)) {
+				t.Errorf("add %s output lacks %q:\n%s", src, want, out)
+			}
 		}
 	}
-	code, out, stderr = runCLI("dataset", "add", "features", "--csv", csv, "--eps", "3", "--delta", "1e-6", "--clip", "3000", "--columns", "1-30", "--state", state)
-	if code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "header (detected by --header auto): line 1 is an sklearn header") {
-		t.Errorf("add --columns 1-30: exit %d, stderr %q:\n%s", code, stderr, out)
+	// The histogram of the class column has the label names as its keys
+	// (and the "other" bucket).
+	script := writeCSV(t, dir, "h.pn", "h := private_histogram(dataset(\"bccsv\"), col=\"target\", eps=2.9, delta=1e-7)\nfmt.Println(h.Keys, len(h.Counts))\n")
+	if code, out, errs := runCLI("run", "--state", state, script); code != 0 || norm(out) != "[malignant benign other] 3" {
+		t.Errorf("histogram of target: %d %q %s", code, out, errs)
 	}
-	code, out, _ = runCLI("dataset", "add", "sk", "--csv", csv, "--eps", "3", "--delta", "1e-6", "--clip", "3000", "--header", "sklearn", "--columns", "1-31", "--state", state)
-	if code != 0 || !strings.Contains(out, "header (--header sklearn)") || !strings.Contains(out, "--columns without c31") {
-		t.Errorf("add --header sklearn --columns 1-31: exit %d:\n%s", code, out)
+	code, out, stderr := runCLI(append([]string{"dataset", "add", "all31", "--csv", csv, "--columns", "1-31"}, base...)...)
+	if code != 0 || !strings.Contains(out, "columns (d=31)") || strings.Contains(norm(out), "categorical target") ||
+		!strings.Contains(norm(out), "warning: the last column, c31, is registered as a feature but looks like a class label (integers, 2 distinct values). If it is the target, remove this registration (privnotes dataset rm all31)") {
+		t.Errorf("--columns 1-31: exit %d, %s\n%s", code, stderr, out)
+	}
+	code, out, stderr = runCLI(append([]string{"dataset", "add", "reg", "--csv", csv, "--label", "c31", "--label-clip", "1"}, base...)...)
+	if code != 0 || !strings.Contains(norm(out), "label c31 (|label| ≤ 1)") || !strings.Contains(out, "columns (d=30)") || strings.Contains(out, "warning") {
+		t.Errorf("--label c31: exit %d, %s\n%s", code, stderr, out)
+	}
+	// A header-less file: --header no names the columns c1, c2, ...
+	plain := writeCSV(t, dir, "plain.csv", "1,2,3\n4,5,6\n7,8,9\n")
+	code, out, stderr = runCLI(append([]string{"dataset", "add", "plain", "--csv", plain, "--header", "no", "--columns", "3,1"}, base...)...)
+	if code != 0 || !strings.Contains(norm(out), "rows (owner only) 3") || !strings.Contains(norm(out), "columns (d=2) c3, c1") || !strings.Contains(out, "header (--header no)") {
+		t.Errorf("--header no --columns 3,1: exit %d, %s\n%s", code, stderr, out)
+	}
+	// A line with the wrong number of fields is named, or dropped and
+	// counted with --bad-rows drop.
+	ragged := writeCSV(t, dir, "ragged.csv", "3,2,neg,pos\n1,2,0\n3\n5,6,1\n")
+	code, _, stderr = runCLI(append([]string{"dataset", "add", "ragged", "--csv", ragged}, base...)...)
+	if code != 1 || !strings.Contains(stderr, "ragged.csv, line 3: 1 fields, expected 3; fix it or use --bad-rows drop (1 such lines in all)") {
+		t.Errorf("ragged line: exit %d, %s", code, stderr)
+	}
+	code, out, stderr = runCLI(append([]string{"dataset", "add", "ragged", "--csv", ragged, "--bad-rows", "drop"}, base...)...)
+	if code != 0 || !strings.Contains(norm(out), "rows (owner only) 2") || !strings.Contains(out, "dropped 1 lines with the wrong number of fields") {
+		t.Errorf("ragged line dropped: exit %d, %s\n%s", code, stderr, out)
+	}
+	// A wrong n_samples is refused and leaves nothing behind.
+	wrong := writeCSV(t, dir, "wrong.csv", "5,2,neg,pos\n1,2,0\n3,4,1\n")
+	code, _, stderr = runCLI(append([]string{"dataset", "add", "wrong", "--csv", wrong}, base...)...)
+	if code != 1 || !strings.Contains(stderr, "line 1 (sklearn header) says 5 samples but the file has 2 data rows") {
+		t.Errorf("wrong n_samples: exit %d, %s", code, stderr)
+	}
+	if code, out, errs := runCLI("ledger", "verify", "--state", state); code != 0 {
+		t.Errorf("ledger verify: %d %s %s", code, out, errs)
 	}
 }
 

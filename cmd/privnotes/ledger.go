@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 )
@@ -11,14 +15,14 @@ import (
 func init() {
 	register(&command{
 		name:    "ledger",
-		summary: "the privacy ledger: show [--dataset NAME] | export [--json] | verify",
+		summary: "the privacy ledger: show [--dataset NAME] | export [--json | --csv] | verify",
 		run:     runLedger,
 	})
 }
 
 const ledgerUsage = `Usage:
   privnotes ledger show [--dataset NAME] [--state DIR]
-  privnotes ledger export [--json] [--state DIR]
+  privnotes ledger export [--json | --csv] [--state DIR]
   privnotes ledger verify [--state DIR]
 `
 
@@ -57,14 +61,27 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "head: record %d, hash %s\n", id, head)
 		return 0
 	case "export":
-		fs := newFlags("ledger export", "ledger export [--json] [--state DIR]", "Writes the whole ledger, for audits and other tools.", stderr)
-		asJSON := fs.Bool("json", false, "write JSON (default: a text table)")
+		fs := newFlags("ledger export", "ledger export [--json | --csv] [--state DIR]", `Writes the whole ledger, for audits and other tools: a text table, one JSON
+document (--json), or CSV with one row per record (--csv). Every field is
+public: the ledger holds costs, public parameters and hashes, never data.`, stderr)
+		asJSON := fs.Bool("json", false, "write one JSON document (default: a text table)")
+		asCSV := fs.Bool("csv", false, "write CSV, one row per record: "+strings.Join(ledgerCSVHeader, ","))
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
 			return code
 		}
 		defer st.Close()
-		if err := st.Export(stdout, *asJSON); err != nil {
+		var err error
+		switch {
+		case *asJSON && *asCSV:
+			fmt.Fprintln(stderr, "privnotes ledger export: give --json or --csv, not both")
+			return 2
+		case *asCSV:
+			err = writeLedgerCSV(stdout, st)
+		default:
+			err = st.Export(stdout, *asJSON)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "privnotes ledger export: %v\n", err)
 			return 1
 		}
@@ -105,4 +122,36 @@ were altered or damaged.`, stderr)
 	}
 	fmt.Fprintf(stderr, "privnotes ledger: unknown subcommand %q\n\n%s", sub, ledgerUsage)
 	return 2
+}
+
+// ledgerCSVHeader names the columns of ledger export --csv: the record's
+// fields, its cost split into the measure and its parameters (empty for
+// register and remove records), and its public parameters as JSON.
+var ledgerCSVHeader = []string{"id", "time", "kind", "dataset", "mechanism", "measure", "eps", "delta", "rho", "mu", "cell", "params", "prev_hash", "hash"}
+
+// writeLedgerCSV writes every ledger record as one CSV row. Numbers are
+// written in the shortest form that reads back exactly.
+func writeLedgerCSV(w io.Writer, st *ledger.Store) error {
+	entries, err := st.Entries("")
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(ledgerCSVHeader); err != nil {
+		return err
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, e := range entries {
+		measure, eps, delta, rho, mu := "", "", "", "", ""
+		if ev := e.Event; ev != nil {
+			measure, eps, delta, rho, mu = ev.Kind.String(), num(ev.Eps), num(ev.Delta), num(ev.Rho), num(ev.Mu)
+		}
+		row := []string{strconv.FormatInt(e.ID, 10), e.Time.UTC().Format(time.RFC3339Nano), e.Kind, e.Dataset, e.Mechanism,
+			measure, eps, delta, rho, mu, e.Cell, string(e.Params), e.PrevHash, e.Hash}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

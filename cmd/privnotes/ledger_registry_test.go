@@ -99,8 +99,8 @@ func TestDatasetAddRegistryRules(t *testing.T) {
 	}{
 		{"advanced", []string{"adv", "--csv", good, "--accountant", "advanced"}, 2, "--accountant advanced is no longer offered"},
 		{"unknown accountant", []string{"x", "--csv", good, "--accountant", "pld"}, 2, `--accountant "pld": use zcdp or basic`},
-		{"escape in a column name", []string{"esc", "--csv", escape}, 1, `feature column 2 ("b\x1b[31m"): its name contains the control character U+001B; rename it in the CSV file's header line`},
-		{"newline in a label name", []string{"nl", "--csv", newline, "--label", "b\nc", "--label-clip", "1"}, 1, `label column "b\nc": its name contains the control character U+000A`},
+		{"escape in a column name", []string{"esc", "--csv", escape}, 1, `column name "b\x1b[31m" holds a control or format character; rename it`},
+		{"newline in a label name", []string{"nl", "--csv", newline, "--label", "b\nc", "--label-clip", "1"}, 1, `column name "b\nc" holds a control or format character; rename it`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

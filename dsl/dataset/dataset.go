@@ -15,7 +15,11 @@
 //   - "sklearn": line 1 is scikit-learn's "n_samples,n_features,label names..."
 //     line (as in breast_cancer.csv: "569,30,malignant,benign"); columns are
 //     named c1, c2, ... and n_samples and n_features are checked against
-//     the file.
+//     the file. When the rows have n_features+1 fields, the last one is
+//     the class label (0, 1, ... indexing the label names): it is not a
+//     feature unless Options.Columns or Options.Label names it, and
+//     Table.ClassColumn names it (the data engine registers it as a
+//     categorical column whose domain is the label names).
 //   - "auto" (default): line 1 is data when all its fields are numbers and
 //     it has as many fields as line 2; it is an sklearn line when its first
 //     two fields are non-negative integers, the others are not numbers, and
@@ -73,6 +77,11 @@ type Table struct {
 	// SklearnFeatures is n_features from an sklearn header line (0 if
 	// none); rows with one more field carry the target in the last one.
 	SklearnFeatures int
+	// ClassColumn is the name of an sklearn file's class column ("" if
+	// none), left out of the features by default; ClassNames are the label
+	// names of its header line, a public domain.
+	ClassColumn string
+	ClassNames  []string
 	// LastColumnClasses is the number of distinct values of the file's
 	// last column when it is selected as a feature and looks like a class
 	// label: integer values, at most MaxClassValues distinct ones.
@@ -130,11 +139,18 @@ func Read(r io.Reader, opts Options) (*Table, error) {
 		return nil, errors.New("the file has a header but no data rows")
 	}
 	width := len(names)
-	feat, userIdx, labelIdx, err := selectColumns(names, opts)
+	class := -1
+	if sk != nil && width == sk.d+1 && len(opts.Columns) == 0 && opts.Label == "" {
+		class = width - 1
+	}
+	feat, userIdx, labelIdx, err := selectColumns(names, opts, class)
 	if err != nil {
 		return nil, err
 	}
 	t := &Table{Label: opts.Label, Mean: opts.Mean}
+	if class >= 0 {
+		t.ClassColumn, t.ClassNames = names[class], sk.labels
+	}
 	for _, j := range feat {
 		t.Columns = append(t.Columns, names[j])
 	}
@@ -299,7 +315,95 @@ func parseValue(s string) (float64, string) {
 	return v, ""
 }
 
-type sklearnHeader struct{ n, d int }
+type sklearnHeader struct {
+	n, d   int
+	labels []string
+}
+
+// Layout is how a CSV file's first line reads under a header rule.
+type Layout struct {
+	Header string   // "yes", "no" or "sklearn"
+	Names  []string // the column names (c1, c2, ... without a header line)
+	// Samples, Features and ClassNames are an sklearn header's n_samples,
+	// n_features and label names.
+	Samples, Features int
+	ClassNames        []string
+	// ClassColumn is the name of an sklearn file's class column when its
+	// rows have n_features+1 fields, else "".
+	ClassColumn string
+}
+
+// SniffLayout reads the first two records of a CSV stream and tells, under
+// header ("auto", "yes", "no" or "sklearn", as Options.Header), whether
+// line 1 is a header and what the columns are called, with Read's rules.
+// The data engine uses it to read a CSV file as Read would.
+func SniffLayout(r io.Reader, header string) (*Layout, error) {
+	o := Options{Header: header}
+	if err := normalise(&o); err != nil {
+		return nil, err
+	}
+	cr := csv.NewReader(bufio.NewReader(r))
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	var recs [][]string
+	for len(recs) < 2 {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the first lines: %w", err)
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	if len(recs) == 0 {
+		return nil, errors.New("the file has no rows")
+	}
+	hdr, names, sk, err := detectHeader(recs, o.Header)
+	if err != nil {
+		return nil, err
+	}
+	l := &Layout{Header: "no", Names: names}
+	switch {
+	case sk != nil:
+		l.Header, l.Samples, l.Features, l.ClassNames = "sklearn", sk.n, sk.d, sk.labels
+		if len(names) == sk.d+1 {
+			l.ClassColumn = names[sk.d]
+		}
+	case hdr:
+		l.Header = "yes"
+	}
+	return l, nil
+}
+
+// SelectColumns resolves Options.Columns (names, 1-based positions,
+// ranges), Options.Unit and Options.Label against column names as Read
+// does, and returns the feature names in order. exclude names a column
+// left out of the default selection ("" for none): an sklearn file's
+// class column.
+func SelectColumns(names []string, o Options, exclude string) ([]string, error) {
+	if o.Unit == "" {
+		o.Unit = "row"
+	}
+	ex := -1
+	for i, n := range names {
+		if n == exclude {
+			ex = i
+		}
+	}
+	feat, _, _, err := selectColumns(names, o, ex)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(feat))
+	for i, j := range feat {
+		out[i] = names[j]
+	}
+	return out, nil
+}
 
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
@@ -330,7 +434,7 @@ func detectHeader(recs [][]string, mode string) (header bool, names []string, sk
 		if width != d && width != d+1 {
 			return nil, fmt.Errorf("line 1 (sklearn header) says %d features but line 2 has %d fields", d, width)
 		}
-		return &sklearnHeader{n: n, d: d}, nil
+		return &sklearnHeader{n: n, d: d, labels: first[2:]}, nil
 	}
 	generic := func(w int) []string {
 		names := make([]string, w)
@@ -398,8 +502,9 @@ func headerNames(rec []string) ([]string, error) {
 	return names, nil
 }
 
-// selectColumns resolves the feature, user and label columns.
-func selectColumns(names []string, o Options) (feat []int, user, label int, err error) {
+// selectColumns resolves the feature, user and label columns; exclude
+// (-1 for none) is left out of the default features.
+func selectColumns(names []string, o Options, exclude int) (feat []int, user, label int, err error) {
 	index := map[string]int{}
 	for i, n := range names {
 		index[n] = i
@@ -441,7 +546,7 @@ func selectColumns(names []string, o Options) (feat []int, user, label int, err 
 	}
 	if len(o.Columns) == 0 {
 		for i := range names {
-			if i != user && i != label {
+			if i != user && i != label && i != exclude {
 				feat = append(feat, i)
 			}
 		}

@@ -19,7 +19,24 @@ func TestRead(t *testing.T) {
 		{"header auto-detected", "a,b\n1,2\n3,4\n", Options{}, "[a b]", "[1 2 3 4]", 2, nil},
 		{"no header auto-detected", "1,2\n3,4\n", Options{}, "[c1 c2]", "[1 2 3 4]", 2, nil},
 		{"sklearn header auto-detected", "2,2,neg,pos\n1,2,0\n3,4,1\n", Options{Columns: []string{"1-2"}}, "[c1 c2]", "[1 2 3 4]", 2, nil},
-		{"sklearn header explicit", "2,2,neg,pos\n1,2,0\n3,4,1\n", Options{Header: "sklearn"}, "[c1 c2 c3]", "[1 2 0 3 4 1]", 2, nil},
+		{"sklearn header explicit", "2,2,neg,pos\n1,2,0\n3,4,1\n", Options{Header: "sklearn"}, "[c1 c2]", "[1 2 3 4]", 2, func(tb *Table) string {
+			if tb.ClassColumn != "c3" || fmt.Sprint(tb.ClassNames) != "[neg pos]" {
+				return fmt.Sprintf("class column %q names %q", tb.ClassColumn, tb.ClassNames)
+			}
+			return ""
+		}},
+		{"sklearn class column kept by --columns", "2,2,neg,pos\n1,2,0\n3,4,1\n", Options{Header: "sklearn", Columns: []string{"1-3"}}, "[c1 c2 c3]", "[1 2 0 3 4 1]", 2, func(tb *Table) string {
+			if tb.ClassColumn != "" {
+				return fmt.Sprintf("class column %q with --columns", tb.ClassColumn)
+			}
+			return ""
+		}},
+		{"sklearn without a class column", "2,2,neg,pos\n1,2\n3,4\n", Options{}, "[c1 c2]", "[1 2 3 4]", 2, func(tb *Table) string {
+			if tb.ClassColumn != "" || tb.Header != "sklearn" {
+				return fmt.Sprintf("class column %q header %q", tb.ClassColumn, tb.Header)
+			}
+			return ""
+		}},
 		{"header yes with numeric names", "1,2\n3,4\n", Options{Header: "yes"}, "[1 2]", "[3 4]", 1, nil},
 		{"header no keeps the first line", "1,2\n3,4\n", Options{Header: "no"}, "[c1 c2]", "[1 2 3 4]", 2, nil},
 		{"columns by name, position and range", "a,b,c,d\n1,2,3,4\n", Options{Columns: []string{"d", "1", "2-3"}}, "[d a b c]", "[4 1 2 3]", 1, nil},
@@ -119,7 +136,8 @@ func TestHeaderAndClassColumn(t *testing.T) {
 		sklearnD  int
 		lastClass int
 	}{
-		{"sklearn with target", "4,2,neg,pos\n1.5,2.5,0\n3.5,4.5,1\n5.5,6.5,1\n7.5,8.5,0\n", Options{}, "sklearn", 2, 2},
+		{"sklearn target is no feature", "4,2,neg,pos\n1.5,2.5,0\n3.5,4.5,1\n5.5,6.5,1\n7.5,8.5,0\n", Options{}, "sklearn", 2, 0},
+		{"sklearn target selected as a feature", "4,2,neg,pos\n1.5,2.5,0\n3.5,4.5,1\n5.5,6.5,1\n7.5,8.5,0\n", Options{Columns: []string{"1-3"}}, "sklearn", 2, 2},
 		{"target left out by --columns", "4,2,neg,pos\n1.5,2.5,0\n3.5,4.5,1\n5.5,6.5,1\n7.5,8.5,0\n", Options{Columns: []string{"1-2"}}, "sklearn", 2, 0},
 		{"target as --label", "x,y,cls\n1.5,2.5,0\n3.5,4.5,1\n5.5,6.5,1\n", Options{Label: "cls"}, "yes", 0, 0},
 		{"named header, integer class", "x,y,cls\n1.5,2.5,0\n3.5,4.5,2\n5.5,6.5,1\n7,8,2\n", Options{}, "yes", 0, 3},
@@ -139,5 +157,43 @@ func TestHeaderAndClassColumn(t *testing.T) {
 					tb.Header, tb.SklearnFeatures, tb.LastColumnClasses, tc.header, tc.sklearnD, tc.lastClass)
 			}
 		})
+	}
+}
+
+// SniffLayout reads line 1 as Read does, from the first two lines only.
+func TestSniffLayout(t *testing.T) {
+	tests := []struct {
+		csv, header string
+		want        string // fmt of the layout's fields
+	}{
+		{"569,30,malignant,benign\n" + strings.Repeat("1,", 30) + "0\ngarbage,that,is,never,read\n", "auto", "sklearn 31 c1 c31 569 30 [malignant benign] c31"},
+		{"150,4,setosa,versicolor,virginica\n5.1,3.5,1.4,0.2,0\n", "sklearn", "sklearn 5 c1 c5 150 4 [setosa versicolor virginica] c5"},
+		{"a,b\n1,2\n", "auto", "yes 2 a b 0 0 [] "},
+		{"1,2\n3,4\n", "auto", "no 2 c1 c2 0 0 [] "},
+		{"1,2\n3,4\n", "yes", "yes 2 1 2 0 0 [] "},
+	}
+	for _, tc := range tests {
+		l, err := SniffLayout(strings.NewReader(tc.csv), tc.header)
+		if err != nil {
+			t.Errorf("%q: %v", tc.csv, err)
+			continue
+		}
+		got := fmt.Sprint(l.Header, " ", len(l.Names), " ", l.Names[0], " ", l.Names[len(l.Names)-1], " ", l.Samples, " ", l.Features, " ", l.ClassNames, " ", l.ClassColumn)
+		if got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.csv, got, tc.want)
+		}
+	}
+	if _, err := SniffLayout(strings.NewReader("1,2,3\n4,5\n"), "auto"); err == nil || !strings.Contains(err.Error(), "--header") {
+		t.Errorf("ambiguous line 1: %v", err)
+	}
+	names := []string{"c1", "c2", "c3", "c4"}
+	if got, err := SelectColumns(names, Options{}, "c4"); err != nil || fmt.Sprint(got) != "[c1 c2 c3]" {
+		t.Errorf("default selection without the class column: %v %v", got, err)
+	}
+	if got, err := SelectColumns(names, Options{Columns: []string{"4", "1-2"}, Unit: "user:c3"}, "c4"); err != nil || fmt.Sprint(got) != "[c4 c1 c2]" {
+		t.Errorf("explicit selection: %v %v", got, err)
+	}
+	if _, err := SelectColumns(names, Options{Columns: []string{"zz"}}, ""); err == nil || !strings.Contains(err.Error(), `--columns "zz": no such column`) {
+		t.Errorf("unknown column: %v", err)
 	}
 }

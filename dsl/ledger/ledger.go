@@ -290,7 +290,7 @@ func (s *Store) Remaining(datasetName string) (accounting.Budget, error) {
 // Entry is a ledger record as read back.
 type Entry struct {
 	ID        int64             `json:"id"`
-	Kind      string            `json:"kind"` // "register" or "charge"
+	Kind      string            `json:"kind"` // "register", "charge" or "remove"
 	Dataset   string            `json:"dataset"`
 	Mechanism string            `json:"mechanism"`
 	Params    json.RawMessage   `json:"params"`
@@ -401,6 +401,7 @@ func (s *Store) Verify() error {
 	accs := map[string]*accounting.Accountant{}
 	last := map[string]int64{} // each dataset's last record
 	registered := map[string]bool{}
+	live, hashes := liveRegistrations(recs), map[string]string{} // remove.go
 	for i, r := range recs {
 		bad := func(format string, args ...any) error {
 			return &ChainError{ID: r.ID, Reason: fmt.Sprintf(format, args...)}
@@ -428,7 +429,7 @@ func (s *Store) Verify() error {
 			if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
 				return bad("corrupt register parameters")
 			}
-			dr, err := s.datasetRow(ctx, s.db, r.Dataset)
+			dr, err := s.registeredRow(ctx, r, live)
 			if errors.Is(err, ErrNoDataset) {
 				return bad("dataset %q is registered in the ledger but missing from the registry", r.Dataset)
 			} else if err != nil {
@@ -458,6 +459,11 @@ func (s *Store) Verify() error {
 			}
 			accs[r.Dataset] = acc
 			last[r.Dataset] = r.ID
+			hashes[r.Dataset] = p.Hash
+		case "remove":
+			if err := verifyRemoval(r, registered, accs, last, hashes); err != nil {
+				return bad("%v", err)
+			}
 		case "charge":
 			acc := accs[r.Dataset]
 			if acc == nil {
@@ -505,7 +511,7 @@ func (s *Store) Verify() error {
 	}
 	// the stored data must still be what was registered
 	for _, r := range recs {
-		if r.Kind != "register" {
+		if r.Kind != "register" || !live[r.ID] {
 			continue
 		}
 		if path, hash, ok, err := s.Snapshot(r.Dataset); err != nil {

@@ -36,6 +36,9 @@ func Build(ctx context.Context, spec Spec, dir, name string) (*Info, error) {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	b := &builder{ctx: ctx, spec: spec, desc: "the --sql query"}
+	if spec.Desc != "" {
+		b.desc = spec.Desc
+	}
 	if spec.BadRows == "drop" {
 		b.drop = true
 	}

@@ -152,6 +152,9 @@ type Spec struct {
 	Categories map[string][]string
 	// BadRows is "reject" (default) or "drop".
 	BadRows string
+	// Desc, with SQL, is how messages name the source ("the --sql query"
+	// if empty): the owner's file when a caller builds the query for it.
+	Desc string
 }
 
 // Info describes a built or opened snapshot.

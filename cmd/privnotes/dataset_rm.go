@@ -1,0 +1,52 @@
+package main
+
+// privnotes dataset rm: undo a registration that was never charged.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/syntax"
+)
+
+func datasetRm(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("dataset rm", "dataset rm NAME [--state DIR]", `Removes a dataset that has never been charged: its registration, its stored
+data or snapshot file and its schema, in one transaction, so that a typo at
+registration is not permanent and the name can be registered again. The
+ledger keeps a chained "remove" record (ledger verify still holds).
+
+A dataset with charges cannot be removed: the ledger is append-only and the
+budget spent stays spent. Register the data under a new name instead.`, stderr)
+	st, name, code := openState(fs, args, stderr, true)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	rm, err := st.Remove(context.Background(), name)
+	switch {
+	case errors.Is(err, ledger.ErrNoDataset):
+		hint := ""
+		if scs, err := st.Datasets(); err == nil {
+			names := make([]string, len(scs))
+			for i, sc := range scs {
+				names[i] = sc.Name
+			}
+			if best, ok := syntax.Closest(name, names); ok {
+				hint = fmt.Sprintf(" Did you mean %q?", best)
+			}
+		}
+		fmt.Fprintf(stderr, "privnotes dataset rm: no dataset %q in %s.%s `privnotes dataset list --state %s` lists them.\n", name, st.Dir(), hint, st.Dir())
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "privnotes dataset rm: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "removed dataset %q from %s (ledger record %d); the name can be registered again\n", name, st.Dir(), rm.Record)
+	if rm.FileErr != nil {
+		fmt.Fprintf(stderr, "warning: could not delete the snapshot file %s (%v); it is no longer used, delete it by hand\n", rm.Snapshot, rm.FileErr)
+	}
+	return 0
+}

@@ -1,0 +1,172 @@
+package ledger
+
+// Removing a registration that was never charged: a typo in a name, the
+// wrong file or budget, found before any analysis. Only a dataset without
+// charges may go; one with charges stays, since the ledger is append-only
+// and budget spent stays spent.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// ErrHasCharges is wrapped by Remove's error for a dataset that has been
+// charged: its registration stays.
+var ErrHasCharges = errors.New("the dataset has charges")
+
+// Removal is what Remove did.
+type Removal struct {
+	Name   string
+	Record int64 // id of the "remove" record in the ledger
+	// Snapshot is the snapshot file of the removed dataset ("" for data
+	// stored in the database); FileErr is set when it could not be
+	// deleted (the registration is removed all the same; the file is then
+	// an orphan the owner may delete).
+	Snapshot string
+	FileErr  error
+}
+
+// immutableTriggers are the triggers that forbid deleting a registration;
+// Remove lifts them inside its transaction and schemaSQL restores them
+// before it commits, so no other writer ever sees them missing.
+var immutableTriggers = []string{"datasets_immutable_delete", "data_immutable_delete", "snapshots_immutable_delete"}
+
+// Remove deletes a dataset that has no charges: its registry row, its
+// stored data or snapshot row, its running totals, and then its snapshot
+// file. It appends a chained "remove" record (mechanism "dataset/remove",
+// the registration's data hash in its parameters), all in one write
+// transaction, so Verify still holds and the name can be registered again.
+// A dataset with charges is refused with an error wrapping ErrHasCharges;
+// an unknown name with one wrapping ErrNoDataset.
+func (s *Store) Remove(ctx context.Context, name string) (*Removal, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: charges wait for us, or we for them
+	if err != nil {
+		return nil, dbErr("ledger: starting the removal", err)
+	}
+	defer tx.Rollback()
+	dr, err := s.datasetRow(ctx, tx, name)
+	if err != nil {
+		return nil, err
+	}
+	acc, _, err := s.accountant(ctx, tx, name)
+	if err != nil {
+		return nil, err
+	}
+	if n := acc.State().Events(); n > 0 {
+		spent := acc.Spent()
+		return nil, fmt.Errorf("%w: dataset %q has %d charges (spent ε=%.6g, δ=%.3g) and cannot be removed: the ledger is append-only and budget spent stays spent. "+
+			"To register the data again, corrected or with a new budget, use a new name (privnotes dataset add NEWNAME ...)", ErrHasCharges, name, n, spent.Eps, spent.Delta)
+	}
+	var rel string
+	switch err := tx.QueryRowContext(ctx, `SELECT path FROM snapshots WHERE dataset = ?`, name).Scan(&rel); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, dbErr(fmt.Sprintf("ledger: reading dataset %q", name), err)
+	}
+	for _, trg := range immutableTriggers {
+		if _, err := tx.ExecContext(ctx, `DROP TRIGGER IF EXISTS `+trg); err != nil {
+			return nil, dbErr("ledger: removing a dataset", err)
+		}
+	}
+	for _, table := range []string{"data_chunks", "snapshots", "totals"} {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE dataset = ?`, name); err != nil {
+			return nil, dbErr("ledger: removing a dataset", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM datasets WHERE name = ?`, name); err != nil {
+		return nil, dbErr("ledger: removing a dataset", err)
+	}
+	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil { // the triggers again
+		return nil, dbErr("ledger: removing a dataset", err)
+	}
+	params, _ := json.Marshal(map[string]string{"data_hash": dr.hash})
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	rec, err := appendRecord(ctx, tx, record{Kind: "remove", Dataset: name, Mechanism: "dataset/remove",
+		Params: string(params), Event: "null", Cell: "owner", Time: now.Format(time.RFC3339Nano)})
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, dbErr("ledger: committing the removal", err)
+	}
+	out := &Removal{Name: name, Record: rec.ID}
+	if rel != "" {
+		// After the commit: a crash here leaves an orphan file, never a
+		// registration without its data.
+		out.Snapshot = filepath.Join(s.dir, filepath.FromSlash(rel))
+		if err := os.Remove(out.Snapshot); err != nil && !errors.Is(err, os.ErrNotExist) {
+			out.FileErr = err
+		}
+	}
+	return out, nil
+}
+
+// liveRegistrations returns the ids of the register records whose dataset
+// is still registered: those not followed by a remove record of their
+// dataset. Verify compares only these with the registry.
+func liveRegistrations(recs []record) map[int64]bool {
+	live := map[int64]bool{}
+	current := map[string]int64{}
+	for _, r := range recs {
+		switch r.Kind {
+		case "register":
+			current[r.Dataset] = r.ID
+		case "remove":
+			delete(current, r.Dataset)
+		}
+	}
+	for _, id := range current {
+		live[id] = true
+	}
+	return live
+}
+
+// registeredRow is the registry row Verify compares register record r
+// with: the stored one for a live registration, and for a removed one the
+// record's own schema and hash (its registry row is gone by design).
+func (s *Store) registeredRow(ctx context.Context, r record, live map[int64]bool) (*datasetRow, error) {
+	if live[r.ID] {
+		return s.datasetRow(ctx, s.db, r.Dataset)
+	}
+	var p struct {
+		Schema Schema `json:"schema"`
+		Hash   string `json:"data_hash"`
+	}
+	if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
+		return nil, errors.New("corrupt register parameters")
+	}
+	return &datasetRow{schema: p.Schema, hash: p.Hash}, nil
+}
+
+// verifyRemoval checks a remove record during Verify: its dataset is
+// registered, uncharged, and the record names the registration's data
+// hash. It then forgets the dataset, so that the name may be registered
+// again.
+func verifyRemoval(r record, registered map[string]bool, accs map[string]*accounting.Accountant, last map[string]int64, hashes map[string]string) error {
+	acc := accs[r.Dataset]
+	if !registered[r.Dataset] || acc == nil {
+		return fmt.Errorf("removal of dataset %q, which is not registered", r.Dataset)
+	}
+	if n := acc.State().Events(); n > 0 {
+		return fmt.Errorf("removal of dataset %q, which has %d charges", r.Dataset, n)
+	}
+	var p struct {
+		Hash string `json:"data_hash"`
+	}
+	if err := json.Unmarshal([]byte(r.Params), &p); err != nil || p.Hash != hashes[r.Dataset] {
+		return fmt.Errorf("removal of dataset %q names another registration's data", r.Dataset)
+	}
+	delete(registered, r.Dataset)
+	delete(accs, r.Dataset)
+	delete(last, r.Dataset)
+	delete(hashes, r.Dataset)
+	return nil
+}
