@@ -26,7 +26,8 @@ const chunkBlocksPerWorker = 16
 //
 // block(acc, b) receives a zero accumulator and a batch view of one block
 // (b.N ≤ BlockRows rows of src.Dim() features; labels and unit indices
-// when labels and units are set and the source has them) and must leave in
+// when labels and units are set and the source has them; the rows' norm
+// parts when the source stores them, rows.Normed) and must leave in
 // acc the sum of the block's rows, summed directly. merge and clear are as
 // for Pairwise. The error is the source's, or ctx's; after an error the
 // result must be discarded.
@@ -49,6 +50,9 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 	blockOpt := Options{Workers: opt.Workers, MinRows: (minRows + BlockRows - 1) / BlockRows}
 	chunkBlocks := workers * max(chunkBlocksPerWorker, blockOpt.MinRows)
 	chunk := rows.NewBatch(dim, chunkBlocks*BlockRows, labels, units)
+	if nm, ok := src.(rows.Normed); ok && nm.HasNorms() {
+		chunk.WithNorms(chunkBlocks * BlockRows)
+	}
 	all := counter[A]{merge: merge, clear: clear}
 	free := []A(nil)
 	total := 0 // blocks before the current chunk
@@ -155,6 +159,9 @@ func sub(b *rows.Batch, lo, hi, dim int) *rows.Batch {
 	}
 	if b.Unit != nil {
 		v.Unit = b.Unit[lo:hi]
+	}
+	if b.NormBig != nil {
+		v.NormBig, v.NormRel = b.NormBig[lo:hi], b.NormRel[lo:hi]
 	}
 	return v
 }
