@@ -131,7 +131,8 @@ func BenchmarkIngestScan(b *testing.B) {
 // CSV under PN_SNAPSHOT_SCALE_DIR (default a temporary directory),
 // registers it (with x0 as the user column when PN_SNAPSHOT_SCALE_USER is
 // set), scans it once, and logs the times and the process's peak RSS
-// (VmHWM); with PN_SNAPSHOT_SCALE_ITER set it also compares one streamed
+// (VmHWM); PN_SNAPSHOT_SCALE_CSV names an already generated CSV of that
+// size to use instead; with PN_SNAPSHOT_SCALE_ITER set it also compares one streamed
 // power iteration with one in memory (logIterations). Run it once:
 //
 //	PN_SNAPSHOT_SCALE_ROWS=5000000 go test -tags duckdb_arrow -run '^$' -bench Scale -benchtime 1x ./dsl/snapshot/
@@ -156,7 +157,11 @@ func BenchmarkScale(b *testing.B) {
 	}
 	csv := filepath.Join(dir, "gen.csv")
 	t0 := time.Now()
-	writeNumericCSV(b, csv, n, 20)
+	if c := os.Getenv("PN_SNAPSHOT_SCALE_CSV"); c != "" {
+		csv = c // an earlier run's file, of n rows
+	} else {
+		writeNumericCSV(b, csv, n, 20)
+	}
 	st, _ := os.Stat(csv)
 	b.Logf("generated %d rows × 20 (%.2f GB) in %v; %s", n, float64(st.Size())/1e9, time.Since(t0), vmHWM())
 	ctx := context.Background()
