@@ -213,9 +213,10 @@ func BenchmarkScale(b *testing.B) {
 // logIterations logs the median time of one power iteration of npm (k=1)
 // and of the adaptive method over the streamed snapshot and over the same
 // rows held in memory, and their ratio. An iteration's time is the
-// difference between runs of 2 and 1 iterations, so that the set-up of a
-// run (the in-memory scales, the start) cancels; each is the median of 5
-// runs. (npm at d = 20 and p ≤ 5 forms no Gram matrix for 2 iterations.)
+// difference between runs of 6 and 1 iterations over 5, so that the
+// set-up of a run (the in-memory scales, the start) cancels; each is the
+// median of 5 such estimates. (npm at d = 20 and p = 1 forms no Gram
+// matrix below 11 iterations.)
 func logIterations(b *testing.B, ctx context.Context, src rows.Source) {
 	mem, err := rows.Collect(ctx, src)
 	if err != nil {
@@ -237,7 +238,7 @@ func logIterations(b *testing.B, ctx context.Context, src rows.Source) {
 	perIter := func(method string, k int, s rows.Source) time.Duration {
 		var ts []time.Duration
 		for range 5 {
-			ts = append(ts, run(method, k, 2, s)-run(method, k, 1, s))
+			ts = append(ts, (run(method, k, 6, s)-run(method, k, 1, s))/5)
 		}
 		slices.Sort(ts)
 		return ts[len(ts)/2]

@@ -181,10 +181,14 @@ func (r *Reader) WriteCache(ctx context.Context) error {
 				feat[k] = row[j]
 			}
 			row[l.norm], row[l.norm+1] = rows.StoredNorm(feat)
-			for k, v := range row {
-				binary.LittleEndian.PutUint64(buf[8*k:], math.Float64bits(v))
+			out := asBytes(row)
+			if !nativeLE {
+				for k, v := range row {
+					binary.LittleEndian.PutUint64(buf[8*k:], math.Float64bits(v))
+				}
+				out = buf
 			}
-			if _, err := w.Write(buf); err != nil {
+			if _, err := w.Write(out); err != nil {
 				return err
 			}
 			n++
@@ -215,7 +219,16 @@ func (r *Reader) WriteCache(ctx context.Context) error {
 		return fmt.Errorf("snapshot: writing the row cache: %w", err)
 	}
 	ok = true
-	return install(tmp, dst, dir)
+	// No fsync: the cache is derived, and a torn file after a crash fails
+	// its hash and is removed, so flushing 8·n·width bytes to disk (most
+	// of the write's time) buys nothing.
+	if err := os.Chmod(tmp, 0o444); err != nil {
+		return fmt.Errorf("snapshot: writing the row cache: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("snapshot: writing the row cache: %w", err)
+	}
+	return nil
 }
 
 // rowCache is an opened row cache, verified on first use.
