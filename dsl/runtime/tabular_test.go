@@ -256,3 +256,32 @@ fmt.Println(len(p.PNG()) > 1000, p)`)
 		t.Errorf("plot of a non-histogram: %s", res.Error.Value)
 	}
 }
+
+// A bounded column's mean without delta is the pure-ε release: Laplace
+// noise on the sum (80 % of ε) and the count (20 %), ε charged with δ = 0,
+// and a receipt that says so. ε = 1000 makes the seeded release close to
+// the exact mean 49.5 of the ages (Laplace scales about 0.15 and 0.005).
+func TestColumnMeanPureEps(t *testing.T) {
+	seedNoise(t, 3)
+	dir := t.TempDir()
+	registerPeople(t, dir, "people", false, accounting.AddRemove)
+	s := newSession(t, dir)
+	out := s.ok(`m := private_mean(dataset("people"), col="age", eps=1000)
+fmt.Println(m.Values[0], m.Receipt.Mechanism, m.Receipt.Eps, m.Receipt.Delta)
+fmt.Println(m.Receipt.NoiseScale)`)
+	var mean, eps, delta float64
+	var mech string
+	lines := strings.Split(out, "\n")
+	if _, err := fmt.Sscan(lines[0], &mean, &mech, &eps, &delta); err != nil || math.Abs(mean-49.5) > 0.1 ||
+		mech != "bounded-mean/laplace" || eps != 1000 || delta != 0 {
+		t.Errorf("pure-ε mean: %q (%v)", lines[0], err)
+	}
+	if !strings.Contains(lines[1], "discrete Laplace") {
+		t.Errorf("noise: %q", lines[1])
+	}
+	st := status(t, dir, "people")
+	if st.Charges != 1 || st.Spent.Delta != 0 || math.Abs(st.Spent.Eps-1000) > 1e-9 {
+		t.Errorf("charged %+v, want one charge of ε = 1000, δ = 0", st)
+	}
+	verify(t, dir)
+}
