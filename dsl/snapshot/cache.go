@@ -53,6 +53,19 @@ func CachePath(path string) string {
 	return strings.TrimSuffix(path, filepath.Ext(path)) + cacheSuffix
 }
 
+// Discard removes a snapshot file and its row cache (a registration
+// that failed after Build keeps neither: both hold the owner's data).
+func Discard(path string) error {
+	errCache := os.Remove(CachePath(path))
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	if errCache != nil && !os.IsNotExist(errCache) {
+		return errCache
+	}
+	return nil
+}
+
 // cacheLayout is where a row's values sit in the cache.
 type cacheLayout struct {
 	width   int   // values per row

@@ -187,3 +187,22 @@ func TestCacheVerified(t *testing.T) {
 		t.Error("a rewritten cache differs from the first")
 	}
 }
+
+func TestDiscardRemovesTheCache(t *testing.T) {
+	dir := t.TempDir()
+	info, err := Build(context.Background(), Spec{From: write(t, dir, "s.csv", baseCSV)}, dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(CachePath(info.Path)); err != nil {
+		t.Fatalf("no row cache: %v", err)
+	}
+	if err := Discard(info.Path); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{info.Path, CachePath(info.Path)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (%v)", p, err)
+		}
+	}
+}

@@ -89,10 +89,10 @@ func Build(ctx context.Context, spec Spec, dir, name string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = r.WriteCache(ctx)
+	r.WriteCache(ctx)
 	r.Close()
 	if ctx.Err() != nil {
-		os.Remove(info.Path)
+		Discard(info.Path)
 		return nil, ctx.Err()
 	}
 	return info, nil
