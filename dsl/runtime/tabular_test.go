@@ -255,33 +255,28 @@ fmt.Println(len(p.PNG()) > 1000, p)`)
 	if !strings.Contains(res.Error.Value, "want a result of private_histogram") {
 		t.Errorf("plot of a non-histogram: %s", res.Error.Value)
 	}
+	// A release without by= has no keys to draw.
+	res, _ = s.fails(`plot_histogram(private_sum(dataset("people"), col="age", eps=1))`, NameArgumentError)
+	if !strings.Contains(res.Error.Value, "with by=") {
+		t.Errorf("plot of an ungrouped sum: %s", res.Error.Value)
+	}
 }
 
-// A bounded column's mean without delta is the pure-ε release: Laplace
-// noise on the sum (80 % of ε) and the count (20 %), ε charged with δ = 0,
-// and a receipt that says so. ε = 1000 makes the seeded release close to
-// the exact mean 49.5 of the ages (Laplace scales about 0.15 and 0.005).
-func TestColumnMeanPureEps(t *testing.T) {
-	seedNoise(t, 3)
+// plot_histogram also draws grouped releases: one bar per public key,
+// titled by the statistic, its column and the grouping column.
+func TestPlotGroups(t *testing.T) {
+	seedNoise(t, 4)
 	dir := t.TempDir()
-	registerPeople(t, dir, "people", false, accounting.AddRemove)
+	registerRegions(t, dir, "regions", 60, false, accounting.ReplaceOne)
 	s := newSession(t, dir)
-	out := s.ok(`m := private_mean(dataset("people"), col="age", eps=1000)
-fmt.Println(m.Values[0], m.Receipt.Mechanism, m.Receipt.Eps, m.Receipt.Delta)
-fmt.Println(m.Receipt.NoiseScale)`)
-	var mean, eps, delta float64
-	var mech string
+	out := s.ok(`ds := dataset("regions")
+c := private_count(ds, by="region", eps=1)
+m := private_mean(ds, col="age", by="region", eps=1, delta=1e-6)
+pc, pm := plot_histogram(c), plot_histogram(m.GroupResult, title="means")
+fmt.Println(len(pc.PNG()) > 1000, pc)
+fmt.Println(len(pm.PNG()) > 1000, pm)`)
 	lines := strings.Split(out, "\n")
-	if _, err := fmt.Sscan(lines[0], &mean, &mech, &eps, &delta); err != nil || math.Abs(mean-49.5) > 0.1 ||
-		mech != "bounded-mean/laplace" || eps != 1000 || delta != 0 {
-		t.Errorf("pure-ε mean: %q (%v)", lines[0], err)
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], `true <plot "private count by region"`) || !strings.HasPrefix(lines[1], `true <plot "means"`) {
+		t.Errorf("grouped plots: %q", out)
 	}
-	if !strings.Contains(lines[1], "discrete Laplace") {
-		t.Errorf("noise: %q", lines[1])
-	}
-	st := status(t, dir, "people")
-	if st.Charges != 1 || st.Spent.Delta != 0 || math.Abs(st.Spent.Eps-1000) > 1e-9 {
-		t.Errorf("charged %+v, want one charge of ε = 1000, δ = 0", st)
-	}
-	verify(t, dir)
 }

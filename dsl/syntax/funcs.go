@@ -212,10 +212,10 @@ var Funcs = sortFuncs([]Func{
 	},
 	{
 		Name:       "plot_histogram",
-		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result"}},
+		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result, or a grouped result (private_count, private_sum or private_mean with by=)"}},
 		Keywords:   []Param{{Name: "title", Type: "string", Default: `""`, Doc: "plot title"}},
 		Result:     "*Plot",
-		Doc:        "Bar chart (PNG) of a private histogram's noisy counts per key.",
+		Doc:        "Bar chart (PNG) of a private histogram's noisy counts per key, or of a grouped release's noisy values per key (counts, sums or means by a categorical column).",
 		Releases:   "post-processing of a DP release; no new cost",
 	},
 	{
