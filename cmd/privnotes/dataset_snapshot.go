@@ -225,7 +225,7 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 		Neighbour: nb, Clip: f.clip, LabelClip: f.labelClip, BadRows: spec.BadRows, Source: source, PublicN: f.publicN,
 	})
 	if err != nil {
-		os.Remove(info.Path) // nothing registered: the snapshot is not kept
+		snapshot.Discard(info.Path) // nothing registered: the snapshot and its row cache are not kept
 		return fail(1, err)
 	}
 	fmt.Fprintf(stdout, "registered dataset %q in %s\n", name, dir)

@@ -436,6 +436,11 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	method := base + "/laplace"
 	var noiseText, calib string
 	switch {
+	case stat == tabular.GroupMean && !gp.Gaussian:
+		noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g per key's sum (ℓ1 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding) and b=%.4g per key's count (ℓ1 sensitivity %v)",
+			gp.SumScale, gp.SumL1, nb, gp.Excess, gp.CountScale, gp.CountL1)
+		calib = fmt.Sprintf("pure ε-DP with ε=%v: %.0f%% to the sums, %.0f%% to the counts (sequential composition); mean = noisy sum / max(noisy count, 1) per key, not clamped to the bounds%s",
+			eps, 100*(1-meanCountShare), 100*meanCountShare, zcdpAdvice(sc, eps, true))
 	case stat == tabular.GroupMean:
 		method = base + "/gaussian"
 		noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key's sum (ℓ2 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding) and std %.4g per key's count (ℓ2 sensitivity %.4g)",
@@ -522,14 +527,23 @@ func planColumnMean(env *Local, src Ref, a *Args) *Plan {
 		panic(tabErr(fn, c, err))
 	}
 	unit, rule := unitWords(sc, "each user adds the mean of their clamped values and counts once")
-	const method = "bounded-mean/gaussian"
+	method := "bounded-mean/gaussian"
+	noiseText := fmt.Sprintf("discrete Gaussian, std %.4g on the sum (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding) and std %.4g on the count (sensitivity 1)",
+		gp.SumScale, gp.SumL2, nb, gp.Excess, gp.CountScale)
+	calib := fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum, %.0f%% to the count", eps, delta, gp.Rho, 100*(1-meanCountShare), 100*meanCountShare)
+	if !gp.Gaussian {
+		// Without delta: the pure-ε bounded mean (Laplace on both).
+		method = "bounded-mean/laplace"
+		noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g on the sum (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding) and b=%.4g on the count (sensitivity %v)",
+			gp.SumScale, gp.SumL1, nb, gp.Excess, gp.CountScale, gp.CountL1)
+		calib = fmt.Sprintf("pure ε-DP with ε=%v: %.0f%% to the sum, %.0f%% to the count (sequential composition)%s", eps, 100*(1-meanCountShare), 100*meanCountShare, zcdpAdvice(sc, eps, true))
+	}
 	ev := gp.Event
 	ev.Mechanism = method
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: []string{c.name},
-		Noise: fmt.Sprintf("discrete Gaussian, std %.4g on the sum (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding) and std %.4g on the count (sensitivity 1)",
-			gp.SumScale, gp.SumL2, nb, gp.Excess, gp.CountScale),
-		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum, %.0f%% to the count; mean = noisy sum / max(noisy count, 1), not clamped to the bounds",
-			unit, c.name, c.lo, c.hi, rule, eps, delta, gp.Rho, 100*(1-meanCountShare), 100*meanCountShare),
+		Noise: noiseText,
+		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; mean = noisy sum / max(noisy count, 1), not clamped to the bounds",
+			unit, c.name, c.lo, c.hi, rule, calib),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {

@@ -688,6 +688,19 @@ func harnessGrid(wide bool) []harnessCall {
 		calls = append(calls, harnessCall{fn: "private_sum", dataset: ds, kws: []KW{kw("col", "x1"), kw("by", "x2"), kw("eps", 1.0)}})
 		calls = append(calls, harnessCall{fn: "private_mean", dataset: ds, kws: []KW{kw("col", "x1"), kw("eps", 1.0), kw("delta", 1e-6)}})
 	}
+	// Pure-ε means (col= and by= without delta: Laplace on sums and counts).
+	for _, ds := range []string{"cats", "ucats"} {
+		pbase := []KW{kw("col", "x2"), kw("eps", 1.0)}
+		calls = append(calls, harnessCall{fn: "private_mean", dataset: ds, kws: pbase})
+		add("private_mean", ds, pbase, "eps", floats(harnessEps))
+		gbase := append([]KW{kw("by", "g")}, pbase...)
+		if ds == "ucats" {
+			gbase = append(gbase, kw("max_groups", 2))
+		}
+		calls = append(calls, harnessCall{fn: "private_mean", dataset: ds, kws: gbase})
+		add("private_mean", ds, gbase, "eps", floats(harnessEps))
+		add("private_mean", ds, gbase, "max_groups", ints(harnessInts))
+	}
 	return calls
 }
 

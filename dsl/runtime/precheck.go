@@ -46,11 +46,15 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			return ev, false
 		}
 		ev = accounting.Pure(eps)
-	case "private_mean": // every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ)
-		if !gaussian {
+	case "private_mean": // with δ every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ); without, col= (method "col") is pure ε and columns= is refused
+		switch {
+		case gaussian:
+			ev = accounting.ZcdpFor(eps, delta)
+		case method == "col":
+			ev = accounting.Pure(eps)
+		default:
 			return ev, false
 		}
-		ev = accounting.ZcdpFor(eps, delta)
 	case "private_fedrep":
 		if !gaussian {
 			return ev, false
@@ -149,6 +153,14 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 				return staticCost{}, false
 			}
 			calib = *v
+		}
+		if v, ok := lit["col"]; ok && c.Func == "private_mean" {
+			if v == nil {
+				return staticCost{}, false // the form is known when the call runs
+			}
+			if *v != "" {
+				method = "col" // col= (and by=): pure ε without δ
+			}
 		}
 		ds := rt.callDataset(c, lookup)
 		mode := ""

@@ -235,19 +235,19 @@ func quantileName(q float64) string {
 func plotHistogram(res any, kws ...KW) *Plot {
 	const fn = "plot_histogram"
 	a := mustArgs(fn, kws)
-	r, ok := res.(*HistogramResult)
-	if !ok || r == nil || len(r.Keys) == 0 || len(r.Keys) != len(r.Counts) {
-		panic(errorf(NameArgumentError, "%s: want a result of private_histogram, got %s", fn, typeName(res)))
+	keys, vals, what, ylabel, ok := barsOf(res)
+	if !ok {
+		panic(errorf(NameArgumentError, "%s: want a result of private_histogram, or of private_count, private_sum or private_mean with by=, got %s", fn, typeName(res)))
 	}
 	title := a.str("title")
 	if title == "" {
-		title = fmt.Sprintf("private histogram of %s", r.Column)
+		title = what
 	}
 	p := plot.New()
 	p.Title.Text = title
-	p.Y.Label.Text = "count (DP)"
-	n := len(r.Counts)
-	bars, err := plotter.NewBarChart(plotter.Values(r.Counts), vg.Points(math.Max(1, math.Min(24, 420/float64(n)))))
+	p.Y.Label.Text = ylabel
+	n := len(vals)
+	bars, err := plotter.NewBarChart(plotter.Values(vals), vg.Points(math.Max(1, math.Min(24, 420/float64(n)))))
 	if err != nil {
 		panic(errorf(NameArgumentError, "%s: %v", fn, err))
 	}
@@ -255,7 +255,7 @@ func plotHistogram(res any, kws ...KW) *Plot {
 	p.Add(bars, plotter.NewGrid())
 	labels := make([]string, n)
 	step := max(1, n/40) // at most about 40 labels
-	for i, k := range r.Keys {
+	for i, k := range keys {
 		if i%step == 0 {
 			labels[i] = shorten(k, 24)
 		}
@@ -267,6 +267,43 @@ func plotHistogram(res any, kws ...KW) *Plot {
 	}
 	width := max(6*vg.Inch, vg.Length(n)*0.2*vg.Inch)
 	return render(p, title, min(width, 20*vg.Inch), 4.5*vg.Inch)
+}
+
+// barsOf returns the keys and values plot_histogram draws: a histogram's
+// counts, or a grouped release's values per key (one function for both,
+// since both are one noisy value per public key), with a default title and
+// the y axis' label.
+func barsOf(res any) (keys []string, vals []float64, title, ylabel string, ok bool) {
+	var g *GroupResult
+	switch r := res.(type) {
+	case *HistogramResult:
+		if r == nil || len(r.Keys) == 0 || len(r.Keys) != len(r.Counts) {
+			return nil, nil, "", "", false
+		}
+		return r.Keys, r.Counts, fmt.Sprintf("private histogram of %s", r.Column), "count (DP)", true
+	case *GroupResult:
+		g = r
+	case *CountResult:
+		if r != nil {
+			g = r.GroupResult
+		}
+	case *SumResult:
+		if r != nil {
+			g = r.GroupResult
+		}
+	case *MeanResult:
+		if r != nil {
+			g = r.GroupResult
+		}
+	}
+	if g == nil || len(g.Keys) == 0 || len(g.Keys) != len(g.Values) {
+		return nil, nil, "", "", false
+	}
+	title = fmt.Sprintf("private %s by %s", g.Stat, g.By)
+	if g.Column != "" {
+		title = fmt.Sprintf("private %s of %s by %s", g.Stat, g.Column, g.By)
+	}
+	return g.Keys, g.Values, title, g.Stat + " (DP)", true
 }
 
 // GroupResult is a grouped release: private_count, private_sum or

@@ -255,4 +255,28 @@ fmt.Println(len(p.PNG()) > 1000, p)`)
 	if !strings.Contains(res.Error.Value, "want a result of private_histogram") {
 		t.Errorf("plot of a non-histogram: %s", res.Error.Value)
 	}
+	// A release without by= has no keys to draw.
+	res, _ = s.fails(`plot_histogram(private_sum(dataset("people"), col="age", eps=1))`, NameArgumentError)
+	if !strings.Contains(res.Error.Value, "with by=") {
+		t.Errorf("plot of an ungrouped sum: %s", res.Error.Value)
+	}
+}
+
+// plot_histogram also draws grouped releases: one bar per public key,
+// titled by the statistic, its column and the grouping column.
+func TestPlotGroups(t *testing.T) {
+	seedNoise(t, 4)
+	dir := t.TempDir()
+	registerRegions(t, dir, "regions", 60, false, accounting.ReplaceOne)
+	s := newSession(t, dir)
+	out := s.ok(`ds := dataset("regions")
+c := private_count(ds, by="region", eps=1)
+m := private_mean(ds, col="age", by="region", eps=1, delta=1e-6)
+pc, pm := plot_histogram(c), plot_histogram(m.GroupResult, title="means")
+fmt.Println(len(pc.PNG()) > 1000, pc)
+fmt.Println(len(pm.PNG()) > 1000, pm)`)
+	lines := strings.Split(out, "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], `true <plot "private count by region"`) || !strings.HasPrefix(lines[1], `true <plot "means"`) {
+		t.Errorf("grouped plots: %q", out)
+	}
 }

@@ -7,11 +7,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
@@ -128,7 +131,9 @@ func BenchmarkIngestScan(b *testing.B) {
 // CSV under PN_SNAPSHOT_SCALE_DIR (default a temporary directory),
 // registers it (with x0 as the user column when PN_SNAPSHOT_SCALE_USER is
 // set), scans it once, and logs the times and the process's peak RSS
-// (VmHWM). Run it once:
+// (VmHWM); PN_SNAPSHOT_SCALE_CSV names an already generated CSV of that
+// size to use instead; with PN_SNAPSHOT_SCALE_ITER set it also compares one streamed
+// power iteration with one in memory (logIterations). Run it once:
 //
 //	PN_SNAPSHOT_SCALE_ROWS=5000000 go test -tags duckdb_arrow -run '^$' -bench Scale -benchtime 1x ./dsl/snapshot/
 func BenchmarkScale(b *testing.B) {
@@ -152,7 +157,11 @@ func BenchmarkScale(b *testing.B) {
 	}
 	csv := filepath.Join(dir, "gen.csv")
 	t0 := time.Now()
-	writeNumericCSV(b, csv, n, 20)
+	if c := os.Getenv("PN_SNAPSHOT_SCALE_CSV"); c != "" {
+		csv = c // an earlier run's file, of n rows
+	} else {
+		writeNumericCSV(b, csv, n, 20)
+	}
 	st, _ := os.Stat(csv)
 	b.Logf("generated %d rows × 20 (%.2f GB) in %v; %s", n, float64(st.Size())/1e9, time.Since(t0), vmHWM())
 	ctx := context.Background()
@@ -190,7 +199,58 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatal(got, err)
 	}
 	b.Logf("%d users", info.Users)
-	b.Logf("one scan pass (%s) in %v; %s", scanKind, time.Since(t0), vmHWM())
+	b.Logf("first scan pass (%s, or the row cache, which it verifies) in %v; %s", scanKind, time.Since(t0), vmHWM())
+	t0 = time.Now()
+	if got, _, err = scanPass(ctx, src, 4096); err != nil || got != n {
+		b.Fatal(got, err)
+	}
+	b.Logf("second scan pass in %v; %s", time.Since(t0), vmHWM())
+	if os.Getenv("PN_SNAPSHOT_SCALE_ITER") != "" {
+		logIterations(b, ctx, src)
+	}
+}
+
+// logIterations logs the median time of one power iteration of npm (k=1)
+// and of the adaptive method over the streamed snapshot and over the same
+// rows held in memory, and their ratio. An iteration's time is the
+// difference between runs of 6 and 1 iterations over 5, so that the
+// set-up of a run (the in-memory scales, the start) cancels; each is the
+// median of 5 such estimates. (npm at d = 20 and p = 1 forms no Gram
+// matrix below 11 iterations.)
+func logIterations(b *testing.B, ctx context.Context, src rows.Source) {
+	mem, err := rows.Collect(ctx, src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := src.Dim()
+	run := func(method string, k, iters int, s rows.Source) time.Duration {
+		opt := pca.Options{K: k, Eps: 1, Delta: 1e-6, Iters: iters, Noise: noise.NewSeeded(1)}
+		pl, err := pca.PlanMethod(method, opt, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if _, err := pl.RunSource(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	perIter := func(method string, k int, s rows.Source) time.Duration {
+		var ts []time.Duration
+		for range 5 {
+			ts = append(ts, (run(method, k, 6, s)-run(method, k, 1, s))/5)
+		}
+		slices.Sort(ts)
+		return ts[len(ts)/2]
+	}
+	for _, m := range []struct {
+		method string
+		k      int
+	}{{"npm", 1}, {"adaptive", 1}} {
+		inMem, streamed := perIter(m.method, m.k, mem), perIter(m.method, m.k, src)
+		b.Logf("one %s iteration (k=%d): in memory %v, streamed %v: %.0f %% of the in-memory speed; %s",
+			m.method, m.k, inMem, streamed, 100*inMem.Seconds()/streamed.Seconds(), vmHWM())
+	}
 }
 
 func vmHWM() string {

@@ -122,6 +122,7 @@ type Reader struct {
 	db      *duckdb.Connector
 	windows []window
 	errRead error
+	cache   *rowCache
 
 	mu     sync.Mutex
 	active int // open cursors
@@ -231,6 +232,7 @@ func Open(path, hash string) (*Reader, error) {
 	if rs.Err() != nil || at != m.Rows {
 		return fail("its row count does not match its schema")
 	}
+	r.cache = &rowCache{path: CachePath(abs), layout: layoutOf(&r.info)}
 	opened = true
 	return r, nil
 }
@@ -259,9 +261,20 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	if r.active == 0 {
-		return r.db.Close()
+		return r.shut()
 	}
 	return nil
+}
+
+// shut releases the database and the cache file.
+func (r *Reader) shut() error {
+	if r.cache != nil {
+		r.cache.once.Do(func() {}) // no verification after the close
+		if r.cache.f != nil {
+			r.cache.f.Close()
+		}
+	}
+	return r.db.Close()
 }
 
 func (r *Reader) acquire() error {
@@ -279,7 +292,7 @@ func (r *Reader) release() {
 	defer r.mu.Unlock()
 	r.active--
 	if r.closed && r.active == 0 {
-		r.db.Close()
+		r.shut()
 	}
 }
 
@@ -289,11 +302,20 @@ func (r *Reader) release() {
 // (len(Categories) for "other"). The source implements rows.Labeled when
 // the snapshot has a label (clamped to the label's bounds when given) and
 // rows.Units when it has a user column.
+//
+// A pass reads the snapshot's row cache (cache.go) instead of its Parquet
+// when the cache is there and valid and the features are at least half
+// of the columns; the values are the same. A source of the numeric
+// columns in schema order then also implements rows.Normed.
 func (r *Reader) Source(features []string) (rows.Source, error) {
+	return r.source(features, true)
+}
+
+func (r *Reader) source(features []string, cache bool) (rows.Source, error) {
 	if len(features) == 0 {
 		return nil, errors.New("snapshot: a source needs at least one feature column")
 	}
-	s := &source{r: r, units: r.info.Users}
+	s := &source{r: r, units: r.info.Users, cache: cache}
 	for _, f := range features {
 		i := slices.IndexFunc(r.info.Columns, func(c Column) bool { return c.Name == f })
 		if i < 0 {
@@ -306,6 +328,7 @@ func (r *Reader) Source(features []string) (rows.Source, error) {
 		s.label = &l
 	}
 	s.spec = newScanSpec(s)
+	s.cscan = newCacheScan(s)
 	switch {
 	case s.label != nil && s.units > 0:
 		return labeledUnitSource{s}, nil
@@ -323,6 +346,8 @@ type source struct {
 	label *Column
 	units int
 	spec  *scanSpec
+	cache bool // passes may read the row cache
+	cscan *cacheScan
 }
 
 type labeledSource struct{ *source }
@@ -405,6 +430,9 @@ type windowScan interface {
 func (s *source) Scan(ctx context.Context) (rows.Cursor, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if s.useCache() {
+		return s.scanCache(ctx, s.r.cache.f)
 	}
 	if err := s.r.acquire(); err != nil {
 		return nil, err

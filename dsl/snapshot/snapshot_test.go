@@ -614,11 +614,16 @@ func TestScanCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	src, err := r.Source([]string{"x0", "x1"})
-	if err != nil {
-		t.Fatal(err)
+	for _, cache := range []bool{true, false} { // the row cache's pass, Parquet's
+		src, err := r.source([]string{"x0", "x1"}, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanCancel(t, src)
 	}
+}
 
+func scanCancel(t *testing.T, src rows.Source) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cur, err := src.Scan(ctx)
 	if err != nil {
@@ -749,6 +754,7 @@ func TestScanVerifiesOrder(t *testing.T) {
 				r.windows = windows
 			}
 			src, _ := r.Source([]string{"x1"})
+			src.(*source).cache = false // the Parquet scan's checks
 			if windows == nil {
 				sp := src.(*source).spec
 				q := sp.query
@@ -787,6 +793,8 @@ func TestConcurrentScans(t *testing.T) {
 	for g := range 4 {
 		go func() {
 			var got scanned
+			// Half the passes read the row cache, half Parquet.
+			src, _ := r.source([]string{"x1", "x0"}, g%2 == 0)
 			err := rows.ForEach(context.Background(), src, 50+g*37, true, false, func(b *rows.Batch) error {
 				got.x = append(got.x, b.X[:2*b.N]...)
 				got.label = append(got.label, b.Label[:b.N]...)

@@ -145,7 +145,8 @@ var Funcs = sortFuncs([]Func{
 	{
 		Name:       "private_mean",
 		Positional: []Param{dsParam},
-		Keywords: []Param{epsParam, deltaGaussian,
+		Keywords: []Param{epsParam, {Name: "delta", Type: "float", Default: "0",
+			Doc: "privacy cost δ (0 ≤ δ < 1). The row-vector form (columns=) adds Gaussian noise and needs δ > 0 (e.g. 1e-6). With col= (and by=): delta=0 gives the pure-ε mean (discrete Laplace on the sum and the count), delta > 0 discrete Gaussian calibrated via zCDP"},
 			{Name: "columns", Type: "[]string", Default: "nil", DefaultDoc: "all columns", Doc: "the columns to average (the row-vector form; not with col)"},
 			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm", Doc: "L2 norm rows are clipped to (the row-vector form; not with col)"},
 			{Name: "col", Type: "string", Default: `""`, Doc: "one numeric column with public bounds to average, its values clamped to them (required with by); leave it out for the row-vector form"},
@@ -158,7 +159,7 @@ var Funcs = sortFuncs([]Func{
 		Result:  "*MeanResult",
 		Doc: "A noisy mean vector of the (clipped) rows; with col=\"c\", the mean of one column clamped to its public bounds (a MeanResult of one value); " +
 			"with col and by, one mean per key of the categorical column by (noisy sum / max(noisy count, 1) per key, not clamped; Keys, Values, Get(key)).",
-		Paper:    "Gaussian mechanism on a clipped (or bounded) sum over a noisy count (zCDP, Bun & Steinke 2016); discrete Gaussian noise (Canonne, Kamath & Steinke 2020) for col and by",
+		Paper:    "Gaussian mechanism on a clipped (or bounded) sum over a noisy count (zCDP, Bun & Steinke 2016); discrete Gaussian noise (Canonne, Kamath & Steinke 2020) for col and by, or discrete Laplace (pure ε, sequential composition) when they are given without delta",
 		Releases: "a noisy mean vector (one value per column), or one noisy mean per key of the public domain",
 	},
 	{
@@ -213,10 +214,10 @@ var Funcs = sortFuncs([]Func{
 	},
 	{
 		Name:       "plot_histogram",
-		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result"}},
+		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result, or a grouped result (private_count, private_sum or private_mean with by=)"}},
 		Keywords:   []Param{{Name: "title", Type: "string", Default: `""`, Doc: "plot title"}},
 		Result:     "*Plot",
-		Doc:        "Bar chart (PNG) of a private histogram's noisy counts per key.",
+		Doc:        "Bar chart (PNG) of a private histogram's noisy counts per key, or of a grouped release's noisy values per key (counts, sums or means by a categorical column).",
 		Releases:   "post-processing of a DP release; no new cost",
 	},
 	{

@@ -41,6 +41,20 @@ type Batch struct {
 	// mechanism over an in-memory source may keep per-row values);
 	// cursors need not.
 	First int
+	// NormBig and NormRel, when a source with stored norms (Normed) fills
+	// them, hold the two parts of each row's Euclidean norm as
+	// linalg.ScaledNorm computes them from the row's features: ‖a‖ =
+	// NormBig[i]·NormRel[i] (NormBig[i] = +Inf for a row that ScaledNorm
+	// rejects). They are a deterministic function of the row, stored so
+	// that a pass need not recompute them; a consumer that finds them nil
+	// computes them itself.
+	NormBig, NormRel []float64
+}
+
+// WithNorms gives b room for the norm parts of its rows (see NormBig).
+func (b *Batch) WithNorms(n int) *Batch {
+	b.NormBig, b.NormRel = make([]float64, n), make([]float64, n)
+	return b
 }
 
 // NewBatch returns a batch with room for n rows of dim features, and for
@@ -100,6 +114,13 @@ type Labeled interface {
 // computation.
 type Units interface {
 	NumUnits() int
+}
+
+// Normed is implemented by sources that can fill Batch.NormBig and
+// Batch.NormRel with their rows' stored norm parts. A cursor of such a
+// source fills them whenever both are long enough for the rows it fills.
+type Normed interface {
+	HasNorms() bool
 }
 
 // RandomAccess is implemented by sources whose rows can be read by

@@ -88,7 +88,9 @@
 // per group (post-processing, not clamped to the bounds), with Gaussian
 // noise on both: CountShare of ρ = RhoForTarget(ε, δ) on the counts and
 // the rest on the sums, each share lowered by MeanRoundDown so that the two
-// never exceed the charged ρ (zCDP composition). AddRemoveToo takes the
+// never exceed the charged ρ (zCDP composition); with δ = 0 the noise is
+// discrete Laplace and the shares are of ε (pure ε, sequential
+// composition). AddRemoveToo takes the
 // larger of the two relations' sensitivities, for subsets of replace-one
 // data; it changes only the one-group sum (otherwise replace-one's are
 // already the larger).

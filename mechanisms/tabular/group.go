@@ -45,8 +45,6 @@ const MeanRoundDown = 1 - 0x1p-48
 var (
 	// ErrMaxGroups: a unit's group limit outside 1..the number of groups.
 	ErrMaxGroups = errors.New("max_groups must be an integer from 1 to the number of keys (the categories and \"other\")")
-	// ErrMeanDelta: a mean is calibrated in zCDP and needs δ > 0.
-	ErrMeanDelta = errors.New("a mean is calibrated through zCDP (Gaussian noise): delta must be > 0")
 	// ErrShare: the count's share of a mean's budget is not in (0, 1).
 	ErrShare = errors.New("tabular: the count's share of the budget must lie strictly between 0 and 1")
 	// ErrStat: an unknown GroupStat.
@@ -94,8 +92,12 @@ type GroupPlan struct {
 	// Gaussian is set for δ > 0 (discrete Gaussian, ρ-zCDP with Rho, of
 	// which a GroupMean spends CountRho on its counts and SumRho on its
 	// sums); otherwise the noise is discrete Laplace (pure ε).
-	Gaussian               bool
-	Rho, CountRho, SumRho  float64
+	Gaussian              bool
+	Rho, CountRho, SumRho float64
+	// CountEps and SumEps are a pure-ε GroupMean's shares of ε (δ = 0):
+	// Laplace noise of ℓ1 sensitivity CountL1 on the counts and SumL1 +
+	// Excess on the sums.
+	CountEps, SumEps       float64
 	CountScale, SumScale   float64 // the Laplace b or the Gaussian σ of every count, every sum
 	Event                  accounting.Event
 	count, sum             noisePlan
@@ -244,7 +246,8 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour) (*G
 		p.Gaussian, p.Rho, p.Event = np.Gaussian, np.Rho, np.Event
 		return p, nil
 	}
-	// The mean: two Gaussian releases, composed in zCDP.
+	// The mean: two releases, composed in zCDP (Gaussian, δ > 0) or
+	// under pure ε (Laplace, δ = 0).
 	if !(spec.CountShare > 0 && spec.CountShare < 1) {
 		return nil, ErrShare
 	}
@@ -255,7 +258,22 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour) (*G
 		return nil, ErrDelta
 	}
 	if delta == 0 {
-		return nil, ErrMeanDelta
+		// Pure ε: Laplace noise on both, CountShare of ε on the counts and
+		// the rest on the sums (sequential composition), each share
+		// lowered by MeanRoundDown so that they never add up to more than
+		// the charged ε.
+		p.CountEps = spec.CountShare * eps * MeanRoundDown
+		p.SumEps = (1 - spec.CountShare) * eps * MeanRoundDown
+		var err error
+		if p.count, err = planNoise(p.CountL1, p.CountL2, p.CountEps, 0, G); err != nil {
+			return nil, err
+		}
+		if p.sum, err = planNoise(sumL1, sumL2, p.SumEps, 0, G); err != nil {
+			return nil, err
+		}
+		p.CountScale, p.SumScale = p.count.Scale, p.sum.Scale
+		p.Event = accounting.Pure(eps)
+		return p, nil
 	}
 	rho := accounting.RhoForTarget(eps, delta)
 	if !(rho > 0) || math.IsInf(rho, 0) {

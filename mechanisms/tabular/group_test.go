@@ -224,7 +224,8 @@ func TestPlanGroups(t *testing.T) {
 		{GroupSpec{Stat: GroupCount, Groups: bins, MaxGroups: 5}, 1, 0, accounting.AddRemove, ErrMaxGroups},
 		{GroupSpec{Stat: GroupSum, Groups: bins, MaxGroups: 1, Lo: 1, Hi: 1}, 1, 0, accounting.AddRemove, ErrBounds},
 		{GroupSpec{Stat: GroupSum, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1e300}, 1, 0, accounting.AddRemove, ErrBoundsRange},
-		{GroupSpec{Stat: GroupMean, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1, CountShare: 0.2}, 1, 0, accounting.AddRemove, ErrMeanDelta},
+		{GroupSpec{Stat: GroupMean, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1, CountShare: 0}, 1, 0, accounting.AddRemove, ErrShare},
+		{GroupSpec{Stat: GroupMean, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1, CountShare: 0.2}, 1e-12, 0, accounting.AddRemove, noise.ErrCoarse},
 		{GroupSpec{Stat: GroupMean, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1, CountShare: 1}, 1, 1e-6, accounting.AddRemove, ErrShare},
 		{GroupSpec{Stat: GroupMean, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1, CountShare: 0.2}, math.Inf(1), 1e-6, accounting.AddRemove, ErrEps},
 		{GroupSpec{Stat: GroupCount, Groups: bins, MaxGroups: 1}, -1, 0, accounting.AddRemove, ErrEps},
@@ -255,6 +256,15 @@ func TestPlanGroups(t *testing.T) {
 	}
 	if !reflect.DeepEqual(p.Keys(), []string{"north", "south", "east", "other"}) {
 		t.Errorf("keys %q", p.Keys())
+	}
+	// Without δ a mean is pure ε: Laplace b = ℓ1/ε-share on the counts
+	// (20 %) and on the sums (80 %, sensitivity plus the rounding
+	// excess), the shares adding up to no more than the charged ε.
+	p, err = PlanGroups(GroupSpec{Stat: GroupMean, Groups: bins, MaxGroups: 2, Lo: 0, Hi: 10, CountShare: 0.2}, 1, 0, accounting.AddRemove)
+	if err != nil || p.Gaussian || p.Event.Kind != accounting.PureDP || p.Event.Eps != 1 || p.CountEps+p.SumEps > 1 ||
+		math.Abs(p.CountEps/0.2-1) > 1e-12 || math.Abs(p.CountScale/(p.CountL1/0.2)-1) > 1e-9 ||
+		math.Abs(p.SumScale/((p.SumL1+p.Excess)/0.8)-1) > 1e-9 || p.CountL1 != 2 || p.SumL1 != 20 {
+		t.Errorf("pure-ε mean plan %+v, %v", p, err)
 	}
 }
 

@@ -173,6 +173,13 @@ type counting struct {
 	n int
 }
 
+// HasNorms forwards the source's stored norms (rows.Normed), which
+// rowpass.PairwiseScan hands on to the blocks.
+func (c *counting) HasNorms() bool {
+	nm, ok := c.Source.(rows.Normed)
+	return ok && nm.HasNorms()
+}
+
 func (c *counting) Scan(ctx context.Context) (rows.Cursor, error) {
 	cur, err := c.Source.Scan(ctx)
 	if err != nil {
@@ -239,45 +246,23 @@ func InsideBall(a []float64, r2 float64) bool {
 	return ss > 0 && ss <= r2*(1-insideMargin)
 }
 
-// ScaledNorm returns big = max_j |a_j| and rel = √(Σ_j (a_j/big)²), so
-// that ‖a‖ = big·rel with rel ∈ [1, √len(a)] computed without overflow or
-// underflow for every finite row; ok is false if a holds a NaN or an
-// infinity. A zero row gives big = rel = 0. The public row rules of pca and
-// federated are built on it, and they are recomputed in every pass, so it
-// is on the hot path of every kernel: the maximum compares the bit
-// patterns of |a_j| (for non-negative floats their order as integers is
-// their order as numbers, and NaN and ±Inf sort above every finite value),
-// in four independent lanes because a maximum does not depend on the
-// order; the sum of squares is sequential, one division and one square per
-// entry, because its rounding, and so every scale, must not change bit.
-func ScaledNorm(a []float64) (big, rel float64, ok bool) {
-	const abs = 1<<63 - 1
-	const inf = 0x7FF0000000000000 // bits of +Inf
-	var m0, m1, m2, m3 uint64
-	j := 0
-	for ; j+4 <= len(a); j += 4 {
-		m0 = max(m0, math.Float64bits(a[j])&abs)
-		m1 = max(m1, math.Float64bits(a[j+1])&abs)
-		m2 = max(m2, math.Float64bits(a[j+2])&abs)
-		m3 = max(m3, math.Float64bits(a[j+3])&abs)
+// ScaledNorm is rows.ScaledNorm, the exact norm rule every public row
+// rule is built on (it lives in the leaf package so that a data layer can
+// store its results with the rows; see RowNorm).
+func ScaledNorm(a []float64) (big, rel float64, ok bool) { return rows.ScaledNorm(a) }
+
+// RowNorm is ScaledNorm of row i of the block b (a = b.Row(i, dim)): the
+// parts the source stored with the row when it has them (rows.Normed,
+// written by ScaledNorm itself, so the bits are the same), else computed
+// from a. A mechanism that needs every row's exact norm in every pass
+// (the adaptive power method's scores) reads it here instead of paying a
+// division per entry and pass.
+func RowNorm(b *rows.Batch, i int, a []float64) (big, rel float64, ok bool) {
+	if b.NormBig != nil {
+		big = b.NormBig[i]
+		return big, b.NormRel[i], !math.IsInf(big, 1)
 	}
-	for ; j < len(a); j++ {
-		m0 = max(m0, math.Float64bits(a[j])&abs)
-	}
-	mb := max(m0, m1, m2, m3)
-	if mb >= inf {
-		return 0, 0, false
-	}
-	big = math.Float64frombits(mb)
-	if big == 0 {
-		return 0, 0, true
-	}
-	ss := 0.0
-	for _, v := range a {
-		q := v / big
-		ss += q * q
-	}
-	return big, math.Sqrt(ss), true
+	return ScaledNorm(a)
 }
 
 // Gram returns the upper triangle of Σ_i (s_i·a_i)(s_i·a_i)ᵀ restricted to

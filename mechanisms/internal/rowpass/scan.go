@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
@@ -26,7 +27,8 @@ const chunkBlocksPerWorker = 16
 //
 // block(acc, b) receives a zero accumulator and a batch view of one block
 // (b.N ≤ BlockRows rows of src.Dim() features; labels and unit indices
-// when labels and units are set and the source has them) and must leave in
+// when labels and units are set and the source has them; the rows' norm
+// parts when the source stores them, rows.Normed) and must leave in
 // acc the sum of the block's rows, summed directly. merge and clear are as
 // for Pairwise. The error is the source's, or ctx's; after an error the
 // result must be discarded.
@@ -48,31 +50,59 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 	}
 	blockOpt := Options{Workers: opt.Workers, MinRows: (minRows + BlockRows - 1) / BlockRows}
 	chunkBlocks := workers * max(chunkBlocksPerWorker, blockOpt.MinRows)
-	chunk := rows.NewBatch(dim, chunkBlocks*BlockRows, labels, units)
-	all := counter[A]{merge: merge, clear: clear}
-	free := []A(nil)
-	total := 0 // blocks before the current chunk
-	eof := false
-	for !eof {
-		// Fill the chunk with whole rows from the cursor, whatever its
-		// batch sizes.
-		filled := 0
-		for filled < chunkBlocks*BlockRows {
-			room := min(BlockRows, chunkBlocks*BlockRows-filled)
-			view := sub(chunk, filled, filled+room, dim)
-			err := cur.Next(view)
-			if err == io.EOF {
-				eof = true
-				break
-			}
-			if err != nil {
-				return zero, err
-			}
-			if view.N > room {
-				return zero, fmt.Errorf("rowpass: the source filled %d rows into a batch of %d", view.N, room)
-			}
-			filled += view.N
+	newChunk := func() *rows.Batch {
+		b := rows.NewBatch(dim, chunkBlocks*BlockRows, labels, units)
+		if nm, ok := src.(rows.Normed); ok && nm.HasNorms() {
+			b.WithNorms(chunkBlocks * BlockRows)
 		}
+		return b
+	}
+	// A reader goroutine fills one chunk from the cursor while the
+	// workers sum the other: the cursor's copying or decoding overlaps the
+	// arithmetic. Chunks are handed over in order, so the blocks, the
+	// nodes and the result are those of a serial pass.
+	free := make(chan *rows.Batch, 2)
+	free <- newChunk()
+	free <- newChunk()
+	full := make(chan filledChunk)
+	done := make(chan struct{})
+	var reader sync.WaitGroup
+	reader.Add(1)
+	go func() {
+		defer reader.Done()
+		defer close(full)
+		for {
+			var chunk *rows.Batch
+			select {
+			case chunk = <-free:
+			case <-done:
+				return
+			}
+			f := fillChunk(cur, chunk, chunkBlocks*BlockRows, dim)
+			select {
+			case full <- f:
+			case <-done:
+				return
+			}
+			if f.eof || f.err != nil {
+				return
+			}
+		}
+	}()
+	// Stop the reader before the cursor closes (deferred above, so it
+	// runs after this).
+	defer func() {
+		close(done)
+		reader.Wait()
+	}()
+	all := counter[A]{merge: merge, clear: clear}
+	spare := []A(nil)
+	total := 0 // blocks before the current chunk
+	for f := range full {
+		if f.err != nil {
+			return zero, f.err
+		}
+		chunk, filled := f.chunk, f.n
 		if err := ctx.Err(); err != nil {
 			return zero, err
 		}
@@ -88,9 +118,9 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 		for i := range per {
 			per[i].merge, per[i].clear = merge, clear
 			// Hand each shard spare accumulators from earlier chunks.
-			if k := len(free); k > 0 {
-				per[i].free = []A{free[k-1]}
-				free = free[:k-1]
+			if k := len(spare); k > 0 {
+				per[i].free = []A{spare[k-1]}
+				spare = spare[:k-1]
 			}
 		}
 		For(nb, blockOpt, func(shard, b0, b1 int) {
@@ -112,11 +142,15 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 			for _, nd := range per[i].nodes {
 				all.push(nd)
 			}
-			free = append(free, per[i].free...)
+			spare = append(spare, per[i].free...)
 		}
-		free = append(free, all.free...)
+		spare = append(spare, all.free...)
 		all.free = all.free[:0]
 		total += nb
+		free <- chunk // room for two: never blocks
+		if f.eof {
+			break
+		}
 	}
 	if err := cur.Close(); err != nil {
 		return zero, err
@@ -146,6 +180,40 @@ func SumVecScan(ctx context.Context, src rows.Source, m int, opt Options, labels
 		func(a []float64) { clear(a) })
 }
 
+// filledChunk is a chunk the reader filled: n rows, the end of the pass
+// reached, or the cursor's error.
+type filledChunk struct {
+	chunk *rows.Batch
+	n     int
+	eof   bool
+	err   error
+}
+
+// fillChunk fills chunk with up to size whole rows from the cursor, in
+// views of at most BlockRows rows, whatever the cursor's batch sizes.
+func fillChunk(cur rows.Cursor, chunk *rows.Batch, size, dim int) filledChunk {
+	f := filledChunk{chunk: chunk}
+	for f.n < size {
+		room := min(BlockRows, size-f.n)
+		view := sub(chunk, f.n, f.n+room, dim)
+		err := cur.Next(view)
+		if err == io.EOF {
+			f.eof = true
+			return f
+		}
+		if err != nil {
+			f.err = err
+			return f
+		}
+		if view.N > room {
+			f.err = fmt.Errorf("rowpass: the source filled %d rows into a batch of %d", view.N, room)
+			return f
+		}
+		f.n += view.N
+	}
+	return f
+}
+
 // sub returns a batch viewing rows [lo, hi) of b (its buffers, not a copy),
 // with N = hi − lo.
 func sub(b *rows.Batch, lo, hi, dim int) *rows.Batch {
@@ -155,6 +223,9 @@ func sub(b *rows.Batch, lo, hi, dim int) *rows.Batch {
 	}
 	if b.Unit != nil {
 		v.Unit = b.Unit[lo:hi]
+	}
+	if b.NormBig != nil {
+		v.NormBig, v.NormRel = b.NormBig[lo:hi], b.NormRel[lo:hi]
 	}
 	return v
 }

@@ -1,0 +1,208 @@
+package snapshot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// cacheFixture builds a snapshot of every kind of column (numeric with
+// and without bounds, categorical, a label and a user column) over several
+// row groups, with its row cache.
+func cacheFixture(t *testing.T) (*Info, string) {
+	t.Helper()
+	defer func(n int) { testRowGroupRows = n }(testRowGroupRows)
+	testRowGroupRows = 2048
+	dir := t.TempDir()
+	p := filepath.Join(dir, "gen.csv")
+	writeNumericCSV(t, p, 9000, 6)
+	duckExec(t, "COPY (SELECT *, CASE WHEN x5 < -0.5 THEN 'lo' WHEN x5 < 0.5 THEN 'mid' ELSE 'x' END AS c FROM read_csv("+quoteString(p)+")) TO "+quoteString(filepath.Join(dir, "gen.parquet"))+" (FORMAT parquet)")
+	spec := Spec{From: filepath.Join(dir, "gen.parquet"), Label: "x4", UserColumn: "x0",
+		Bounds: map[string][2]float64{"x2": {-1, 1}}, Categories: map[string][]string{"c": {"lo", "mid"}}}
+	info, err := Build(context.Background(), spec, filepath.Join(dir, "out"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(CachePath(info.Path)); err != nil {
+		t.Fatalf("Build wrote no row cache: %v", err)
+	}
+	return info, dir
+}
+
+// readNorms is readAll that also collects the stored norms.
+func readNorms(t *testing.T, src rows.Source, batch int) (scanned, []float64) {
+	t.Helper()
+	var s scanned
+	var norms []float64
+	dim := src.Dim()
+	err := rows.ForEach(context.Background(), src, batch, true, true, func(b *rows.Batch) error {
+		s.x = append(s.x, b.X[:b.N*dim]...)
+		s.label = append(s.label, b.Label[:b.N]...)
+		s.unit = append(s.unit, b.Unit[:b.N]...)
+		s.n += b.N
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := src.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	b := rows.NewBatch(dim, batch, false, false).WithNorms(batch)
+	for cur.Next(b) == nil {
+		for i := range b.N {
+			norms = append(norms, b.NormBig[i], b.NormRel[i])
+		}
+	}
+	return s, norms
+}
+
+func TestCacheGivesTheParquetValues(t *testing.T) {
+	info, _ := cacheFixture(t)
+	r, err := Open(info.Path, info.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, features := range [][]string{
+		{"x1", "x2", "x3", "c", "x5"}, // every column: one copy per row
+		{"x1", "x2", "x3", "x5"},      // the numeric ones: norms stored
+		{"x5", "c", "x1", "x3"},       // reordered, with a category
+	} {
+		cached, err := r.Source(features)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := r.source(features, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := cached.Scan(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, isCache := cur.(*cacheCursor)
+		cur.Close()
+		if !isCache {
+			t.Fatalf("%v: the pass did not read the row cache", features)
+		}
+		for _, batch := range []int{1, 300, 10000} {
+			got, norms := readNorms(t, cached, batch)
+			want := readAll(t, plain, batch)
+			if int64(got.n) != info.Rows || !slices.Equal(got.x, want.x) || !slices.Equal(got.label, want.label) || !slices.Equal(got.unit, want.unit) {
+				t.Fatalf("%v, batch %d: the cache gives other values than Parquet", features, batch)
+			}
+			nm, ok := cached.(rows.Normed)
+			stored := ok && nm.HasNorms()
+			if numeric := len(features) == 4 && features[0] == "x1"; stored != numeric {
+				t.Fatalf("%v: HasNorms %v", features, stored)
+			}
+			if !stored {
+				continue
+			}
+			for i := range got.n {
+				big, rel := rows.StoredNorm(got.x[i*4 : (i+1)*4])
+				if norms[2*i] != big || norms[2*i+1] != rel {
+					t.Fatalf("row %d: stored norm %v·%v, computed %v·%v", i, norms[2*i], norms[2*i+1], big, rel)
+				}
+			}
+		}
+	}
+	// A single column reads Parquet's column, not whole cached rows.
+	one, _ := r.Source([]string{"x1"})
+	cur, err := one.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, isCache := cur.(*cacheCursor); isCache {
+		t.Error("a one-column pass read the row cache")
+	}
+	cur.Close()
+}
+
+// TestCacheVerified: a cache whose payload or header changed, or that
+// belongs to another snapshot, is not read (the passes read Parquet and
+// give the same values) and is removed.
+func TestCacheVerified(t *testing.T) {
+	info, dir := cacheFixture(t)
+	path := CachePath(info.Path)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Build(context.Background(), Spec{From: write(t, dir, "o.csv", "x1,x2,x3,c,x5\n1,2,3,lo,4\n"), Categories: map[string][]string{"c": {"lo"}}}, filepath.Join(dir, "other"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCache, err := os.ReadFile(CachePath(other.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	features := []string{"x1", "x2", "x3", "x5"}
+	r0, _ := Open(info.Path, info.Hash)
+	src0, _ := r0.source(features, false)
+	want := readAll(t, src0, 512)
+	r0.Close()
+	for name, change := range map[string]func([]byte) []byte{
+		"payload bit": func(b []byte) []byte { b[len(b)-3] ^= 1; return b },
+		"header rows": func(b []byte) []byte { b[40]++; return b },
+		"truncated":   func(b []byte) []byte { return b[:len(b)-8] },
+		"another snapshot's cache": func([]byte) []byte {
+			return slices.Clone(otherCache)
+		},
+	} {
+		os.Remove(path)
+		if err := os.WriteFile(path, change(slices.Clone(good)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(info.Path, info.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := r.Source(features)
+		if nm := src.(rows.Normed); nm.HasNorms() {
+			t.Errorf("%s: the source offers stored norms", name)
+		}
+		if got := readAll(t, src, 512); got.n != want.n || !slices.Equal(got.x, want.x) {
+			t.Errorf("%s: the values changed", name)
+		}
+		r.Close()
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("%s: the invalid cache was kept (%v)", name, err)
+		}
+	}
+	// The owner's WriteCache restores it, bit for bit.
+	r, _ := Open(info.Path, info.Hash)
+	defer r.Close()
+	if err := r.WriteCache(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(path); !slices.Equal(again, good) {
+		t.Error("a rewritten cache differs from the first")
+	}
+}
+
+func TestDiscardRemovesTheCache(t *testing.T) {
+	dir := t.TempDir()
+	info, err := Build(context.Background(), Spec{From: write(t, dir, "s.csv", baseCSV)}, dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(CachePath(info.Path)); err != nil {
+		t.Fatalf("no row cache: %v", err)
+	}
+	if err := Discard(info.Path); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{info.Path, CachePath(info.Path)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (%v)", p, err)
+		}
+	}
+}
