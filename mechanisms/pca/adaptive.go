@@ -417,7 +417,7 @@ func (r *clipped) apmPass(ctx context.Context, x []float64) (*apmAcc, error) {
 			sa := make([]float64, d)
 			for i := range blk.N {
 				a := blk.Row(i, d)
-				s, norm := r.rowScaleAt(a, blk.First+i)
+				s, norm := r.rowScaleIn(blk, i, a)
 				if s == 0 {
 					acc.hist[0]++
 					continue

@@ -58,12 +58,15 @@ func newClipped(src rows.Source, clip float64, workers int, passes int) *clipped
 	return c
 }
 
-// rowScaleAt is rowScale of row a at position i of a pass.
-func (r *clipped) rowScaleAt(a []float64, i int) (s, norm float64) {
+// rowScaleIn is rowScale of row a, the i-th row of blk, taking the norm
+// the source stored with the row when it has one (linalg.RowNorm): the
+// same bits as recomputing it, without a second pass over the row.
+func (r *clipped) rowScaleIn(blk *rows.Batch, i int, a []float64) (s, norm float64) {
 	if r.scale != nil {
-		return r.scale[i], r.norm[i]
+		return r.scale[blk.First+i], r.norm[blk.First+i]
 	}
-	return rowScale(a, r.clip)
+	big, rel, ok := linalg.RowNorm(blk, i, a)
+	return scaleOf(big, rel, ok, r.clip)
 }
 
 // rowScale returns s = min(1/clip, 1/‖a‖) and ‖s·a‖, or (0, 0) if a has a
@@ -72,6 +75,12 @@ func (r *clipped) rowScaleAt(a []float64, i int) (s, norm float64) {
 // (linalg.ScaledNorm).
 func rowScale(a []float64, clip float64) (s, norm float64) {
 	big, rel, ok := linalg.ScaledNorm(a) // ‖a‖ = big·rel, rel ∈ [1, √d]
+	return scaleOf(big, rel, ok, clip)
+}
+
+// scaleOf is rowScale from the parts of ‖a‖ = big·rel that
+// linalg.ScaledNorm returns.
+func scaleOf(big, rel float64, ok bool, clip float64) (s, norm float64) {
 	if !ok || big == 0 {
 		return 0, 0
 	}
