@@ -688,3 +688,29 @@ func TestPagePayloadJoinsTypes(t *testing.T) {
 		t.Errorf("no pages: %v", got)
 	}
 }
+
+// TestTracebackColours: the error output and the execute_reply carry the
+// traceback with ANSI colours (the name red and bold, as ipykernel's),
+// while ename and evalue stay plain for programs that compare them.
+func TestTracebackColours(t *testing.T) {
+	c := startKernel(t)
+	id := c.execute("fail Boom it failed", nil)
+	r := c.reply(c.shellIn, id, hang)
+	if r["ename"] != "Boom" || r["evalue"] != "it failed" {
+		t.Errorf("ename/evalue not plain: %v", r)
+	}
+	want := []any{"\x1b[1;31mBoom\x1b[0m: it failed", "  at cell line 1"}
+	if fmt.Sprint(r["traceback"]) != fmt.Sprint(want) {
+		t.Errorf("reply traceback %q, want %q", r["traceback"], want)
+	}
+	var published map[string]any
+	for m := c.next(c.iopubIn); ; m = c.next(c.iopubIn) {
+		if parentID(m) == id && m.Header.MsgType == "error" {
+			json.Unmarshal(m.Content, &published)
+			break
+		}
+	}
+	if published["ename"] != "Boom" || published["evalue"] != "it failed" || fmt.Sprint(published["traceback"]) != fmt.Sprint(want) {
+		t.Errorf("error output %v", published)
+	}
+}

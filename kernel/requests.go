@@ -311,10 +311,8 @@ func (k *Kernel) execute(m *wire.Message) (behind []*wire.Message, count int) {
 
 	var output *string
 	if e := res.Error; e != nil {
-		tb := e.Traceback
-		if tb == nil {
-			tb = []string{e.Name + ": " + e.Value}
-		}
+		// Coloured like ipykernel's; ename and evalue stay plain.
+		tb := engine.ColoredTraceback(e)
 		if !c.Silent {
 			k.publish(m, "error", map[string]any{"ename": e.Name, "evalue": e.Value, "traceback": tb})
 		}
@@ -520,10 +518,7 @@ func (k *Kernel) userExpressions(exprs map[string]string, cellID string) map[str
 		res := k.cfg.Engine.Execute(ctx, engine.ExecuteRequest{Code: code, CellID: cellID}, discard{})
 		switch {
 		case res.Error != nil:
-			tb := res.Error.Traceback
-			if tb == nil {
-				tb = []string{}
-			}
+			tb := engine.ColoredTraceback(res.Error)
 			out[name] = map[string]any{"status": "error", "ename": res.Error.Name, "evalue": res.Error.Value, "traceback": tb}
 		case res.Value != nil:
 			out[name] = map[string]any{"status": "ok", "data": withTextPlain(res.Value.Data), "metadata": orEmptyMap(res.Value.Metadata)}

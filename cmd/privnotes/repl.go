@@ -96,7 +96,7 @@ the crash report is withheld, the ledger is unaffected).`, stderr)
 		fmt.Fprintf(stderr, "privnotes repl: %v\n", err)
 		return 1
 	}
-	r := &repl{eng: eng, out: newTextOutput(stdout, stderr, cf.images), stderr: stderr}
+	r := &repl{eng: eng, out: newTextOutput(stdout, stderr, cf.images), stderr: stderr, color: colorTerminal(stderr)}
 	if f, ok := stdin.(*os.File); ok && f == os.Stdin && liner.TerminalSupported() && isTerminal(f) {
 		hist := *histFile
 		if hist == "" {
@@ -119,8 +119,17 @@ type repl struct {
 	eng    engine.Engine
 	out    *textOutput
 	stderr io.Writer
+	color  bool // colour tracebacks (stderr is a terminal)
 	count  int
 	failed bool // the last cell failed (exit status of a piped session)
+}
+
+// colorTerminal reports whether w is a terminal that should get coloured
+// tracebacks: not when redirected to a file or pipe, nor with NO_COLOR set
+// or TERM=dumb. (privnotes run never colours: its output is for logs.)
+func colorTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 }
 
 // run executes one cell; Ctrl-C (SIGINT) while it runs interrupts it.
@@ -134,8 +143,11 @@ func (r *repl) run(code string) {
 	if res.Value != nil {
 		r.out.show(*res.Value)
 	}
-	if res.Error != nil {
-		printError(r.stderr, res.Error)
+	if e := res.Error; e != nil {
+		if r.color {
+			e = &engine.Error{Name: e.Name, Value: e.Value, Traceback: engine.ColoredTraceback(e)}
+		}
+		printError(r.stderr, e)
 	}
 }
 

@@ -171,7 +171,7 @@ class PrivnotesConformance(jupyter_kernel_test.KernelTests):
 
     def test_error_traceback(self):
         """An error's ename and evalue are plain; its traceback lines are
-        strings naming the error."""
+        strings, coloured as ipykernel's: the error name red and bold."""
         self.flush_channels()
         reply, outputs = self.execute_helper("var xs []int\n_ = xs[3]", timeout=T)
         c = reply["content"]
@@ -181,7 +181,7 @@ class PrivnotesConformance(jupyter_kernel_test.KernelTests):
         self.assertEqual([m["msg_type"] for m in outputs], ["error"])
         tb = outputs[0]["content"]["traceback"]
         self.assertTrue(tb and all(isinstance(line, str) for line in tb))
-        self.assertIn("RuntimeError", tb[0])
+        self.assertTrue(tb[0].startswith("\x1b[1;31mRuntimeError\x1b[0m: panic: "), tb[0])
 
     def test_inspect_go_and_missing(self):
         """Inspect knows Go names too, and says found=false for nothing."""
