@@ -714,3 +714,21 @@ func TestTracebackColours(t *testing.T) {
 		t.Errorf("error output %v", published)
 	}
 }
+
+// TestBannerNamesTheStateDirectory: kernel_info's banner names the state
+// directory when the kernel has one, so a new user sees which registry
+// and ledger the kernel uses.
+func TestBannerNamesTheStateDirectory(t *testing.T) {
+	for _, dir := range []string{"/srv/privnotes-state", ""} {
+		c := startKernelWith(t, Config{Engine: enginetest.New(), StateDir: dir})
+		r := c.reply(c.shellIn, c.send(c.shell, c.signer, "kernel_info_request", map[string]any{}), hang)
+		banner, _ := r["banner"].(string)
+		has := strings.Contains(banner, "\nState directory: /srv/privnotes-state (the registered datasets and the privacy ledger)\n")
+		if has != (dir != "") || strings.Contains(banner, "State directory: (") {
+			t.Errorf("StateDir %q: banner\n%s", dir, banner)
+		}
+		if !strings.HasPrefix(banner, "privnotes dev: ") || !strings.HasSuffix(banner, "%ledger for what was spent.") {
+			t.Errorf("banner\n%s", banner)
+		}
+	}
+}

@@ -37,9 +37,7 @@ func (k *Kernel) kernelInfo() map[string]any {
 			"codemirror_mode":    "go",
 			"nbconvert_exporter": "script",
 		},
-		"banner": fmt.Sprintf("privnotes %s: differentially private analysis in Go (yaegi interpreter, Go %s cells; kernel built with %s)\n"+
-			"Type %%help for the DSL functions, %%datasets for the data you may query, %%ledger for what was spent.",
-			k.cfg.Version, LanguageVersion, runtime.Version()),
+		"banner": k.banner(),
 		"help_links": []map[string]string{
 			{"text": "privnotes documentation", "url": "https://github.com/privnotes/privnotes/tree/main/docs"},
 			{"text": "Go language specification", "url": "https://go.dev/ref/spec"},
@@ -47,6 +45,18 @@ func (k *Kernel) kernelInfo() map[string]any {
 			{"text": "gonum", "url": "https://pkg.go.dev/gonum.org/v1/gonum"},
 		},
 	}
+}
+
+// banner is kernel_info's banner (jupyter console prints it at start).
+func (k *Kernel) banner() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "privnotes %s: differentially private analysis in Go (yaegi interpreter, Go %s cells; kernel built with %s)\n",
+		k.cfg.Version, LanguageVersion, runtime.Version())
+	if k.cfg.StateDir != "" {
+		fmt.Fprintf(&b, "State directory: %s (the registered datasets and the privacy ledger)\n", k.cfg.StateDir)
+	}
+	b.WriteString("Type %help for the DSL functions, %datasets for the data you may query, %ledger for what was spent.")
+	return b.String()
 }
 
 type codeCursor struct {

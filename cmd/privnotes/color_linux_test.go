@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -93,5 +97,78 @@ func TestTracebackColours(t *testing.T) {
 	})
 	if !strings.Contains(tty, "RuntimeError: panic: ") || strings.Contains(tty, "\x1b") {
 		t.Errorf("run on a terminal: %q, want the plain traceback", tty)
+	}
+}
+
+// TestInteractiveReplOnATerminal runs "privnotes repl" (this test binary
+// as the cell process) on a pseudo-terminal, as a user does: the banner
+// names the state directory, and a failing cell's traceback is coloured.
+func TestInteractiveReplOnATerminal(t *testing.T) {
+	master, term := openPty(t)
+	state := filepath.Join(t.TempDir(), "state")
+	cmd := exec.Command(os.Args[0], "repl", "--state", state, "--history", "off")
+	cmd.Env = append(os.Environ(), cellChildEnv+"=1", "TERM=xterm", "NO_COLOR=")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = term, term, term
+	cmd.ExtraFiles = []*os.File{term} // the cell process's error output (see guarded)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.Close() // the child holds it; reads of master end when it exits
+	var (
+		mu  sync.Mutex
+		out bytes.Buffer
+	)
+	written := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.String()
+	}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			out.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// Type only at a prompt, as a user does: the line editor reads in raw
+	// mode only then (a Ctrl-D typed earlier is eaten by the cooked mode).
+	prompt := func(p string) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(written(), p); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("no prompt %q within a minute; the REPL wrote %q", p, written())
+			}
+		}
+	}
+	prompt("[1]> ")
+	master.Write([]byte("var xs []int; _ = xs[3]\r"))
+	prompt("[2]> ")
+	master.Write([]byte("\x04"))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("repl: %v", err)
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the REPL did not end after Ctrl-D within a minute; it wrote %q", written())
+	}
+	<-read
+	got := written()
+	if !strings.Contains(got, "State directory: "+state+" (") {
+		t.Errorf("the banner does not name the state directory %s: %q", state, got)
+	}
+	if !strings.Contains(got, "\x1b[1;31mRuntimeError\x1b[0m: panic: runtime error: index out of range [3] with length 0") {
+		t.Errorf("no coloured traceback: %q", got)
 	}
 }

@@ -349,6 +349,10 @@ func TestKernelCommandServes(t *testing.T) {
 	if info["implementation"] != "privnotes" || info["implementation_version"] != version {
 		t.Errorf("kernel_info %v", info)
 	}
+	// The banner says which state directory (registry, ledger) is in use.
+	if b, _ := info["banner"].(string); !strings.Contains(b, "\nState directory: "+state+" (") {
+		t.Errorf("the banner does not name the state directory %s:\n%s", state, b)
+	}
 
 	id := c.send(c.shell, "execute_request", map[string]any{"code": "x := 21\nx * 2", "silent": false, "store_history": true})
 	if r := c.wait(c.iopubIn, id, "execute_result"); r["data"].(map[string]any)["text/plain"] != "42" {

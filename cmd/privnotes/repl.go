@@ -96,7 +96,7 @@ the crash report is withheld, the ledger is unaffected).`, stderr)
 		fmt.Fprintf(stderr, "privnotes repl: %v\n", err)
 		return 1
 	}
-	r := &repl{eng: eng, out: newTextOutput(stdout, stderr, cf.images), stderr: stderr, color: colorTerminal(stderr)}
+	r := &repl{eng: eng, out: newTextOutput(stdout, stderr, cf.images), stderr: stderr, color: colorTerminal(stderr), stateDir: dir}
 	if f, ok := stdin.(*os.File); ok && f == os.Stdin && liner.TerminalSupported() && isTerminal(f) {
 		hist := *histFile
 		if hist == "" {
@@ -120,8 +120,10 @@ type repl struct {
 	out    *textOutput
 	stderr io.Writer
 	color  bool // colour tracebacks (stderr is a terminal)
-	count  int
-	failed bool // the last cell failed (exit status of a piped session)
+	// stateDir is the state directory in use, named in the banner.
+	stateDir string
+	count    int
+	failed   bool // the last cell failed (exit status of a piped session)
 }
 
 // colorTerminal reports whether w is a terminal that should get coloured
@@ -130,6 +132,13 @@ type repl struct {
 func colorTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && isTerminal(f) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+}
+
+// replBanner is what the interactive REPL prints first: how to get help
+// and out, and which state directory (registry and ledger) it uses.
+func replBanner(stateDir string) string {
+	return "privnotes REPL: Go cells with the privacy DSL. %help NAME for help, Ctrl-D to quit.\n" +
+		"State directory: " + stateDir + " (the registered datasets and the privacy ledger; --state DIR for another)\n"
 }
 
 // run executes one cell; Ctrl-C (SIGINT) while it runs interrupts it.
@@ -233,7 +242,7 @@ func (r *repl) interactive(histPath string) int {
 		start := min(max(c.CursorStart-prefix, 0), pos)
 		return string(rl[:start]), c.Matches, string(rl[pos:])
 	})
-	fmt.Fprintln(r.out.stdout, "privnotes REPL: Go cells with the privacy DSL. %help NAME for help, Ctrl-D to quit.")
+	fmt.Fprint(r.out.stdout, replBanner(r.stateDir))
 	indent := ""
 	for {
 		prompt := fmt.Sprintf("[%d]> ", r.count+1)

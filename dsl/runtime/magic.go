@@ -185,14 +185,18 @@ func (rt *Runtime) budgetText(name string) (string, string) {
 }
 
 func (rt *Runtime) datasetsText() (string, string) {
-	scs, err := rt.mustStore().Datasets()
+	st := rt.mustStore()
+	scs, err := st.Datasets()
 	if err != nil {
 		panic(errorf(NameLedgerError, "%%datasets: %v", err))
 	}
+	// The state directory is named so that a user knows which registry
+	// this session reads (the CLI's --state must be the same).
 	if len(scs) == 0 {
-		return "no datasets are registered in this state directory (the data owner runs `privnotes dataset add`)\n", ""
+		return fmt.Sprintf("no datasets are registered in the state directory %s (the data owner runs `privnotes dataset add NAME ... --state %s`)\n", st.Dir(), st.Dir()), ""
 	}
-	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "N", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"}}
+	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "N", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"},
+		notes: []string{"state directory: " + st.Dir()}}
 	for _, sc := range scs {
 		cols := strings.Join(append(append([]string(nil), sc.Columns...), categoricalNames(sc)...), ",")
 		if r := []rune(cols); len(r) > 60 {

@@ -14,6 +14,7 @@ checks test by test.
 """
 
 import json
+import os
 import queue
 import sys
 import time
@@ -159,6 +160,19 @@ class PrivnotesConformance(jupyter_kernel_test.KernelTests):
         self.assertLess(text.index("private_count("), text.index("budget eps=E"))
         reply, _ = self.execute_ok("6 * 7")
         self.assertEqual(reply["content"]["payload"], [])
+
+    def test_banner_names_state_directory(self):
+        """kernel_info's banner says which state directory (registry and
+        ledger) the kernel uses, and %datasets says it too."""
+        state = os.path.abspath(os.environ["PRIVNOTES_STATE"])
+        self.flush_channels()
+        msg_id = self.kc.kernel_info()
+        reply = self.kc.get_shell_msg(timeout=T)
+        validate_message(reply, "kernel_info_reply", msg_id)
+        self.assertIn(f"\nState directory: {state} (", reply["content"]["banner"])
+        _, outputs = self.execute_ok("%datasets")
+        text = "".join(m["content"].get("text", "") for m in outputs if m["msg_type"] == "stream")
+        self.assertIn(f"no datasets are registered in the state directory {state} ", text)
 
     def test_update_display_data(self):
         """A named display updates in place: display_data then

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,29 @@ func TestHelpPrintsPlainly(t *testing.T) {
 		if !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), "\n2\n") {
 			t.Errorf("repl %q: stdout %q", code, out.String())
 		}
+	}
+}
+
+// TestDatasetsNamesTheStateDirectory: %datasets says which state
+// directory the session reads, with no dataset registered and with one.
+func TestDatasetsNamesTheStateDirectory(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	registered, _ := registeredState(t)
+	for dir, want := range map[string]string{
+		empty:      "no datasets are registered in the state directory " + empty + " (the data owner runs `privnotes dataset add NAME ... --state " + empty + "`)\n",
+		registered: "\nstate directory: " + registered + "\n",
+	} {
+		var out, errb bytes.Buffer
+		if st := runScript([]string{"-", "--state", dir}, strings.NewReader("%datasets\n"), &out, &errb); st != 0 {
+			t.Errorf("%%datasets in %s: status %d, stderr %q", dir, st, errb.String())
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%%datasets in %s:\n%s\nwant %q", dir, out.String(), want)
+		}
+	}
+	// the banner of the interactive REPL (TestInteractiveReplOnATerminal
+	// runs it on a terminal)
+	if b := replBanner("/x/state"); !strings.Contains(b, "\nState directory: /x/state (") {
+		t.Errorf("REPL banner %q", b)
 	}
 }
