@@ -732,3 +732,42 @@ func TestBannerNamesTheStateDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressDisplay: a computation's progress (engine.ProgressDisplay)
+// reaches a notebook as one display_data and then update_display_data
+// with the same transient display_id, each with an HTML progress bar.
+func TestProgressDisplay(t *testing.T) {
+	c := startKernel(t)
+	id := c.execute("progress 3 private_pca (npm)", nil)
+	if r := c.reply(c.shellIn, id, hang); r["status"] != "ok" {
+		t.Fatalf("reply %v", r)
+	}
+	var types, ids, texts []string
+	for {
+		m := c.next(c.iopubIn)
+		if parentID(m) != id {
+			continue
+		}
+		var content struct {
+			State     string            `json:"execution_state"`
+			Data      map[string]string `json:"data"`
+			Transient map[string]string `json:"transient"`
+		}
+		json.Unmarshal(m.Content, &content)
+		if m.Header.MsgType == "status" && content.State == "idle" {
+			break
+		}
+		if strings.HasSuffix(m.Header.MsgType, "display_data") {
+			types = append(types, m.Header.MsgType)
+			ids = append(ids, content.Transient["display_id"])
+			texts = append(texts, content.Data["text/plain"])
+			if !strings.Contains(content.Data["text/html"], "<progress value=") {
+				t.Errorf("no progress bar: %v", content.Data)
+			}
+		}
+	}
+	if strings.Join(types, " ") != "display_data update_display_data update_display_data" ||
+		ids[0] == "" || ids[1] != ids[0] || ids[2] != ids[0] || texts[2] != "private_pca (npm): step 3 of 3" {
+		t.Errorf("progress messages %v, ids %v, texts %v", types, ids, texts)
+	}
+}

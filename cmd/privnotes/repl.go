@@ -307,16 +307,49 @@ type textOutput struct {
 	images    int
 	lastID    string // display being updated in place
 	midLine   bool   // stdout does not end with a newline
+	// progress lines on stderr: redrawn in place on a terminal, else one
+	// line per tenth of the steps
+	stderrTTY    bool
+	progressLine bool // a progress line is drawn and not ended
+	progressTen  map[string]int
 }
 
 func newTextOutput(stdout, stderr io.Writer, imagesDir string) *textOutput {
-	return &textOutput{stdout: stdout, stderr: stderr, imagesDir: imagesDir}
+	f, ok := stderr.(*os.File)
+	return &textOutput{stdout: stdout, stderr: stderr, imagesDir: imagesDir, stderrTTY: ok && isTerminal(f), progressTen: map[string]int{}}
+}
+
+// progressLocked draws a computation's progress on stderr.
+func (o *textOutput) progressLocked(id string, p engine.Progress) {
+	if o.stderrTTY {
+		fmt.Fprintf(o.stderr, "\r\x1b[K%s", p.Text())
+		o.progressLine = p.Done < p.Total
+		if !o.progressLine {
+			io.WriteString(o.stderr, "\n")
+		}
+		return
+	}
+	ten := 10 * p.Done / max(p.Total, 1)
+	if last, ok := o.progressTen[id]; ok && ten == last {
+		return
+	}
+	o.progressTen[id] = ten
+	fmt.Fprintln(o.stderr, p.Text())
+}
+
+// endProgressLocked ends a progress line before other output.
+func (o *textOutput) endProgressLocked() {
+	if o.progressLine {
+		io.WriteString(o.stderr, "\n")
+		o.progressLine = false
+	}
 }
 
 func (o *textOutput) Stream(name, text string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.lastID = ""
+	o.endProgressLocked()
 	if name == "stderr" {
 		io.WriteString(o.stderr, text)
 		return
@@ -332,6 +365,11 @@ func (o *textOutput) Display(d engine.Display) {
 }
 
 func (o *textOutput) displayLocked(d engine.Display) {
+	if d.Progress != nil {
+		o.progressLocked(d.DisplayID, *d.Progress)
+		return
+	}
+	o.endProgressLocked()
 	if o.midLine {
 		io.WriteString(o.stdout, "\n")
 		o.midLine = false
@@ -353,6 +391,7 @@ func (o *textOutput) ClearOutput(bool) {}
 func (o *textOutput) finish() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.endProgressLocked()
 	if o.midLine {
 		io.WriteString(o.stdout, "\n")
 		o.midLine = false

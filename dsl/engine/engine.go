@@ -30,6 +30,11 @@ type Display struct {
 	// ipykernel does for `?`; a terminal front end prints its text/plain
 	// like any display.
 	Page bool `json:"page,omitempty"`
+	// Progress, when set, marks the display as a computation's progress
+	// (see ProgressReporter): a notebook shows Data (a progress bar that
+	// updates in place); a terminal front end draws a progress line on
+	// stderr instead of printing each step.
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // Output receives what a cell produces while it runs, in order. A front

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/privnotes/privnotes/dsl/engine"
 )
 
 // openPty opens a pseudo-terminal pair: what is written to the returned
@@ -170,5 +172,36 @@ func TestInteractiveReplOnATerminal(t *testing.T) {
 	}
 	if !strings.Contains(got, "\x1b[1;31mRuntimeError\x1b[0m: panic: runtime error: index out of range [3] with length 0") {
 		t.Errorf("no coloured traceback: %q", got)
+	}
+}
+
+// TestProgressLine: a computation's progress goes to stderr, not stdout:
+// redrawn in place on a terminal (ended by a newline, also before other
+// output), one line per tenth of the steps when stderr is a file or pipe.
+func TestProgressLine(t *testing.T) {
+	steps := func(o *textOutput, total int) {
+		for i := 1; i <= total; i++ {
+			o.Display(engine.ProgressDisplay("p", engine.Progress{Label: "private_pca (npm)", Done: i, Total: total}, i > 1))
+		}
+	}
+	var out, errb bytes.Buffer
+	o := newTextOutput(&out, &errb, "")
+	steps(o, 100)
+	o.finish()
+	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+	if out.Len() != 0 || len(lines) != 11 || lines[0] != "private_pca (npm): step 1 of 100" || lines[10] != "private_pca (npm): step 100 of 100" {
+		t.Errorf("redirected: stdout %q, stderr lines %q", out.String(), lines)
+	}
+
+	tty := onTerminal(t, func(stderr *os.File) {
+		o := newTextOutput(io.Discard, stderr, "")
+		steps(o, 2)
+		o.Display(engine.ProgressDisplay("q", engine.Progress{Label: "oja", Done: 1, Total: 5}, false))
+		o.Stream("stderr", "warning\n")
+		o.finish()
+	})
+	want := "\r\x1b[Kprivate_pca (npm): step 1 of 2\r\x1b[Kprivate_pca (npm): step 2 of 2\r\n\r\x1b[Koja: step 1 of 5\r\nwarning\r\n"
+	if !strings.HasPrefix(tty, want) {
+		t.Errorf("terminal:\n got %q\nwant %q", tty, want)
 	}
 }
