@@ -58,7 +58,7 @@ func runKernel(args []string, stdout, stderr io.Writer) int {
 	// worker and the CLI) so that its banner can say which one is used.
 	dir, err := ledger.StateDir(*state)
 	if err != nil {
-		fmt.Fprintf(stderr, "privnotes kernel: state directory: %v\n", err)
+		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
 		return 1
 	}
 	wargs := []string{"worker", "--state", dir}

@@ -161,7 +161,8 @@ func TestKernelCommandBadState(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := runCLI("kernel", "--state", filepath.Join(file, "state"), connFile)
-	want := "privnotes kernel: state directory: mkdir " + file + ": not a directory\n"
+	// the same words as repl and run (usage_errors_test.go)
+	want := "privnotes kernel: creating state directory: mkdir " + file + ": not a directory\n"
 	if code != 1 || stderr != want {
 		t.Errorf("state under a file: exit %d, stderr %q; want 1 and %q", code, stderr, want)
 	}
