@@ -185,18 +185,16 @@ func (rt *Runtime) budgetText(name string) (string, string) {
 }
 
 func (rt *Runtime) datasetsText() (string, string) {
-	st := rt.mustStore()
-	scs, err := st.Datasets()
+	scs, err := rt.mustStore().Datasets()
 	if err != nil {
 		panic(errorf(NameLedgerError, "%%datasets: %v", err))
 	}
-	// The state directory is named so that a user knows which registry
-	// this session reads (the CLI's --state must be the same).
+	// The state directory's path is not shown: a cell may not learn it
+	// (threat model, escape 1). The kernel's and the REPL's banners name it.
 	if len(scs) == 0 {
-		return fmt.Sprintf("no datasets are registered in the state directory %s (the data owner runs `privnotes dataset add NAME ... --state %s`)\n", st.Dir(), st.Dir()), ""
+		return "no datasets are registered in this state directory (its path is in the kernel's or the REPL's banner; the data owner registers data there with `privnotes dataset add NAME ... --state DIR`)\n", ""
 	}
-	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "N", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"},
-		notes: []string{"state directory: " + st.Dir()}}
+	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "N", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"}}
 	for _, sc := range scs {
 		cols := strings.Join(append(append([]string(nil), sc.Columns...), categoricalNames(sc)...), ",")
 		if r := []rune(cols); len(r) > 60 {
