@@ -70,6 +70,10 @@ type Config struct {
 	History *History
 	// Version is the implementation_version ("dev" when empty).
 	Version string
+	// StateDir is the state directory the engine reads (registered
+	// datasets, the ledger), shown in the banner so that a user knows
+	// which registry the kernel uses. Empty leaves it out.
+	StateDir string
 	// Log receives dropped messages and other events (stderr of the
 	// kernel process, i.e. the Jupyter server's log). Nil discards.
 	Log *log.Logger

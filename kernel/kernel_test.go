@@ -688,3 +688,86 @@ func TestPagePayloadJoinsTypes(t *testing.T) {
 		t.Errorf("no pages: %v", got)
 	}
 }
+
+// TestTracebackColours: the error output and the execute_reply carry the
+// traceback with ANSI colours (the name red and bold, as ipykernel's),
+// while ename and evalue stay plain for programs that compare them.
+func TestTracebackColours(t *testing.T) {
+	c := startKernel(t)
+	id := c.execute("fail Boom it failed", nil)
+	r := c.reply(c.shellIn, id, hang)
+	if r["ename"] != "Boom" || r["evalue"] != "it failed" {
+		t.Errorf("ename/evalue not plain: %v", r)
+	}
+	want := []any{"\x1b[1;31mBoom\x1b[0m: it failed", "  at cell line 1"}
+	if fmt.Sprint(r["traceback"]) != fmt.Sprint(want) {
+		t.Errorf("reply traceback %q, want %q", r["traceback"], want)
+	}
+	var published map[string]any
+	for m := c.next(c.iopubIn); ; m = c.next(c.iopubIn) {
+		if parentID(m) == id && m.Header.MsgType == "error" {
+			json.Unmarshal(m.Content, &published)
+			break
+		}
+	}
+	if published["ename"] != "Boom" || published["evalue"] != "it failed" || fmt.Sprint(published["traceback"]) != fmt.Sprint(want) {
+		t.Errorf("error output %v", published)
+	}
+}
+
+// TestBannerNamesTheStateDirectory: kernel_info's banner names the state
+// directory when the kernel has one, so a new user sees which registry
+// and ledger the kernel uses.
+func TestBannerNamesTheStateDirectory(t *testing.T) {
+	for _, dir := range []string{"/srv/privnotes-state", ""} {
+		c := startKernelWith(t, Config{Engine: enginetest.New(), StateDir: dir})
+		r := c.reply(c.shellIn, c.send(c.shell, c.signer, "kernel_info_request", map[string]any{}), hang)
+		banner, _ := r["banner"].(string)
+		has := strings.Contains(banner, "\nState directory: /srv/privnotes-state (the registered datasets and the privacy ledger)\n")
+		if has != (dir != "") || strings.Contains(banner, "State directory: (") {
+			t.Errorf("StateDir %q: banner\n%s", dir, banner)
+		}
+		if !strings.HasPrefix(banner, "privnotes dev: ") || !strings.HasSuffix(banner, "%ledger for what was spent.") {
+			t.Errorf("banner\n%s", banner)
+		}
+	}
+}
+
+// TestProgressDisplay: a computation's progress (engine.ProgressDisplay)
+// reaches a notebook as one display_data and then update_display_data
+// with the same transient display_id, each with an HTML progress bar.
+func TestProgressDisplay(t *testing.T) {
+	c := startKernel(t)
+	id := c.execute("progress 3 private_pca (npm)", nil)
+	if r := c.reply(c.shellIn, id, hang); r["status"] != "ok" {
+		t.Fatalf("reply %v", r)
+	}
+	var types, ids, texts []string
+	for {
+		m := c.next(c.iopubIn)
+		if parentID(m) != id {
+			continue
+		}
+		var content struct {
+			State     string            `json:"execution_state"`
+			Data      map[string]string `json:"data"`
+			Transient map[string]string `json:"transient"`
+		}
+		json.Unmarshal(m.Content, &content)
+		if m.Header.MsgType == "status" && content.State == "idle" {
+			break
+		}
+		if strings.HasSuffix(m.Header.MsgType, "display_data") {
+			types = append(types, m.Header.MsgType)
+			ids = append(ids, content.Transient["display_id"])
+			texts = append(texts, content.Data["text/plain"])
+			if !strings.Contains(content.Data["text/html"], "<progress value=") {
+				t.Errorf("no progress bar: %v", content.Data)
+			}
+		}
+	}
+	if strings.Join(types, " ") != "display_data update_display_data update_display_data" ||
+		ids[0] == "" || ids[1] != ids[0] || ids[2] != ids[0] || texts[2] != "private_pca (npm): step 3 of 3" {
+		t.Errorf("progress messages %v, ids %v, texts %v", types, ids, texts)
+	}
+}

@@ -37,9 +37,7 @@ func (k *Kernel) kernelInfo() map[string]any {
 			"codemirror_mode":    "go",
 			"nbconvert_exporter": "script",
 		},
-		"banner": fmt.Sprintf("privnotes %s: differentially private analysis in Go (yaegi interpreter, Go %s cells; kernel built with %s)\n"+
-			"Type %%help for the DSL functions, %%datasets for the data you may query, %%ledger for what was spent.",
-			k.cfg.Version, LanguageVersion, runtime.Version()),
+		"banner": k.banner(),
 		"help_links": []map[string]string{
 			{"text": "privnotes documentation", "url": "https://github.com/privnotes/privnotes/tree/main/docs"},
 			{"text": "Go language specification", "url": "https://go.dev/ref/spec"},
@@ -47,6 +45,18 @@ func (k *Kernel) kernelInfo() map[string]any {
 			{"text": "gonum", "url": "https://pkg.go.dev/gonum.org/v1/gonum"},
 		},
 	}
+}
+
+// banner is kernel_info's banner (jupyter console prints it at start).
+func (k *Kernel) banner() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "privnotes %s: differentially private analysis in Go (yaegi interpreter, Go %s cells; kernel built with %s)\n",
+		k.cfg.Version, LanguageVersion, runtime.Version())
+	if k.cfg.StateDir != "" {
+		fmt.Fprintf(&b, "State directory: %s (the registered datasets and the privacy ledger)\n", k.cfg.StateDir)
+	}
+	b.WriteString("Type %help for the DSL functions, %datasets for the data you may query, %ledger for what was spent.")
+	return b.String()
 }
 
 type codeCursor struct {
@@ -311,10 +321,8 @@ func (k *Kernel) execute(m *wire.Message) (behind []*wire.Message, count int) {
 
 	var output *string
 	if e := res.Error; e != nil {
-		tb := e.Traceback
-		if tb == nil {
-			tb = []string{e.Name + ": " + e.Value}
-		}
+		// Coloured like ipykernel's; ename and evalue stay plain.
+		tb := engine.ColoredTraceback(e)
 		if !c.Silent {
 			k.publish(m, "error", map[string]any{"ename": e.Name, "evalue": e.Value, "traceback": tb})
 		}
@@ -520,10 +528,7 @@ func (k *Kernel) userExpressions(exprs map[string]string, cellID string) map[str
 		res := k.cfg.Engine.Execute(ctx, engine.ExecuteRequest{Code: code, CellID: cellID}, discard{})
 		switch {
 		case res.Error != nil:
-			tb := res.Error.Traceback
-			if tb == nil {
-				tb = []string{}
-			}
+			tb := engine.ColoredTraceback(res.Error)
 			out[name] = map[string]any{"status": "error", "ename": res.Error.Name, "evalue": res.Error.Value, "traceback": tb}
 		case res.Value != nil:
 			out[name] = map[string]any{"status": "ok", "data": withTextPlain(res.Value.Data), "metadata": orEmptyMap(res.Value.Metadata)}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/kernel"
 	"github.com/privnotes/privnotes/kernel/worker"
 )
@@ -59,17 +60,15 @@ func runKernel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes kernel: cannot find its own binary to start the worker: %v\n", err)
 		return 1
 	}
-	wargs := []string{"worker"}
-	historyPath := ""
-	if *state != "" {
-		if err := os.MkdirAll(*state, 0o700); err != nil {
-			fmt.Fprintf(stderr, "privnotes kernel: state directory: %v\n", err)
-			return 1
-		}
-		wargs = append(wargs, "--state", *state)
-		historyPath = filepath.Join(*state, "kernel-history.jsonl")
+	// The kernel resolves the state directory (the same rules as the
+	// worker and the CLI) so that its banner can say which one is used.
+	dir, err := ledger.StateDir(*state)
+	if err != nil {
+		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
+		return 1
 	}
-	history, err := kernel.OpenHistory(historyPath)
+	wargs := []string{"worker", "--state", dir}
+	history, err := kernel.OpenHistory(filepath.Join(dir, "kernel-history.jsonl"))
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
 		return 1
@@ -80,7 +79,7 @@ func runKernel(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer sup.Close()
-	k, err := kernel.New(kernel.Config{Conn: conn, Engine: sup, History: history, Version: version, Log: logger})
+	k, err := kernel.New(kernel.Config{Conn: conn, Engine: sup, History: history, Version: version, StateDir: dir, Log: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes kernel: %v\n", err)
 		return 1

@@ -161,7 +161,8 @@ func TestKernelCommandBadState(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := runCLI("kernel", "--state", filepath.Join(file, "state"), connFile)
-	want := "privnotes kernel: state directory: mkdir " + file + ": not a directory\n"
+	// the same words as repl and run (usage_errors_test.go)
+	want := "privnotes kernel: creating state directory: mkdir " + file + ": not a directory\n"
 	if code != 1 || stderr != want {
 		t.Errorf("state under a file: exit %d, stderr %q; want 1 and %q", code, stderr, want)
 	}
@@ -348,6 +349,10 @@ func TestKernelCommandServes(t *testing.T) {
 	}
 	if info["implementation"] != "privnotes" || info["implementation_version"] != version {
 		t.Errorf("kernel_info %v", info)
+	}
+	// The banner says which state directory (registry, ledger) is in use.
+	if b, _ := info["banner"].(string); !strings.Contains(b, "\nState directory: "+state+" (") {
+		t.Errorf("the banner does not name the state directory %s:\n%s", state, b)
 	}
 
 	id := c.send(c.shell, "execute_request", map[string]any{"code": "x := 21\nx * 2", "silent": false, "store_history": true})

@@ -102,7 +102,7 @@ the crash report is withheld, the ledger is unaffected).`, stderr)
 		fmt.Fprintf(stderr, "privnotes repl: %v\n", err)
 		return 1
 	}
-	r := &repl{eng: eng, out: newTextOutput(stdout, stderr, cf.images), stderr: stderr}
+	r := &repl{eng: eng, out: newTextOutput(stdout, stderr, cf.images), stderr: stderr, color: colorTerminal(stderr), stateDir: dir}
 	if f, ok := stdin.(*os.File); ok && f == os.Stdin && liner.TerminalSupported() && isTerminal(f) {
 		hist := *histFile
 		if hist == "" {
@@ -125,8 +125,26 @@ type repl struct {
 	eng    engine.Engine
 	out    *textOutput
 	stderr io.Writer
-	count  int
-	failed bool // the last cell failed (exit status of a piped session)
+	color  bool // colour tracebacks (stderr is a terminal)
+	// stateDir is the state directory in use, named in the banner.
+	stateDir string
+	count    int
+	failed   bool // the last cell failed (exit status of a piped session)
+}
+
+// colorTerminal reports whether w is a terminal that should get coloured
+// tracebacks: not when redirected to a file or pipe, nor with NO_COLOR set
+// or TERM=dumb. (privnotes run never colours: its output is for logs.)
+func colorTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+}
+
+// replBanner is what the interactive REPL prints first: how to get help
+// and out, and which state directory (registry and ledger) it uses.
+func replBanner(stateDir string) string {
+	return "privnotes REPL: Go cells with the privacy DSL. %help NAME for help, Ctrl-D to quit.\n" +
+		"State directory: " + stateDir + " (the registered datasets and the privacy ledger; --state DIR for another)\n"
 }
 
 // run executes one cell; Ctrl-C (SIGINT) while it runs interrupts it.
@@ -140,8 +158,11 @@ func (r *repl) run(code string) {
 	if res.Value != nil {
 		r.out.show(*res.Value)
 	}
-	if res.Error != nil {
-		printError(r.stderr, res.Error)
+	if e := res.Error; e != nil {
+		if r.color {
+			e = &engine.Error{Name: e.Name, Value: e.Value, Traceback: engine.ColoredTraceback(e)}
+		}
+		printError(r.stderr, e)
 	}
 }
 
@@ -227,7 +248,7 @@ func (r *repl) interactive(histPath string) int {
 		start := min(max(c.CursorStart-prefix, 0), pos)
 		return string(rl[:start]), c.Matches, string(rl[pos:])
 	})
-	fmt.Fprintln(r.out.stdout, "privnotes REPL: Go cells with the privacy DSL. %help NAME for help, Ctrl-D to quit.")
+	fmt.Fprint(r.out.stdout, replBanner(r.stateDir))
 	indent := ""
 	for {
 		prompt := fmt.Sprintf("[%d]> ", r.count+1)
@@ -292,16 +313,49 @@ type textOutput struct {
 	images    int
 	lastID    string // display being updated in place
 	midLine   bool   // stdout does not end with a newline
+	// progress lines on stderr: redrawn in place on a terminal, else one
+	// line per tenth of the steps
+	stderrTTY    bool
+	progressLine bool // a progress line is drawn and not ended
+	progressTen  map[string]int
 }
 
 func newTextOutput(stdout, stderr io.Writer, imagesDir string) *textOutput {
-	return &textOutput{stdout: stdout, stderr: stderr, imagesDir: imagesDir}
+	f, ok := stderr.(*os.File)
+	return &textOutput{stdout: stdout, stderr: stderr, imagesDir: imagesDir, stderrTTY: ok && isTerminal(f), progressTen: map[string]int{}}
+}
+
+// progressLocked draws a computation's progress on stderr.
+func (o *textOutput) progressLocked(id string, p engine.Progress) {
+	if o.stderrTTY {
+		fmt.Fprintf(o.stderr, "\r\x1b[K%s", p.Text())
+		o.progressLine = p.Done < p.Total
+		if !o.progressLine {
+			io.WriteString(o.stderr, "\n")
+		}
+		return
+	}
+	ten := 10 * p.Done / max(p.Total, 1)
+	if last, ok := o.progressTen[id]; ok && ten == last {
+		return
+	}
+	o.progressTen[id] = ten
+	fmt.Fprintln(o.stderr, p.Text())
+}
+
+// endProgressLocked ends a progress line before other output.
+func (o *textOutput) endProgressLocked() {
+	if o.progressLine {
+		io.WriteString(o.stderr, "\n")
+		o.progressLine = false
+	}
 }
 
 func (o *textOutput) Stream(name, text string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.lastID = ""
+	o.endProgressLocked()
 	if name == "stderr" {
 		io.WriteString(o.stderr, text)
 		return
@@ -317,6 +371,11 @@ func (o *textOutput) Display(d engine.Display) {
 }
 
 func (o *textOutput) displayLocked(d engine.Display) {
+	if d.Progress != nil {
+		o.progressLocked(d.DisplayID, *d.Progress)
+		return
+	}
+	o.endProgressLocked()
 	if o.midLine {
 		io.WriteString(o.stdout, "\n")
 		o.midLine = false
@@ -338,6 +397,7 @@ func (o *textOutput) ClearOutput(bool) {}
 func (o *textOutput) finish() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.endProgressLocked()
 	if o.midLine {
 		io.WriteString(o.stdout, "\n")
 		o.midLine = false

@@ -1,11 +1,12 @@
 // Package engine is the contract between a front end (the Jupyter kernel,
 // the REPL, the script runner) and the language engine that runs cells.
 //
-// It holds plain data types only, so that a front end can drive an engine
-// in the same process or across a pipe (the kernel's worker process)
-// without knowing how the engine interprets code, and an engine can be
-// written without knowing the Jupyter wire protocol. Every type here
-// marshals to JSON as is.
+// It holds plain data types, so that a front end can drive an engine in
+// the same process or across a pipe (the kernel's worker process) without
+// knowing how the engine interprets code, and an engine can be written
+// without knowing the Jupyter wire protocol; every type here marshals to
+// JSON as is. The one function, ColoredTraceback, is the rendering that
+// the front ends share (the kernel always, the REPL on a terminal).
 package engine
 
 import "context"
@@ -29,6 +30,11 @@ type Display struct {
 	// ipykernel does for `?`; a terminal front end prints its text/plain
 	// like any display.
 	Page bool `json:"page,omitempty"`
+	// Progress, when set, marks the display as a computation's progress
+	// (see ProgressReporter): a notebook shows Data (a progress bar that
+	// updates in place); a terminal front end draws a progress line on
+	// stderr instead of printing each step.
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // Output receives what a cell produces while it runs, in order. A front

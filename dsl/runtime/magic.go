@@ -189,8 +189,10 @@ func (rt *Runtime) datasetsText() (string, string) {
 	if err != nil {
 		panic(errorf(NameLedgerError, "%%datasets: %v", err))
 	}
+	// The state directory's path is not shown: a cell may not learn it
+	// (threat model, escape 1). The kernel's and the REPL's banners name it.
 	if len(scs) == 0 {
-		return "no datasets are registered in this state directory (the data owner runs `privnotes dataset add`)\n", ""
+		return "no datasets are registered in this state directory (its path is in the kernel's or the REPL's banner; the data owner registers data there with `privnotes dataset add NAME ... --state DIR`)\n", ""
 	}
 	t := &magicTable{class: "datasets", header: []string{"NAME", "D", "UNIT", "N", "CLIP", "NEIGHBOUR", "ACCOUNTANT", "BUDGET", "COLUMNS"}}
 	for _, sc := range scs {

@@ -9,6 +9,7 @@
 //	eprint TEXT          write TEXT and a newline to stderr
 //	html TEXT            display_data with text/html and text/plain
 //	page TEXT            help for the pager (a Page display)
+//	progress N LABEL     N steps of progress of LABEL (each step shown)
 //	display ID TEXT      display_data named ID
 //	update ID TEXT       update_display_data of display ID
 //	clear                clear_output (wait=false)
@@ -54,6 +55,7 @@ var commands = map[string]string{
 	"eprint":          "eprint TEXT: write TEXT to stderr",
 	"html":            "html TEXT: display TEXT as HTML",
 	"page":            "page TEXT: show TEXT in the pager",
+	"progress":        "progress N LABEL: report N steps of progress",
 	"display":         "display ID TEXT: a named display",
 	"update":          "update ID TEXT: replace display ID",
 	"clear":           "clear: clear the output",
@@ -94,6 +96,14 @@ func (f *Fake) Execute(ctx context.Context, req engine.ExecuteRequest, out engin
 			out.Display(engine.Display{Data: engine.MIMEBundle{"text/html": arg, "text/plain": arg}, Metadata: map[string]any{}})
 		case "page":
 			out.Display(engine.Display{Data: engine.MIMEBundle{"text/plain": arg}, Page: true})
+		case "progress":
+			n, err := strconv.Atoi(id)
+			if err != nil {
+				return fail("CompileError", "progress needs a number of steps")
+			}
+			for step := 1; step <= n; step++ {
+				out.Display(engine.ProgressDisplay(fmt.Sprint(i+1), engine.Progress{Label: text, Done: step, Total: n}, step > 1))
+			}
 		case "display", "update":
 			out.Display(engine.Display{Data: engine.MIMEBundle{"text/plain": text}, Metadata: map[string]any{},
 				DisplayID: id, Update: cmd == "update"})

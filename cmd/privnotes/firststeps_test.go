@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,30 @@ func TestHelpPrintsPlainly(t *testing.T) {
 		}
 		if !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), "\n2\n") {
 			t.Errorf("repl %q: stdout %q", code, out.String())
+		}
+	}
+}
+
+// TestStateDirectoryInBannersOnly: the REPL's banner names the state
+// directory (TestInteractiveReplOnATerminal runs it on a terminal);
+// %datasets does not, since a cell may not learn the path (threat model,
+// escape 1), and says where to find it instead.
+func TestStateDirectoryInBannersOnly(t *testing.T) {
+	if b := replBanner("/x/state"); !strings.Contains(b, "\nState directory: /x/state (") {
+		t.Errorf("REPL banner %q", b)
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	registered, _ := registeredState(t)
+	for dir, want := range map[string]string{
+		empty:      "no datasets are registered in this state directory (its path is in the kernel's or the REPL's banner; ",
+		registered: "NAME",
+	} {
+		var out, errb bytes.Buffer
+		if st := runScript([]string{"-", "--state", dir}, strings.NewReader("%datasets\n"), &out, &errb); st != 0 {
+			t.Errorf("%%datasets in %s: status %d, stderr %q", dir, st, errb.String())
+		}
+		if !strings.Contains(out.String(), want) || strings.Contains(out.String(), dir) {
+			t.Errorf("%%datasets in %s:\n%s\nwant %q and not the path", dir, out.String(), want)
 		}
 	}
 }
