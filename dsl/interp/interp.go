@@ -305,7 +305,7 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 		if failed != nil {
 			return engine.ExecuteResult{Error: failed}
 		}
-		if wrap && e.result != nil {
+		if wrap && e.result != nil && !(displayCall(finalExpr(c)) && allNil(e.result)) {
 			var d engine.Display
 			if len(e.result) == 1 {
 				d = Render(e.result[0])
