@@ -2,10 +2,10 @@ package interp
 
 import (
 	"bytes"
-	"go/ast"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"go/ast"
 	"html"
 	"image"
 	"image/png"
