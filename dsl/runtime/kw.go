@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/syntax"
 )
@@ -208,7 +209,7 @@ func typeName(v any) string {
 	if v == nil {
 		return "nil"
 	}
-	return reflect.TypeOf(v).String()
+	return interp.TypeName(reflect.TypeOf(v))
 }
 
 // noKeywords refuses keywords for functions that take none.
