@@ -242,6 +242,17 @@ var Funcs = sortFuncs([]Func{
 		Releases:   "public: the budget and what has been spent",
 	},
 	{
+		Name: "download",
+		Positional: []Param{
+			{Name: "res", Type: "any", Required: true, Doc: "a result of a DSL function (PCAResult, CountResult, HistogramResult, …) or a matrix"},
+			{Name: "name", Type: "string", Required: true, Doc: "the file name the browser saves: NAME.csv (a table: loadings, counts per key, …) or NAME.json (every released field and the receipt)"},
+		},
+		Result: "",
+		Doc: "Displays a link that saves a result as a file (a data URI: the kernel writes no file). " +
+			"CSV holds the result's table; JSON holds every released field with its receipt, as json.Marshal gives it.",
+		Releases: "only what res already is",
+	},
+	{
 		Name:       "show",
 		Positional: []Param{{Name: "x", Type: "any", Required: true, Doc: "a value to display"}},
 		Result:     "",
