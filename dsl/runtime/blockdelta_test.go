@@ -50,6 +50,12 @@ fmt.Println(m.Receipt.Delta, strings.Contains(m.Receipt.Note, "block's"))`)
 		t.Fatalf("explicit delta in a block: got %q", out)
 	}
 
+	// A %%budget cell is a block too.
+	out = s.ok("%%budget eps=1 delta=1e-7\nm := private_mean(ds, eps=0.1)\nfmt.Println(m.Receipt.Delta)")
+	if strings.TrimSpace(out) != "1e-07" {
+		t.Fatalf("%%%%budget cell: got %q", out)
+	}
+
 	for _, tc := range []struct{ name, cell, want string }{
 		{"outside a block", `m := private_mean(ds, eps=0.1)`, "private_mean needs delta > 0"},
 		{"block without δ", `budget eps=1 {
@@ -63,8 +69,8 @@ fmt.Println(m.Receipt.Delta, strings.Contains(m.Receipt.Note, "block's"))`)
 			}
 		})
 	}
-	if st := status(t, dir, "d"); st.Charges != 2 {
-		t.Fatalf("%d charges after the refused cells, want 2", st.Charges)
+	if st := status(t, dir, "d"); st.Charges != 3 {
+		t.Fatalf("%d charges after the refused cells, want 3", st.Charges)
 	}
 }
 
@@ -96,5 +102,16 @@ func TestBlockDeltaStaticPrecheck(t *testing.T) {
 }`)
 	if st := status(t, dir, "d"); st.Charges != 2 {
 		t.Fatalf("%d charges, want 2", st.Charges)
+	}
+	// What would fit is priced at the block's δ too.
+	register(t, dir, "small", table(60, 3, 2, 0.3), accounting.Budget{Eps: 0.3, Delta: 1e-5}, accounting.ModeZCDP)
+	for _, cell := range []string{
+		"budget eps=5, delta=1e-7 {\n\tm := private_mean(dataset(\"small\"), eps=2)\n}",
+		"e := 2.0\nbudget eps=5, delta=1e-7 {\n\tm := private_mean(dataset(\"small\"), eps=e)\n}",
+	} {
+		res, _ := s.fails(cell, NameBudgetExceeded)
+		if !strings.Contains(res.Error.Value, "The largest eps that fits at delta=1e-07") {
+			t.Errorf("%q: the what-fits note is not at the block's δ: %s", cell, res.Error.Value)
+		}
 	}
 }
