@@ -24,7 +24,6 @@ var Symbols = map[string]map[string]reflect.Value{}
 
 // Allowlist is the sorted list of import paths a cell may import.
 var Allowlist = []string{
-	"bufio",
 	"bytes",
 	"container/heap",
 	"container/list",
@@ -75,5 +74,5 @@ var Allowlist = []string{
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib bytes container/heap container/list encoding/json errors fmt image image/color image/png
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib math math/bits math/cmplx math/rand regexp sort strconv strings text/tabwriter time unicode unicode/utf8
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib gonum.org/v1/gonum/floats gonum.org/v1/gonum/mat gonum.org/v1/gonum/stat
-//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib bufio container/ring crypto/md5 crypto/sha1 crypto/sha256 crypto/sha512 encoding/base32 encoding/base64 encoding/binary encoding/csv encoding/hex
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib container/ring crypto/md5 crypto/sha1 crypto/sha256 crypto/sha512 encoding/base32 encoding/base64 encoding/binary encoding/csv encoding/hex
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib hash hash/adler32 hash/crc32 hash/crc64 hash/fnv html math/big path sync sync/atomic unicode/utf16
