@@ -45,13 +45,16 @@ func downloadBytes(x any, name string) ([]byte, string, error) {
 	if !downloadName.MatchString(name) {
 		return nil, "", fmt.Errorf("file name %q: use letters, digits, '.', '_' and '-' only (no directories), ending in .csv or .json", name)
 	}
+	lower := strings.ToLower(name)
+	if !strings.HasSuffix(lower, ".json") && !strings.HasSuffix(lower, ".csv") {
+		return nil, "", fmt.Errorf("file name %q: end it in .csv (a table) or .json (every released field)", name)
+	}
 	if x == nil || isNilResult(x) {
 		return nil, "", fmt.Errorf("no result to save (the value is nil or empty)")
 	}
 	if dryRun(x) {
 		return nil, "", fmt.Errorf("a dry run's result has no values to save (its receipt is what the call would cost)")
 	}
-	lower := strings.ToLower(name)
 	switch {
 	case strings.HasSuffix(lower, ".json"):
 		if _, ok := csvRows(x); !ok {
@@ -74,7 +77,7 @@ func downloadBytes(x any, name string) ([]byte, string, error) {
 		}
 		return buf.Bytes(), "text/csv", nil
 	}
-	return nil, "", fmt.Errorf("file name %q: end it in .csv (a table) or .json (every released field)", name)
+	panic("unreachable: the extension was checked")
 }
 
 // downloadDisplay is the link, and a line of text for front ends without

@@ -317,8 +317,17 @@ fmt.Println(remaining(ds))`)
 	for _, cell := range []string{`x := dataset("fresh")`, `x := dataset(` + strconv.Quote(other+"/state.db") + `)`, `x := dataset("../secret")`} {
 		s2.fails(cell, NameDatasetError)
 	}
+	// download's string is the name the browser saves under, put into an
+	// HTML attribute, never opened: a path is refused all the same.
+	s2.ok(`var c *CountResult`)
+	for _, name := range []string{other + "/state.db", "../state.db", "state.db"} {
+		res, _ := s2.fails(`download(c, `+strconv.Quote(name)+`)`, NameArgumentError)
+		if !strings.Contains(res.Error.Value, "file name") {
+			t.Errorf("download to %q: %s, want the file name refused", name, res.Error.Value)
+		}
+	}
 	for name, v := range s2.rt.Exports() {
-		if v.Kind() == reflect.Func && name != "dataset" && name != "__pn_kw" && name != "__pn_magic" && name != "__pn_budget_begin" && name != "__pn_block" {
+		if v.Kind() == reflect.Func && name != "dataset" && name != "__pn_kw" && name != "__pn_magic" && name != "__pn_budget_begin" && name != "__pn_block" && name != "download" {
 			for i := 0; i < v.Type().NumIn(); i++ {
 				if v.Type().In(i).Kind() == reflect.String {
 					t.Errorf("%s takes a string argument: it must not name a state directory", name)
