@@ -2,6 +2,7 @@ package stdlib
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"sort"
 	"strings"
@@ -86,5 +87,42 @@ func TestWithheldSymbolsAbsent(t *testing.T) {
 	}
 	if _, err := i.EvalWithContext(context.Background(), `time.FixedZone("X", 3600).String()`); err != nil {
 		t.Errorf("time.FixedZone: %v", err)
+	}
+}
+
+// TestEveryAllowlistedPackageImports imports each package of the allowlist
+// (and yaegi's generic cmp, maps and slices) in an interpreter, and uses a
+// few of the pure-computation packages the way a cell would.
+func TestEveryAllowlistedPackageImports(t *testing.T) {
+	i := interp.New(interp.Options{SourcecodeFilesystem: fstest.MapFS{}})
+	if err := i.Use(Symbols); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(append([]string(nil), Allowlist...), "cmp", "maps", "slices") {
+		if _, err := i.EvalWithContext(context.Background(), `import "`+p+`"`); err != nil {
+			t.Errorf("import %q: %v", p, err)
+		}
+	}
+	for _, tc := range []struct{ code, want string }{
+		{"r := csv.NewReader(strings.NewReader(\"a,b\\n1,\\\"2,3\\\"\\n\"))\nrecs, err := r.ReadAll()\nfmt.Sprint(recs, err)", `[[a b] [1 2,3]] <nil>`},
+		{"mu, wg, n := &sync.Mutex{}, &sync.WaitGroup{}, &atomic.Int64{}\nfor k := 0; k < 4; k++ {\n\twg.Add(1)\n\tgo func() { defer wg.Done(); mu.Lock(); n.Add(1); mu.Unlock() }()\n}\nwg.Wait()\nn.Load()", `4`},
+		// yaegi's generic slices and maps are partial (docs/dsl.md).
+		{"s := []int{3, 1, 2}\nfmt.Sprint(slices.Index(s, 1), slices.Contains(s, 4), cmp.Compare(1, 2))", `1 false -1`},
+		{`new(big.Int).Exp(big.NewInt(2), big.NewInt(100), nil).String()`, `1267650600228229401496703205376`},
+		{"h := sha256.Sum256([]byte(\"abc\"))\nhex.EncodeToString(h[:4])", `ba7816bf`},
+		{`base64.StdEncoding.EncodeToString([]byte("pn"))`, `cG4=`},
+		{`crc32.ChecksumIEEE([]byte("abc"))`, `891568578`},
+		{"f := fnv.New32a()\nf.Write([]byte(\"abc\"))\nf.Sum32()", `440920331`},
+		{`ring.New(3).Len()`, `3`},
+		{`string(utf16.Decode([]uint16{0x70, 0x6e}))`, `pn`},
+	} {
+		v, err := i.EvalWithContext(context.Background(), tc.code)
+		if err != nil {
+			t.Errorf("%s: %v", tc.code, err)
+			continue
+		}
+		if got := fmt.Sprint(v.Interface()); got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.code, got, tc.want)
+		}
 	}
 }

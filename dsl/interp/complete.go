@@ -519,7 +519,7 @@ func (e *Engine) doc(qual, name string) (string, bool) {
 		if len(s) > 200 {
 			s = s[:200] + "…"
 		}
-		return fmt.Sprintf("%s %s\n\n%s", name, v.Type(), s), true
+		return fmt.Sprintf("%s %s\n\n%s", name, TypeName(v.Type()), s), true
 	}
 	if isDecl {
 		return fmt.Sprintf("%s %s (defined in a cell)", kind, name), true

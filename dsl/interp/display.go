@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"go/ast"
 	"html"
 	"image"
 	"image/png"
@@ -287,6 +288,33 @@ func (e *Engine) displayExports() map[string]reflect.Value {
 	}
 }
 
+// displayCall reports whether x calls a display function bare: its
+// values are what the display did (png and show_json return an error),
+// so as a cell's final expression a nil error is not shown as Out: <nil>
+// (ipykernel shows no None either); an error still is.
+func displayCall(x ast.Expr) bool {
+	call, ok := ast.Unparen(x).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	_, isDisplay := displayDocs[id.Name]
+	return isDisplay
+}
+
+// allNil reports whether every value is nil (a nil error).
+func allNil(vs []any) bool {
+	for _, v := range vs {
+		if v != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // displayDocs documents the display API for completion, inspect and %help.
 var displayDocs = map[string]string{
 	"show":           "show(values ...any)\n\nDisplays each value as a rich output: HTML tables for matrices, PNG for images, and whatever the value's HTML/Markdown/SVG/PNG/JSON/MIMEBundle methods give; text/plain always.",
@@ -294,7 +322,7 @@ var displayDocs = map[string]string{
 	"markdown":       "markdown(s string)\n\nDisplays s as Markdown.",
 	"svg":            "svg(s string)\n\nDisplays s as an SVG image.",
 	"png":            "png(img image.Image) error\n\nDisplays img as a PNG image.",
-	"show_json":      "show_json(v any) error\n\nDisplays v as JSON (an expandable tree in JupyterLab).",
+	"show_json":      "show_json(v any) error\n\nDisplays v as JSON (a front end that renders application/json shows a tree).",
 	"new_display":    "new_display(v any) *DisplayHandle\n\nDisplays v and returns a handle; d.Update(x) or update_display(d, x) replaces the display in place (progress).",
 	"update_display": "update_display(d *DisplayHandle, v any)\n\nReplaces the content of the display d with v.",
 	"clear_output":   "clear_output(wait ...bool)\n\nClears the cell's output; with true, when the next output arrives (no flicker).",

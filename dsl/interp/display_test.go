@@ -179,6 +179,12 @@ func TestValueDisplayRules(t *testing.T) {
 		{"[]string{\"a\"}", "[a]"},
 		{"// only a comment", ""},
 		{"var y = 3", ""},
+		// A display call shows its display, not its nil error (issue 11).
+		{`show_json(map[string]int{"a": 1})`, ""},
+		{"png(image.NewGray(image.Rect(0, 0, 1, 1)))", ""},
+		{"(show_json(1))", ""},
+		{"html(\"<b>x</b>\")", ""},
+		{"show_json(make(chan int))", "show_json: json: unsupported type: chan int"},
 	} {
 		r := e.Execute(context.Background(), engineReq(tt.code), &recOutput{})
 		if r.Error != nil {

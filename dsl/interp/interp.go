@@ -204,6 +204,12 @@ func (e *Engine) Execute(ctx context.Context, req engine.ExecuteRequest, out eng
 	defer e.endCell()
 	e.busy = false
 	res := e.execute(ctx, req)
+	if res.Error != nil {
+		res.Error.Value = bareTypes(res.Error.Value)
+		for i, l := range res.Error.Traceback {
+			res.Error.Traceback[i] = bareTypes(l)
+		}
+	}
 	if !e.busy {
 		// Not while a goroutine of an interrupted cell may still run
 		// inside yaegi: Globals reads the frame it may resize.
@@ -305,7 +311,7 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 		if failed != nil {
 			return engine.ExecuteResult{Error: failed}
 		}
-		if wrap && e.result != nil {
+		if wrap && e.result != nil && !(displayCall(finalExpr(c)) && allNil(e.result)) {
 			var d engine.Display
 			if len(e.result) == 1 {
 				d = Render(e.result[0])

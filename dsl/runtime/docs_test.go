@@ -2,12 +2,13 @@ package runtime
 
 import (
 	"fmt"
-	"github.com/privnotes/privnotes/dsl/release"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/privnotes/privnotes/dsl/interp"
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
@@ -132,5 +133,38 @@ func TestDocsThreatModel(t *testing.T) {
 		if !strings.Contains(string(b), m[1]) {
 			t.Errorf("docs/threat-model.md does not list %s", m[1])
 		}
+	}
+}
+
+const (
+	importsBegin = "<!-- BEGIN IMPORTS (generated from interp.AllowedImports by dsl/runtime's TestDocsImports; PRIVNOTES_UPDATE_DOCS=1 rewrites it) -->"
+	importsEnd   = "<!-- END IMPORTS -->"
+)
+
+// TestDocsImports: the importable packages listed in docs/dsl.md are the
+// engine's allowlist.
+func TestDocsImports(t *testing.T) {
+	b, err := os.ReadFile(dslDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i, j := strings.Index(doc, importsBegin), strings.Index(doc, importsEnd)
+	if i < 0 || j < i {
+		t.Fatalf("docs/dsl.md lacks the import list markers")
+	}
+	var list []string
+	for _, p := range interp.AllowedImports() {
+		list = append(list, "`"+p+"`")
+	}
+	want := importsBegin + "\n" + strings.Join(list, ", ") + "\n" + importsEnd
+	if got := doc[i : j+len(importsEnd)]; got != want {
+		if os.Getenv("PRIVNOTES_UPDATE_DOCS") == "1" {
+			if err := os.WriteFile(dslDoc, []byte(doc[:i]+want+doc[j+len(importsEnd):]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("docs/dsl.md's import list is out of date with the allowlist: run PRIVNOTES_UPDATE_DOCS=1 go test ./dsl/runtime -run TestDocsImports")
 	}
 }

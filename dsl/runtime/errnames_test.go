@@ -1,6 +1,10 @@
 package runtime
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -127,5 +131,66 @@ func TestChoices(t *testing.T) {
 	}
 	if rt.Choices("private_pca", "k") != nil || rt.Choices("nope", "method") != nil {
 		t.Error("choices for a free keyword or an unknown function")
+	}
+}
+
+// errorNameDefs finds the error names the code can give a user: the Name…
+// constants of the DSL, the names the engine, the worker supervisor and
+// the kernel put in their errors and replies. It reads the source, so a
+// new name cannot be added without the table knowing.
+var errorNameDefs = regexp.MustCompile(`(?:Name[A-Z]\w*|Err[A-Z]\w*) *= *"([A-Z]\w*)"|Name: *"([A-Z]\w*)"|name: *"([A-Z]\w*)"|name := "([A-Z]\w*)"|errorResult\("([A-Z]\w*)"|errorContent\("([A-Z]\w*)"`)
+
+// TestErrorTableListsEveryName: every error name defined in the code
+// has a row in docs/dsl.md's error table.
+func TestErrorTableListsEveryName(t *testing.T) {
+	names := map[string]string{}
+	for _, dir := range []string{"../../dsl", "../../kernel", "../../cmd/privnotes"} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "enginetest" { // a test fake's names
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range errorNameDefs.FindAllStringSubmatch(string(src), -1) {
+				for _, g := range m[1:] {
+					if g != "" {
+						names[g] = path
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, must := range []string{NameBudgetExceeded, "CompileError", "RuntimeError", "ImportError", "UnsupportedError", "InternalError", "InterpreterRestarted"} {
+		if names[must] == "" {
+			t.Errorf("the scan of the source missed %s: the pattern is out of date", must)
+		}
+	}
+	b, err := os.ReadFile(dslDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "\n## Errors\n")
+	j := strings.Index(doc[i+1:], "\n## ")
+	if i < 0 || j < 0 {
+		t.Fatal("docs/dsl.md has no Errors section")
+	}
+	table := doc[i : i+1+j]
+	for name, where := range names {
+		if !strings.Contains(table, "| `"+name+"`") && !strings.Contains(table, ", `"+name+"` |") {
+			t.Errorf("error name %s (%s) has no row in docs/dsl.md's error table", name, where)
+		}
 	}
 }

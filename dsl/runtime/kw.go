@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/syntax"
 )
@@ -32,6 +33,8 @@ type args struct {
 	fn *syntax.Func
 	// block is the budget block the call was written in, if any.
 	block *block
+	// deltaFromBlock: the call gave no delta and takes block's δ.
+	deltaFromBlock bool
 }
 
 func (a *args) int(name string) int       { return a.Int(name) }
@@ -73,6 +76,19 @@ func parseArgs(name string, kws []KW) (*args, error) {
 		p := &f.Keywords[i]
 		if a.Given[p.Name] {
 			continue
+		}
+		if p.Required && p.Name == "delta" && syntax.BlockDelta(f) {
+			// A Gaussian call in a block with a δ is calibrated to it
+			// (syntax.BlockDelta says why that is sound); the translator
+			// gave the static pre-check the same δ.
+			if a.block != nil && a.block.cap.Delta > 0 {
+				a.Vals["delta"], a.deltaFromBlock = a.block.cap.Delta, true
+				continue
+			}
+			if a.block != nil {
+				return nil, errorf(NameArgumentError, "%s needs delta > 0, e.g. delta=1e-6: its noise is Gaussian; give delta= in the call, or add delta= to the %s's header and the call takes the block's δ", name, a.block.scope())
+			}
+			return nil, errorf(NameArgumentError, "%s needs delta > 0, e.g. delta=1e-6: its noise is Gaussian (inside a budget block with a δ the call may leave delta out: it takes the block's)", name)
 		}
 		if p.Required {
 			return nil, errorf(NameArgumentError, "%s: keyword %s is required (%s)", name, p.Name, p.Doc)
@@ -193,7 +209,7 @@ func typeName(v any) string {
 	if v == nil {
 		return "nil"
 	}
-	return reflect.TypeOf(v).String()
+	return interp.TypeName(reflect.TypeOf(v))
 }
 
 // noKeywords refuses keywords for functions that take none.

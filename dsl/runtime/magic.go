@@ -223,7 +223,9 @@ runs. At run time every call is checked against the block's remaining cap
 and charged to the dataset's ledger before it reads data. Blocks do not
 nest; names assigned inside stay visible after the block. The block
 composes with its dataset's accountant (zcdp by default; basic when the
-block has no delta).
+block has no delta). A Gaussian call (private_pca, private_mean,
+private_fedrep) inside a block with a delta may leave its delta out: it is
+calibrated to the block's delta, and its receipt says so.
 `,
 	"keywords": `Keyword arguments: DSL functions take positional arguments first, then
 keywords written name=value (k=3, method="npm"). An unknown keyword is an

@@ -836,6 +836,15 @@ budget eps=0.2, delta=1e-6 {
 }
 done <- true
 <-done`, accounting.Budget{Eps: 0.2, Delta: 1e-6}, accounting.ZcdpFor(0.1, 1e-6)},
+	// Gaussian calls without delta take the block's δ (issue 11).
+	{`budget eps=0.3, delta=1e-6 {
+	for i := 0; i < 6; i++ {
+		func() {
+			defer func() { recover() }()
+			private_mean(ds, eps=0.1)
+		}()
+	}
+}`, accounting.Budget{Eps: 0.3, Delta: 1e-6}, accounting.ZcdpFor(0.1, 1e-6)},
 }
 
 func TestNeighbouringDatasetsBlocks(t *testing.T) {

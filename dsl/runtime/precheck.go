@@ -184,6 +184,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		}
 	}
 	perDataset := map[string][]accounting.Event{}
+	callOf := map[string][]syntax.Call{} // the calls behind perDataset
 	for _, blk := range p.Blocks {
 		var evs []accounting.Event
 		// The run-time block composes with the rule of the dataset of
@@ -204,6 +205,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			}
 			if sc.dataset != "" {
 				perDataset[sc.dataset] = append(perDataset[sc.dataset], sc.ev)
+				callOf[sc.dataset] = append(callOf[sc.dataset], c)
 			}
 		}
 		if blk.Repeated || len(evs) == 0 {
@@ -213,7 +215,6 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			return err
 		}
 	}
-	callOf := map[string][]syntax.Call{} // the calls behind perDataset
 	for _, c := range p.Calls {
 		if sc, ok := cost(c); ok && sc.dataset != "" {
 			perDataset[sc.dataset] = append(perDataset[sc.dataset], sc.ev)

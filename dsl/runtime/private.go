@@ -46,6 +46,7 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 		if err != nil {
 			panic(err)
 		}
+		blockDeltaNote(rc, a)
 		return &release.Release{Receipt: rc}, src
 	}
 	rel, err := rt.executor(fn, src).Execute(b.ctx, rt.call(b, fn, src, a), gate)
@@ -56,7 +57,22 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 		}
 		panic(providerNote(err, b))
 	}
+	blockDeltaNote(rel.Receipt, a)
 	return rel, src
+}
+
+// blockDeltaNote says on the receipt of a call that gave no delta that
+// its δ is its block's.
+func blockDeltaNote(rc *release.Receipt, a *args) {
+	if rc == nil || !a.deltaFromBlock {
+		return
+	}
+	n := fmt.Sprintf("δ=%g is the budget block's (the call gave no delta)", a.float("delta"))
+	if rc.Note == "" {
+		rc.Note = n
+	} else {
+		rc.Note += "; " + n
+	}
 }
 
 // call is the execution core's description of a call.

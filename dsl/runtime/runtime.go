@@ -194,6 +194,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"private_count":    reflect.ValueOf(rt.privateCount),
 		"private_mean":     reflect.ValueOf(rt.privateMean),
 		"remaining":        reflect.ValueOf(rt.remaining),
+		"download":         reflect.ValueOf(rt.download),
 		"plot_loadings":    reflect.ValueOf(plotLoadings),
 		"plot_eigenvalues": reflect.ValueOf(plotEigenvalues),
 		"synth_spiked":     reflect.ValueOf(synthSpiked),

@@ -200,7 +200,13 @@ scan:
 	for _, p := range f.Keywords {
 		if p.Required && !seen[p.Name] {
 			if f.Private && p.Name == "delta" {
-				return t.errAt(name.off, "%s needs delta > 0, e.g. delta=1e-6: its noise is Gaussian, which has no guarantee at δ = 0", f.Name)
+				if t.block != nil && t.block.Delta > 0 {
+					continue // calibrated to the block's δ (see BlockDelta)
+				}
+				if t.block != nil {
+					return t.errAt(name.off, "%s needs delta > 0, e.g. delta=1e-6: its noise is Gaussian, which has no guarantee at δ = 0; give delta= in the call, or add delta= to the block's header (budget eps=%g, delta=1e-6 { … }) and the call takes the block's δ", f.Name, t.block.Eps)
+				}
+				return t.errAt(name.off, "%s needs delta > 0, e.g. delta=1e-6: its noise is Gaussian, which has no guarantee at δ = 0 (inside a budget block with a δ the call may leave delta out: it takes the block's)", f.Name)
 			}
 			return t.errAt(name.off, "%s needs %s=<%s>: %s", f.Name, p.Name, p.Type, p.Doc)
 		}

@@ -55,7 +55,24 @@ var epsParam = Param{Name: "eps", Type: "float", Required: true,
 // missing δ is a translation error at the call rather than a run-time
 // failure of the mechanism.
 var deltaGaussian = Param{Name: "delta", Type: "float", Required: true,
-	Doc: "privacy cost δ of this call (0 < δ < 1, e.g. 1e-6); the Gaussian noise of this function needs δ > 0"}
+	Doc: "privacy cost δ of this call (0 < δ < 1, e.g. 1e-6); the Gaussian noise of this function needs δ > 0. Inside a budget block with a δ it may be left out: the call is then calibrated to the block's δ"}
+
+// BlockDelta reports whether a call of f that gives no delta takes its
+// budget block's δ as its calibration target: f's mechanisms are all
+// Gaussian (its delta is required outside blocks). Functions whose delta
+// chooses the noise (0: Laplace) keep their default inside blocks.
+//
+// The block's δ as every call's target is sound under the zcdp and gdp
+// accountants: they compose the calls' ρ (or μ²), and ρ*(ε, δ), the ρ
+// that (ε, δ) allows, is superadditive in ε, so calls whose ε sum to the
+// block's ε at the block's δ each cost at most their share of the block's ρ.
+func BlockDelta(f *Func) bool {
+	if !f.Private {
+		return false
+	}
+	p, ok := f.Keyword("delta")
+	return ok && p.Required
+}
 
 // deltaPure is the delta of a function whose delta chooses its noise:
 // discrete Laplace (pure ε) at 0, discrete Gaussian in zCDP above.
@@ -226,6 +243,17 @@ var Funcs = sortFuncs([]Func{
 		Result:     "Budget",
 		Doc:        "The dataset's remaining budget (ε, δ) under its accountant, read from the ledger shared by all sessions.",
 		Releases:   "public: the budget and what has been spent",
+	},
+	{
+		Name: "download",
+		Positional: []Param{
+			{Name: "res", Type: "any", Required: true, Doc: "a result of a DSL function (PCAResult, CountResult, HistogramResult, …) or a matrix"},
+			{Name: "name", Type: "string", Required: true, Doc: "the file name the browser saves: NAME.csv (a table: loadings, counts per key, …) or NAME.json (every released field and the receipt)"},
+		},
+		Result: "",
+		Doc: "Displays a link that saves a result as a file (a data URI: the kernel writes no file). " +
+			"CSV holds the result's table; JSON holds every released field with its receipt, as json.Marshal gives it.",
+		Releases: "only what res already is",
 	},
 	{
 		Name:       "show",

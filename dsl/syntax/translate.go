@@ -76,8 +76,11 @@ type Call struct {
 	// Static: Eps and Delta are literals and the call runs exactly once per
 	// execution of the cell. Otherwise Eps and Delta are the literals that
 	// could be read (0 if none) and the run-time charge decides.
-	Static    bool
-	Line, Col int
+	Static bool
+	// DeltaFromBlock is set when the call gives no delta and is
+	// calibrated to its budget block's δ (Delta is the block's).
+	DeltaFromBlock bool
+	Line, Col      int
 }
 
 // CallPos is the position of a private call in its cell.

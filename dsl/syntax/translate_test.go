@@ -490,3 +490,36 @@ func TestHelpQuery(t *testing.T) {
 		}
 	}
 }
+
+// A Gaussian call without delta in a block with a δ is priced at the
+// block's δ (and its literal keywords carry it, for the pre-check's plan);
+// a pure-or-Gaussian call keeps its default; without a block's δ the call
+// is refused.
+func TestBlockDeltaTarget(t *testing.T) {
+	p, err := Translate("c", "budget eps=1, delta=1e-7 {\n\tm := private_pca(dataset(\"a\"), k=2, eps=0.5)\n\tn := private_count(dataset(\"a\"), eps=0.1)\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := p.Blocks[0].Calls
+	if len(calls) != 2 {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if c := calls[0]; c.Delta != 1e-7 || !c.DeltaFromBlock || !c.Static {
+		t.Errorf("private_pca without delta = %+v, want the block's δ 1e-7", c)
+	}
+	if d := p.Keywords[CallPos{2, 7}]["delta"]; d != 1e-7 {
+		t.Errorf("recorded delta literal = %v, want 1e-7", d)
+	}
+	if c := calls[1]; c.Delta != 0 || c.DeltaFromBlock {
+		t.Errorf("private_count without delta = %+v, want δ=0 (its Laplace default)", c)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"m := private_pca(dataset(\"a\"), k=2, eps=0.5)", "private_pca needs delta > 0"},
+		{"budget eps=1 {\n\tm := private_pca(dataset(\"a\"), eps=0.5)\n}", "add delta= to the block's header"},
+		{"budget eps=1, delta=1e-6 {\n\tm := private_pca(dataset(\"a\"), eps=0.5, delta=0)\n}", "delta must be > 0"},
+	} {
+		if _, err := Translate("c", tc.src); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: want an error containing %q, got %v", tc.src, tc.want, err)
+		}
+	}
+}
