@@ -113,7 +113,7 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 	sc := src.Schema
 	eps, delta := a.Float("eps"), a.Float("delta")
 	if delta == 0 {
-		panic(Errorf(NameArgumentError, "%s: the row-vector form (columns=, rows clipped to a norm) uses the Gaussian mechanism and needs delta > 0 (for example delta=1e-6); for a pure-ε mean of one bounded column give col= without delta", fn))
+		panic(Errorf(NameArgumentError, "%s: the row-vector form (columns=, rows clipped to a norm) uses the Gaussian mechanism and needs delta > 0 (for example delta=1e-6, or leave delta out inside a budget block with a δ: the call takes the block's); for a pure-ε mean of one bounded column give col= without delta", fn))
 	}
 	idx, err := columnIndex(sc, a.Strs("columns"))
 	if err != nil {

@@ -57,10 +57,14 @@ fmt.Println(m.Receipt.Delta, strings.Contains(m.Receipt.Note, "block's"))`)
 	}
 
 	for _, tc := range []struct{ name, cell, want string }{
-		{"outside a block", `m := private_mean(ds, eps=0.1)`, "private_mean needs delta > 0"},
+		{"outside a block", `m := private_mean(ds, eps=0.1)`, "needs delta > 0"},
+		{"outside a block, required delta", `m := private_pca(ds, k=1, eps=0.1)`, "private_pca needs delta > 0"},
 		{"block without δ", `budget eps=1 {
-	m := private_mean(ds, eps=0.1)
+	m := private_pca(ds, k=1, eps=0.1)
 }`, "add delta= to the block's header"},
+		{"block without δ, row-vector mean", `budget eps=1 {
+	m := private_mean(ds, eps=0.1)
+}`, "leave delta out inside a budget block with a δ"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, o := s.run(tc.cell)

@@ -168,8 +168,9 @@ n := private_count(ds, eps=0.5)`)
 	if in := s.eng.Inspect(`download(pca, "x.csv")`, 3, 0); !in.Found || !strings.Contains(fmt.Sprint(in.Data["text/plain"]), "data URI") {
 		t.Errorf("inspect download: %v", in.Data)
 	}
-	if out := s.ok("%help download"); !strings.Contains(out, "download(res, name)") {
-		t.Errorf("%%help download: %q", out)
+	// %help answers in a pager display (dsl/engine's Page), not on stdout.
+	if res, o := s.run("%help download"); res.Error != nil || !strings.Contains(o.all(res), "download(res, name)") {
+		t.Errorf("%%help download: %q", o.all(res))
 	}
 	for _, tc := range []struct{ cell, want string }{
 		{`download(pca, "pca.txt")`, "end it in .csv"},

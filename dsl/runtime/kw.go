@@ -77,7 +77,7 @@ func parseArgs(name string, kws []KW) (*args, error) {
 		if a.Given[p.Name] {
 			continue
 		}
-		if p.Required && p.Name == "delta" && syntax.BlockDelta(f) {
+		if p.Name == "delta" && syntax.BlockDelta(f, func(k string) bool { return a.Given[k] }) {
 			// A Gaussian call in a block with a δ is calibrated to it
 			// (syntax.BlockDelta says why that is sound); the translator
 			// gave the static pre-check the same δ.
@@ -85,6 +85,8 @@ func parseArgs(name string, kws []KW) (*args, error) {
 				a.Vals["delta"], a.deltaFromBlock = a.block.cap.Delta, true
 				continue
 			}
+		}
+		if p.Required && p.Name == "delta" && f.Private {
 			if a.block != nil {
 				return nil, errorf(NameArgumentError, "%s needs delta > 0, e.g. delta=1e-6: its noise is Gaussian; give delta= in the call, or add delta= to the %s's header and the call takes the block's δ", name, a.block.scope())
 			}

@@ -33,7 +33,7 @@ func (t *translator) recordCall(i int, f *Func, args []arg, values map[string][]
 		} else {
 			static = false
 		}
-	} else if BlockDelta(f) && t.block != nil && t.block.Delta > 0 {
+	} else if BlockDelta(f, func(k string) bool { _, ok := values[k]; return ok }) && t.block != nil && t.block.Delta > 0 {
 		// The call is calibrated to its block's δ, which the runtime
 		// passes it too: static costs and plans use the same δ.
 		call.Delta, call.DeltaFromBlock = t.block.Delta, true

@@ -37,7 +37,12 @@ type Func struct {
 	// positional argument is the dataset and its eps and delta keywords
 	// are its cost (delta defaults to 0 unless it is Required: then the
 	// function's mechanisms need δ > 0).
-	Private  bool
+	Private bool
+	// PureWith names the keyword whose presence lets delta=0 choose a
+	// pure-ε release; without it every mechanism of f is Gaussian, so a
+	// call without delta in a block with a δ takes the block's (see
+	// BlockDelta). Empty when delta is Required or always chooses.
+	PureWith string
 	Result   string // what the call returns (Go type, as the runtime defines it)
 	Doc      string
 	Paper    string // the algorithm's source; empty for non-mechanisms
@@ -58,20 +63,22 @@ var deltaGaussian = Param{Name: "delta", Type: "float", Required: true,
 	Doc: "privacy cost δ of this call (0 < δ < 1, e.g. 1e-6); the Gaussian noise of this function needs δ > 0. Inside a budget block with a δ it may be left out: the call is then calibrated to the block's δ"}
 
 // BlockDelta reports whether a call of f that gives no delta takes its
-// budget block's δ as its calibration target: f's mechanisms are all
-// Gaussian (its delta is required outside blocks). Functions whose delta
-// chooses the noise (0: Laplace) keep their default inside blocks.
+// budget block's δ as its calibration target: the call is Gaussian,
+// because f's delta is required outside blocks or because the keyword
+// f.PureWith is not among the call's keywords (given reports them).
+// Functions whose delta chooses the noise (0: Laplace) keep their
+// default inside blocks.
 //
 // The block's δ as every call's target is sound under the zcdp and gdp
 // accountants: they compose the calls' ρ (or μ²), and ρ*(ε, δ), the ρ
 // that (ε, δ) allows, is superadditive in ε, so calls whose ε sum to the
 // block's ε at the block's δ each cost at most their share of the block's ρ.
-func BlockDelta(f *Func) bool {
+func BlockDelta(f *Func, given func(keyword string) bool) bool {
 	if !f.Private {
 		return false
 	}
 	p, ok := f.Keyword("delta")
-	return ok && p.Required
+	return ok && (p.Required || f.PureWith != "" && !given(f.PureWith))
 }
 
 // deltaPure is the delta of a function whose delta chooses its noise:
@@ -162,6 +169,7 @@ var Funcs = sortFuncs([]Func{
 	{
 		Name:       "private_mean",
 		Positional: []Param{dsParam},
+		PureWith:   "col",
 		Keywords: []Param{epsParam, {Name: "delta", Type: "float", Default: "0",
 			Doc: "privacy cost δ (0 ≤ δ < 1). The row-vector form (columns=) adds Gaussian noise and needs δ > 0 (e.g. 1e-6). With col= (and by=): delta=0 gives the pure-ε mean (discrete Laplace on the sum and the count), delta > 0 discrete Gaussian calibrated via zCDP"},
 			{Name: "columns", Type: "[]string", Default: "nil", DefaultDoc: "all columns", Doc: "the columns to average (the row-vector form; not with col)"},
