@@ -92,6 +92,7 @@ type Receipt struct {
 type Status struct {
 	Dataset   string
 	Mode      string
+	Filter    string // the accountant's filter and its running total (accounting.Accountant.Filter)
 	Budget    accounting.Budget
 	Spent     accounting.Budget
 	Remaining accounting.Budget
@@ -276,7 +277,7 @@ func (s *Store) Status(datasetName string) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Status{Dataset: datasetName, Mode: sc.Accountant, Budget: sc.Budget, Spent: acc.Spent(),
+	return &Status{Dataset: datasetName, Mode: sc.Accountant, Filter: acc.Filter(), Budget: sc.Budget, Spent: acc.Spent(),
 		Remaining: acc.Remaining(), Charges: int(acc.State().Events())}, nil
 }
 

@@ -31,13 +31,13 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 	switch fn {
 	case "private_count": // with or without by=: δ chooses the noise
 		if gaussian {
-			ev = accounting.ZcdpFor(eps, delta)
+			ev = accounting.GaussianZcdpFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
 	case "private_sum", "private_histogram": // δ chooses the noise, as for private_count
 		if gaussian {
-			ev = accounting.ZcdpFor(eps, delta)
+			ev = accounting.GaussianZcdpFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
@@ -50,7 +50,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		if !gaussian {
 			return ev, false
 		}
-		ev = accounting.ZcdpFor(eps, delta)
+		ev = accounting.GaussianZcdpFor(eps, delta)
 	case "private_fedrep":
 		if !gaussian {
 			return ev, false

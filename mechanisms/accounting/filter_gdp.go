@@ -26,7 +26,7 @@ const maxPureForGDP = 700
 
 // PureToMu returns the smallest μ such that every ε-DP mechanism is μ-GDP:
 // μ = 2·Φ⁻¹(e^ε/(1+e^ε)) = −2·Φ⁻¹(1/(1+e^ε)), rounded up so that
-// Φ(−μ/2) ≤ 1/(1+e^ε) holds with a relative margin. (An ε-DP mechanism is
+// Φ(−μ/2) ≤ 1/(1+e^ε) holds with a relative margin of 1e-12. (An ε-DP mechanism is
 // f_{ε,0}-DP, Dong–Roth–Su Prop. 2.5; f_{ε,0} ≥ G_μ reduces to the single
 // point α* = 1/(1+e^ε), see docs/accounting.md.) It returns NaN for NaN or
 // negative ε, 0 for ε = 0 and +Inf above ε = 700.
@@ -39,22 +39,41 @@ func PureToMu(eps float64) float64 {
 	case eps > maxPureForGDP:
 		return math.Inf(1)
 	}
-	// q = 1/(1+e^ε), written through e^{−ε} so that it does not overflow.
-	em := math.Exp(-eps)
-	q := em / (1 + em)
-	// Φ(−x) = erfc(x/√2)/2, so Φ(−μ/2) ≤ q ⇔ erfc(μ/(2√2)) ≤ 2q.
-	mu := 2 * math.Sqrt2 * math.Erfcinv(2*q)
-	// Round up: erfc and Erfcinv are accurate to a few ulps, so demand the
-	// condition with a relative margin of 1e-12 on q, which moves μ by far
-	// less than the budget tolerance.
-	ok := func(m float64) bool { return math.Erfc(m/(2*math.Sqrt2)) <= 2*q*(1-1e-12) }
-	for i := 0; !ok(mu); i++ {
-		if i > 200 || math.IsNaN(mu) {
+	// The condition Φ(−μ/2) ≤ q = 1/(1+e^ε), with Φ(−x) = erfc(x/√2)/2,
+	// is evaluated where it is accurate: for small ε as
+	// erf(μ/(2√2)) ≥ 1 − 2q = tanh(ε/2) (1 − 2q would cancel), else as
+	// erfc(μ/(2√2)) ≤ 2q with q through e^{−ε} (no overflow). erf and erfc
+	// are accurate to a few ulps, so each is demanded with a relative
+	// margin of 1e-12, which moves μ far less than the budget tolerance.
+	var ok func(m float64) bool
+	if th := math.Tanh(eps / 2); th < 0.5 {
+		ok = func(m float64) bool { return math.Erf(m/(2*math.Sqrt2)) >= th*(1+1e-12) }
+	} else {
+		em := math.Exp(-eps)
+		twoQ := 2 * em / (1 + em)
+		ok = func(m float64) bool { return math.Erfc(m/(2*math.Sqrt2)) <= twoQ*(1-1e-12) }
+	}
+	// ok is monotone (false at 0); bracket and bisect, returning the end
+	// where it holds.
+	lo, hi := 0.0, 1.0
+	for i := 0; !ok(hi); i++ {
+		if i > 64 {
 			return math.Inf(1)
 		}
-		mu = math.Max(mu*(1+1e-12), math.Nextafter(mu, math.Inf(1)))
+		lo, hi = hi, 2*hi
 	}
-	return mu
+	for i := 0; i < 200 && hi-lo > 1e-15*hi; i++ {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // gdpPrice returns μ² of the μ that dominates e for the GDP filter, as an
@@ -148,5 +167,28 @@ func (m Mode) Pricing(e Event) string {
 		return s
 	default:
 		return fmt.Sprintf("basic composition ε=%.4g, δ=%.4g", e.Eps, e.Delta)
+	}
+}
+
+// Filter describes the accountant's filter and where its running total
+// stands in the filter's own measure, for `%budget`: "GDP filter
+// Σμ²=0.978 of μ*²=1.009", "zCDP filter Σρ=0.431 of ρ*=0.52" or "basic
+// composition Σε=1.3, Σδ=2e-06". μ* and ρ* are the largest totals the
+// budget admits (MuForTarget, RhoForTarget at the δ left for conversion).
+func (a *Accountant) Filter() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch a.mode {
+	case ModeGDP:
+		ms := MuForTarget(a.budget.Eps, a.budget.Delta)
+		return fmt.Sprintf("GDP filter Σμ²=%.4g of μ*²=%.4g", a.tot.muSq.float(), ms*ms)
+	case ModeZCDP:
+		s := fmt.Sprintf("zCDP filter Σρ=%.4g", a.tot.rho.float())
+		if conv := a.budget.Delta - a.tot.apDelta.float(); conv > 0 {
+			s += fmt.Sprintf(" of ρ*=%.4g", RhoForTarget(a.budget.Eps, conv))
+		}
+		return s
+	default:
+		return fmt.Sprintf("basic composition Σε=%.4g, Σδ=%.4g", a.tot.eps.float(), a.tot.delta.float())
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"math/big"
 	"testing"
 
-	"github.com/privnotes/privnotes/mechanisms/internal/bignorm"
+	"github.com/privnotes/privnotes/mechanisms/accounting/bignorm"
 )
 
 // TestDiscreteGaussianGDP checks the bound of doc.go ("Gaussian DP") against

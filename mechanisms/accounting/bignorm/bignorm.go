@@ -3,7 +3,7 @@
 // math/big, for tests: an independent, high-precision computation that the
 // float64 accounting (mechanisms/accounting) and the noise calibration
 // (mechanisms/noise) are checked against. It shares no code with them.
-// Nothing outside tests may import it: it is slow by design.
+// Only tests import it (like net/http/httptest): it is slow by design.
 package bignorm
 
 import (
