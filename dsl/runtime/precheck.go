@@ -69,7 +69,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			ev = accounting.Approx(eps, delta)
 		case "oja":
 			paper := calibration == "paper"
-			if calibration == "" && mode != "" && mode != accounting.ModeZCDP.String() {
+			if calibration == "" && mode != "" && mode != accounting.ModeZCDP.String() && mode != accounting.ModeGDP.String() {
 				paper = release.PaperEpsOK("oja", eps)
 			}
 			if paper {
