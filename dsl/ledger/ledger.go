@@ -74,10 +74,13 @@ type ChargeMeta struct {
 
 // Receipt is a committed charge.
 type Receipt struct {
-	ID        int64            `json:"id"`
-	Dataset   string           `json:"dataset"`
-	Event     accounting.Event `json:"event"`
-	Mode      string           `json:"accountant"`
+	ID      int64            `json:"id"`
+	Dataset string           `json:"dataset"`
+	Event   accounting.Event `json:"event"`
+	Mode    string           `json:"accountant"`
+	// Filter names the filter that priced the charge and its amount, e.g.
+	// "GDP filter μ=0.2472" (accounting.Mode.Pricing).
+	Filter    string `json:"filter"`
 	Budget    accounting.Budget
 	Spent     accounting.Budget // after this charge
 	Remaining accounting.Budget // after this charge (display value; see accounting.Accountant.Remaining)
@@ -89,6 +92,7 @@ type Receipt struct {
 type Status struct {
 	Dataset   string
 	Mode      string
+	Filter    string // the accountant's filter and its running total (accounting.Accountant.Filter)
 	Budget    accounting.Budget
 	Spent     accounting.Budget
 	Remaining accounting.Budget
@@ -146,7 +150,7 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if err := tx.Commit(); err != nil {
 		return nil, dbErr("ledger: committing the charge", err)
 	}
-	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Budget: sc.Budget,
+	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Filter: acc.Mode().Pricing(ev), Budget: sc.Budget,
 		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: r.Hash, Time: now}, nil
 }
 
@@ -273,7 +277,7 @@ func (s *Store) Status(datasetName string) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Status{Dataset: datasetName, Mode: sc.Accountant, Budget: sc.Budget, Spent: acc.Spent(),
+	return &Status{Dataset: datasetName, Mode: sc.Accountant, Filter: acc.Filter(), Budget: sc.Budget, Spent: acc.Spent(),
 		Remaining: acc.Remaining(), Charges: int(acc.State().Events())}, nil
 }
 

@@ -239,6 +239,9 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 			return nil, Errorf(NameLedgerError, "dataset %q: %v", src.Name, err)
 		}
 		ch.remaining, ch.mode = left, src.Schema.Accountant
+		if m, err := accounting.ParseMode(src.Schema.Accountant); err == nil {
+			ch.filter = m.Pricing(ev)
+		}
 	}
 	r := newReceipt(src, p, ev, ch)
 	r.DryRun, r.Charged = true, false
@@ -266,6 +269,7 @@ type charged struct {
 	remaining accounting.Budget
 	spent     accounting.Budget
 	mode      string
+	filter    string // the filter that priced the charge (accounting.Mode.Pricing)
 	block     string
 }
 
@@ -318,7 +322,7 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 			}
 			return nil, nil, Errorf(NameLedgerError, "charging dataset %q: %v (nothing was spent)", src.Name, err)
 		}
-		ch.ledgerID, ch.remaining, ch.spent, ch.mode = rec.ID, rec.Remaining, rec.Spent, rec.Mode
+		ch.ledgerID, ch.remaining, ch.spent, ch.mode, ch.filter = rec.ID, rec.Remaining, rec.Spent, rec.Mode, rec.Filter
 	}
 	ch.block = commit()
 	return &Ticket{plan: p, ledgerID: ch.ledgerID}, ch, nil

@@ -291,8 +291,13 @@ func dppcaCalibration(method string, a *Args, accountant string, eps float64) (d
 		}
 		return dppca.CalibAnalytic, ""
 	}
-	if accountant == "" || accountant == accounting.ModeZCDP.String() {
-		return dppca.CalibAnalytic, "calibration: analytic, the default under the zcdp accountant. "
+	if accountant == "" || accountant == accounting.ModeZCDP.String() || accountant == accounting.ModeGDP.String() {
+		// Analytic costs are zCDP/GDP events; the paper's are (ε, δ),
+		// which the gdp accountant cannot compose.
+		if accountant == "" {
+			accountant = accounting.ModeZCDP.String()
+		}
+		return dppca.CalibAnalytic, fmt.Sprintf("calibration: analytic, the default under the %s accountant. ", accountant)
 	}
 	if PaperEpsOK(method, eps) {
 		return dppca.CalibPaper, fmt.Sprintf("calibration: the paper's, the default under the %s accountant. ", accountant)

@@ -19,6 +19,10 @@ type Receipt struct {
 	// Cost is the charged event in its native measure.
 	Cost       accounting.Event
 	Accountant string
+	// Filter is the filter of the dataset's accountant that priced the
+	// charge and its amount ("zCDP filter ρ=0.03056", "GDP filter
+	// μ=0.2472"); "" on synthetic data.
+	Filter     string
 	NoiseScale string
 	Note       string
 	// Charged is false for public synthetic data (nothing was spent).
@@ -37,7 +41,7 @@ type Receipt struct {
 func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch *charged) *Receipt {
 	r := &Receipt{Dataset: ref.Name, Function: p.Func, Mechanism: p.Method, Eps: p.Eps, Delta: p.Delta, Cost: ev,
 		NoiseScale: p.Noise, Note: strings.TrimSpace(p.Note), Charged: !ref.Synthetic(), LedgerID: ch.ledgerID,
-		Block: ch.block, Remaining: ch.remaining, Accountant: ch.mode, Params: p.Params}
+		Block: ch.block, Remaining: ch.remaining, Accountant: ch.mode, Filter: ch.filter, Params: p.Params}
 	if ref.Synthetic() {
 		r.Accountant = "none (public synthetic data: not charged)"
 	}
@@ -54,7 +58,7 @@ func (r *Receipt) String() string {
 	}
 	var b strings.Builder
 	if r.DryRun {
-		fmt.Fprintf(&b, "dry run (nothing charged, no data read): %s on %s, ε=%.6g, δ=%.6g would cost %s (accountant %s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant)
+		fmt.Fprintf(&b, "dry run (nothing charged, no data read): %s on %s, ε=%.6g, δ=%.6g would cost %s (accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
 		if r.Accountant != "" && !strings.HasPrefix(r.Accountant, "none") {
 			fmt.Fprintf(&b, " and leave ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)
 		}
@@ -64,7 +68,7 @@ func (r *Receipt) String() string {
 		fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant)
+	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
 	if r.Charged {
 		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta)
 	} else {
@@ -75,6 +79,14 @@ func (r *Receipt) String() string {
 	}
 	fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
 	return b.String()
+}
+
+// pricedBy is "; priced by <filter>", or "" without a filter.
+func (r *Receipt) pricedBy() string {
+	if r.Filter == "" {
+		return ""
+	}
+	return "; priced by " + r.Filter
 }
 
 // CostString is an event without its mechanism name.
@@ -91,7 +103,7 @@ func (r *Receipt) HTML() string {
 	rows := [][2]string{
 		{"dataset", r.Dataset}, {"mechanism", r.Mechanism},
 		{"ε, δ", fmt.Sprintf("%.6g, %.6g", r.Eps, r.Delta)},
-		{"cost", CostString(r.Cost)}, {"accountant", r.Accountant},
+		{"cost", CostString(r.Cost)}, {"accountant", r.Accountant}, {"priced by", r.Filter},
 		{"noise", r.NoiseScale}, {"note", r.Note},
 	}
 	if r.DryRun {
@@ -123,6 +135,9 @@ func (r *Receipt) Metadata() map[string]any {
 		"ledger_id": r.LedgerID, "accountant": r.Accountant, "charged": r.Charged, "cost": CostString(r.Cost)}
 	if r.Block != "" {
 		m["block"] = r.Block
+	}
+	if r.Filter != "" {
+		m["filter"] = r.Filter
 	}
 	return map[string]any{"privnotes": m}
 }

@@ -82,7 +82,7 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 	// ℓ2 sensitivity 1 under add-remove; under replace-one the count does
 	// not move, but it is noised as if it did so that n is never released.
 	sigma := noise.GaussianScale(countSensitivity, z, 1)
-	ev := accounting.Zcdp(rho).WithTarget(eps, delta)
+	ev := accounting.GaussianZcdp(rho).WithTarget(eps, delta)
 	ev.Mechanism = "count/gaussian"
 	p := &Plan{Func: fn, Method: "count/gaussian", Cost: ev, Eps: eps, Delta: delta,
 		Noise: fmt.Sprintf("discrete Gaussian, std %.4g (sensitivity 1)", sigma),
@@ -141,7 +141,7 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 	}
 	sigmaSum := noise.GaussianScale(sens, zSum, len(idx))
 	sigmaCount := noise.GaussianScale(countSensitivity, zCount, 1)
-	ev := accounting.Zcdp(rho).WithTarget(eps, delta)
+	ev := accounting.GaussianZcdp(rho).WithTarget(eps, delta)
 	ev.Mechanism = "mean/gaussian"
 	cols := make([]string, len(idx))
 	for i, j := range idx {

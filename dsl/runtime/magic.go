@@ -152,13 +152,13 @@ func (rt *Runtime) budgetText(name string) (string, string) {
 			names = append(names, sc.Name)
 		}
 	}
-	t := &magicTable{class: "budget", header: []string{"DATASET", "ACCOUNTANT", "BUDGET", "SPENT", "REMAINING", "CHARGES"}}
+	t := &magicTable{class: "budget", header: []string{"DATASET", "ACCOUNTANT", "BUDGET", "SPENT", "REMAINING", "CHARGES", "FILTER"}}
 	for _, n := range names {
 		s, err := st.Status(n)
 		if err != nil {
 			panic(rt.unknownDataset("%budget "+n, n))
 		}
-		t.rows = append(t.rows, []string{n, s.Mode, fmtBudget(s.Budget), fmtBudget(s.Spent), fmtBudget(s.Remaining), fmt.Sprint(s.Charges)})
+		t.rows = append(t.rows, []string{n, s.Mode, fmtBudget(s.Budget), fmtBudget(s.Spent), fmtBudget(s.Remaining), fmt.Sprint(s.Charges), s.Filter})
 	}
 	rt.mu.Lock()
 	blk := rt.block

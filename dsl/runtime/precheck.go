@@ -31,13 +31,13 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 	switch fn {
 	case "private_count": // with or without by=: δ chooses the noise
 		if gaussian {
-			ev = accounting.ZcdpFor(eps, delta)
+			ev = accounting.GaussianZcdpFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
 	case "private_sum", "private_histogram": // δ chooses the noise, as for private_count
 		if gaussian {
-			ev = accounting.ZcdpFor(eps, delta)
+			ev = accounting.GaussianZcdpFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
@@ -49,7 +49,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 	case "private_mean": // with δ every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ); without, col= (method "col") is pure ε and columns= is refused
 		switch {
 		case gaussian:
-			ev = accounting.ZcdpFor(eps, delta)
+			ev = accounting.GaussianZcdpFor(eps, delta)
 		case method == "col":
 			ev = accounting.Pure(eps)
 		default:
@@ -73,7 +73,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			ev = accounting.Approx(eps, delta)
 		case "oja":
 			paper := calibration == "paper"
-			if calibration == "" && mode != "" && mode != accounting.ModeZCDP.String() {
+			if calibration == "" && mode != "" && mode != accounting.ModeZCDP.String() && mode != accounting.ModeGDP.String() {
 				paper = release.PaperEpsOK("oja", eps)
 			}
 			if paper {

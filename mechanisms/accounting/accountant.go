@@ -8,6 +8,8 @@ package accounting
 // Composition in Differential Privacy" (ICML 2023, arXiv 2203.05481).
 // Basic mode: as a filter, Rogers, Roth, Ullman and Vadhan, "Privacy
 // Odometers and Filters: Pay-as-you-Go Composition" (NeurIPS 2016).
+// GDP mode: the Gaussian-DP filter of Smith and Thakurta (2022); see
+// filter_gdp.go.
 // Legacy advanced rule (verification of old ledgers only): Kairouz, Oh and
 // Viswanath, "The Composition Theorem for Differential Privacy" (ICML 2015),
 // Thm 3.5 (heterogeneous events).
@@ -49,6 +51,14 @@ const (
 	// must not use it (the ledger refuses them); LegacyAdvancedVerifier
 	// audits the charges recorded under the old rule.
 	ModeAdvanced
+	// ModeGDP sums the squares of the μ-GDP costs that dominate each event
+	// (GDP events: μ; zCDP events marked Gaussian: √(2ρ); pure events:
+	// PureToMu(ε)) and states the total at the budget's δ through the exact
+	// GDP curve: ε = GDPEps(√Σμ_i², D). Events with no GDP bound
+	// (approximate events, unmarked zCDP events) are refused. Sound as a
+	// filter under fully adaptive composition (Smith–Thakurta 2022); the
+	// tightest mode for Gaussian-only sessions. Needs D > 0.
+	ModeGDP
 )
 
 // modeLegacyAdvanced is the rule ModeAdvanced enforced before it became
@@ -56,9 +66,9 @@ const (
 // it; it is not a Mode anyone can name or parse.
 const modeLegacyAdvanced Mode = -1
 
-var modeNames = [...]string{ModeZCDP: "zcdp", ModeBasic: "basic", ModeAdvanced: "advanced"}
+var modeNames = [...]string{ModeZCDP: "zcdp", ModeBasic: "basic", ModeAdvanced: "advanced", ModeGDP: "gdp"}
 
-// String returns "zcdp", "basic" or "advanced".
+// String returns "zcdp", "basic", "advanced" or "gdp".
 func (m Mode) String() string {
 	if m >= 0 && int(m) < len(modeNames) {
 		return modeNames[m]
@@ -69,7 +79,7 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// ParseMode reads "zcdp", "basic" or "advanced" (case-insensitive). It still
+// ParseMode reads "zcdp", "basic", "advanced" or "gdp" (case-insensitive). It still
 // accepts "advanced", which stored schemas of earlier versions name.
 func ParseMode(s string) (Mode, error) {
 	for m, name := range modeNames {
@@ -148,14 +158,23 @@ type totals struct {
 	delta   exactSum // Basic/Advanced: Σδ_i
 	epsTanh exactSum // legacy advanced rule only: Σε_i·tanh(ε_i/2)
 	epsSq   exactSum // legacy advanced rule only: Σε_i²
+	muSq    exactSum // GDP mode only: Σμ_i² of the dominating μ's
 }
 
 func (t *totals) clone() totals {
 	return totals{n: t.n, rho: t.rho.clone(), apDelta: t.apDelta.clone(), eps: t.eps.clone(), delta: t.delta.clone(),
-		epsTanh: t.epsTanh.clone(), epsSq: t.epsSq.clone()}
+		epsTanh: t.epsTanh.clone(), epsSq: t.epsSq.clone(), muSq: t.muSq.clone()}
 }
 
-func (t *totals) add(e Event) {
+// add composes e. Only the GDP mode sums μ², so that the totals (and the
+// State) of the other modes are exactly those of earlier versions; the
+// caller has checked that e is admissible in mode m.
+func (t *totals) add(e Event, m Mode) {
+	if m == ModeGDP {
+		hi, lo, _ := e.gdpPrice()
+		t.muSq.add(hi)
+		t.muSq.add(lo)
+	}
 	t.n++
 	t.rho.add(e.rho())
 	t.apDelta.add(e.approxDelta())
@@ -193,6 +212,8 @@ func (m Mode) cost(t *totals, D float64) Budget {
 			}
 		}
 		return best
+	case ModeGDP:
+		return Budget{Eps: GDPEps(gdpMu(t), D), Delta: D}
 	default: // ModeZCDP
 		rho, apDelta := t.rho.float(), t.apDelta.float()
 		conv := D - apDelta
@@ -260,8 +281,8 @@ func newAccountant(mode Mode, budget Budget) (*Accountant, error) {
 	if math.IsNaN(budget.Delta) || budget.Delta < 0 || budget.Delta >= 1 {
 		return nil, fmt.Errorf("accounting: budget: δ must be in [0, 1), got %v", budget.Delta)
 	}
-	if mode == ModeZCDP && budget.Delta == 0 {
-		return nil, errors.New("accounting: budget: the zcdp accountant needs δ > 0 to state a zCDP cost as (ε, δ); use the basic mode for a pure-ε budget")
+	if (mode == ModeZCDP || mode == ModeGDP) && budget.Delta == 0 {
+		return nil, fmt.Errorf("accounting: budget: the %s accountant needs δ > 0 to state its cost as (ε, δ); use the basic mode for a pure-ε budget", mode)
 	}
 	return &Accountant{mode: mode, budget: budget}, nil
 }
@@ -281,7 +302,7 @@ func Replay(mode Mode, budget Budget, events []Event) (*Accountant, error) {
 		if err := a.admissible(e); err != nil {
 			return nil, fmt.Errorf("accounting: replay event %d: %w", i, err)
 		}
-		a.tot.add(e)
+		a.tot.add(e, a.mode)
 	}
 	a.events = append([]Event(nil), events...)
 	return a, nil
@@ -321,8 +342,11 @@ func (a *Accountant) Remaining() Budget {
 func (a *Accountant) remaining() Budget {
 	spent := a.cost()
 	outright := a.tot.delta.float()
-	if a.mode == ModeZCDP {
+	switch a.mode {
+	case ModeZCDP:
 		outright = a.tot.apDelta.float()
+	case ModeGDP:
+		outright = 0
 	}
 	return Budget{Eps: math.Max(0, a.budget.Eps-spent.Eps), Delta: math.Max(0, a.budget.Delta-outright)}
 }
@@ -379,6 +403,9 @@ func (a *Accountant) admissible(e Event) error {
 	if err := e.Validate(); err != nil {
 		return err
 	}
+	if a.mode == ModeGDP {
+		return gdpAdmissible(e)
+	}
 	if a.mode != ModeZCDP && !e.HasTarget() {
 		return fmt.Errorf("accounting: the %s accountant composes (ε, δ) costs, and this %s event (%s) has no calibration target; build it with ZcdpFor/GdpFor or set its Eps and Delta", a.mode, e.Kind, e)
 	}
@@ -395,7 +422,7 @@ func (a *Accountant) with(events []Event) (totals, error) {
 	}
 	t := a.tot.clone()
 	for _, e := range events {
-		t.add(e)
+		t.add(e, a.mode)
 	}
 	return t, nil
 }
@@ -415,7 +442,7 @@ func (a *Accountant) check(events []Event) (totals, Budget, error) {
 	}
 	var alone totals
 	for _, e := range events {
-		alone.add(e)
+		alone.add(e, a.mode)
 	}
 	return totals{}, Budget{}, &ExceededError{
 		Requested:  a.mode.cost(&alone, a.budget.Delta),

@@ -36,7 +36,10 @@
 // An [Accountant] composes events for a session and refuses, before anything
 // runs, a spend that would exceed the session's (ε, δ) budget. Its default
 // mode composes in zCDP and is sound under fully adaptive composition
-// (a privacy filter); see [Mode] for the other modes and their conditions.
+// (a privacy filter); see [Mode] for the other modes and their conditions,
+// among them [ModeGDP], the Gaussian-DP filter (Smith–Thakurta 2022) that
+// prices every event by a μ that dominates it ([PureToMu] for pure ε) and
+// refuses events without one.
 // Its running totals are exact, and [Accountant.State] snapshots them in a
 // form that [Resume] continues from and that encodes to text exactly, so a
 // durable ledger need not replay its history to compose the next charge.

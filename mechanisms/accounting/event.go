@@ -78,6 +78,13 @@ type Event struct {
 	Eps, Delta float64 // PureDP: Eps; ApproxDP: Eps, Delta; ZCDP/GDP: the calibration target, or zero
 	Rho        float64 // ZCDP
 	Mu         float64 // GDP
+	// Gaussian marks a ZCDP event whose mechanism is a composition of
+	// Gaussian releases drawn with the project's samplers (mechanisms/noise),
+	// each calibrated with noise.GaussianScale: such a release of zCDP cost
+	// ρ_i is also μ_i-GDP with μ_i² = 2ρ_i, so the event is √(2ρ)-GDP and
+	// the GDP accountant can compose it. The zcdp and basic accountants
+	// ignore it. Only ZCDP events may set it.
+	Gaussian bool `json:",omitempty"`
 }
 
 // Pure returns a pure ε-DP event.
@@ -89,6 +96,11 @@ func Approx(eps, delta float64) Event { return Event{Kind: ApproxDP, Eps: eps, D
 // Zcdp returns a ρ-zCDP event without a calibration target.
 func Zcdp(rho float64) Event { return Event{Kind: ZCDP, Rho: rho} }
 
+// GaussianZcdp returns the ρ-zCDP event of a composition of Gaussian
+// releases on the project's samplers (see Event.Gaussian), without a
+// calibration target.
+func GaussianZcdp(rho float64) Event { return Event{Kind: ZCDP, Rho: rho, Gaussian: true} }
+
 // Gdp returns a μ-GDP event without a calibration target.
 func Gdp(mu float64) Event { return Event{Kind: GDP, Mu: mu} }
 
@@ -96,6 +108,14 @@ func Gdp(mu float64) Event { return Event{Kind: GDP, Mu: mu} }
 // the tight conversion: ρ = RhoForTarget(ε, δ), with the target recorded.
 func ZcdpFor(eps, delta float64) Event {
 	return Event{Kind: ZCDP, Rho: RhoForTarget(eps, delta), Eps: eps, Delta: delta}
+}
+
+// GaussianZcdpFor is ZcdpFor for a composition of Gaussian releases on the
+// project's samplers: the same ρ and target, marked Gaussian.
+func GaussianZcdpFor(eps, delta float64) Event {
+	e := ZcdpFor(eps, delta)
+	e.Gaussian = true
+	return e
 }
 
 // GdpFor returns the GDP event of a Gaussian mechanism calibrated exactly to
@@ -187,6 +207,9 @@ func (e Event) Validate() error {
 }
 
 func (e Event) validate() error {
+	if e.Gaussian && e.Kind != ZCDP {
+		return errors.New("only a zCDP event can be marked Gaussian (a GDP event already is)")
+	}
 	switch e.Kind {
 	case PureDP:
 		if e.Delta != 0 || e.Rho != 0 || e.Mu != 0 {
@@ -294,6 +317,9 @@ func (e Event) String() string {
 		s = fmt.Sprintf("approx ε=%.4g, δ=%.4g", e.Eps, e.Delta)
 	case ZCDP:
 		s = fmt.Sprintf("zCDP ρ=%.4g", e.Rho)
+		if e.Gaussian {
+			s = fmt.Sprintf("Gaussian zCDP ρ=%.4g", e.Rho)
+		}
 	case GDP:
 		s = fmt.Sprintf("GDP μ=%.4g", e.Mu)
 	default:

@@ -3,6 +3,7 @@ package accounting_test
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -82,4 +83,44 @@ func ExampleResume() {
 	// accounting-state/1 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0
 	// <nil> ε=0.75, δ=0 2
 	// true
+}
+
+// The ε each accountant reports for the same Gaussian releases, at the
+// session's δ: basic composition (sum of the calls' targets), zCDP with
+// the classic and the tight (CKS) conversion, and exact Gaussian DP (the
+// gdp accountant). docs/accounting.md quotes this output.
+func Example_accountantsCompared() {
+	type session struct {
+		name  string
+		n     int
+		eps   float64 // each call's target
+		delta float64
+		D     float64 // the session's δ
+	}
+	for _, s := range []session{
+		{"μ=1 (one call, σ=Δ)", 1, 0, 0, 1e-5},
+		{"10 × (0.1, 1e-7)", 10, 0.1, 1e-7, 1e-5},
+		{"50 × (0.1, 1e-7)", 50, 0.1, 1e-7, 1e-5},
+		{"14 × (1, 1e-5)", 14, 1, 1e-5, 1e-5},
+		{"16 × (1, 1e-5)", 16, 1, 1e-5, 1e-5},
+	} {
+		var rho float64
+		basic := "-"
+		if s.eps == 0 {
+			rho = 0.5 // μ = 1
+		} else {
+			rho = float64(s.n) * accounting.RhoForTarget(s.eps, s.delta)
+			basic = fmt.Sprintf("%.4g", float64(s.n)*s.eps)
+		}
+		fmt.Printf("%-20s basic %-5s zcdp-classic %.4f  zcdp-tight %.4f  gdp %.4f\n", s.name, basic,
+			accounting.ZCDPToEpsClassic(rho, s.D), accounting.ZCDPToEps(rho, s.D), accounting.GDPEps(math.Sqrt(2*rho), s.D))
+	}
+	fmt.Printf("pure ε=0.3: zcdp ρ=%.4g (as μ=%.4f), gdp μ=%.4f\n", accounting.PureToRho(0.3), math.Sqrt(2*accounting.PureToRho(0.3)), accounting.PureToMu(0.3))
+	// Output:
+	// μ=1 (one call, σ=Δ)  basic -     zcdp-classic 5.2985  zcdp-tight 4.7284  gdp 4.3772
+	// 10 × (0.1, 1e-7)     basic 1     zcdp-classic 0.3442  zcdp-tight 0.2601  gdp 0.2354
+	// 50 × (0.1, 1e-7)     basic 5     zcdp-classic 0.7768  zcdp-tight 0.6205  gdp 0.5656
+	// 14 × (1, 1e-5)       basic 14    zcdp-classic 4.8663  zcdp-tight 4.3242  gdp 4.0002
+	// 16 × (1, 1e-5)       basic 16    zcdp-classic 5.2339  zcdp-tight 4.6679  gdp 4.3207
+	// pure ε=0.3: zcdp ρ=0.045 (as μ=0.3000), gdp μ=0.3754
 }

@@ -302,13 +302,13 @@ func exerciseAccountant(t testing.TB, a *Accountant, events []Event, rounds int)
 }
 
 func TestExtremeAccountant(t *testing.T) {
-	for _, mode := range []Mode{ModeZCDP, ModeBasic, ModeAdvanced, Mode(-1), Mode(3)} {
+	for _, mode := range []Mode{ModeZCDP, ModeBasic, ModeAdvanced, ModeGDP, Mode(-1), Mode(4)} {
 		for _, x := range extremes {
 			for _, y := range extremes {
 				b := Budget{Eps: x, Delta: y}
 				name := fmt.Sprintf("NewAccountant(%v, %v)", mode, b)
 				res := call(t, name, func() *Accountant { a, _ := NewAccountant(mode, b); return a })
-				okBudget := x > 0 && !math.IsInf(x, 1) && y >= 0 && y < 1 && mode >= 0 && mode <= ModeAdvanced && (mode != ModeZCDP || y > 0)
+				okBudget := x > 0 && !math.IsInf(x, 1) && y >= 0 && y < 1 && mode >= 0 && mode <= ModeGDP && ((mode != ModeZCDP && mode != ModeGDP) || y > 0)
 				if (res != nil) != okBudget {
 					t.Errorf("%s accepted: %v, want %v", name, res != nil, okBudget)
 				}
@@ -317,7 +317,7 @@ func TestExtremeAccountant(t *testing.T) {
 				}
 				// A few events per budget keep the run short; the events
 				// of every extreme pair go through one accountant below.
-				exerciseAccountant(t, res, []Event{Pure(x), ZcdpFor(x, y), Approx(0.1, y), Gdp(y)}, 2)
+				exerciseAccountant(t, res, []Event{Pure(x), ZcdpFor(x, y), Approx(0.1, y), Gdp(y), GaussianZcdp(y)}, 2)
 			}
 		}
 	}
@@ -355,7 +355,7 @@ func TestExtremeAccountant(t *testing.T) {
 	// Resume with every budget and a State holding large totals.
 	big := mustAccountant(t, ModeZCDP, Budget{Eps: 1, Delta: 1e-6})
 	for range 3 {
-		big.tot.add(Pure(MaxEps))
+		big.tot.add(Pure(MaxEps), big.mode)
 	}
 	st := big.State()
 	for _, x := range extremes {

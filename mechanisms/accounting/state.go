@@ -26,14 +26,24 @@ import (
 // (ρ = 0.125 = 0x.8p-2):
 //
 //	accounting-state/1 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0
+//
+// The GDP mode also sums μ_i² (the other modes leave that sum at 0, so their
+// States are those of earlier versions); a State with a non-zero Σμ² is
+// written in version 2, which appends musq=…:
+//
+//	accounting-state/2 events=1 rho=… apdelta=0 eps=… delta=… musq=…
 type State struct {
 	events int64
 	// Canonical exact text of each sum (big.Float 'p' format); "" is 0.
-	rho, apDelta, eps, delta string
+	rho, apDelta, eps, delta, muSq string
 }
 
-// stateMagic starts the text form and versions it.
-const stateMagic = "accounting-state/1"
+// stateMagic starts the text form and versions it; stateMagicGDP is the
+// version with Σμ².
+const (
+	stateMagic    = "accounting-state/1"
+	stateMagicGDP = "accounting-state/2"
+)
 
 // Events returns the number of events the snapshot composes.
 func (s State) Events() int64 { return s.events }
@@ -43,7 +53,7 @@ func (a *Accountant) State() State {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return State{events: a.tot.n, rho: sumText(&a.tot.rho), apDelta: sumText(&a.tot.apDelta),
-		eps: sumText(&a.tot.eps), delta: sumText(&a.tot.delta)}
+		eps: sumText(&a.tot.eps), delta: sumText(&a.tot.delta), muSq: sumText(&a.tot.muSq)}
 }
 
 // Resume returns an accountant with the given mode and budget whose totals
@@ -58,11 +68,21 @@ func Resume(mode Mode, budget Budget, s State) (*Accountant, error) {
 	if s.events < 0 {
 		return nil, fmt.Errorf("accounting: resume: negative event count %d", s.events)
 	}
+	// Every event the GDP mode composes has μ > 0, and no other mode sums
+	// μ²: a State that breaks either rule was composed in another mode, and
+	// continuing it in this one would misprice what it holds.
+	if mode == ModeGDP && s.events > 0 && s.muSq == "" {
+		return nil, errors.New("accounting: resume: the gdp accountant cannot continue totals composed by another accountant (they hold no Σμ²)")
+	}
+	if mode != ModeGDP && s.muSq != "" {
+		return nil, fmt.Errorf("accounting: resume: the %s accountant cannot continue totals composed by the gdp accountant", mode)
+	}
 	fields := []struct {
 		name string
 		text string
 		dst  *exactSum
-	}{{"rho", s.rho, &a.tot.rho}, {"apdelta", s.apDelta, &a.tot.apDelta}, {"eps", s.eps, &a.tot.eps}, {"delta", s.delta, &a.tot.delta}}
+	}{{"rho", s.rho, &a.tot.rho}, {"apdelta", s.apDelta, &a.tot.apDelta}, {"eps", s.eps, &a.tot.eps}, {"delta", s.delta, &a.tot.delta},
+		{"musq", s.muSq, &a.tot.muSq}}
 	for _, f := range fields {
 		v, err := parseSum(f.text)
 		if err != nil {
@@ -130,8 +150,12 @@ func textOrZero(t string) string {
 
 // String returns the text form (see State).
 func (s State) String() string {
-	return fmt.Sprintf("%s events=%d rho=%s apdelta=%s eps=%s delta=%s", stateMagic, s.events,
+	base := fmt.Sprintf("events=%d rho=%s apdelta=%s eps=%s delta=%s", s.events,
 		textOrZero(s.rho), textOrZero(s.apDelta), textOrZero(s.eps), textOrZero(s.delta))
+	if s.muSq != "" {
+		return stateMagicGDP + " " + base + " musq=" + s.muSq
+	}
+	return stateMagic + " " + base
 }
 
 // MarshalText implements encoding.TextMarshaler with the canonical text form.
@@ -144,8 +168,13 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 func (s *State) UnmarshalText(b []byte) error {
 	f := strings.Split(string(b), " ")
 	keys := []string{"events", "rho", "apdelta", "eps", "delta"}
-	if len(f) != 1+len(keys) || f[0] != stateMagic {
-		return fmt.Errorf("accounting: state %q: want %q followed by %s", b, stateMagic, strings.Join(keys, "=…, ")+"=…")
+	magic := stateMagic
+	if len(f) > 0 && f[0] == stateMagicGDP {
+		magic = stateMagicGDP
+		keys = append(keys, "musq")
+	}
+	if len(f) != 1+len(keys) || f[0] != magic {
+		return fmt.Errorf("accounting: state %q: want %q followed by %s", b, magic, strings.Join(keys, "=…, ")+"=…")
 	}
 	vals := make([]string, len(keys))
 	for i, k := range keys {
@@ -161,12 +190,15 @@ func (s *State) UnmarshalText(b []byte) error {
 	}
 	var out State
 	out.events = n
-	dst := []*string{&out.rho, &out.apDelta, &out.eps, &out.delta}
+	dst := []*string{&out.rho, &out.apDelta, &out.eps, &out.delta, &out.muSq}
 	for i, v := range vals[1:] {
 		switch v {
 		case "":
 			return fmt.Errorf("accounting: state: %s is empty (zero is written 0)", keys[i+1])
 		case "0":
+			if keys[i+1] == "musq" { // version 2 exists only for Σμ² > 0: one spelling per State
+				return fmt.Errorf("accounting: state %q: musq=0 is written in version 1", b)
+			}
 			v = ""
 		}
 		if _, err := parseSum(v); err != nil {

@@ -90,15 +90,16 @@ func TestCheckedScales(t *testing.T) {
 	}
 }
 
-// ExampleGaussianScale prints sigma = 5.0000000001819 and a lattice step of
+// ExampleGaussianScale prints sigma = 5.0000000005457 and a lattice step of
 // 2^-38 for Δ = 1, z = 5, m = 100. Derived: 5 ∈ [4, 8), so the step is
-// 2^(2−40) = 2^-38, and the smallest sigma with sigma ≥ z·(Δ + step·√m) is
-// 5·(1 + 10·2^-38) = 5 + 1.8190e-10 (the step does not change on the way).
+// 2^(2−40) = 2^-38, and the smallest sigma with sigma ≥ z·(Δ + 3·step·√m)
+// is 5·(1 + 30·2^-38) = 5 + 5.4570e-10 (the step does not change on the
+// way).
 func TestExampleGaussianScaleValue(t *testing.T) {
 	sigma := GaussianScale(1, 5, 100)
-	want := 5 * (1 + 10*0x1p-38)
+	want := 5 * (1 + 30*0x1p-38)
 	if math.Abs(sigma-want) > 1e-14*want {
-		t.Errorf("sigma = %.16g, want 5·(1 + 10·2^-38) = %.16g", sigma, want)
+		t.Errorf("sigma = %.16g, want 5·(1 + 30·2^-38) = %.16g", sigma, want)
 	}
 	if LatticeStep(sigma) != 0x1p-38 {
 		t.Errorf("lattice step %g, want 2^-38", LatticeStep(sigma))

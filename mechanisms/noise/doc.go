@@ -34,7 +34,7 @@
 // Rounding moves each coordinate by at most step/2, so for neighbouring
 // inputs x, x' the rounded vectors satisfy
 //
-//	‖x̄ - x̄'‖₂ <= ‖x - x'‖₂ + step·√m = Δ₂ + GaussianSlack(s, m),
+//	‖x̄ - x̄'‖₂ <= ‖x - x'‖₂ + step·√m <= Δ₂ + GaussianSlack(s, m),
 //	‖x̄ - x̄'‖₁ <= ‖x - x'‖₁ + step·m  = Δ₁ + LaplaceSlack(s, m).
 //
 // In lattice units the shift v = (x̄ - x̄')/step is an integer vector. For
@@ -48,6 +48,30 @@
 // Laplace, P(z)/P(z+v) <= exp(|v|/S) per coordinate, so the release is
 // ε-DP with ε = (Δ₁+slack)/(S·step) <= (Δ₁+slack)/s. Step 3 is a fixed
 // function of the exact lattice value x̄ + Z·step, hence post-processing.
+//
+// # Gaussian DP
+//
+// The discrete Gaussian is not exactly μ-GDP at μ = ‖v‖/S (Dong, Roth and
+// Su's Gaussian DP; the accountant's gdp mode needs it). For one coordinate
+// with integer shift v ≥ 1, write Y ~ N_Z(0, S²), p_k = P[Y ≥ k] and
+// g(k) = −Φ⁻¹(p_k). The privacy loss is monotone in Y, so the trade-off
+// curve of (Y, Y+v) is piecewise linear with vertices at the tests
+// "reject when Y ≥ k": (P[Y ≥ k], P[Y+v < k]) = (p_k, 1 − p_{k−v}); G_μ is
+// convex, so the pair is μ-GDP iff every vertex lies on or above G_μ, that
+// is Φ(g(k−v)) ≥ Φ(g(k) − μ), i.e. μ ≥ g(k) − g(k−v) for every integer k (exactly the CKS20 Thm 7 privacy
+// profile, in trade-off form). Comparing the sum of the decreasing function
+// e^{−z²/2S²} over z ≥ k ≥ 1 with its integrals over [k, ∞) and [k−1, ∞),
+// and using the symmetry p_k = 1 − p_{1−k}, gives
+// (k−1)/S − η ≤ g(k) ≤ k/S + η for all k, where η ≤ 1.3·τ accounts for the
+// normaliser Σ_z e^{−z²/2S²} = S√(2π)(1+τ), 0 ≤ τ ≤ 3e^{−2π²S²} (Poisson
+// summation). Hence the pair is μ-GDP with μ = (v + 1 + 2ηS)/S ≤
+// (v + 1 + 10⁻⁷)/S for every S ≥ 1 (the samplers use S ≥ 2^40). Independent
+// coordinates compose as GDP: μ² = Σ(|v_i| + c)²/S² ≤ (‖v‖ + c√m)²/S²
+// (c = 1 + 10⁻⁷). With the rounding (‖v‖ ≤ Δ₂/step + √m) a release is
+// μ-GDP for μ = (Δ₂ + (2 + 10⁻⁷)·step·√m)/s, below (Δ₂ + GaussianSlack)/s
+// since GaussianSlack charges 3·step·√m. TestDiscreteGaussianGDP checks the
+// bound against the exact profile evaluated with math/big.
+//
 // GaussianScale and LaplaceScale solve s >= z·(Δ₂ + slack(s)) and
 // s >= (Δ₁ + slack(s))/ε for the least s (rounded up), so mechanisms that
 // use them get the accounting of the continuous mechanism at sensitivity

@@ -6,8 +6,9 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
-// A mechanism calibrates sigma with GaussianScale, which adds the rounding
-// slack of the lattice to the sensitivity, and never uses delta2*z itself.
+// A mechanism calibrates sigma with GaussianScale, which adds the slack of
+// the lattice (rounding, and the discrete noise's distance from the
+// continuous Gaussian) to the sensitivity, and never uses delta2*z itself.
 func ExampleGaussianScale() {
 	const (
 		delta2     = 1.0 // ℓ2 sensitivity of the released vector
@@ -19,7 +20,7 @@ func ExampleGaussianScale() {
 	fmt.Printf("lattice step = 2^%d\n", exponent(noise.LatticeStep(sigma)))
 	fmt.Println(sigma >= multiplier*(delta2+noise.GaussianSlack(sigma, m)))
 	// Output:
-	// sigma = 5.0000000001819
+	// sigma = 5.0000000005457
 	// lattice step = 2^-38
 	// true
 }

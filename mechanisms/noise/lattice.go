@@ -92,13 +92,28 @@ func checkCount(m int) {
 	}
 }
 
-// GaussianSlack returns the extra ℓ2 sensitivity caused by rounding m
-// coordinates onto the lattice of sigma: each coordinate moves by at most
-// step/2, so two neighbouring rounded vectors differ by at most
-// ‖x-x'‖₂ + step·√m. The result is rounded up.
+// gaussianSlackSteps is the ℓ2 slack per coordinate, in lattice steps, that
+// GaussianScale adds to the sensitivity: 1 for the rounding onto the
+// lattice (each coordinate moves by at most step/2, so a neighbouring pair
+// by at most one step more) and 2 for the discreteness of the noise, which
+// covers the bound μ ≤ (|v|+1+10⁻⁷)/S of the discrete Gaussian N_Z(0, S²)
+// against its shift by v lattice steps (doc.go, "Gaussian DP"). With it a
+// release is μ-GDP with μ = 1/multiplier, exactly what the continuous
+// Gaussian mechanism would be, as well as ρ-zCDP with ρ = μ²/2.
+const gaussianSlackSteps = 3
+
+// GaussianSlack returns the extra ℓ2 sensitivity that GaussianScale
+// charges for m coordinates on the lattice of sigma: gaussianSlackSteps ·
+// step · √m (rounding, and the discrete Gaussian's distance from the
+// continuous one in the GDP sense). The result is rounded up.
 func GaussianSlack(sigma float64, m int) float64 {
 	checkCount(m)
-	return LatticeStep(sigma) * sqrtUp(m)
+	return LatticeStep(sigma) * slackRoot(m) // a power of two times slackRoot: exact
+}
+
+// slackRoot returns a float64 >= gaussianSlackSteps·√m.
+func slackRoot(m int) float64 {
+	return math.Nextafter(gaussianSlackSteps*sqrtUp(m), math.Inf(1))
 }
 
 // LaplaceSlack returns the extra ℓ1 sensitivity caused by rounding m
@@ -208,6 +223,7 @@ func GaussianScaleChecked(delta2, multiplier float64, m int) (float64, error) {
 	if multiplier*root > 0x1p38 {
 		return 0, ErrCoarse
 	}
+	root = slackRoot(m)
 	return solveScale(upward(multiplier*delta2), func(step float64) float64 {
 		return upward(multiplier * (delta2 + step*root))
 	})

@@ -104,7 +104,7 @@ func planNoise(l1, l2, eps, delta float64, m int) (noisePlan, error) {
 	if err != nil {
 		return noisePlan{}, err
 	}
-	return noisePlan{Gaussian: true, Rho: rho, Scale: sigma, Event: accounting.Zcdp(rho).WithTarget(eps, delta)}, nil
+	return noisePlan{Gaussian: true, Rho: rho, Scale: sigma, Event: accounting.GaussianZcdp(rho).WithTarget(eps, delta)}, nil
 }
 
 // add adds the planned noise to x in place, on the noise scale's lattice.

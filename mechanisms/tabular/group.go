@@ -291,7 +291,7 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour) (*G
 	}
 	p.count = noisePlan{Gaussian: true, Rho: p.CountRho, Scale: p.CountScale}
 	p.sum = noisePlan{Gaussian: true, Rho: p.SumRho, Scale: p.SumScale}
-	p.Event = accounting.Zcdp(rho).WithTarget(eps, delta)
+	p.Event = accounting.GaussianZcdp(rho).WithTarget(eps, delta)
 	return p, nil
 }
 

@@ -126,7 +126,7 @@ func TestPlanHistogram(t *testing.T) {
 		} else {
 			rho := accounting.RhoForTarget(0.5, c.delta)
 			want = c.l2 / math.Sqrt(2*rho)
-			if !p.Gaussian || p.Event != accounting.Zcdp(rho).WithTarget(0.5, c.delta) {
+			if !p.Gaussian || p.Event != accounting.GaussianZcdp(rho).WithTarget(0.5, c.delta) {
 				t.Errorf("%v: want the zCDP Gaussian histogram, got %+v", c.nb, p)
 			}
 		}

@@ -75,7 +75,7 @@ func TestPlanSum(t *testing.T) {
 			}
 		} else {
 			rho := accounting.RhoForTarget(c.eps, c.delta)
-			if !p.Gaussian || p.Rho != rho || p.Event != accounting.Zcdp(rho).WithTarget(c.eps, c.delta) {
+			if !p.Gaussian || p.Rho != rho || p.Event != accounting.GaussianZcdp(rho).WithTarget(c.eps, c.delta) {
 				t.Errorf("%+v: δ > 0 must be the zCDP Gaussian sum at ρ = %v, got %+v", c, rho, p)
 			}
 			if want := total / math.Sqrt(2*rho); p.Scale < want || p.Scale > want*(1+1e-9) {

@@ -1,0 +1,115 @@
+package ledger_test
+
+// The Gaussian release count of issue 12: a dataset registered with
+// (ε, δ) = (4.4, 1e-5) and Gaussian counts of eps=1, delta=1e-5, run
+// through the execution core (dsl/release) so that the events charged,
+// stored and replayed are the real ones.
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/privnotes/privnotes/dsl/dataset"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/accounting/bignorm"
+)
+
+// countsUntilRefused registers a dataset with the accountant, runs
+// private_count(eps=1, delta=1e-5) until the ledger refuses, and returns the
+// number released, the receipts' filter text and the store's directory.
+func countsUntilRefused(t *testing.T, mode accounting.Mode) (int, string, *ledger.Store) {
+	t.Helper()
+	st, err := ledger.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	tab, err := dataset.Read(strings.NewReader("a\n1\n2\n3\n"), dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Register(context.Background(), ledger.Registration{Name: "d", Table: tab,
+		Budget: accounting.Budget{Eps: 4.4, Delta: 1e-5}, Accountant: mode, Neighbour: accounting.AddRemove, Clip: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := st.Schema("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &release.Local{Store: func() (*ledger.Store, error) { return st, nil }}
+	call := release.Call{Func: "private_count", Dataset: release.Ref{Name: "d", Schema: sc},
+		Args: &release.Args{Vals: map[string]any{"eps": 1.0, "delta": 1e-5}, Given: map[string]bool{"eps": true, "delta": true}}}
+	n, filter := 0, ""
+	for ; n < 100; n++ {
+		rel, err := env.Execute(context.Background(), call, nil)
+		if err != nil {
+			if !errors.Is(err, accounting.ErrBudgetExceeded) && !strings.Contains(err.Error(), "BudgetExceeded") {
+				t.Fatalf("%s: count %d: %v", mode, n+1, err)
+			}
+			break
+		}
+		if n == 0 {
+			if !strings.Contains(rel.Receipt.NoiseScale, "std 4.045") {
+				t.Fatalf("%s: noise %q, want the std 4.045 count", mode, rel.Receipt.NoiseScale)
+			}
+			filter = rel.Receipt.Filter
+		}
+	}
+	return n, filter, st
+}
+
+// exactGDPCount is the number of releases of a Gaussian mechanism with
+// σ/Δ = 1/μ₁ that exact Gaussian DP composition allows at (4.4, 1e-5):
+// the largest n with δ_{√n·μ₁}(4.4) ≤ 1e-5, evaluated in math/big.
+func exactGDPCount(mu1 float64) int {
+	limit := big.NewFloat(1e-5)
+	fits := func(n int) bool {
+		mu := math.Sqrt(float64(n)) * mu1
+		if 4.4/mu-mu/2 > 11 { // δ ≤ Φ(−11) < 1e-5
+			return true
+		}
+		return bignorm.GDPDelta(mu, 4.4).Cmp(limit) <= 0
+	}
+	n := 0
+	for fits(n + 1) {
+		n++
+	}
+	return n
+}
+
+func TestGaussianCountReleases(t *testing.T) {
+	zcdp, zf, _ := countsUntilRefused(t, accounting.ModeZCDP)
+	gdp, gf, st := countsUntilRefused(t, accounting.ModeGDP)
+	// Each count's noise has σ = 1/√(2ρ) at sensitivity 1 (plus the
+	// lattice slack, which only lowers μ): μ₁ = √(2ρ).
+	mu1 := math.Sqrt(2 * accounting.RhoForTarget(1, 1e-5))
+	exact := exactGDPCount(mu1)
+	t.Logf("releases of private_count(eps=1, delta=1e-5) in a (4.4, 1e-5) budget: zcdp %d, gdp %d, exact GDP %d", zcdp, gdp, exact)
+	if zcdp != 14 {
+		t.Errorf("zcdp accountant released %d counts, want 14 (unchanged)", zcdp)
+	}
+	if gdp < 15 || gdp > exact {
+		t.Errorf("gdp accountant released %d counts, want at least 15 and at most the %d exact GDP allows", gdp, exact)
+	}
+	if !strings.HasPrefix(zf, "zCDP filter ρ=") || !strings.HasPrefix(gf, "GDP filter μ=0.247") {
+		t.Errorf("receipts say priced by %q (zcdp) and %q (gdp)", zf, gf)
+	}
+	// The stored events replay: Verify recomputes every charge and the
+	// totals from the records, and the status reports the spend.
+	if err := st.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Status("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Charges != gdp || s.Spent.Eps > 4.4 || s.Mode != "gdp" || !strings.HasPrefix(s.Filter, "GDP filter Σμ²=0.97") {
+		t.Errorf("status %+v after %d charges", s, gdp)
+	}
+}
