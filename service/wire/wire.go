@@ -189,7 +189,7 @@ func DecodeSchema(b []byte) (ledger.Schema, error) {
 
 // Event converts a cost.
 func Event(e accounting.Event) *pb.Event {
-	return &pb.Event{Mechanism: e.Mechanism, Kind: e.Kind.String(), Eps: e.Eps, Delta: e.Delta, Rho: e.Rho, Mu: e.Mu}
+	return &pb.Event{Mechanism: e.Mechanism, Kind: e.Kind.String(), Eps: e.Eps, Delta: e.Delta, Rho: e.Rho, Mu: e.Mu, Gaussian: e.Gaussian}
 }
 
 // EventOf is Event's inverse.
@@ -198,7 +198,7 @@ func EventOf(e *pb.Event) (accounting.Event, error) {
 	if err != nil {
 		return accounting.Event{}, err
 	}
-	return accounting.Event{Mechanism: e.GetMechanism(), Kind: k, Eps: e.GetEps(), Delta: e.GetDelta(), Rho: e.GetRho(), Mu: e.GetMu()}, nil
+	return accounting.Event{Mechanism: e.GetMechanism(), Kind: k, Eps: e.GetEps(), Delta: e.GetDelta(), Rho: e.GetRho(), Mu: e.GetMu(), Gaussian: e.GetGaussian()}, nil
 }
 
 // Plan converts a plan.
@@ -241,7 +241,7 @@ func Receipt(r *release.Receipt) (*pb.Receipt, error) {
 	}
 	return &pb.Receipt{Dataset: r.Dataset, Function: r.Function, Mechanism: r.Mechanism, Eps: r.Eps, Delta: r.Delta,
 		Cost: Event(r.Cost), Accountant: r.Accountant, NoiseScale: r.NoiseScale, Note: r.Note, Charged: r.Charged,
-		LedgerId: r.LedgerID, Remaining: &pb.Budget{Eps: r.Remaining.Eps, Delta: r.Remaining.Delta}, ParamsJson: params, DryRun: r.DryRun}, nil
+		LedgerId: r.LedgerID, Remaining: &pb.Budget{Eps: r.Remaining.Eps, Delta: r.Remaining.Delta}, ParamsJson: params, DryRun: r.DryRun, Filter: r.Filter}, nil
 }
 
 // ReceiptOf is Receipt's inverse.
@@ -255,7 +255,7 @@ func ReceiptOf(r *pb.Receipt) (*release.Receipt, error) {
 	}
 	out := &release.Receipt{Dataset: r.GetDataset(), Function: r.GetFunction(), Mechanism: r.GetMechanism(), Eps: r.GetEps(), Delta: r.GetDelta(),
 		Cost: ev, Accountant: r.GetAccountant(), NoiseScale: r.GetNoiseScale(), Note: r.GetNote(), Charged: r.GetCharged(),
-		LedgerID: r.GetLedgerId(), Remaining: accounting.Budget{Eps: r.GetRemaining().GetEps(), Delta: r.GetRemaining().GetDelta()}, DryRun: r.GetDryRun()}
+		LedgerID: r.GetLedgerId(), Remaining: accounting.Budget{Eps: r.GetRemaining().GetEps(), Delta: r.GetRemaining().GetDelta()}, DryRun: r.GetDryRun(), Filter: r.GetFilter()}
 	if err := unmarshalParams(r.GetParamsJson(), &out.Params); err != nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("call round trip: %+v, %v; want %+v", back, err, args)
 	}
 	rc := &release.Receipt{Dataset: "tab", Function: "private_pca", Mechanism: "pca/gauss", Eps: 0.5, Delta: 1e-6,
-		Cost: accounting.ZcdpFor(0.5, 1e-6), Accountant: "zcdp", NoiseScale: "σ = 1", Charged: true, LedgerID: 7,
+		Cost: accounting.GaussianZcdpFor(0.5, 1e-6), Accountant: "gdp", Filter: "GDP filter μ=0.2472", NoiseScale: "σ = 1", Charged: true, LedgerID: 7,
 		Remaining: accounting.Budget{Eps: 1, Delta: 1e-5}, Params: map[string]any{"k": 2.0, "method": "gauss"}}
 	rc.Cost.Mechanism = "pca/gauss"
 	values := []any{

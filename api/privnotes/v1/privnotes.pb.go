@@ -452,13 +452,16 @@ func (x *Budget) GetDelta() float64 {
 
 // Event is a privacy cost (mechanisms/accounting.Event).
 type Event struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Mechanism     string                 `protobuf:"bytes,1,opt,name=mechanism,proto3" json:"mechanism,omitempty"`
-	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	Eps           float64                `protobuf:"fixed64,3,opt,name=eps,proto3" json:"eps,omitempty"`
-	Delta         float64                `protobuf:"fixed64,4,opt,name=delta,proto3" json:"delta,omitempty"`
-	Rho           float64                `protobuf:"fixed64,5,opt,name=rho,proto3" json:"rho,omitempty"`
-	Mu            float64                `protobuf:"fixed64,6,opt,name=mu,proto3" json:"mu,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Mechanism string                 `protobuf:"bytes,1,opt,name=mechanism,proto3" json:"mechanism,omitempty"`
+	Kind      string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Eps       float64                `protobuf:"fixed64,3,opt,name=eps,proto3" json:"eps,omitempty"`
+	Delta     float64                `protobuf:"fixed64,4,opt,name=delta,proto3" json:"delta,omitempty"`
+	Rho       float64                `protobuf:"fixed64,5,opt,name=rho,proto3" json:"rho,omitempty"`
+	Mu        float64                `protobuf:"fixed64,6,opt,name=mu,proto3" json:"mu,omitempty"`
+	// gaussian marks a zCDP event whose mechanism composes Gaussian releases
+	// of the project's samplers (priced √(2ρ) by the gdp accountant).
+	Gaussian      bool `protobuf:"varint,7,opt,name=gaussian,proto3" json:"gaussian,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -533,6 +536,13 @@ func (x *Event) GetMu() float64 {
 		return x.Mu
 	}
 	return 0
+}
+
+func (x *Event) GetGaussian() bool {
+	if x != nil {
+		return x.Gaussian
+	}
+	return false
 }
 
 type PlanReply struct {
@@ -653,21 +663,24 @@ func (x *PlanReply) GetParamsJson() []byte {
 }
 
 type Receipt struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Dataset       string                 `protobuf:"bytes,1,opt,name=dataset,proto3" json:"dataset,omitempty"`
-	Function      string                 `protobuf:"bytes,2,opt,name=function,proto3" json:"function,omitempty"`
-	Mechanism     string                 `protobuf:"bytes,3,opt,name=mechanism,proto3" json:"mechanism,omitempty"`
-	Eps           float64                `protobuf:"fixed64,4,opt,name=eps,proto3" json:"eps,omitempty"`
-	Delta         float64                `protobuf:"fixed64,5,opt,name=delta,proto3" json:"delta,omitempty"`
-	Cost          *Event                 `protobuf:"bytes,6,opt,name=cost,proto3" json:"cost,omitempty"`
-	Accountant    string                 `protobuf:"bytes,7,opt,name=accountant,proto3" json:"accountant,omitempty"`
-	NoiseScale    string                 `protobuf:"bytes,8,opt,name=noise_scale,json=noiseScale,proto3" json:"noise_scale,omitempty"`
-	Note          string                 `protobuf:"bytes,9,opt,name=note,proto3" json:"note,omitempty"`
-	Charged       bool                   `protobuf:"varint,10,opt,name=charged,proto3" json:"charged,omitempty"`
-	LedgerId      int64                  `protobuf:"varint,11,opt,name=ledger_id,json=ledgerId,proto3" json:"ledger_id,omitempty"`
-	Remaining     *Budget                `protobuf:"bytes,12,opt,name=remaining,proto3" json:"remaining,omitempty"`
-	ParamsJson    []byte                 `protobuf:"bytes,13,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
-	DryRun        bool                   `protobuf:"varint,14,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Dataset    string                 `protobuf:"bytes,1,opt,name=dataset,proto3" json:"dataset,omitempty"`
+	Function   string                 `protobuf:"bytes,2,opt,name=function,proto3" json:"function,omitempty"`
+	Mechanism  string                 `protobuf:"bytes,3,opt,name=mechanism,proto3" json:"mechanism,omitempty"`
+	Eps        float64                `protobuf:"fixed64,4,opt,name=eps,proto3" json:"eps,omitempty"`
+	Delta      float64                `protobuf:"fixed64,5,opt,name=delta,proto3" json:"delta,omitempty"`
+	Cost       *Event                 `protobuf:"bytes,6,opt,name=cost,proto3" json:"cost,omitempty"`
+	Accountant string                 `protobuf:"bytes,7,opt,name=accountant,proto3" json:"accountant,omitempty"`
+	NoiseScale string                 `protobuf:"bytes,8,opt,name=noise_scale,json=noiseScale,proto3" json:"noise_scale,omitempty"`
+	Note       string                 `protobuf:"bytes,9,opt,name=note,proto3" json:"note,omitempty"`
+	Charged    bool                   `protobuf:"varint,10,opt,name=charged,proto3" json:"charged,omitempty"`
+	LedgerId   int64                  `protobuf:"varint,11,opt,name=ledger_id,json=ledgerId,proto3" json:"ledger_id,omitempty"`
+	Remaining  *Budget                `protobuf:"bytes,12,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	ParamsJson []byte                 `protobuf:"bytes,13,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	DryRun     bool                   `protobuf:"varint,14,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// filter names the filter of the dataset's accountant that priced the
+	// charge (e.g. "GDP filter μ=0.2472").
+	Filter        string `protobuf:"bytes,15,opt,name=filter,proto3" json:"filter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -798,6 +811,13 @@ func (x *Receipt) GetDryRun() bool {
 		return x.DryRun
 	}
 	return false
+}
+
+func (x *Receipt) GetFilter() string {
+	if x != nil {
+		return x.Filter
+	}
+	return ""
 }
 
 type ReceiptReply struct {
@@ -1502,14 +1522,15 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x13.privnotes.v1.ValueR\x05value:\x028\x01\"0\n" +
 	"\x06Budget\x12\x10\n" +
 	"\x03eps\x18\x01 \x01(\x01R\x03eps\x12\x14\n" +
-	"\x05delta\x18\x02 \x01(\x01R\x05delta\"\x83\x01\n" +
+	"\x05delta\x18\x02 \x01(\x01R\x05delta\"\x9f\x01\n" +
 	"\x05Event\x12\x1c\n" +
 	"\tmechanism\x18\x01 \x01(\tR\tmechanism\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x10\n" +
 	"\x03eps\x18\x03 \x01(\x01R\x03eps\x12\x14\n" +
 	"\x05delta\x18\x04 \x01(\x01R\x05delta\x12\x10\n" +
 	"\x03rho\x18\x05 \x01(\x01R\x03rho\x12\x0e\n" +
-	"\x02mu\x18\x06 \x01(\x01R\x02mu\"\x94\x02\n" +
+	"\x02mu\x18\x06 \x01(\x01R\x02mu\x12\x1a\n" +
+	"\bgaussian\x18\a \x01(\bR\bgaussian\"\x94\x02\n" +
 	"\tPlanReply\x12\x1a\n" +
 	"\bfunction\x18\x01 \x01(\tR\bfunction\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12'\n" +
@@ -1523,7 +1544,7 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"has_values\x18\t \x01(\bR\thasValues\x12\x1f\n" +
 	"\vparams_json\x18\n" +
 	" \x01(\fR\n" +
-	"paramsJson\"\xa8\x03\n" +
+	"paramsJson\"\xc0\x03\n" +
 	"\aReceipt\x12\x18\n" +
 	"\adataset\x18\x01 \x01(\tR\adataset\x12\x1a\n" +
 	"\bfunction\x18\x02 \x01(\tR\bfunction\x12\x1c\n" +
@@ -1543,7 +1564,8 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\tremaining\x18\f \x01(\v2\x14.privnotes.v1.BudgetR\tremaining\x12\x1f\n" +
 	"\vparams_json\x18\r \x01(\fR\n" +
 	"paramsJson\x12\x17\n" +
-	"\adry_run\x18\x0e \x01(\bR\x06dryRun\"?\n" +
+	"\adry_run\x18\x0e \x01(\bR\x06dryRun\x12\x16\n" +
+	"\x06filter\x18\x0f \x01(\tR\x06filter\"?\n" +
 	"\fReceiptReply\x12/\n" +
 	"\areceipt\x18\x01 \x01(\v2\x15.privnotes.v1.ReceiptR\areceipt\"D\n" +
 	"\x06Matrix\x12\x12\n" +
