@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
@@ -45,8 +47,11 @@ budget spent stays spent. Register the data under a new name instead.`, stderr)
 		return 1
 	}
 	fmt.Fprintf(stdout, "removed dataset %q from %s (ledger record %d); the name can be registered again\n", name, st.Dir(), rm.Record)
-	if rm.FileErr != nil {
-		fmt.Fprintf(stderr, "warning: could not delete the snapshot file %s (%v); it is no longer used, delete it by hand\n", rm.Snapshot, rm.FileErr)
+	if rm.Snapshot != "" {
+		// The snapshot and its row cache: both hold the owner's data.
+		if err := snapshot.Discard(rm.Snapshot); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "warning: could not delete the snapshot files of %s (%v); they are no longer used, delete them by hand\n", rm.Snapshot, err)
+		}
 	}
 	return 0
 }

@@ -212,7 +212,7 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 		return fail(1, err)
 	}
 	if csv != nil && csv.layout != nil && csv.layout.Header == "sklearn" && int64(csv.layout.Samples) != info.Rows+info.Dropped+int64(csv.ragged) {
-		os.Remove(info.Path)
+		snapshot.Discard(info.Path) // nothing registered: neither file is kept
 		return fail(1, fmt.Errorf("%s: line 1 (sklearn header) says %d samples but the file has %d data rows", f.from, csv.layout.Samples, info.Rows+info.Dropped+int64(csv.ragged)))
 	}
 	ref := info.Ref()

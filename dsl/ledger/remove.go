@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -27,11 +26,12 @@ type Removal struct {
 	Name   string
 	Record int64 // id of the "remove" record in the ledger
 	// Snapshot is the snapshot file of the removed dataset ("" for data
-	// stored in the database); FileErr is set when it could not be
-	// deleted (the registration is removed all the same; the file is then
-	// an orphan the owner may delete).
+	// stored in the database). Remove does not delete it: the data engine
+	// keeps files derived from a snapshot beside it (a row cache), so the
+	// caller deletes them with the engine's own rule (snapshot.Discard),
+	// after the registration is gone. A crash in between leaves orphan
+	// files, never a registration without its data.
 	Snapshot string
-	FileErr  error
 }
 
 // immutableTriggers are the triggers that forbid deleting a registration;
@@ -99,12 +99,7 @@ func (s *Store) Remove(ctx context.Context, name string) (*Removal, error) {
 	}
 	out := &Removal{Name: name, Record: rec.ID}
 	if rel != "" {
-		// After the commit: a crash here leaves an orphan file, never a
-		// registration without its data.
 		out.Snapshot = filepath.Join(s.dir, filepath.FromSlash(rel))
-		if err := os.Remove(out.Snapshot); err != nil && !errors.Is(err, os.ErrNotExist) {
-			out.FileErr = err
-		}
 	}
 	return out, nil
 }
