@@ -70,6 +70,26 @@ type ChargeMeta struct {
 	Params any
 	// Cell identifies the cell (or script line) that spent.
 	Cell string
+	// Schema, when set, is the registered schema the charge was planned
+	// from. The charge is refused (ErrRegistrationChanged) unless the
+	// dataset's registration still has exactly this schema: a dataset
+	// removed and registered again under the same name may have another
+	// unit, bounds or clip, and a plan made from the old ones would be
+	// calibrated wrongly for the data the call would read.
+	Schema *Schema
+}
+
+// ErrRegistrationChanged refuses a charge planned from a schema the
+// dataset no longer has (see ChargeMeta.Schema).
+var ErrRegistrationChanged = errors.New("the dataset was removed and registered again with another schema since the call was planned")
+
+// sameSchema reports whether a and b are the same registration's public
+// facts. encoding/json writes struct fields in order and map keys sorted,
+// so equal schemas encode to equal bytes.
+func sameSchema(a, b Schema) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
 // Receipt is a committed charge.
@@ -134,6 +154,9 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	acc, sc, err := s.accountant(ctx, tx, datasetName)
 	if err != nil {
 		return nil, err
+	}
+	if meta.Schema != nil && !sameSchema(*meta.Schema, sc) {
+		return nil, fmt.Errorf("ledger: dataset %q: %w", datasetName, ErrRegistrationChanged)
 	}
 	if err := acc.Spend(ev); err != nil {
 		return nil, err

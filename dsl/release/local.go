@@ -308,9 +308,16 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 				params[CallIDParam] = call.ID
 			}
 		}
-		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: params, Cell: call.Cell})
+		registered := src.Schema
+		if src.Derived != nil {
+			registered = src.Derived.ParentSchema
+		}
+		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: params, Cell: call.Cell, Schema: &registered})
 		if err != nil {
 			abort()
+			if errors.Is(err, ledger.ErrRegistrationChanged) {
+				return nil, nil, Errorf(NameDatasetError, "dataset %q was removed and registered again with another schema since this handle was opened; open it again with dataset(%q) (nothing was spent)", src.Name, src.Name)
+			}
 			if be, ok := AsBudgetError(fmt.Sprintf("dataset %q", src.Name), err, false); ok {
 				if n := ApproxNote(ev, src.Schema.Accountant); n != "" {
 					be.Notes = append(be.Notes, n)

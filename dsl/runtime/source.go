@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
@@ -41,18 +42,21 @@ func (rt *Runtime) dataset(name string, kws ...KW) Dataset {
 	if server := serverKeyword(kws); server != "" {
 		return rt.remoteDataset(rt.current("dataset"), name, server)
 	}
-	rt.mu.Lock()
-	h, ok := rt.byName[name]
-	rt.mu.Unlock()
-	if ok {
-		return h
-	}
+	// The registration is read every time: a dataset removed and
+	// registered again under the same name gets a new handle (calls on an
+	// old one are refused before their charge; see ledger.ChargeMeta).
 	sc, err := rt.mustStore().Schema(name)
 	if err != nil {
 		if errors.Is(err, ledger.ErrNoDataset) {
 			panic(rt.unknownDataset("dataset", name))
 		}
 		panic(errorf(NameLedgerError, "reading dataset %q: %v", name, err))
+	}
+	rt.mu.Lock()
+	h, ok := rt.byName[name]
+	rt.mu.Unlock()
+	if e, live := h.entry(); ok && live && reflect.DeepEqual(e.schema, sc) {
+		return h
 	}
 	h = registerHandle(&handleEntry{rt: rt, name: name, schema: sc})
 	rt.mu.Lock()
