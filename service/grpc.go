@@ -53,6 +53,9 @@ func NewGRPC(s *Server, tlsCfg *tls.Config) (*grpc.Server, error) {
 		grpc.MaxSendMsgSize(MaxReply),
 		grpc.ConnectionTimeout(10*time.Second),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
+		// Clients ping every 15 s during a long call (service/client) to
+		// notice a server that is gone; allow that.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second}),
 		grpc.ChainUnaryInterceptor(recoverer, deadline, logging),
 	)
 	pb.RegisterDataServiceServer(g, s)

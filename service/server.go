@@ -168,7 +168,13 @@ func (s *Server) Execute(ctx context.Context, req *pb.CallRequest) (*pb.ReleaseR
 		return nil, wire.Status(release.Errorf(release.NameProviderFailed,
 			"call %s was charged on this server (ledger record %d) but its release was not delivered (the server stopped or the mechanism failed); the charge stands and the call is not run again", c.ID, id), true).Err()
 	}
-	rel, err := s.exec.Execute(ctx, c, nil)
+	// Once it starts, a call runs to its end even when the client goes
+	// away (a broken connection, its deadline, an interrupt): after the
+	// charge a call must always produce its release, which is kept for a
+	// retry of the same call id. MaxCall still bounds it.
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MaxCall)
+	defer cancel()
+	rel, err := s.exec.Execute(runCtx, c, nil)
 	if err != nil {
 		// Whether it was charged is in the ledger (an error may come
 		// before or after the charge).

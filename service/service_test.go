@@ -440,3 +440,66 @@ func BenchmarkCount(b *testing.B) {
 		}
 	})
 }
+
+// TestLongCallOutlivesTimeout: a call that runs longer than the client's
+// timeout is waited for while its server is connected (the timeout is for
+// a server that is gone), and is charged once.
+func TestLongCallOutlivesTimeout(t *testing.T) {
+	f := newFixture(t)
+	f.block = make(chan struct{})
+	c := f.client(time.Second)
+	type result struct {
+		rel *release.Release
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rel, err := c.Execute(context.Background(), call(t, "private_count", "tab", map[string]any{"eps": 0.3}), nil)
+		done <- result{rel, err}
+	}()
+	<-f.running
+	time.Sleep(2500 * time.Millisecond) // 2.5× the client's timeout
+	close(f.block)
+	r := <-done
+	if r.err != nil || r.rel == nil || !r.rel.Receipt.Charged {
+		t.Fatalf("a long call: %v, %v", r.rel, r.err)
+	}
+	if n := f.charges(); n != 1 {
+		t.Errorf("%d charges, want 1", n)
+	}
+}
+
+// TestInterruptedCallKeepsRelease: a client that stops waiting (an
+// interrupted cell) does not cancel a started call at the server: it runs
+// to its release, which a retry of the same call id gets, uncharged.
+func TestInterruptedCallKeepsRelease(t *testing.T) {
+	f := newFixture(t)
+	f.block = make(chan struct{})
+	c := f.client(5 * time.Second)
+	cl := call(t, "private_count", "tab", map[string]any{"eps": 0.3})
+	cl.ID = "interrupted-1"
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := c.Execute(ctx, cl, nil); errc <- err }()
+	<-f.running
+	cancel()
+	if err := <-errc; name(err) != release.NameInterrupted {
+		t.Fatalf("interrupted call: %v", err)
+	}
+	close(f.block) // the server finishes the run the client left
+	f.block = nil
+	var rel *release.Release
+	var err error
+	for try := 0; try < 50; try++ { // the retry waits for the first run's lock, then gets its release
+		if rel, err = c.Execute(context.Background(), cl, nil); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil || rel == nil || !rel.Receipt.Charged {
+		t.Fatalf("retry after the interrupt: %v, %v", rel, err)
+	}
+	if n := f.charges(); n != 1 {
+		t.Errorf("%d charges, want 1 (the retry is the first call's release)", n)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/privnotes/privnotes/api/privnotes/v1"
@@ -37,8 +38,21 @@ import (
 // gateMu serializes the gated part of Execute across every server.
 var gateMu sync.Mutex
 
-// DefaultTimeout is how long a call waits for its server.
+// DefaultTimeout is how long a call waits for its server: to describe,
+// plan or dry-run it, and to come back when the connection breaks.
 const DefaultTimeout = 30 * time.Second
+
+// RunTimeout bounds how long an Execute waits for its release while the
+// server is connected and running it (the server's own cap, MaxCall of
+// package service). A server that goes away is noticed well before: by
+// the broken connection, or by keepalive pings unanswered for
+// keepaliveTime+keepaliveTimeout, and then waited for DefaultTimeout.
+const RunTimeout = 30 * time.Minute
+
+const (
+	keepaliveTime    = 15 * time.Second
+	keepaliveTimeout = 10 * time.Second
+)
 
 // MaxReply bounds a reply (the server's own limit).
 const MaxReply = 64 << 20
@@ -71,6 +85,7 @@ func New(name, addr string, cfg *tls.Config) (*Client, error) {
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(credentials.NewTLS(cfg)),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bo, MinConnectTimeout: 5 * time.Second}),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxReply)))
 	if err != nil {
 		return nil, fmt.Errorf("server %s (%s): %w", name, addr, err)
@@ -141,10 +156,16 @@ func (c *Client) remoteErr(err error, what string) (error, bool) {
 // connection broken mid-call) is asked again: requests are idempotent (an
 // Execute carries its call id), so a retry never charges twice.
 func (c *Client) invoke(ctx context.Context, rpc func(context.Context) error) error {
+	var gone time.Time // when the server was first found unavailable
 	for {
 		err := rpc(ctx)
 		if err == nil || status.Code(err) != codes.Unavailable || isAuth(status.Convert(err)) {
 			return err
+		}
+		if gone.IsZero() {
+			gone = time.Now()
+		} else if time.Since(gone) > c.timeout() {
+			return status.Error(codes.DeadlineExceeded, err.Error())
 		}
 		c.conn.Connect()
 		select {
@@ -263,7 +284,10 @@ func (c *Client) Execute(ctx context.Context, call release.Call, gate release.Ga
 		abort()
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	// A running call may take long (the server finishes it even if this
+	// client goes away, and keeps its release for a retry of the call id);
+	// a server that is gone is given up after DefaultTimeout (invoke).
+	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
 	defer cancel()
 	var r *pb.ReleaseReply
 	err = c.invoke(ctx, func(ctx context.Context) (err error) {
