@@ -139,6 +139,13 @@ fmt.Println(h.Counts, h.Receipt.Params["max_groups"], h.Receipt.NoiseScale)`)
 	if n := status(t, dir, "users").Charges; n != 1 {
 		t.Errorf("users: %d charges, want the one histogram", n)
 	}
+	// completion and %help come from the function table
+	if kw := s.rt.Keywords("private_histogram"); strings.Join(kw, ",") != "col,bins,max_groups,eps,delta,dry_run" {
+		t.Errorf("Keywords: %v", kw)
+	}
+	if d, ok := s.rt.Doc("private_histogram"); !ok || !strings.Contains(d, "max_groups") {
+		t.Errorf("Doc: %q", d)
+	}
 }
 
 // Calls that cannot be planned are refused before the charge: a literal
