@@ -620,7 +620,7 @@ func (b *tabBench) analyses(seed uint64, r *snapshot.Reader, eps float64) error 
 			{"region", "region", cats, b.truth.region},
 			{"age", fmt.Sprintf("age, %d bins", tabAgeBins), ages, b.truth.ageBins},
 		} {
-			p, err := tabular.PlanHistogram(c.bins, eps, delta, nb)
+			p, err := tabular.PlanHistogram(c.bins, 1, eps, delta, nb)
 			if err != nil {
 				return err
 			}

@@ -153,7 +153,7 @@ func TestBenchTabularRows(t *testing.T) {
 		if m == nil {
 			continue
 		}
-		hp, err := tabular.PlanHistogram(b, 1, 0, accounting.ReplaceOne)
+		hp, err := tabular.PlanHistogram(b, 1, 1, 0, accounting.ReplaceOne)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -241,11 +241,12 @@ func planHistogram(env *Local, src Ref, a *Args) *Plan {
 	}
 	eps, delta := a.Float("eps"), a.Float("delta")
 	nb := registeredRelation(fn, src)
-	hp, err := tabular.PlanHistogram(bins, eps, delta, nb)
+	k := maxGroupsOf(fn, src, a, bins.Len(), fmt.Sprintf("the number of keys of the histogram of %q", c.name))
+	hp, err := tabular.PlanHistogram(bins, k, eps, delta, nb)
 	if err != nil {
 		panic(tabErr(fn, c, err))
 	}
-	unit, rule := unitWords(sc, "each user counts once, in the bin of their first row")
+	unit, rule := unitWords(sc, fmt.Sprintf("each user counts once in each of the first %d distinct bin(s) of their rows in row order", k))
 	method := "histogram/laplace"
 	kind := fmt.Sprintf("discrete Laplace, scale b=%.4g per count (ℓ1 sensitivity %v under %s)", hp.Scale, hp.L1, nb)
 	calib := fmt.Sprintf("pure ε-DP with ε=%v%s", eps, zcdpAdvice(sc, eps, true))
@@ -261,7 +262,7 @@ func planHistogram(env *Local, src Ref, a *Args) *Plan {
 		Noise: kind,
 		Note: fmt.Sprintf("counts of %s of column %q in %s%s; %s; every key is released, counts rounded to integers",
 			unit, c.name, desc, rule, calib),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys)})}
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k})}
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		col, err := columnSource(d, c.name)
@@ -361,9 +362,10 @@ func groupDomain(fn string, src Ref, by string) []string {
 	panic(Errorf(NameArgumentError, "%s: no column %q to group by; %s", fn, by, have))
 }
 
-// maxGroupsOf is the call's max_groups: 1..keys on user-level data; on
-// row-level data a row is in one group, so only 1.
-func maxGroupsOf(fn string, src Ref, a *Args, by string, keys int) int {
+// maxGroupsOf is the call's max_groups (grouped releases and histograms):
+// 1..keys on user-level data; on row-level data a row is in one group (one
+// bin), so only 1. what names keys in the error.
+func maxGroupsOf(fn string, src Ref, a *Args, keys int, what string) int {
 	k := optInt(a, "max_groups", 1)
 	if src.Schema.Unit != "user" {
 		if k != 1 {
@@ -372,7 +374,7 @@ func maxGroupsOf(fn string, src Ref, a *Args, by string, keys int) int {
 		return 1
 	}
 	if k < 1 || k > keys {
-		panic(Errorf(NameArgumentError, "%s: max_groups=%d must be an integer from 1 to %d, the number of keys of %q (its categories and %q)", fn, k, keys, by, ledger.OtherCategory))
+		panic(Errorf(NameArgumentError, "%s: max_groups=%d must be an integer from 1 to %d, %s", fn, k, keys, what))
 	}
 	return k
 }
@@ -404,7 +406,7 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		panic(Errorf(NameArgumentError, "%s: column %q: %v", fn, by, err))
 	}
 	keys := bins.Keys()
-	k := maxGroupsOf(fn, src, a, by, len(keys))
+	k := maxGroupsOf(fn, src, a, len(keys), fmt.Sprintf("the number of keys of %q (its categories and %q)", by, ledger.OtherCategory))
 	var c tabColumn
 	if stat != tabular.GroupCount {
 		if stat == tabular.GroupMean {

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"reflect"
@@ -135,20 +136,36 @@ func TestCategoricalHistogram(t *testing.T) {
 	env := &Local{NewSampler: func() *noise.Sampler { return noise.NewSeeded(1) }}
 	ctx := context.Background()
 	idx := []float64{0, 1, 1, 2, 3, 7, math.NaN(), 2, 2}
+	users := []int32{0, 1, 0, 2, 3, 3, 4, 1, 5}
 	for _, c := range []struct {
 		unit  string
 		units []int32
+		k     int
 		want  []float64
 	}{
-		{"row", nil, []float64{1, 2, 3, 3}},
+		{"row", nil, 1, []float64{1, 2, 3, 3}},
 		// users 0..5 first show 0, 1, 2, 3, NaN, 2: north, south,
 		// east, other, other, east
-		{"user", []int32{0, 1, 0, 2, 3, 3, 4, 1, 5}, []float64{1, 1, 2, 2}},
+		{"user", users, 1, []float64{1, 1, 2, 2}},
+		// with max_groups=2 user 0 also counts in south (its second
+		// row) and user 1 in east; users 3 and 4 have one key each
+		{"user", users, 2, []float64{1, 2, 3, 2}},
 	} {
 		sc := tabSchema("add-remove", c.unit)
-		p, err := tabPlan(t, env, "private_histogram", sc, map[string]any{"col": "region", "eps": 1000.0})
+		vals := map[string]any{"col": "region", "eps": 1000.0}
+		if c.k != 1 {
+			vals["max_groups"] = c.k
+		}
+		p, err := tabPlan(t, env, "private_histogram", sc, vals)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if p.Params["max_groups"] != c.k || !strings.Contains(p.Note, fmt.Sprintf("the first %d distinct bin(s)", c.k)) == (c.unit == "user") {
+			t.Errorf("%s max_groups=%d: receipt params %v, note %q", c.unit, c.k, p.Params, p.Note)
+		}
+		// the sensitivity under add-remove is k in ℓ1
+		if want := fmt.Sprintf("ℓ1 sensitivity %d under", c.k); !strings.Contains(p.Noise, want) {
+			t.Errorf("%s max_groups=%d: noise %q, want %q", c.unit, c.k, p.Noise, want)
 		}
 		out, err := p.run(ctx, memData(sc, idx, c.units, 6))
 		if err != nil {

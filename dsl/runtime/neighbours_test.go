@@ -701,6 +701,24 @@ func harnessGrid(wide bool) []harnessCall {
 		add("private_mean", ds, gbase, "eps", floats(harnessEps))
 		add("private_mean", ds, gbase, "max_groups", ints(harnessInts))
 	}
+	// private_histogram's max_groups: a user counts in up to k bins
+	// (numeric bins of x1, the categories of g); refused on row-level data
+	// and outside 1..the number of keys.
+	for _, c := range []struct {
+		ds  string
+		col []KW
+	}{
+		{"users", []KW{kw("col", "x1"), kw("bins", 4)}},
+		{"ucats", []KW{kw("col", "g")}},
+		{"rows", []KW{kw("col", "x1"), kw("bins", 4)}},
+		{"cats", []KW{kw("col", "g")}},
+	} {
+		hbase := append(append([]KW(nil), c.col...), kw("eps", 1.0), kw("max_groups", 2))
+		calls = append(calls, harnessCall{fn: "private_histogram", dataset: c.ds, kws: hbase})
+		add("private_histogram", c.ds, hbase, "max_groups", ints(harnessInts))
+		add("private_histogram", c.ds, hbase, "eps", floats(harnessEps))
+		add("private_histogram", c.ds, hbase, "delta", floats(harnessDelta))
+	}
 	return calls
 }
 

@@ -107,6 +107,47 @@ fmt.Println(a.Value, h.Counts, m.Value)`)
 	}
 }
 
+// private_histogram's max_groups=k on user-level data: each user counts in
+// the first k distinct bins of their rows, the receipt names k and the
+// noise grows with it; row-level data refuse k ≠ 1 before the charge.
+func TestHistogramMaxGroups(t *testing.T) {
+	seedNoise(t, 3)
+	dir := t.TempDir()
+	registerPeople(t, dir, "users", true, accounting.ReplaceOne)
+	registerPeople(t, dir, "people", false, accounting.ReplaceOne)
+	s := newSession(t, dir)
+	// user u has ages u and u+50: both in [0, 60) for u < 10, one in each
+	// bin for the other 40 users.
+	out := s.ok(`ds := dataset("users")
+h := private_histogram(ds, col="age", bins=2, max_groups=2, eps=1000)
+fmt.Println(h.Counts, h.Receipt.Params["max_groups"], h.Receipt.NoiseScale)`)
+	if !strings.HasPrefix(out, "[50 40] 2 ") || !strings.Contains(out, "ℓ1 sensitivity 4 under replace-one") {
+		t.Errorf("max_groups=2: %q; want counts [50 40], max_groups 2, ℓ1 sensitivity 4", out)
+	}
+	before := status(t, dir, "people").Charges
+	for _, c := range []struct{ cell, want string }{
+		{`private_histogram(dataset("people"), col="age", bins=2, max_groups=2, eps=1)`, "max_groups=2 applies to user-level data"},
+		{`private_histogram(dataset("users"), col="age", bins=2, max_groups=3, eps=1)`, `max_groups=3 must be an integer from 1 to 2, the number of keys of the histogram of "age"`},
+	} {
+		if res, _ := s.fails(c.cell, NameArgumentError); !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: %q, want %q", c.cell, res.Error.Value, c.want)
+		}
+	}
+	if after := status(t, dir, "people").Charges; after != before {
+		t.Errorf("refused calls charged: %d → %d", before, after)
+	}
+	if n := status(t, dir, "users").Charges; n != 1 {
+		t.Errorf("users: %d charges, want the one histogram", n)
+	}
+	// completion and %help come from the function table
+	if kw := s.rt.Keywords("private_histogram"); strings.Join(kw, ",") != "col,bins,max_groups,eps,delta,dry_run" {
+		t.Errorf("Keywords: %v", kw)
+	}
+	if d, ok := s.rt.Doc("private_histogram"); !ok || !strings.Contains(d, "max_groups") {
+		t.Errorf("Doc: %q", d)
+	}
+}
+
 // Calls that cannot be planned are refused before the charge: a literal
 // one before the cell runs (nothing of the cell runs), a computed one
 // when it is reached; the message says what to do.

@@ -212,13 +212,15 @@ var Funcs = sortFuncs([]Func{
 		Keywords: []Param{
 			{Name: "col", Type: "string", Required: true, Doc: "a categorical column (one count per category of its public domain, and \"other\") or a numeric column with public bounds"},
 			{Name: "bins", Type: "int", Default: "0", Doc: "numeric columns: the number of equal-width bins over the public bounds, 1..10000 (required there); leave it out for a categorical column"},
+			{Name: "max_groups", Type: "int", Default: "1",
+				Doc: "on user-level data: each user counts once in each of at most this many bins, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups); row-level data take only 1"},
 			epsParam, deltaPure,
 		},
 		Private: true,
 		Result:  "*HistogramResult",
 		Doc: "Noisy counts of one column's values per bin of a public domain: the categories of a categorical column, or equal-width bins over a numeric column's public bounds. Every key is released, so no key depends on the data. " +
-			"Under user-level DP each user counts once, in the bin of their first row.",
-		Paper:    "discrete Laplace (Dwork, McSherry, Nissim & Smith 2006) for delta=0, discrete Gaussian (Canonne, Kamath & Steinke 2020) in zCDP for delta > 0, on counts of sensitivity ℓ1 1 (add-remove) or 2 (replace-one)",
+			"Under user-level DP each user counts once in each of the first max_groups distinct bins of their rows in row order (default 1: the first bin their rows fall in), as grouped counts do.",
+		Paper:    "discrete Laplace (Dwork, McSherry, Nissim & Smith 2006) for delta=0, discrete Gaussian (Canonne, Kamath & Steinke 2020) in zCDP for delta > 0, on counts of sensitivity ℓ1 k (add-remove) or 2k (replace-one), ℓ2 √k or √(2k), k = max_groups",
 		Releases: "one noisy integer count per key of the public domain",
 	},
 	{

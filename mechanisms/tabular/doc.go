@@ -18,8 +18,9 @@
 // 0 clamped to the bounds ([Clamp]). On user-level data (one privacy unit
 // holds several rows) each user contributes one value to a sum or a
 // quantile, the mean of the user's clamped values (clamped again, so that
-// rounding cannot leave the bounds), and one count to a histogram, in the
-// bin of the user's first row in the data's row order.
+// rounding cannot leave the bounds), and to a histogram one count in each
+// of the first MaxGroups (default 1) distinct bins of the user's rows in
+// the data's row order, the rule of grouped counts.
 //
 // # Sum (Dwork, McSherry, Nissim and Smith 2006; Canonne, Kamath and Steinke 2020)
 //
@@ -42,8 +43,11 @@
 // One count per bin of a public domain, all released, so the keys never
 // depend on the data. Adding or removing a unit moves one count by one
 // (ℓ1 = ℓ2 = 1); replacing one moves two counts by one each (ℓ1 = 2,
-// ℓ2 = √2). Counts get discrete Laplace or discrete Gaussian noise as the
-// sum does and are rounded to integers (post-processing).
+// ℓ2 = √2; one count with a single bin). A user counted in up to k =
+// MaxGroups bins moves up to k counts (2k when replaced): the sensitivities
+// are grouped counts' ([GroupCountSensitivity]). Counts get discrete
+// Laplace or discrete Gaussian noise as the sum does and are rounded to
+// integers (post-processing).
 //
 // # Grouped counts, sums and means over public keys
 //
@@ -132,7 +136,7 @@
 //
 // Memory: a quantile sorts the column, so it holds one float64 per row (or
 // per user); a sum and a histogram of rows hold a bounded chunk of rows,
-// and on user-level data one value (sum) or one flag (histogram) per user;
-// a grouped release of users holds one int32 per user and one term per
+// and on user-level data one value (sum) per user; a histogram or a
+// grouped release of users holds one int32 per user and one term per
 // (user, group) pair.
 package tabular

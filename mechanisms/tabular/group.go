@@ -365,7 +365,7 @@ func (p *GroupPlan) Totals(ctx context.Context, src rows.Source, users bool) (co
 		return p.userTotals(ctx, src, width, group)
 	}
 	if !p.sumNoised {
-		c, err := Counts(ctx, src, false, g)
+		c, err := Counts(ctx, src, false, g, 1)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -155,9 +155,16 @@ type HistogramPlan struct {
 	Bins       Binning
 	Eps, Delta float64
 	Neighbour  accounting.Neighbour
-	// L1 and L2 are the sensitivities of the vector of counts: 1 and 1
-	// under add-remove (one unit moves one count by one), 2 and √2 under
-	// replace-one (it leaves one bin and enters another).
+	// MaxGroups is the most bins one unit counts in: 1 on row-level data
+	// (a row has one value), the max_groups keyword on user-level data,
+	// where each user counts once in each of the first MaxGroups distinct
+	// bins of their rows in row order (the rule of grouped counts).
+	MaxGroups int
+	// L1 and L2 are the sensitivities of the vector of counts, those of
+	// grouped counts (GroupCountSensitivity) with k = MaxGroups: k and √k
+	// under add-remove (a unit moves at most k counts by one), 2k and
+	// √(2k) under replace-one (it leaves up to k bins and enters up to k
+	// others), k and √k with a single bin.
 	L1, L2 float64
 	// Gaussian is set for δ > 0 (discrete Gaussian, ρ-zCDP with Rho);
 	// otherwise the noise is discrete Laplace (pure ε).
@@ -171,25 +178,28 @@ type HistogramPlan struct {
 // sqrt2Up is a float64 at or above √2.
 var sqrt2Up = up(math.Sqrt2)
 
-// PlanHistogram plans a noisy histogram over bins at (ε, δ) under nb.
-func PlanHistogram(bins Binning, eps, delta float64, nb accounting.Neighbour) (*HistogramPlan, error) {
-	l1, l2 := 1.0, 1.0
-	if nb == accounting.ReplaceOne {
-		l1, l2 = 2, sqrt2Up
+// PlanHistogram plans a noisy histogram over bins at (ε, δ) under nb in
+// which one unit counts in at most maxGroups bins (1 for rows). It fails
+// with ErrMaxGroups for maxGroups outside 1..bins.Len(), or as planNoise.
+func PlanHistogram(bins Binning, maxGroups int, eps, delta float64, nb accounting.Neighbour) (*HistogramPlan, error) {
+	if maxGroups < 1 || maxGroups > bins.Len() {
+		return nil, ErrMaxGroups
 	}
+	l1, l2 := GroupCountSensitivity(bins.Len(), maxGroups, nb, false)
 	np, err := planNoise(l1, l2, eps, delta, bins.Len())
 	if err != nil {
 		return nil, err
 	}
-	return &HistogramPlan{Bins: bins, Eps: eps, Delta: delta, Neighbour: nb, L1: l1, L2: l2,
+	return &HistogramPlan{Bins: bins, Eps: eps, Delta: delta, Neighbour: nb, MaxGroups: maxGroups, L1: l1, L2: l2,
 		Gaussian: np.Gaussian, Rho: np.Rho, Scale: np.Scale, Event: np.Event}, nil
 }
 
 // Run releases the noisy counts of src's values per bin, rounded to
 // integers, in the order of the bins' keys; with users set each user
-// counts once, in the bin of the user's first row.
+// counts once in each of the first MaxGroups distinct bins of their rows
+// in row order.
 func (p *HistogramPlan) Run(ctx context.Context, src rows.Source, users bool, s *noise.Sampler) ([]float64, error) {
-	counts, err := Counts(ctx, src, users, p.Bins)
+	counts, err := Counts(ctx, src, users, p.Bins, p.MaxGroups)
 	if err != nil {
 		return nil, err
 	}
@@ -204,27 +214,30 @@ func (p *HistogramPlan) Run(ctx context.Context, src rows.Source, users bool, s 
 	return out, nil
 }
 
-// Counts returns the exact count per bin of the one-column source src (of
-// rows, or with users set of users, each in the bin of their first row
-// in row order; a user whose first row is counted in no bin is counted
-// nowhere). Memory: one flag per user.
-func Counts(ctx context.Context, src rows.Source, users bool, bins Binning) ([]int64, error) {
+// Counts returns the exact count per bin of the one-column source src: of
+// rows, or with users set of users, each user once in each of the first
+// maxGroups distinct bins of their rows in row order (rows in no bin are
+// skipped; maxGroups is unused for rows). Users go through grouped counts'
+// code (GroupPlan.Totals), so a histogram and a count by a categorical
+// column limit a user's contributions by the one rule. Which bins a user
+// keeps depends only on that user's own rows and their relative order,
+// which adding, removing or replacing another user leaves as it is, so
+// the bound of k bins per user is all the sensitivity needs. Memory: on
+// user-level data one int32 per user and about 40 bytes per (user, bin).
+func Counts(ctx context.Context, src rows.Source, users bool, bins Binning, maxGroups int) ([]int64, error) {
 	counts := make([]int64, bins.Len())
-	var seen []bool
 	if users {
-		nu, err := unitsOf(src)
+		gp := &GroupPlan{GroupSpec: GroupSpec{Stat: GroupCount, Groups: bins, MaxGroups: maxGroups}, countNoised: true}
+		c, _, err := gp.Totals(ctx, src, true)
 		if err != nil {
 			return nil, err
 		}
-		seen = make([]bool, nu)
-	}
-	err := forEachValue(ctx, src, users, func(v float64, u int32) {
-		if users {
-			if u < 0 || int(u) >= len(seen) || seen[u] {
-				return
-			}
-			seen[u] = true
+		for i, v := range c {
+			counts[i] = int64(v) // exact: at most 2^30
 		}
+		return counts, nil
+	}
+	err := forEachValue(ctx, src, false, func(v float64, _ int32) {
 		if j := bins.Bin(v); j >= 0 {
 			counts[j]++
 		}
