@@ -59,8 +59,10 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 	if a.Str("init") == "random" {
 		start = randomBasis(env, d, k)
 	}
+	p := &Plan{Func: fn, Method: "fedrep", Eps: eps, Delta: delta, Columns: sc.Columns}
 	opt := fedrep.Options{K: k, Iters: rounds, Eta: lr, Psi: psi, PsiInit: psi, Eps: eps, Delta: delta,
-		InitFrac: a.Float("init_frac"), Neighbour: nb, Calibration: calib, Start: start, Noise: env.sampler()}
+		InitFrac: a.Float("init_frac"), Neighbour: nb, Calibration: calib, Start: start, Noise: env.sampler(),
+		Progress: p.progress.step}
 	if start != nil {
 		opt.InitFrac = 0
 	}
@@ -72,10 +74,10 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 	if err != nil {
 		panic(argErr(fn, err))
 	}
-	p := &Plan{Func: fn, Method: "fedrep", Cost: pl.Cost, Eps: eps, Delta: delta, Columns: sc.Columns,
-		Noise:  fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, psi),
-		Note:   pl.Note,
-		Params: publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String(), "neighbour": nb.String()})}
+	p.Cost, p.Note = pl.Cost, pl.Note
+	p.Noise = fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, psi)
+	p.Params = publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String(), "neighbour": nb.String()})
+	p.reportsSteps(rounds)
 	p.run = func(ctx context.Context, data *Data) (any, error) {
 		users, err := fedrep.UsersFromSource(ctx, data.Rows, n, nil)
 		if err != nil {

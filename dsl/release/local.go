@@ -32,6 +32,8 @@ type Plan struct {
 	HasValues bool
 
 	run func(ctx context.Context, d *Data) (any, error)
+	// progress relays the run's steps to the call's callback (WithProgress).
+	progress progressRelay
 }
 
 // Event is the event a charge of p records: its cost with the
@@ -180,11 +182,15 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	if env.Wrap != nil {
 		wrap = env.Wrap()
 	}
+	p.progress.start(ctx)
 	out, err, pv := guarded(func() (any, error) { return p.runWith(ctx, t, data, wrap) })
-	if err == nil && pv == nil {
+	failed := err != nil || pv != nil
+	interrupted := failed && (ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+	p.progress.finish(interrupted)
+	if !failed {
 		return &Release{Value: out, Receipt: rcpt, Columns: p.Columns}, nil
 	}
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if interrupted {
 		return nil, Errorf(NameInterrupted, "%s was interrupted; its charge (ledger record %d) stands", p.Func, ch.ledgerID)
 	}
 	if src.Synthetic() { // public data: the reason may be shown

@@ -153,10 +153,12 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			panic(Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
 		}
 		opt := pca.Options{K: k, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip, Noise: env.sampler()}
+		opt.Progress = p.progress.step
 		pl, err := pca.PlanMethod(chosen, opt, d)
 		if err != nil {
 			panic(argErr(fn, err))
 		}
+		p.reportsSteps(pl.Iters) // gauss: 1, which reports nothing
 		p.Method, p.Cost, p.HasValues = "pca/"+chosen, pl.Cost, true
 		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per coordinate (rows scaled to norm ≤ 1 by the clip %.4g), %d iteration(s)", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Iters)
 		if chosen == pca.MethodAdaptive {
@@ -188,7 +190,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		calib, why := dppcaCalibration(chosen, a, sc.Accountant, eps)
 		p.Note += why
 		opt := dppca.Options{Eps: eps, Delta: delta, Calibration: calib, Neighbour: accounting.ReplaceOne,
-			Steps: a.Int("iters"), Centred: sc.Center == "public-mean", Noise: env.sampler()}
+			Steps: a.Int("iters"), Centred: sc.Center == "public-mean", Noise: env.sampler(), Progress: p.progress.step}
 		var pl *dppca.Plan
 		var err error
 		if chosen == dppca.MethodDPPCA {
@@ -210,6 +212,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			panic(Errorf(NameArgumentError, "%s: method %q at eps=%v, delta=%v with %d steps needs %s rows, and dataset %q has %d (declared public): nothing was charged. Raise eps, lower iters, use method \"gauss\" or \"npm\", or give pad=true to run on zero-padded rows (private, but mostly noise)", fn, chosen, eps, delta, pl.Steps, need, src.Name, n))
 		}
 		p.Method, p.Cost = "dppca/"+chosen, pl.Cost
+		p.reportsSteps(pl.Steps)
 		if chosen == dppca.MethodPrivateOja {
 			p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g on each clipped minibatch sum (rows scaled to norm ≤ 1 by the clip %.4g), %d steps", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Steps)
 		} else {

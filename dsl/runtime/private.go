@@ -32,7 +32,8 @@ func mustArgs(fn string, kws []KW) *args {
 // runPrivate is what every private_* function shares: bind the call to
 // the running cell, parse its keywords, resolve the dataset and hand the
 // call to the execution core, which plans from public facts, charges
-// (through the cell's budget blocks, see blockGate), reads and runs.
+// (through the cell's budget blocks, see blockGate), reads and runs,
+// showing the run's progress on the cell's output (progressContext).
 // Errors about the arguments or the dataset are prefixed with the call's
 // line.
 func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *source) {
@@ -49,7 +50,7 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 		blockDeltaNote(rc, a)
 		return &release.Release{Receipt: rc}, src
 	}
-	rel, err := rt.executor(fn, src).Execute(b.ctx, rt.call(b, fn, src, a), gate)
+	rel, err := rt.executor(fn, src).Execute(progressContext(b.ctx, b, fn, a), rt.call(b, fn, src, a), gate)
 	if err != nil {
 		var be *BudgetError
 		if errors.As(err, &be) {

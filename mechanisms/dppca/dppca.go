@@ -303,21 +303,24 @@ func (pl *Plan) runDPPCA(ctx context.Context, data rows.RandomAccess) (*Result, 
 		// [base+half, base+2·half): disjoint, which is what lets each spend
 		// the whole (ε, δ) of the step (PlanDPPCA).
 		src.read(recs, base, base+half, w, g1)
-		lam, ok := topEigen(g1, half, d, pl.eigen, src, pass)
-		if !ok {
+		if lam, ok := topEigen(g1, half, d, pl.eigen, src, pass); !ok {
 			// ⊥: skip the step, w_t = w_{t−1} (spec §4 CHOICE).
 			res.Eigenvalues[t-1] = math.NaN()
 			res.Skipped++
-			continue
+		} else {
+			res.Eigenvalues[t-1] = lam
+			// Clamped to the range the plan checked Algorithm 5's noise for
+			// (a public rule applied to a DP value: post-processing).
+			lam = math.Min(math.Max(lam*o.LambdaFactor, o.LambdaMin), MaxLambda)
+			src.read(recs, base+half, base+2*half, w, g2)
+			ghat, _, sigma, _ := privMean(g2, half, d, lam, pl.mean, src, pass)
+			res.NoiseStd[t-1] = sigma
+			w = step(w, o.eta(t, math.Sqrt(lam)), ghat)
 		}
-		res.Eigenvalues[t-1] = lam
-		// Clamped to the range the plan checked Algorithm 5's noise for
-		// (a public rule applied to a DP value: post-processing).
-		lam = math.Min(math.Max(lam*o.LambdaFactor, o.LambdaMin), MaxLambda)
-		src.read(recs, base+half, base+2*half, w, g2)
-		ghat, _, sigma, _ := privMean(g2, half, d, lam, pl.mean, src, pass)
-		res.NoiseStd[t-1] = sigma
-		w = step(w, o.eta(t, math.Sqrt(lam)), ghat)
+		// A skipped step is a step too: the report must not say which.
+		if o.Progress != nil {
+			o.Progress(t, T)
+		}
 	}
 	res.Components = component(w)
 	return res, nil

@@ -210,6 +210,9 @@ func (pl *Plan) runPrivateOja(ctx context.Context, data rows.RandomAccess) (*Res
 		src.gaussianVec(s, pl.NoiseStd)
 		res.NoiseStd[t-1] = pl.NoiseStd / float64(B)
 		w = step(w, o.eta(t, 0)/float64(B), s)
+		if o.Progress != nil {
+			o.Progress(t, T)
+		}
 	}
 	res.Components = component(w)
 	return res, nil

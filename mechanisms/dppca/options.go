@@ -67,6 +67,11 @@ type Options struct {
 	// Steps is T, the number of disjoint minibatches (default 10, spec §4);
 	// the batch size is B = ⌊records/T⌋ and leftover records are unused.
 	Steps int
+	// Progress, if set, is called after each minibatch step of DP-PCA and
+	// private Oja with (t, T) for t = 1..T, in order and once each, whatever
+	// the data (a step DP-PCA skips is reported too). It runs on the
+	// goroutine of the run and should return quickly.
+	Progress func(step, total int)
 	// PublicN is a public row count (declared by the data owner, or a DP
 	// count), never the private n. When set, planning checks that the run
 	// is feasible and fails with the n needed otherwise. 0 skips the check.

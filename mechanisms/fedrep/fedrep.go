@@ -196,6 +196,11 @@ type Options struct {
 	// cryptographic sampler. Seeded samplers are for tests and public
 	// benchmarks only.
 	Noise *noise.Sampler
+	// Progress, if set, is called after each round with (t, Iters) for
+	// t = 1..Iters, in order and once each, whatever the users' data (the
+	// initialisation is part of round 1's wait). It runs on the
+	// coordinator's goroutine, between rounds, and should return quickly.
+	Progress func(step, total int)
 
 	knob *testKnob
 }
@@ -504,6 +509,9 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 		u, padded = linalg.Orthonormalize(&uhat, nil)
 		res.Padded += padded
 		res.History = append(res.History, mat.DenseCopyOf(u))
+		if opt.Progress != nil {
+			opt.Progress(t+1, pl.Iters)
+		}
 	}
 	res.U = u
 	return res, nil

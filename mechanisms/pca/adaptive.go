@@ -332,6 +332,9 @@ func (pl *Plan) runAdaptive(ctx context.Context, data rows.Source) (*Result, err
 		} else {
 			last = 0
 		}
+		if opt.Progress != nil {
+			opt.Progress(t+1, T)
+		}
 	}
 	if tr != nil {
 		tr.iterations = T

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -97,6 +98,11 @@ type Options struct {
 	// Noise is the noise source; nil means noise.New(), the cryptographic
 	// sampler. Seeded samplers are for tests and public benchmarks only.
 	Noise *noise.Sampler
+	// Progress, if set, is called after each iteration of npm and adaptive
+	// with (t, Iters) for t = 1..Iters, in order and once each, whatever
+	// the data (gauss has a single step and does not call it). It runs on
+	// the goroutine of the run, between passes, and should return quickly.
+	Progress func(step, total int)
 
 	knob *testKnob
 }
@@ -185,6 +191,14 @@ type Plan struct {
 func (pl *Plan) seal() {
 	c := *pl
 	pl.sealed = &c
+}
+
+// edited reports whether an exported field of pl changed since planning.
+// DeepEqual, not ==: Options holds a func (Progress), so a Plan is not
+// comparable; public zeroes it, and DeepEqual compares the rest as ==
+// would.
+func (pl *Plan) edited() bool {
+	return !reflect.DeepEqual(pl.public(), pl.sealed.public())
 }
 
 // public returns the exported fields of pl (the rest zeroed) for comparison.
@@ -612,7 +626,7 @@ func (pl *Plan) check() error {
 	if pl == nil || pl.D == 0 || pl.sealed == nil {
 		return errors.New("pca: Run needs a plan from PlanNoisyPower, PlanAdaptive, PlanAnalyzeGauss or PlanMethod")
 	}
-	if pl.public() != pl.sealed.public() {
+	if pl.edited() {
 		return fmt.Errorf("pca %s: the plan's fields were changed after planning, so the run would not be the one its Cost describes: make a new plan with PlanMethod instead of editing one", pl.Method)
 	}
 	return nil

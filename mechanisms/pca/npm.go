@@ -219,6 +219,9 @@ func (pl *Plan) runNPM(ctx context.Context, data rows.Source) (*Result, error) {
 			x = y
 			orthonormalize(x)
 		}
+		if opt.Progress != nil {
+			opt.Progress(l, L)
+		}
 	}
 	comps, vals, ok := topLeftSingular(y, pl.K)
 	if !ok {
