@@ -172,12 +172,14 @@ type HistogramPlan struct {
 var sqrt2Up = up(math.Sqrt2)
 
 // PlanHistogram plans a noisy histogram over bins at (ε, δ) under nb.
-func PlanHistogram(bins Binning, eps, delta float64, nb accounting.Neighbour) (*HistogramPlan, error) {
+// An optional trailing Calibration (default CalibrateZCDP) chooses how
+// δ > 0 is calibrated.
+func PlanHistogram(bins Binning, eps, delta float64, nb accounting.Neighbour, cal ...Calibration) (*HistogramPlan, error) {
 	l1, l2 := 1.0, 1.0
 	if nb == accounting.ReplaceOne {
 		l1, l2 = 2, sqrt2Up
 	}
-	np, err := planNoise(l1, l2, eps, delta, bins.Len())
+	np, err := planNoise(l1, l2, eps, delta, bins.Len(), calibration(cal))
 	if err != nil {
 		return nil, err
 	}
