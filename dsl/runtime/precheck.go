@@ -87,7 +87,13 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			} else {
 				ev = accounting.GdpFor(eps, delta)
 			}
-		default: // auto, npm, adaptive, gauss, federated
+		case "npm", "gauss", "auto": // auto is gauss or npm; both are Gaussian compositions
+			if calibration == "paper" {
+				ev = accounting.Approx(eps, delta)
+			} else {
+				ev = accounting.GaussianZcdpFor(eps, delta)
+			}
+		default: // adaptive (a sparse-vector step), federated
 			if calibration == "paper" {
 				ev = accounting.Approx(eps, delta)
 			} else {
