@@ -711,6 +711,11 @@ func harnessGrid(wide bool) []harnessCall {
 		calls = append(calls, harnessCall{fn: c.fn, dataset: "gcats", kws: base})
 		add(c.fn, "gcats", base, "eps", floats(harnessEps))
 	}
+	for _, m := range []string{"gauss", "npm", "auto"} {
+		pb := []KW{kw("k", 1), kw("method", m), kw("eps", 1.0), kw("delta", 1e-6)}
+		calls = append(calls, harnessCall{fn: "private_pca", dataset: "grows", kws: pb})
+		add("private_pca", "grows", pb, "eps", floats(harnessEps))
+	}
 	hg := []KW{kw("col", "g"), kw("eps", 1.0), kw("delta", 1e-6)}
 	calls = append(calls, harnessCall{fn: "private_histogram", dataset: "gcats", kws: hg})
 	add("private_histogram", "gcats", hg, "delta", floats(harnessDelta))
