@@ -28,7 +28,7 @@ func fill(t *testing.T, v reflect.Value) {
 		case f.Type == reflect.TypeOf(&mat.Dense{}):
 			fv.Set(reflect.ValueOf(mat.NewDense(2, 1, []float64{0.6, 0.8})))
 		case f.Type == reflect.TypeOf(accounting.Event{}):
-			fv.Set(reflect.ValueOf(accounting.ZcdpFor(1, 1e-6)))
+			fv.Set(reflect.ValueOf(accounting.GaussianZcdpFor(1, 1e-6)))
 		case f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct:
 			p := reflect.New(f.Type.Elem())
 			fill(t, p)
