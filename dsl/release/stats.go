@@ -71,8 +71,8 @@ func planCount(env *Local, src Ref, a *Args) *Plan {
 // costing ρ = ε²/2 as a pure-ε count does.
 func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta float64) *Plan {
 	const fn = "private_count"
-	rho := accounting.RhoForTarget(eps, delta)
-	if !(rho > 0) || math.IsInf(rho, 0) {
+	rho, ev, ok := tabular.GaussianTarget(eps, delta, gaussianCalibration(src))
+	if !ok {
 		panic(Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta))
 	}
 	z := 1 / math.Sqrt(2*rho)
@@ -82,12 +82,11 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 	// ℓ2 sensitivity 1 under add-remove; under replace-one the count does
 	// not move, but it is noised as if it did so that n is never released.
 	sigma := noise.GaussianScale(countSensitivity, z, 1)
-	ev := accounting.GaussianZcdp(rho).WithTarget(eps, delta)
 	ev.Mechanism = "count/gaussian"
 	p := &Plan{Func: fn, Method: "count/gaussian", Cost: ev, Eps: eps, Delta: delta,
 		Noise: fmt.Sprintf("discrete Gaussian, std %.4g (sensitivity 1)", sigma),
-		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)",
-			unit, eps, delta, rho),
+		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v %s; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)",
+			unit, eps, delta, calibrationWords(ev)),
 		Params: publicParams(a, map[string]any{"unit": unit})}
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := unitCount(ctx, d)
@@ -124,8 +123,8 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 	if err != nil {
 		nb = accounting.ReplaceOne
 	}
-	rho := accounting.RhoForTarget(eps, delta)
-	if !(rho > 0) || math.IsInf(rho, 0) {
+	rho, ev, ok := tabular.GaussianTarget(eps, delta, gaussianCalibration(src))
+	if !ok {
 		panic(Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta))
 	}
 	rhoSum, rhoCount := (1-meanCountShare)*rho, meanCountShare*rho
@@ -141,7 +140,6 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 	}
 	sigmaSum := noise.GaussianScale(sens, zSum, len(idx))
 	sigmaCount := noise.GaussianScale(countSensitivity, zCount, 1)
-	ev := accounting.GaussianZcdp(rho).WithTarget(eps, delta)
 	ev.Mechanism = "mean/gaussian"
 	cols := make([]string, len(idx))
 	for i, j := range idx {
@@ -149,8 +147,8 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 	}
 	p := &Plan{Func: fn, Method: "mean/gaussian", Cost: ev, Eps: eps, Delta: delta, Columns: cols,
 		Noise: fmt.Sprintf("Gaussian std %.4g per coordinate of the clipped sum (sensitivity %.4g), std %.4g on the count", sigmaSum, sens, sigmaCount),
-		Note: fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
-			eps, delta, rho, 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
+		Note: fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
+			eps, delta, calibrationWords(ev), 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
 		Params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		units, err := unitSource(ctx, d)
@@ -219,4 +217,24 @@ func clippedSum(ctx context.Context, src rows.Source, idx []int, clip float64) (
 		return nil
 	})
 	return sum, n, err
+}
+
+// gaussianCalibration is the calibration of the dataset's Gaussian calls:
+// exact GDP (σ = Δ/μ*(ε, δ)) under the gdp accountant, which composes μ²
+// exactly, zCDP (σ = Δ/√(2ρ*(ε, δ))) under every other. The accountant is
+// public and fixed at registration, so the choice reveals nothing.
+func gaussianCalibration(src Ref) tabular.Calibration {
+	if src.Schema.Accountant == accounting.ModeGDP.String() {
+		return tabular.CalibrateGDP
+	}
+	return tabular.CalibrateZCDP
+}
+
+// calibrationWords describes a Gaussian call's calibration for its plan
+// note, e.g. "via zCDP: ρ=0.0219" or "via exact GDP: μ=0.2092".
+func calibrationWords(ev accounting.Event) string {
+	if ev.Kind == accounting.GDP {
+		return fmt.Sprintf("via exact GDP: μ=%.4g", ev.Mu)
+	}
+	return fmt.Sprintf("via zCDP: ρ=%.4g", ev.Rho)
 }

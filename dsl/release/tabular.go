@@ -159,7 +159,7 @@ func planSum(env *Local, src Ref, a *Args) *Plan {
 	c.needBounds(fn)
 	eps, delta := a.Float("eps"), a.Float("delta")
 	nb := registeredRelation(fn, src)
-	sp, err := tabular.PlanSum(c.lo, c.hi, eps, delta, nb)
+	sp, err := tabular.PlanSum(c.lo, c.hi, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
 		panic(tabErr(fn, c, err))
 	}
@@ -169,7 +169,7 @@ func planSum(env *Local, src Ref, a *Args) *Plan {
 		// are added, removed or replaced rows. The sum's sensitivity is
 		// the larger of the two relations' (the only mechanism where
 		// replace-one's is not already the larger: bounds that exclude 0).
-		ar, err := tabular.PlanSum(c.lo, c.hi, eps, delta, accounting.AddRemove)
+		ar, err := tabular.PlanSum(c.lo, c.hi, eps, delta, accounting.AddRemove, gaussianCalibration(src))
 		if err != nil {
 			panic(tabErr(fn, c, err))
 		}
@@ -184,7 +184,7 @@ func planSum(env *Local, src Ref, a *Args) *Plan {
 	if sp.Gaussian {
 		method = "sum/gaussian"
 		kind = fmt.Sprintf("discrete Gaussian, std %.4g", sp.Scale)
-		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g", eps, delta, sp.Rho)
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s", eps, delta, calibrationWords(sp.Event))
 	}
 	ev := sp.Event
 	ev.Mechanism = method
@@ -242,7 +242,7 @@ func planHistogram(env *Local, src Ref, a *Args) *Plan {
 	eps, delta := a.Float("eps"), a.Float("delta")
 	nb := registeredRelation(fn, src)
 	k := maxGroupsOf(fn, src, a, bins.Len(), fmt.Sprintf("the number of keys of the histogram of %q", c.name))
-	hp, err := tabular.PlanHistogram(bins, k, eps, delta, nb)
+	hp, err := tabular.PlanHistogram(bins, k, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
 		panic(tabErr(fn, c, err))
 	}
@@ -253,7 +253,7 @@ func planHistogram(env *Local, src Ref, a *Args) *Plan {
 	if hp.Gaussian {
 		method = "histogram/gaussian"
 		kind = fmt.Sprintf("discrete Gaussian, std %.4g per count (ℓ2 sensitivity %.4g under %s)", hp.Scale, hp.L2, nb)
-		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g", eps, delta, hp.Rho)
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s", eps, delta, calibrationWords(hp.Event))
 	}
 	ev := hp.Event
 	ev.Mechanism = method
@@ -422,7 +422,7 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	nb := registeredRelation(fn, src)
 	spec := tabular.GroupSpec{Stat: stat, Groups: bins, Lo: c.lo, Hi: c.hi, MaxGroups: k, CountShare: meanCountShare,
 		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne}
-	gp, err := tabular.PlanGroups(spec, eps, delta, nb)
+	gp, err := tabular.PlanGroups(spec, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
 		if stat == tabular.GroupCount {
 			panic(Errorf(NameArgumentError, "%s: %v", fn, err))
@@ -447,11 +447,11 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		method = base + "/gaussian"
 		noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key's sum (ℓ2 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding) and std %.4g per key's count (ℓ2 sensitivity %.4g)",
 			gp.SumScale, gp.SumL2, nb, gp.Excess, gp.CountScale, gp.CountL2)
-		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sums, %.0f%% to the counts; mean = noisy sum / max(noisy count, 1) per key, not clamped to the bounds",
-			eps, delta, gp.Rho, 100*(1-meanCountShare), 100*meanCountShare)
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sums, %.0f%% to the counts; mean = noisy sum / max(noisy count, 1) per key, not clamped to the bounds",
+			eps, delta, calibrationWords(gp.Event), 100*(1-meanCountShare), 100*meanCountShare)
 	case gp.Gaussian:
 		method = base + "/gaussian"
-		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g", eps, delta, gp.Rho)
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s", eps, delta, calibrationWords(gp.Event))
 	default:
 		calib = fmt.Sprintf("pure ε-DP with ε=%v%s", eps, zcdpAdvice(sc, eps, true))
 	}
@@ -524,7 +524,7 @@ func planColumnMean(env *Local, src Ref, a *Args) *Plan {
 	nb := registeredRelation(fn, src)
 	spec := tabular.GroupSpec{Stat: tabular.GroupMean, Lo: c.lo, Hi: c.hi, MaxGroups: 1, CountShare: meanCountShare,
 		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne}
-	gp, err := tabular.PlanGroups(spec, eps, delta, nb)
+	gp, err := tabular.PlanGroups(spec, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
 		panic(tabErr(fn, c, err))
 	}
@@ -532,7 +532,7 @@ func planColumnMean(env *Local, src Ref, a *Args) *Plan {
 	method := "bounded-mean/gaussian"
 	noiseText := fmt.Sprintf("discrete Gaussian, std %.4g on the sum (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding) and std %.4g on the count (sensitivity 1)",
 		gp.SumScale, gp.SumL2, nb, gp.Excess, gp.CountScale)
-	calib := fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%.4g, %.0f%% to the sum, %.0f%% to the count", eps, delta, gp.Rho, 100*(1-meanCountShare), 100*meanCountShare)
+	calib := fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sum, %.0f%% to the count", eps, delta, calibrationWords(gp.Event), 100*(1-meanCountShare), 100*meanCountShare)
 	if !gp.Gaussian {
 		// Without delta: the pure-ε bounded mean (Laplace on both).
 		method = "bounded-mean/laplace"

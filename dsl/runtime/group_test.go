@@ -243,36 +243,41 @@ c.Get("north")`, NameArgumentError)
 // The pre-check's cost table prices the grouped forms and the one-column
 // mean (pure ε without delta) exactly as their plans charge them.
 func TestGroupCostForMatchesPlans(t *testing.T) {
-	for _, unit := range []string{"row", "user"} {
-		sc := ledger.Schema{Name: "x", Columns: []string{"age"}, D: 1, Clip: 1, Unit: unit, Neighbour: "replace-one",
-			Accountant: "zcdp", Center: "none", Bounds: map[string][2]float64{"age": {0, 100}},
-			Categorical: map[string][]string{"region": {"north", "south"}}}
-		mg := 1
-		if unit == "user" {
-			mg = 3
-		}
-		for _, c := range []struct {
-			fn  string
-			kws []KW
-		}{
-			{"private_count", []KW{newKW("by", "region"), newKW("max_groups", mg)}},
-			{"private_sum", []KW{newKW("col", "age"), newKW("by", "region"), newKW("max_groups", mg)}},
-			{"private_mean", []KW{newKW("col", "age"), newKW("by", "region"), newKW("max_groups", mg)}},
-			{"private_mean", []KW{newKW("col", "age")}},
-		} {
-			for _, delta := range []float64{0, 1e-6} {
-				method := ""
-				if c.fn == "private_mean" {
-					method = "col" // the pre-check's name of the col= form
-				}
-				want, ok := costFor(c.fn, method, "", "zcdp", 0.7, delta)
-				a, err := parseArgs(c.fn, append(c.kws, newKW("eps", 0.7), newKW("delta", delta)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, err := planRT.exec.Plan(planRT.call(nil, c.fn, &source{name: "x", schema: sc}, a))
-				if err != nil || !ok || !sameCost(p.Cost, want) {
-					t.Errorf("%s %v delta=%v on %s data: plan %+v (%v), costFor %+v (%v)", c.fn, c.kws, delta, unit, p, err, want, ok)
+	for _, acct := range []string{"zcdp", "gdp"} {
+		for _, unit := range []string{"row", "user"} {
+			sc := ledger.Schema{Name: "x", Columns: []string{"age"}, D: 1, Clip: 1, Unit: unit, Neighbour: "replace-one",
+				Accountant: acct, Center: "none", Bounds: map[string][2]float64{"age": {0, 100}},
+				Categorical: map[string][]string{"region": {"north", "south"}}}
+			mg := 1
+			if unit == "user" {
+				mg = 3
+			}
+			for _, c := range []struct {
+				fn  string
+				kws []KW
+			}{
+				{"private_count", []KW{newKW("by", "region"), newKW("max_groups", mg)}},
+				{"private_sum", []KW{newKW("col", "age"), newKW("by", "region"), newKW("max_groups", mg)}},
+				{"private_mean", []KW{newKW("col", "age"), newKW("by", "region"), newKW("max_groups", mg)}},
+				{"private_mean", []KW{newKW("col", "age")}},
+			} {
+				for _, delta := range []float64{0, 1e-6} {
+					method := ""
+					if c.fn == "private_mean" {
+						method = "col" // the pre-check's name of the col= form
+					}
+					want, ok := costFor(c.fn, method, "", acct, 0.7, delta)
+					a, err := parseArgs(c.fn, append(c.kws, newKW("eps", 0.7), newKW("delta", delta)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, err := planRT.exec.Plan(planRT.call(nil, c.fn, &source{name: "x", schema: sc}, a))
+					if err != nil || !ok || !sameCost(p.Cost, want) {
+						t.Errorf("%s %v delta=%v on %s data (%s): plan %+v (%v), costFor %+v (%v)", c.fn, c.kws, delta, unit, acct, p, err, want, ok)
+					}
+					if gauss := delta > 0; gauss && (p.Cost.Kind == accounting.GDP) != (acct == "gdp") {
+						t.Errorf("%s delta=%v on a %s dataset charges a %v event", c.fn, delta, acct, p.Cost.Kind)
+					}
 				}
 			}
 		}

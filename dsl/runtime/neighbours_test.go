@@ -180,6 +180,12 @@ func newWorld(t *testing.T, c harnessConfig, v variant) *world {
 			registerSnapshot(t, dir, name, harnessCSV(v, users), spec, ledger.Registration{Budget: budget, Accountant: accounting.ModeZCDP,
 				Neighbour: c.neighbour, Clip: 1})
 		}
+		// The same data under the gdp accountant, whose Gaussian calls
+		// are calibrated to μ*(ε, δ) instead of ρ*(ε, δ).
+		registerWith(t, dir, ledger.Registration{Name: "grows", Table: harnessTable(v, false), Budget: budget, Accountant: accounting.ModeGDP,
+			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", Bounds: harnessBounds})
+		registerSnapshot(t, dir, "gcats", harnessCSV(v, false), snapshot.Spec{Bounds: harnessBounds, Categories: map[string][]string{"g": {"a", "b"}}},
+			ledger.Registration{Budget: budget, Accountant: accounting.ModeGDP, Neighbour: c.neighbour, Clip: 1})
 	}
 	rt, err := New(Config{StateDir: dir})
 	if err != nil {
@@ -688,6 +694,31 @@ func harnessGrid(wide bool) []harnessCall {
 		calls = append(calls, harnessCall{fn: "private_sum", dataset: ds, kws: []KW{kw("col", "x1"), kw("by", "x2"), kw("eps", 1.0)}})
 		calls = append(calls, harnessCall{fn: "private_mean", dataset: ds, kws: []KW{kw("col", "x1"), kw("eps", 1.0), kw("delta", 1e-6)}})
 	}
+	// Gaussian calls on the gdp datasets, calibrated to μ*(ε, δ).
+	gbase := []KW{kw("eps", 1.0), kw("delta", 1e-6)}
+	calls = append(calls, harnessCall{fn: "private_count", dataset: "grows", kws: gbase})
+	add("private_count", "grows", gbase, "eps", floats(harnessEps))
+	add("private_count", "grows", gbase, "delta", floats(harnessDelta))
+	add("private_mean", "grows", gbase, "eps", floats(harnessEps))
+	for _, c := range []harnessCall{
+		{fn: "private_sum", kws: []KW{kw("col", "x1")}},
+		{fn: "private_sum", kws: []KW{kw("col", "x2"), kw("by", "g")}},
+		{fn: "private_mean", kws: []KW{kw("col", "x2"), kw("by", "g")}},
+		{fn: "private_mean", kws: []KW{kw("col", "x2")}},
+		{fn: "private_count", kws: []KW{kw("by", "g")}},
+	} {
+		base := append(c.kws, gbase...)
+		calls = append(calls, harnessCall{fn: c.fn, dataset: "gcats", kws: base})
+		add(c.fn, "gcats", base, "eps", floats(harnessEps))
+	}
+	for _, m := range []string{"gauss", "npm", "auto"} {
+		pb := []KW{kw("k", 1), kw("method", m), kw("eps", 1.0), kw("delta", 1e-6)}
+		calls = append(calls, harnessCall{fn: "private_pca", dataset: "grows", kws: pb})
+		add("private_pca", "grows", pb, "eps", floats(harnessEps))
+	}
+	hg := []KW{kw("col", "g"), kw("eps", 1.0), kw("delta", 1e-6)}
+	calls = append(calls, harnessCall{fn: "private_histogram", dataset: "gcats", kws: hg})
+	add("private_histogram", "gcats", hg, "delta", floats(harnessDelta))
 	// Pure-ε means (col= and by= without delta: Laplace on sums and counts).
 	for _, ds := range []string{"cats", "ucats"} {
 		pbase := []KW{kw("col", "x2"), kw("eps", 1.0)}

@@ -27,17 +27,23 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		return accounting.Event{}, false
 	}
 	gaussian := delta > 0
+	// The dataset's Gaussian calls are calibrated to exact GDP under the
+	// gdp accountant (release.gaussianCalibration), to zCDP otherwise.
+	gaussianFor := accounting.GaussianZcdpFor
+	if mode == accounting.ModeGDP.String() {
+		gaussianFor = accounting.GdpFor
+	}
 	var ev accounting.Event
 	switch fn {
 	case "private_count": // with or without by=: δ chooses the noise
 		if gaussian {
-			ev = accounting.GaussianZcdpFor(eps, delta)
+			ev = gaussianFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
 	case "private_sum", "private_histogram": // δ chooses the noise, as for private_count
 		if gaussian {
-			ev = accounting.GaussianZcdpFor(eps, delta)
+			ev = gaussianFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
@@ -49,7 +55,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 	case "private_mean": // with δ every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ); without, col= (method "col") is pure ε and columns= is refused
 		switch {
 		case gaussian:
-			ev = accounting.GaussianZcdpFor(eps, delta)
+			ev = gaussianFor(eps, delta)
 		case method == "col":
 			ev = accounting.Pure(eps)
 		default:
@@ -81,7 +87,13 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			} else {
 				ev = accounting.GdpFor(eps, delta)
 			}
-		default: // auto, npm, adaptive, gauss, federated
+		case "npm", "gauss", "auto": // auto is gauss or npm; both are Gaussian compositions
+			if calibration == "paper" {
+				ev = accounting.Approx(eps, delta)
+			} else {
+				ev = accounting.GaussianZcdpFor(eps, delta)
+			}
+		default: // adaptive (a sparse-vector step), federated
 			if calibration == "paper" {
 				ev = accounting.Approx(eps, delta)
 			} else {

@@ -91,7 +91,9 @@ func TestCostForMatchesPlans(t *testing.T) {
 
 func sameCost(a, b accounting.Event) bool {
 	close := func(x, y float64) bool { return math.Abs(x-y) <= 1e-12*math.Max(1, math.Abs(y)) }
-	return a.Kind == b.Kind && close(a.Eps, b.Eps) && close(a.Delta, b.Delta) && close(a.Rho, b.Rho) && close(a.Mu, b.Mu)
+	// The Gaussian mark is part of the price: the gdp accountant composes
+	// marked zCDP events and refuses unmarked ones.
+	return a.Kind == b.Kind && a.Gaussian == b.Gaussian && close(a.Eps, b.Eps) && close(a.Delta, b.Delta) && close(a.Rho, b.Rho) && close(a.Mu, b.Mu)
 }
 
 func TestParseArgs(t *testing.T) {
@@ -388,5 +390,44 @@ var _ = dataset.Table{}
 func TestRowLimitsAgree(t *testing.T) {
 	if ledger.MaxRows > pca.MaxRows {
 		t.Fatalf("ledger admits %d rows but pca charges rounding for at most %d", ledger.MaxRows, pca.MaxRows)
+	}
+}
+
+// On a gdp dataset the PCA methods whose releases are all Gaussians on
+// the samplers (gauss, npm, and auto, which picks one of them) charge
+// marked events the gdp accountant composes at √(2ρ); adaptive (a
+// sparse-vector step) stays unmarked and refused. The pre-check agrees.
+func TestPCAGaussianEventsOnGDP(t *testing.T) {
+	sc := ledger.Schema{Name: "x", Columns: []string{"a", "b", "c", "d", "e", "f"}, D: 6, Clip: 1, Unit: "row",
+		Neighbour: "replace-one", Accountant: "gdp", Center: "none", PublicN: 100}
+	for _, c := range []struct {
+		method   string
+		gaussian bool
+	}{{"auto", true}, {"gauss", true}, {"npm", true}, {"adaptive", false}} {
+		kws := []KW{newKW("k", 1), newKW("eps", 0.5), newKW("delta", 1e-6), newKW("method", c.method)}
+		if c.method == "adaptive" {
+			kws = append(kws, newKW("iters", 5))
+		}
+		a, err := parseArgs("private_pca", kws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := planPCA(&source{name: "x", schema: sc}, a)
+		want, ok := costFor("private_pca", c.method, "", "gdp", 0.5, 1e-6)
+		if !ok || !sameCost(p.Cost, want) || p.Cost.Gaussian != c.gaussian {
+			t.Errorf("%s: plan %+v, costFor %+v, want Gaussian=%v", c.method, p.Cost, want, c.gaussian)
+		}
+		acc, err := accounting.NewAccountant(accounting.ModeGDP, accounting.Budget{Eps: 10, Delta: 1e-5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := acc.Check(p.Cost); (err == nil) != c.gaussian {
+			t.Errorf("%s on a gdp accountant: check %v, want admitted=%v", c.method, err, c.gaussian)
+		}
+		if c.gaussian {
+			if got, want := accounting.ModeGDP.Pricing(p.Cost), fmt.Sprintf("GDP filter μ=%.4g", math.Sqrt(2*p.Cost.Rho)); got != want {
+				t.Errorf("%s: priced %q, want %q", c.method, got, want)
+			}
+		}
 	}
 }

@@ -31,6 +31,6 @@ func ExamplePlanNoisyPower() {
 	}
 	fmt.Printf("%d components, ‖sin Θ‖²_F < 0.01: %v\n", res.Components.RawMatrix().Cols, pca.SinThetaSq(data.U, res.Components) < 0.01)
 	// Output:
-	// pca/npm: zCDP ρ=0.02436 (calibrated to ε=1, δ=1e-06)
+	// pca/npm: Gaussian zCDP ρ=0.02436 (calibrated to ε=1, δ=1e-06)
 	// 2 components, ‖sin Θ‖²_F < 0.01: true
 }

@@ -67,7 +67,9 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 		rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
 		pl.Rho = rho
 		pl.NoiseMultiplier = math.Sqrt(1 / (2 * rho))
-		pl.Cost = event(MethodGauss, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
+		// One Gaussian release on the samplers, σ from noise.GaussianScaleChecked
+		// (planStd): marked Gaussian, so the gdp accountant composes it as √(2ρ).
+		pl.Cost = event(MethodGauss, accounting.GaussianZcdp(rho).WithTarget(opt.Eps, opt.Delta))
 	case CalibPaper:
 		if opt.Eps >= 1 {
 			return nil, fmt.Errorf("pca gauss: paper calibration uses the classical Gaussian mechanism, proven only for eps < 1: use calibration zcdp")

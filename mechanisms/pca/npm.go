@@ -128,7 +128,7 @@ func powerIters(iters int, gap float64, d int) (int, error) {
 // splitCalibration calibrates releases Gaussian releases of one noise
 // multiplier each (per unit of sensitivity) to the target (eps, delta).
 // CalibZCDP: ρ* = accounting.RhoForTarget(eps, delta) split evenly, so the
-// multiplier is √(releases/(2ρ*)), at cost accounting.Zcdp(ρ*) labelled
+// multiplier is √(releases/(2ρ*)), at cost accounting.GaussianZcdp(ρ*) labelled
 // with the target. CalibPaper: Hardt–Price Figure 3's √(4·releases·ln(1/δ))/ε,
 // at cost accounting.Approx(eps, delta), refused above npmPaperEpsLimit.
 // rho is 0 under CalibPaper. The error carries no method prefix.
@@ -136,7 +136,10 @@ func splitCalibration(c Calibration, eps, delta float64, releases int) (rho, mul
 	switch c {
 	case CalibZCDP:
 		rho = accounting.RhoForTarget(eps, delta)
-		return rho, math.Sqrt(float64(releases) / (2 * rho)), accounting.Zcdp(rho).WithTarget(eps, delta), nil
+		// Every release is a Gaussian on the samplers with σ from
+		// noise.GaussianScale at this multiplier (npm, ppm-entry): a
+		// composition of Gaussian releases, marked so.
+		return rho, math.Sqrt(float64(releases) / (2 * rho)), accounting.GaussianZcdp(rho).WithTarget(eps, delta), nil
 	case CalibPaper:
 		if limit := npmPaperEpsLimit(delta); eps > limit {
 			return 0, 0, cost, fmt.Errorf("paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = %.3g: use calibration zcdp", limit)

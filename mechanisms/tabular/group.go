@@ -200,7 +200,11 @@ func GroupSumSensitivity(lo, hi float64, groups, k int, nb accounting.Neighbour,
 // get discrete Gaussian noise with CountShare and 1 − CountShare of
 // ρ = RhoForTarget(ε, δ) (each lowered by MeanRoundDown), charged together
 // as one ρ-zCDP event.
-func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour) (*GroupPlan, error) {
+//
+// An optional trailing Calibration (default CalibrateZCDP) chooses how
+// δ > 0 is calibrated; under CalibrateGDP ρ above is μ*²/2 (GaussianTarget)
+// and the event is μ*-GDP.
+func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour, cal ...Calibration) (*GroupPlan, error) {
 	g := spec.groups()
 	G := g.Len()
 	if spec.MaxGroups < 1 || spec.MaxGroups > G {
@@ -234,7 +238,7 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour) (*G
 		if p.sumNoised {
 			l1, l2 = sumL1, sumL2
 		}
-		np, err := planNoise(l1, l2, eps, delta, G)
+		np, err := planNoise(l1, l2, eps, delta, G, calibration(cal))
 		if err != nil {
 			return nil, err
 		}
@@ -265,18 +269,18 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour) (*G
 		p.CountEps = spec.CountShare * eps * MeanRoundDown
 		p.SumEps = (1 - spec.CountShare) * eps * MeanRoundDown
 		var err error
-		if p.count, err = planNoise(p.CountL1, p.CountL2, p.CountEps, 0, G); err != nil {
+		if p.count, err = planNoise(p.CountL1, p.CountL2, p.CountEps, 0, G, CalibrateZCDP); err != nil {
 			return nil, err
 		}
-		if p.sum, err = planNoise(sumL1, sumL2, p.SumEps, 0, G); err != nil {
+		if p.sum, err = planNoise(sumL1, sumL2, p.SumEps, 0, G, CalibrateZCDP); err != nil {
 			return nil, err
 		}
 		p.CountScale, p.SumScale = p.count.Scale, p.sum.Scale
 		p.Event = accounting.Pure(eps)
 		return p, nil
 	}
-	rho := accounting.RhoForTarget(eps, delta)
-	if !(rho > 0) || math.IsInf(rho, 0) {
+	rho, ev, ok := GaussianTarget(eps, delta, calibration(cal))
+	if !ok {
 		return nil, ErrCalibrate
 	}
 	p.Gaussian, p.Rho = true, rho
@@ -291,7 +295,7 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour) (*G
 	}
 	p.count = noisePlan{Gaussian: true, Rho: p.CountRho, Scale: p.CountScale}
 	p.sum = noisePlan{Gaussian: true, Rho: p.SumRho, Scale: p.SumScale}
-	p.Event = accounting.GaussianZcdp(rho).WithTarget(eps, delta)
+	p.Event = ev
 	return p, nil
 }
 

@@ -181,12 +181,14 @@ var sqrt2Up = up(math.Sqrt2)
 // PlanHistogram plans a noisy histogram over bins at (ε, δ) under nb in
 // which one unit counts in at most maxGroups bins (1 for rows). It fails
 // with ErrMaxGroups for maxGroups outside 1..bins.Len(), or as planNoise.
-func PlanHistogram(bins Binning, maxGroups int, eps, delta float64, nb accounting.Neighbour) (*HistogramPlan, error) {
+// An optional trailing Calibration (default CalibrateZCDP) chooses how
+// δ > 0 is calibrated.
+func PlanHistogram(bins Binning, maxGroups int, eps, delta float64, nb accounting.Neighbour, cal ...Calibration) (*HistogramPlan, error) {
 	if maxGroups < 1 || maxGroups > bins.Len() {
 		return nil, ErrMaxGroups
 	}
 	l1, l2 := GroupCountSensitivity(bins.Len(), maxGroups, nb, false)
-	np, err := planNoise(l1, l2, eps, delta, bins.Len())
+	np, err := planNoise(l1, l2, eps, delta, bins.Len(), calibration(cal))
 	if err != nil {
 		return nil, err
 	}

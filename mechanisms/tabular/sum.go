@@ -54,7 +54,9 @@ type SumPlan struct {
 // under the neighbouring relation nb. It reads no data; its errors have
 // fixed texts (ErrBounds, ErrBoundsRange, ErrEps, ErrDelta, ErrCalibrate or
 // the noise package's calibration errors).
-func PlanSum(lo, hi, eps, delta float64, nb accounting.Neighbour) (*SumPlan, error) {
+// An optional trailing Calibration (default CalibrateZCDP) chooses how δ > 0
+// is calibrated.
+func PlanSum(lo, hi, eps, delta float64, nb accounting.Neighbour, cal ...Calibration) (*SumPlan, error) {
 	if err := checkBounds(lo, hi); err != nil {
 		return nil, err
 	}
@@ -65,7 +67,7 @@ func PlanSum(lo, hi, eps, delta float64, nb accounting.Neighbour) (*SumPlan, err
 	}
 	excess := SumExcess(m)
 	total := up(sens + excess)
-	np, err := planNoise(total, total, eps, delta, 1)
+	np, err := planNoise(total, total, eps, delta, 1, calibration(cal))
 	if err != nil {
 		return nil, err
 	}
