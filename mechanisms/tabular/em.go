@@ -140,3 +140,102 @@ func bernoulliDyadic(m uint64, k int64, bit randomBits) bool {
 	}
 	return false // U ≥ m/2^k
 }
+
+// level is one loss level of an exponential mechanism: count candidates
+// of integer loss d. Levels are given in non-decreasing d.
+type level struct {
+	d     int
+	count int64
+}
+
+// sampleLevels draws a candidate with probability proportional to the
+// weight f(d) of its level (weights of ratio), exactly, from fair bits:
+// it returns the level's index and the candidate's offset within it. It
+// serves both callers of the exponential mechanism: the quantile (levels
+// are ranks, candidates grid points) and Select (one candidate a level).
+//
+// Proposal: with cut = exponent of the best weight − envBits, a level
+// whose weight is at least 2^cut is proposed with its weight, one below
+// with 2^cut, each weight scaled by 2^(64−cut) to an exact integer; a
+// uniform integer below the total picks the level and the candidate. A
+// candidate of the second kind is kept with probability weight/2^cut,
+// else the draw starts over. Each candidate is thus returned with
+// probability proportional to its weight; any envBits ≥ 1 gives the same
+// distribution (tests use small ones to exercise the rejection step).
+func sampleLevels(ratio dyadic, lv []level, bit randomBits, envBits int64) (int, int64) {
+	var cut int64
+	found := false
+	head := new(big.Int)
+	var tail int64
+	heads := 0 // levels [0, heads) are in the head; weights fall with d
+	w := newWeights(ratio)
+	term := new(big.Int)
+	for i, l := range lv {
+		if l.count == 0 {
+			continue
+		}
+		f := w.at(l.d)
+		if !found {
+			found, cut = true, f.e+64-envBits
+		}
+		if f.lessThanPow2(cut) {
+			for _, t := range lv[i:] {
+				tail += t.count
+			}
+			break
+		}
+		head.Add(head, scaled(term, f, cut, l.count))
+		heads = i + 1
+	}
+	total := new(big.Int).Lsh(new(big.Int).SetInt64(tail), 64)
+	total.Add(total, head)
+	for {
+		v := uniformBelow(total, bit)
+		if v.Cmp(head) < 0 {
+			return locateHead(ratio, lv[:heads], cut, v)
+		}
+		if i, off, ok := locateTail(ratio, lv, heads, cut, v.Sub(v, head).Rsh(v, 64).Int64(), bit); ok {
+			return i, off
+		}
+	}
+}
+
+// scaled sets z to c·f·2^(64−cut), an integer for f ≥ 2^cut.
+func scaled(z *big.Int, f dyadic, cut int64, c int64) *big.Int {
+	z.SetUint64(f.m)
+	z.Lsh(z, uint(f.e+64-cut))
+	return z.Mul(z, big.NewInt(c))
+}
+
+// locateHead returns the level and offset of the candidate at offset v of
+// the head levels.
+func locateHead(ratio dyadic, lv []level, cut int64, v *big.Int) (int, int64) {
+	w := newWeights(ratio)
+	seg, unit := new(big.Int), new(big.Int)
+	for i, l := range lv {
+		if l.count == 0 {
+			continue
+		}
+		scaled(unit, w.at(l.d), cut, 1)
+		seg.Mul(unit, big.NewInt(l.count))
+		if v.Cmp(seg) < 0 {
+			return i, new(big.Int).Quo(v, unit).Int64()
+		}
+		v.Sub(v, seg)
+	}
+	panic("tabular: offset beyond the head") // v < head by construction
+}
+
+// locateTail finds the q-th candidate of the tail levels (from level
+// heads on) and keeps it with probability weight/2^cut.
+func locateTail(ratio dyadic, lv []level, heads int, cut int64, q int64, bit randomBits) (int, int64, bool) {
+	w := newWeights(ratio)
+	for i := heads; i < len(lv); i++ {
+		if q < lv[i].count {
+			f := w.at(lv[i].d)
+			return i, q, bernoulliDyadic(f.m, cut-f.e, bit)
+		}
+		q -= lv[i].count
+	}
+	panic("tabular: offset beyond the tail") // q < tail by construction
+}

@@ -165,15 +165,8 @@ func (r *ranks) walk(visit func(d, i int) bool) {
 
 // Sample draws a grid index from the exponential mechanism on sorted
 // clamped values, with fair bits from bit. Every grid point g gets the
-// weight f(D(g)) of its loss level (weights.at); the draw is exact.
-//
-// Proposal: with cut = exponent of the best present weight − cutBits,
-// a rank whose weight is at least 2^cut is proposed with its weight, one
-// below with 2^cut, each weight scaled by 2^(64−cut) to an exact integer;
-// a uniform integer below the total picks the rank and, within it, the
-// grid point. A point of the second kind is kept with probability
-// weight/2^cut, else the draw starts over. Each point is thus returned
-// with probability proportional to its weight.
+// weight f(D(g)) of its loss level (weights.at); the draw is exact
+// (sampleLevels).
 func (p *QuantilePlan) Sample(sorted []float64, bit func() bool) int {
 	return p.sample(sorted, bit, cutBits)
 }
@@ -183,102 +176,14 @@ func (p *QuantilePlan) Sample(sorted []float64, bit func() bool) int {
 // ones to exercise the rejection step).
 func (p *QuantilePlan) sample(sorted []float64, bit func() bool, envBits int64) int {
 	r := p.newRanks(sorted)
-	var cut int64
-	found := false
-	head := new(big.Int)
-	var tail int64
-	w := newWeights(p.ratio)
-	inTail := false
-	term := new(big.Int)
+	var lv []level
+	var rank []int
 	r.walk(func(d, i int) bool {
-		c := r.count(i)
-		if c == 0 {
-			return true
+		if c := r.count(i); c > 0 {
+			lv, rank = append(lv, level{d: d, count: c}), append(rank, i)
 		}
-		if inTail {
-			tail += c
-			return true
-		}
-		f := w.at(d)
-		if !found {
-			found, cut = true, f.e+64-envBits
-		}
-		if f.lessThanPow2(cut) {
-			inTail = true
-			tail += c
-			return true
-		}
-		head.Add(head, scaled(term, f, cut, c))
 		return true
 	})
-	total := new(big.Int).Lsh(new(big.Int).SetInt64(tail), 64)
-	total.Add(total, head)
-	for {
-		v := uniformBelow(total, bit)
-		if v.Cmp(head) < 0 {
-			return r.locateHead(p.ratio, cut, v)
-		}
-		if k, ok := r.locateTail(p.ratio, cut, v.Sub(v, head).Rsh(v, 64).Int64(), bit); ok {
-			return k
-		}
-	}
-}
-
-// scaled sets z to c·f·2^(64−cut), an integer for f ≥ 2^cut.
-func scaled(z *big.Int, f dyadic, cut int64, c int64) *big.Int {
-	z.SetUint64(f.m)
-	z.Lsh(z, uint(f.e+64-cut))
-	return z.Mul(z, big.NewInt(c))
-}
-
-// locateHead returns the grid point at offset v of the head ranks.
-func (r *ranks) locateHead(ratio dyadic, cut int64, v *big.Int) int {
-	w := newWeights(ratio)
-	k := -1
-	seg, unit := new(big.Int), new(big.Int)
-	r.walk(func(d, i int) bool {
-		c := r.count(i)
-		if c == 0 {
-			return true
-		}
-		f := w.at(d)
-		scaled(unit, f, cut, 1)
-		seg.Mul(unit, big.NewInt(c))
-		if v.Cmp(seg) < 0 {
-			k = int(r.first[i]) + int(new(big.Int).Quo(v, unit).Int64())
-			return false
-		}
-		v.Sub(v, seg)
-		return true
-	})
-	return k
-}
-
-// locateTail finds the q-th grid point of the tail ranks and keeps it with
-// probability weight/2^cut.
-func (r *ranks) locateTail(ratio dyadic, cut int64, q int64, bit func() bool) (int, bool) {
-	w := newWeights(ratio)
-	k, keep := -1, false
-	inTail := false
-	r.walk(func(d, i int) bool {
-		c := r.count(i)
-		if c == 0 {
-			return true
-		}
-		f := w.at(d)
-		if !inTail {
-			if !f.lessThanPow2(cut) {
-				return true
-			}
-			inTail = true
-		}
-		if q < c {
-			k = int(r.first[i]) + int(q)
-			keep = bernoulliDyadic(f.m, cut-f.e, bit)
-			return false
-		}
-		q -= c
-		return true
-	})
-	return k, keep
+	i, off := sampleLevels(p.ratio, lv, bit, envBits)
+	return int(r.first[rank[i]]) + int(off)
 }
