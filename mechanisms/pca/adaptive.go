@@ -150,6 +150,9 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 	if opt.Oversample != 0 {
 		return nil, fmt.Errorf("pca adaptive: oversample applies to npm only; leave it 0")
 	}
+	if opt.AutoGap {
+		return planAdaptiveAuto(opt, d)
+	}
 	T := opt.Iters
 	if T == 0 {
 		if opt.PublicN == 0 {
@@ -169,6 +172,9 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 	switch opt.Calibration {
 	case CalibZCDP:
 		rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
+		if opt.runRho > 0 { // a candidate of gap="auto": its share of ρ*
+			rho = opt.runRho
+		}
 		pl.Rho = rho
 		pl.SVTEps = math.Sqrt(2 * svtShare * rho / float64(T))
 		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * rho))

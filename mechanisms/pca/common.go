@@ -90,6 +90,10 @@ type Options struct {
 	// counts: γ₀ = 1 − λ₂/λ₁ for npm (default 0.1), κ₀ for adaptive
 	// (default 0.5).
 	Gap float64
+	// AutoGap (adaptive only, with Gap 0): the gap is unknown; run the
+	// adaptive method once per κ guess of a public grid and select one
+	// run with the exponential mechanism (PlanAdaptiveAuto).
+	AutoGap bool
 	// Beta is the adaptive method's failure probability in the
 	// sparse-vector threshold (default 0.05).
 	Beta float64
@@ -105,6 +109,9 @@ type Options struct {
 	Progress func(step, total int)
 
 	knob *testKnob
+	// runRho, when > 0, is the zCDP budget of one adaptive run in place of
+	// RhoForTarget(Eps, Delta): the share of a candidate of gap="auto".
+	runRho float64
 }
 
 // testKnob alters a run for tests only; it cannot be set outside this
@@ -112,6 +119,10 @@ type Options struct {
 type testKnob struct {
 	noiseScale float64 // multiplies every noise scale; 0 removes noise
 	keepAll    bool    // adaptive: skip the threshold search, keep all rows
+	// lossShift, when > 0, replaces scoreBits as the gap selection's loss
+	// unit 2^shift (a smaller one underestimates the loss's sensitivity:
+	// the audit's broken twin).
+	lossShift int
 	trace      *trace  // receives non-private diagnostics
 }
 
@@ -132,6 +143,10 @@ type trace struct {
 	// the sampler was asked for (after the test-only noise scale) and the
 	// value drawn (the adaptive method's sparse-vector noise).
 	laplace []laplaceDraw
+	// losses and selected are gap="auto"'s candidate losses and the index
+	// the exponential mechanism drew.
+	losses   []int64
+	selected int
 }
 
 // laplaceDraw is one Laplace draw seen by a trace.
@@ -183,6 +198,13 @@ type Plan struct {
 	// Gaussian std at every grid threshold θ̂_k, all checked when planning.
 	svtThresholdScale, svtQueryScale float64
 	gridStds                         [gridTop + 1]float64
+
+	// Candidates and SelectEps are set for gap="auto" only: one planned
+	// run per κ guess and the ε of the exponential mechanism that selects
+	// one (PlanAdaptiveAuto); Rho and Iters are then the totals.
+	Candidates []Candidate
+	SelectEps  float64
+	cands      []*Plan
 }
 
 // seal records the plan as made, so that Run can refuse one whose exported
@@ -231,6 +253,9 @@ type Result struct {
 	Calibration     string
 	Neighbour       string
 	Note            string
+	// Gap is the κ guess of the run the exponential mechanism selected
+	// under gap="auto" (a DP output); 0 otherwise.
+	Gap float64
 }
 
 // PlanMethod validates opt for the named method and dimension d and returns the
@@ -362,6 +387,12 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	}
 	if opt.Gap < 0 || opt.Gap > 1 || math.IsNaN(opt.Gap) {
 		return fail("gap=%v: the assumed relative eigengap must be in (0, 1] (0 for the default)", opt.Gap)
+	}
+	if opt.AutoGap && method != MethodAdaptive {
+		return fail("gap=\"auto\" applies to the adaptive method only")
+	}
+	if opt.AutoGap && opt.Gap != 0 {
+		return fail("gap=\"auto\" selects the gap privately: leave the numeric gap (%v) at 0", opt.Gap)
 	}
 	if opt.Beta == 0 {
 		opt.Beta = 0.05
@@ -613,6 +644,9 @@ func (pl *Plan) RunSource(ctx context.Context, src rows.Source) (*Result, error)
 	case MethodNPM:
 		return pl.runNPM(ctx, src)
 	case MethodAdaptive:
+		if pl.cands != nil {
+			return pl.runAdaptiveAuto(ctx, src)
+		}
 		return pl.runAdaptive(ctx, src)
 	case MethodGauss:
 		return pl.runGauss(ctx, src)
