@@ -123,7 +123,7 @@ type testKnob struct {
 	// unit 2^shift (a smaller one underestimates the loss's sensitivity:
 	// the audit's broken twin).
 	lossShift int
-	trace      *trace  // receives non-private diagnostics
+	trace     *trace // receives non-private diagnostics
 }
 
 // trace holds diagnostics that are NOT differentially private. Only tests

@@ -75,7 +75,7 @@ func TestAutoGapPlanRefuses(t *testing.T) {
 	base := Options{Eps: 1, Delta: 1e-6, PublicN: 10000, AutoGap: true}
 	for _, c := range []struct {
 		name, method, want string
-		edit                func(*Options)
+		edit               func(*Options)
 	}{
 		{"paper", MethodAdaptive, "zcdp", func(o *Options) { o.Calibration = CalibPaper }},
 		{"numeric gap too", MethodAdaptive, "leave the numeric gap", func(o *Options) { o.Gap = 0.3 }},
