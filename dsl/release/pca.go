@@ -119,6 +119,23 @@ func publicParams(a *Args, extra map[string]any) map[string]any {
 	return p
 }
 
+// gapAuto reads the gap keyword: "auto" (the adaptive method selects the
+// gap privately) or "" (the default κ₀). It is refused for any other
+// method before anything is charged.
+func gapAuto(fn string, a *Args, method string) bool {
+	g := a.Str("gap")
+	if g == "" {
+		return false
+	}
+	if g != "auto" {
+		panic(Errorf(NameArgumentError, "%s: gap=%q: use gap=\"auto\" (or leave gap out for κ₀ = 0.5)", fn, g))
+	}
+	if method != pca.MethodAdaptive {
+		panic(Errorf(NameArgumentError, "%s: gap=\"auto\" applies to method \"adaptive\" only (this call runs %q)", fn, method))
+	}
+	return true
+}
+
 // planPCA validates a private_pca call and plans it. It reads no data.
 func planPCA(env *Local, src Ref, a *Args) *Plan {
 	const fn = "private_pca"
@@ -143,6 +160,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			p.Note = fmt.Sprintf("method auto chose %s (d=%d > %d). ", chosen, d, autoMaxGaussD)
 		}
 	}
+	autoGap := gapAuto(fn, a, chosen)
 	switch chosen {
 	case pca.MethodNPM, pca.MethodAdaptive, pca.MethodGauss:
 		calib, err := pca.ParseCalibration(a.Str("calibration"))
@@ -152,7 +170,8 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		if a.Int("providers") != 0 || a.Int("sparsity") != 0 {
 			panic(Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
 		}
-		opt := pca.Options{K: k, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip, Noise: env.sampler()}
+		opt := pca.Options{K: k, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip, Noise: env.sampler(),
+			PublicN: sc.PublicN, AutoGap: autoGap}
 		opt.Progress = p.progress.step
 		pl, err := pca.PlanMethod(chosen, opt, d)
 		if err != nil {
@@ -163,6 +182,12 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per coordinate (rows scaled to norm ≤ 1 by the clip %.4g), %d iteration(s)", pl.NoiseMultiplier, pl.NoiseStd, clip, pl.Iters)
 		if chosen == pca.MethodAdaptive {
 			p.Noise = fmt.Sprintf("noise multiplier %.4g per unit of the threshold, sparse-vector ε=%.4g per iteration, %d iteration(s)", pl.NoiseMultiplier, pl.SVTEps, pl.Iters)
+		}
+		if autoGap {
+			p.Noise = fmt.Sprintf("gap=auto: %d runs, %d iterations in all, then the exponential mechanism with ε=%.4g; per run (κ, T, noise multiplier per unit of the threshold, sparse-vector ε):", len(pl.Candidates), pl.Iters, pl.SelectEps)
+			for _, c := range pl.Candidates {
+				p.Noise += fmt.Sprintf(" (%v, %d, %.4g, %.4g)", c.Gap, c.Iters, c.NoiseMultiplier, c.SVTEps)
+			}
 		}
 		p.Note += pl.Note
 		p.run = func(ctx context.Context, data *Data) (any, error) {

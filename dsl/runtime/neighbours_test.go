@@ -535,6 +535,18 @@ func harnessGrid(wide bool) []harnessCall {
 			add("private_pca", ds, base, "iters", ints(harnessInts))
 			add("private_pca", ds, base, "neighbour", neighbours)
 			add("private_pca", ds, base, "calibration", []any{"zcdp", "paper"})
+			// gap="auto" (the adaptive method's private gap selection) and
+			// bad gap values, refused before the charge on every method.
+			add("private_pca", ds, base, "gap", []any{"auto", "", "foo", -1, 0.3})
+			if m == "adaptive" {
+				auto := append(append([]KW(nil), base...), kw("gap", "auto"))
+				add("private_pca", ds, auto, "eps", floats(harnessEps))
+				add("private_pca", ds, auto, "delta", floats(harnessDelta))
+				add("private_pca", ds, auto, "clip", floats(clips))
+				add("private_pca", ds, auto, "iters", ints(harnessInts))
+				add("private_pca", ds, auto, "neighbour", neighbours)
+				add("private_pca", ds, auto, "calibration", []any{"zcdp", "paper"})
+			}
 			if m == "federated" {
 				add("private_pca", ds, base, "providers", ints(append(harnessInts, 1001)))
 				add("private_pca", ds, base, "sparsity", ints(harnessInts))
@@ -825,7 +837,9 @@ func needsN(c harnessCall) bool {
 		return true
 	}
 	for _, k := range c.kws {
-		if k.name == "method" && (k.value == "dppca" || k.value == "oja") {
+		// adaptive's default T (iters=0, and every guess of gap="auto")
+		// reads the public n.
+		if k.name == "method" && (k.value == "dppca" || k.value == "oja" || k.value == "adaptive") {
 			return true
 		}
 	}

@@ -111,6 +111,8 @@ var Funcs = sortFuncs([]Func{
 				Doc: "algorithm: auto picks gauss (Analyze Gauss) when d ≤ 100, else npm, from the public dimension d only; it spends no budget to choose"},
 			{Name: "iters", Type: "int", Default: "0", DefaultDoc: "the method's documented default",
 				Doc: "iterations (power methods, Oja epochs); 0 = the method's default"},
+			{Name: "gap", Type: "string", Default: `""`, DefaultDoc: "κ₀ = 0.5", Choices: []string{"", "auto"},
+				Doc: "method=\"adaptive\": \"auto\" when the eigengap κ is unknown: one run per guess κ ∈ {0.75, 0.5, 0.25, 0.125}, then the exponential mechanism picks one run by its residual energy (budget: 90% to the runs, 10% to the choice, all within eps and delta); needs iters (read as the T of κ₀ = 0.5) or a public row count. Left out, T assumes κ₀ = 0.5"},
 			{Name: "calibration", Type: "string", Default: `"zcdp"`, Choices: []string{"zcdp", "paper"},
 				Doc: "noise calibration: zcdp (tight, default) or the paper's own formula (for reproductions)"},
 			{Name: "neighbour", Type: "string", Default: `""`, DefaultDoc: "the dataset's registered relation",
