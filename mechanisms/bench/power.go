@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -19,14 +21,58 @@ import (
 func init() {
 	Register(Workload{
 		Name:    "spiked",
-		Summary: "spiked covariance (Hardt–Price): npm, adaptive (k=1), gauss; error ‖sinΘ‖²_F",
+		Summary: "spiked covariance (Hardt–Price): npm, adaptive (k=1), gauss (opt-in adaptive-k0, adaptive-auto); error ‖sinΘ‖²_F",
 		Run:     runSpiked,
 	})
 	Register(Workload{
 		Name:    "apm-gaussian",
-		Summary: "APM Gaussian recipe (spec §5.1): d=20, n∈{1e4,1e5}, ε∈{0.5,1,2,4}; adaptive, npm, gauss; error sin²",
+		Summary: "APM Gaussian recipe (spec §5.1): d=20, n∈{1e4,1e5}, ε∈{0.5,1,2,4}; adaptive, npm, gauss (opt-in adaptive-k0, adaptive-auto); error sin²",
 		Run:     runAPMGaussian,
 	})
+}
+
+// Adaptive variants of the power workloads, run only when named in
+// Config.Methods (each runs the adaptive method with another gap rule):
+// "adaptive-k0" leaves the gap unspecified (the default κ₀ = 0.5, what a
+// cell gets without gap=), "adaptive-auto" selects it privately
+// (gap="auto": one run per guess of pca.AutoGaps, then the exponential
+// mechanism). Plain "adaptive" is given the recipe's true gap.
+const (
+	adaptiveK0   = "adaptive-k0"
+	adaptiveAuto = "adaptive-auto"
+)
+
+// powerMethods returns the methods a power workload runs: base, then the
+// opt-in adaptive variants named in cfg.Methods.
+func powerMethods(cfg Config, base []string) []string {
+	var out []string
+	for _, m := range base {
+		if cfg.WantMethod(m) {
+			out = append(out, m)
+		}
+	}
+	for _, m := range []string{adaptiveK0, adaptiveAuto} {
+		if slices.Contains(cfg.Methods, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// gapVariant sets opt for a power workload's method and returns the pca
+// method to run: the adaptive variants run pca.MethodAdaptive with the
+// gap unspecified or "auto", the others run as named with the known gap.
+func gapVariant(method string, opt *pca.Options, known float64) string {
+	opt.Gap = known
+	switch method {
+	case adaptiveK0:
+		opt.Gap = 0
+		return pca.MethodAdaptive
+	case adaptiveAuto:
+		opt.Gap, opt.AutoGap = 0, true
+		return pca.MethodAdaptive
+	}
+	return method
 }
 
 // pcaOptions turns the common config into pca options.
@@ -104,21 +150,19 @@ func runSpiked(ctx context.Context, cfg Config) ([]Row, error) {
 		}
 		top := mat.DenseCopyOf(data.U.Slice(0, d, 0, 1))
 		for _, eps := range epsGrid(cfg, pickF(cfg.Quick, []float64{1}, []float64{0.5, 1, 2})) {
-			for _, method := range pca.Methods {
-				if !cfg.WantMethod(method) {
-					continue
-				}
+			for _, method := range powerMethods(cfg, pca.Methods) {
 				kk, truth := k, data.U
-				if method == pca.MethodAdaptive {
+				if strings.HasPrefix(method, pca.MethodAdaptive) {
 					kk, truth = 1, top
 				}
 				opt, err := pcaOptions(cfg, kk, eps, delta)
 				if err != nil {
 					return nil, err
 				}
-				opt.Clip, opt.PublicN, opt.Gap = clip, n, gap/(gap*float64(k)+1)
+				opt.Clip, opt.PublicN = clip, n
+				run := gapVariant(method, &opt, gap/(gap*float64(k)+1))
 				opt.Noise = noise.NewSeeded(NoiseSeed("spiked", s, method, eps, n, d, k))
-				e, secs, res, err := runPCA(ctx, method, data.X, truth, opt)
+				e, secs, res, err := runPCA(ctx, run, data.X, truth, opt)
 				if err != nil {
 					return nil, fmt.Errorf("spiked %s n=%d ε=%v seed %d: %w", method, n, eps, s, err)
 				}
@@ -152,10 +196,7 @@ func runAPMGaussian(ctx context.Context, cfg Config) ([]Row, error) {
 				return nil, err
 			}
 			for _, eps := range grid {
-				for _, method := range []string{pca.MethodAdaptive, pca.MethodNPM, pca.MethodGauss} {
-					if !cfg.WantMethod(method) {
-						continue
-					}
+				for _, method := range powerMethods(cfg, []string{pca.MethodAdaptive, pca.MethodNPM, pca.MethodGauss}) {
 					if err := ctx.Err(); err != nil {
 						return rows, err
 					}
@@ -163,9 +204,10 @@ func runAPMGaussian(ctx context.Context, cfg Config) ([]Row, error) {
 					if err != nil {
 						return nil, err
 					}
-					opt.PublicN, opt.Gap, opt.Beta = n, 0.75, beta
+					opt.PublicN, opt.Beta = n, beta
+					run := gapVariant(method, &opt, 0.75)
 					opt.Noise = noise.NewSeeded(NoiseSeed("apm-gaussian", s, method, eps, n, d))
-					e, secs, res, err := runPCA(ctx, method, data.X, data.U, opt)
+					e, secs, res, err := runPCA(ctx, run, data.X, data.U, opt)
 					if err != nil {
 						return nil, fmt.Errorf("apm-gaussian %s n=%d ε=%v seed %d: %w", method, n, eps, s, err)
 					}
@@ -185,6 +227,9 @@ func extra(res *pca.Result, more map[string]any) map[string]any {
 		"calibration":      res.Calibration,
 		"neighbour":        res.Neighbour,
 		"noise_multiplier": res.NoiseMultiplier,
+	}
+	if res.Gap > 0 { // gap="auto": the guess the exponential mechanism selected
+		m["selected_gap"] = res.Gap
 	}
 	for k, v := range more {
 		m[k] = v
