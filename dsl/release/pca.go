@@ -123,7 +123,7 @@ func publicParams(a *Args, extra map[string]any) map[string]any {
 // gap privately) or "" (the default κ₀). It is refused for any other
 // method before anything is charged.
 func gapAuto(fn string, a *Args, method string) bool {
-	g := a.Str("gap")
+	g, _ := a.Vals["gap"].(string) // absent from calls built without the table
 	if g == "" {
 		return false
 	}
