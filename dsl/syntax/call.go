@@ -248,13 +248,28 @@ func paramNames(ps []Param) []string {
 	return names
 }
 
+// validValues lists a parameter's non-empty choices as "; valid values:
+// "a", "b"", or nothing when it has none.
+func validValues(p *Param) string {
+	var cs []string
+	for _, c := range p.Choices {
+		if c != "" {
+			cs = append(cs, strconv.Quote(c))
+		}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	return "; valid values: " + strings.Join(cs, ", ")
+}
+
 // checkLiteral checks a keyword value that is a single literal against
 // the parameter's type and choices; expressions are left to the runtime.
 func (t *translator) checkLiteral(f *Func, p *Param, val []tok) error {
 	if v, used, ok := literalNumber(val); ok && used == len(val) {
 		switch p.Type {
 		case "string", "[]string", "bool":
-			return t.errAt(val[0].off, "%s=%s: %s of %s takes a %s", p.Name, val[len(val)-1].lit, p.Name, f.Name, p.Type)
+			return t.errAt(val[0].off, "%s=%v: %s of %s takes a %s%s", p.Name, v, p.Name, f.Name, p.Type, validValues(p))
 		case "int":
 			if val[len(val)-1].t == token.FLOAT {
 				return t.errAt(val[0].off, "%s=%s: %s of %s takes an int", p.Name, val[len(val)-1].lit, p.Name, f.Name)
@@ -279,13 +294,7 @@ func (t *translator) checkLiteral(f *Func, p *Param, val []tok) error {
 		}
 		s, err := strconv.Unquote(val[0].lit)
 		if err == nil && len(p.Choices) > 0 && !contains(p.Choices, s) {
-			var cs []string
-			for _, c := range p.Choices {
-				if c != "" {
-					cs = append(cs, strconv.Quote(c))
-				}
-			}
-			return t.errAt(val[0].off, "%s=%s is not a valid %s for %s; valid values: %s", p.Name, val[0].lit, p.Name, f.Name, strings.Join(cs, ", "))
+			return t.errAt(val[0].off, "%s=%s is not a valid %s for %s%s", p.Name, val[0].lit, p.Name, f.Name, validValues(p))
 		}
 	}
 	return nil

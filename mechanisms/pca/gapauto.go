@@ -91,7 +91,7 @@ func autoIters(opt Options, gap float64) (float64, error) {
 // of ε and δ over the runs, which this version does not make.
 func planAdaptiveAuto(opt Options, d int) (*Plan, error) {
 	if opt.Calibration != CalibZCDP {
-		return nil, fmt.Errorf("pca adaptive: gap=\"auto\" is calibrated via zCDP only: use calibration \"zcdp\" (or give a numeric gap with calibration \"paper\")")
+		return nil, fmt.Errorf("pca adaptive: gap=\"auto\" is calibrated via zCDP only: use calibration \"zcdp\", or leave gap out for calibration \"paper\"")
 	}
 	rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
 	m := len(AutoGaps)
@@ -115,7 +115,7 @@ func planAdaptiveAuto(opt Options, d int) (*Plan, error) {
 			return nil, err
 		}
 		if !(v <= maxIters) {
-			return nil, fmt.Errorf("pca adaptive: gap=\"auto\": the guess κ=%v gives %v iterations, above %d: lower iters, or raise eps", g, v, maxIters)
+			return nil, fmt.Errorf("pca adaptive: gap=\"auto\": the guess κ=%v gives %v iterations, above %d: give a smaller iters", g, v, maxIters)
 		}
 		c := opt
 		c.AutoGap, c.Gap, c.Iters, c.runRho, c.Progress = false, g, max(1, int(v)), runRho, nil
