@@ -274,7 +274,7 @@ func (pl *Plan) RunSource(ctx context.Context, src rows.Source) (*Result, error)
 	return nil, fmt.Errorf("dppca: unknown method %q", pl.Method)
 }
 
-var errNoPlan = errors.New("dppca: Run needs a plan from PlanDPPCA, PlanPrivateOja or PlanOjaShuffle")
+var errNoPlan = errors.New("dppca: Run needs a plan from PlanDPPCA or PlanPrivateOja")
 
 func (pl *Plan) runDPPCA(ctx context.Context, data rows.RandomAccess) (*Result, error) {
 	o := pl.opt
