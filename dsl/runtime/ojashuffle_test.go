@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/privnotes/privnotes/dsl/dataset"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -67,4 +70,66 @@ fmt.Println(r.Receipt.Mechanism, r.Receipt.Cost.Kind, r.Receipt.Note)`)
 		t.Errorf("refused calls charged: %d → %d", before.Charges, after.Charges)
 	}
 	verify(t, dir)
+}
+
+// TestOjaShuffleNeighbours is the neighbouring-datasets rule for
+// oja-shuffle at a size where it charges (the harness's worlds are below
+// the shuffling bound's n, so there every call is refused): on two data
+// sets of 400 public rows that differ in one row (an outlier), every call
+// of a grid of (ε, δ) is refused with the same message on both or charged
+// the same event on both, and a charged call releases a unit vector.
+func TestOjaShuffleNeighbours(t *testing.T) {
+	a := table(400, 3, 21, 0.3)
+	b := table(400, 3, 21, 0.3)
+	for j := range 3 {
+		b.X[17*3+j] = 1e6 * float64(j+1)
+	}
+	type outcome struct {
+		err     string
+		charges int
+		spent   accounting.Budget
+	}
+	results := map[string][2]outcome{}
+	var calls []string
+	for _, eps := range []float64{0.02, 0.1, 0.3, 0.9} {
+		for _, delta := range []float64{1e-6, 0.01, 0.1} {
+			calls = append(calls, fmt.Sprintf(`r := private_pca(ds, k=1, eps=%g, delta=%g, method="oja-shuffle")
+fmt.Println(len(r.Component(1)))`, eps, delta))
+		}
+	}
+	for side, tab := range []*dataset.Table{a, b} {
+		dir := t.TempDir()
+		registerPublicN(t, dir, "d", tab, accounting.Budget{Eps: 100, Delta: 0.5}, accounting.ModeZCDP)
+		s := newSession(t, dir)
+		s.ok(`ds := dataset("d")`)
+		for _, c := range calls {
+			before := status(t, dir, "d")
+			res, out := s.run(c)
+			o := outcome{}
+			if res.Error != nil {
+				o.err = res.Error.Name + ": " + res.Error.Value
+			} else if got := strings.TrimSpace(out.stdout()); got != "3" {
+				t.Errorf("%s: printed %q, want a 3-vector", c, got)
+			}
+			after := status(t, dir, "d")
+			o.charges, o.spent = after.Charges-before.Charges, after.Spent
+			r := results[c]
+			r[side] = o
+			results[c] = r
+		}
+		verify(t, dir)
+	}
+	charged := 0
+	for _, c := range calls {
+		r := results[c]
+		if r[0] != r[1] {
+			t.Errorf("%s: neighbours differ:\n  %+v\n  %+v", c, r[0], r[1])
+		}
+		if r[0].charges > 0 {
+			charged++
+		}
+	}
+	if charged == 0 || charged == len(calls) {
+		t.Errorf("%d of %d calls charged: the grid must hold both", charged, len(calls))
+	}
 }
