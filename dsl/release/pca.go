@@ -3,7 +3,9 @@ package release
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -38,7 +40,7 @@ func PCAMethods() []string {
 }
 
 // pcaAvailable lists the private_pca methods this build wires.
-var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "federated": true}
+var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "oja-shuffle": true, "federated": true}
 
 // ojaGap is the public eigengap hint private Oja's learning rate uses (rows
 // are scaled into the unit ball, so eigenvalues lie in [0, 1]).
@@ -258,6 +260,8 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			}
 			return &PCA{Components: r.Components}, nil
 		}
+	case dppca.MethodOjaShuffle:
+		planOjaShuffle(env, src, a, p, nb, clip)
 	case "federated":
 		calib := federated.CalibZCDP
 		if a.Str("calibration") == "paper" {
@@ -357,4 +361,67 @@ func roundRobinProviders(env *Local, src rows.Source, n int) ([]federated.Provid
 		out[i] = p
 	}
 	return out, nil
+}
+
+// planOjaShuffle plans private Oja with shuffling (Algorithm 2, one step
+// per record in a secret order): (ε, δ)-DP through the shuffling bound,
+// which needs the public row count and holds only for tiny ε; a target
+// outside its regime is refused here, with the row counts where it would
+// hold, before anything is charged.
+func planOjaShuffle(env *Local, src Ref, a *Args, p *Plan, nb accounting.Neighbour, clip float64) {
+	const fn, method = "private_pca", dppca.MethodOjaShuffle
+	sc := src.Schema
+	if a.Int("k") != 1 {
+		panic(Errorf(NameArgumentError, "%s: method %q estimates the top component only: use k=1 (or method \"npm\" or \"gauss\" for k > 1)", fn, method))
+	}
+	if nb != accounting.ReplaceOne {
+		panic(Errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (the shuffling bound needs a public n); this dataset or call uses %s", fn, method, nb))
+	}
+	if a.Int("iters") != 0 || a.Int("providers") != 0 || a.Int("sparsity") != 0 {
+		panic(Errorf(NameArgumentError, "%s: method %q takes one step per row, in a secret random order: drop iters (and providers, sparsity)", fn, method))
+	}
+	if a.Given["calibration"] && a.Str("calibration") != "paper" {
+		panic(Errorf(NameArgumentError, "%s: method %q is (ε, δ)-DP through the shuffling bound with the paper's Gaussian mechanism only: drop calibration (or give \"paper\")", fn, method))
+	}
+	if sc.Accountant == accounting.ModeGDP.String() {
+		panic(Errorf(NameArgumentError, "%s: method %q costs an (ε, δ) event, which dataset %q's gdp accountant cannot compose: use method \"oja\" or \"dppca\"", fn, method, src.Name))
+	}
+	n := publicUnits(fn, fmt.Sprintf("method %q", method), src)
+	opt := dppca.Options{Eps: a.Float("eps"), Delta: a.Float("delta"), Neighbour: accounting.ReplaceOne, Beta: 1, Gap: ojaGap,
+		PublicN: n, Centred: sc.Center == "public-mean", Noise: env.sampler(), Progress: p.progress.step}
+	pl, err := dppca.PlanOjaShuffle(opt, sc.D)
+	if err != nil {
+		if re, ok := err.(*dppca.RegimeError); ok {
+			panic(Errorf(NameArgumentError, "%s: %v: nothing was charged. Give eps ≤ %s, or use method \"dppca\" or \"oja\" (Eq. 7), which cover larger eps", fn, err, floor4(re.Shuffle.MaxEps)))
+		}
+		panic(argErr(fn, err))
+	}
+	p.Method, p.Cost = "dppca/"+method, pl.Cost
+	p.reportsSteps(dppca.OjaShuffleProgress)
+	p.Noise = fmt.Sprintf("Gaussian std %.4g on each clipped one-row gradient (multiplier %.4g, local ε0=%.4g, δ0=%.3g; rows scaled to norm ≤ 1 by the clip %.4g), %d steps", pl.NoiseStd, pl.NoiseMultiplier, pl.Shuffle.LocalEps, pl.Shuffle.LocalDelta, clip, pl.Steps)
+	p.Note += pl.Note
+	p.Params["calibration"] = "paper"
+	p.run = func(ctx context.Context, data *Data) (any, error) {
+		x, err := unitMatrix(ctx, data)
+		if err != nil {
+			return nil, err
+		}
+		// The steps visit the rows in a secret order, by position: they
+		// are held in memory.
+		r, err := pl.RunSource(ctx, rows.FromDense(scaleRows(x, clip)))
+		if err != nil {
+			return nil, err
+		}
+		return &PCA{Components: r.Components}, nil
+	}
+}
+
+// floor4 prints x > 0 rounded down to 4 significant digits, so that the
+// printed value is itself admissible.
+func floor4(x float64) string {
+	if !(x > 0) {
+		return "0 (no eps fits)"
+	}
+	f := math.Pow(10, math.Floor(math.Log10(x))-3)
+	return strconv.FormatFloat(math.Floor(x/f)*f, 'g', 4, 64)
 }

@@ -511,13 +511,19 @@ func harnessGrid(wide bool) []harnessCall {
 	}
 
 	// private_pca, every method, on rows and on users.
-	for _, m := range []string{"auto", "npm", "adaptive", "gauss", "dppca", "oja", "federated"} {
+	for _, m := range []string{"auto", "npm", "adaptive", "gauss", "dppca", "oja", "oja-shuffle", "federated"} {
 		for _, ds := range []string{"rows", "users"} {
 			k := 2
-			if m == "dppca" || m == "oja" || m == "adaptive" {
+			if m == "dppca" || m == "oja" || m == "oja-shuffle" || m == "adaptive" {
 				k = 1
 			}
 			base := []KW{kw("k", k), kw("eps", 1.0), kw("delta", 1e-6), kw("method", m), kw("iters", 3)}
+			if m == "oja-shuffle" {
+				// One step per row, no iters; the harness's few rows are
+				// below the shuffling bound's n at every ε, so every call
+				// is refused before the charge, alike in all worlds.
+				base = []KW{kw("k", k), kw("eps", 0.05), kw("delta", 0.1), kw("method", m)}
+			}
 			if m == "dppca" || m == "oja" {
 				// The harness's data are far below what their minibatches
 				// need: pad=true runs them; without it they are refused.
@@ -840,7 +846,7 @@ func needsN(c harnessCall) bool {
 	for _, k := range c.kws {
 		// adaptive's default T (iters=0, and every guess of gap="auto")
 		// reads the public n.
-		if k.name == "method" && (k.value == "dppca" || k.value == "oja" || k.value == "adaptive") {
+		if k.name == "method" && (k.value == "dppca" || k.value == "oja" || k.value == "oja-shuffle" || k.value == "adaptive") {
 			return true
 		}
 	}

@@ -75,7 +75,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			return ev, false
 		}
 		switch method {
-		case "dppca":
+		case "dppca", "oja-shuffle": // oja-shuffle: always (ε, δ), the shuffling bound
 			ev = accounting.Approx(eps, delta)
 		case "oja":
 			paper := calibration == "paper"

@@ -50,7 +50,7 @@ type Func struct {
 }
 
 // pcaMethods are the values of private_pca's method keyword.
-var pcaMethods = []string{"auto", "npm", "adaptive", "dppca", "oja", "gauss", "federated"}
+var pcaMethods = []string{"auto", "npm", "adaptive", "dppca", "oja", "oja-shuffle", "gauss", "federated"}
 
 var epsParam = Param{Name: "eps", Type: "float", Required: true,
 	Doc: "privacy cost ε of this call (> 0); charged to the dataset before the mechanism reads data"}
@@ -127,7 +127,7 @@ var Funcs = sortFuncs([]Func{
 		Result:  "*PCAResult",
 		Doc:     "Differentially private principal components of the dataset's rows (clipped to the public norm).",
 		Paper: "npm: Hardt & Price 2014 (noisy power method); adaptive: Nguyen, Ene & Nguyen 2026 (adaptive power iteration, k=1); " +
-			"dppca/oja: Liu, Kong, Jain & Oh 2022 (DP-PCA, private Oja); gauss: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014); " +
+			"dppca/oja/oja-shuffle: Liu, Kong, Jain & Oh 2022 (DP-PCA, private Oja: Eq. 7, Algorithm 2 with shuffling); gauss: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014); " +
 			"federated: distributed DP sparse PCA (DPS-PCA)",
 		Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates; never n",
 	},

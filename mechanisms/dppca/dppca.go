@@ -70,6 +70,9 @@ type Plan struct {
 	// binary-search n).
 	MinRows int
 	Note    string
+	// Shuffle is the calibration of private Oja with shuffling (nil for
+	// the other methods).
+	Shuffle *ShuffleCalibration
 
 	opt   Options
 	mean  meanParams
@@ -265,6 +268,8 @@ func (pl *Plan) RunSource(ctx context.Context, src rows.Source) (*Result, error)
 		return pl.runDPPCA(ctx, data)
 	case MethodPrivateOja:
 		return pl.runPrivateOja(ctx, data)
+	case MethodOjaShuffle:
+		return pl.runOjaShuffle(ctx, data)
 	}
 	return nil, fmt.Errorf("dppca: unknown method %q", pl.Method)
 }

@@ -9,6 +9,9 @@ import (
 type testKnob struct {
 	noiseScale float64 // multiplies every noise scale (Laplace and Gaussian)
 	trace      *trace  // receives non-private diagnostics
+	// skipShuffle makes private Oja with shuffling visit the records in
+	// input order: the broken twin of its audit.
+	skipShuffle bool
 }
 
 // trace holds diagnostics that are NOT differentially private. Only tests
@@ -19,6 +22,7 @@ type trace struct {
 	means      [][]float64 // Algorithm 5: exact truncated mean per call
 	released   [][]float64 // Algorithm 5: the noisy mean per call (itself DP)
 	reads      [][]int     // DP-PCA: the data rows each half-minibatch read
+	order      []int32     // private Oja with shuffling: the secret record order
 }
 
 // source draws the noise of a run, with the test-only scale.
