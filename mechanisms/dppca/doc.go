@@ -10,6 +10,11 @@
 //   - Oja: Oja's algorithm (Algorithm 1, non-private reference) and its
 //     minibatch form.
 //   - PrivateOja: minibatch private Oja (Eq. 7), the DP-SGD baseline.
+//   - OjaShuffle (PlanOjaShuffle): private Oja with shuffling (Algorithm
+//     2), one step per record in a secret random order, private through
+//     amplification by shuffling; ShuffledEps and CalibrateShuffle are the
+//     bound and its planning inverse. Unlike the other methods, its order
+//     is secret (drawn from the noise sampler), not public randomness.
 //   - Run (PlanDPPCA, Plan.Run): DP-PCA (Algorithm 3).
 //
 // A Plan runs on a matrix (Plan.Run) or on any rows.Source
