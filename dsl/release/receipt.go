@@ -191,6 +191,9 @@ func (r *Receipt) Metadata() map[string]any {
 	if r.Replayed {
 		m["replayed"] = true
 	}
+	if r.DryRun {
+		m["dry_run"] = true
+	}
 	if r.ReleaseHash != "" {
 		// What `privnotes notebook verify` checks the output against: the
 		// ledger's stored release, and the whole receipt, so that the
