@@ -93,11 +93,10 @@ func (r *Receipt) String() string {
 	if r.Block != "" {
 		fmt.Fprintf(&b, "; in budget block %s", r.Block)
 	}
+	// The release hash is in the metadata only: it is a function of the
+	// released values, and a receipt's text is the same whatever the data.
 	if r.Name != "" {
 		fmt.Fprintf(&b, "; release %q", r.Name)
-	}
-	if r.ReleaseHash != "" {
-		fmt.Fprintf(&b, " (hash %s)", shortHash(r.ReleaseHash))
 	}
 	fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
 	return b.String()
@@ -108,13 +107,6 @@ func (r *Receipt) replayed() string {
 	return fmt.Sprintf("replayed from ledger record %d, no new charge", r.LedgerID)
 }
 
-// shortHash is the first 12 hex digits of a hash.
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
 
 // pricedBy is "; priced by <filter>", or "" without a filter.
 func (r *Receipt) pricedBy() string {
@@ -159,9 +151,6 @@ func (r *Receipt) HTML() string {
 	}
 	if r.Name != "" {
 		rows = append(rows, [2]string{"release name", r.Name})
-	}
-	if r.ReleaseHash != "" {
-		rows = append(rows, [2]string{"release hash", r.ReleaseHash})
 	}
 	var b strings.Builder
 	b.WriteString("<table class=\"privnotes-receipt\"><caption>privacy receipt</caption>\n")
