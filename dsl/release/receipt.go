@@ -107,7 +107,6 @@ func (r *Receipt) replayed() string {
 	return fmt.Sprintf("replayed from ledger record %d, no new charge", r.LedgerID)
 }
 
-
 // pricedBy is "; priced by <filter>", or "" without a filter.
 func (r *Receipt) pricedBy() string {
 	if r.Filter == "" {
