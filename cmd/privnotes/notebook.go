@@ -20,9 +20,11 @@ func init() {
 	})
 }
 
-const notebookUsage = `Usage:
-  privnotes notebook verify FILE.ipynb [--state DIR | --ledger LEDGER.json]
-  privnotes notebook receipts FILE.ipynb
+const notebookUsage = `Usage: privnotes notebook verify FILE.ipynb [--state DIR | --ledger LEDGER.json]
+       privnotes notebook receipts FILE.ipynb
+
+Checks a saved notebook's outputs against the ledger, or lists what its
+receipts say it spent (docs/shared-notebooks.md).
 `
 
 func runNotebook(args []string, stdout, stderr io.Writer) int {
