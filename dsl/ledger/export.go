@@ -7,6 +7,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -124,6 +125,9 @@ func ReadExport(r io.Reader) (*ExportDoc, error) {
 	var doc ExportDoc
 	if err := json.NewDecoder(r).Decode(&doc); err != nil {
 		return nil, fmt.Errorf("not an exported privnotes ledger (privnotes ledger export --json): %w", err)
+	}
+	if doc.SchemaVersion == 0 {
+		return nil, errors.New("not an exported privnotes ledger (it has no schema_version; write one with privnotes ledger export --json)")
 	}
 	if doc.SchemaVersion != ExportVersion {
 		return nil, fmt.Errorf("an exported ledger of version %d; this privnotes reads version %d (export it again with privnotes ledger export --json)", doc.SchemaVersion, ExportVersion)

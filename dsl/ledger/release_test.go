@@ -207,3 +207,31 @@ func hashHex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// BenchmarkChargeWithRelease compares a bare charge with a charge that
+// reserves a release row and seals a release of 30×2 values after it, as
+// every private call on registered data now does (one more durable write).
+func BenchmarkChargeWithRelease(b *testing.B) {
+	st, _ := openTemp(b)
+	register(b, st, "d", accounting.ModeBasic, accounting.Budget{Eps: 1e12})
+	ev := withMech(accounting.Pure(1e-3), "bench")
+	value := []byte(`{"columns":[],"fields":{"components":[` + strings.Repeat(`[0.12345678901234567,-0.9876543210987654],`, 29) + `[0.1,0.2]]},"kind":"pca"}`)
+	b.Run("charge", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := st.Charge(context.Background(), "d", ev, ChargeMeta{Cell: "bench"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("charge+seal", func(b *testing.B) {
+		for b.Loop() {
+			rc, err := st.Charge(context.Background(), "d", ev, ChargeMeta{Cell: "bench", Release: &ReleaseMeta{Call: `{"function":"private_pca"}`}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := st.SealRelease(context.Background(), rc.ID, value); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
