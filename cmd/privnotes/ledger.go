@@ -63,7 +63,12 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 	case "export":
 		fs := newFlags("ledger export", "ledger export [--json | --csv] [--state DIR]", `Writes the whole ledger, for audits and other tools: a text table, one JSON
 document (--json), or CSV with one row per record (--csv). Every field is
-public: the ledger holds costs, public parameters and hashes, never data.`, stderr)
+public: the ledger holds costs, public parameters, hashes and the released
+(differentially private) values, never data. The JSON document also holds
+the records exactly as hashed, the stored releases and each dataset's
+registered budget, so it can be committed next to an executed notebook and
+checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
+(docs/shared-notebooks.md).`, stderr)
 		asJSON := fs.Bool("json", false, "write one JSON document (default: a text table)")
 		asCSV := fs.Bool("csv", false, "write CSV, one row per record: "+strings.Join(ledgerCSVHeader, ","))
 		st, _, code := openState(fs, args, stderr, false)

@@ -38,6 +38,8 @@ func TestHelpFormat(t *testing.T) {
 			cmds = append(cmds, []string{"dataset", "add"}, []string{"dataset", "list"}, []string{"dataset", "show"})
 		case "ledger":
 			cmds = append(cmds, []string{"ledger", "show"}, []string{"ledger", "export"}, []string{"ledger", "verify"})
+		case "notebook":
+			cmds = append(cmds, []string{"notebook"}, []string{"notebook", "verify"}, []string{"notebook", "receipts"})
 		default:
 			cmds = append(cmds, []string{name})
 		}

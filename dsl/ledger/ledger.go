@@ -77,6 +77,10 @@ type ChargeMeta struct {
 	// unit, bounds or clip, and a plan made from the old ones would be
 	// calibrated wrongly for the data the call would read.
 	Schema *Schema
+	// Release, when set, reserves the release row of the charge (and its
+	// name, refusing the charge with ErrNameTaken if another release of
+	// the dataset has it); SealRelease stores the values after the run.
+	Release *ReleaseMeta
 }
 
 // ErrRegistrationChanged refuses a charge planned from a schema the
@@ -166,6 +170,11 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 		Params: params, Event: string(evJSON), Cell: meta.Cell, Time: now.Format(time.RFC3339Nano)})
 	if err != nil {
 		return nil, err
+	}
+	if meta.Release != nil {
+		if err := reserveRelease(ctx, tx, r.ID, datasetName, *meta.Release); err != nil {
+			return nil, err
+		}
 	}
 	if err := putTotals(ctx, tx, datasetName, acc.State()); err != nil {
 		return nil, err
@@ -424,92 +433,35 @@ func (s *Store) Verify() error {
 	if err != nil {
 		return err
 	}
-	prev := genesis
-	accs := map[string]*accounting.Accountant{}
-	last := map[string]int64{} // each dataset's last record
-	registered := map[string]bool{}
-	live, hashes := liveRegistrations(recs), map[string]string{} // remove.go
+	live := liveRegistrations(recs) // remove.go
+	w := newChainWalk()
+	w.onRegister = func(r record, sc Schema, dataHash string) error {
+		dr, err := s.registeredRow(ctx, r, live)
+		if errors.Is(err, ErrNoDataset) {
+			return fmt.Errorf("dataset %q is registered in the ledger but missing from the registry", r.Dataset)
+		} else if err != nil {
+			return err
+		}
+		a, _ := json.Marshal(sc)
+		b, _ := json.Marshal(dr.schema)
+		if string(a) != string(b) || dataHash != dr.hash {
+			return fmt.Errorf("dataset %q's stored schema, budget or data differ from its registration", r.Dataset)
+		}
+		return nil
+	}
 	for i, r := range recs {
-		bad := func(format string, args ...any) error {
-			return &ChainError{ID: r.ID, Reason: fmt.Sprintf(format, args...)}
-		}
-		if r.ID != int64(i+1) {
-			return bad("expected id %d: records are missing or reordered", i+1)
-		}
-		if r.PrevHash != prev {
-			return bad("prev_hash does not match the hash of record %d", r.ID-1)
-		}
-		if h := r.computeHash(); h != r.Hash {
-			return bad("content does not match its hash (the record was altered)")
-		}
-		prev = r.Hash
-		switch r.Kind {
-		case "register":
-			if registered[r.Dataset] {
-				return bad("dataset %q registered twice", r.Dataset)
-			}
-			registered[r.Dataset] = true
-			var p struct {
-				Schema json.RawMessage `json:"schema"`
-				Hash   string          `json:"data_hash"`
-			}
-			if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
-				return bad("corrupt register parameters")
-			}
-			dr, err := s.registeredRow(ctx, r, live)
-			if errors.Is(err, ErrNoDataset) {
-				return bad("dataset %q is registered in the ledger but missing from the registry", r.Dataset)
-			} else if err != nil {
-				return bad("%v", err)
-			}
-			var sc Schema
-			if err := json.Unmarshal(p.Schema, &sc); err != nil {
-				return bad("corrupt registered schema")
-			}
-			a, _ := json.Marshal(sc)
-			b, _ := json.Marshal(dr.schema)
-			if string(a) != string(b) || p.Hash != dr.hash {
-				return bad("dataset %q's stored schema, budget or data differ from its registration", r.Dataset)
-			}
-			mode, err := sc.Mode()
-			if err != nil {
-				return bad("%v", err)
-			}
-			var acc *accounting.Accountant
-			if mode == accounting.ModeAdvanced {
-				acc, err = accounting.LegacyAdvancedVerifier(sc.Budget)
-			} else {
-				acc, err = accounting.NewAccountant(mode, sc.Budget)
-			}
-			if err != nil {
-				return bad("%v", err)
-			}
-			accs[r.Dataset] = acc
-			last[r.Dataset] = r.ID
-			hashes[r.Dataset] = p.Hash
-		case "remove":
-			if err := verifyRemoval(r, registered, accs, last, hashes); err != nil {
-				return bad("%v", err)
-			}
-		case "charge":
-			acc := accs[r.Dataset]
-			if acc == nil {
-				return bad("charge to dataset %q before its registration", r.Dataset)
-			}
-			var ev accounting.Event
-			if err := json.Unmarshal([]byte(r.Event), &ev); err != nil {
-				return bad("corrupt cost: %v", err)
-			}
-			if err := acc.Spend(ev); errors.Is(err, accounting.ErrBudgetExceeded) {
-				return bad("this charge exceeds the dataset's budget: %v", err)
-			} else if err != nil {
-				return bad("invalid cost: %v", err)
-			}
-			last[r.Dataset] = r.ID
-		default:
-			return bad("unknown record kind %q", r.Kind)
+		if err := w.step(i, r); err != nil {
+			return err
 		}
 	}
+	rels, err := releaseRows(ctx, s.db, "")
+	if err != nil {
+		return err
+	}
+	if err := checkReleases(w.byID, rels); err != nil {
+		return err
+	}
+	registered, accs, last := w.registered, w.accs, w.last
 	// every registered dataset must have its register record
 	names, err := s.Datasets()
 	if err != nil {
@@ -593,28 +545,6 @@ func (s *Store) Head() (int64, string, error) {
 		return 0, "", err
 	}
 	return id, h, nil
-}
-
-// Export writes the whole ledger: as one JSON document
-// {"schema_version": 1, "records": [...]} (ExportVersion) when asJSON,
-// else as a table.
-func (s *Store) Export(w io.Writer, asJSON bool) error {
-	entries, err := s.Entries("")
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if entries == nil {
-			entries = []Entry{}
-		}
-		return enc.Encode(struct {
-			SchemaVersion int     `json:"schema_version"`
-			Records       []Entry `json:"records"`
-		}{ExportVersion, entries})
-	}
-	return WriteTable(w, entries)
 }
 
 // TableHeader names the columns of TableRow, for callers that render the

@@ -59,12 +59,13 @@ import (
 // totals table, each dataset's running accounting.State, so that a charge
 // costs the same whatever the length of the ledger; version 3 adds the
 // snapshots table, the datasets stored as immutable snapshot files
-// (dsl/snapshot). Open upgrades an older database in place.
-const SchemaVersion = 3
+// (dsl/snapshot); version 4 adds the releases table, the released values
+// of each charge (release.go). Open upgrades an older database in place.
+const SchemaVersion = 4
 
-// ExportVersion is the version of the document Export writes. The records
-// it lists have not changed with SchemaVersion 2, so it stays 1.
-const ExportVersion = 1
+// ExportVersion is the version of the document Export writes. Version 2
+// adds the chain as stored, the releases and the registered budgets.
+const ExportVersion = 2
 
 // DBName is the database file inside the state directory.
 const DBName = "state.db"
@@ -308,6 +309,24 @@ CREATE TRIGGER IF NOT EXISTS data_immutable_update BEFORE UPDATE ON data_chunks
 	BEGIN SELECT RAISE(ABORT, 'a registered dataset is immutable'); END;
 CREATE TRIGGER IF NOT EXISTS data_immutable_delete BEFORE DELETE ON data_chunks
 	BEGIN SELECT RAISE(ABORT, 'a registered dataset is immutable'); END;
+-- The release of each charge (schema version 4; release.go): inserted
+-- with the charge, sealed once with the released values after the run.
+CREATE TABLE IF NOT EXISTS releases (
+	record     INTEGER PRIMARY KEY REFERENCES ledger(id),
+	dataset    TEXT NOT NULL,
+	name       TEXT NOT NULL, -- '' for an unnamed call
+	call       TEXT NOT NULL, -- the call's public parameters, canonical JSON
+	value      TEXT,          -- the released values, canonical JSON; NULL until sealed
+	value_hash TEXT,          -- hex SHA-256 of value: the release hash
+	hash       TEXT           -- hex SHA-256 chaining the row to its charge record
+);
+CREATE UNIQUE INDEX IF NOT EXISTS releases_name ON releases(dataset, name) WHERE name <> '';
+CREATE TRIGGER IF NOT EXISTS releases_sealed BEFORE UPDATE ON releases WHEN OLD.value IS NOT NULL
+	BEGIN SELECT RAISE(ABORT, 'a stored release is immutable'); END;
+CREATE TRIGGER IF NOT EXISTS releases_fixed BEFORE UPDATE OF record, dataset, name, call ON releases
+	BEGIN SELECT RAISE(ABORT, 'a stored release is immutable'); END;
+CREATE TRIGGER IF NOT EXISTS releases_append_only_delete BEFORE DELETE ON releases
+	BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
 `
 
 // migrate creates the schema of a new database and upgrades an older one,
@@ -350,6 +369,13 @@ func (s *Store) migrate(mustExist bool) error {
 	case 2:
 		// The snapshots table is new and empty (schemaSQL created it).
 		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = 3`); err != nil {
+			return dbErr("recording the schema version", err)
+		}
+		fallthrough
+	case 3:
+		// The releases table is new and empty: earlier charges stored no
+		// release, and Verify checks only the rows there are.
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = 4`); err != nil {
 			return dbErr("recording the schema version", err)
 		}
 	}

@@ -160,7 +160,11 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 		return nil, Errorf(NameArgumentError, "%s: %v", p.Func, err)
 	}
 	src := call.Dataset
-	t, ch, err := env.charge(ctx, call, p, ev, gate)
+	named, err := env.named(call, p)
+	if err != nil || named.replay != nil {
+		return named.replay, err
+	}
+	t, ch, err := env.charge(ctx, call, p, ev, gate, named.meta)
 	if err != nil {
 		var be *BudgetError
 		if errors.As(err, &be) && !src.Synthetic() {
@@ -188,6 +192,9 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	interrupted := failed && (ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 	p.progress.finish(interrupted)
 	if !failed {
+		if named.meta != nil {
+			env.seal(ctx, ch.ledgerID, named.meta, out, p.Columns, rcpt)
+		}
 		return &Release{Value: out, Receipt: rcpt, Columns: p.Columns}, nil
 	}
 	if interrupted {
@@ -218,6 +225,13 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 		return nil, Errorf(NameArgumentError, "%s: %v", p.Func, err)
 	}
 	src := call.Dataset
+	if named, err := env.named(call, p); err != nil {
+		return nil, err
+	} else if named.replay != nil {
+		r := named.replay.Receipt
+		r.DryRun = true
+		return r, nil
+	}
 	ch := &charged{}
 	if gc, ok := gate.(GateChecker); ok {
 		if err := gc.Check(ev, src); err != nil {
@@ -283,7 +297,7 @@ type charged struct {
 // durably; the gate records the spend only when the ledger accepted it.
 // Charges are serialized in-process; the ledger transaction serializes
 // processes.
-func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.Event, gate Gate) (*Ticket, *charged, error) {
+func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.Event, gate Gate, rel *ledger.ReleaseMeta) (*Ticket, *charged, error) {
 	env.mu.Lock()
 	defer env.mu.Unlock()
 	commit, abort := func() string { return "" }, func() {}
@@ -318,9 +332,12 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 		if src.Derived != nil {
 			registered = src.Derived.ParentSchema
 		}
-		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: params, Cell: call.Cell, Schema: &registered})
+		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: params, Cell: call.Cell, Schema: &registered, Release: rel})
 		if err != nil {
 			abort()
+			if errors.Is(err, ledger.ErrNameTaken) {
+				return nil, nil, Errorf(NameArgumentError, "%s: name %q was just given to another release of dataset %q (%v); run the call again to replay that release, or give it another name (nothing was spent)", p.Func, rel.Name, src.Name, err)
+			}
 			if errors.Is(err, ledger.ErrRegistrationChanged) {
 				return nil, nil, Errorf(NameDatasetError, "dataset %q was removed and registered again with another schema since this handle was opened; open it again with dataset(%q) (nothing was spent)", src.Name, src.Name)
 			}

@@ -47,7 +47,7 @@ func TestTicketIsSingleUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, _, err := env.charge(context.Background(), call, p, p.Cost, nil)
+	tk, _, err := env.charge(context.Background(), call, p, p.Cost, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestTicketIsSingleUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk2, _, err := env.charge(context.Background(), call, p, p.Cost, nil)
+	tk2, _, err := env.charge(context.Background(), call, p, p.Cost, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,16 @@ type Receipt struct {
 	// DryRun is set for the receipt of a dry run (dry_run=true): nothing
 	// was charged or read, and Remaining is what the call would leave.
 	DryRun bool
+	// Name is the call's name= ("" for an unnamed call).
+	Name string
+	// Replayed is set when a named call returned the release stored with
+	// ledger record LedgerID: nothing was charged and no data were read
+	// (Cost is what that record charged).
+	Replayed bool
+	// ReleaseHash is the hex SHA-256 of the release's canonical encoding
+	// as the ledger stores it with record LedgerID ("" when not stored:
+	// public data, dry runs).
+	ReleaseHash string
 }
 
 func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch *charged) *Receipt {
@@ -57,6 +67,10 @@ func (r *Receipt) String() string {
 		return "no receipt"
 	}
 	var b strings.Builder
+	if r.DryRun && r.Replayed {
+		fmt.Fprintf(&b, "dry run (nothing charged, no data read): %s on %s, ε=%.6g, δ=%.6g, named %q, would be %s", r.Mechanism, r.Dataset, r.Eps, r.Delta, r.Name, r.replayed())
+		return b.String()
+	}
 	if r.DryRun {
 		fmt.Fprintf(&b, "dry run (nothing charged, no data read): %s on %s, ε=%.6g, δ=%.6g would cost %s (accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
 		if r.Accountant != "" && !strings.HasPrefix(r.Accountant, "none") {
@@ -69,7 +83,9 @@ func (r *Receipt) String() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
-	if r.Charged {
+	if r.Replayed {
+		fmt.Fprintf(&b, "; %s; remaining ε=%.6g, δ=%.6g", r.replayed(), r.Remaining.Eps, r.Remaining.Delta)
+	} else if r.Charged {
 		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta)
 	} else {
 		b.WriteString("; not charged (public data)")
@@ -77,8 +93,18 @@ func (r *Receipt) String() string {
 	if r.Block != "" {
 		fmt.Fprintf(&b, "; in budget block %s", r.Block)
 	}
+	// The release hash is in the metadata only: it is a function of the
+	// released values, and a receipt's text is the same whatever the data.
+	if r.Name != "" {
+		fmt.Fprintf(&b, "; release %q", r.Name)
+	}
 	fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
 	return b.String()
+}
+
+// replayed is what a replay's receipt says instead of its charge.
+func (r *Receipt) replayed() string {
+	return fmt.Sprintf("replayed from ledger record %d, no new charge", r.LedgerID)
 }
 
 // pricedBy is "; priced by <filter>", or "" without a filter.
@@ -106,8 +132,13 @@ func (r *Receipt) HTML() string {
 		{"cost", CostString(r.Cost)}, {"accountant", r.Accountant}, {"priced by", r.Filter},
 		{"noise", r.NoiseScale}, {"note", r.Note},
 	}
-	if r.DryRun {
+	if r.DryRun && r.Replayed {
+		rows = append(rows, [2]string{"dry run", "nothing charged, no data read; would be " + r.replayed()})
+	} else if r.DryRun {
 		rows = append(rows, [2]string{"dry run", fmt.Sprintf("nothing charged, no data read; would leave ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
+	} else if r.Replayed {
+		rows = append(rows, [2]string{"ledger record", r.replayed()},
+			[2]string{"remaining", fmt.Sprintf("ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
 	} else if r.Charged {
 		rows = append(rows, [2]string{"ledger record", fmt.Sprint(r.LedgerID)},
 			[2]string{"remaining", fmt.Sprintf("ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
@@ -116,6 +147,9 @@ func (r *Receipt) HTML() string {
 	}
 	if r.Block != "" {
 		rows = append(rows, [2]string{"budget block", r.Block})
+	}
+	if r.Name != "" {
+		rows = append(rows, [2]string{"release name", r.Name})
 	}
 	var b strings.Builder
 	b.WriteString("<table class=\"privnotes-receipt\"><caption>privacy receipt</caption>\n")
@@ -138,6 +172,22 @@ func (r *Receipt) Metadata() map[string]any {
 	}
 	if r.Filter != "" {
 		m["filter"] = r.Filter
+	}
+	if r.Name != "" {
+		m["name"] = r.Name
+	}
+	if r.Replayed {
+		m["replayed"] = true
+	}
+	if r.DryRun {
+		m["dry_run"] = true
+	}
+	if r.ReleaseHash != "" {
+		// What `privnotes notebook verify` checks the output against: the
+		// ledger's stored release, and the whole receipt, so that the
+		// output can be rendered again from the stored values.
+		m["release_hash"] = r.ReleaseHash
+		m["receipt"] = r
 	}
 	return map[string]any{"privnotes": m}
 }

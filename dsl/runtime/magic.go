@@ -133,6 +133,7 @@ func (rt *Runtime) ledgerText(name string) (string, string) {
 		t.rows = append(t.rows, row)
 	}
 	if _, head, err := st.Head(); err == nil {
+		t.notes = append(t.notes, rt.ledgerNameNotes(name)...)
 		t.notes = append(t.notes, fmt.Sprintf("head hash %s (keep a copy elsewhere to detect truncation; `privnotes ledger verify` checks the chain; `privnotes ledger show` prints full cell ids)", head))
 	}
 	return t.text(), t.html()

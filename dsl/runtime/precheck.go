@@ -175,6 +175,12 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			}
 		}
 		ds := rt.callDataset(c, lookup)
+		if v, ok := lit["name"]; ok && (v == nil || rt.namedRelease(ds, *v)) {
+			// A named call whose release is stored replays it for free
+			// (or is refused for other parameters); a name known only at
+			// run time is left to the run-time charge.
+			return staticCost{}, false
+		}
 		mode := ""
 		if s := schemaOf(ds); s != nil {
 			mode = s.Accountant

@@ -12,13 +12,17 @@ import (
 
 // privatePCA implements private_pca.
 func (rt *Runtime) privatePCA(ds any, kws ...KW) *PCAResult {
-	rel, src := rt.runPrivate("private_pca", ds, kws)
+	rel, _ := rt.runPrivate("private_pca", ds, kws)
+	return pcaResult(rel)
+}
+
+func pcaResult(rel *release.Release) *PCAResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
 	}
 	v := rel.Value.(*release.PCA)
 	return &PCAResult{Components: v.Components, Values: v.Values, Support: v.Support,
-		Method: rel.Receipt.Mechanism, Columns: append([]string(nil), src.schema.Columns...), Receipt: rel.Receipt}
+		Method: rel.Receipt.Mechanism, Columns: append([]string(nil), rel.Columns...), Receipt: rel.Receipt}
 }
 
 func mustArgs(fn string, kws []KW) *args {
@@ -59,6 +63,7 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 		panic(providerNote(err, b))
 	}
 	blockDeltaNote(rel.Receipt, a)
+	rt.noteReplay(b, rel.Receipt)
 	return rel, src
 }
 

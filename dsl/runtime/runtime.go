@@ -40,6 +40,8 @@ type Runtime struct {
 	byName map[string]Dataset
 	// exec is the execution core every private call goes through.
 	exec *release.Local
+	// replays are the named calls this session replayed (replay.go).
+	replays []replay
 }
 
 // binding is the cell the DSL calls belong to.

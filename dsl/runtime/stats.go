@@ -8,6 +8,10 @@ import (
 
 func (rt *Runtime) privateCount(ds any, kws ...KW) *CountResult {
 	rel, _ := rt.runPrivate("private_count", ds, kws)
+	return countResult(rel)
+}
+
+func countResult(rel *release.Release) *CountResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &CountResult{Receipt: rel.Receipt}
 	}
@@ -19,6 +23,10 @@ func (rt *Runtime) privateCount(ds any, kws ...KW) *CountResult {
 
 func (rt *Runtime) privateMean(ds any, kws ...KW) *MeanResult {
 	rel, _ := rt.runPrivate("private_mean", ds, kws)
+	return meanResult(rel)
+}
+
+func meanResult(rel *release.Release) *MeanResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &MeanResult{Receipt: rel.Receipt}
 	}

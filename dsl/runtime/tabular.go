@@ -20,6 +20,10 @@ import (
 
 func (rt *Runtime) privateSum(ds any, kws ...KW) *SumResult {
 	rel, _ := rt.runPrivate("private_sum", ds, kws)
+	return sumResult(rel)
+}
+
+func sumResult(rel *release.Release) *SumResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &SumResult{Receipt: rel.Receipt}
 	}
@@ -31,6 +35,10 @@ func (rt *Runtime) privateSum(ds any, kws ...KW) *SumResult {
 
 func (rt *Runtime) privateHistogram(ds any, kws ...KW) *HistogramResult {
 	rel, _ := rt.runPrivate("private_histogram", ds, kws)
+	return histogramResult(rel)
+}
+
+func histogramResult(rel *release.Release) *HistogramResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &HistogramResult{Receipt: rel.Receipt}
 	}
@@ -40,6 +48,10 @@ func (rt *Runtime) privateHistogram(ds any, kws ...KW) *HistogramResult {
 
 func (rt *Runtime) privateQuantile(ds any, kws ...KW) *QuantileResult {
 	rel, _ := rt.runPrivate("private_quantile", ds, kws)
+	return quantileResult(rel)
+}
+
+func quantileResult(rel *release.Release) *QuantileResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &QuantileResult{Receipt: rel.Receipt}
 	}

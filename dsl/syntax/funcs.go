@@ -353,13 +353,17 @@ var Funcs = sortFuncs([]Func{
 var dryRunParam = Param{Name: "dry_run", Type: "bool", Default: "false",
 	Doc: "true: charge nothing and read no data; the result holds only a receipt saying what the call would cost and what budget it would leave (or the call is refused, as it would be, with what would fit)"}
 
+// nameParam is a keyword of every private function (docs/shared-notebooks.md).
+var nameParam = Param{Name: "name", Type: "string", Default: `""`,
+	Doc: "names the release, uniquely per dataset: the ledger stores it with the charge, and a later call with the same name and the same parameters returns the stored release without charging or reading data (its receipt says \"replayed from ledger record N, no new charge\"); the same name with other parameters is an ArgumentError that shows the stored ones. \"\": a fresh release every time"}
+
 // sortFuncs sorts the table by name and gives every private function the
 // keywords all of them share.
 func sortFuncs(fs []Func) []Func {
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
 	for i := range fs {
 		if fs[i].Private {
-			fs[i].Keywords = append(fs[i].Keywords, dryRunParam)
+			fs[i].Keywords = append(fs[i].Keywords, dryRunParam, nameParam)
 		}
 	}
 	return fs

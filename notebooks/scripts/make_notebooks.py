@@ -192,8 +192,8 @@ than a pure-ε Laplace count (without `delta`) would under this data set's zcdp 
 """),
         code(r"""
 budget eps=1.2, delta=1e-6 {
-	pca := private_pca(bc, k=2, eps=1, delta=1e-6, method="gauss")
-	n := private_count(bc, eps=0.3, delta=1e-6)
+	pca := private_pca(bc, k=2, eps=1, delta=1e-6, method="gauss", name="bc_pca")
+	n := private_count(bc, eps=0.3, delta=1e-6, name="bc_count")
 }
 pca
 """, checks=[contains("gauss"), rng(r"ε=([0-9.]+), δ=1e-06 \(cost", 1, 1),
@@ -203,6 +203,12 @@ The result holds the two private components (one loading per column), private es
 their eigenvalues, and a **privacy receipt**: what was spent, how the noise was calibrated,
 the ledger record and what remains. The same receipt is stored in the output's metadata,
 so this notebook, once saved, records what every number cost.
+
+Both calls are **named** (`name="bc_pca"`): the ledger stores each release with its charge,
+so running this notebook again on the same state directory replays the same numbers at no
+cost (the receipt then says "replayed from ledger record N, no new charge"), and
+`privnotes notebook verify` can check a saved copy against the ledger
+([docs/shared-notebooks.md](../docs/shared-notebooks.md)).
 
 How good is it? The notebook cannot know — it never sees the data — but the tests, standing in
 for the data owner, compare the first private component with the exact one: sin² of the angle

@@ -1,0 +1,114 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// chainWalk checks ledger records in order, as Verify and the
+// verification of an exported ledger (VerifyExport) both need: ids are
+// consecutive, each prev_hash is the hash of the record before, each hash
+// matches its content, and replaying the charges under each dataset's
+// registered budget never exceeds it. What only a state directory can
+// show (the registry, the stored data) is onRegister's.
+type chainWalk struct {
+	prev       string
+	accs       map[string]*accounting.Accountant
+	last       map[string]int64 // each dataset's last record
+	registered map[string]bool
+	hashes     map[string]string // each dataset's registered data hash
+	schemas    map[string]Schema
+	byID       map[int64]record
+	// onRegister, if set, checks a register record's schema and data hash
+	// against the registry.
+	onRegister func(r record, sc Schema, dataHash string) error
+}
+
+func newChainWalk() *chainWalk {
+	return &chainWalk{prev: genesis, accs: map[string]*accounting.Accountant{}, last: map[string]int64{},
+		registered: map[string]bool{}, hashes: map[string]string{}, schemas: map[string]Schema{}, byID: map[int64]record{}}
+}
+
+// step checks r, the i-th record (from 0).
+func (w *chainWalk) step(i int, r record) error {
+	bad := func(format string, args ...any) error {
+		return &ChainError{ID: r.ID, Reason: fmt.Sprintf(format, args...)}
+	}
+	if r.ID != int64(i+1) {
+		return bad("expected id %d: records are missing or reordered", i+1)
+	}
+	if r.PrevHash != w.prev {
+		return bad("prev_hash does not match the hash of record %d", r.ID-1)
+	}
+	if h := r.computeHash(); h != r.Hash {
+		return bad("content does not match its hash (the record was altered)")
+	}
+	w.prev = r.Hash
+	w.byID[r.ID] = r
+	switch r.Kind {
+	case "register":
+		if w.registered[r.Dataset] {
+			return bad("dataset %q registered twice", r.Dataset)
+		}
+		w.registered[r.Dataset] = true
+		var p struct {
+			Schema json.RawMessage `json:"schema"`
+			Hash   string          `json:"data_hash"`
+		}
+		if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
+			return bad("corrupt register parameters")
+		}
+		var sc Schema
+		if err := json.Unmarshal(p.Schema, &sc); err != nil {
+			return bad("corrupt registered schema")
+		}
+		if w.onRegister != nil {
+			if err := w.onRegister(r, sc, p.Hash); err != nil {
+				return bad("%v", err)
+			}
+		}
+		mode, err := sc.Mode()
+		if err != nil {
+			return bad("%v", err)
+		}
+		var acc *accounting.Accountant
+		if mode == accounting.ModeAdvanced {
+			acc, err = accounting.LegacyAdvancedVerifier(sc.Budget)
+		} else {
+			acc, err = accounting.NewAccountant(mode, sc.Budget)
+		}
+		if err != nil {
+			return bad("%v", err)
+		}
+		w.accs[r.Dataset] = acc
+		w.last[r.Dataset] = r.ID
+		w.hashes[r.Dataset] = p.Hash
+		w.schemas[r.Dataset] = sc
+	case "remove":
+		if err := verifyRemoval(r, w.registered, w.accs, w.last, w.hashes); err != nil {
+			return bad("%v", err)
+		}
+		delete(w.schemas, r.Dataset)
+	case "charge":
+		acc := w.accs[r.Dataset]
+		if acc == nil {
+			return bad("charge to dataset %q before its registration", r.Dataset)
+		}
+		var ev accounting.Event
+		if err := json.Unmarshal([]byte(r.Event), &ev); err != nil {
+			return bad("corrupt cost: %v", err)
+		}
+		if err := acc.Spend(ev); errors.Is(err, accounting.ErrBudgetExceeded) {
+			return bad("this charge exceeds the dataset's budget: %v", err)
+		} else if err != nil {
+			return bad("invalid cost: %v", err)
+		}
+		w.last[r.Dataset] = r.ID
+	default:
+		return bad("unknown record kind %q", r.Kind)
+	}
+	return nil
+}

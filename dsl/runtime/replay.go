@@ -1,0 +1,111 @@
+package runtime
+
+// Named releases in the runtime. Naming and replaying happen in the
+// execution core (release.Local): every private call passes name= through
+// its keywords, so a new private function gets them for free. This file
+// holds what the runtime adds: the conversion of a release into its
+// function's result (shared by a cell's call and `privnotes notebook
+// verify`, which renders stored releases as the kernel does), the session's
+// list of replays, and what %ledger says about names.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/privnotes/privnotes/dsl/release"
+)
+
+// resultBuilders turn a private function's release into its DSL result.
+var resultBuilders = map[string]func(*release.Release) any{}
+
+// registerResult makes build the conversion of fn's releases. A new
+// private function registers its own, so that notebooks showing its
+// results can be verified.
+func registerResult[T any](fn string, build func(*release.Release) T) {
+	resultBuilders[fn] = func(rel *release.Release) any { return build(rel) }
+}
+
+func init() {
+	registerResult("private_pca", pcaResult)
+	registerResult("private_fedrep", fedRepResult)
+	registerResult("private_count", countResult)
+	registerResult("private_mean", meanResult)
+	registerResult("private_sum", sumResult)
+	registerResult("private_histogram", histogramResult)
+	registerResult("private_quantile", quantileResult)
+}
+
+// Result is the DSL result of fn for rel, the value a cell's call of fn
+// returns (a *PCAResult, *CountResult, …): rendered with interp.Render it
+// is what the kernel displays.
+func Result(fn string, rel *release.Release) (any, error) {
+	build, ok := resultBuilders[fn]
+	if !ok {
+		return nil, fmt.Errorf("%s has no result conversion in this build", fn)
+	}
+	if rel == nil || rel.Receipt == nil {
+		return nil, fmt.Errorf("%s: a release without a receipt", fn)
+	}
+	return build(rel), nil
+}
+
+// replay is a named call the session replayed.
+type replay struct {
+	cell, dataset, name string
+	record              int64
+}
+
+// noteReplay remembers a replayed release for %ledger.
+func (rt *Runtime) noteReplay(b *binding, rc *Receipt) {
+	if rc == nil || !rc.Replayed || rc.DryRun {
+		return
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.replays = append(rt.replays, replay{cell: b.label, dataset: rc.Dataset, name: rc.Name, record: rc.LedgerID})
+}
+
+// ledgerNameNotes are %ledger's lines about names: the named releases of
+// the records shown, and the calls this session replayed.
+func (rt *Runtime) ledgerNameNotes(dataset string) []string {
+	st := rt.mustStore()
+	rels, err := st.Releases(dataset)
+	if err != nil {
+		return nil
+	}
+	var notes []string
+	var named []string
+	for _, r := range rels {
+		if r.Name != "" {
+			named = append(named, fmt.Sprintf("%q → record %d", r.Name, r.Record))
+		}
+	}
+	if len(named) > 0 {
+		notes = append(notes, "named releases (a call with the same name and parameters replays one, no new charge): "+strings.Join(named, ", "))
+	}
+	rt.mu.Lock()
+	reps := append([]replay(nil), rt.replays...)
+	rt.mu.Unlock()
+	sort.SliceStable(reps, func(i, j int) bool { return reps[i].record < reps[j].record })
+	for _, r := range reps {
+		if dataset == "" || r.dataset == dataset {
+			notes = append(notes, fmt.Sprintf("replayed in %s: %q from record %d, no new charge", r.cell, r.name, r.record))
+		}
+	}
+	return notes
+}
+
+// namedRelease reports whether dataset has a stored release called name,
+// for the static pre-check: such a call costs nothing.
+func (rt *Runtime) namedRelease(dataset, name string) bool {
+	if dataset == "" || name == "" {
+		return dataset == "" && name != "" // unknown dataset: left to the run
+	}
+	st, err := rt.Store()
+	if err != nil {
+		return false
+	}
+	nr, err := st.Named(dataset, name)
+	return err == nil && nr != nil
+}

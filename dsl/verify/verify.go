@@ -1,0 +1,389 @@
+// Package verify checks an executed Jupyter notebook against a privnotes
+// ledger: every output that carries a privnotes receipt must name a charge
+// record of a ledger whose hash chain verifies, the release stored with
+// that record must have the receipt's release hash, and what the output
+// shows (text/plain, text/html, application/json) must be exactly what the
+// kernel renders for the stored release: the release is decoded into the
+// DSL's result type (runtime.Result) and rendered by interp.Render, the
+// code the kernel displays results with. Outputs without a receipt are
+// public computations and are not checked; every private release carries
+// one.
+//
+// It also reads what a notebook spent from its receipts alone (Receipts).
+// `privnotes notebook verify` and `privnotes notebook receipts` are its
+// command-line front ends.
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/privnotes/privnotes/dsl/interp"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/dsl/runtime"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// Notebook is the part of an nbformat 4 notebook this package reads.
+type Notebook struct {
+	Cells []Cell `json:"cells"`
+}
+
+// Cell is a notebook cell.
+type Cell struct {
+	Type           string   `json:"cell_type"`
+	ID             string   `json:"id"`
+	ExecutionCount *int     `json:"execution_count"`
+	Outputs        []Output `json:"outputs"`
+}
+
+// Output is one output of a code cell.
+type Output struct {
+	Type     string                     `json:"output_type"`
+	Data     map[string]json.RawMessage `json:"data"`
+	Metadata map[string]json.RawMessage `json:"metadata"`
+}
+
+// ReadNotebook reads an .ipynb file.
+func ReadNotebook(path string) (*Notebook, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var nb Notebook
+	if err := json.Unmarshal(b, &nb); err != nil {
+		return nil, fmt.Errorf("%s is not a Jupyter notebook: %v", path, err)
+	}
+	return &nb, nil
+}
+
+// Where names an output's cell as a reader finds it: "cell 4 [3]" is the
+// notebook's fourth cell, shown with execution count 3.
+func Where(cellIndex int, c Cell) string {
+	s := fmt.Sprintf("cell %d", cellIndex+1)
+	if c.ExecutionCount != nil {
+		s += fmt.Sprintf(" [%d]", *c.ExecutionCount)
+	}
+	return s
+}
+
+// Stamp is a privnotes receipt as an output's metadata carries it.
+type Stamp struct {
+	Dataset     string           `json:"dataset"`
+	Mechanism   string           `json:"mechanism"`
+	LedgerID    int64            `json:"ledger_id"`
+	Charged     bool             `json:"charged"`
+	Replayed    bool             `json:"replayed"`
+	DryRun      bool             `json:"dry_run"`
+	Accountant  string           `json:"accountant"`
+	Cost        string           `json:"cost"`
+	Name        string           `json:"name"`
+	ReleaseHash string           `json:"release_hash"`
+	Receipt     *release.Receipt `json:"receipt"`
+}
+
+// stamp is the output's receipt; nil when it carries none.
+func (o Output) stamp() (*Stamp, error) {
+	raw, ok := o.Metadata["privnotes"]
+	if !ok {
+		return nil, nil
+	}
+	var s Stamp
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("its privnotes receipt cannot be read: %v", err)
+	}
+	return &s, nil
+}
+
+// Line is the verdict on one output.
+type Line struct {
+	Where   string // the cell
+	OK      bool
+	Dataset string
+	What    string // what the output is, or why it fails
+}
+
+func (l Line) String() string {
+	mark := "ok  "
+	if !l.OK {
+		mark = "FAIL"
+	}
+	return fmt.Sprintf("%s  %s: %s", mark, l.Where, l.What)
+}
+
+// Total is what a notebook's outputs charged one dataset.
+type Total struct {
+	Dataset string
+	Outputs int
+	// Records are the distinct charge records the outputs show.
+	Records []int64
+	Replays int
+	// Spent is what those records cost together under the dataset's
+	// accountant; Ledger is the dataset's registration and its whole
+	// spend in the ledger.
+	Spent  accounting.Budget
+	Ledger ledger.DatasetBudget
+	Err    string // why the totals fail, if they do
+}
+
+func (t Total) String() string {
+	s := fmt.Sprintf("dataset %s: %d output(s) from %d charge(s) (records %s), %d replay(s); notebook spent %s; ledger spent %s of budget %s (%s)",
+		t.Dataset, t.Outputs, len(t.Records), ids(t.Records), t.Replays, t.Spent, t.Ledger.Spent, t.Ledger.Budget, t.Ledger.Accountant)
+	if t.Err != "" {
+		return "FAIL  " + s + ": " + t.Err
+	}
+	return "ok    " + s + ": within budget"
+}
+
+func ids(xs []int64) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Report is the verdict on a notebook.
+type Report struct {
+	Lines  []Line
+	Totals []Total
+}
+
+// OK reports whether every output and every total verified.
+func (r *Report) OK() bool {
+	for _, l := range r.Lines {
+		if !l.OK {
+			return false
+		}
+	}
+	for _, t := range r.Totals {
+		if t.Err != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Check checks nb against a ledger that VerifyExport accepted.
+func Check(nb *Notebook, led *ledger.Verified) *Report {
+	rep := &Report{}
+	type acc struct {
+		t       *Total
+		records map[int64]bool
+	}
+	totals := map[string]*acc{}
+	for ci, c := range nb.Cells {
+		for _, o := range c.Outputs {
+			st, err := o.stamp()
+			if st == nil && err == nil {
+				continue // a public computation
+			}
+			where := Where(ci, c)
+			if err != nil {
+				rep.Lines = append(rep.Lines, Line{Where: where, What: err.Error()})
+				continue
+			}
+			line := checkOutput(where, o, st, led)
+			rep.Lines = append(rep.Lines, line)
+			if !line.OK || st.ReleaseHash == "" {
+				continue
+			}
+			rec := led.Records[st.LedgerID]
+			a := totals[rec.Dataset]
+			if a == nil {
+				a = &acc{t: &Total{Dataset: rec.Dataset, Ledger: led.Totals[rec.Dataset]}, records: map[int64]bool{}}
+				totals[rec.Dataset] = a
+			}
+			a.t.Outputs++
+			if st.Replayed {
+				a.t.Replays++
+			}
+			if !a.records[rec.ID] {
+				a.records[rec.ID] = true
+				a.t.Records = append(a.t.Records, rec.ID)
+			}
+		}
+	}
+	names := make([]string, 0, len(totals))
+	for n := range totals {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t := totals[n].t
+		sort.Slice(t.Records, func(i, j int) bool { return t.Records[i] < t.Records[j] })
+		spent, err := spend(t.Ledger, t.Records, led)
+		t.Spent = spent
+		if err != nil {
+			t.Err = err.Error()
+		}
+		rep.Totals = append(rep.Totals, *t)
+	}
+	return rep
+}
+
+// spend composes the records' costs under the dataset's registered
+// accountant and budget.
+func spend(b ledger.DatasetBudget, records []int64, led *ledger.Verified) (accounting.Budget, error) {
+	mode, err := accounting.ParseMode(b.Accountant)
+	if err != nil {
+		return accounting.Budget{}, fmt.Errorf("the dataset's accountant: %v", err)
+	}
+	if mode == accounting.ModeAdvanced {
+		mode = accounting.ModeBasic
+	}
+	a, err := accounting.NewAccountant(mode, b.Budget)
+	if err != nil {
+		return accounting.Budget{}, err
+	}
+	for _, id := range records {
+		var ev accounting.Event
+		if err := json.Unmarshal([]byte(led.Records[id].Event), &ev); err != nil {
+			return a.Spent(), fmt.Errorf("record %d: corrupt cost", id)
+		}
+		if err := a.Spend(ev); err != nil {
+			return a.Spent(), fmt.Errorf("the notebook's charges exceed the registered budget at record %d: %v", id, err)
+		}
+	}
+	return a.Spent(), nil
+}
+
+// checkOutput checks one output carrying a receipt.
+func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
+	fail := func(format string, args ...any) Line {
+		return Line{Where: where, Dataset: st.Dataset, What: fmt.Sprintf(format, args...)}
+	}
+	what := fmt.Sprintf("%s on %s", st.Mechanism, st.Dataset)
+	switch {
+	case st.DryRun:
+		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": dry run, nothing released"}
+	case !st.Charged && !st.Replayed && st.LedgerID == 0 && strings.HasPrefix(st.Accountant, "none"):
+		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": public synthetic data, nothing charged"}
+	case st.ReleaseHash == "":
+		return fail("%s: the receipt (ledger record %d) carries no release hash: the release was not stored, or the receipt was edited", what, st.LedgerID)
+	}
+	rec, ok := led.Records[st.LedgerID]
+	if !ok || rec.Kind != "charge" {
+		return fail("%s: ledger record %d is not a charge of this ledger", what, st.LedgerID)
+	}
+	rel, ok := led.Releases[st.LedgerID]
+	if !ok || !rel.Sealed() {
+		return fail("%s: ledger record %d stores no release", what, st.LedgerID)
+	}
+	if rel.ValueHash != st.ReleaseHash {
+		return fail("%s: release hash %s differs from the one stored with ledger record %d (%s)", what, ledger.ShortHash(st.ReleaseHash), rec.ID, ledger.ShortHash(rel.ValueHash))
+	}
+	rc := st.Receipt
+	if rc == nil {
+		return fail("%s: the output's metadata lacks the full receipt", what)
+	}
+	if rc.LedgerID != st.LedgerID || rc.ReleaseHash != st.ReleaseHash || rc.Replayed != st.Replayed {
+		return fail("%s: the receipt's parts disagree (ledger record, release hash or replay)", what)
+	}
+	if ev, err := json.Marshal(rc.Cost); err != nil || string(ev) != rec.Event {
+		return fail("%s: the receipt's cost %s is not what ledger record %d charged", what, release.CostString(rc.Cost), rec.ID)
+	}
+	value, cols, err := release.Decode([]byte(rel.Value))
+	if err != nil {
+		return fail("%s: %v", what, err)
+	}
+	res, err := runtime.Result(rc.Function, &release.Release{Value: value, Receipt: rc, Columns: cols})
+	if err != nil {
+		return fail("%s: %v", what, err)
+	}
+	want := interp.Render(res)
+	shown := 0
+	for _, mime := range []string{"text/plain", "text/html", "application/json"} {
+		raw, ok := o.Data[mime]
+		if !ok {
+			continue
+		}
+		shown++
+		exp, ok := want.Data[mime]
+		if !ok {
+			return fail("%s: the output shows %s, which the stored release does not render", what, mime)
+		}
+		if msg := compare(mime, raw, exp); msg != "" {
+			return fail("%s: %s is not the rendering of the release stored with ledger record %d: %s", what, mime, rec.ID, msg)
+		}
+	}
+	if shown == 0 {
+		return fail("%s: the output shows nothing this check can compare (text/plain, text/html, application/json)", what)
+	}
+	how := "charged"
+	if st.Replayed {
+		how = "replayed"
+	}
+	if st.Name != "" {
+		how += fmt.Sprintf(", name %q", st.Name)
+	}
+	return Line{Where: where, OK: true, Dataset: rec.Dataset,
+		What: fmt.Sprintf("%s: record %d (%s), release %s, %d rendering(s) match", what, rec.ID, how, ledger.ShortHash(rel.ValueHash), shown)}
+}
+
+// compare compares what an output shows with the rendering; "" when
+// equal, else where they first differ.
+func compare(mime string, shown json.RawMessage, want any) string {
+	if mime == "application/json" {
+		var a, b any
+		wb, err := json.Marshal(want)
+		if err != nil || json.Unmarshal(shown, &a) != nil || json.Unmarshal(wb, &b) != nil {
+			return "the JSON cannot be read"
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			return "the JSON differs"
+		}
+		return ""
+	}
+	got, err := text(shown)
+	if err != nil {
+		return err.Error()
+	}
+	exp, _ := want.(string)
+	if got == exp {
+		return ""
+	}
+	gl, el := strings.Split(got, "\n"), strings.Split(exp, "\n")
+	for i := range max(len(gl), len(el)) {
+		var g, e string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(el) {
+			e = el[i]
+		}
+		if g != e {
+			return fmt.Sprintf("line %d shows %q, the stored release renders %q", i+1, clip(g), clip(e))
+		}
+	}
+	return "they differ"
+}
+
+// text is a notebook string: one string or a list of lines.
+func text(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []string
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("not text")
+	}
+	return strings.Join(parts, ""), nil
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > 120 {
+		return string(r[:117]) + "..."
+	}
+	return s
+}
