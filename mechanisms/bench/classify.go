@@ -251,7 +251,7 @@ func runClassifyJL(ctx context.Context, cfg Config) ([]Row, error) {
 			}
 			if cfg.WantMethod("fedrep-jl") {
 				opt := jlclass.Options{Variant: jlclass.FedRepJL, K: k, Rho: cjlRho, Clip: 1, Eps: eps, Delta: delta,
-					Noise: noise.NewSeeded(NoiseSeed(name, s, "fedrep-jl", eps))}
+					Noise: noise.NewSeeded(NoiseSeed(name, s, "fedrep-jl", eps)), BatchSeed: NoiseSeed(name, s, "batches")}
 				pl, err := jlclass.PlanRun(opt, d, n)
 				if err != nil {
 					return out, err

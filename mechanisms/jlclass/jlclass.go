@@ -105,6 +105,11 @@ type Options struct {
 	// directions) and of the mechanism's noise; nil is noise.New()
 	// (crypto/rand). Seeded samplers are for tests and benchmarks only.
 	Noise *noise.Sampler
+	// BatchSeed, if non-zero, makes the FedRepJL users' batch draws
+	// reproducible (user j: fedrep.NewUserSeeded with BatchSeed+j), for
+	// experiments; zero draws them from crypto/rand. Batches do not affect
+	// privacy (the coordinator clips a user's whole contribution).
+	BatchSeed uint64
 	// Progress, if set, gets (t, T) after each FedRep round (FedRepJL).
 	Progress func(step, total int)
 
@@ -304,8 +309,14 @@ func (pl *Plan) Run(ctx context.Context, src rows.Source) (*Result, error) {
 	var util *mat.Dense
 	idx := -1
 	if pl.Variant == FedRepJL {
-		users, err := fedrep.UsersFromSource(ctx, psrc, pl.FedRep.Users, func(_ int, x *mat.Dense, y []float64) (*fedrep.User, error) {
-			u, err := fedrep.NewUser(x, y)
+		users, err := fedrep.UsersFromSource(ctx, psrc, pl.FedRep.Users, func(j int, x *mat.Dense, y []float64) (*fedrep.User, error) {
+			newUser := fedrep.NewUser
+			if pl.opt.BatchSeed != 0 {
+				newUser = func(x *mat.Dense, y []float64) (*fedrep.User, error) {
+					return fedrep.NewUserSeeded(x, y, pl.opt.BatchSeed+uint64(j))
+				}
+			}
+			u, err := newUser(x, y)
 			if err != nil {
 				return nil, err
 			}
