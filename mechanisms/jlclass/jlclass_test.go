@@ -324,7 +324,12 @@ func TestProjectRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Project(rows.FromDense(mat.NewDense(2, 4, nil)), m, 1); err == nil {
-		t.Error("a source without labels must be refused")
+	// A source without labels and unit indices holds no user.
+	bare, err := Project(rows.FromDense(mat.NewDense(2, 4, []float64{1, 2, 3, 4, 5, 6, 7, 8})), m, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us, err := UsersFromSource(context.Background(), bare); err != nil || len(us) != 0 {
+		t.Errorf("a source without unit indices: %d users, %v", len(us), err)
 	}
 }

@@ -27,17 +27,13 @@ type projected struct {
 // Project returns src seen through the k′×d JL matrix m: row x becomes
 // M·x′ with x′ = x·min{1, r/‖x‖} (the paper's ‖x‖ ≤ r, 004:L251; a row with
 // a NaN or an infinity becomes zero), its label y becomes +1 when y > 0
-// and −1 otherwise, and its unit index is kept. These are public
-// per-record rules. src must carry labels and unit indices.
+// and −1 otherwise (also when the source has no labels), and its unit
+// index is kept (a source without unit indices has rows of no user, as a
+// subset without users has). These are public per-record rules, so a run
+// never fails on the data it reads.
 func Project(src rows.Source, m *mat.Dense, clip float64) (rows.Source, error) {
 	if src == nil {
 		return nil, errors.New("jlclass: no data source")
-	}
-	if l, ok := src.(rows.Labeled); !ok || !l.HasLabels() {
-		return nil, errors.New("jlclass: the data have no label column (the ±1 class)")
-	}
-	if _, ok := src.(rows.Units); !ok {
-		return nil, errors.New("jlclass: the data carry no user index")
 	}
 	if _, d := m.Dims(); d != src.Dim() {
 		return nil, fmt.Errorf("jlclass: the JL matrix has %d columns, the data %d features", d, src.Dim())
@@ -78,6 +74,7 @@ func (c *projCursor) Next(dst *rows.Batch) error {
 	}
 	for i := range c.in.Unit {
 		c.in.Unit[i] = -1
+		c.in.Label[i] = 0
 	}
 	if err := c.cur.Next(c.in); err != nil {
 		dst.N = 0
