@@ -333,3 +333,33 @@ func TestProjectRules(t *testing.T) {
 		t.Errorf("a source without unit indices: %d users, %v", len(us), err)
 	}
 }
+
+// A user's score of every candidate is an integer in [0, G] whatever its
+// number of records (the sensitivity the exponential mechanism is
+// calibrated to), G exactly when a head classifies all of S⁰.
+func TestScoresBounded(t *testing.T) {
+	src := noise.NewSeeded(6)
+	cands := PoolCandidates(30, 3, 2, src)
+	for _, m := range []int{1, 2, 7, 40} {
+		z := mat.NewDense(m, 3, nil)
+		y := make([]float64, m)
+		for j := range m {
+			z.Set(j, 0, float64(j+1))
+			y[j] = 1
+		}
+		u, err := NewUser(z, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, s := range u.Score(cands, 0, nil) {
+			if s < 0 || s > ScoreScale {
+				t.Fatalf("m=%d: score %d of candidate %d outside [0, %d]", m, s, c, ScoreScale)
+			}
+			// every record lies on one ray, so a head classifies all of them
+			// unless the candidate maps the ray to zero
+			if s != ScoreScale {
+				t.Errorf("m=%d: candidate %d scores %d, want %d (all records separable)", m, c, s, ScoreScale)
+			}
+		}
+	}
+}
