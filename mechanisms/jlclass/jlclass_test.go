@@ -17,7 +17,7 @@ import (
 // toyUsers are users with k′ = 2 projected records whose labels follow a
 // few different directions, so that the cover's candidates get distinct
 // totals.
-func toyUsers(t *testing.T, n int, seed uint64) []*User {
+func toyUsers(t testing.TB, n int, seed uint64) []*User {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 1))
 	users := make([]*User, n)
