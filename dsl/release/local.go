@@ -108,8 +108,10 @@ func (env *Local) sampler() *noise.Sampler {
 var planners = map[string]func(env *Local, src Ref, a *Args) *Plan{
 	"private_pca":    planPCA,
 	"private_fedrep": planFedRep,
-	"private_count":  planCount,
-	"private_mean":   planMean,
+	// private_classify_jl (classify.go)
+	"private_classify_jl": planClassifyJL,
+	"private_count":       planCount,
+	"private_mean":        planMean,
 
 	// the column analyses (tabular.go)
 	"private_sum":       planSum,

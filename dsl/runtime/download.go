@@ -99,6 +99,8 @@ func csvRows(x any) (rows [][]string, ok bool) {
 		return matrixRows(r.Components, r.Columns, "component_"), true
 	case *FedRepResult:
 		return matrixRows(r.U, r.Columns, "u_"), true
+	case *ClassifyJLResult:
+		return matrixRows(r.U, r.Columns, "u_"), true
 	case *CountResult:
 		if r.GroupResult != nil {
 			return groupRows(r.GroupResult, "count"), true
@@ -175,6 +177,8 @@ func isNilResult(x any) bool {
 		return r == nil || r.Receipt == nil || (r.Components == nil && !r.Receipt.DryRun)
 	case *FedRepResult:
 		return r == nil || r.Receipt == nil || (r.U == nil && !r.Receipt.DryRun)
+	case *ClassifyJLResult:
+		return r == nil || r.Receipt == nil || (r.U == nil && !r.Receipt.DryRun)
 	case *CountResult:
 		return r == nil || r.Receipt == nil
 	case *SumResult:
@@ -200,6 +204,8 @@ func dryRun(x any) bool {
 	case *PCAResult:
 		rc = r.Receipt
 	case *FedRepResult:
+		rc = r.Receipt
+	case *ClassifyJLResult:
 		rc = r.Receipt
 	case *CountResult:
 		rc = r.Receipt

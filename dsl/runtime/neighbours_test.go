@@ -247,10 +247,11 @@ type outcome struct {
 // harnessFuncs are the private functions the harness calls; a private
 // function of the DSL table missing here fails TestHarnessCoversEveryPrivateFunction.
 var harnessFuncs = map[string]func(rt *Runtime, ds any, kws ...KW) any{
-	"private_pca":    func(rt *Runtime, ds any, kws ...KW) any { return rt.privatePCA(ds, kws...) },
-	"private_fedrep": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateFedRep(ds, kws...) },
-	"private_count":  func(rt *Runtime, ds any, kws ...KW) any { return rt.privateCount(ds, kws...) },
-	"private_mean":   func(rt *Runtime, ds any, kws ...KW) any { return rt.privateMean(ds, kws...) },
+	"private_pca":         func(rt *Runtime, ds any, kws ...KW) any { return rt.privatePCA(ds, kws...) },
+	"private_fedrep":      func(rt *Runtime, ds any, kws ...KW) any { return rt.privateFedRep(ds, kws...) },
+	"private_classify_jl": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateClassifyJL(ds, kws...) },
+	"private_count":       func(rt *Runtime, ds any, kws ...KW) any { return rt.privateCount(ds, kws...) },
+	"private_mean":        func(rt *Runtime, ds any, kws ...KW) any { return rt.privateMean(ds, kws...) },
 
 	"private_sum":       func(rt *Runtime, ds any, kws ...KW) any { return rt.privateSum(ds, kws...) },
 	"private_histogram": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateHistogram(ds, kws...) },
@@ -374,6 +375,8 @@ func receiptOf(v any) *Receipt {
 		return r.Receipt
 	case *FedRepResult:
 		return r.Receipt
+	case *ClassifyJLResult:
+		return r.Receipt
 	case *SumResult:
 		return r.Receipt
 	case *HistogramResult:
@@ -404,6 +407,12 @@ func describeRelease(v any) string {
 			rows, cols = r.U.Dims()
 		}
 		shape = fmt.Sprintf("U %d×%d, columns %v", rows, cols, r.Columns)
+	case *ClassifyJLResult:
+		rows, cols := 0, 0
+		if r.U != nil {
+			rows, cols = r.U.Dims()
+		}
+		shape = fmt.Sprintf("U_priv %d×%d, columns %v", rows, cols, r.Columns)
 	case *SumResult:
 		shape = "sum of " + r.Column + groupShape(r.GroupResult)
 	case *HistogramResult:
@@ -584,6 +593,29 @@ func harnessGrid(wide bool) []harnessCall {
 			}
 		}
 	}
+	// private_classify_jl on users (and on rows, which it refuses): the
+	// pool, its γ-cover (k′ = k = 1 at rho=1) and fedrep-jl.
+	jbase := []KW{kw("k", 1), kw("eps", 2.0), kw("candidates", 20)}
+	calls = append(calls, harnessCall{fn: "private_classify_jl", dataset: "rows", kws: jbase})
+	calls = append(calls, harnessCall{fn: "private_classify_jl", dataset: "users", kws: jbase})
+	add("private_classify_jl", "users", jbase, "eps", floats(harnessEps))
+	add("private_classify_jl", "users", jbase, "delta", floats(harnessDelta))
+	add("private_classify_jl", "users", jbase, "clip", floats(clips))
+	add("private_classify_jl", "users", jbase, "k", ints(harnessInts))
+	add("private_classify_jl", "users", jbase, "candidates", ints(append(harnessInts, 65536, 65537)))
+	add("private_classify_jl", "users", jbase, "rho", floats([]float64{-1, 0, math.SmallestNonzeroFloat64, 0.1, 0.5, 1, 2, math.Inf(1)}))
+	add("private_classify_jl", "users", jbase, "score_margin", floats([]float64{-1, 0, 0.5, 1, 2, math.NaN()}))
+	add("private_classify_jl", "users", jbase, "variant", []any{"pool", "fedrep-jl", "nope"})
+	add("private_classify_jl", "users", jbase, "neighbour", neighbours)
+	gridBase := []KW{kw("k", 1), kw("eps", 2.0), kw("candidates", 0), kw("rho", 1.0)}
+	add("private_classify_jl", "users", gridBase, "gamma", floats([]float64{-1, 0, 1e-300, 1e-3, 0.1, 0.5, 1, 2}))
+	fjbase := []KW{kw("k", 1), kw("eps", 2.0), kw("delta", 1e-6), kw("variant", "fedrep-jl")}
+	calls = append(calls, harnessCall{fn: "private_classify_jl", dataset: "users", kws: fjbase})
+	add("private_classify_jl", "users", fjbase, "eps", floats(harnessEps))
+	add("private_classify_jl", "users", fjbase, "delta", floats(harnessDelta))
+	add("private_classify_jl", "users", fjbase, "clip", floats(clips))
+	add("private_classify_jl", "users", fjbase, "k", ints(harnessInts))
+	add("private_classify_jl", "users", fjbase, "neighbour", neighbours)
 	// private_count and private_mean on rows and users.
 	for _, ds := range []string{"rows", "users"} {
 		cbase := []KW{kw("eps", 1.0)}

@@ -61,6 +61,12 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		default:
 			return ev, false
 		}
+	case "private_classify_jl": // variant pool: pure ε (δ must be 0); fedrep-jl: FedRep's zCDP (δ > 0); the plan refuses the other pairs
+		if gaussian {
+			ev = accounting.ZcdpFor(eps, delta)
+		} else {
+			ev = accounting.Pure(eps)
+		}
 	case "private_fedrep":
 		if !gaussian {
 			return ev, false

@@ -62,6 +62,7 @@ type User struct {
 	y    []float64
 	m0   int
 	seed uint64
+	loss Loss
 }
 
 // MinRecords is the fewest records a user may hold: S⁰ needs two records
@@ -117,6 +118,10 @@ func (u *User) Answer(ctx context.Context, req Request) (Reply, error) {
 		bv, bg, err := u.batches(req.Round, req.Iters, req.Batch, k)
 		if err != nil {
 			return Reply{}, fmt.Errorf("round %d: %w", req.Round, err)
+		}
+		if u.loss == Logistic {
+			v := u.fitLogisticHead(req.U, bv)
+			return Reply{Grad: u.logisticGradient(req.U, v, bg)}, nil
 		}
 		v := u.fitHead(req.U, bv)
 		return Reply{Grad: u.gradient(req.U, v, bg)}, nil
@@ -261,7 +266,8 @@ func (u *User) gradient(U *mat.Dense, v []float64, rows []int) *mat.Dense {
 	return out
 }
 
-// Personalize returns the user's head v_i = argmin_v L̂(U, v; S¹) for a
+// Personalize returns the user's head v_i = argmin_v L̂(U, v; S¹) (the
+// user's loss: squared, or logistic with its ridge) for a
 // released representation U (Algorithm 1 line 10). It runs on the user's
 // side and its result stays there: it is not a differentially private
 // release.
@@ -276,6 +282,9 @@ func (u *User) Personalize(U *mat.Dense) ([]float64, error) {
 	rows := make([]int, 0, m-u.m0)
 	for j := u.m0; j < m; j++ {
 		rows = append(rows, j)
+	}
+	if u.loss == Logistic {
+		return u.fitLogisticHead(U, rows), nil
 	}
 	return u.fitHead(U, rows), nil
 }

@@ -1,0 +1,80 @@
+package release
+
+// private_classify_jl: practical variants of Algorithm 3 of Snedeker, Zhou
+// and Bassily, "Private Model Personalization Revisited" (ICML 2025, seed
+// 004): JL features and the exponential mechanism, as implemented by
+// mechanisms/jlclass; federated.md §3.5.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/fedrep"
+	"github.com/privnotes/privnotes/mechanisms/jlclass"
+)
+
+// planClassifyJL validates a private_classify_jl call from public facts
+// and plans it. The release travels as a *FedRep: like private_fedrep's, it
+// is one d×k shared representation (the wire form is the same).
+func planClassifyJL(env *Local, src Ref, a *Args) *Plan {
+	const fn = "private_classify_jl"
+	sc := src.Schema
+	if sc.Unit != "user" {
+		panic(Errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.Name, UnitString(sc)))
+	}
+	if sc.Label == "" {
+		panic(Errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the class, read by sign: > 0 is +1); %q has none", fn, src.Name))
+	}
+	variant, err := jlclass.ParseVariant(a.Str("variant"))
+	if err != nil {
+		panic(argErr(fn, err))
+	}
+	nb := neighbourOf(fn, a, src)
+	clip := clipOf(fn, a, sc)
+	eps, delta := a.Float("eps"), a.Float("delta")
+	n := 0
+	if variant == jlclass.FedRepJL {
+		if nb != accounting.ReplaceOne {
+			panic(Errorf(NameArgumentError, "%s: variant fedrep-jl supports only replace-one neighbours: FedRep averages over the users, and under add-remove their number is private (variant pool supports both)", fn))
+		}
+		if !(delta > 0) {
+			panic(Errorf(NameArgumentError, "%s: variant fedrep-jl adds Gaussian noise and needs delta > 0 (e.g. delta=1e-6); variant pool is pure ε", fn))
+		}
+		// FedRep averages over the users: their number must be public.
+		n = publicUnits(fn, "variant fedrep-jl (FedRep averages over the users)", src)
+	}
+	p := &Plan{Func: fn, Method: "jlclass/" + variant.String(), Eps: eps, Delta: delta, Columns: sc.Columns}
+	opt := jlclass.Options{Variant: variant, K: a.Int("k"), Rho: a.Float("rho"), Gamma: a.Float("gamma"),
+		Candidates: a.Int("candidates"), ScoreMargin: a.Float("score_margin"), Clip: clip,
+		Eps: eps, Delta: delta, Neighbour: nb, Calibration: fedrep.CalibZCDP, Noise: env.sampler()}
+	if variant == jlclass.FedRepJL {
+		opt.Progress = p.progress.step
+		p.reportsSteps(jlclass.DefaultIters)
+	}
+	pl, err := jlclass.PlanRun(opt, sc.D, n)
+	if err != nil {
+		panic(argErr(fn, err))
+	}
+	p.Cost, p.Note = pl.Cost, pl.Note
+	extra := map[string]any{"variant": variant.String(), "k_prime": pl.KPrime, "clip": clip, "neighbour": nb.String()}
+	if variant == jlclass.Pool {
+		p.Noise = fmt.Sprintf("exponential mechanism over %d candidates, per-user score in [0, 1] (sensitivity 1 on the sum), sampled exactly at ε′=%.6g", pl.Candidates, pl.EffectiveEps)
+		extra["candidates"] = pl.Candidates
+		extra["effective_eps"] = pl.EffectiveEps
+	} else {
+		p.Noise = fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.FedRep.StepMultiplier, pl.FedRep.InitMultiplier, clip)
+		extra["rounds"] = pl.FedRep.Iters
+		extra["lr"] = pl.FedRep.Eta
+		extra["calibration"] = pl.FedRep.Calibration.String()
+	}
+	p.Params = publicParams(a, extra)
+	p.run = func(ctx context.Context, data *Data) (any, error) {
+		r, err := pl.Run(ctx, data.Rows)
+		if err != nil {
+			return nil, err
+		}
+		return &FedRep{U: r.U}, nil
+	}
+	return p
+}
