@@ -16,6 +16,10 @@ import (
 
 func (rt *Runtime) privateClassifyJL(ds any, kws ...KW) *ClassifyJLResult {
 	rel, _ := rt.runPrivate("private_classify_jl", ds, kws)
+	return classifyJLResult(rel)
+}
+
+func classifyJLResult(rel *release.Release) *ClassifyJLResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &ClassifyJLResult{Receipt: rel.Receipt}
 	}

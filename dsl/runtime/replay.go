@@ -34,6 +34,7 @@ func init() {
 	registerResult("private_sum", sumResult)
 	registerResult("private_histogram", histogramResult)
 	registerResult("private_quantile", quantileResult)
+	registerResult("private_classify_jl", classifyJLResult)
 }
 
 // Result is the DSL result of fn for rel, the value a cell's call of fn

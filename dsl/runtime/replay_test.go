@@ -8,6 +8,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
+	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -167,4 +168,19 @@ func TestResultOfStoredRelease(t *testing.T) {
 // regionSpec is registerRegions' public schema.
 func regionSpec() snapshot.Spec {
 	return snapshot.Spec{Bounds: map[string][2]float64{"age": {0, 120}, "income": {0, 1000}}, Categories: map[string][]string{"region": {"north", "south"}}}
+}
+
+// Every private function of the table has a result conversion, so its
+// named calls replay and notebooks showing its results can be verified: a
+// new function that forgets registerResult fails here, not in a reader's
+// CI.
+func TestEveryPrivateFunctionHasAResult(t *testing.T) {
+	for _, f := range syntax.Funcs {
+		if !f.Private {
+			continue
+		}
+		if _, ok := resultBuilders[f.Name]; !ok {
+			t.Errorf("%s has no result conversion: call registerResult(%q, …) in dsl/runtime", f.Name, f.Name)
+		}
+	}
 }
