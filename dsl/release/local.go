@@ -108,8 +108,11 @@ func (env *Local) sampler() *noise.Sampler {
 var planners = map[string]func(env *Local, src Ref, a *Args) *Plan{
 	"private_pca":    planPCA,
 	"private_fedrep": planFedRep,
-	"private_count":  planCount,
-	"private_mean":   planMean,
+	fnLowRank: func(env *Local, src Ref, a *Args) *Plan {
+		return planEntry(env, fnLowRank, src, a)
+	},
+	"private_count": planCount,
+	"private_mean":  planMean,
 
 	// the column analyses (tabular.go)
 	"private_sum":       planSum,
@@ -129,6 +132,9 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 	}
 	if call.Args == nil {
 		return nil, Errorf(NameArgumentError, "%s: no arguments", call.Func)
+	}
+	if err := checkKind(call); err != nil {
+		return nil, err
 	}
 	defer func() {
 		r := recover()

@@ -38,7 +38,7 @@ func PCAMethods() []string {
 }
 
 // pcaAvailable lists the private_pca methods this build wires.
-var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "federated": true}
+var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "federated": true, pca.MethodPPMEntry: true}
 
 // ojaGap is the public eigengap hint private Oja's learning rate uses (rows
 // are scaled into the unit ball, so eigenvalues lie in [0, 1]).
@@ -123,6 +123,9 @@ func publicParams(a *Args, extra map[string]any) map[string]any {
 func planPCA(env *Local, src Ref, a *Args) *Plan {
 	const fn = "private_pca"
 	sc := src.Schema
+	if sc.IsMatrix() {
+		return planEntry(env, fn, src, a)
+	}
 	d, k := sc.D, a.Int("k")
 	method := a.Str("method")
 	if !pcaAvailable[method] {

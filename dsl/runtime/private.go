@@ -17,8 +17,8 @@ func (rt *Runtime) privatePCA(ds any, kws ...KW) *PCAResult {
 		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
 	}
 	v := rel.Value.(*release.PCA)
-	return &PCAResult{Components: v.Components, Values: v.Values, Support: v.Support,
-		Method: rel.Receipt.Mechanism, Columns: append([]string(nil), src.schema.Columns...), Receipt: rel.Receipt}
+	return &PCAResult{Components: v.Components, Values: v.Values, Support: v.Support, Right: v.Right,
+		Method: rel.Receipt.Mechanism, Columns: resultRows(src.schema), Receipt: rel.Receipt}
 }
 
 func mustArgs(fn string, kws []KW) *args {

@@ -191,6 +191,8 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"select_columns":   reflect.ValueOf(rt.selectColumns),
 		"private_pca":      reflect.ValueOf(rt.privatePCA),
 		"private_fedrep":   reflect.ValueOf(rt.privateFedRep),
+		"private_low_rank": reflect.ValueOf(rt.privateLowRank),
+		"LowRankResult":    reflect.ValueOf((*LowRankResult)(nil)),
 		"private_count":    reflect.ValueOf(rt.privateCount),
 		"private_mean":     reflect.ValueOf(rt.privateMean),
 		"remaining":        reflect.ValueOf(rt.remaining),

@@ -1,0 +1,201 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/snapshot"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// The matrix datasets of the neighbouring-datasets harness: "mat", a
+// symmetric 4×4 matrix, and "rmat", a rectangular 3×2 one, both with
+// entry bound 1. Worlds differ in one entry (and its mirror), changed
+// within the bound, which is the registered relation "entry"; their
+// public facts (shape, bound, budget) are the same.
+const harnessEntryBound = 1.0
+
+// harnessMatrix is a variant's matrix: the base matrix with one entry
+// moved to an end of the bound (none for the first variant).
+func harnessMatrix(v variant, rows, cols int, symmetric bool) [][]float64 {
+	m := make([][]float64, rows)
+	for i := range m {
+		m[i] = make([]float64, cols)
+		for j := range m[i] {
+			a, b := i, j
+			if symmetric && b < a {
+				a, b = b, a
+			}
+			m[i][j] = 0.5 * math.Sin(float64(3*a+b+1))
+		}
+	}
+	set := func(i, j int, x float64) {
+		m[i][j] = x
+		if symmetric {
+			m[j][i] = x
+		}
+	}
+	switch {
+	case v.extreme:
+		set(0, 0, -harnessEntryBound) // a diagonal entry
+	case v.units == 10:
+		set(0, 1, harnessEntryBound)
+	case v.units == 11:
+		set(rows-1, cols-1, -harnessEntryBound)
+	}
+	return m
+}
+
+func matrixCSV(m [][]float64) string {
+	var b strings.Builder
+	for j := range m[0] {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "c%d", j+1)
+	}
+	b.WriteByte('\n')
+	for _, row := range m {
+		for j, x := range row {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprint(&b, x)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// registerHarnessMatrices registers "mat" and "rmat" of variant v in dir.
+func registerHarnessMatrices(t *testing.T, dir string, v variant, budget accounting.Budget) {
+	for _, ms := range []ledger.MatrixShape{
+		{Rows: 4, Cols: 4, Symmetric: true, EntryBound: harnessEntryBound},
+		{Rows: 3, Cols: 2, EntryBound: harnessEntryBound},
+	} {
+		name := "mat"
+		if !ms.Symmetric {
+			name = "rmat"
+		}
+		shape := ms
+		registerSnapshot(t, dir, name, matrixCSV(harnessMatrix(v, ms.Rows, ms.Cols, ms.Symmetric)), snapshot.Spec{},
+			ledger.Registration{Budget: budget, Accountant: accounting.ModeZCDP, Clip: harnessEntryBound, Matrix: &shape})
+	}
+}
+
+func isMatrixCall(c harnessCall) bool { return c.dataset == "mat" || c.dataset == "rmat" }
+
+// harnessMatrixGrid: the matrix functions on matrix datasets over their
+// parameters' extremes, and every kind mismatch (refused before the
+// charge).
+func harnessMatrixGrid(wide bool) []harnessCall {
+	kw := newKW
+	var calls []harnessCall
+	vary := func(fn, ds string, base []KW, name string, vals []any) {
+		for _, v := range vals {
+			var kws []KW
+			replaced := false
+			for _, k := range base {
+				if k.name == name {
+					k = kw(name, v)
+					replaced = true
+				}
+				kws = append(kws, k)
+			}
+			if !replaced {
+				kws = append(kws, kw(name, v))
+			}
+			calls = append(calls, harnessCall{fn: fn, dataset: ds, kws: kws})
+		}
+	}
+	anys := func(xs ...any) []any { return xs }
+	eps := make([]any, len(harnessEps))
+	for i, e := range harnessEps {
+		eps[i] = e
+	}
+	delta := make([]any, len(harnessDelta))
+	for i, d := range harnessDelta {
+		delta[i] = d
+	}
+	ks := anys(-1, 0, 1, 2, 3, 5, math.MaxInt32)
+	iters := anys(-1, 0, 1, 3, 1000, 1<<20)
+	for _, ds := range []string{"mat", "rmat"} {
+		pb := []KW{kw("k", 1), kw("method", "ppm-entry"), kw("eps", 1.0), kw("delta", 1e-6), kw("iters", 3)}
+		calls = append(calls, harnessCall{fn: "private_pca", dataset: ds, kws: pb})
+		vary("private_pca", ds, pb, "k", ks)
+		vary("private_pca", ds, pb, "eps", eps)
+		vary("private_pca", ds, pb, "delta", delta)
+		vary("private_pca", ds, pb, "iters", iters)
+		vary("private_pca", ds, pb, "calibration", anys("zcdp", "paper"))
+		vary("private_pca", ds, pb, "method", anys("auto", "npm", "gauss", "adaptive", "dppca", "oja", "federated"))
+		vary("private_pca", ds, pb, "neighbour", anys("replace-one"))
+		lb := []KW{kw("k", 1), kw("eps", 1.0), kw("delta", 1e-6), kw("iters", 3)}
+		calls = append(calls, harnessCall{fn: "private_low_rank", dataset: ds, kws: lb})
+		vary("private_low_rank", ds, lb, "k", ks)
+		vary("private_low_rank", ds, lb, "eps", eps)
+		vary("private_low_rank", ds, lb, "delta", delta)
+		vary("private_low_rank", ds, lb, "iters", iters)
+		vary("private_low_rank", ds, lb, "calibration", anys("zcdp", "paper"))
+		// the Laplace variant: pure ε, δ must stay 0
+		lap := []KW{kw("k", 1), kw("eps", 1.0), kw("noise", "laplace"), kw("iters", 3)}
+		calls = append(calls, harnessCall{fn: "private_low_rank", dataset: ds, kws: lap})
+		vary("private_low_rank", ds, lap, "eps", eps)
+		vary("private_low_rank", ds, lap, "delta", delta)
+		vary("private_low_rank", ds, lap, "k", ks)
+		vary("private_low_rank", ds, lap, "iters", iters)
+		if wide {
+			for _, e := range harnessEps {
+				for _, k := range []int{1, 2} {
+					calls = append(calls, harnessCall{fn: "private_low_rank", dataset: ds, kws: []KW{kw("k", k), kw("eps", e), kw("noise", "laplace")}})
+					calls = append(calls, harnessCall{fn: "private_pca", dataset: ds, kws: []KW{kw("k", k), kw("method", "ppm-entry"), kw("eps", e), kw("delta", 1e-6)}})
+				}
+			}
+		}
+		// row functions on a matrix dataset, and a subset of one
+		for _, c := range []harnessCall{
+			{fn: "private_count", kws: []KW{kw("eps", 1.0)}},
+			{fn: "private_mean", kws: []KW{kw("eps", 1.0), kw("delta", 1e-6)}},
+			{fn: "private_sum", kws: []KW{kw("col", "c1"), kw("eps", 1.0)}},
+			{fn: "private_histogram", kws: []KW{kw("col", "c1"), kw("bins", 2), kw("eps", 1.0)}},
+			{fn: "private_quantile", kws: []KW{kw("col", "c1"), kw("eps", 1.0)}},
+		} {
+			c.dataset = ds
+			calls = append(calls, c)
+		}
+		calls = append(calls, harnessCall{fn: "private_low_rank", dataset: ds, kws: lb, filter: []KW{kw("col", "c1"), kw("op", ">="), kw("value", 0.0)}})
+	}
+	// matrix functions on row datasets
+	for _, ds := range []string{"rows", "users"} {
+		calls = append(calls,
+			harnessCall{fn: "private_low_rank", dataset: ds, kws: []KW{kw("k", 1), kw("eps", 1.0), kw("delta", 1e-6)}},
+			harnessCall{fn: "private_pca", dataset: ds, kws: []KW{kw("k", 1), kw("method", "ppm-entry"), kw("eps", 1.0), kw("delta", 1e-6)}})
+	}
+	return calls
+}
+
+func dims(m interface{ Dims() (int, int) }) string {
+	if m == nil {
+		return "none"
+	}
+	r, c := m.Dims()
+	return fmt.Sprintf("%d×%d", r, c)
+}
+
+func rightShape(m *mat.Dense) string {
+	if m == nil {
+		return ""
+	}
+	return ", right " + dims(m)
+}
+
+func lowRankShape(r *LowRankResult) string {
+	if r.Matrix == nil {
+		return "low rank: none, method " + r.Method
+	}
+	return fmt.Sprintf("low rank %s, components %s%s, %d values, method %s", dims(r.Matrix), dims(r.Components), rightShape(r.Right), len(r.Values), r.Method)
+}
