@@ -199,3 +199,40 @@ func lowRankShape(r *LowRankResult) string {
 	}
 	return fmt.Sprintf("low rank %s, components %s%s, %d values, method %s", dims(r.Matrix), dims(r.Components), rightShape(r.Right), len(r.Values), r.Method)
 }
+
+// The static pre-check prices matrix calls as their plans do.
+func TestMatrixCostForMatchesPlans(t *testing.T) {
+	for _, ms := range []ledger.MatrixShape{
+		{Rows: 6, Cols: 6, Symmetric: true, EntryBound: 2},
+		{Rows: 5, Cols: 3, EntryBound: 2},
+	} {
+		shape := ms
+		sc := ledger.Schema{Name: "m", Columns: []string{"c1", "c2", "c3", "c4", "c5", "c6"}[:ms.Cols], D: ms.Cols, Clip: 2, Unit: "row",
+			Accountant: "zcdp", Center: "none", Kind: ledger.KindMatrix, Matrix: &shape, Neighbour: ledger.NeighbourEntry}
+		src := &source{name: "m", schema: sc}
+		for _, calib := range []string{"zcdp", "paper"} {
+			for _, method := range []string{"ppm-entry", "auto"} {
+				a, err := parseArgs("private_pca", []KW{newKW("k", 2), newKW("eps", 0.5), newKW("delta", 1e-6), newKW("method", method), newKW("calibration", calib)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := planPCA(src, a)
+				want, ok := costFor("private_pca", method, calib, "zcdp", 0.5, 1e-6)
+				if !ok || !sameCost(p.Cost, want) || p.Method != "pca/ppm-entry" {
+					t.Errorf("%v private_pca method=%s calibration=%s: plan %s costs %+v, costFor %+v", ms, method, calib, p.Method, p.Cost, want)
+				}
+			}
+			a, _ := parseArgs("private_low_rank", []KW{newKW("k", 1), newKW("eps", 0.5), newKW("delta", 1e-6), newKW("calibration", calib)})
+			p := planVia("private_low_rank")(src, a)
+			if want, ok := costFor("private_low_rank", "", calib, "zcdp", 0.5, 1e-6); !ok || !sameCost(p.Cost, want) {
+				t.Errorf("%v private_low_rank calibration=%s: plan %+v, costFor %+v", ms, calib, p.Cost, want)
+			}
+		}
+		a, _ := parseArgs("private_low_rank", []KW{newKW("k", 1), newKW("eps", 0.5), newKW("noise", "laplace")})
+		p := planVia("private_low_rank")(src, a)
+		want, ok := costFor("private_low_rank", "", "", "zcdp", 0.5, 0)
+		if !ok || !sameCost(p.Cost, want) || p.Cost.Kind != accounting.PureDP {
+			t.Errorf("%v private_low_rank noise=laplace: plan %+v, costFor %+v, want pure ε", ms, p.Cost, want)
+		}
+	}
+}
