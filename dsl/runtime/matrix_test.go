@@ -221,6 +221,10 @@ func TestMatrixCostForMatchesPlans(t *testing.T) {
 				if !ok || !sameCost(p.Cost, want) || p.Method != "pca/ppm-entry" {
 					t.Errorf("%v private_pca method=%s calibration=%s: plan %s costs %+v, costFor %+v", ms, method, calib, p.Method, p.Cost, want)
 				}
+				// Neighbours replace an entry within [−B, B]: it moves by 2B.
+				if !strings.Contains(p.Note, "one symmetric entry pair changes by ≤ 4)") {
+					t.Errorf("%v: note %q does not calibrate to an entry change of 2B = 4", ms, p.Note)
+				}
 			}
 			a, _ := parseArgs("private_low_rank", []KW{newKW("k", 1), newKW("eps", 0.5), newKW("delta", 1e-6), newKW("calibration", calib)})
 			p := planVia("private_low_rank")(src, a)
@@ -234,5 +238,55 @@ func TestMatrixCostForMatchesPlans(t *testing.T) {
 		if !ok || !sameCost(p.Cost, want) || p.Cost.Kind != accounting.PureDP {
 			t.Errorf("%v private_low_rank noise=laplace: plan %+v, costFor %+v, want pure ε", ms, p.Cost, want)
 		}
+	}
+}
+
+// Matrix datasets in cells: the matrix functions run and are charged;
+// row functions on them, matrix functions on row data and subsets of a
+// matrix are refused before the charge, saying which kind each takes.
+func TestMatrixCells(t *testing.T) {
+	dir := t.TempDir()
+	budget := accounting.Budget{Eps: 10, Delta: 1e-5}
+	registerHarnessMatrices(t, dir, variant{units: 10}, budget)
+	register(t, dir, "rows", table(50, 3, 1, 0.3), budget, accounting.ModeZCDP)
+	s := newSession(t, dir)
+	out := s.ok(`m := dataset("mat")
+r := private_pca(m, method="ppm-entry", k=2, eps=1, delta=1e-6)
+fmt.Println(r.Method, r.Components.RawMatrix().Rows, len(r.Values), r.Receipt.Params["neighbour"])
+a := private_pca(m, k=1, eps=0.5, delta=1e-6)
+fmt.Println(a.Method)
+l := private_low_rank(m, k=1, eps=0.5, noise="laplace")
+fmt.Println(l.Method, l.Matrix.RawMatrix().Rows, l.Receipt.Cost)
+q := private_low_rank(dataset("rmat"), k=1, eps=0.5, delta=1e-6)
+fmt.Println(q.Matrix.RawMatrix().Rows, q.Matrix.RawMatrix().Cols, q.Right.RawMatrix().Rows, q.Components.RawMatrix().Rows)
+p := private_pca(dataset("rmat"), method="ppm-entry", eps=0.5, delta=1e-6)
+fmt.Println(p.Components.RawMatrix().Rows, p.Right.RawMatrix().Rows, p.Columns)`)
+	for _, want := range []string{"pca/ppm-entry 4 2 entry", "pca/lra 4 pca/lra: pure ε=0.5", "3 2 2 3", "3 2 [r1 r2 r3]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	before := status(t, dir, "mat").Charges
+	for _, c := range []struct{ code, want string }{
+		{`private_count(dataset("mat"), eps=0.1)`, `private_count takes a row dataset, and "mat" is a matrix dataset`},
+		{`private_mean(dataset("mat"), eps=0.1, delta=1e-6)`, `private_mean takes a row dataset, and "mat" is a matrix dataset`},
+		{`private_pca(dataset("mat"), method="npm", eps=0.1, delta=1e-6)`, `private_pca takes it with method="ppm-entry" only`},
+		{`private_low_rank(filter(dataset("mat"), col="c1", op=">", value=0.0), eps=0.1, delta=1e-6)`, "cannot be filtered"},
+		{`private_low_rank(dataset("rows"), eps=0.1, delta=1e-6)`, `private_low_rank takes a matrix dataset (registered with privnotes dataset add --matrix), and "rows" is a row dataset`},
+		{`private_pca(dataset("rows"), method="ppm-entry", eps=0.1, delta=1e-6)`, `private_pca with method="ppm-entry" takes a matrix dataset`},
+		{`private_low_rank(dataset("mat"), eps=0.1)`, `Gaussian noise needs δ > 0`},
+		{`private_low_rank(dataset("mat"), eps=0.1, delta=1e-6, noise="laplace")`, `noise="laplace" is pure ε-DP`},
+		{`private_pca(dataset("rmat"), method="ppm-entry", k=3, eps=0.1, delta=1e-6)`, `k=3: use 1 ≤ k ≤ 2 for this 3×2 matrix`},
+	} {
+		res, _ := s.fails(c.code, NameArgumentError)
+		if !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: %s, want %q", c.code, res.Error.Value, c.want)
+		}
+	}
+	if after := status(t, dir, "mat").Charges; after != before {
+		t.Errorf("refused calls charged mat: %d → %d records", before, after)
+	}
+	if st := status(t, dir, "rows"); st.Charges != 0 {
+		t.Errorf("refused calls charged rows %d times", st.Charges)
 	}
 }
