@@ -155,3 +155,14 @@ func writeRight(b *strings.Builder, right *mat.Dense) {
 	n, k := right.Dims()
 	fmt.Fprintf(b, "  right singular vectors: %d×%d in .Right (Components are the left ones)\n", n, k)
 }
+
+// describeMatrix is a matrix dataset handle's public description.
+func describeMatrix(s ledger.Schema) string {
+	ms := s.Matrix
+	kind := "symmetric"
+	if !ms.Symmetric {
+		kind = "rectangular"
+	}
+	return fmt.Sprintf("Dataset(%s: %d×%d %s matrix, neighbours=entry (|entry| ≤ %g), budget ε=%g δ=%g)",
+		s.Name, ms.Rows, ms.Cols, kind, ms.EntryBound, s.Budget.Eps, s.Budget.Delta)
+}

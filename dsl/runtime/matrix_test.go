@@ -290,3 +290,11 @@ fmt.Println(p.Components.RawMatrix().Rows, p.Right.RawMatrix().Rows, p.Columns)`
 		t.Errorf("refused calls charged rows %d times", st.Charges)
 	}
 }
+
+func TestMatrixHandle(t *testing.T) {
+	ms := &ledger.MatrixShape{Rows: 3, Cols: 2, EntryBound: 0.5}
+	got := describeSchema(ledger.Schema{Name: "m", Kind: ledger.KindMatrix, Matrix: ms, Budget: accounting.Budget{Eps: 2, Delta: 1e-6}})
+	if want := "Dataset(m: 3×2 rectangular matrix, neighbours=entry (|entry| ≤ 0.5), budget ε=2 δ=1e-06)"; got != want {
+		t.Errorf("handle %q, want %q", got, want)
+	}
+}
