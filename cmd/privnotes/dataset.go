@@ -345,7 +345,11 @@ func datasetList(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "privnotes dataset list: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%g\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, sc.Unit, sc.Clip, accountantLabel(sc.Accountant),
+		unit := sc.Unit
+		if sc.IsMatrix() {
+			unit = "entry" // a matrix dataset: CLIP is its entry bound
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%g\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, unit, sc.Clip, accountantLabel(sc.Accountant),
 			sc.Budget.Eps, sc.Budget.Delta, s.Spent.Eps, s.Spent.Delta, s.Remaining.Eps, s.Remaining.Delta)
 	}
 	tw.Flush()

@@ -62,6 +62,9 @@ func TestDatasetAddMatrix(t *testing.T) {
 	if code, out, stderr := runCLI(append([]string{"dataset", "add", "R", "--matrix", rect, "--rectangular"}, base...)...); code != 0 || !strings.Contains(norm(out), "matrix 3×2 (rectangular, analysed as the 5×5 symmetric [[0, M], [Mᵀ, 0]])") {
 		t.Fatalf("rectangular: exit %d\n%s%s", code, out, stderr)
 	}
+	if code, out, _ := runCLI("dataset", "list", "--state", state); code != 0 || !strings.Contains(norm(out), "R 3 2 entry 4 zcdp") {
+		t.Errorf("list: exit %d\n%s", code, out)
+	}
 	if code, out, _ := runCLI("dataset", "show", "R", "--state", state); code != 0 || !strings.Contains(norm(out), "neighbours entry: one entry") || !strings.Contains(norm(out), "remaining ε=1") {
 		t.Errorf("show R: exit %d\n%s", code, out)
 	}
