@@ -275,6 +275,8 @@ fmt.Println(p.Components.RawMatrix().Rows, p.Right.RawMatrix().Rows, p.Columns)`
 		{`private_low_rank(dataset("rows"), eps=0.1, delta=1e-6)`, `private_low_rank takes a matrix dataset (registered with privnotes dataset add --matrix), and "rows" is a row dataset`},
 		{`private_pca(dataset("rows"), method="ppm-entry", eps=0.1, delta=1e-6)`, `private_pca with method="ppm-entry" takes a matrix dataset`},
 		{`private_low_rank(dataset("mat"), eps=0.1)`, `Gaussian noise needs δ > 0`},
+		{`private_pca(dataset("mat"), method="ppm-entry", clip=2, eps=0.1, delta=1e-6)`, `clip= is for row datasets`},
+		{`private_pca(dataset("mat"), neighbour="replace-one", eps=0.1, delta=1e-6)`, `neighbour= is for row datasets`},
 		{`private_low_rank(dataset("mat"), eps=0.1, delta=1e-6, noise="laplace")`, `noise="laplace" is pure ε-DP`},
 		{`private_pca(dataset("rmat"), method="ppm-entry", k=3, eps=0.1, delta=1e-6)`, `k=3: use 1 ≤ k ≤ 2 for this 3×2 matrix`},
 	} {
