@@ -87,7 +87,7 @@ func planEntry(env *Local, fn string, src Ref, a *Args) *Plan {
 	if ms == nil {
 		panic(Errorf(NameDatasetError, "%s: dataset %q is registered as a matrix without its shape: run `privnotes ledger verify`", fn, src.Name))
 	}
-	for _, kw := range []string{"neighbour", "clip", "providers", "sparsity", "pad"} {
+	for _, kw := range []string{"neighbour", "clip", "providers", "sparsity", "pad", "gap"} {
 		if a.Given[kw] {
 			panic(Errorf(NameArgumentError, "%s: %s= is for row datasets; matrix dataset %q is bounded entrywise (|entry| ≤ %g) and its neighbours differ in one entry: leave it out", fn, kw, src.Name, ms.EntryBound))
 		}
