@@ -27,6 +27,7 @@ func init() {
 
 const datasetUsage = `Usage:
   privnotes dataset add NAME --from FILE --eps E --delta D --clip NORM [flags]
+  privnotes dataset add NAME --matrix FILE --entry-bound B --eps E --delta D [--rectangular]
   privnotes dataset list [--state DIR]
   privnotes dataset show NAME [--state DIR]
   privnotes dataset rm NAME [--state DIR]
@@ -89,6 +90,10 @@ type addFlags struct {
 	from, sql  string
 	bounds     repeated
 	categories repeated
+	// A matrix dataset (dataset_matrix.go).
+	matrix      string
+	entryBound  float64
+	rectangular bool
 }
 
 // parseAdd parses and validates the flags of dataset add.
@@ -114,7 +119,7 @@ The number of rows (or of users, with --unit user:COLUMN) is private unless
 --public-n declares it public. Mechanisms that need it (DP-PCA, private Oja,
 FedRep) run only on datasets whose count is public.`, stderr)
 	nan := math.NaN()
-	f := &addFlags{eps: nan, delta: nan, clip: nan, labelClip: nan}
+	f := &addFlags{eps: nan, delta: nan, clip: nan, labelClip: nan, entryBound: nan}
 	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	fs.StringVar(&f.csv, "csv", "", "alias of --from for a CSV file")
 	fs.StringVar(&f.from, "from", "", "a file to register as an immutable snapshot: CSV, gzipped CSV, Parquet or JSON lines, detected from its content and name")
@@ -135,9 +140,18 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	fs.StringVar(&f.header, "header", "auto", "CSV only: line 1 is auto (detected), yes (column names), no (data), sklearn (n_samples,n_features,label names...)")
 	fs.StringVar(&f.badRows, "bad-rows", "reject", "malformed or non-finite rows: reject (the file) or drop (the rows, counted here)")
 	fs.BoolVar(&f.publicN, "public-n", false, "declare the number of rows (users, with --unit user:COLUMN) public: it is stored in the public schema, where notebooks can read it, and lets mechanisms that need it run. Only for a count that is public already (published with the data, say)")
+	fs.StringVar(&f.matrix, "matrix", "", "a matrix file (numbers, one matrix row per line) to register as a matrix dataset whose private units are its entries; with --entry-bound (see docs/mechanisms.md)")
+	fs.Var(unsetFloat{&f.entryBound}, "entry-bound", "--matrix: public bound B on |entry|; neighbouring matrices differ in one entry, anywhere in [-B, B] (entries outside are refused)")
+	fs.BoolVar(&f.rectangular, "rectangular", false, "--matrix: the matrix need not be symmetric; it is analysed through [[0, M], [Mᵀ, 0]] (left and right singular vectors)")
 	name, err := splitName(fs, args)
 	if err != nil {
 		return "", nil, err
+	}
+	if f.matrix != "" {
+		return name, f, checkMatrixFlags(f)
+	}
+	if f.rectangular || !math.IsNaN(f.entryBound) {
+		return "", nil, errors.New("--entry-bound and --rectangular are for --matrix FILE")
 	}
 	switch {
 	case countSet(f.csv, f.from, f.sql) != 1:
@@ -188,6 +202,9 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return 2
 	}
+	if f.matrix != "" {
+		return datasetAddMatrix(name, f, stdout, stderr)
+	}
 	bounds, err := parseBounds(f.bounds)
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
@@ -199,6 +216,15 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 	sc := info.Schema
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	if sc.IsMatrix() {
+		writeMatrixInfo(tw, info)
+		if st != nil {
+			fmt.Fprintf(tw, "  spent\tε=%.6g, δ=%.3g in %d charges\n", st.Spent.Eps, st.Spent.Delta, st.Charges)
+			fmt.Fprintf(tw, "  remaining\tε=%.6g, δ=%.3g\n", st.Remaining.Eps, st.Remaining.Delta)
+		}
+		tw.Flush()
+		return
+	}
 	fmt.Fprintf(tw, "  name\t%s\n", sc.Name)
 	fmt.Fprintf(tw, "  rows (owner only)\t%d\n", info.Rows)
 	if sc.Unit == "user" {
@@ -319,7 +345,11 @@ func datasetList(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "privnotes dataset list: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%g\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, sc.Unit, sc.Clip, accountantLabel(sc.Accountant),
+		unit := sc.Unit
+		if sc.IsMatrix() {
+			unit = "entry" // a matrix dataset: CLIP is its entry bound
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%g\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, unit, sc.Clip, accountantLabel(sc.Accountant),
 			sc.Budget.Eps, sc.Budget.Delta, s.Spent.Eps, s.Spent.Delta, s.Remaining.Eps, s.Remaining.Delta)
 	}
 	tw.Flush()

@@ -97,6 +97,11 @@ func (s *Store) registerSnapshot(ctx context.Context, r Registration) (*OwnerInf
 	if err := checkBounds(snap.Bounds, snap.Columns); err != nil {
 		return nil, err
 	}
+	if r.Matrix != nil {
+		if err := checkMatrix(r.Matrix, int(snap.Rows), len(snap.Columns)); err != nil {
+			return nil, err
+		}
+	}
 	sc := registeredSchema(r, snap.Columns, snap.Label, snap.UserColumn, snap.Rows, snap.Users, snap.Bounds)
 	if sc.Columns == nil {
 		sc.Columns = []string{}

@@ -498,6 +498,10 @@ type Schema struct {
 	// into the bucket "other". Categorical columns are not among Columns,
 	// the numeric features the matrix mechanisms use.
 	Categorical map[string][]string `json:"categorical,omitempty"`
+	// Kind is KindMatrix for a matrix dataset (matrix.go), empty for rows;
+	// Matrix is then its public shape and Neighbour is NeighbourEntry.
+	Kind   string       `json:"kind,omitempty"`
+	Matrix *MatrixShape `json:"matrix,omitempty"`
 }
 
 // OtherCategory names the bucket of a categorical column's values that
@@ -530,6 +534,8 @@ type Registration struct {
 	// Snapshot, instead of Table, registers data already written as an
 	// immutable snapshot file in SnapshotDir (dsl/snapshot builds it).
 	Snapshot *SnapshotRef
+	// Matrix registers the snapshot as a matrix dataset (matrix.go).
+	Matrix *MatrixShape
 }
 
 // OwnerInfo is what the owner's CLI shows: the public schema plus facts
@@ -642,6 +648,9 @@ func registeredSchema(r Registration, columns []string, label, userColumn string
 	}
 	if userColumn != "" {
 		sc.Unit, sc.UserColumn = "user", userColumn
+	}
+	if r.Matrix != nil {
+		applyMatrix(&sc, r.Matrix)
 	}
 	return sc
 }

@@ -57,6 +57,7 @@ func init() {
 	RegisterValue("histogram", func() Value { return new(Histogram) })
 	RegisterValue("quantile", func() Value { return new(Quantile) })
 	RegisterValue("groups", func() Value { return new(Groups) })
+	RegisterValue("lowrank", func() Value { return new(LowRank) })
 }
 
 // Float is a float64 in the canonical encoding.
@@ -387,11 +388,27 @@ func (v *PCA) EncodeRelease(e *Encoder) {
 	e.Matrix("components", v.Components)
 	e.Floats("values", v.Values)
 	e.Ints("support", v.Support)
+	e.Matrix("right", v.Right)
 }
 
 // DecodeRelease implements Value.
 func (v *PCA) DecodeRelease(d *Decoder) error {
 	v.Components, v.Values, v.Support = d.Matrix("components"), d.Floats("values"), d.Ints("support")
+	v.Right = d.Matrix("right")
+	return d.Err()
+}
+
+// EncodeRelease implements Value.
+func (v *LowRank) EncodeRelease(e *Encoder) {
+	e.Matrix("matrix", v.Matrix)
+	e.Matrix("components", v.Components)
+	e.Matrix("right", v.Right)
+	e.Floats("values", v.Values)
+}
+
+// DecodeRelease implements Value.
+func (v *LowRank) DecodeRelease(d *Decoder) error {
+	v.Matrix, v.Components, v.Right, v.Values = d.Matrix("matrix"), d.Matrix("components"), d.Matrix("right"), d.Floats("values")
 	return d.Err()
 }
 

@@ -14,7 +14,9 @@ import (
 // float, values whose shortest form is long, and non-finite ones.
 var samples = map[string]Value{
 	"pca": &PCA{Components: mat.NewDense(3, 2, []float64{0.1, -0.2, 1.0 / 3, math.Copysign(0, -1), 5e-324, math.MaxFloat64}),
-		Values: []float64{2.5e-7, 1e21}, Support: []int{0, 2}},
+		Values: []float64{2.5e-7, 1e21}, Support: []int{0, 2}, Right: mat.NewDense(2, 2, []float64{1e-300, -1, 0.5, 2})},
+	"lowrank": &LowRank{Matrix: mat.NewDense(2, 3, []float64{1, -2, 3e-9, 4, 5.5, -6}), Components: mat.NewDense(2, 1, []float64{0.6, 0.8}),
+		Right: mat.NewDense(3, 1, []float64{1, 0, math.Copysign(0, -1)}), Values: []float64{9.25}},
 	"fedrep":    &FedRep{U: mat.NewDense(2, 1, []float64{0.7071067811865476, -0.7071067811865475})},
 	"count":     &Count{Value: -3},
 	"mean":      &Mean{Values: []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0.30000000000000004}},
@@ -32,13 +34,24 @@ func sameBits(a, b any) bool {
 		case *PCA:
 			c := *x
 			c.Components = nil
-			return [3]any{c.Values, c.Support, x.Components.RawMatrix().Data}
+			return [4]any{c.Values, c.Support, x.Components.RawMatrix().Data, denseData(x.Right)}
+		case *LowRank:
+			return [4]any{denseData(x.Matrix), denseData(x.Components), denseData(x.Right), x.Values}
 		case *FedRep:
 			return x.U.RawMatrix().Data
 		}
 		return v
 	}
 	return reflect.DeepEqual(bitsOf(norm(a)), bitsOf(norm(b)))
+}
+
+// denseData is m's elements with its shape, or nil.
+func denseData(m *mat.Dense) any {
+	if m == nil {
+		return nil
+	}
+	r, c := m.Dims()
+	return [3]any{r, c, m.RawMatrix().Data}
 }
 
 // bitsOf replaces every float64 in v by its bits, through reflection.

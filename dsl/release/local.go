@@ -108,6 +108,9 @@ func (env *Local) sampler() *noise.Sampler {
 var planners = map[string]func(env *Local, src Ref, a *Args) *Plan{
 	"private_pca":    planPCA,
 	"private_fedrep": planFedRep,
+	fnLowRank: func(env *Local, src Ref, a *Args) *Plan {
+		return planEntry(env, fnLowRank, src, a)
+	},
 	// private_classify_jl (classify.go)
 	"private_classify_jl": planClassifyJL,
 	"private_count":       planCount,
@@ -131,6 +134,9 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 	}
 	if call.Args == nil {
 		return nil, Errorf(NameArgumentError, "%s: no arguments", call.Func)
+	}
+	if err := checkKind(call); err != nil {
+		return nil, err
 	}
 	defer func() {
 		r := recover()

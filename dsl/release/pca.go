@@ -40,7 +40,7 @@ func PCAMethods() []string {
 }
 
 // pcaAvailable lists the private_pca methods this build wires.
-var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "oja-shuffle": true, "federated": true}
+var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "oja-shuffle": true, "federated": true, pca.MethodPPMEntry: true}
 
 // ojaGap is the public eigengap hint private Oja's learning rate uses (rows
 // are scaled into the unit ball, so eigenvalues lie in [0, 1]).
@@ -142,6 +142,9 @@ func gapAuto(fn string, a *Args, method string) bool {
 func planPCA(env *Local, src Ref, a *Args) *Plan {
 	const fn = "private_pca"
 	sc := src.Schema
+	if sc.IsMatrix() {
+		return planEntry(env, fn, src, a)
+	}
 	d, k := sc.D, a.Int("k")
 	method := a.Str("method")
 	if !pcaAvailable[method] {

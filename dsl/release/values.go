@@ -10,6 +10,19 @@ type PCA struct {
 	Values []float64
 	// Support lists the coordinates the federated method's estimate uses.
 	Support []int
+	// Right holds the right singular vectors (n×k) of a rectangular
+	// matrix dataset, whose Components are then the left ones (matrix.go).
+	Right *mat.Dense
+}
+
+// LowRank is a private_low_rank release (matrix.go): the private
+// rank-≤2k approximation Matrix of a matrix dataset (for a rectangular
+// M, of M itself), with k components and values derived from it.
+type LowRank struct {
+	Components *mat.Dense
+	Right      *mat.Dense
+	Values     []float64
+	Matrix     *mat.Dense
 }
 
 // FedRep is a private_fedrep release: the shared representation.

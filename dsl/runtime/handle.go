@@ -138,6 +138,9 @@ func unitString(s ledger.Schema) string {
 }
 
 func describeSchema(s ledger.Schema) string {
+	if s.IsMatrix() && s.Matrix != nil {
+		return describeMatrix(s)
+	}
 	cols := s.Columns
 	more := ""
 	if len(cols) > 8 {

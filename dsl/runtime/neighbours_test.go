@@ -186,6 +186,8 @@ func newWorld(t *testing.T, c harnessConfig, v variant) *world {
 			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", Bounds: harnessBounds})
 		registerSnapshot(t, dir, "gcats", harnessCSV(v, false), snapshot.Spec{Bounds: harnessBounds, Categories: map[string][]string{"g": {"a", "b"}}},
 			ledger.Registration{Budget: budget, Accountant: accounting.ModeGDP, Neighbour: c.neighbour, Clip: 1})
+		// Matrix datasets (matrix_test.go): neighbours differ in one entry.
+		registerHarnessMatrices(t, dir, v, budget)
 	}
 	rt, err := New(Config{StateDir: dir})
 	if err != nil {
@@ -250,6 +252,7 @@ var harnessFuncs = map[string]func(rt *Runtime, ds any, kws ...KW) any{
 	"private_pca":         func(rt *Runtime, ds any, kws ...KW) any { return rt.privatePCA(ds, kws...) },
 	"private_fedrep":      func(rt *Runtime, ds any, kws ...KW) any { return rt.privateFedRep(ds, kws...) },
 	"private_classify_jl": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateClassifyJL(ds, kws...) },
+	"private_low_rank":    func(rt *Runtime, ds any, kws ...KW) any { return rt.privateLowRank(ds, kws...) },
 	"private_count":       func(rt *Runtime, ds any, kws ...KW) any { return rt.privateCount(ds, kws...) },
 	"private_mean":        func(rt *Runtime, ds any, kws ...KW) any { return rt.privateMean(ds, kws...) },
 
@@ -369,6 +372,8 @@ func receiptOf(v any) *Receipt {
 	switch r := v.(type) {
 	case *PCAResult:
 		return r.Receipt
+	case *LowRankResult:
+		return r.Receipt
 	case *CountResult:
 		return r.Receipt
 	case *MeanResult:
@@ -396,7 +401,9 @@ func describeRelease(v any) string {
 		if r.Components != nil {
 			rows, cols = r.Components.Dims()
 		}
-		shape = fmt.Sprintf("components %d×%d, %d values, %d support, method %s, columns %v", rows, cols, len(r.Values), len(r.Support), r.Method, r.Columns)
+		shape = fmt.Sprintf("components %d×%d, %d values, %d support, method %s, columns %v", rows, cols, len(r.Values), len(r.Support), r.Method, r.Columns) + rightShape(r.Right)
+	case *LowRankResult:
+		shape = lowRankShape(r)
 	case *CountResult:
 		shape = "count" + groupShape(r.GroupResult)
 	case *MeanResult:
@@ -801,7 +808,7 @@ func harnessGrid(wide bool) []harnessCall {
 		add("private_histogram", c.ds, hbase, "eps", floats(harnessEps))
 		add("private_histogram", c.ds, hbase, "delta", floats(harnessDelta))
 	}
-	return calls
+	return append(calls, harnessMatrixGrid(wide)...)
 }
 
 func TestNeighbouringDatasets(t *testing.T) {
@@ -901,8 +908,12 @@ func checkOutcome(t *testing.T, c harnessConfig, w *world, call harnessCall, o o
 	case !o.charged && o.class == "ok":
 		t.Errorf("%s data (%s), %s: a release without a ledger record", c, w.name, call)
 	}
+	registered := c.neighbour.String()
+	if isMatrixCall(call) {
+		registered = ledger.NeighbourEntry
+	}
 	for _, n := range o.notes {
-		if n != "neighbour="+c.neighbour.String() {
+		if n != "neighbour="+registered {
 			t.Errorf("%s data (%s), %s: calibrated under %s, not under the registered relation", c, w.name, call, n)
 		}
 	}

@@ -67,6 +67,15 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		} else {
 			ev = accounting.Pure(eps)
 		}
+	case "private_low_rank": // δ > 0: the Gaussian run (as ppm-entry); δ = 0: the Laplace variant, pure ε
+		switch {
+		case !gaussian:
+			ev = accounting.Pure(eps)
+		case calibration == "paper":
+			ev = accounting.Approx(eps, delta)
+		default:
+			ev = accounting.GaussianZcdpFor(eps, delta)
+		}
 	case "private_fedrep":
 		if !gaussian {
 			return ev, false
@@ -93,7 +102,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			} else {
 				ev = accounting.GdpFor(eps, delta)
 			}
-		case "npm", "gauss", "auto": // auto is gauss or npm; both are Gaussian compositions
+		case "npm", "gauss", "auto", "ppm-entry": // auto is gauss, npm or (on a matrix dataset) ppm-entry; all are Gaussian compositions
 			if calibration == "paper" {
 				ev = accounting.Approx(eps, delta)
 			} else {

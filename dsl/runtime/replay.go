@@ -35,6 +35,7 @@ func init() {
 	registerResult("private_histogram", histogramResult)
 	registerResult("private_quantile", quantileResult)
 	registerResult("private_classify_jl", classifyJLResult)
+	registerResult("private_low_rank", lowRankResult)
 }
 
 // Result is the DSL result of fn for rel, the value a cell's call of fn

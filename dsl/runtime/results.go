@@ -39,6 +39,9 @@ type PCAResult struct {
 	Values []float64
 	// Support lists the rows the federated method's estimate may use.
 	Support []int
+	// Right holds the right singular vectors (n×k) on a rectangular
+	// matrix dataset, whose Components are then the left ones (m×k).
+	Right   *mat.Dense
 	Method  string
 	Columns []string
 	Receipt *Receipt
@@ -81,6 +84,7 @@ func (r *PCAResult) String() string {
 	if r.Values != nil {
 		fmt.Fprintf(&b, "  eigenvalue estimates: %v\n", fmtFloats(r.Values))
 	}
+	writeRight(&b, r.Right)
 	b.WriteString(r.Receipt.String())
 	return b.String()
 }
@@ -389,12 +393,13 @@ func (r *PCAResult) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(struct {
 		Components [][]float64
-		Values     []float64 `json:",omitempty"`
-		Support    []int     `json:",omitempty"`
+		Values     []float64   `json:",omitempty"`
+		Support    []int       `json:",omitempty"`
+		Right      [][]float64 `json:",omitempty"`
 		Method     string
 		Columns    []string
 		Receipt    *Receipt
-	}{rowsOf(r.Components), r.Values, r.Support, r.Method, r.Columns, r.Receipt})
+	}{rowsOf(r.Components), r.Values, r.Support, rowsOrNil(r.Right), r.Method, r.Columns, r.Receipt})
 }
 
 // MarshalJSON encodes every released field, U as rows.

@@ -50,7 +50,7 @@ type Func struct {
 }
 
 // pcaMethods are the values of private_pca's method keyword.
-var pcaMethods = []string{"auto", "npm", "adaptive", "dppca", "oja", "oja-shuffle", "gauss", "federated"}
+var pcaMethods = []string{"auto", "npm", "adaptive", "dppca", "oja", "oja-shuffle", "gauss", "federated", "ppm-entry"}
 
 var epsParam = Param{Name: "eps", Type: "float", Required: true,
 	Doc: "privacy cost ε of this call (> 0); charged to the dataset before the mechanism reads data"}
@@ -108,7 +108,7 @@ var Funcs = sortFuncs([]Func{
 			{Name: "k", Type: "int", Default: "1", Doc: "number of principal components"},
 			epsParam, deltaGaussian,
 			{Name: "method", Type: "string", Default: `"auto"`, Choices: pcaMethods,
-				Doc: "algorithm: auto picks gauss (Analyze Gauss) when d ≤ 100, else npm, from the public dimension d only; it spends no budget to choose"},
+				Doc: "algorithm: auto picks gauss (Analyze Gauss) when d ≤ 100, else npm, from the public dimension d only; it spends no budget to choose. On a matrix dataset (dataset add --matrix) only ppm-entry runs, and auto picks it; ppm-entry takes matrix datasets only"},
 			{Name: "iters", Type: "int", Default: "0", DefaultDoc: "the method's documented default",
 				Doc: "iterations (power methods, Oja epochs); 0 = the method's default"},
 			{Name: "calibration", Type: "string", Default: `"zcdp"`, Choices: []string{"zcdp", "paper"},
@@ -125,11 +125,34 @@ var Funcs = sortFuncs([]Func{
 		},
 		Private: true,
 		Result:  "*PCAResult",
-		Doc:     "Differentially private principal components of the dataset's rows (clipped to the public norm).",
+		Doc: "Differentially private principal components of the dataset's rows (clipped to the public norm). " +
+			"On a matrix dataset (method \"ppm-entry\", entry-level DP): the top-k eigenvectors of a symmetric matrix, or the left (Components) and right (Right) singular vectors of a rectangular one.",
 		Paper: "npm: Hardt & Price 2014 (noisy power method); adaptive: Nguyen, Ene & Nguyen 2026 (adaptive power iteration, k=1); " +
 			"dppca/oja/oja-shuffle: Liu, Kong, Jain & Oh 2022 (DP-PCA, private Oja: Eq. 7, Algorithm 2 with shuffling); gauss: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014); " +
-			"federated: distributed DP sparse PCA (DPS-PCA)",
+			"federated: distributed DP sparse PCA (DPS-PCA); ppm-entry: Hardt & Price 2014, Figure 3 (entry-level private power method)",
 		Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates; never n",
+	},
+	{
+		Name:       "private_low_rank",
+		Positional: []Param{{Name: "ds", Type: "dataset", Required: true, Doc: "a matrix dataset handle (registered with privnotes dataset add --matrix)"}},
+		PureWith:   "noise",
+		Keywords: []Param{
+			{Name: "k", Type: "int", Default: "1", Doc: "rank: the approximation has rank ≤ 2k (k singular triplets are reported)"},
+			epsParam,
+			{Name: "delta", Type: "float", Default: "0",
+				Doc: "privacy cost δ: > 0 (e.g. 1e-6) for the Gaussian run; leave it out (0) with noise=\"laplace\" for the pure-ε variant"},
+			{Name: "noise", Type: "string", Default: `"gaussian"`, Choices: []string{"gaussian", "laplace"},
+				Doc: "gaussian: (ε, δ), calibrated via zCDP (Cor. 4.3); laplace: pure (ε, 0), basic composition over the releases (Cor. 4.7's variant under entry-level neighbours)"},
+			{Name: "iters", Type: "int", Default: "0", DefaultDoc: "⌈2·ln d/0.1⌉", Doc: "power steps L (the run makes L+1 releases); 0 = the default"},
+			{Name: "calibration", Type: "string", Default: `"zcdp"`, Choices: []string{"zcdp", "paper"},
+				Doc: "Gaussian noise calibration: zcdp (tight, default) or Hardt–Price Figure 3's σ (for reproductions); the Laplace variant takes the default only"},
+		},
+		Private: true,
+		Result:  "*LowRankResult",
+		Doc: "Private low-rank approximation of a matrix dataset under entry-level DP (neighbouring matrices differ in one entry, within the registered bound): B = X_L·Y_{L+1}ᵀ of rank ≤ 2k after L+1 noisy power steps, " +
+			"with k components and values derived from it. For a rectangular M the approximation is of M itself (m×n), with left (Components) and right (Right) singular vectors.",
+		Paper:    "Hardt & Price 2014 (The Noisy Power Method), Corollary 4.3 (Gaussian) and Corollary 4.7 (Laplace, pure ε)",
+		Releases: "a rank-≤2k matrix of the dataset's shape, k components (and right vectors for a rectangular matrix) and k values; never an entry of the data",
 	},
 	{
 		Name:       "private_fedrep",

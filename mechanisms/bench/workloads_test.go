@@ -62,6 +62,12 @@ var tinyCases = map[string]workloadCase{
 		nonPrivate: []string{"fedrep-nonprivate", "local-gd"},
 		extra:      []string{"metric", "users"},
 	},
+	"ppm-entry": {
+		cfg:        Config{Quick: true, Seeds: 2, N: 40, D: 40, K: 2, Eps: []float64{4}, Delta: 1e-6},
+		methods:    []string{"gaussian", "laplace", "nonprivate"},
+		nonPrivate: []string{"nonprivate"},
+		extra:      []string{"iters", "p"},
+	},
 	"dpspca": {
 		cfg:        Config{Quick: true, Seeds: 1, N: 2000, D: 40, K: 2, Eps: []float64{2}, Delta: 1e-6},
 		methods:    []string{"dpspca", "npm", "dpspca-nonprivate"},

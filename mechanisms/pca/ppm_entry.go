@@ -1,8 +1,9 @@
 // Private power method under entry-level differential privacy: Hardt and
 // Price, "The Noisy Power Method: A Meta Algorithm with Applications"
 // (NeurIPS 2014), Figure 3 (PPM) with the ‖X_{ℓ−1}‖_∞ noise scaling of
-// Claim 4.2 and Theorems 1.3/1.4, and Corollary 4.3 (low-rank
-// approximation, lra.go). Spec: power_methods.md §0 NOTE, §2, §6
+// Claim 4.2 and Theorems 1.3/1.4, Corollary 4.3 (low-rank approximation,
+// lra.go) and the Laplace (ε, 0) variant of Lemma 4.5/Corollary 4.7
+// (EntryOptions.Laplace). Spec: power_methods.md §0 NOTE, §2, §6
 // ("PPM-entry scope").
 
 package pca
@@ -34,7 +35,8 @@ const (
 
 // EntryOptions configures PPMEntry and LowRank. The private units are the
 // entries of a symmetric d×d matrix A: two matrices are neighbours when they
-// differ in one entry (i, j) and its mirror (j, i), each by at most 1.
+// differ in one entry (i, j) and its mirror (j, i), each by at most Change
+// (default 1) after clipping to Bound.
 //
 // This is NOT a guarantee about the rows of a data matrix. For PCA of M
 // under row-level DP use NoisyPower (npm), whose noise is scaled to the
@@ -62,6 +64,20 @@ type EntryOptions struct {
 	// on neighbouring entries, so they keep the guarantee. Bound enters only
 	// the floating-point rounding charge, which grows with it.
 	Bound float64
+	// Change is the most one entry (and its mirror) may differ between
+	// neighbours, after clipping to Bound; 0 means 1, the paper's Def. 4.1.
+	// A caller whose neighbours replace an entry by any value in
+	// [−Bound, Bound] sets Change = 2·Bound.
+	Change float64
+	// Laplace selects the pure (ε, 0) variant (Lemma 4.5/Corollary 4.7 with
+	// Laplace noise): Delta must be 0 and Calibration is unused. Each of the
+	// R releases gets ε/R (basic composition) and discrete Laplace noise of
+	// scale ℓ1-sensitivity/(ε/R), where the ℓ1 sensitivity of A·X under a
+	// symmetric entry change is 2·Change·p·‖X‖_∞ (rows i and j of A·X each
+	// move by at most Change·‖X_{j,:}‖_1 ≤ Change·p·‖X‖_∞). The paper's
+	// λ = 10·p·L·√d/ε is the spectral model's (‖DX‖_1 ≤ √d per column) with
+	// slack; the entry model needs no √d and no factor 10.
+	Laplace bool
 	// Noise is the noise source; nil means noise.New(), the cryptographic
 	// sampler. Seeded samplers are for tests and public benchmarks only.
 	Noise *noise.Sampler
@@ -86,11 +102,19 @@ type EntryPlan struct {
 	// Rho is the zCDP budget under CalibZCDP (0 under CalibPaper).
 	Rho float64
 	// Sensitivity is the Frobenius sensitivity of A·X per unit of ‖X‖_∞:
-	// √2·√p (the √2 because a symmetric neighbour changes two entries).
+	// √2·√p·Change (the √2 because a symmetric neighbour changes two
+	// entries); with Laplace, the ℓ1 sensitivity 2·p·Change.
 	Sensitivity float64
 	// RoundingExcess is the extra sensitivity per unit of ‖X‖_∞ charged for
-	// the rounding of the d-term dot products of A·X (see entryExcess).
+	// the rounding of the d-term dot products of A·X (see entryExcess), in
+	// ℓ2 (Gaussian) or ℓ1 (Laplace).
 	RoundingExcess float64
+	// Laplace marks the pure (ε, 0) variant; StepEps is then the ε of each
+	// release, and the scale of release ℓ is noise.LaplaceScale((Sensitivity+
+	// RoundingExcess)·‖X_{ℓ−1}‖_∞·(1+1e-9), StepEps, d·p).
+	Laplace bool
+	StepEps float64
+	Change  float64
 	// NoiseMultiplier is z = std/sensitivity of each release. The std of
 	// release ℓ is noise.GaussianScale((Sensitivity+RoundingExcess)·
 	// ‖X_{ℓ−1}‖_∞·(1+1e-9), z, d·p); it depends only on earlier releases.
@@ -118,7 +142,8 @@ type EntryResult struct {
 	// LowRank is B = X_L·Y_{L+1}ᵀ (rank ≤ 2K), LowRank only.
 	LowRank *mat.Dense
 	// MaxAbs[ℓ] is ‖X_ℓ‖_∞ for the iterate each release multiplied, and
-	// NoiseStds[ℓ] the std of that release.
+	// NoiseStds[ℓ] the std of that release (the Laplace scale b with
+	// Laplace, whose std is √2·b).
 	MaxAbs, NoiseStds []float64
 	Method            string
 	Cost              accounting.Event
@@ -135,9 +160,18 @@ type EntryResult struct {
 // exact, with γ_d = d·u/(1 − d·u), u = 2^-53. Two products differ by twice
 // that per entry, and over d·p entries by 2·γ_d·d·Bound·√(d·p)·‖X‖_∞ in ℓ2.
 func entryExcess(d, p int, bound float64) float64 {
+	return entryExcessPerEntry(d, bound) * math.Sqrt(float64(d)*float64(p))
+}
+
+// entryExcessL1 is entryExcess in ℓ1: the per-entry bound times d·p.
+func entryExcessL1(d, p int, bound float64) float64 {
+	return entryExcessPerEntry(d, bound) * float64(d) * float64(p)
+}
+
+func entryExcessPerEntry(d int, bound float64) float64 {
 	du := float64(d) * 0x1p-53
 	gamma := du / (1 - du)
-	return 2 * gamma * float64(d) * bound * math.Sqrt(float64(d)*float64(p))
+	return 2 * gamma * float64(d) * bound
 }
 
 // PlanPPMEntry validates opt for PPM-entry on a d×d symmetric matrix and
@@ -179,11 +213,24 @@ func planEntry(method string, opt EntryOptions, d int) (*EntryPlan, error) {
 	if p > d {
 		return fail("p=%d columns exceed d=%d: lower k (lra needs 2k ≤ d) or oversample", p, d)
 	}
-	if err := checkTarget(opt.Eps, opt.Delta); err != nil {
+	if opt.Laplace {
+		if err := checkPureTarget(opt.Eps, opt.Delta); err != nil {
+			return fail("%v", err)
+		}
+		if opt.Calibration != CalibZCDP {
+			return fail("the Laplace variant is calibrated by basic composition of pure-ε releases; leave the calibration at its default")
+		}
+	} else if err := checkTarget(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
 	}
 	if opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper {
 		return fail("invalid calibration %d: use CalibZCDP or CalibPaper", int(opt.Calibration))
+	}
+	if opt.Change == 0 {
+		opt.Change = 1
+	}
+	if !(opt.Change > 0) || math.IsInf(opt.Change, 0) {
+		return fail("change=%v: the most one entry may change between neighbours must be a finite number > 0", opt.Change)
 	}
 	if !(opt.Bound > 0) || math.IsInf(opt.Bound, 0) {
 		return fail("bound=%v: set Bound to a public, finite bound > 0 on the magnitude of the matrix entries", opt.Bound)
@@ -205,11 +252,15 @@ func planEntry(method string, opt EntryOptions, d int) (*EntryPlan, error) {
 	pl := &EntryPlan{
 		Method: method, D: d, K: opt.K, P: p, Iters: L, Releases: releases,
 		Calibration:    opt.Calibration,
-		Sensitivity:    math.Sqrt2 * math.Sqrt(float64(p)),
+		Sensitivity:    math.Sqrt2 * math.Sqrt(float64(p)) * opt.Change,
 		RoundingExcess: entryExcess(d, p, opt.Bound),
 		Bound:          opt.Bound,
+		Change:         opt.Change,
 	}
 	m := d * p
+	if opt.Laplace {
+		return pl.planLaplace(opt)
+	}
 	rho, mult, cost, err := splitCalibration(opt.Calibration, opt.Eps, opt.Delta, releases)
 	if err != nil {
 		return fail("%v", err)
@@ -217,11 +268,11 @@ func planEntry(method string, opt EntryOptions, d int) (*EntryPlan, error) {
 	pl.Rho, pl.NoiseMultiplier, pl.Cost = rho, mult, event(method, cost)
 	switch opt.Calibration {
 	case CalibZCDP:
-		pl.Note = fmt.Sprintf("entry-level DP (one symmetric entry pair changes by ≤ 1), calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s per release (%d releases, p=%d, sensitivity √2·√p·‖X‖_∞)",
-			opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), releases, p)
+		pl.Note = fmt.Sprintf("entry-level DP (one symmetric entry pair changes by ≤ %v), calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s per release (%d releases, p=%d, sensitivity √2·√p·%v·‖X‖_∞)",
+			opt.Change, opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), releases, p, opt.Change)
 	case CalibPaper:
-		pl.Note = fmt.Sprintf("entry-level DP (one symmetric entry pair changes by ≤ 1), calibrated as in Hardt–Price Fig. 3: σ=√2·‖X‖_∞·ε⁻¹√(4pL·ln(1/δ)) per entry (%d releases, p=%d)",
-			releases, p)
+		pl.Note = fmt.Sprintf("entry-level DP (one symmetric entry pair changes by ≤ %v), calibrated as in Hardt–Price Fig. 3: σ=√2·%v·‖X‖_∞·ε⁻¹√(4pL·ln(1/δ)) per entry (%d releases, p=%d)",
+			opt.Change, opt.Change, releases, p)
 	}
 	// The smallest possible ‖X‖_∞ of an orthonormal d×p matrix is 1/√d, so
 	// this checks the whole range of scales a run can need.
@@ -318,10 +369,13 @@ func (pl *EntryPlan) iterate(ctx context.Context, a *mat.SymDense) (*entryRun, e
 	}
 	src := source{s: s, scale: 1}
 	if opt.knob != nil {
-		src.scale = opt.knob.noiseScale
+		src.scale, src.tr = opt.knob.noiseScale, opt.knob.trace
 	}
 	d, p := pl.D, pl.P
 	x := randomOrthonormal(src, d, p)
+	if src.tr != nil {
+		src.tr.start = append([]float64(nil), x.RawMatrix().Data...)
+	}
 	am := clipEntries(a, opt.Bound)
 	run := &entryRun{}
 	for l := 1; l <= pl.Releases; l++ {
@@ -329,10 +383,19 @@ func (pl *EntryPlan) iterate(ctx context.Context, a *mat.SymDense) (*entryRun, e
 			return nil, cancelled(pl.Method, ctx, l)
 		}
 		inf := maxAbs(x)
-		std := noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*inf*roundingSlack, pl.NoiseMultiplier, d*p)
 		y := mat.NewDense(d, p, nil)
 		y.Mul(am, x)
-		src.gaussianMatrix(y, std)
+		var std float64
+		if pl.Laplace {
+			std = noise.LaplaceScale((pl.Sensitivity+pl.RoundingExcess)*inf*roundingSlack, pl.StepEps, d*p)
+			src.laplaceMatrix(y, std)
+		} else {
+			std = noise.GaussianScale((pl.Sensitivity+pl.RoundingExcess)*inf*roundingSlack, pl.NoiseMultiplier, d*p)
+			src.gaussianMatrix(y, std)
+		}
+		if src.tr != nil && l == 1 {
+			src.tr.first = append([]float64(nil), y.RawMatrix().Data...)
+		}
 		run.maxAbs = append(run.maxAbs, inf)
 		run.noiseStds = append(run.noiseStds, std)
 		run.xPrev, run.y = x, y
@@ -382,6 +445,6 @@ func (pl *EntryPlan) result(it *entryRun, comps *mat.Dense, vals []float64, b *m
 		Basis: it.x, Components: comps, Values: vals, LowRank: b,
 		MaxAbs: it.maxAbs, NoiseStds: it.noiseStds,
 		Method: pl.Method, Cost: pl.Cost, Iters: pl.Iters, P: pl.P,
-		NoiseMultiplier: pl.NoiseMultiplier, Calibration: pl.Calibration.String(), Note: pl.Note,
+		NoiseMultiplier: pl.NoiseMultiplier, Calibration: pl.calibrationName(), Note: pl.Note,
 	}
 }

@@ -31,3 +31,18 @@ data=$(cd "$(dirname "$0")/../data" && pwd)
 	--categories cultivar=class_0,class_1,class_2 \
 	--bounds alcohol=10:15,magnesium=60:170,proline=200:1800,color_intensity=0:14 \
 	--eps 6 --delta 1e-6 --clip 2000 --unit row --neighbour replace-one
+
+# spiked_matrix: a 500×500 symmetric matrix registered as a matrix dataset
+# (entry-level DP: neighbours differ in one entry and its mirror, entries
+# in [-1, 1]) for the entry-level PCA section of power-methods.ipynb. No data
+# file: the matrix is a public recipe, written here by make_spiked_matrix.awk
+# (0.3·d·u uᵀ + 0.2·d·v vᵀ with u, v the DCT-II basis vectors of frequencies
+# 3 and 5, plus a deterministic symmetric perturbation in (-0.1, 0.1),
+# clamped to [-1, 1]). Budget ε=40, δ=1e-5 under basic composition: the
+# notebook spends one Gaussian and one pure-ε call of ε=16 each.
+matrix=$(mktemp "${TMPDIR:-/tmp}/spiked_matrix.XXXXXX")
+trap 'rm -f "$matrix"' EXIT
+awk -v d=500 -f "$(dirname "$0")/make_spiked_matrix.awk" > "$matrix"
+"$bin" dataset add spiked_matrix --state "$state" \
+	--matrix "$matrix" --entry-bound 1 \
+	--eps 40 --delta 1e-5 --accountant basic
