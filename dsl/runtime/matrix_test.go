@@ -300,3 +300,25 @@ func TestMatrixHandle(t *testing.T) {
 		t.Errorf("handle %q, want %q", got, want)
 	}
 }
+
+// A named matrix release replays whole: the approximation, both sets of
+// singular vectors and the component row names, at no charge.
+func TestMatrixNamedReplay(t *testing.T) {
+	dir := t.TempDir()
+	registerHarnessMatrices(t, dir, variant{units: 10}, accounting.Budget{Eps: 10, Delta: 1e-5})
+	s := newSession(t, dir)
+	show := `fmt.Println(q.Matrix.RawMatrix().Data, q.Right.RawMatrix().Data, q.Components.RawMatrix().Data, q.Values)
+fmt.Println(p.Right.RawMatrix().Data, p.Columns, p.Values)`
+	calls := `q := private_low_rank(dataset("rmat"), k=1, eps=0.5, delta=1e-6, name="lr")
+p := private_pca(dataset("rmat"), method="ppm-entry", eps=0.5, delta=1e-6, name="pc")
+`
+	first := s.ok(calls + show)
+	before := status(t, dir, "rmat").Charges
+	again := s.ok(calls + show + "\nfmt.Println(q.Receipt.Replayed, p.Receipt.Replayed)")
+	if got := status(t, dir, "rmat").Charges; got != before {
+		t.Errorf("the replays charged: %d charges, want %d", got, before)
+	}
+	if !strings.HasPrefix(again, first) || !strings.HasSuffix(strings.TrimSpace(again), "true true") {
+		t.Errorf("replay differs from the first release:\nfirst %s\nagain %s", first, again)
+	}
+}
