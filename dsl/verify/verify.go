@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
@@ -290,27 +291,37 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	if ev, err := json.Marshal(rc.Cost); err != nil || string(ev) != rec.Event {
 		return fail("%s: the receipt's cost %s is not what ledger record %d charged", what, release.CostString(rc.Cost), rec.ID)
 	}
+	if msg := sameStamp(o, rc); msg != "" {
+		return fail("%s: %s", what, msg)
+	}
+	if msg := boundTo(rc, rel); msg != "" {
+		return fail("%s: %s", what, msg)
+	}
 	value, cols, err := release.Decode([]byte(rel.Value))
 	if err != nil {
 		return fail("%s: %v", what, err)
 	}
-	res, err := runtime.Result(rc.Function, &release.Release{Value: value, Receipt: rc, Columns: cols})
+	want, err := render(rc, value, cols)
 	if err != nil {
 		return fail("%s: %v", what, err)
 	}
-	want := interp.Render(res)
+	// Every MIME type the output shows is compared, not only the three a
+	// release renders: a front end displays the richest type it knows, so
+	// an unchecked text/markdown or image/png next to a genuine
+	// text/plain would be what the reader sees.
+	mimes := make([]string, 0, len(o.Data))
+	for mime := range o.Data {
+		mimes = append(mimes, mime)
+	}
+	sort.Strings(mimes)
 	shown := 0
-	for _, mime := range []string{"text/plain", "text/html", "application/json"} {
-		raw, ok := o.Data[mime]
-		if !ok {
-			continue
-		}
-		shown++
+	for _, mime := range mimes {
 		exp, ok := want.Data[mime]
 		if !ok {
 			return fail("%s: the output shows %s, which the stored release does not render", what, mime)
 		}
-		if msg := compare(mime, raw, exp); msg != "" {
+		shown++
+		if msg := compare(mime, o.Data[mime], exp); msg != "" {
 			return fail("%s: %s is not the rendering of the release stored with ledger record %d: %s", what, mime, rec.ID, msg)
 		}
 	}
@@ -328,18 +339,96 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 		What: fmt.Sprintf("%s: record %d (%s), release %s, %d rendering(s) match", what, rec.ID, how, ledger.ShortHash(rel.ValueHash), shown)}
 }
 
-// compare compares what an output shows with the rendering; "" when
-// equal, else where they first differ.
-func compare(mime string, shown json.RawMessage, want any) string {
-	if mime == "application/json" {
-		var a, b any
-		wb, err := json.Marshal(want)
-		if err != nil || json.Unmarshal(shown, &a) != nil || json.Unmarshal(wb, &b) != nil {
-			return "the JSON cannot be read"
+// render is the kernel's display of a stored release with its receipt.
+// The conversions into result types assume the value has the function's
+// type; boundTo checks the function against the ledger first, and a
+// conversion that panics anyway fails this output rather than the whole
+// check.
+func render(rc *release.Receipt, value any, cols []string) (d engine.Display, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the stored release cannot be shown as a result of %s", rc.Function)
 		}
-		ja, _ := json.Marshal(a)
-		jb, _ := json.Marshal(b)
-		if string(ja) != string(jb) {
+	}()
+	res, err := runtime.Result(rc.Function, &release.Release{Value: value, Receipt: rc, Columns: cols})
+	if err != nil {
+		return engine.Display{}, err
+	}
+	return interp.Render(res), nil
+}
+
+// sameStamp checks that the metadata's summary of the receipt (what
+// `notebook receipts` and the verdict lines read: dataset, mechanism, cost,
+// name, …) is the one the kernel derives from the full receipt, which the
+// rest of the check binds to the ledger; "" when it is.
+func sameStamp(o Output, rc *release.Receipt) string {
+	want, err := json.Marshal(rc.Metadata()["privnotes"])
+	if err != nil {
+		return "the receipt cannot be encoded again"
+	}
+	if !sameJSON(o.Metadata["privnotes"], want) {
+		return "the metadata's receipt summary (dataset, mechanism, cost, name, …) is not the full receipt's"
+	}
+	return ""
+}
+
+// boundTo checks the parts of the receipt that the rendering shows and
+// the ledger stores with the release: the function whose result type
+// renders it, the dataset (or derived lineage) it was called on, its
+// name, and whether it was charged or replayed; "" when they match.
+func boundTo(rc *release.Receipt, rel ledger.StoredRelease) string {
+	var call struct {
+		Function string `json:"function"`
+		Dataset  string `json:"dataset"`
+		Lineage  string `json:"lineage"`
+	}
+	if err := json.Unmarshal([]byte(rel.Call), &call); err != nil {
+		return fmt.Sprintf("the call stored with ledger record %d cannot be read", rel.Record)
+	}
+	on := call.Dataset
+	if call.Lineage != "" {
+		on = call.Lineage
+	}
+	switch {
+	case rc.Function != call.Function:
+		return fmt.Sprintf("the receipt names function %s, ledger record %d stores a release of %s", rc.Function, rel.Record, call.Function)
+	case rc.Dataset != on:
+		return fmt.Sprintf("the receipt names dataset %q, ledger record %d stores a release on %q", rc.Dataset, rel.Record, on)
+	case rc.Name != rel.Name:
+		return fmt.Sprintf("the receipt names the release %q, ledger record %d stores it as %q", rc.Name, rel.Record, rel.Name)
+	case rc.Replayed && (rel.Name == "" || rc.Charged):
+		return fmt.Sprintf("the receipt says replayed, but only a named release is replayed, and a replay charges nothing (ledger record %d)", rel.Record)
+	case !rc.Replayed && !rc.Charged:
+		return fmt.Sprintf("the receipt says not charged, but ledger record %d is a charge", rel.Record)
+	case rc.DryRun:
+		return fmt.Sprintf("the receipt says dry run, but ledger record %d is a charge", rel.Record)
+	}
+	return ""
+}
+
+// sameJSON reports whether two JSON texts hold the same value (numbers
+// compared as the float64 they decode to, as every privnotes number is).
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	jx, err1 := json.Marshal(x)
+	jy, err2 := json.Marshal(y)
+	return err1 == nil && err2 == nil && string(jx) == string(jy)
+}
+
+// compare compares what an output shows with the rendering; "" when
+// equal, else where they first differ. Text types are compared as text;
+// anything else the rendering holds as a JSON value (application/json) is
+// compared as JSON.
+func compare(mime string, shown json.RawMessage, want any) string {
+	if _, isText := want.(string); !isText || mime == "application/json" {
+		wb, err := json.Marshal(want)
+		if err != nil {
+			return "the rendering cannot be encoded"
+		}
+		if !sameJSON(shown, wb) {
 			return "the JSON differs"
 		}
 		return ""
@@ -354,15 +443,13 @@ func compare(mime string, shown json.RawMessage, want any) string {
 	}
 	gl, el := strings.Split(got, "\n"), strings.Split(exp, "\n")
 	for i := range max(len(gl), len(el)) {
-		var g, e string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(el) {
-			e = el[i]
-		}
-		if g != e {
-			return fmt.Sprintf("line %d shows %q, the stored release renders %q", i+1, clip(g), clip(e))
+		switch {
+		case i >= len(el):
+			return fmt.Sprintf("line %d shows %q, the stored release renders no line %d", i+1, clip(gl[i]), i+1)
+		case i >= len(gl):
+			return fmt.Sprintf("the output has no line %d, the stored release renders %q", i+1, clip(el[i]))
+		case gl[i] != el[i]:
+			return fmt.Sprintf("line %d shows %q, the stored release renders %q", i+1, clip(gl[i]), clip(el[i]))
 		}
 	}
 	return "they differ"
