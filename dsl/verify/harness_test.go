@@ -23,9 +23,9 @@ import (
 // nullOutput discards a cell's streams and displays.
 type nullOutput struct{}
 
-func (nullOutput) Stream(string, string)   {}
+func (nullOutput) Stream(string, string)  {}
 func (nullOutput) Display(engine.Display) {}
-func (nullOutput) ClearOutput(bool)        {}
+func (nullOutput) ClearOutput(bool)       {}
 
 // session executes cells on a state directory and keeps their results
 // as notebook cells.
