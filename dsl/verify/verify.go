@@ -100,6 +100,17 @@ func (o Output) stamp() (*Stamp, error) {
 	return &s, nil
 }
 
+// mimes are the MIME types the output shows, sorted, so that a verdict
+// names the same one on every run.
+func (o Output) mimes() []string {
+	ms := make([]string, 0, len(o.Data))
+	for m := range o.Data {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	return ms
+}
+
 // Line is the verdict on one output.
 type Line struct {
 	Where   string // the cell
@@ -264,8 +275,17 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	what := fmt.Sprintf("%s on %s", st.Mechanism, st.Dataset)
 	switch {
 	case st.DryRun:
+		if msg := unreleased(o, st, "dry run (nothing charged, no data read): "+what, true, "<b>dry run</b>: nothing charged, no data read"); msg != "" {
+			return fail("%s: the receipt says dry run, but %s", what, msg)
+		}
 		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": dry run, nothing released"}
 	case !st.Charged && !st.Replayed && st.LedgerID == 0 && strings.HasPrefix(st.Accountant, "none"):
+		if !strings.HasPrefix(st.Dataset, "synthetic:") {
+			return fail("%s: the receipt says public synthetic data, but names dataset %q", what, st.Dataset)
+		}
+		if msg := unreleased(o, st, "privacy receipt: "+what+",", false, "not charged: public synthetic data"); msg != "" {
+			return fail("%s: the receipt says public synthetic data, but %s", what, msg)
+		}
 		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": public synthetic data, nothing charged"}
 	case st.ReleaseHash == "":
 		return fail("%s: the receipt (ledger record %d) carries no release hash: the release was not stored, or the receipt was edited", what, st.LedgerID)
@@ -309,13 +329,8 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	// release renders: a front end displays the richest type it knows, so
 	// an unchecked text/markdown or image/png next to a genuine
 	// text/plain would be what the reader sees.
-	mimes := make([]string, 0, len(o.Data))
-	for mime := range o.Data {
-		mimes = append(mimes, mime)
-	}
-	sort.Strings(mimes)
 	shown := 0
-	for _, mime := range mimes {
+	for _, mime := range o.mimes() {
 		exp, ok := want.Data[mime]
 		if !ok {
 			return fail("%s: the output shows %s, which the stored release does not render", what, mime)
@@ -337,6 +352,45 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	}
 	return Line{Where: where, OK: true, Dataset: rec.Dataset,
 		What: fmt.Sprintf("%s: record %d (%s), release %s, %d rendering(s) match", what, rec.ID, how, ledger.ShortHash(rel.ValueHash), shown)}
+}
+
+// unreleased checks an output whose receipt says nothing of the dataset
+// was released (a dry run, or a call on public synthetic data), which the
+// ledger cannot back: it must carry no stored release, and what it shows
+// must read as such a receipt (text/plain beginning with plain, or
+// holding it after the values when atStart is false; text/html holding
+// html; nothing else), so that a released number cannot be passed off
+// under a receipt that escapes the check. Its values are not checked: a
+// dry run shows none, and synthetic data are public. "" when it does.
+func unreleased(o Output, st *Stamp, plain string, atStart bool, html string) string {
+	if st.ReleaseHash != "" || st.Receipt != nil {
+		return "it carries a stored release"
+	}
+	if st.Charged {
+		return "it says charged"
+	}
+	if st.DryRun && st.LedgerID != 0 && !st.Replayed {
+		return fmt.Sprintf("it names ledger record %d", st.LedgerID)
+	}
+	if len(o.Data) == 0 {
+		return "it shows nothing"
+	}
+	for _, mime := range o.mimes() {
+		got, err := text(o.Data[mime])
+		switch {
+		case err != nil:
+			return fmt.Sprintf("its %s is not text", mime)
+		case mime == "text/plain" && atStart && !strings.HasPrefix(got, plain):
+			return fmt.Sprintf("its text/plain does not begin %q", plain)
+		case mime == "text/plain" && !atStart && !strings.Contains(got, plain):
+			return fmt.Sprintf("its text/plain does not say %q", plain)
+		case mime == "text/html" && !strings.Contains(got, html):
+			return fmt.Sprintf("its text/html does not say %q", html)
+		case mime != "text/plain" && mime != "text/html":
+			return fmt.Sprintf("it shows %s, which such a receipt does not render", mime)
+		}
+	}
+	return ""
 }
 
 // render is the kernel's display of a stored release with its receipt.

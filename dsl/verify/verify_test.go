@@ -204,6 +204,43 @@ func TestCheck(t *testing.T) {
 		{name: "charge shown as public", cell: 3, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Charged = false })
 		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says not charged, but ledger record 4 is a charge"},
+		// Receipts the ledger cannot back (dry runs, synthetic data) must
+		// read as such, so they cannot carry a released number.
+		{name: "charge relabelled dry run", cell: 2, tamper: func(t *testing.T, sh shared) {
+			m := sh.meta(t, 1)
+			m["dry_run"] = true
+			for _, k := range []string{"release_hash", "receipt", "name"} {
+				delete(m, k)
+			}
+			m["charged"], m["ledger_id"] = false, 0
+			sh.setMeta(t, 1, m)
+			sh.editText(t, 1, "text/plain", "≈ ", "≈ 1")
+		}, line: `FAIL  cell 2 [2]: count/laplace on people: the receipt says dry run, but its text/html does not say "<b>dry run</b>: nothing charged, no data read"`},
+		{name: "dry run with a stored release", cell: 5, tamper: func(t *testing.T, sh shared) {
+			m := sh.meta(t, 4)
+			m["release_hash"] = sh.led.Releases[3].ValueHash
+			sh.setMeta(t, 4, m)
+		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but it carries a stored release"},
+		{name: "dry run shows markdown", cell: 5, tamper: func(t *testing.T, sh shared) {
+			sh.nb.Cells[4].Outputs[0].Data["text/markdown"] = json.RawMessage(`"private count ≈ 9"`)
+		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but it shows text/markdown, which such a receipt does not render"},
+		{name: "dry run html edited", cell: 5, tamper: func(t *testing.T, sh shared) {
+			sh.editText(t, 4, "text/html", "<b>dry run</b>", "<b>count 9</b>")
+		}, line: `FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but its text/html does not say "<b>dry run</b>: nothing charged, no data read"`},
+		{name: "synthetic receipt on a registered dataset", cell: 6, tamper: func(t *testing.T, sh shared) {
+			m := sh.meta(t, 5)
+			m["dataset"] = "people"
+			sh.setMeta(t, 5, m)
+		}, line: `FAIL  cell 6 [6]: count/laplace on people: the receipt says public synthetic data, but names dataset "people"`},
+		{name: "synthetic receipt on an unknown dataset", cell: 6, tamper: func(t *testing.T, sh shared) {
+			m := sh.meta(t, 5)
+			m["dataset"] = "census"
+			sh.setMeta(t, 5, m)
+			sh.editText(t, 5, "text/plain", "synthetic:spiked", "census")
+		}, line: `FAIL  cell 6 [6]: count/laplace on census: the receipt says public synthetic data, but names dataset "census"`},
+		{name: "synthetic text edited to another dataset", cell: 6, tamper: func(t *testing.T, sh shared) {
+			sh.editText(t, 5, "text/plain", "synthetic:spiked", "people")
+		}, line: `FAIL  cell 6 [6]: count/laplace on synthetic:spiked: the receipt says public synthetic data, but its text/plain does not say "privacy receipt: count/laplace on synthetic:spiked,"`},
 		{name: "two outputs of one record", tamper: func(t *testing.T, sh shared) {
 			sh.nb.Cells[0].Outputs = clone(t, sh.nb.Cells[1:2])[0].Outputs
 		}, cell: 1, line: `ok    cell 1 [1]: count/laplace on people: record 3 (charged, name "n"), release `,
