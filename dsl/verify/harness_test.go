@@ -38,8 +38,9 @@ type session struct {
 }
 
 // newState registers the datasets a session uses: "people" (ε=2 under
-// basic composition) and "others" (ε=1).
-func newState(t *testing.T) string {
+// basic composition), "others" (ε=1) and, with zcdp, "zc" (ε=4 under
+// zCDP).
+func newState(t *testing.T, zcdp bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := ledger.Open(dir)
@@ -55,13 +56,17 @@ func newState(t *testing.T) string {
 	for _, ds := range []struct {
 		name string
 		eps  float64
-	}{{"people", 2}, {"others", 1}} {
+		mode accounting.Mode
+	}{{"people", 2, accounting.ModeBasic}, {"others", 1, accounting.ModeBasic}, {"zc", 4, accounting.ModeZCDP}} {
+		if ds.name == "zc" && !zcdp {
+			continue
+		}
 		tab, err := dataset.Read(strings.NewReader(csv.String()), dataset.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Register(context.Background(), ledger.Registration{Name: ds.name, Table: tab, Budget: accounting.Budget{Eps: ds.eps, Delta: 1e-5},
-			Accountant: accounting.ModeBasic, Clip: 100, Source: "test", Bounds: map[string][2]float64{"age": {0, 100}, "income": {0, 1000}}}); err != nil {
+			Accountant: ds.mode, Clip: 100, Source: "test", Bounds: map[string][2]float64{"age": {0, 100}, "income": {0, 1000}}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -25,6 +25,7 @@ func TestReceiptsOfExecutedNotebook(t *testing.T) {
 		`cell 5 [5]: count/laplace on people: dry run, nothing charged`,
 		`cell 6 [6]: count/laplace on synthetic:spiked: public synthetic data, nothing charged`,
 		`cell 7 [7]: count/laplace on people: replayed from ledger record 3, no new charge, name "n"`,
+		`cell 8 [8]: count/laplace on people: dry run, nothing charged, name "n"`,
 	}
 	if got := strings.Join(sp.Lines, "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("lines:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))

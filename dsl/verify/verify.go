@@ -204,8 +204,8 @@ func Check(nb *Notebook, led *ledger.Verified) *Report {
 			}
 			line := checkOutput(where, o, st, led)
 			rep.Lines = append(rep.Lines, line)
-			if !line.OK || st.ReleaseHash == "" {
-				continue
+			if !line.OK || st.ReleaseHash == "" || st.DryRun {
+				continue // nothing released, or a failure
 			}
 			rec := led.Records[st.LedgerID]
 			a := totals[rec.Dataset]
@@ -275,7 +275,7 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	what := fmt.Sprintf("%s on %s", st.Mechanism, st.Dataset)
 	switch {
 	case st.DryRun:
-		if msg := unreleased(o, st, "dry run (nothing charged, no data read): "+what, true, "<b>dry run</b>: nothing charged, no data read"); msg != "" {
+		if msg := unreleased(o, st, led, "dry run (nothing charged, no data read): "+what, true, "<b>dry run</b>: nothing charged, no data read"); msg != "" {
 			return fail("%s: the receipt says dry run, but %s", what, msg)
 		}
 		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": dry run, nothing released"}
@@ -283,7 +283,7 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 		if !strings.HasPrefix(st.Dataset, "synthetic:") {
 			return fail("%s: the receipt says public synthetic data, but names dataset %q", what, st.Dataset)
 		}
-		if msg := unreleased(o, st, "privacy receipt: "+what+",", false, "not charged: public synthetic data"); msg != "" {
+		if msg := unreleased(o, st, led, "privacy receipt: "+what+",", false, "not charged: public synthetic data"); msg != "" {
 			return fail("%s: the receipt says public synthetic data, but %s", what, msg)
 		}
 		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": public synthetic data, nothing charged"}
@@ -362,15 +362,22 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 // html; nothing else), so that a released number cannot be passed off
 // under a receipt that escapes the check. Its values are not checked: a
 // dry run shows none, and synthetic data are public. "" when it does.
-func unreleased(o Output, st *Stamp, plain string, atStart bool, html string) string {
-	if st.ReleaseHash != "" || st.Receipt != nil {
+func unreleased(o Output, st *Stamp, led *ledger.Verified, plain string, atStart bool, html string) string {
+	// A dry run of a stored name says which release it would replay.
+	wouldReplay := st.DryRun && st.Replayed
+	if (st.ReleaseHash != "" || st.Receipt != nil) && !wouldReplay {
 		return "it carries a stored release"
 	}
 	if st.Charged {
 		return "it says charged"
 	}
-	if st.DryRun && st.LedgerID != 0 && !st.Replayed {
+	if st.LedgerID != 0 && !wouldReplay {
 		return fmt.Sprintf("it names ledger record %d", st.LedgerID)
+	}
+	if wouldReplay {
+		if rel, ok := led.Releases[st.LedgerID]; !ok || rel.ValueHash != st.ReleaseHash {
+			return fmt.Sprintf("the release it would replay (ledger record %d, hash %s) is not stored in the ledger", st.LedgerID, ledger.ShortHash(st.ReleaseHash))
+		}
 	}
 	if len(o.Data) == 0 {
 		return "it shows nothing"

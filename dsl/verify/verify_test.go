@@ -16,7 +16,8 @@ import (
 // dataset, cell 2 a named count on people (record 3), cell 3 an unnamed
 // mean on people (record 4), cell 4 a count on others (record 5), cell 5
 // a dry run, cell 6 a count on public synthetic data, cell 7 the named
-// count again from a new session (a replay of record 3).
+// count again from a new session (a replay of record 3), cell 8 a dry run
+// of it (it would replay record 3).
 type shared struct {
 	dir string
 	nb  *Notebook
@@ -25,7 +26,7 @@ type shared struct {
 
 func executed(t *testing.T) shared {
 	t.Helper()
-	dir := newState(t)
+	dir := newState(t, false)
 	s := newSession(t, dir)
 	s.cell(`ds := dataset("people")`)
 	s.cell(`c := private_count(ds, eps=0.5, name="n")
@@ -42,6 +43,7 @@ sy`)
 	again.cells = s.cells
 	again.cell(`r := private_count(dataset("people"), eps=0.5, name="n")
 r`)
+	again.cell(`private_count(dataset("people"), eps=0.5, name="n", dry_run=true)`)
 	return shared{dir: dir, nb: &Notebook{Cells: clone(t, again.cells)}, led: verified(t, dir)}
 }
 
@@ -102,6 +104,7 @@ func TestCheck(t *testing.T) {
 		`ok    cell 5 [5]: count/laplace on people: dry run, nothing released`,
 		`ok    cell 6 [6]: count/laplace on synthetic:spiked: public synthetic data, nothing charged`,
 		`ok    cell 7 [7]: count/laplace on people: record 3 (replayed, name "n"), release `,
+		`ok    cell 8 [8]: count/laplace on people: dry run, nothing released`,
 	}
 	for _, tc := range []struct {
 		name   string
@@ -221,6 +224,11 @@ func TestCheck(t *testing.T) {
 			m["release_hash"] = sh.led.Releases[3].ValueHash
 			sh.setMeta(t, 4, m)
 		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but it carries a stored release"},
+		{name: "dry run of a replay names another release", cell: 8, tamper: func(t *testing.T, sh shared) {
+			m := sh.meta(t, 7)
+			m["release_hash"] = sh.led.Releases[4].ValueHash
+			sh.setMeta(t, 7, m)
+		}, line: "FAIL  cell 8 [8]: count/laplace on people: the receipt says dry run, but the release it would replay (ledger record 3, hash "},
 		{name: "dry run shows markdown", cell: 5, tamper: func(t *testing.T, sh shared) {
 			sh.nb.Cells[4].Outputs[0].Data["text/markdown"] = json.RawMessage(`"private count ≈ 9"`)
 		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but it shows text/markdown, which such a receipt does not render"},
@@ -365,5 +373,51 @@ func TestCompare(t *testing.T) {
 		if (tc.diff == "") != (got == "") || !strings.HasPrefix(got, tc.diff) {
 			t.Errorf("compare(%s, %s) = %q, want %q", tc.mime, tc.shown, got, tc.diff)
 		}
+	}
+}
+
+// Honest outputs of every kind of call a notebook makes verify: each
+// result type, a derived dataset (its receipt names the lineage), a
+// budget block, a zCDP dataset, a display() of a release next to the
+// cell's result, and a dry run of a stored name (it would replay).
+func TestCheckHonestKinds(t *testing.T) {
+	dir := newState(t, true)
+	s := newSession(t, dir)
+	s.cell(`ds := dataset("people")
+zc := dataset("zc")`)
+	cells := []string{
+		`private_sum(ds, col="income", eps=0.2, name="s")`,
+		`private_histogram(ds, col="age", bins=4, eps=0.2)`,
+		`private_quantile(ds, col="age", q=0.5, eps=0.2)`,
+		`private_mean(ds, columns=[]string{"age", "income"}, eps=0.2, delta=1e-6)`,
+		`private_count(filter(ds, col="age", op=">=", value=30), eps=0.2, name="old")`,
+		"var b *CountResult\nbudget eps=0.3 {\n\tb = private_count(ds, eps=0.2)\n}\nb",
+		`private_count(zc, eps=0.5, delta=1e-6)`,
+		`private_mean(zc, col="age", eps=0.5, delta=1e-6, name="zm")`,
+		`private_sum(ds, col="income", eps=0.2, name="s", dry_run=true)`,
+	}
+	for _, c := range cells {
+		s.cell(c)
+	}
+	nb := s.notebook()
+	rep := Check(nb, verified(t, dir))
+	if len(rep.Lines) != len(cells) {
+		t.Fatalf("%d lines for %d outputs", len(rep.Lines), len(cells))
+	}
+	for _, l := range rep.Lines {
+		if !l.OK {
+			t.Errorf("an honest output failed: %s", l)
+		}
+	}
+	for _, tot := range rep.Totals {
+		if tot.Err != "" {
+			t.Errorf("an honest total failed: %s", tot)
+		}
+	}
+	if !strings.Contains(rep.Lines[4].What, "on people | age >= 30: record 8") || !strings.Contains(rep.Lines[8].What, "dry run") {
+		t.Errorf("lines:\n%v", rep.Lines)
+	}
+	if len(rep.Totals) != 2 || rep.Totals[0].Dataset != "people" || len(rep.Totals[0].Records) != 6 || rep.Totals[1].Dataset != "zc" || len(rep.Totals[1].Records) != 2 {
+		t.Errorf("totals %v", rep.Totals)
 	}
 }
