@@ -317,6 +317,9 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	if msg := boundTo(rc, rel); msg != "" {
 		return fail("%s: %s", what, msg)
 	}
+	if msg := pricedAs(rc, rec, led); msg != "" {
+		return fail("%s: %s", what, msg)
+	}
 	value, cols, err := release.Decode([]byte(rel.Value))
 	if err != nil {
 		return fail("%s: %v", what, err)
@@ -463,6 +466,64 @@ func boundTo(rc *release.Receipt, rel ledger.StoredRelease) string {
 		return fmt.Sprintf("the receipt says not charged, but ledger record %d is a charge", rel.Record)
 	case rc.DryRun:
 		return fmt.Sprintf("the receipt says dry run, but ledger record %d is a charge", rel.Record)
+	}
+	return ""
+}
+
+// pricedAs checks what the receipt says of the dataset's budget against
+// the chain: the accountant of the dataset's registration and, for the
+// charge itself (a replay names no filter and shows the budget left when
+// it ran, which no record holds), the filter that priced it and the
+// budget left after it, as the ledger computed them when it charged rec. "" when
+// they match.
+func pricedAs(rc *release.Receipt, rec ledger.ChainRecord, led *ledger.Verified) string {
+	var acc *accounting.Accountant
+	var sc ledger.Schema
+	var filter string
+	for id := int64(1); id <= rec.ID; id++ {
+		r, ok := led.Records[id]
+		if !ok {
+			return fmt.Sprintf("ledger record %d is missing", id)
+		}
+		if r.Dataset != rec.Dataset {
+			continue
+		}
+		switch r.Kind {
+		case "register":
+			var p struct {
+				Schema ledger.Schema `json:"schema"`
+			}
+			if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
+				return fmt.Sprintf("ledger record %d: corrupt registration", id)
+			}
+			sc = p.Schema
+			mode, err := sc.Mode()
+			if err == nil && mode == accounting.ModeAdvanced {
+				acc, err = accounting.LegacyAdvancedVerifier(sc.Budget)
+			} else if err == nil {
+				acc, err = accounting.NewAccountant(mode, sc.Budget)
+			}
+			if err != nil {
+				return fmt.Sprintf("ledger record %d: %v", id, err)
+			}
+		case "charge":
+			var ev accounting.Event
+			if acc == nil || json.Unmarshal([]byte(r.Event), &ev) != nil || acc.Spend(ev) != nil {
+				return fmt.Sprintf("ledger record %d cannot be replayed", id)
+			}
+			filter = acc.Mode().Pricing(ev)
+		}
+	}
+	switch {
+	case acc == nil:
+		return fmt.Sprintf("dataset %q has no registration before ledger record %d", rec.Dataset, rec.ID)
+	case rc.Accountant != sc.Accountant:
+		return fmt.Sprintf("the receipt names accountant %q, dataset %q was registered with %q", rc.Accountant, rec.Dataset, sc.Accountant)
+	case !rc.Replayed && rc.Filter != filter:
+		return fmt.Sprintf("the receipt says priced by %q, ledger record %d was priced by %q", rc.Filter, rec.ID, filter)
+	case !rc.Replayed && rc.Remaining != acc.Remaining():
+		return fmt.Sprintf("the receipt says ε=%.6g, δ=%.6g remained, after ledger record %d ε=%.6g, δ=%.6g did",
+			rc.Remaining.Eps, rc.Remaining.Delta, rec.ID, acc.Remaining().Eps, acc.Remaining().Delta)
 	}
 	return ""
 }

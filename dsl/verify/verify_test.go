@@ -201,6 +201,15 @@ func TestCheck(t *testing.T) {
 		{name: "name edited", cell: 2, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 1, 3, func(rc *release.Receipt) { rc.Name = "official" })
 		}, line: `FAIL  cell 2 [2]: count/laplace on people: the receipt names the release "official", ledger record 3 stores it as "n"`},
+		{name: "remaining budget edited", cell: 3, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Remaining.Eps = 1.9 })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says ε=1.9, δ=1e-05 remained, after ledger record 4 ε=1, δ=1e-05 did"},
+		{name: "accountant edited", cell: 4, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 3, 5, func(rc *release.Receipt) { rc.Accountant = "zcdp" })
+		}, line: `FAIL  cell 4 [4]: count/laplace on others: the receipt names accountant "zcdp", dataset "others" was registered with "basic"`},
+		{name: "filter edited", cell: 2, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 1, 3, func(rc *release.Receipt) { rc.Filter = "basic composition ε=0.05, δ=0" })
+		}, line: `FAIL  cell 2 [2]: count/laplace on people: the receipt says priced by "basic composition ε=0.05, δ=0", ledger record 3 was priced by "basic composition ε=0.5, δ=0"`},
 		{name: "unnamed release shown as replayed", cell: 3, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Replayed, rc.Charged = true, false })
 		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says replayed, but only a named release is replayed"},
