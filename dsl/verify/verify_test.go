@@ -404,6 +404,7 @@ zc := dataset("zc")`)
 		`private_count(zc, eps=0.5, delta=1e-6)`,
 		`private_mean(zc, col="age", eps=0.5, delta=1e-6, name="zm")`,
 		`private_sum(ds, col="income", eps=0.2, name="s", dry_run=true)`,
+		`private_pca(zc, k=1, eps=0.5, delta=1e-6, method="gauss")`,
 	}
 	for _, c := range cells {
 		s.cell(c)
@@ -426,7 +427,7 @@ zc := dataset("zc")`)
 	if !strings.Contains(rep.Lines[4].What, "on people | age >= 30: record 8") || !strings.Contains(rep.Lines[8].What, "dry run") {
 		t.Errorf("lines:\n%v", rep.Lines)
 	}
-	if len(rep.Totals) != 2 || rep.Totals[0].Dataset != "people" || len(rep.Totals[0].Records) != 6 || rep.Totals[1].Dataset != "zc" || len(rep.Totals[1].Records) != 2 {
+	if len(rep.Totals) != 2 || rep.Totals[0].Dataset != "people" || len(rep.Totals[0].Records) != 6 || rep.Totals[1].Dataset != "zc" || len(rep.Totals[1].Records) != 3 {
 		t.Errorf("totals %v", rep.Totals)
 	}
 }
