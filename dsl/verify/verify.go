@@ -1,13 +1,16 @@
 // Package verify checks an executed Jupyter notebook against a privnotes
 // ledger: every output that carries a privnotes receipt must name a charge
 // record of a ledger whose hash chain verifies, the release stored with
-// that record must have the receipt's release hash, and what the output
-// shows (text/plain, text/html, application/json) must be exactly what the
-// kernel renders for the stored release: the release is decoded into the
-// DSL's result type (runtime.Result) and rendered by interp.Render, the
-// code the kernel displays results with. Outputs without a receipt are
-// public computations and are not checked; every private release carries
-// one.
+// that record must have the receipt's release hash, the receipt must agree
+// with the ledger (the stored call's function, dataset and name; the
+// charge's cost, accountant, filter and the budget left after it), and
+// every MIME type the output shows must be exactly what the kernel renders
+// for the stored release: the release is decoded into the DSL's result
+// type (runtime.Result) and rendered by interp.Render, the code the kernel
+// displays results with. Receipts the ledger cannot back (dry runs, public
+// synthetic data) must carry no stored release and read as such. Outputs
+// without a receipt are public computations and are not checked; every
+// private release carries one.
 //
 // It also reads what a notebook spent from its receipts alone (Receipts).
 // `privnotes notebook verify` and `privnotes notebook receipts` are its
