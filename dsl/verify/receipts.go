@@ -30,6 +30,10 @@ func Receipts(nb *Notebook) (*Spend, error) {
 		replays, outputs int
 		eps, delta, rho  float64
 		mu2              float64
+		// unpriced are the costs, as their summaries state them, of
+		// charges shown without the full receipt (a release the ledger
+		// could not store): counted, but not summed.
+		unpriced []string
 	}
 	per := map[string]*sums{}
 	out := &Spend{}
@@ -67,10 +71,14 @@ func Receipts(nb *Notebook) (*Spend, error) {
 			if st.Replayed {
 				s.replays++
 			}
-			if s.records[st.LedgerID] || st.Receipt == nil {
+			if s.records[st.LedgerID] {
 				continue
 			}
 			s.records[st.LedgerID] = true
+			if st.Receipt == nil {
+				s.unpriced = append(s.unpriced, fmt.Sprintf("%s (record %d)", st.Cost, st.LedgerID))
+				continue
+			}
 			ev := st.Receipt.Cost
 			switch ev.Kind {
 			case accounting.PureDP, accounting.ApproxDP:
@@ -99,6 +107,9 @@ func Receipts(nb *Notebook) (*Spend, error) {
 		}
 		if s.mu2 > 0 {
 			costs = append(costs, fmt.Sprintf("μ=%.6g", math.Sqrt(s.mu2)))
+		}
+		if len(s.unpriced) > 0 {
+			costs = append(costs, fmt.Sprintf("%d charge(s) shown without the full receipt: %s", len(s.unpriced), strings.Join(s.unpriced, ", ")))
 		}
 		if len(costs) == 0 {
 			costs = []string{"nothing"}

@@ -1,13 +1,16 @@
 // Package verify checks an executed Jupyter notebook against a privnotes
 // ledger: every output that carries a privnotes receipt must name a charge
 // record of a ledger whose hash chain verifies, the release stored with
-// that record must have the receipt's release hash, and what the output
-// shows (text/plain, text/html, application/json) must be exactly what the
-// kernel renders for the stored release: the release is decoded into the
-// DSL's result type (runtime.Result) and rendered by interp.Render, the
-// code the kernel displays results with. Outputs without a receipt are
-// public computations and are not checked; every private release carries
-// one.
+// that record must have the receipt's release hash, the receipt must agree
+// with the ledger (the stored call's function, dataset and name; the
+// charge's cost, accountant, filter and the budget left after it), and
+// every MIME type the output shows must be exactly what the kernel renders
+// for the stored release: the release is decoded into the DSL's result
+// type (runtime.Result) and rendered by interp.Render, the code the kernel
+// displays results with. Receipts the ledger cannot back (dry runs, public
+// synthetic data) must carry no stored release and read as such. Outputs
+// without a receipt are public computations and are not checked; every
+// private release carries one.
 //
 // It also reads what a notebook spent from its receipts alone (Receipts).
 // `privnotes notebook verify` and `privnotes notebook receipts` are its
@@ -21,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
@@ -97,6 +101,17 @@ func (o Output) stamp() (*Stamp, error) {
 		return nil, fmt.Errorf("its privnotes receipt cannot be read: %v", err)
 	}
 	return &s, nil
+}
+
+// mimes are the MIME types the output shows, sorted, so that a verdict
+// names the same one on every run.
+func (o Output) mimes() []string {
+	ms := make([]string, 0, len(o.Data))
+	for m := range o.Data {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	return ms
 }
 
 // Line is the verdict on one output.
@@ -192,8 +207,8 @@ func Check(nb *Notebook, led *ledger.Verified) *Report {
 			}
 			line := checkOutput(where, o, st, led)
 			rep.Lines = append(rep.Lines, line)
-			if !line.OK || st.ReleaseHash == "" {
-				continue
+			if !line.OK || st.ReleaseHash == "" || st.DryRun {
+				continue // nothing released, or a failure
 			}
 			rec := led.Records[st.LedgerID]
 			a := totals[rec.Dataset]
@@ -263,8 +278,17 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	what := fmt.Sprintf("%s on %s", st.Mechanism, st.Dataset)
 	switch {
 	case st.DryRun:
+		if msg := unreleased(o, st, led, "dry run (nothing charged, no data read): "+what, true, "<b>dry run</b>: nothing charged, no data read"); msg != "" {
+			return fail("%s: the receipt says dry run, but %s", what, msg)
+		}
 		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": dry run, nothing released"}
 	case !st.Charged && !st.Replayed && st.LedgerID == 0 && strings.HasPrefix(st.Accountant, "none"):
+		if !strings.HasPrefix(st.Dataset, "synthetic:") {
+			return fail("%s: the receipt says public synthetic data, but names dataset %q", what, st.Dataset)
+		}
+		if msg := unreleased(o, st, led, "privacy receipt: "+what+",", false, "not charged: public synthetic data"); msg != "" {
+			return fail("%s: the receipt says public synthetic data, but %s", what, msg)
+		}
 		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": public synthetic data, nothing charged"}
 	case st.ReleaseHash == "":
 		return fail("%s: the receipt (ledger record %d) carries no release hash: the release was not stored, or the receipt was edited", what, st.LedgerID)
@@ -290,27 +314,35 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	if ev, err := json.Marshal(rc.Cost); err != nil || string(ev) != rec.Event {
 		return fail("%s: the receipt's cost %s is not what ledger record %d charged", what, release.CostString(rc.Cost), rec.ID)
 	}
+	if msg := sameStamp(o, rc); msg != "" {
+		return fail("%s: %s", what, msg)
+	}
+	if msg := boundTo(rc, rel); msg != "" {
+		return fail("%s: %s", what, msg)
+	}
+	if msg := pricedAs(rc, rec, led); msg != "" {
+		return fail("%s: %s", what, msg)
+	}
 	value, cols, err := release.Decode([]byte(rel.Value))
 	if err != nil {
 		return fail("%s: %v", what, err)
 	}
-	res, err := runtime.Result(rc.Function, &release.Release{Value: value, Receipt: rc, Columns: cols})
+	want, err := render(rc, value, cols)
 	if err != nil {
 		return fail("%s: %v", what, err)
 	}
-	want := interp.Render(res)
+	// Every MIME type the output shows is compared, not only the three a
+	// release renders: a front end displays the richest type it knows, so
+	// an unchecked text/markdown or image/png next to a genuine
+	// text/plain would be what the reader sees.
 	shown := 0
-	for _, mime := range []string{"text/plain", "text/html", "application/json"} {
-		raw, ok := o.Data[mime]
-		if !ok {
-			continue
-		}
-		shown++
+	for _, mime := range o.mimes() {
 		exp, ok := want.Data[mime]
 		if !ok {
 			return fail("%s: the output shows %s, which the stored release does not render", what, mime)
 		}
-		if msg := compare(mime, raw, exp); msg != "" {
+		shown++
+		if msg := compare(mime, o.Data[mime], exp); msg != "" {
 			return fail("%s: %s is not the rendering of the release stored with ledger record %d: %s", what, mime, rec.ID, msg)
 		}
 	}
@@ -328,18 +360,200 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 		What: fmt.Sprintf("%s: record %d (%s), release %s, %d rendering(s) match", what, rec.ID, how, ledger.ShortHash(rel.ValueHash), shown)}
 }
 
-// compare compares what an output shows with the rendering; "" when
-// equal, else where they first differ.
-func compare(mime string, shown json.RawMessage, want any) string {
-	if mime == "application/json" {
-		var a, b any
-		wb, err := json.Marshal(want)
-		if err != nil || json.Unmarshal(shown, &a) != nil || json.Unmarshal(wb, &b) != nil {
-			return "the JSON cannot be read"
+// unreleased checks an output whose receipt says nothing of the dataset
+// was released (a dry run, or a call on public synthetic data), which the
+// ledger cannot back: it must carry no stored release, and what it shows
+// must read as such a receipt (text/plain beginning with plain, or
+// holding it after the values when atStart is false; text/html holding
+// html; nothing else), so that a released number cannot be passed off
+// under a receipt that escapes the check. Its values are not checked: a
+// dry run shows none, and synthetic data are public. "" when it does.
+func unreleased(o Output, st *Stamp, led *ledger.Verified, plain string, atStart bool, html string) string {
+	// A dry run of a stored name says which release it would replay.
+	wouldReplay := st.DryRun && st.Replayed
+	if (st.ReleaseHash != "" || st.Receipt != nil) && !wouldReplay {
+		return "it carries a stored release"
+	}
+	if st.Charged {
+		return "it says charged"
+	}
+	if st.LedgerID != 0 && !wouldReplay {
+		return fmt.Sprintf("it names ledger record %d", st.LedgerID)
+	}
+	if wouldReplay {
+		if rel, ok := led.Releases[st.LedgerID]; !ok || rel.ValueHash != st.ReleaseHash {
+			return fmt.Sprintf("the release it would replay (ledger record %d, hash %s) is not stored in the ledger", st.LedgerID, ledger.ShortHash(st.ReleaseHash))
 		}
-		ja, _ := json.Marshal(a)
-		jb, _ := json.Marshal(b)
-		if string(ja) != string(jb) {
+	}
+	if len(o.Data) == 0 {
+		return "it shows nothing"
+	}
+	for _, mime := range o.mimes() {
+		got, err := text(o.Data[mime])
+		switch {
+		case err != nil:
+			return fmt.Sprintf("its %s is not text", mime)
+		case mime == "text/plain" && atStart && !strings.HasPrefix(got, plain):
+			return fmt.Sprintf("its text/plain does not begin %q", plain)
+		case mime == "text/plain" && !atStart && !strings.Contains(got, plain):
+			return fmt.Sprintf("its text/plain does not say %q", plain)
+		case mime == "text/html" && !strings.Contains(got, html):
+			return fmt.Sprintf("its text/html does not say %q", html)
+		case mime != "text/plain" && mime != "text/html":
+			return fmt.Sprintf("it shows %s, which such a receipt does not render", mime)
+		}
+	}
+	return ""
+}
+
+// render is the kernel's display of a stored release with its receipt.
+// The conversions into result types assume the value has the function's
+// type; boundTo checks the function against the ledger first, and a
+// conversion that panics anyway fails this output rather than the whole
+// check.
+func render(rc *release.Receipt, value any, cols []string) (d engine.Display, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the stored release cannot be shown as a result of %s", rc.Function)
+		}
+	}()
+	res, err := runtime.Result(rc.Function, &release.Release{Value: value, Receipt: rc, Columns: cols})
+	if err != nil {
+		return engine.Display{}, err
+	}
+	return interp.Render(res), nil
+}
+
+// sameStamp checks that the metadata's summary of the receipt (what
+// `notebook receipts` and the verdict lines read: dataset, mechanism, cost,
+// name, …) is the one the kernel derives from the full receipt, which the
+// rest of the check binds to the ledger; "" when it is.
+func sameStamp(o Output, rc *release.Receipt) string {
+	want, err := json.Marshal(rc.Metadata()["privnotes"])
+	if err != nil {
+		return "the receipt cannot be encoded again"
+	}
+	if !sameJSON(o.Metadata["privnotes"], want) {
+		return "the metadata's receipt summary (dataset, mechanism, cost, name, …) is not the full receipt's"
+	}
+	return ""
+}
+
+// boundTo checks the parts of the receipt that the rendering shows and
+// the ledger stores with the release: the function whose result type
+// renders it, the dataset (or derived lineage) it was called on, its
+// name, and whether it was charged or replayed; "" when they match.
+func boundTo(rc *release.Receipt, rel ledger.StoredRelease) string {
+	var call struct {
+		Function string `json:"function"`
+		Dataset  string `json:"dataset"`
+		Lineage  string `json:"lineage"`
+	}
+	if err := json.Unmarshal([]byte(rel.Call), &call); err != nil {
+		return fmt.Sprintf("the call stored with ledger record %d cannot be read", rel.Record)
+	}
+	on := call.Dataset
+	if call.Lineage != "" {
+		on = call.Lineage
+	}
+	switch {
+	case rc.Function != call.Function:
+		return fmt.Sprintf("the receipt names function %s, ledger record %d stores a release of %s", rc.Function, rel.Record, call.Function)
+	case rc.Dataset != on:
+		return fmt.Sprintf("the receipt names dataset %q, ledger record %d stores a release on %q", rc.Dataset, rel.Record, on)
+	case rc.Name != rel.Name:
+		return fmt.Sprintf("the receipt names the release %q, ledger record %d stores it as %q", rc.Name, rel.Record, rel.Name)
+	case rc.Replayed && (rel.Name == "" || rc.Charged):
+		return fmt.Sprintf("the receipt says replayed, but only a named release is replayed, and a replay charges nothing (ledger record %d)", rel.Record)
+	case !rc.Replayed && !rc.Charged:
+		return fmt.Sprintf("the receipt says not charged, but ledger record %d is a charge", rel.Record)
+	case rc.DryRun:
+		return fmt.Sprintf("the receipt says dry run, but ledger record %d is a charge", rel.Record)
+	}
+	return ""
+}
+
+// pricedAs checks what the receipt says of the dataset's budget against
+// the chain: the accountant of the dataset's registration and, for the
+// charge itself (a replay names no filter and shows the budget left when
+// it ran, which no record holds), the filter that priced it and the
+// budget left after it, as the ledger computed them when it charged rec. "" when
+// they match.
+func pricedAs(rc *release.Receipt, rec ledger.ChainRecord, led *ledger.Verified) string {
+	var acc *accounting.Accountant
+	var sc ledger.Schema
+	var filter string
+	for id := int64(1); id <= rec.ID; id++ {
+		r, ok := led.Records[id]
+		if !ok {
+			return fmt.Sprintf("ledger record %d is missing", id)
+		}
+		if r.Dataset != rec.Dataset {
+			continue
+		}
+		switch r.Kind {
+		case "register":
+			var p struct {
+				Schema ledger.Schema `json:"schema"`
+			}
+			if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
+				return fmt.Sprintf("ledger record %d: corrupt registration", id)
+			}
+			sc = p.Schema
+			mode, err := sc.Mode()
+			if err == nil && mode == accounting.ModeAdvanced {
+				acc, err = accounting.LegacyAdvancedVerifier(sc.Budget)
+			} else if err == nil {
+				acc, err = accounting.NewAccountant(mode, sc.Budget)
+			}
+			if err != nil {
+				return fmt.Sprintf("ledger record %d: %v", id, err)
+			}
+		case "charge":
+			var ev accounting.Event
+			if acc == nil || json.Unmarshal([]byte(r.Event), &ev) != nil || acc.Spend(ev) != nil {
+				return fmt.Sprintf("ledger record %d cannot be replayed", id)
+			}
+			filter = acc.Mode().Pricing(ev)
+		}
+	}
+	switch {
+	case acc == nil:
+		return fmt.Sprintf("dataset %q has no registration before ledger record %d", rec.Dataset, rec.ID)
+	case rc.Accountant != sc.Accountant:
+		return fmt.Sprintf("the receipt names accountant %q, dataset %q was registered with %q", rc.Accountant, rec.Dataset, sc.Accountant)
+	case !rc.Replayed && rc.Filter != filter:
+		return fmt.Sprintf("the receipt says priced by %q, ledger record %d was priced by %q", rc.Filter, rec.ID, filter)
+	case !rc.Replayed && rc.Remaining != acc.Remaining():
+		return fmt.Sprintf("the receipt says ε=%.6g, δ=%.6g remained, after ledger record %d ε=%.6g, δ=%.6g did",
+			rc.Remaining.Eps, rc.Remaining.Delta, rec.ID, acc.Remaining().Eps, acc.Remaining().Delta)
+	}
+	return ""
+}
+
+// sameJSON reports whether two JSON texts hold the same value (numbers
+// compared as the float64 they decode to, as every privnotes number is).
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	jx, err1 := json.Marshal(x)
+	jy, err2 := json.Marshal(y)
+	return err1 == nil && err2 == nil && string(jx) == string(jy)
+}
+
+// compare compares what an output shows with the rendering; "" when
+// equal, else where they first differ. Text types are compared as text;
+// anything else the rendering holds as a JSON value (application/json) is
+// compared as JSON.
+func compare(mime string, shown json.RawMessage, want any) string {
+	if _, isText := want.(string); !isText || mime == "application/json" {
+		wb, err := json.Marshal(want)
+		if err != nil {
+			return "the rendering cannot be encoded"
+		}
+		if !sameJSON(shown, wb) {
 			return "the JSON differs"
 		}
 		return ""
@@ -354,15 +568,13 @@ func compare(mime string, shown json.RawMessage, want any) string {
 	}
 	gl, el := strings.Split(got, "\n"), strings.Split(exp, "\n")
 	for i := range max(len(gl), len(el)) {
-		var g, e string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(el) {
-			e = el[i]
-		}
-		if g != e {
-			return fmt.Sprintf("line %d shows %q, the stored release renders %q", i+1, clip(g), clip(e))
+		switch {
+		case i >= len(el):
+			return fmt.Sprintf("line %d shows %q, the stored release renders no line %d", i+1, clip(gl[i]), i+1)
+		case i >= len(gl):
+			return fmt.Sprintf("the output has no line %d, the stored release renders %q", i+1, clip(el[i]))
+		case gl[i] != el[i]:
+			return fmt.Sprintf("line %d shows %q, the stored release renders %q", i+1, clip(gl[i]), clip(el[i]))
 		}
 	}
 	return "they differ"
