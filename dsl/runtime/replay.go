@@ -49,6 +49,18 @@ func Result(fn string, rel *release.Release) (any, error) {
 	if rel == nil || rel.Receipt == nil {
 		return nil, fmt.Errorf("%s: a release without a receipt", fn)
 	}
+	return safeBuild(fn, rel, build)
+}
+
+// safeBuild runs build, turning a panic (a stored value of another type
+// than fn releases, say) into an error: a reader's notebook must not
+// crash the verifier.
+func safeBuild(fn string, rel *release.Release, build func(*release.Release) any) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("%s: the stored release is not one %s makes (%T)", fn, fn, rel.Value)
+		}
+	}()
 	return build(rel), nil
 }
 

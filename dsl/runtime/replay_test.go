@@ -160,6 +160,9 @@ func TestResultOfStoredRelease(t *testing.T) {
 	if !ok || len(h.Keys) != 3 || len(h.Counts) != 3 || h.Column != "age" {
 		t.Fatalf("rebuilt %#v", res)
 	}
+	if _, err := Result("private_sum", &release.Release{Value: v, Columns: cols, Receipt: &Receipt{Function: "private_sum"}}); err == nil || !strings.Contains(err.Error(), "not one private_sum makes") {
+		t.Errorf("Result of a histogram as private_sum: %v, want an error", err)
+	}
 	if _, err := Result("private_nothing", &release.Release{Receipt: &Receipt{}}); err == nil {
 		t.Error("Result of an unknown function succeeded")
 	}
