@@ -36,6 +36,9 @@ type Receipt struct {
 	// DryRun is set for the receipt of a dry run (dry_run=true): nothing
 	// was charged or read, and Remaining is what the call would leave.
 	DryRun bool
+	// Providers lists each member's charge of a federated call (whose
+	// LedgerID and Remaining are then unset: every member has its own).
+	Providers []ProviderCharge `json:",omitempty"`
 }
 
 func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch *charged) *Receipt {
@@ -69,7 +72,9 @@ func (r *Receipt) String() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
-	if r.Charged {
+	if len(r.Providers) > 0 {
+		b.WriteString("; charged by each provider:" + r.providerLines())
+	} else if r.Charged {
 		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta)
 	} else {
 		b.WriteString("; not charged (public data)")
