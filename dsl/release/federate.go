@@ -271,7 +271,7 @@ func RunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Release
 		Eps: plans[0].Eps, Delta: plans[0].Delta, Cost: ev, Accountant: plans[0].Accountant, Filter: plans[0].Filter,
 		NoiseScale: strings.TrimSuffix(plans[0].NoiseScale, ", 1 provider(s)") + fmt.Sprintf(", added by each of the %d providers to its own statistics", len(members)),
 		Params:     map[string]any{},
-		Note: "each provider planned its own noise, charged its own ledger and sent only noisy statistics; no provider's row count left it"}
+		Note:       "each provider planned its own noise, charged its own ledger and sent only noisy statistics; no provider's row count left it"}
 	for k, v := range plans[0].Params {
 		rcpt.Params[k] = v
 	}

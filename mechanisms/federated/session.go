@@ -77,7 +77,7 @@ func (pl *PCAPlan) StepOf(r int) PCAStep {
 
 // Next is the round the session answers next; Done reports that it
 // answered every planned round.
-func (s *Session) Next() int   { return s.next }
+func (s *Session) Next() int  { return s.next }
 func (s *Session) Done() bool { return s.next >= s.pl.Rounds() }
 
 func refuse(format string, a ...any) error {
