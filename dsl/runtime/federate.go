@@ -113,13 +113,22 @@ func (rt *Runtime) federatedPCA(f Federation, kws []KW) *PCAResult {
 		members[i] = release.Member{Label: memberLabel(src), Exec: exec, Call: rt.call(b, fn, src, a)}
 	}
 	gate := &blockGate{rt: rt, b: b, own: a.block}
+	rt.mu.Lock()
+	prior := b.charged
+	rt.mu.Unlock()
 	rel, err := release.RunFederatedPCA(progressContext(b.ctx, b, fn, a), members, gate)
 	if err != nil {
 		var be *BudgetError
 		if errors.As(err, &be) {
 			err = chargedNote(be, b)
 		}
-		panic(providerNote(err, b))
+		// The call's own charges are in its error; earlier ones of the
+		// cell stand too.
+		var re *release.Error
+		if errors.As(err, &re) && re.Name == NameProviderFailed && prior > 0 {
+			re.Msg += fmt.Sprintf("; the %d charge(s) this cell made before this call stand", prior)
+		}
+		panic(err)
 	}
 	blockDeltaNote(rel.Receipt, a)
 	v := rel.Value.(*release.PCA)

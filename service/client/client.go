@@ -129,6 +129,13 @@ func isAuth(st *status.Status) bool {
 		return true
 	}
 	m := st.Message()
+	// A server killed or restarting while a handshake is under way resets
+	// the connection: unavailable, not a refusal of credentials.
+	for _, s := range []string{"connection reset", "connection refused", "broken pipe", "EOF"} {
+		if strings.Contains(m, s) {
+			return false
+		}
+	}
 	for _, s := range []string{"certificate", "tls:", "handshake"} {
 		if strings.Contains(m, s) {
 			return true
