@@ -156,3 +156,33 @@ func FuzzDecodeRound(f *testing.F) {
 		}
 	})
 }
+
+// TestFedIdleCallResumes: a call whose coordinator stayed away longer
+// than release.FedIdle has its data closed; its next round resumes it
+// from the ledger charge and the kept rounds, with no second charge.
+func TestFedIdleCallResumes(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(10 * time.Second)
+	ctx := context.Background()
+	fc := fedCall(t, f, "idle-1")
+	if _, err := c.FedOpen(ctx, fc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.FedRound(ctx, fc, federated.PCARequest{Round: 0, Step: federated.StepDiag}); err != nil {
+		t.Fatal(err)
+	}
+	idle := release.FedIdle
+	release.FedIdle = 0
+	t.Cleanup(func() { release.FedIdle = idle })
+	time.Sleep(time.Millisecond)
+	if _, err := c.FedOpen(ctx, fedCall(t, f, "idle-2")); err != nil { // sweeps idle-1
+		t.Fatal(err)
+	}
+	release.FedIdle = idle
+	if _, err := c.FedRound(ctx, fc, federated.PCARequest{Round: 1, Step: federated.StepBlock, Support: []int{0, 1, 2}}); err != nil {
+		t.Fatalf("round 1 after the idle close: %v", err)
+	}
+	if f.charges() != 2 {
+		t.Errorf("%d charges, want 2 (one per call)", f.charges())
+	}
+}

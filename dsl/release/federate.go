@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
@@ -95,6 +97,31 @@ type fedSession struct {
 	s    *federated.Session
 	data *Data
 	rc   *Receipt
+	last atomic.Int64 // unix nanoseconds of the last use
+}
+
+// FedIdle is how long an opened call may wait for its next round before
+// its data are closed (a coordinator that went away). A data service
+// resumes such a call from its ledger charge and kept rounds if the
+// coordinator comes back (FedResume); in-process, the call is over.
+var FedIdle = 30 * time.Minute
+
+// sweepFed closes the calls of env idle for longer than FedIdle.
+func (env *Local) sweepFed() {
+	cutoff := time.Now().Add(-FedIdle).UnixNano()
+	fedSessions.Range(func(k, v any) bool {
+		key, sess := k.(fedKey), v.(*fedSession)
+		if key.env != env || sess.last.Load() > cutoff || !sess.mu.TryLock() {
+			return true
+		}
+		if sess.data != nil {
+			sess.data.Close()
+			sess.data = nil
+		}
+		fedSessions.CompareAndDelete(key, sess)
+		sess.mu.Unlock()
+		return true
+	})
 }
 
 // fedSessions holds the opened calls of every Local, by executor and id.
@@ -112,6 +139,7 @@ func (env *Local) FedOpen(ctx context.Context, call Call) (*Receipt, error) {
 	if call.ID == "" {
 		return nil, Errorf(NameArgumentError, "private_pca: a federated call needs a call id")
 	}
+	env.sweepFed()
 	key := fedKey{env, call.ID}
 	if v, ok := fedSessions.Load(key); ok {
 		return v.(*fedSession).rc, nil // a retry of the open
@@ -199,7 +227,9 @@ func (env *Local) fedSession(ctx context.Context, call Call, fpl *federated.PCAP
 		data.Close()
 		return nil, Errorf(NameMechanismFailed, "private_pca (federated/dpspca) could not start on %q; the reason is not shown because it may depend on the data", src.Name)
 	}
-	return &fedSession{s: s, data: data}, nil
+	sess := &fedSession{s: s, data: data}
+	sess.last.Store(time.Now().UnixNano())
+	return sess, nil
 }
 
 // FedRound implements FedProvider.
@@ -212,6 +242,10 @@ func (env *Local) FedRound(ctx context.Context, call Call, req federated.PCARequ
 	sess := v.(*fedSession)
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	if sess.data == nil { // closed by sweepFed meanwhile
+		return federated.PCAReply{}, Errorf(NameArgumentError, "private_pca: call %s is not open here (it waited more than %v for a round)", call.ID, FedIdle)
+	}
+	sess.last.Store(time.Now().UnixNano())
 	rep, err, pv := guarded(func() (federated.PCAReply, error) { return sess.s.Answer(ctx, req) })
 	if sess.s.Done() && sess.data != nil {
 		sess.data.Close()
