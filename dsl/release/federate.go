@@ -340,6 +340,41 @@ func RunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Release
 	return &Release{Value: &PCA{Components: res.Q, Support: append([]int(nil), res.Support...)}, Receipt: rcpt, Columns: members[0].Call.Dataset.Schema.Columns}, nil
 }
 
+// DryRunFederatedPCA plans the call on every member, as RunFederatedPCA's
+// first phase does, and says what it would cost each member and leave
+// there; nothing is charged or read anywhere.
+func DryRunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Receipt, error) {
+	if len(members) == 0 {
+		return nil, Errorf(NameArgumentError, "private_pca: a federation needs at least one dataset")
+	}
+	if _, err := fedCall(members[0].Call); err != nil {
+		return nil, err
+	}
+	var rcpt *Receipt
+	for _, m := range members {
+		rc, err := m.Exec.DryRun(ctx, m.Call, nil)
+		if err != nil {
+			return nil, memberErr(m, err, "nothing was charged")
+		}
+		if rcpt == nil {
+			cp := *rc
+			rcpt = &cp
+			rcpt.Dataset, rcpt.LedgerID = Federation(members), 0
+			rcpt.NoiseScale = strings.TrimSuffix(rc.NoiseScale, ", 1 provider(s)") + fmt.Sprintf(", added by each of the %d providers to its own statistics", len(members))
+		}
+		pc := chargeOf(m.Label, rc)
+		pc.Charged = false
+		rcpt.Providers = append(rcpt.Providers, pc)
+	}
+	if gc, ok := gate.(GateChecker); ok {
+		if err := gc.Check(rcpt.Cost, members[0].Call.Dataset); err != nil {
+			return nil, err
+		}
+	}
+	rcpt.DryRun, rcpt.Charged = true, false
+	return rcpt, nil
+}
+
 // Federation is the name of a federation in receipts.
 func Federation(members []Member) string {
 	labels := make([]string, len(members))
@@ -431,9 +466,12 @@ func (t *fedTransport) Round(ctx context.Context, req federated.PCARequest, recv
 func (r *Receipt) providerLines() string {
 	var b strings.Builder
 	for _, p := range r.Providers {
-		if p.Charged {
+		switch {
+		case r.DryRun:
+			fmt.Fprintf(&b, "\n  %s: would be charged %s and leave ε=%.6g, δ=%.6g", p.Member, p.Cost, p.Remaining.Eps, p.Remaining.Delta)
+		case p.Charged:
 			fmt.Fprintf(&b, "\n  %s: charged %s, ledger record %d there; remaining ε=%.6g, δ=%.6g", p.Member, p.Cost, p.LedgerID, p.Remaining.Eps, p.Remaining.Delta)
-		} else {
+		default:
 			fmt.Fprintf(&b, "\n  %s: not charged (public data)", p.Member)
 		}
 	}

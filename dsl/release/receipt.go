@@ -62,7 +62,9 @@ func (r *Receipt) String() string {
 	var b strings.Builder
 	if r.DryRun {
 		fmt.Fprintf(&b, "dry run (nothing charged, no data read): %s on %s, ε=%.6g, δ=%.6g would cost %s (accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
-		if r.Accountant != "" && !strings.HasPrefix(r.Accountant, "none") {
+		if len(r.Providers) > 0 {
+			b.WriteString(r.providerLines())
+		} else if r.Accountant != "" && !strings.HasPrefix(r.Accountant, "none") {
 			fmt.Fprintf(&b, " and leave ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)
 		}
 		if r.Block != "" {

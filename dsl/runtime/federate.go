@@ -92,9 +92,6 @@ func (rt *Runtime) federatedPCA(f Federation, kws []KW) *PCAResult {
 		panic(errorf(NameArgumentError, "%s: an empty federation: make one with federate(h1, h2, ...)", fn))
 	}
 	a := mustArgs(fn, kws)
-	if a.Bool("dry_run") {
-		panic(errorf(NameNotAvailable, "%s: dry_run is not available on a federated handle yet; dry-run the call on each dataset", fn))
-	}
 	members := make([]release.Member, len(f.members))
 	var first *source
 	for i, h := range f.members {
@@ -113,6 +110,14 @@ func (rt *Runtime) federatedPCA(f Federation, kws []KW) *PCAResult {
 		members[i] = release.Member{Label: memberLabel(src), Exec: exec, Call: rt.call(b, fn, src, a)}
 	}
 	gate := &blockGate{rt: rt, b: b, own: a.block}
+	if a.Bool("dry_run") {
+		rc, err := release.DryRunFederatedPCA(b.ctx, members, gate)
+		if err != nil {
+			panic(err)
+		}
+		blockDeltaNote(rc, a)
+		return &PCAResult{Receipt: rc, Method: rc.Mechanism}
+	}
 	rt.mu.Lock()
 	prior := b.charged
 	rt.mu.Unlock()

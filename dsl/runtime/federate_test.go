@@ -44,6 +44,17 @@ fmt.Println(fed, r.Receipt)`)
 			t.Errorf("%s: %d charges after the refusal, want %d", n, st.Charges, want)
 		}
 	}
+	out = s.ok(`d := private_pca(all, k=2, eps=0.2, delta=1e-6, method="federated", iters=3, dry_run=true)
+fmt.Println(d.Receipt)`)
+	for _, want := range []string{"dry run", "c: would be charged", "federate(a, b, c)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the dry run's receipt lacks %q:\n%s", want, out)
+		}
+	}
+	s.fails(`d := private_pca(all, k=2, eps=1, delta=1e-6, method="federated", iters=3, dry_run=true)`, NameBudgetExceeded)
+	if st := status(t, dir, "c"); st.Charges != 0 {
+		t.Errorf("c: %d charges after dry runs, want 0", st.Charges)
+	}
 	s.fails(`f := federate(dataset("a"), dataset("wide"))`, NameArgumentError)
 	s.fails(`f := federate(dataset("a"), dataset("a"))`, NameArgumentError)
 	s.fails(`r := private_pca(fed, k=1, eps=1, delta=1e-6, method="npm")`, NameArgumentError)
