@@ -55,6 +55,9 @@ fmt.Println(d.Receipt)`)
 	if st := status(t, dir, "c"); st.Charges != 0 {
 		t.Errorf("c: %d charges after dry runs, want 0", st.Charges)
 	}
+	if _, o := s.fails(`c := private_count(fed, eps=0.1)`, NameArgumentError); o == nil {
+		t.Fatal("no output")
+	}
 	s.fails(`f := federate(dataset("a"), dataset("wide"))`, NameArgumentError)
 	s.fails(`f := federate(dataset("a"), dataset("a"))`, NameArgumentError)
 	s.fails(`r := private_pca(fed, k=1, eps=1, delta=1e-6, method="npm")`, NameArgumentError)
