@@ -251,6 +251,8 @@ fmt.Println(r.Receipt)
 			t.Errorf("p%d has %d charges after a call with a restart, want 1", i+1, c)
 		}
 	}
+	_, ledger, _ := runCLI("ledger", "show", "--dataset", "part", "--state", e.states[1])
+	t.Logf("p2's ledger after the call:\n%s", ledger)
 
 	// Between calls: p2 down, then back.
 	e.srv[1].kill()
