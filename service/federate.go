@@ -119,7 +119,9 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 	defer cancel()
 	if !s.exec.FedOpened(id) {
 		// Restarted since the open: continue after the rounds kept (each
-		// was kept before it was sent; one not kept was never sent).
+		// was kept before it was sent; one not kept was never sent). The
+		// data are those the call was charged for: a dataset with charges
+		// cannot be removed or registered again (the ledger refuses).
 		next := 0
 		for ; ; next++ {
 			if _, err := os.Stat(s.replyPath(roundKey(id, next))); err != nil {
