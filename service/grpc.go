@@ -24,8 +24,9 @@ import (
 
 // Limits of the transport.
 const (
-	// MaxRequest bounds a request: calls are a few keywords.
-	MaxRequest = 1 << 20
+	// MaxRequest bounds a request: calls are a few keywords; a federated
+	// round carries the broadcast d×k basis (wire.MaxBasisEntries values).
+	MaxRequest = 9 << 20
 	// MaxReply bounds a reply: a d×k basis at d = 10 000, k = 100 is 8 MB.
 	MaxReply = 64 << 20
 	// MaxCall is the longest a call may run on the server, whatever
@@ -83,6 +84,8 @@ func logging(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.Un
 	switch r := req.(type) {
 	case *pb.CallRequest:
 		what = fmt.Sprintf(" %s(%q) call %s", r.GetFunction(), r.GetDataset(), r.GetCallId())
+	case *pb.FedRoundRequest:
+		what = fmt.Sprintf(" %s(%q) call %s round %d", r.GetCall().GetFunction(), r.GetCall().GetDataset(), r.GetCall().GetCallId(), r.GetRound())
 	case *pb.DescribeRequest:
 		what = fmt.Sprintf(" %q", r.GetDataset())
 	}
@@ -108,7 +111,7 @@ func recoverer(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.
 		if r := recover(); r != nil {
 			logf("%s: a handler panicked (value not shown)", info.FullMethod)
 			// An Execute may have been charged: the client counts it.
-			charged := strings.HasSuffix(info.FullMethod, "/Execute")
+			charged := strings.HasSuffix(info.FullMethod, "/Execute") || strings.HasPrefix(info.FullMethod[strings.LastIndex(info.FullMethod, "/")+1:], "Fed")
 			resp, err = nil, wire.Status(release.Errorf(release.NameLedgerError, "the server failed while handling %s (see its log)", info.FullMethod), charged).Err()
 		}
 	}()

@@ -244,7 +244,7 @@ func (s *Server) reply(id string) (*pb.ReleaseReply, bool, error) {
 }
 
 // keep writes the release of call id durably (write, sync, rename).
-func (s *Server) keep(id string, r *pb.ReleaseReply) error {
+func (s *Server) keep(id string, r proto.Message) error {
 	b, err := proto.Marshal(r)
 	if err != nil {
 		return err

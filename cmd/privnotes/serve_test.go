@@ -19,7 +19,7 @@ import (
 type server struct {
 	cmd  *exec.Cmd
 	addr string
-	log  *bytes.Buffer
+	log  *lockedBuffer
 }
 
 var ledgerRow = regexp.MustCompile(`(?m)^\d+ `)
@@ -30,7 +30,7 @@ func startServe(t *testing.T, state, tls, addr string) *server {
 	t.Helper()
 	var s *server
 	for try := 0; try < 50; try++ { // a restart on the same port may wait for the old socket
-		s = &server{log: &bytes.Buffer{}}
+		s = &server{log: &lockedBuffer{}}
 		s.cmd = exec.Command(os.Args[0], "serve", "--state", state, "--listen", addr, "--tls-dir", tls)
 		s.cmd.Env = append(os.Environ(), cellChildEnv+"=1")
 		s.cmd.Stderr = s.log

@@ -266,14 +266,8 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 	case dppca.MethodOjaShuffle:
 		planOjaShuffle(env, src, a, p, nb, clip)
 	case "federated":
-		calib := federated.CalibZCDP
-		if a.Str("calibration") == "paper" {
-			calib = federated.CalibPaper
-		}
-		s := a.Int("sparsity")
-		if s == 0 {
-			s = d
-		}
+		opt := dpspcaOptions(a, d)
+		s := opt.Sparsity
 		providers := a.Int("providers")
 		if providers == 0 {
 			providers = 1
@@ -281,7 +275,6 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		if providers < 1 || providers > 1000 {
 			panic(Errorf(NameArgumentError, "%s: providers=%d: use 1..1000", fn, providers))
 		}
-		opt := federated.PCAOptions{K: k, Sparsity: s, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib}
 		pl, err := federated.PlanPCA(opt, d)
 		if err != nil {
 			panic(argErr(fn, err))

@@ -46,6 +46,9 @@ type Receipt struct {
 	// as the ledger stores it with record LedgerID ("" when not stored:
 	// public data, dry runs).
 	ReleaseHash string
+	// Providers lists each member's charge of a federated call (whose
+	// LedgerID and Remaining are then unset: every member has its own).
+	Providers []ProviderCharge `json:",omitempty"`
 }
 
 func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch *charged) *Receipt {
@@ -73,7 +76,9 @@ func (r *Receipt) String() string {
 	}
 	if r.DryRun {
 		fmt.Fprintf(&b, "dry run (nothing charged, no data read): %s on %s, ε=%.6g, δ=%.6g would cost %s (accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
-		if r.Accountant != "" && !strings.HasPrefix(r.Accountant, "none") {
+		if len(r.Providers) > 0 {
+			b.WriteString(r.providerLines())
+		} else if r.Accountant != "" && !strings.HasPrefix(r.Accountant, "none") {
 			fmt.Fprintf(&b, " and leave ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)
 		}
 		if r.Block != "" {
@@ -83,7 +88,9 @@ func (r *Receipt) String() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
-	if r.Replayed {
+	if len(r.Providers) > 0 {
+		b.WriteString("; charged by each provider:" + r.providerLines())
+	} else if r.Replayed {
 		fmt.Fprintf(&b, "; %s; remaining ε=%.6g, δ=%.6g", r.replayed(), r.Remaining.Eps, r.Remaining.Delta)
 	} else if r.Charged {
 		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta)

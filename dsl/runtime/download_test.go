@@ -51,6 +51,10 @@ func fill(t *testing.T, v reflect.Value) {
 			fv.Set(reflect.ValueOf([]string{"a", "b"}))
 		case f.Type == reflect.TypeOf([]int{}):
 			fv.Set(reflect.ValueOf([]int{0, 1}))
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+			p := reflect.New(f.Type.Elem())
+			fill(t, p)
+			fv.Set(reflect.Append(reflect.MakeSlice(f.Type, 0, 1), p.Elem()))
 		case f.Type == reflect.TypeOf(map[string]any{}):
 			fv.Set(reflect.ValueOf(map[string]any{"k": 2}))
 		default:

@@ -216,6 +216,9 @@ type harnessCall struct {
 	// and cols on select_columns(…, cols=) of that.
 	filter []KW
 	cols   []string
+	// federate runs the call on federate(dataset): a one-member
+	// federation, the provider's side of a federated call.
+	federate bool
 }
 
 func (c harnessCall) String() string {
@@ -229,6 +232,9 @@ func (c harnessCall) String() string {
 	}
 	if c.cols != nil {
 		ds = fmt.Sprintf("select_columns(%s, cols=%#v)", ds, c.cols)
+	}
+	if c.federate {
+		ds = "federate(" + ds + ")"
 	}
 	parts := []string{ds}
 	for _, k := range c.kws {
@@ -305,7 +311,11 @@ func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
 		if c.cols != nil {
 			ds = w.rt.selectColumns(ds, newKW("cols", c.cols))
 		}
-		done <- result{v: harnessFuncs[c.fn](w.rt, ds, c.kws...)}
+		var arg any = ds
+		if c.federate {
+			arg = w.rt.federate(ds)
+		}
+		done <- result{v: harnessFuncs[c.fn](w.rt, arg, c.kws...)}
 	}()
 	var o outcome
 	select {
@@ -354,6 +364,8 @@ func (w *world) ledgerLen(t *testing.T, name string) int {
 
 // lastRecord is the newest ledger record without its time and hashes,
 // which differ by construction.
+var callIDParam = regexp.MustCompile(`"call_id":"[^"]*"`)
+
 func (w *world) lastRecord(t *testing.T, name string) string {
 	st, _ := w.rt.Store()
 	es, err := st.Entries(name)
@@ -365,7 +377,9 @@ func (w *world) lastRecord(t *testing.T, name string) string {
 	if e.Event != nil {
 		ev = e.Event.String()
 	}
-	return fmt.Sprintf("id=%d kind=%s dataset=%s mechanism=%s event=%s cell=%s params=%s", e.ID, e.Kind, e.Dataset, e.Mechanism, ev, e.Cell, e.Params)
+	// A federated call's id is random: the same in no two worlds.
+	params := callIDParam.ReplaceAllString(string(e.Params), `"call_id":"…"`)
+	return fmt.Sprintf("id=%d kind=%s dataset=%s mechanism=%s event=%s cell=%s params=%s", e.ID, e.Kind, e.Dataset, e.Mechanism, ev, e.Cell, params)
 }
 
 func receiptOf(v any) *Receipt {
@@ -574,6 +588,25 @@ func harnessGrid(wide bool) []harnessCall {
 				add("private_pca", ds, base, "providers", ints(append(harnessInts, 1001)))
 				add("private_pca", ds, base, "sparsity", ints(harnessInts))
 			}
+		}
+	}
+	// private_pca on a one-member federation: the provider's side of a
+	// federated call (federated.Session, as a data service runs it).
+	for _, ds := range []string{"rows", "users"} {
+		base := []KW{kw("k", 2), kw("eps", 1.0), kw("delta", 1e-6), kw("method", "federated"), kw("iters", 3)}
+		n := len(calls)
+		calls = append(calls, harnessCall{fn: "private_pca", dataset: ds, kws: base})
+		if ds == "rows" || wide {
+			add("private_pca", ds, base, "eps", floats(harnessEps))
+			add("private_pca", ds, base, "delta", floats(harnessDelta))
+			add("private_pca", ds, base, "clip", floats(clips))
+			add("private_pca", ds, base, "k", ints(harnessInts))
+			add("private_pca", ds, base, "iters", ints(harnessInts))
+			add("private_pca", ds, base, "sparsity", ints(harnessInts))
+			add("private_pca", ds, base, "providers", []any{0, 1, 2})
+		}
+		for i := n; i < len(calls); i++ {
+			calls[i].federate = true
 		}
 	}
 	// private_fedrep on users (and on rows, which it refuses).

@@ -12,6 +12,9 @@ import (
 
 // privatePCA implements private_pca.
 func (rt *Runtime) privatePCA(ds any, kws ...KW) *PCAResult {
+	if f, ok := federationOf(ds); ok {
+		return rt.federatedPCA(f, kws)
+	}
 	rel, _ := rt.runPrivate("private_pca", ds, kws)
 	return pcaResult(rel)
 }

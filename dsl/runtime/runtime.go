@@ -190,6 +190,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 
 		"dataset":             reflect.ValueOf(rt.dataset),
 		"filter":              reflect.ValueOf(rt.filter),
+		"federate":            reflect.ValueOf(rt.federate),
 		"select_columns":      reflect.ValueOf(rt.selectColumns),
 		"private_pca":         reflect.ValueOf(rt.privatePCA),
 		"private_fedrep":      reflect.ValueOf(rt.privateFedRep),
@@ -215,6 +216,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"GroupResult":       reflect.ValueOf((*GroupResult)(nil)),
 
 		"Dataset":          reflect.ValueOf((*Dataset)(nil)),
+		"Federation":       reflect.ValueOf((*Federation)(nil)),
 		"Budget":           reflect.ValueOf((*Budget)(nil)),
 		"PCAResult":        reflect.ValueOf((*PCAResult)(nil)),
 		"CountResult":      reflect.ValueOf((*CountResult)(nil)),

@@ -79,6 +79,8 @@ func (rt *Runtime) resolve(fn string, v any) *source {
 			break
 		}
 		return rt.resolve(fn, *x)
+	case Federation, *Federation:
+		panic(errorf(NameArgumentError, "%s: a federated handle runs private_pca(fed, method=\"federated\", ...) only; call %s on one of its datasets", fn, fn))
 	case *SynthData:
 		if x == nil || x.x == nil {
 			break

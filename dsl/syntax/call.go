@@ -166,7 +166,7 @@ scan:
 				return t.errAt(first.off, "positional argument after keyword arguments in the %s call; write %s", f.Name, f.Signature())
 			}
 			npos++
-			if npos > len(f.Positional) {
+			if npos > len(f.Positional) && !f.Variadic {
 				return t.errAt(first.off, "too many positional arguments for %s; it takes %s", f.Name, positionalDesc(f))
 			}
 			continue

@@ -33,6 +33,9 @@ type Func struct {
 	// keyword; Keywords can only be given by keyword.
 	Positional []Param
 	Keywords   []Param
+	// Variadic marks a function whose last positional parameter repeats
+	// (federate(h1, h2, ...)).
+	Variadic bool
 	// Private marks a function that spends a dataset's budget: its first
 	// positional argument is the dataset and its eps and delta keywords
 	// are its cost (delta defaults to 0 unless it is Required: then the
@@ -100,6 +103,15 @@ var Funcs = sortFuncs([]Func{
 		Doc: "Opens a registered dataset. The handle is opaque: printing or marshalling it shows its name only; " +
 			"its methods give public schema (columns, dimension, clip norm, privacy unit, budget), never the number of rows or any value.",
 		Releases: "nothing private: public metadata chosen by the data owner",
+	},
+	{
+		Name:       "federate",
+		Positional: []Param{{Name: "ds", Type: "dataset", Required: true, Doc: "dataset handles, one per data provider: dataset(name, server=\"p1\") for a data service's, dataset(name) for a local one; all with the same dimension"}},
+		Variadic:   true,
+		Result:     "Federation",
+		Doc: "A federated handle over datasets held by different data providers. private_pca(fed, method=\"federated\", ...) runs DPS-PCA with each provider " +
+			"planning its own noise, charging its own ledger and sending only noisy statistics (never its row count); the receipt lists every provider's charge (see docs/deployment.md).",
+		Releases: "nothing: a handle",
 	},
 	{
 		Name:       "private_pca",
@@ -458,6 +470,9 @@ func (f *Func) Signature() string {
 	var parts []string
 	for _, p := range f.Positional {
 		parts = append(parts, p.Name)
+	}
+	if f.Variadic {
+		parts = append(parts, "...")
 	}
 	for _, p := range f.Keywords {
 		switch {

@@ -537,10 +537,13 @@ func (c *pcaCoordinator) round(ctx context.Context, req PCARequest, r, cols int)
 	if !c.seen {
 		c.seen, c.n = true, total
 	}
-	if c.n == 0 {
-		return nil, errors.New("federated dpspca: the providers hold no records")
+	// n = 0 only when every provider withheld its count (a Session): the
+	// unnormalised sum then stands for K. Every use of K (top indices,
+	// QR, eigenvectors) is invariant under a positive scale, so the
+	// released estimate does not depend on n.
+	if c.n > 0 {
+		sum.Scale(1/float64(c.n), sum)
 	}
-	sum.Scale(1/float64(c.n), sum)
 	clampStatistic(sum)
 	return sum, nil
 }

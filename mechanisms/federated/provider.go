@@ -63,8 +63,10 @@ type PCARequest struct {
 	Sigma float64
 }
 
-// PCAReply is what leaves provider j in one round: its public record count
-// n_j and the noisy unnormalised statistic n_j·H_j (federated.md §1.3:
+// PCAReply is what leaves provider j in one round: its record count n_j
+// (0 when withheld, as a Session withholds it: the coordinator then
+// aggregates the unnormalised sums, see pcaCoordinator.round) and the
+// noisy unnormalised statistic n_j·H_j (federated.md §1.3:
 // H_j = Σ̂_j Q + G_j/n_j, so n_j·H_j = Σ_{x∈S_j} x xᵀ Q + G_j). Sending n_j·H_j
 // rather than H_j is the same information and lets a provider with no
 // records take part without dividing by zero.

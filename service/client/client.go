@@ -32,6 +32,7 @@ import (
 	pb "github.com/privnotes/privnotes/api/privnotes/v1"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/mechanisms/federated"
 	"github.com/privnotes/privnotes/service/wire"
 )
 
@@ -128,6 +129,13 @@ func isAuth(st *status.Status) bool {
 		return true
 	}
 	m := st.Message()
+	// A server killed or restarting while a handshake is under way resets
+	// the connection: unavailable, not a refusal of credentials.
+	for _, s := range []string{"connection reset", "connection refused", "broken pipe", "EOF"} {
+		if strings.Contains(m, s) {
+			return false
+		}
+	}
 	for _, s := range []string{"certificate", "tls:", "handshake"} {
 		if strings.Contains(m, s) {
 			return true
@@ -311,4 +319,58 @@ func (c *Client) Execute(ctx context.Context, call release.Call, gate release.Ga
 	}
 	rel.Receipt.Block = block
 	return rel, nil
+}
+
+var _ release.FedProvider = (*Client)(nil)
+
+// FedOpen has the server charge its part of a federated call and ready
+// its data. It is retried with the call's id while the server is
+// unreachable (the server opens an id once).
+func (c *Client) FedOpen(ctx context.Context, call release.Call) (*release.Receipt, error) {
+	req, err := c.request(call)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
+	defer cancel()
+	var r *pb.ReceiptReply
+	err = c.invoke(ctx, func(ctx context.Context) (err error) {
+		r, err = c.api.FedOpen(ctx, req)
+		return err
+	})
+	if err != nil {
+		e, _ := c.remoteErr(err, fmt.Sprintf("whether it charged is in its ledger (call id %s)", call.ID))
+		return nil, e
+	}
+	rc, err := wire.ReceiptOf(r.GetReceipt())
+	if err != nil {
+		return nil, release.Errorf(release.NameProviderFailed, "%s (%s) charged call %s but sent a receipt this client cannot read: %v", c.Name, c.Addr, call.ID, err)
+	}
+	return rc, nil
+}
+
+// FedRound asks the server for one round of an opened federated call,
+// retrying while it is unreachable: the server answers each round once
+// and keeps the answer for a retry.
+func (c *Client) FedRound(ctx context.Context, call release.Call, round federated.PCARequest) (federated.PCAReply, error) {
+	req, err := wire.EncodeRound(call, round)
+	if err != nil {
+		return federated.PCAReply{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
+	defer cancel()
+	var r *pb.FedRoundReply
+	err = c.invoke(ctx, func(ctx context.Context) (err error) {
+		r, err = c.api.FedRound(ctx, req)
+		return err
+	})
+	if err != nil {
+		e, _ := c.remoteErr(err, fmt.Sprintf("its charge for call %s stands", call.ID))
+		return federated.PCAReply{}, e
+	}
+	rep, err := wire.RoundOf(round.Round, r)
+	if err != nil {
+		return federated.PCAReply{}, release.Errorf(release.NameProviderFailed, "%s (%s) sent a round this client cannot read: %v", c.Name, c.Addr, err)
+	}
+	return rep, nil
 }

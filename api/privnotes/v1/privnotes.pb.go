@@ -1491,6 +1491,145 @@ func (*ReleaseReply_Quantile) isReleaseReply_Value() {}
 
 func (*ReleaseReply_Groups) isReleaseReply_Value() {}
 
+// FedRoundRequest is one round of a federated DPS-PCA call. It carries no
+// noise scale and no count: the server takes both from its own plan and
+// data.
+type FedRoundRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call is the call as opened (the server re-plans it if it restarted
+	// between rounds).
+	Call  *CallRequest `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	Round int64        `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
+	// step is "diag", "block" or "product"; it must be the round's step in
+	// the server's plan.
+	Step string `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
+	// basis is the broadcast d×k basis of a product round.
+	Basis *Matrix `protobuf:"bytes,4,opt,name=basis,proto3" json:"basis,omitempty"`
+	// support lists the selected coordinates of a block round.
+	Support       []int64 `protobuf:"varint,5,rep,packed,name=support,proto3" json:"support,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FedRoundRequest) Reset() {
+	*x = FedRoundRequest{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FedRoundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FedRoundRequest) ProtoMessage() {}
+
+func (x *FedRoundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FedRoundRequest.ProtoReflect.Descriptor instead.
+func (*FedRoundRequest) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *FedRoundRequest) GetCall() *CallRequest {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *FedRoundRequest) GetRound() int64 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *FedRoundRequest) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *FedRoundRequest) GetBasis() *Matrix {
+	if x != nil {
+		return x.Basis
+	}
+	return nil
+}
+
+func (x *FedRoundRequest) GetSupport() []int64 {
+	if x != nil {
+		return x.Support
+	}
+	return nil
+}
+
+// FedRoundReply is a provider's noisy statistic for one round (its row
+// count does not leave the server).
+type FedRoundReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Round         int64                  `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	Value         *Matrix                `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FedRoundReply) Reset() {
+	*x = FedRoundReply{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FedRoundReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FedRoundReply) ProtoMessage() {}
+
+func (x *FedRoundReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FedRoundReply.ProtoReflect.Descriptor instead.
+func (*FedRoundReply) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *FedRoundReply) GetRound() int64 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *FedRoundReply) GetValue() *Matrix {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
 var File_api_privnotes_v1_privnotes_proto protoreflect.FileDescriptor
 
 const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
@@ -1608,12 +1747,23 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\bquantile\x18\t \x01(\v2\x16.privnotes.v1.QuantileH\x00R\bquantile\x12.\n" +
 	"\x06groups\x18\n" +
 	" \x01(\v2\x14.privnotes.v1.GroupsH\x00R\x06groupsB\a\n" +
-	"\x05value2\x94\x02\n" +
+	"\x05value\"\xb0\x01\n" +
+	"\x0fFedRoundRequest\x12-\n" +
+	"\x04call\x18\x01 \x01(\v2\x19.privnotes.v1.CallRequestR\x04call\x12\x14\n" +
+	"\x05round\x18\x02 \x01(\x03R\x05round\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\tR\x04step\x12*\n" +
+	"\x05basis\x18\x04 \x01(\v2\x14.privnotes.v1.MatrixR\x05basis\x12\x18\n" +
+	"\asupport\x18\x05 \x03(\x03R\asupport\"Q\n" +
+	"\rFedRoundReply\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x03R\x05round\x12*\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.privnotes.v1.MatrixR\x05value2\x9e\x03\n" +
 	"\vDataService\x12F\n" +
 	"\bDescribe\x12\x1d.privnotes.v1.DescribeRequest\x1a\x1b.privnotes.v1.DescribeReply\x12:\n" +
 	"\x04Plan\x12\x19.privnotes.v1.CallRequest\x1a\x17.privnotes.v1.PlanReply\x12?\n" +
 	"\x06DryRun\x12\x19.privnotes.v1.CallRequest\x1a\x1a.privnotes.v1.ReceiptReply\x12@\n" +
-	"\aExecute\x12\x19.privnotes.v1.CallRequest\x1a\x1a.privnotes.v1.ReleaseReplyB=Z;github.com/privnotes/privnotes/api/privnotes/v1;privnotesv1b\x06proto3"
+	"\aExecute\x12\x19.privnotes.v1.CallRequest\x1a\x1a.privnotes.v1.ReleaseReply\x12@\n" +
+	"\aFedOpen\x12\x19.privnotes.v1.CallRequest\x1a\x1a.privnotes.v1.ReceiptReply\x12F\n" +
+	"\bFedRound\x12\x1d.privnotes.v1.FedRoundRequest\x1a\x1b.privnotes.v1.FedRoundReplyB=Z;github.com/privnotes/privnotes/api/privnotes/v1;privnotesv1b\x06proto3"
 
 var (
 	file_api_privnotes_v1_privnotes_proto_rawDescOnce sync.Once
@@ -1627,7 +1777,7 @@ func file_api_privnotes_v1_privnotes_proto_rawDescGZIP() []byte {
 	return file_api_privnotes_v1_privnotes_proto_rawDescData
 }
 
-var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_api_privnotes_v1_privnotes_proto_goTypes = []any{
 	(*DescribeRequest)(nil), // 0: privnotes.v1.DescribeRequest
 	(*DescribeReply)(nil),   // 1: privnotes.v1.DescribeReply
@@ -1648,11 +1798,13 @@ var file_api_privnotes_v1_privnotes_proto_goTypes = []any{
 	(*Quantile)(nil),        // 16: privnotes.v1.Quantile
 	(*Groups)(nil),          // 17: privnotes.v1.Groups
 	(*ReleaseReply)(nil),    // 18: privnotes.v1.ReleaseReply
-	nil,                     // 19: privnotes.v1.CallRequest.ArgsEntry
+	(*FedRoundRequest)(nil), // 19: privnotes.v1.FedRoundRequest
+	(*FedRoundReply)(nil),   // 20: privnotes.v1.FedRoundReply
+	nil,                     // 21: privnotes.v1.CallRequest.ArgsEntry
 }
 var file_api_privnotes_v1_privnotes_proto_depIdxs = []int32{
 	2,  // 0: privnotes.v1.Value.strs:type_name -> privnotes.v1.Strings
-	19, // 1: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
+	21, // 1: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
 	6,  // 2: privnotes.v1.PlanReply.cost:type_name -> privnotes.v1.Event
 	6,  // 3: privnotes.v1.Receipt.cost:type_name -> privnotes.v1.Event
 	5,  // 4: privnotes.v1.Receipt.remaining:type_name -> privnotes.v1.Budget
@@ -1668,20 +1820,27 @@ var file_api_privnotes_v1_privnotes_proto_depIdxs = []int32{
 	15, // 14: privnotes.v1.ReleaseReply.histogram:type_name -> privnotes.v1.Histogram
 	16, // 15: privnotes.v1.ReleaseReply.quantile:type_name -> privnotes.v1.Quantile
 	17, // 16: privnotes.v1.ReleaseReply.groups:type_name -> privnotes.v1.Groups
-	3,  // 17: privnotes.v1.CallRequest.ArgsEntry.value:type_name -> privnotes.v1.Value
-	0,  // 18: privnotes.v1.DataService.Describe:input_type -> privnotes.v1.DescribeRequest
-	4,  // 19: privnotes.v1.DataService.Plan:input_type -> privnotes.v1.CallRequest
-	4,  // 20: privnotes.v1.DataService.DryRun:input_type -> privnotes.v1.CallRequest
-	4,  // 21: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
-	1,  // 22: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
-	7,  // 23: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
-	9,  // 24: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
-	18, // 25: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
-	22, // [22:26] is the sub-list for method output_type
-	18, // [18:22] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	4,  // 17: privnotes.v1.FedRoundRequest.call:type_name -> privnotes.v1.CallRequest
+	10, // 18: privnotes.v1.FedRoundRequest.basis:type_name -> privnotes.v1.Matrix
+	10, // 19: privnotes.v1.FedRoundReply.value:type_name -> privnotes.v1.Matrix
+	3,  // 20: privnotes.v1.CallRequest.ArgsEntry.value:type_name -> privnotes.v1.Value
+	0,  // 21: privnotes.v1.DataService.Describe:input_type -> privnotes.v1.DescribeRequest
+	4,  // 22: privnotes.v1.DataService.Plan:input_type -> privnotes.v1.CallRequest
+	4,  // 23: privnotes.v1.DataService.DryRun:input_type -> privnotes.v1.CallRequest
+	4,  // 24: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
+	4,  // 25: privnotes.v1.DataService.FedOpen:input_type -> privnotes.v1.CallRequest
+	19, // 26: privnotes.v1.DataService.FedRound:input_type -> privnotes.v1.FedRoundRequest
+	1,  // 27: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
+	7,  // 28: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
+	9,  // 29: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
+	18, // 30: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
+	9,  // 31: privnotes.v1.DataService.FedOpen:output_type -> privnotes.v1.ReceiptReply
+	20, // 32: privnotes.v1.DataService.FedRound:output_type -> privnotes.v1.FedRoundReply
+	27, // [27:33] is the sub-list for method output_type
+	21, // [21:27] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_api_privnotes_v1_privnotes_proto_init() }
@@ -1712,7 +1871,7 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_privnotes_v1_privnotes_proto_rawDesc), len(file_api_privnotes_v1_privnotes_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,8 @@ const (
 	DataService_Plan_FullMethodName     = "/privnotes.v1.DataService/Plan"
 	DataService_DryRun_FullMethodName   = "/privnotes.v1.DataService/DryRun"
 	DataService_Execute_FullMethodName  = "/privnotes.v1.DataService/Execute"
+	DataService_FedOpen_FullMethodName  = "/privnotes.v1.DataService/FedOpen"
+	DataService_FedRound_FullMethodName = "/privnotes.v1.DataService/FedRound"
 )
 
 // DataServiceClient is the client API for DataService service.
@@ -57,6 +59,15 @@ type DataServiceClient interface {
 	// Execute plans, charges the server's ledger, reads and runs. It is
 	// idempotent per call_id: a retried call is not charged twice.
 	Execute(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*ReleaseReply, error)
+	// FedOpen makes the server one provider of a federated call
+	// (private_pca, method "federated": DPS-PCA): it plans the call from its
+	// own registry, charges its ledger and readies its data. Idempotent per
+	// call_id.
+	FedOpen(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*ReceiptReply, error)
+	// FedRound answers one round of an opened federated call with the noise
+	// of the server's own plan. Each round is answered once per call_id: a
+	// retry gets the same reply.
+	FedRound(ctx context.Context, in *FedRoundRequest, opts ...grpc.CallOption) (*FedRoundReply, error)
 }
 
 type dataServiceClient struct {
@@ -107,6 +118,26 @@ func (c *dataServiceClient) Execute(ctx context.Context, in *CallRequest, opts .
 	return out, nil
 }
 
+func (c *dataServiceClient) FedOpen(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*ReceiptReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReceiptReply)
+	err := c.cc.Invoke(ctx, DataService_FedOpen_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *dataServiceClient) FedRound(ctx context.Context, in *FedRoundRequest, opts ...grpc.CallOption) (*FedRoundReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FedRoundReply)
+	err := c.cc.Invoke(ctx, DataService_FedRound_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DataServiceServer is the server API for DataService service.
 // All implementations must embed UnimplementedDataServiceServer
 // for forward compatibility.
@@ -120,6 +151,15 @@ type DataServiceServer interface {
 	// Execute plans, charges the server's ledger, reads and runs. It is
 	// idempotent per call_id: a retried call is not charged twice.
 	Execute(context.Context, *CallRequest) (*ReleaseReply, error)
+	// FedOpen makes the server one provider of a federated call
+	// (private_pca, method "federated": DPS-PCA): it plans the call from its
+	// own registry, charges its ledger and readies its data. Idempotent per
+	// call_id.
+	FedOpen(context.Context, *CallRequest) (*ReceiptReply, error)
+	// FedRound answers one round of an opened federated call with the noise
+	// of the server's own plan. Each round is answered once per call_id: a
+	// retry gets the same reply.
+	FedRound(context.Context, *FedRoundRequest) (*FedRoundReply, error)
 	mustEmbedUnimplementedDataServiceServer()
 }
 
@@ -141,6 +181,12 @@ func (UnimplementedDataServiceServer) DryRun(context.Context, *CallRequest) (*Re
 }
 func (UnimplementedDataServiceServer) Execute(context.Context, *CallRequest) (*ReleaseReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedDataServiceServer) FedOpen(context.Context, *CallRequest) (*ReceiptReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method FedOpen not implemented")
+}
+func (UnimplementedDataServiceServer) FedRound(context.Context, *FedRoundRequest) (*FedRoundReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method FedRound not implemented")
 }
 func (UnimplementedDataServiceServer) mustEmbedUnimplementedDataServiceServer() {}
 func (UnimplementedDataServiceServer) testEmbeddedByValue()                     {}
@@ -235,6 +281,42 @@ func _DataService_Execute_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DataService_FedOpen_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DataServiceServer).FedOpen(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DataService_FedOpen_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DataServiceServer).FedOpen(ctx, req.(*CallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DataService_FedRound_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FedRoundRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DataServiceServer).FedRound(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DataService_FedRound_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DataServiceServer).FedRound(ctx, req.(*FedRoundRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DataService_ServiceDesc is the grpc.ServiceDesc for DataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -257,6 +339,14 @@ var DataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Execute",
 			Handler:    _DataService_Execute_Handler,
+		},
+		{
+			MethodName: "FedOpen",
+			Handler:    _DataService_FedOpen_Handler,
+		},
+		{
+			MethodName: "FedRound",
+			Handler:    _DataService_FedRound_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,479 @@
+package release
+
+// Federated DPS-PCA across executors: private_pca(federate(h1, h2, ...),
+// method="federated") with each member dataset a provider on its own
+// executor (a data service, or this process's Local). Paper: Ge, Wang,
+// Wang, Liu, AISTATS 2018 (seed 003), federated.md §1.3–1.4; the
+// provider's rounds are mechanisms/federated.Session, the coordinator's
+// aggregation federated.PCAPlan.Coordinate, the same code as the
+// in-process method.
+//
+// Sequence: every member plans (DryRun: arguments, dataset, budget; free)
+// → the caller's gate admits the cost once → every member opens the call
+// (charges its own ledger under the call id, then loads its data) → the
+// rounds, each answered by every member with the noise of its own plan →
+// a release whose receipt lists every member's charge.
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/federated"
+)
+
+// FedProvider is the executor of one member of a federated call.
+type FedProvider interface {
+	// DryRun plans the member's call and checks its budget; it charges
+	// nothing and reads no data.
+	DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, error)
+	// FedOpen charges the member's ledger for call (idempotent per
+	// call.ID) and makes it ready to answer the call's rounds.
+	FedOpen(ctx context.Context, call Call) (*Receipt, error)
+	// FedRound answers one round of an opened call. The request's Sigma
+	// is ignored: the member adds the noise of its own plan. The reply's
+	// Count is 0: a member's record count does not leave it.
+	FedRound(ctx context.Context, call Call, req federated.PCARequest) (federated.PCAReply, error)
+}
+
+// Member is one dataset of a federation.
+type Member struct {
+	// Label names the member in receipts and errors ("p1:census").
+	Label string
+	Exec  FedProvider
+	// Call is the member's call: Func, Dataset, Args and Cell (its ID is
+	// set by RunFederatedPCA).
+	Call Call
+}
+
+// ProviderCharge is one member's part of a federated receipt. All public.
+type ProviderCharge struct {
+	Member    string
+	Charged   bool
+	LedgerID  int64
+	Cost      string
+	Remaining accounting.Budget
+}
+
+// dpspcaOptions are the DPS-PCA options of a private_pca call's keywords
+// for d columns (the in-process method and every federation member).
+func dpspcaOptions(a *Args, d int) federated.PCAOptions {
+	calib := federated.CalibZCDP
+	if a.Str("calibration") == "paper" {
+		calib = federated.CalibPaper
+	}
+	s := a.Int("sparsity")
+	if s == 0 {
+		s = d
+	}
+	return federated.PCAOptions{K: a.Int("k"), Sparsity: s, Iters: a.Int("iters"), Eps: a.Float("eps"), Delta: a.Float("delta"), Calibration: calib}
+}
+
+// fedCall checks that call is a federation member's private_pca call and
+// returns its DPS-PCA plan.
+func fedCall(call Call) (*federated.PCAPlan, error) {
+	if call.Func != "private_pca" || call.Args == nil || call.Args.Str("method") != "federated" {
+		return nil, Errorf(NameArgumentError, "private_pca: a federated handle runs method=\"federated\" only (DPS-PCA, each provider adding its own noise)")
+	}
+	if p := call.Args.Int("providers"); p > 1 {
+		return nil, Errorf(NameArgumentError, "private_pca: providers=%d: on a federated handle each dataset is one provider; leave providers out", p)
+	}
+	pl, err := federated.PlanPCA(dpspcaOptions(call.Args, call.Dataset.Schema.D), call.Dataset.Schema.D)
+	if err != nil {
+		return nil, argErr("private_pca", err)
+	}
+	return pl, nil
+}
+
+// fedSession is an opened member call of a Local.
+type fedSession struct {
+	mu   sync.Mutex
+	s    *federated.Session
+	data *Data
+	rc   *Receipt
+	last atomic.Int64 // unix nanoseconds of the last use
+}
+
+// FedIdle is how long an opened call may wait for its next round before
+// its data are closed (a coordinator that went away). A data service
+// resumes such a call from its ledger charge and kept rounds if the
+// coordinator comes back (FedResume); in-process, the call is over.
+var FedIdle = 30 * time.Minute
+
+// sweepFed closes the calls of env idle for longer than FedIdle.
+func (env *Local) sweepFed() {
+	cutoff := time.Now().Add(-FedIdle).UnixNano()
+	fedSessions.Range(func(k, v any) bool {
+		key, sess := k.(fedKey), v.(*fedSession)
+		if key.env != env || sess.last.Load() > cutoff || !sess.mu.TryLock() {
+			return true
+		}
+		if sess.data != nil {
+			sess.data.Close()
+			sess.data = nil
+		}
+		fedSessions.CompareAndDelete(key, sess)
+		sess.mu.Unlock()
+		return true
+	})
+}
+
+// fedSessions holds the opened calls of every Local, by executor and id.
+var fedSessions sync.Map // fedKey → *fedSession
+
+type fedKey struct {
+	env *Local
+	id  string
+}
+
+// FedOpen implements FedProvider: it plans call from this executor's
+// registry, charges the ledger (no gate: the coordinator's caller admitted
+// the call once), loads the data and keeps the call open for its rounds.
+func (env *Local) FedOpen(ctx context.Context, call Call) (*Receipt, error) {
+	if call.ID == "" {
+		return nil, Errorf(NameArgumentError, "private_pca: a federated call needs a call id")
+	}
+	env.sweepFed()
+	key := fedKey{env, call.ID}
+	if v, ok := fedSessions.Load(key); ok {
+		return v.(*fedSession).rc, nil // a retry of the open
+	}
+	fpl, err := fedCall(call)
+	if err != nil {
+		return nil, err
+	}
+	p, err := env.Plan(call)
+	if err != nil {
+		return nil, err
+	}
+	ev := p.Event()
+	if err := ev.Validate(); err != nil {
+		return nil, Errorf(NameArgumentError, "%s: %v", p.Func, err)
+	}
+	t, ch, err := env.charge(ctx, call, p, ev, nil, nil) // a member stores no release: its answers are rounds
+	if err != nil {
+		return nil, err
+	}
+	t.used.Store(true) // the session, not a run, uses this charge
+	rc := newReceipt(call.Dataset, p, ev, ch)
+	sess, err := env.fedSession(ctx, call, fpl, 0)
+	if err != nil {
+		return nil, Errorf(err.(*Error).Name, "%s (ledger record %d stands)", err.Error(), ch.ledgerID)
+	}
+	sess.rc = rc
+	fedSessions.Store(key, sess)
+	return rc, nil
+}
+
+// FedResume reopens a member call charged earlier (a data service
+// restarted between rounds: the charge is in its ledger under call.ID)
+// at round next, the first round it has not answered. Nothing is charged.
+func (env *Local) FedResume(ctx context.Context, call Call, next int) error {
+	fpl, err := fedCall(call)
+	if err != nil {
+		return err
+	}
+	if _, err := env.Plan(call); err != nil {
+		return err
+	}
+	if next >= fpl.Rounds() {
+		return Errorf(NameArgumentError, "private_pca: call %s answered all its %d rounds", call.ID, fpl.Rounds())
+	}
+	sess, err := env.fedSession(ctx, call, fpl, next)
+	if err != nil {
+		return err
+	}
+	if _, loaded := fedSessions.LoadOrStore(fedKey{env, call.ID}, sess); loaded && sess.data != nil {
+		sess.data.Close()
+	}
+	return nil
+}
+
+// FedOpened reports whether call id is open on env.
+func (env *Local) FedOpened(id string) bool {
+	_, ok := fedSessions.Load(fedKey{env, id})
+	return ok
+}
+
+// fedSession loads call's data (after its charge) as one DPS-PCA provider.
+func (env *Local) fedSession(ctx context.Context, call Call, fpl *federated.PCAPlan, next int) (*fedSession, error) {
+	src := call.Dataset
+	data, err, pv := guarded(func() (*Data, error) { return env.load(src) })
+	if err != nil || pv != nil {
+		why := loadFailure
+		if pv == nil {
+			why = loadError(err)
+		}
+		return nil, Errorf(NameLedgerError, "private_pca: the data of %q could not be read after the charge: %s", src.Name, why)
+	}
+	s, err, pv := guarded(func() (*federated.Session, error) {
+		us, err := unitSource(ctx, data)
+		if err != nil {
+			return nil, err
+		}
+		prov, err := federated.NewPCAProviderSource(scaledSource(us, clipOf("private_pca", call.Args, src.Schema)), env.sampler())
+		if err != nil {
+			return nil, err
+		}
+		return federated.NewSession(fpl, prov, next)
+	})
+	if err != nil || pv != nil {
+		data.Close()
+		return nil, Errorf(NameMechanismFailed, "private_pca (federated/dpspca) could not start on %q; the reason is not shown because it may depend on the data", src.Name)
+	}
+	sess := &fedSession{s: s, data: data}
+	sess.last.Store(time.Now().UnixNano())
+	return sess, nil
+}
+
+// FedRound implements FedProvider.
+func (env *Local) FedRound(ctx context.Context, call Call, req federated.PCARequest) (federated.PCAReply, error) {
+	key := fedKey{env, call.ID}
+	v, ok := fedSessions.Load(key)
+	if !ok {
+		return federated.PCAReply{}, Errorf(NameArgumentError, "private_pca: call %s is not open here (open it first; a finished call answers no more rounds)", call.ID)
+	}
+	sess := v.(*fedSession)
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.data == nil { // closed by sweepFed meanwhile
+		return federated.PCAReply{}, Errorf(NameArgumentError, "private_pca: call %s is not open here (it waited more than %v for a round)", call.ID, FedIdle)
+	}
+	sess.last.Store(time.Now().UnixNano())
+	rep, err, pv := guarded(func() (federated.PCAReply, error) { return sess.s.Answer(ctx, req) })
+	if sess.s.Done() && sess.data != nil {
+		sess.data.Close()
+		sess.data = nil
+		fedSessions.CompareAndDelete(key, sess)
+	}
+	switch {
+	case pv == nil && err == nil:
+		return rep, nil
+	case pv == nil && errors.Is(err, federated.ErrRound):
+		return rep, Errorf(NameArgumentError, "private_pca: %v", err) // public: the request and the plan
+	case ctx.Err() != nil:
+		return rep, Errorf(NameInterrupted, "private_pca: round %d was interrupted", req.Round)
+	}
+	return rep, Errorf(NameMechanismFailed, "private_pca (federated/dpspca) could not answer round %d on %q; the reason is not shown because it may depend on the data", req.Round, call.Dataset.Name)
+}
+
+// RunFederatedPCA runs DPS-PCA over members, each a provider on its own
+// executor, and returns the release with a receipt listing every member's
+// charge. gate is asked once, with the call's cost: a member's release is
+// DP with respect to its own data, and members hold different data.
+func RunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Release, error) {
+	if len(members) == 0 {
+		return nil, Errorf(NameArgumentError, "private_pca: a federation needs at least one dataset")
+	}
+	d := members[0].Call.Dataset.Schema.D
+	for _, m := range members {
+		if m.Call.Dataset.Schema.D != d {
+			return nil, Errorf(NameArgumentError, "private_pca: the federated datasets must share their dimension: %s has d=%d, %s has d=%d", members[0].Label, d, m.Label, m.Call.Dataset.Schema.D)
+		}
+	}
+	fpl, err := fedCall(members[0].Call)
+	if err != nil {
+		return nil, err
+	}
+	// 1. Plan everywhere: everything that can fail from public facts
+	// fails here, before any member is charged.
+	plans := make([]*Receipt, len(members))
+	for i, m := range members {
+		rc, err := m.Exec.DryRun(ctx, m.Call, nil)
+		if err != nil {
+			return nil, memberErr(m, err, "nothing was charged")
+		}
+		plans[i] = rc
+	}
+	ev := plans[0].Cost
+	commit, abort := func() string { return "" }, func() {}
+	if gate != nil {
+		if commit, abort, err = gate.Admit(ctx, ev, members[0].Call.Dataset); err != nil {
+			return nil, err
+		}
+	}
+	// 2. Open (charge) every member under one call id.
+	id := rand.Text()
+	calls := make([]Call, len(members))
+	rcpt := &Receipt{Dataset: Federation(members), Function: "private_pca", Mechanism: "federated/dpspca",
+		Eps: plans[0].Eps, Delta: plans[0].Delta, Cost: ev, Accountant: plans[0].Accountant, Filter: plans[0].Filter,
+		NoiseScale: strings.TrimSuffix(plans[0].NoiseScale, ", 1 provider(s)") + fmt.Sprintf(", added by each of the %d providers to its own statistics", len(members)),
+		Params:     map[string]any{},
+		Note:       "each provider planned its own noise, charged its own ledger and sent only noisy statistics; no provider's row count left it"}
+	for k, v := range plans[0].Params {
+		rcpt.Params[k] = v
+	}
+	rcpt.Params["providers"] = len(members)
+	for i, m := range members {
+		calls[i] = m.Call
+		calls[i].ID = fmt.Sprintf("%s-%d", id, i)
+		rc, err := m.Exec.FedOpen(ctx, calls[i])
+		if err != nil {
+			if len(rcpt.Providers) == 0 && !unknownOutcome(err) {
+				abort()
+				return nil, memberErr(m, err, "nothing was charged")
+			}
+			rcpt.Block = commit()
+			return nil, Errorf(NameProviderFailed, "private_pca: %s failed to open the call: %v; %s; nothing was released", m.Label, err, chargesStand(rcpt.Providers, m, err))
+		}
+		rcpt.Charged = rcpt.Charged || rc.Charged
+		rcpt.Providers = append(rcpt.Providers, chargeOf(m.Label, rc))
+	}
+	rcpt.Block = commit()
+	// 3. The rounds.
+	tr := &fedTransport{members: members, calls: calls}
+	res, err := fpl.Coordinate(ctx, tr)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Msg += fmt.Sprintf("; the charges at %s stand (each member's answers so far are DP releases of its own data)", chargesList(rcpt.Providers))
+			return nil, e
+		}
+		return nil, Errorf(NameMechanismFailed, "private_pca (federated/dpspca) could not finish; the charges at %s stand", chargesList(rcpt.Providers))
+	}
+	return &Release{Value: &PCA{Components: res.Q, Support: append([]int(nil), res.Support...)}, Receipt: rcpt, Columns: members[0].Call.Dataset.Schema.Columns}, nil
+}
+
+// DryRunFederatedPCA plans the call on every member, as RunFederatedPCA's
+// first phase does, and says what it would cost each member and leave
+// there; nothing is charged or read anywhere.
+func DryRunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Receipt, error) {
+	if len(members) == 0 {
+		return nil, Errorf(NameArgumentError, "private_pca: a federation needs at least one dataset")
+	}
+	if _, err := fedCall(members[0].Call); err != nil {
+		return nil, err
+	}
+	var rcpt *Receipt
+	for _, m := range members {
+		rc, err := m.Exec.DryRun(ctx, m.Call, nil)
+		if err != nil {
+			return nil, memberErr(m, err, "nothing was charged")
+		}
+		if rcpt == nil {
+			cp := *rc
+			rcpt = &cp
+			rcpt.Dataset, rcpt.LedgerID = Federation(members), 0
+			rcpt.NoiseScale = strings.TrimSuffix(rc.NoiseScale, ", 1 provider(s)") + fmt.Sprintf(", added by each of the %d providers to its own statistics", len(members))
+		}
+		pc := chargeOf(m.Label, rc)
+		pc.Charged = false
+		rcpt.Providers = append(rcpt.Providers, pc)
+	}
+	if gc, ok := gate.(GateChecker); ok {
+		if err := gc.Check(rcpt.Cost, members[0].Call.Dataset); err != nil {
+			return nil, err
+		}
+	}
+	rcpt.DryRun, rcpt.Charged = true, false
+	return rcpt, nil
+}
+
+// Federation is the name of a federation in receipts.
+func Federation(members []Member) string {
+	labels := make([]string, len(members))
+	for i, m := range members {
+		labels[i] = m.Label
+	}
+	return "federate(" + strings.Join(labels, ", ") + ")"
+}
+
+func chargeOf(label string, rc *Receipt) ProviderCharge {
+	return ProviderCharge{Member: label, Charged: rc.Charged, LedgerID: rc.LedgerID, Cost: CostString(rc.Cost), Remaining: rc.Remaining}
+}
+
+// unknownOutcome reports an error after which a member may have charged.
+func unknownOutcome(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Name == NameProviderFailed || e.Name == NameInterrupted)
+}
+
+func chargesList(ps []ProviderCharge) string {
+	var parts []string
+	for _, p := range ps {
+		if p.Charged {
+			parts = append(parts, fmt.Sprintf("%s (ledger record %d)", p.Member, p.LedgerID))
+		}
+	}
+	if len(parts) == 0 {
+		return "no member"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func chargesStand(ps []ProviderCharge, failed Member, err error) string {
+	s := "charges made at " + chargesList(ps) + " stand"
+	if unknownOutcome(err) {
+		s += fmt.Sprintf(" (whether %s charged is in its ledger)", failed.Label)
+	}
+	return s
+}
+
+// memberErr prefixes a member's error with its label, keeping its name.
+func memberErr(m Member, err error, what string) error {
+	var be *BudgetError
+	if errors.As(err, &be) {
+		be.Scope = m.Label + ": " + be.Scope
+		return be
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return Errorf(e.Name, "%s: %s (%s)", m.Label, e.Msg, what)
+	}
+	return Errorf(NameProviderFailed, "%s: %v (%s)", m.Label, err, what)
+}
+
+// fedTransport carries the rounds to the members, all at once.
+type fedTransport struct {
+	members []Member
+	calls   []Call
+}
+
+func (t *fedTransport) Providers() int { return len(t.members) }
+
+func (t *fedTransport) Round(ctx context.Context, req federated.PCARequest, recv func(int, federated.PCAReply) error) error {
+	reps := make([]federated.PCAReply, len(t.members))
+	errs := make([]error, len(t.members))
+	var wg sync.WaitGroup
+	for i, m := range t.members {
+		wg.Go(func() { reps[i], errs[i] = m.Exec.FedRound(ctx, t.calls[i], req) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return Errorf(e.Name, "%s, round %d: %s", t.members[i].Label, req.Round, e.Msg)
+			}
+			return Errorf(NameProviderFailed, "%s, round %d: %v", t.members[i].Label, req.Round, err)
+		}
+	}
+	for i, rep := range reps {
+		if err := recv(i, rep); err != nil {
+			return Errorf(NameProviderFailed, "%s sent a reply the coordinator cannot use: %v", t.members[i].Label, err)
+		}
+	}
+	return nil
+}
+
+// providerLines lists a federated receipt's charges, one line per member.
+func (r *Receipt) providerLines() string {
+	var b strings.Builder
+	for _, p := range r.Providers {
+		switch {
+		case r.DryRun:
+			fmt.Fprintf(&b, "\n  %s: would be charged %s and leave ε=%.6g, δ=%.6g", p.Member, p.Cost, p.Remaining.Eps, p.Remaining.Delta)
+		case p.Charged:
+			fmt.Fprintf(&b, "\n  %s: charged %s, ledger record %d there; remaining ε=%.6g, δ=%.6g", p.Member, p.Cost, p.LedgerID, p.Remaining.Eps, p.Remaining.Delta)
+		default:
+			fmt.Fprintf(&b, "\n  %s: not charged (public data)", p.Member)
+		}
+	}
+	return b.String()
+}
