@@ -278,7 +278,7 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	what := fmt.Sprintf("%s on %s", st.Mechanism, st.Dataset)
 	switch {
 	case st.DryRun:
-		if msg := unreleased(o, st, led, "dry run (nothing charged, no data read): "+what, true, "<b>dry run</b>: nothing charged, no data read"); msg != "" {
+		if msg := dryRun(o, st, led); msg != "" {
 			return fail("%s: the receipt says dry run, but %s", what, msg)
 		}
 		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": dry run, nothing released"}
@@ -286,7 +286,7 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 		if !strings.HasPrefix(st.Dataset, "synthetic:") {
 			return fail("%s: the receipt says public synthetic data, but names dataset %q", what, st.Dataset)
 		}
-		if msg := unreleased(o, st, led, "privacy receipt: "+what+",", false, "not charged: public synthetic data"); msg != "" {
+		if msg := unreleased(o, st, "privacy receipt: "+what+",", false, "not charged: public synthetic data"); msg != "" {
 			return fail("%s: the receipt says public synthetic data, but %s", what, msg)
 		}
 		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": public synthetic data, nothing charged"}
@@ -360,30 +360,23 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 		What: fmt.Sprintf("%s: record %d (%s), release %s, %d rendering(s) match", what, rec.ID, how, ledger.ShortHash(rel.ValueHash), shown)}
 }
 
-// unreleased checks an output whose receipt says nothing of the dataset
-// was released (a dry run, or a call on public synthetic data), which the
+// unreleased checks an output whose receipt says nothing of a registered
+// dataset was released (a call on public synthetic data), which the
 // ledger cannot back: it must carry no stored release, and what it shows
 // must read as such a receipt (text/plain beginning with plain, or
 // holding it after the values when atStart is false; text/html holding
 // html; nothing else), so that a released number cannot be passed off
-// under a receipt that escapes the check. Its values are not checked: a
-// dry run shows none, and synthetic data are public. "" when it does.
-func unreleased(o Output, st *Stamp, led *ledger.Verified, plain string, atStart bool, html string) string {
-	// A dry run of a stored name says which release it would replay.
-	wouldReplay := st.DryRun && st.Replayed
-	if (st.ReleaseHash != "" || st.Receipt != nil) && !wouldReplay {
+// under a receipt that escapes the check. Its values are not checked:
+// synthetic data are public. "" when it does.
+func unreleased(o Output, st *Stamp, plain string, atStart bool, html string) string {
+	if st.ReleaseHash != "" || st.Receipt != nil || st.Replayed {
 		return "it carries a stored release"
 	}
 	if st.Charged {
 		return "it says charged"
 	}
-	if st.LedgerID != 0 && !wouldReplay {
+	if st.LedgerID != 0 {
 		return fmt.Sprintf("it names ledger record %d", st.LedgerID)
-	}
-	if wouldReplay {
-		if rel, ok := led.Releases[st.LedgerID]; !ok || rel.ValueHash != st.ReleaseHash {
-			return fmt.Sprintf("the release it would replay (ledger record %d, hash %s) is not stored in the ledger", st.LedgerID, ledger.ShortHash(st.ReleaseHash))
-		}
 	}
 	if len(o.Data) == 0 {
 		return "it shows nothing"
@@ -401,6 +394,48 @@ func unreleased(o Output, st *Stamp, led *ledger.Verified, plain string, atStart
 			return fmt.Sprintf("its text/html does not say %q", html)
 		case mime != "text/plain" && mime != "text/html":
 			return fmt.Sprintf("it shows %s, which such a receipt does not render", mime)
+		}
+	}
+	return ""
+}
+
+// dryRun checks the output of a dry run. A dry run reads no data and
+// charges nothing, so its whole receipt is public and travels in the
+// metadata: the output must be exactly the kernel's rendering of it (no
+// room for a released number in its text), and a dry run of a stored name
+// must point at a release the ledger stores. "" when it verifies.
+func dryRun(o Output, st *Stamp, led *ledger.Verified) string {
+	rc := st.Receipt
+	if rc == nil {
+		return "the output's metadata lacks the full receipt"
+	}
+	if !rc.DryRun || rc.Charged || st.Charged {
+		return "its full receipt is not a dry run's"
+	}
+	if msg := sameStamp(o, rc); msg != "" {
+		return msg
+	}
+	if rc.Replayed {
+		if rel, ok := led.Releases[rc.LedgerID]; !ok || rel.ValueHash != rc.ReleaseHash {
+			return fmt.Sprintf("the release it would replay (ledger record %d, hash %s) is not stored in the ledger", rc.LedgerID, ledger.ShortHash(rc.ReleaseHash))
+		}
+	} else if rc.ReleaseHash != "" || rc.LedgerID != 0 {
+		return "it carries a stored release"
+	}
+	want, err := render(rc, nil, nil)
+	if err != nil {
+		return err.Error()
+	}
+	if len(o.Data) == 0 {
+		return "it shows nothing"
+	}
+	for _, mime := range o.mimes() {
+		exp, ok := want.Data[mime]
+		if !ok {
+			return fmt.Sprintf("it shows %s, which a dry run does not render", mime)
+		}
+		if msg := compare(mime, o.Data[mime], exp); msg != "" {
+			return fmt.Sprintf("its %s is not the rendering of its receipt: %s", mime, msg)
 		}
 	}
 	return ""

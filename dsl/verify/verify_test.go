@@ -95,6 +95,23 @@ func (sh shared) forge(t *testing.T, i int, record int64, edit func(*release.Rec
 	sh.nb.Cells[i].Outputs[0] = output(t, interp.Render(res))
 }
 
+// forgeDryRun rewrites output 0 of cell i, a dry run, consistently: its
+// full receipt edited, then the summary and every rendering made again
+// from it.
+func (sh shared) forgeDryRun(t *testing.T, i int, edit func(*release.Receipt)) {
+	t.Helper()
+	var st Stamp
+	if err := json.Unmarshal(sh.nb.Cells[i].Outputs[0].Metadata["privnotes"], &st); err != nil || st.Receipt == nil || !st.DryRun {
+		t.Fatalf("cell %d is not a dry run with a full receipt: %v", i+1, err)
+	}
+	edit(st.Receipt)
+	res, err := runtime.Result(st.Receipt.Function, &release.Release{Receipt: st.Receipt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh.nb.Cells[i].Outputs[0] = output(t, interp.Render(res))
+}
+
 func TestCheck(t *testing.T) {
 	base := executed(t)
 	honestLines := []string{
@@ -227,23 +244,27 @@ func TestCheck(t *testing.T) {
 			m["charged"], m["ledger_id"] = false, 0
 			sh.setMeta(t, 1, m)
 			sh.editText(t, 1, "text/plain", "≈ ", "≈ 1")
-		}, line: `FAIL  cell 2 [2]: count/laplace on people: the receipt says dry run, but its text/html does not say "<b>dry run</b>: nothing charged, no data read"`},
+		}, line: `FAIL  cell 2 [2]: count/laplace on people: the receipt says dry run, but the output's metadata lacks the full receipt`},
 		{name: "dry run with a stored release", cell: 5, tamper: func(t *testing.T, sh shared) {
-			m := sh.meta(t, 4)
-			m["release_hash"] = sh.led.Releases[3].ValueHash
-			sh.setMeta(t, 4, m)
+			sh.forgeDryRun(t, 4, func(rc *release.Receipt) { rc.LedgerID, rc.ReleaseHash = 3, sh.led.Releases[3].ValueHash })
 		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but it carries a stored release"},
 		{name: "dry run of a replay names another release", cell: 8, tamper: func(t *testing.T, sh shared) {
-			m := sh.meta(t, 7)
-			m["release_hash"] = sh.led.Releases[4].ValueHash
-			sh.setMeta(t, 7, m)
+			sh.forgeDryRun(t, 7, func(rc *release.Receipt) { rc.ReleaseHash = sh.led.Releases[4].ValueHash })
 		}, line: "FAIL  cell 8 [8]: count/laplace on people: the receipt says dry run, but the release it would replay (ledger record 3, hash "},
 		{name: "dry run shows markdown", cell: 5, tamper: func(t *testing.T, sh shared) {
 			sh.nb.Cells[4].Outputs[0].Data["text/markdown"] = json.RawMessage(`"private count ≈ 9"`)
-		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but it shows text/markdown, which such a receipt does not render"},
+		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but it shows text/markdown, which a dry run does not render"},
 		{name: "dry run html edited", cell: 5, tamper: func(t *testing.T, sh shared) {
 			sh.editText(t, 4, "text/html", "<b>dry run</b>", "<b>count 9</b>")
-		}, line: `FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but its text/html does not say "<b>dry run</b>: nothing charged, no data read"`},
+		}, line: `FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but its text/html is not the rendering of its receipt: line 1 shows`},
+		{name: "dry run text hides a number", cell: 5, tamper: func(t *testing.T, sh shared) {
+			sh.editText(t, 4, "text/plain", "no data read", "no data read (count 607)")
+		}, line: `FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but its text/plain is not the rendering of its receipt: line 1 shows`},
+		{name: "dry run summary edited", cell: 5, tamper: func(t *testing.T, sh shared) {
+			m := sh.meta(t, 4)
+			m["cost"] = "ε=0"
+			sh.setMeta(t, 4, m)
+		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but the metadata's receipt summary"},
 		{name: "synthetic receipt on a registered dataset", cell: 6, tamper: func(t *testing.T, sh shared) {
 			m := sh.meta(t, 5)
 			m["dataset"] = "people"
