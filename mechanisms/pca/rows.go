@@ -102,7 +102,11 @@ func scaleOf(big, rel float64, ok bool, clip float64) (s, norm float64) {
 func (r *clipped) sums() linalg.Rows {
 	clip := r.clip
 	inv, clip2 := 1/clip, clip*clip
-	return linalg.Rows{Src: r.src, Pass: r.pass, Scales: r.scale, Scale: func(a []float64) float64 {
+	return linalg.Rows{Src: r.src, Pass: r.pass, Scales: r.scale, FromNorm: func(big, rel float64, ok bool) float64 {
+		// The exact rule: rowScale's own bits, from the stored parts.
+		s, _ := scaleOf(big, rel, ok, clip)
+		return s
+	}, Scale: func(a []float64) float64 {
 		// Most rows lie inside the clip ball, where rowScale's s is 1/clip:
 		// the cheap certified test skips its exact norm there.
 		if linalg.InsideBall(a, clip2) {
