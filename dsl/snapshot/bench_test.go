@@ -274,8 +274,9 @@ func vmHWM() string {
 }
 
 // keptSnapshot returns the snapshot an earlier BenchmarkScale run left in
-// out when keep is set, or nil when there is none (then the caller builds
-// it there).
+// out when keep is set, with its row cache (written again if this build
+// reads another format), or nil when there is none (then the caller
+// builds it there).
 func keptSnapshot(keep, out string) (*Info, error) {
 	if keep == "" {
 		return nil, nil
@@ -293,6 +294,10 @@ func keptSnapshot(keep, out string) (*Info, error) {
 		return nil, err
 	}
 	defer r.Close()
+	// The row cache of this build's format (a no-op when it is there).
+	if err := r.WriteCache(context.Background()); err != nil {
+		return nil, err
+	}
 	info := r.Info()
 	return &info, nil
 }

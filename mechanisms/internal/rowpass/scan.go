@@ -206,12 +206,15 @@ type filledChunk struct {
 	err   error
 }
 
-// fillChunk fills chunk with up to size whole rows from the cursor, in
-// views of at most BlockRows rows, whatever the cursor's batch sizes.
+// fillChunk fills chunk with up to size whole rows from the cursor,
+// whatever the cursor's batch sizes. Each Next gets the whole rest of the
+// chunk, so a source that reads its storage in large pieces (the data
+// engine's row cache reads a batch's features in one read) makes few
+// calls.
 func fillChunk(cur rows.Cursor, chunk *rows.Batch, size, dim int) filledChunk {
 	f := filledChunk{chunk: chunk}
 	for f.n < size {
-		room := min(BlockRows, size-f.n)
+		room := size - f.n
 		view := sub(chunk, f.n, f.n+room, dim)
 		err := cur.Next(view)
 		if err == io.EOF {
