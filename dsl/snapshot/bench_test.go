@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -225,42 +226,64 @@ func BenchmarkScale(b *testing.B) {
 // rows held in memory, and their ratio. An iteration's time is the
 // difference between runs of 6 and 1 iterations over 5, so that the
 // set-up of a run (the in-memory scales, the start) cancels; each is the
-// median of 5 such estimates. (npm at d = 20 and p = 1 forms no Gram
-// matrix below 11 iterations.)
+// median of 5 such estimates, the in-memory and streamed runs taking
+// turns so that both see the same load. The ratio is the median of the
+// five per-round ratios. It also logs the process CPU time an iteration
+// takes (user + system, all goroutines), which the load of other
+// processes on the machine disturbs less than the wall time. (npm at
+// d = 20 and p = 1 forms no Gram matrix below 11 iterations.)
 func logIterations(b *testing.B, ctx context.Context, src rows.Source) {
 	mem, err := rows.Collect(ctx, src)
 	if err != nil {
 		b.Fatal(err)
 	}
 	d := src.Dim()
-	run := func(method string, k, iters int, s rows.Source) time.Duration {
+	run := func(method string, k, iters int, s rows.Source) (wall, cpu time.Duration) {
 		opt := pca.Options{K: k, Eps: 1, Delta: 1e-6, Iters: iters, Noise: noise.NewSeeded(1)}
 		pl, err := pca.PlanMethod(method, opt, d)
 		if err != nil {
 			b.Fatal(err)
 		}
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime()
 		if _, err := pl.RunSource(ctx, s); err != nil {
 			b.Fatal(err)
 		}
-		return time.Since(t0)
+		return time.Since(t0), cpuTime() - c0
 	}
-	perIter := func(method string, k int, s rows.Source) time.Duration {
-		var ts []time.Duration
-		for range 5 {
-			ts = append(ts, (run(method, k, 6, s)-run(method, k, 1, s))/5)
-		}
-		slices.Sort(ts)
-		return ts[len(ts)/2]
+	perIter := func(method string, k int, s rows.Source) (wall, cpu time.Duration) {
+		w6, c6 := run(method, k, 6, s)
+		w1, c1 := run(method, k, 1, s)
+		return (w6 - w1) / 5, (c6 - c1) / 5
+	}
+	median := func(v []float64) float64 {
+		slices.Sort(v)
+		return v[len(v)/2]
 	}
 	for _, m := range []struct {
 		method string
 		k      int
 	}{{"npm", 1}, {"adaptive", 1}} {
-		inMem, streamed := perIter(m.method, m.k, mem), perIter(m.method, m.k, src)
-		b.Logf("one %s iteration (k=%d): in memory %v, streamed %v: %.0f %% of the in-memory speed; %s",
-			m.method, m.k, inMem, streamed, 100*inMem.Seconds()/streamed.Seconds(), vmHWM())
+		var inMem, streamed, inMemCPU, streamedCPU, ratio, ratioCPU []float64
+		for range 5 {
+			mw, mc := perIter(m.method, m.k, mem)
+			sw, sc := perIter(m.method, m.k, src)
+			inMem, streamed = append(inMem, mw.Seconds()), append(streamed, sw.Seconds())
+			inMemCPU, streamedCPU = append(inMemCPU, mc.Seconds()), append(streamedCPU, sc.Seconds())
+			ratio, ratioCPU = append(ratio, mw.Seconds()/sw.Seconds()), append(ratioCPU, mc.Seconds()/sc.Seconds())
+		}
+		b.Logf("one %s iteration (k=%d): in memory %.1f ms, streamed %.1f ms: %.0f %% of the in-memory speed (CPU time %.1f ms vs %.1f ms: %.0f %%); %s",
+			m.method, m.k, 1e3*median(inMem), 1e3*median(streamed), 100*median(ratio),
+			1e3*median(inMemCPU), 1e3*median(streamedCPU), 100*median(ratioCPU), vmHWM())
 	}
+}
+
+// cpuTime returns the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 func vmHWM() string {
