@@ -349,11 +349,9 @@ func (r *Reader) openCache(path string) (*os.File, error) {
 	if err != nil || st.Size() != cacheHeader+int64(head.rows)*int64(head.width)*8 {
 		return fail(errStale)
 	}
-	key, memo := memoKeyOf(f, head)
-	if memo {
-		if _, ok := verifiedCaches.Load(key); ok {
-			return f, nil // this very file verified before (cache_memo.go)
-		}
+	key, memo, hit := verifiedBefore(f, [2][32]byte{head.snapshot, head.payload})
+	if hit {
+		return f, nil // this very file verified before (cache_memo.go)
 	}
 	started := time.Now()
 	payloadHashes.Add(1)
@@ -372,7 +370,7 @@ func (r *Reader) openCache(path string) (*os.File, error) {
 	if !bytes.Equal(payloadDigest(hs), head.payload[:]) {
 		return fail(errStale)
 	}
-	remember(f, head, key, memo, started)
+	remember(f, key, memo, started)
 	return f, nil
 }
 

@@ -7,12 +7,15 @@ import (
 	"time"
 )
 
-// The per-process memo of verified row caches. Hashing a cache's payload
-// (8·rows·width bytes) costs about as much as a pass over it, and every
-// private call opens its own Reader, so without the memo each call paid
-// it again. A cache whose payload hash matched is remembered by its
-// identity, and a later open of a file with the same identity skips the
-// payload hash (the header is still read and checked each time).
+// The per-process memo of verified row caches and snapshots. Hashing a
+// cache's payload (8·rows·width bytes) or a snapshot costs about as much
+// as a pass over it, and every private call opens its own Reader, so
+// without the memo each call paid both again. A file whose hash matched
+// is remembered by its identity, and a later open of a file with the same
+// identity, checked against the same hashes, skips the hash (a cache's
+// header is still read and checked each time). A snapshot is argued the
+// same way as a cache below: it is installed read-only by a rename and
+// never written in place.
 //
 // Why that is safe. The identity is the header's snapshot and payload
 // hashes together with what the kernel reports for the opened file
@@ -52,18 +55,19 @@ var verifiedCaches sync.Map // memoKey → struct{}
 // granularity of the file systems in use (FAT's 2 s). Tests lower it.
 var memoAge = 3 * time.Second
 
-// payloadHashes counts the payload hashes computed (for tests).
-var payloadHashes atomic.Int64
+// payloadHashes and snapshotHashes count the hashes of cache payloads
+// and of snapshot files computed (for tests).
+var payloadHashes, snapshotHashes atomic.Int64
 
 // remember stores key, the identity of the opened cache f before its
 // payload hash (started at started) matched, when the platform gives
 // one, the identity is unchanged after the hash and the file's last
 // change is memoAge older than the hash's start.
-func remember(f *os.File, head *cacheHead, key memoKey, memo bool, started time.Time) {
+func remember(f *os.File, key memoKey, memo bool, started time.Time) {
 	if !memo {
 		return
 	}
-	after, ok := memoKeyOf(f, head)
+	after, ok := memoKeyOf(f, key.want)
 	if !ok || after != key || time.Unix(0, key.id.ctime).After(started.Add(-memoAge)) {
 		return
 	}
@@ -71,14 +75,14 @@ func remember(f *os.File, head *cacheHead, key memoKey, memo bool, started time.
 }
 
 type memoKey struct {
-	id       fileID
-	snapshot [32]byte
-	payload  [32]byte
+	id   fileID
+	want [2][32]byte // the hashes the file was checked against
 }
 
-// memoKeyOf returns the memo key of the opened cache f with header head;
-// ok is false when the platform cannot identify the file.
-func memoKeyOf(f *os.File, head *cacheHead) (memoKey, bool) {
+// memoKeyOf returns the memo key of the opened file f checked against
+// the hashes want; ok is false when the platform cannot identify the
+// file.
+func memoKeyOf(f *os.File, want [2][32]byte) (memoKey, bool) {
 	st, err := f.Stat()
 	if err != nil {
 		return memoKey{}, false
@@ -87,5 +91,16 @@ func memoKeyOf(f *os.File, head *cacheHead) (memoKey, bool) {
 	if !ok {
 		return memoKey{}, false
 	}
-	return memoKey{id: id, snapshot: head.snapshot, payload: head.payload}, true
+	return memoKey{id: id, want: want}, true
+}
+
+// verifiedBefore returns f's memo key for the hashes want, whether the
+// platform gives one, and whether this very file verified against them
+// before in this process.
+func verifiedBefore(f *os.File, want [2][32]byte) (key memoKey, memo, hit bool) {
+	key, memo = memoKeyOf(f, want)
+	if memo {
+		_, hit = verifiedCaches.Load(key)
+	}
+	return key, memo, hit
 }

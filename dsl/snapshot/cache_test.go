@@ -288,3 +288,51 @@ func TestCacheMemo(t *testing.T) {
 		t.Fatalf("edited in place: %d hashes, used %v; want 1, false", n, used)
 	}
 }
+
+// TestSnapshotVerifyMemo: Open hashes a snapshot once per process; a
+// snapshot edited in place afterwards (same size) is hashed again and
+// refused.
+func TestSnapshotVerifyMemo(t *testing.T) {
+	defer func(a time.Duration) { memoAge = a }(memoAge)
+	dir := t.TempDir()
+	// Build opens the snapshot it wrote: too fresh for the memo.
+	info, err := Build(context.Background(), Spec{From: write(t, dir, "s.csv", baseCSV)}, dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // past a tick of the file system's clock
+	memoAge = 0
+	open := func() (int64, error) {
+		before := snapshotHashes.Load()
+		r, err := Open(info.Path, info.Hash)
+		if err == nil {
+			r.Close()
+		}
+		return snapshotHashes.Load() - before, err
+	}
+	for i, want := range []int64{1, 0} {
+		if n, err := open(); err != nil || n != want {
+			t.Fatalf("open %d: %d hashes (%v), want %d", i, n, err, want)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	good, err := os.ReadFile(info.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(info.Path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(info.Path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int64(len(good) / 2)
+	if _, err := f.WriteAt([]byte{good[at] ^ 1}, at); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if n, err := open(); err == nil || n != 1 {
+		t.Fatalf("a snapshot edited in place: %d hashes, error %v; want 1 and a refusal", n, err)
+	}
+}
