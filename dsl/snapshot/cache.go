@@ -38,6 +38,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -533,9 +534,37 @@ func (c *cacheCursor) Next(dst *rows.Batch) error {
 	return nil
 }
 
-// read fills dst with region g's values of the rows from c.next on.
+// read fills dst with region g's values of the rows from c.next on. A
+// large read is split into pieces read concurrently: copying page-cached
+// data is the kernel's work on the reading thread, and a pass is bound by
+// it when one thread does it all.
 func (c *cacheCursor) read(dst []float64, g int) error {
-	if m, err := c.f.ReadAt(asBytes(dst), c.l.offset(g, c.n, c.next)); m != len(dst)*8 {
+	b, off := asBytes(dst), c.l.offset(g, c.n, c.next)
+	parts := min(runtime.GOMAXPROCS(0), len(b)/parallelReadBytes)
+	if parts < 2 {
+		return c.readPart(b, off, dst)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	per := (len(dst) + parts - 1) / parts
+	for i := range parts {
+		lo, hi := min(i*per, len(dst)), min((i+1)*per, len(dst))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.readPart(b[8*lo:8*hi], off+int64(8*lo), dst[lo:hi])
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// parallelReadBytes is the least a piece of a concurrent read holds.
+const parallelReadBytes = 256 << 10
+
+// readPart reads b (the bytes of dst) at off.
+func (c *cacheCursor) readPart(b []byte, off int64, dst []float64) error {
+	if m, err := c.f.ReadAt(b, off); m != len(b) {
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
