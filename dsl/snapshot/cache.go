@@ -3,21 +3,26 @@ package snapshot
 // The row cache: a derived copy of a snapshot's values that a pass reads
 // without decoding Parquet. It sits next to the snapshot, in the state
 // directory's snapshots folder (NAME-HASH.rows beside NAME-HASH.parquet),
-// and holds, row after row in the snapshot's order, little-endian float64:
+// and holds, in the snapshot's row order, little-endian float64 in
+// regions: first every row's columns, in schema order (numeric ones
+// clamped to their bounds, categorical ones as category indices,
+// len(Categories) for "other"), row after row; then one region of a value
+// per row for each of the label (clamped) if any, the unit index if any,
+// and the two parts of the Euclidean norm of the numeric columns
+// (rows.StoredNorm). The values are exactly those a Parquet scan hands to
+// mechanisms, so a pass gives the same bits either way; the regions let a
+// pass read a batch's features straight into the batch, and its norms
+// into theirs, with one read each and no copy of its own.
 //
-//	every column, in schema order (numeric ones clamped to their bounds,
-//	categorical ones as category indices, len(Categories) for "other"),
-//	the label (clamped) if any, the unit index if any, and then the two
-//	parts of the Euclidean norm of the numeric columns (rows.StoredNorm),
-//
-// exactly the values a Parquet scan hands to mechanisms, so a pass gives
-// the same bits either way. The header binds the file to its snapshot:
-// magic, the snapshot's SHA-256, the row count, the row width, and the
-// SHA-256 of the payload. The cache is a deterministic function of the
-// immutable (hash-verified) snapshot; before a reader uses it, it checks
-// the header against the verified snapshot and recomputes the payload's
-// hash, and it ignores (and removes, when it may) a cache that does not
-// match. Its memory is a read buffer whatever the row count.
+// The header binds the file to its snapshot: magic, the snapshot's
+// SHA-256, the row count, the values per row, and the SHA-256 of the
+// payload (of the concatenated SHA-256 of its regions, in file order).
+// The cache is a deterministic function of the immutable (hash-verified)
+// snapshot; before a reader uses it, it checks the header against the
+// verified snapshot and recomputes the payload's hash (once per process
+// and file: cache_memo.go), and it ignores (and removes, when it may) a
+// cache that does not match. Its memory is a read buffer whatever the row
+// count.
 
 import (
 	"bufio"
@@ -28,20 +33,23 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 const (
-	cacheMagic  = "PNROWS01"
+	cacheMagic  = "PNROWS02"
 	cacheHeader = 4096 // bytes before the payload (a page, for aligned reads)
 	cacheSuffix = ".rows"
 	// cacheReadBytes is the size of one read of the payload.
@@ -66,34 +74,50 @@ func Discard(path string) error {
 	return nil
 }
 
-// cacheLayout is where a row's values sit in the cache.
+// cacheLayout is where a row's values sit in the cache: its columns in
+// the first region (cols per row), the other values in regions of one
+// value per row, numbered from 1.
 type cacheLayout struct {
 	width   int   // values per row
-	label   int   // index of the label, or −1
-	unit    int   // index of the unit index, or −1
+	cols    int   // columns, the first region's values per row
+	label   int   // region of the label, or −1
+	unit    int   // region of the unit index, or −1
 	numeric []int // indices of the numeric columns, whose norm is stored
-	norm    int   // index of the norm's big part (rel follows)
+	norm    int   // region of the norm's big part (rel follows)
 }
 
 func layoutOf(info *Info) cacheLayout {
-	l := cacheLayout{label: -1, unit: -1}
+	l := cacheLayout{label: -1, unit: -1, cols: len(info.Columns)}
 	for i, c := range info.Columns {
 		if c.Kind == Numeric {
 			l.numeric = append(l.numeric, i)
 		}
 	}
-	l.width = len(info.Columns)
+	regions := 1
 	if info.Label != "" {
-		l.label = l.width
-		l.width++
+		l.label = regions
+		regions++
 	}
 	if info.UserColumn != "" {
-		l.unit = l.width
-		l.width++
+		l.unit = regions
+		regions++
 	}
-	l.norm = l.width
-	l.width += 2
+	l.norm = regions
+	regions += 2
+	l.width = l.cols + regions - 1
 	return l
+}
+
+// regions returns the number of regions.
+func (l cacheLayout) regions() int { return 1 + l.width - l.cols }
+
+// offset returns the file offset of row i's first value in region g, for
+// a cache of n rows.
+func (l cacheLayout) offset(g int, n, i int64) int64 {
+	if g == 0 {
+		return cacheHeader + 8*i*int64(l.cols)
+	}
+	return cacheHeader + 8*(n*int64(l.cols)+int64(g-1)*n+i)
 }
 
 type cacheHead struct {
@@ -174,42 +198,71 @@ func (r *Reader) WriteCache(ctx context.Context) error {
 	if _, err := f.Write(make([]byte, cacheHeader)); err != nil {
 		return fmt.Errorf("snapshot: writing the row cache: %w", err)
 	}
-	h := sha256.New()
-	w := bufio.NewWriterSize(io.MultiWriter(f, h), cacheReadBytes)
+	// One buffered writer and hash per region, each at its offset.
+	rows64 := r.info.Rows
+	ws := make([]*bufio.Writer, l.regions())
+	hs := make([]hash.Hash, l.regions())
+	for g := range ws {
+		hs[g] = sha256.New()
+		size := cacheReadBytes
+		if g > 0 {
+			size = cacheReadBytes / 8
+		}
+		ws[g] = bufio.NewWriterSize(io.MultiWriter(io.NewOffsetWriter(f, l.offset(g, rows64, 0)), hs[g]), size)
+	}
 	dim := len(names)
-	row := make([]float64, l.width)
-	feat := make([]float64, len(l.numeric))
-	buf := make([]byte, 8*l.width)
+	var vals, feat []float64
+	regionVals := make([][]float64, l.regions())
 	n := uint64(0)
+	write := func(g int, v []float64) error {
+		out := asBytes(v)
+		if !nativeLE {
+			out = make([]byte, 8*len(v))
+			for k, x := range v {
+				binary.LittleEndian.PutUint64(out[8*k:], math.Float64bits(x))
+			}
+		}
+		_, err := ws[g].Write(out)
+		return err
+	}
 	err = rows.ForEach(ctx, plain, 4096, l.label >= 0, l.unit >= 0, func(b *rows.Batch) error {
+		if n+uint64(b.N) > uint64(rows64) {
+			return errors.New("more rows than the snapshot's count")
+		}
+		if err := write(0, b.X[:b.N*dim]); err != nil {
+			return err
+		}
+		for g := 1; g < l.regions(); g++ {
+			regionVals[g] = regionVals[g][:0]
+		}
 		for i := range b.N {
-			copy(row, b.Row(i, dim))
 			if l.label >= 0 {
-				row[l.label] = b.Label[i]
+				regionVals[l.label] = append(regionVals[l.label], b.Label[i])
 			}
 			if l.unit >= 0 {
-				row[l.unit] = float64(b.Unit[i])
+				regionVals[l.unit] = append(regionVals[l.unit], float64(b.Unit[i]))
 			}
-			for k, j := range l.numeric {
-				feat[k] = row[j]
+			vals = b.Row(i, dim)
+			feat = feat[:0]
+			for _, j := range l.numeric {
+				feat = append(feat, vals[j])
 			}
-			row[l.norm], row[l.norm+1] = rows.StoredNorm(feat)
-			out := asBytes(row)
-			if !nativeLE {
-				for k, v := range row {
-					binary.LittleEndian.PutUint64(buf[8*k:], math.Float64bits(v))
-				}
-				out = buf
-			}
-			if _, err := w.Write(out); err != nil {
+			big, rel := rows.StoredNorm(feat)
+			regionVals[l.norm] = append(regionVals[l.norm], big)
+			regionVals[l.norm+1] = append(regionVals[l.norm+1], rel)
+		}
+		for g := 1; g < l.regions(); g++ {
+			if err := write(g, regionVals[g]); err != nil {
 				return err
 			}
-			n++
 		}
+		n += uint64(b.N)
 		return nil
 	})
-	if err == nil {
-		err = w.Flush()
+	for _, w := range ws {
+		if err == nil {
+			err = w.Flush()
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -224,7 +277,7 @@ func (r *Reader) WriteCache(ctx context.Context) error {
 	if _, err := hex.Decode(head.snapshot[:], []byte(r.info.Hash)); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	copy(head.payload[:], h.Sum(nil))
+	copy(head.payload[:], payloadDigest(hs))
 	if _, err := f.WriteAt(head.marshal(), 0); err != nil {
 		return fmt.Errorf("snapshot: writing the row cache: %w", err)
 	}
@@ -242,6 +295,15 @@ func (r *Reader) WriteCache(ctx context.Context) error {
 		return fmt.Errorf("snapshot: writing the row cache: %w", err)
 	}
 	return nil
+}
+
+// payloadDigest is the SHA-256 of the regions' SHA-256s, in file order.
+func payloadDigest(hs []hash.Hash) []byte {
+	all := sha256.New()
+	for _, h := range hs {
+		all.Write(h.Sum(nil))
+	}
+	return all.Sum(nil)
 }
 
 // rowCache is an opened row cache, verified on first use.
@@ -288,13 +350,28 @@ func (r *Reader) openCache(path string) (*os.File, error) {
 	if err != nil || st.Size() != cacheHeader+int64(head.rows)*int64(head.width)*8 {
 		return fail(errStale)
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, bufio.NewReaderSize(f, cacheReadBytes)); err != nil {
+	key, memo, hit := verifiedBefore(f, [2][32]byte{head.snapshot, head.payload})
+	if hit {
+		return f, nil // this very file verified before (cache_memo.go)
+	}
+	started := time.Now()
+	payloadHashes.Add(1)
+	hs := make([]hash.Hash, l.regions())
+	for g := range hs {
+		hs[g] = sha256.New()
+		end := st.Size()
+		if g+1 < len(hs) {
+			end = l.offset(g+1, int64(head.rows), 0)
+		}
+		at := l.offset(g, int64(head.rows), 0)
+		if _, err := io.Copy(hs[g], bufio.NewReaderSize(io.NewSectionReader(f, at, end-at), cacheReadBytes)); err != nil {
+			return fail(errStale)
+		}
+	}
+	if !bytes.Equal(payloadDigest(hs), head.payload[:]) {
 		return fail(errStale)
 	}
-	if !bytes.Equal(h.Sum(nil), head.payload[:]) {
-		return fail(errStale)
-	}
+	remember(f, key, memo, started)
 	return f, nil
 }
 
@@ -354,16 +431,17 @@ func (s *source) HasNorms() bool {
 }
 
 type cacheCursor struct {
-	s    *source
-	ctx  context.Context
-	f    *os.File
-	l    cacheLayout
-	buf  []float64 // rows read, not yet handed out
-	have []float64 // the unconsumed part of buf
-	off  int64     // file offset of the next read
-	end  int64
-	open bool
-	err  error // sticky failure
+	s      *source
+	ctx    context.Context
+	f      *os.File
+	l      cacheLayout
+	direct bool      // the features are the columns: read into the batch
+	buf    []float64 // rows of columns to pick the features from
+	units  []float64 // unit indices as stored
+	next   int64     // the next row
+	n      int64     // rows
+	open   bool
+	err    error // sticky failure
 }
 
 func (s *source) scanCache(ctx context.Context, f *os.File) (rows.Cursor, error) {
@@ -371,12 +449,17 @@ func (s *source) scanCache(ctx context.Context, f *os.File) (rows.Cursor, error)
 		return nil, err
 	}
 	l := s.r.cache.layout
-	per := max(1, cacheReadBytes/(8*l.width))
-	return &cacheCursor{s: s, ctx: ctx, f: f, l: l, buf: make([]float64, per*l.width),
-		off: cacheHeader, end: cacheHeader + s.r.info.Rows*int64(l.width)*8, open: true}, nil
+	c := &cacheCursor{s: s, ctx: ctx, f: f, l: l, n: s.r.info.Rows, open: true,
+		direct: s.cscan.ident && len(s.cscan.idx) == l.cols}
+	if !c.direct {
+		c.buf = make([]float64, max(1, cacheReadBytes/(8*l.cols))*l.cols)
+	}
+	return c, nil
 }
 
-// Next fills dst with the next rows; see rows.Cursor.
+// Next fills dst with the next rows; see rows.Cursor. Each of the
+// batch's parts is one read from its region, straight into the batch
+// when the features are the snapshot's columns in order.
 func (c *cacheCursor) Next(dst *rows.Batch) error {
 	dst.N = 0
 	if c.err != nil {
@@ -385,71 +468,113 @@ func (c *cacheCursor) Next(dst *rows.Batch) error {
 	if err := c.ctx.Err(); err != nil {
 		return c.fail(err)
 	}
-	cs, w := c.s.cscan, c.l.width
+	cs, cols := c.s.cscan, c.l.cols
 	dim := len(cs.idx)
 	room := dst.Cap(dim)
 	if room < 1 {
 		return rows.ErrDim
 	}
+	if c.next == c.n {
+		return io.EOF
+	}
+	k := min(int64(room), c.n-c.next)
+	if !c.direct {
+		k = min(k, int64(len(c.buf)/cols))
+	}
 	labels := c.l.label >= 0 && c.s.label != nil && len(dst.Label) >= room
 	units := c.l.unit >= 0 && len(dst.Unit) >= room
 	norms := cs.norms && len(dst.NormBig) >= room && len(dst.NormRel) >= room
-	for dst.N < room {
-		if len(c.have) == 0 {
-			if c.off == c.end {
-				break
-			}
-			if err := c.read(); err != nil {
-				return c.fail(c.s.r.errRead)
-			}
+	if c.direct {
+		if err := c.read(dst.X[:k*int64(dim)], 0); err != nil {
+			return c.fail(c.s.r.errRead)
 		}
-		k := min(room-dst.N, len(c.have)/w)
-		for i := range k {
-			row := c.have[i*w : (i+1)*w]
-			x := dst.X[(dst.N+i)*dim : (dst.N+i+1)*dim]
+	} else {
+		b := c.buf[:k*int64(cols)]
+		if err := c.read(b, 0); err != nil {
+			return c.fail(c.s.r.errRead)
+		}
+		for i := range int(k) {
+			row, x := b[i*cols:(i+1)*cols], dst.X[i*dim:(i+1)*dim]
 			if cs.ident {
 				copy(x, row[:dim])
-			} else {
-				for j, at := range cs.idx {
-					x[j] = row[at]
-				}
+				continue
 			}
-			if labels {
-				dst.Label[dst.N+i] = row[c.l.label]
-			}
-			if units {
-				dst.Unit[dst.N+i] = int32(row[c.l.unit])
-			}
-			if norms {
-				dst.NormBig[dst.N+i], dst.NormRel[dst.N+i] = row[c.l.norm], row[c.l.norm+1]
+			for j, at := range cs.idx {
+				x[j] = row[at]
 			}
 		}
-		c.have = c.have[k*w:]
-		dst.N += k
 	}
-	if dst.N == 0 {
-		return io.EOF
+	if labels {
+		if err := c.read(dst.Label[:k], c.l.label); err != nil {
+			return c.fail(c.s.r.errRead)
+		}
 	}
+	if units {
+		if int64(len(c.units)) < k {
+			c.units = make([]float64, k)
+		}
+		u := c.units[:k]
+		if err := c.read(u, c.l.unit); err != nil {
+			return c.fail(c.s.r.errRead)
+		}
+		for i, v := range u {
+			dst.Unit[i] = int32(v)
+		}
+	}
+	if norms {
+		if err := c.read(dst.NormBig[:k], c.l.norm); err != nil {
+			return c.fail(c.s.r.errRead)
+		}
+		if err := c.read(dst.NormRel[:k], c.l.norm+1); err != nil {
+			return c.fail(c.s.r.errRead)
+		}
+	}
+	c.next += k
+	dst.N = int(k)
 	return nil
 }
 
-// read fills buf with the next whole rows of the payload.
-func (c *cacheCursor) read() error {
-	n := min(int64(len(c.buf))*8, c.end-c.off)
-	b := c.buf[:n/8]
-	if m, err := c.f.ReadAt(asBytes(b), c.off); m != len(b)*8 {
+// read fills dst with region g's values of the rows from c.next on. A
+// large read is split into pieces read concurrently: copying page-cached
+// data is the kernel's work on the reading thread, and a pass is bound by
+// it when one thread does it all.
+func (c *cacheCursor) read(dst []float64, g int) error {
+	b, off := asBytes(dst), c.l.offset(g, c.n, c.next)
+	parts := min(runtime.GOMAXPROCS(0), len(b)/parallelReadBytes)
+	if parts < 2 {
+		return c.readPart(b, off, dst)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	per := (len(dst) + parts - 1) / parts
+	for i := range parts {
+		lo, hi := min(i*per, len(dst)), min((i+1)*per, len(dst))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.readPart(b[8*lo:8*hi], off+int64(8*lo), dst[lo:hi])
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// parallelReadBytes is the least a piece of a concurrent read holds.
+const parallelReadBytes = 256 << 10
+
+// readPart reads b (the bytes of dst) at off.
+func (c *cacheCursor) readPart(b []byte, off int64, dst []float64) error {
+	if m, err := c.f.ReadAt(b, off); m != len(b) {
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
 		return err
 	}
 	if !nativeLE {
-		for i := range b {
-			b[i] = math.Float64frombits(binary.LittleEndian.Uint64(asBytes(b[i : i+1])))
+		for i := range dst {
+			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(asBytes(dst[i : i+1])))
 		}
 	}
-	c.off += n
-	c.have = b
 	return nil
 }
 

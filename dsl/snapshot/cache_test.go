@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
@@ -204,5 +205,134 @@ func TestDiscardRemovesTheCache(t *testing.T) {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (%v)", p, err)
 		}
+	}
+}
+
+// TestCacheMemo: a process hashes a cache's payload once; a later Reader
+// of the same, unchanged file skips the hash, while a file edited in
+// place (same size), replaced by a copy, or changed moments before its
+// verification is hashed again, and an edited one is refused.
+func TestCacheMemo(t *testing.T) {
+	defer func(a time.Duration) { memoAge = a }(memoAge)
+	info, _ := cacheFixture(t)
+	path := CachePath(info.Path)
+	features := []string{"x1", "x2", "x3", "x5"}
+	// hashes opens a Reader, makes it check its cache, and returns the
+	// number of payload hashes that took and whether the cache was used.
+	hashes := func() (int64, bool) {
+		t.Helper()
+		before := payloadHashes.Load()
+		r, err := Open(info.Path, info.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		src, err := r.Source(features)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used := src.(rows.Normed).HasNorms()
+		return payloadHashes.Load() - before, used
+	}
+	// A cache changed less than memoAge before its verification is not
+	// remembered.
+	memoAge = time.Hour
+	for i := range 2 {
+		if n, used := hashes(); n != 1 || !used {
+			t.Fatalf("fresh cache, open %d: %d hashes, used %v; want 1, true", i, n, used)
+		}
+	}
+	// Timestamps come from a coarse clock: wait past a tick, then let the
+	// memo keep files changed before the verification.
+	memoAge = 0
+	time.Sleep(50 * time.Millisecond)
+	if n, used := hashes(); n != 1 || !used {
+		t.Fatalf("first verification: %d hashes, used %v", n, used)
+	}
+	if n, used := hashes(); n != 0 || !used {
+		t.Fatalf("second Reader of the unchanged cache: %d hashes, used %v; want 0, true", n, used)
+	}
+	// Replaced by an identical copy (a new file): hashed again, used.
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, good, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n, used := hashes(); n != 1 || !used {
+		t.Fatalf("replaced by a copy: %d hashes, used %v; want 1, true", n, used)
+	}
+	// Edited in place, same size, a tick later: hashed again and refused.
+	time.Sleep(50 * time.Millisecond)
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int64(len(good) - 3)
+	if _, err := f.WriteAt([]byte{good[at] ^ 1}, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, used := hashes(); n != 1 || used {
+		t.Fatalf("edited in place: %d hashes, used %v; want 1, false", n, used)
+	}
+}
+
+// TestSnapshotVerifyMemo: Open hashes a snapshot once per process; a
+// snapshot edited in place afterwards (same size) is hashed again and
+// refused.
+func TestSnapshotVerifyMemo(t *testing.T) {
+	defer func(a time.Duration) { memoAge = a }(memoAge)
+	dir := t.TempDir()
+	// Build opens the snapshot it wrote: too fresh for the memo.
+	info, err := Build(context.Background(), Spec{From: write(t, dir, "s.csv", baseCSV)}, dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // past a tick of the file system's clock
+	memoAge = 0
+	open := func() (int64, error) {
+		before := snapshotHashes.Load()
+		r, err := Open(info.Path, info.Hash)
+		if err == nil {
+			r.Close()
+		}
+		return snapshotHashes.Load() - before, err
+	}
+	for i, want := range []int64{1, 0} {
+		if n, err := open(); err != nil || n != want {
+			t.Fatalf("open %d: %d hashes (%v), want %d", i, n, err, want)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	good, err := os.ReadFile(info.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(info.Path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(info.Path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int64(len(good) / 2)
+	if _, err := f.WriteAt([]byte{good[at] ^ 1}, at); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if n, err := open(); err == nil || n != 1 {
+		t.Fatalf("a snapshot edited in place: %d hashes, error %v; want 1 and a refusal", n, err)
 	}
 }

@@ -29,6 +29,7 @@ type clipped struct {
 	src  rows.Source
 	d    int
 	clip float64
+	inv  float64 // 1/clip, computed once
 	pass rowpass.Options
 	// scale and norm are rowScale of every row of an in-memory source, by
 	// position; nil for a streamed source.
@@ -43,7 +44,7 @@ type clipped struct {
 // only for more than one).
 func newClipped(src rows.Source, clip float64, workers int, passes int) *clipped {
 	d := src.Dim()
-	c := &clipped{src: src, d: d, clip: clip,
+	c := &clipped{src: src, d: d, clip: clip, inv: 1 / clip,
 		pass: rowpass.Options{Workers: workers, MinRows: linalg.MinRowsFor(d)}}
 	if m, ok := src.(*rows.Dense); ok && passes > 1 && m.NumRows() > 0 && m.NumRows() <= linalg.MaxRows {
 		g := m.Matrix().RawMatrix()
@@ -66,7 +67,7 @@ func (r *clipped) rowScaleIn(blk *rows.Batch, i int, a []float64) (s, norm float
 		return r.scale[blk.First+i], r.norm[blk.First+i]
 	}
 	big, rel, ok := linalg.RowNorm(blk, i, a)
-	return scaleOf(big, rel, ok, r.clip)
+	return scaleOf(big, rel, ok, r.inv)
 }
 
 // rowScale returns s = min(1/clip, 1/‖a‖) and ‖s·a‖, or (0, 0) if a has a
@@ -75,16 +76,17 @@ func (r *clipped) rowScaleIn(blk *rows.Batch, i int, a []float64) (s, norm float
 // (linalg.ScaledNorm).
 func rowScale(a []float64, clip float64) (s, norm float64) {
 	big, rel, ok := linalg.ScaledNorm(a) // ‖a‖ = big·rel, rel ∈ [1, √d]
-	return scaleOf(big, rel, ok, clip)
+	return scaleOf(big, rel, ok, 1/clip)
 }
 
 // scaleOf is rowScale from the parts of ‖a‖ = big·rel that
-// linalg.ScaledNorm returns.
-func scaleOf(big, rel float64, ok bool, clip float64) (s, norm float64) {
+// linalg.ScaledNorm returns and invClip = 1/clip (computed once by the
+// caller: a pass takes a row's scale from its stored norm in every pass).
+func scaleOf(big, rel float64, ok bool, invClip float64) (s, norm float64) {
 	if !ok || big == 0 {
 		return 0, 0
 	}
-	s = 1 / clip
+	s = invClip
 	if inv := (1 / big) / rel; inv < s {
 		s = inv
 	}
@@ -102,7 +104,11 @@ func scaleOf(big, rel float64, ok bool, clip float64) (s, norm float64) {
 func (r *clipped) sums() linalg.Rows {
 	clip := r.clip
 	inv, clip2 := 1/clip, clip*clip
-	return linalg.Rows{Src: r.src, Pass: r.pass, Scales: r.scale, Scale: func(a []float64) float64 {
+	return linalg.Rows{Src: r.src, Pass: r.pass, Scales: r.scale, FromNorm: func(big, rel float64, ok bool) float64 {
+		// The exact rule: rowScale's own bits, from the stored parts.
+		s, _ := scaleOf(big, rel, ok, inv)
+		return s
+	}, Scale: func(a []float64) float64 {
 		// Most rows lie inside the clip ball, where rowScale's s is 1/clip:
 		// the cheap certified test skips its exact norm there.
 		if linalg.InsideBall(a, clip2) {

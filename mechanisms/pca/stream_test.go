@@ -115,6 +115,8 @@ func testRunSourceBitIdentical(t *testing.T, x *mat.Dense, noiseScale float64) {
 				matrix bool
 			}{
 				{"jitter", &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(workers)}, false},
+				// Stored norms: the scales come from them (linalg.Rows.FromNorm).
+				{"jitter+norms", &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(workers), Norms: true}, false},
 				{"Run(matrix)", nil, true},
 			} {
 				got, gtr := run(alt.src, alt.matrix)

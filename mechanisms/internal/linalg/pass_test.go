@@ -3,15 +3,17 @@ package linalg
 import (
 	"context"
 	"errors"
-	"github.com/privnotes/privnotes/mechanisms/internal/rowstest"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowstest"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
@@ -165,7 +167,9 @@ func TestScaledNorm(t *testing.T) {
 
 // BenchmarkCovTimes compares one pass of CovTimes (d = 100, p = 1) over a
 // matrix summed in place and the same matrix streamed through
-// rowpass.PairwiseScan (a copy into chunks), and the row rule alone.
+// rowpass.PairwiseScan (a copy into chunks), streamed with stored norms
+// that the rule reads (Rows.FromNorm) instead of recomputing each row's
+// exact norm, and the row rule alone.
 func BenchmarkCovTimes(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const n, d = 100000, 100
@@ -176,16 +180,27 @@ func BenchmarkCovTimes(b *testing.B) {
 	}
 	q := mat.NewDense(d, 1, nil)
 	q.Set(0, 0, 1)
-	scale := func(a []float64) float64 {
-		big, rel, ok := ScaledNorm(a)
+	fromNorm := func(big, rel float64, ok bool) float64 {
 		if !ok || big == 0 {
 			return 0
 		}
 		return math.Min(1, (1/big)/rel)
 	}
-	for name, src := range map[string]rows.Source{"dense": rows.FromDense(x), "streamed": stream{rows.FromDense(x)}} {
-		b.Run(name, func(b *testing.B) {
-			r := Rows{Src: src, Scale: scale, Pass: rowpass.Options{MinRows: MinRowsFor(d)}}
+	scale := func(a []float64) float64 { return fromNorm(ScaledNorm(a)) }
+	for _, tc := range []struct {
+		name   string
+		src    rows.Source
+		stored bool
+	}{
+		{"dense", rows.FromDense(x), false},
+		{"streamed", stream{rows.FromDense(x)}, false},
+		{"streamed+norms", normed{Source: stream{rows.FromDense(x)}}, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := Rows{Src: tc.src, Scale: scale, Pass: rowpass.Options{MinRows: MinRowsFor(d)}}
+			if tc.stored {
+				r.FromNorm = fromNorm
+			}
 			for range b.N {
 				if _, _, err := r.CovTimes(context.Background(), q); err != nil {
 					b.Fatal(err)
@@ -200,4 +215,66 @@ func BenchmarkCovTimes(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCovTimesBlock times the block sum of CovTimes on one block of
+// rowpass.BlockRows rows of d = 20 (the data engine's benchmark shape)
+// for p = 1 and 4: "rows" is CovTimes's kernel (per row: scale, p dot
+// products and p updates of length d, SIMD inside gonum's floats), "block"
+// the alternative that transposes the scaled block and makes the same
+// sums as products of length BlockRows (Tᵀx_j, then T·w). The block form
+// does not pay at these widths: the transpose costs what the longer
+// vectors save, so CovTimes keeps the row kernel (both orders have the
+// same rounding budget; see CovTimesRoundings).
+func BenchmarkCovTimesBlock(b *testing.B) {
+	const nb, d = rowpass.BlockRows, 20
+	rng := rand.New(rand.NewPCG(2, 2))
+	a := make([]float64, nb*d)
+	for i := range a {
+		a[i] = rng.NormFloat64()
+	}
+	s := make([]float64, nb)
+	for i := range s {
+		s[i] = 0.2
+	}
+	for _, p := range []int{1, 4} {
+		xt := make([]float64, p*d)
+		for i := range xt {
+			xt[i] = rng.NormFloat64()
+		}
+		yt := make([]float64, p*d)
+		b.Run(fmt.Sprintf("rows/p=%d", p), func(b *testing.B) {
+			sa := make([]float64, d)
+			for range b.N {
+				clear(yt)
+				for i := range nb {
+					floats.ScaleTo(sa, s[i], a[i*d:(i+1)*d])
+					for j := range p {
+						w := floats.Dot(sa, xt[j*d:(j+1)*d])
+						floats.AddScaled(yt[j*d:(j+1)*d], w, sa)
+					}
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("block/p=%d", p), func(b *testing.B) {
+			t := make([]float64, d*nb)
+			w := make([]float64, nb)
+			for range b.N {
+				for i := range nb {
+					for k, v := range a[i*d : (i+1)*d] {
+						t[k*nb+i] = s[i] * v
+					}
+				}
+				for j := range p {
+					clear(w)
+					for k := range d {
+						floats.AddScaled(w, xt[j*d+k], t[k*nb:(k+1)*nb])
+					}
+					for k := range d {
+						yt[j*d+k] = floats.Dot(t[k*nb:(k+1)*nb], w)
+					}
+				}
+			}
+		})
+	}
 }

@@ -94,13 +94,23 @@ type Rows struct {
 	// Scales, if set, holds Scale of every row of an in-memory Src by
 	// position (Batch.First + i), computed once by the caller.
 	Scales []float64
-	Pass   rowpass.Options
+	// FromNorm, if set, is the same rule as a function of the parts of
+	// ‖a‖ that ScaledNorm returns: a block whose source stored them with
+	// its rows (rows.Normed, see RowNorm) takes each row's scale from
+	// them instead of calling Scale, which saves the rule's exact norm (a
+	// division and a square per entry) in every pass. It must return
+	// Scale(a)'s bits for every row a.
+	FromNorm func(big, rel float64, ok bool) float64
+	Pass     rowpass.Options
 }
 
-// scale returns the scale of row a at position i of the pass.
-func (r Rows) scale(a []float64, i int) float64 {
+// scale returns the scale of row i of the block b (a = b.Row(i, d)).
+func (r Rows) scale(b *rows.Batch, i int, a []float64) float64 {
 	if r.Scales != nil {
-		return r.Scales[i]
+		return r.Scales[b.First+i]
+	}
+	if r.FromNorm != nil && b.NormBig != nil {
+		return r.FromNorm(b.NormBig[i], b.NormRel[i], !math.IsInf(b.NormBig[i], 1))
 	}
 	return r.Scale(a)
 }
@@ -290,7 +300,7 @@ func (r Rows) Gram(ctx context.Context, cols []int) ([]float64, int, error) {
 			nb := 0
 			for i := range b.N {
 				a := b.Row(i, d)
-				s := r.scale(a, b.First+i)
+				s := r.scale(b, i, a)
 				if s == 0 {
 					continue
 				}
@@ -330,7 +340,7 @@ func (r Rows) SumSquares(ctx context.Context) ([]float64, int, error) {
 	return sumVec(ctx, r.Src, d, r.Pass, func(out []float64, b *rows.Batch) {
 		for i := range b.N {
 			a := b.Row(i, d)
-			s := r.scale(a, b.First+i)
+			s := r.scale(b, i, a)
 			if s == 0 {
 				continue
 			}
@@ -362,7 +372,7 @@ func (r Rows) CovTimes(ctx context.Context, x *mat.Dense) (*mat.Dense, int, erro
 		sa := make([]float64, d)
 		for i := range b.N {
 			a := b.Row(i, d)
-			s := r.scale(a, b.First+i)
+			s := r.scale(b, i, a)
 			if s == 0 {
 				continue
 			}

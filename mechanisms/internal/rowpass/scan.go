@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
@@ -15,6 +16,10 @@ import (
 // negligible, small enough that memory stays bounded (a chunk holds
 // workers·chunkBlocksPerWorker·BlockRows rows whatever the data's size).
 const chunkBlocksPerWorker = 16
+
+// shardsPerWorker is how many shards PairwiseScan cuts a chunk's blocks
+// into per goroutine that sums them.
+const shardsPerWorker = 4
 
 // PairwiseScan is Pairwise over the rows of one pass of src, with memory
 // bounded by a chunk of blocks instead of growing with the row count. It
@@ -113,7 +118,12 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 			panic("rowpass: PairwiseScan over more than MaxRows = 2^30 rows: the data registry must refuse such data sets")
 		}
 		nb := (filled + BlockRows - 1) / BlockRows
-		shards := Split(nb, blockOpt)
+		// The chunk's blocks are cut into more shards than goroutines,
+		// which take the next shard as they finish one: the reader
+		// goroutine shares the cores, so a fixed split would leave one
+		// core idle while the other worker waits for the reader to yield.
+		nw := len(Split(nb, blockOpt))
+		shards := Split(nb, Options{Workers: nw * shardsPerWorker, MinRows: 1})
 		per := make([]counter[A], len(shards))
 		for i := range per {
 			per[i].merge, per[i].clear = merge, clear
@@ -123,19 +133,26 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 				spare = spare[:k-1]
 			}
 		}
-		For(nb, blockOpt, func(shard, b0, b1 int) {
-			c := &per[shard]
-			for b := b0; b < b1; b++ {
-				var acc A
-				if k := len(c.free); k > 0 {
-					acc, c.free = c.free[k-1], c.free[:k-1]
-				} else {
-					acc = newAcc()
+		var next atomic.Int64
+		For(nw, Options{Workers: nw, MinRows: 1}, func(_, _, _ int) {
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= len(shards) {
+					return
 				}
-				v := sub(chunk, b*BlockRows, min((b+1)*BlockRows, filled), dim)
-				v.First = (total + b) * BlockRows
-				block(acc, v)
-				c.push(node[A]{start: total + b, level: 0, acc: acc})
+				c := &per[t]
+				for b := shards[t].Lo; b < shards[t].Hi; b++ {
+					var acc A
+					if k := len(c.free); k > 0 {
+						acc, c.free = c.free[k-1], c.free[:k-1]
+					} else {
+						acc = newAcc()
+					}
+					v := sub(chunk, b*BlockRows, min((b+1)*BlockRows, filled), dim)
+					v.First = (total + b) * BlockRows
+					block(acc, v)
+					c.push(node[A]{start: total + b, level: 0, acc: acc})
+				}
 			}
 		})
 		for i := range per {
@@ -189,12 +206,15 @@ type filledChunk struct {
 	err   error
 }
 
-// fillChunk fills chunk with up to size whole rows from the cursor, in
-// views of at most BlockRows rows, whatever the cursor's batch sizes.
+// fillChunk fills chunk with up to size whole rows from the cursor,
+// whatever the cursor's batch sizes. Each Next gets the whole rest of the
+// chunk, so a source that reads its storage in large pieces (the data
+// engine's row cache reads a batch's features in one read) makes few
+// calls.
 func fillChunk(cur rows.Cursor, chunk *rows.Batch, size, dim int) filledChunk {
 	f := filledChunk{chunk: chunk}
 	for f.n < size {
-		room := min(BlockRows, size-f.n)
+		room := size - f.n
 		view := sub(chunk, f.n, f.n+room, dim)
 		err := cur.Next(view)
 		if err == io.EOF {

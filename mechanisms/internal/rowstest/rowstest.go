@@ -18,12 +18,17 @@ var ErrDisk = errors.New("disk on fire")
 // Jitter serves the rows of D, with its labels and unit indices if any, in
 // batches of random sizes, every pass cut differently. It is not a
 // *rows.Dense, so passes over it stream. Fail > 0 makes a pass fail with
-// ErrDisk after that many rows.
+// ErrDisk after that many rows. With Norms set it stores its rows' norms
+// (rows.Normed), as the data engine's row cache does.
 type Jitter struct {
-	D    *rows.Dense
-	Seed uint64
-	Fail int
+	D     *rows.Dense
+	Seed  uint64
+	Fail  int
+	Norms bool
 }
+
+// HasNorms reports whether batches carry the rows' norms (rows.Normed).
+func (s *Jitter) HasNorms() bool { return s.Norms }
 
 // Dim returns D's number of columns.
 func (s *Jitter) Dim() int { return s.D.Dim() }
@@ -67,6 +72,9 @@ func (c *cursor) Next(dst *rows.Batch) error {
 		}
 		if u := c.s.D.UnitIndex(); u != nil && len(dst.Unit) > i {
 			dst.Unit[i] = u[c.next+i]
+		}
+		if c.s.Norms && len(dst.NormBig) > i && len(dst.NormRel) > i {
+			dst.NormBig[i], dst.NormRel[i] = rows.StoredNorm(dst.Row(i, d))
 		}
 	}
 	c.next += k
