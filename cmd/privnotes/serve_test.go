@@ -243,3 +243,52 @@ func TestDatasetUnknownServer(t *testing.T) {
 		}
 	}
 }
+
+// TestServeNamedReplay: a named call on a remote dataset is stored in the
+// server's ledger, and the same call from a later client process replays
+// it from there (nothing charged, the same number), with the release hash
+// and the replay carried back over the wire.
+func TestServeNamedReplay(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	tls := filepath.Join(dir, "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
+		t.Fatalf("certs init: %s", errs)
+	}
+	var b strings.Builder
+	b.WriteString("a,b\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "%d,%d\n", i%7, i%3)
+	}
+	csv := writeCSV(t, dir, "tab.csv", b.String())
+	state := filepath.Join(dir, "p1")
+	if code, _, errs := runCLI("dataset", "add", "tab", "--csv", csv, "--eps", "2", "--delta", "1e-5", "--clip", "10", "--state", state); code != 0 {
+		t.Fatalf("dataset add: %s", errs)
+	}
+	srv := startServe(t, state, tls, "127.0.0.1:0")
+	script := writeCSV(t, dir, "named.pn", `c := private_count(dataset("tab", server="p1"), eps=0.25, name="n")
+fmt.Println(c.Value, c.Receipt.Replayed, len(c.Receipt.ReleaseHash), c.Receipt.Name)
+`)
+	run := func() string {
+		var out, errb bytes.Buffer
+		code := runScript([]string{script, "--state", t.TempDir(), "--servers", "p1=" + srv.addr, "--tls-dir", tls}, nil, &out, &errb)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+		}
+		return strings.TrimSpace(out.String())
+	}
+	first, again := run(), run()
+	value, rest, _ := strings.Cut(first, " ")
+	if rest != "false 64 n" {
+		t.Errorf("first call: %q, want a fresh release with a 64-hex release hash", first)
+	}
+	if again != value+" true 64 n" {
+		t.Errorf("second call: %q, want %q replayed", again, value+" true 64 n")
+	}
+	_, out, _ := runCLI("ledger", "show", "--dataset", "tab", "--state", state)
+	if n := len(ledgerRow.FindAllString(out, -1)) - 1; n != 1 {
+		t.Errorf("server ledger: %d charges after a call and its replay, want 1:\n%s", n, out)
+	}
+}

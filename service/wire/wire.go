@@ -241,7 +241,8 @@ func Receipt(r *release.Receipt) (*pb.Receipt, error) {
 	}
 	return &pb.Receipt{Dataset: r.Dataset, Function: r.Function, Mechanism: r.Mechanism, Eps: r.Eps, Delta: r.Delta,
 		Cost: Event(r.Cost), Accountant: r.Accountant, NoiseScale: r.NoiseScale, Note: r.Note, Charged: r.Charged,
-		LedgerId: r.LedgerID, Remaining: &pb.Budget{Eps: r.Remaining.Eps, Delta: r.Remaining.Delta}, ParamsJson: params, DryRun: r.DryRun, Filter: r.Filter}, nil
+		LedgerId: r.LedgerID, Remaining: &pb.Budget{Eps: r.Remaining.Eps, Delta: r.Remaining.Delta}, ParamsJson: params, DryRun: r.DryRun, Filter: r.Filter,
+		Name: r.Name, Replayed: r.Replayed, ReleaseHash: r.ReleaseHash}, nil
 }
 
 // ReceiptOf is Receipt's inverse.
@@ -255,7 +256,8 @@ func ReceiptOf(r *pb.Receipt) (*release.Receipt, error) {
 	}
 	out := &release.Receipt{Dataset: r.GetDataset(), Function: r.GetFunction(), Mechanism: r.GetMechanism(), Eps: r.GetEps(), Delta: r.GetDelta(),
 		Cost: ev, Accountant: r.GetAccountant(), NoiseScale: r.GetNoiseScale(), Note: r.GetNote(), Charged: r.GetCharged(),
-		LedgerID: r.GetLedgerId(), Remaining: accounting.Budget{Eps: r.GetRemaining().GetEps(), Delta: r.GetRemaining().GetDelta()}, DryRun: r.GetDryRun(), Filter: r.GetFilter()}
+		LedgerID: r.GetLedgerId(), Remaining: accounting.Budget{Eps: r.GetRemaining().GetEps(), Delta: r.GetRemaining().GetDelta()}, DryRun: r.GetDryRun(), Filter: r.GetFilter(),
+		Name: r.GetName(), Replayed: r.GetReplayed(), ReleaseHash: r.GetReleaseHash()}
 	if err := unmarshalParams(r.GetParamsJson(), &out.Params); err != nil {
 		return nil, err
 	}

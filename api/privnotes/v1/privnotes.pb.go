@@ -680,7 +680,15 @@ type Receipt struct {
 	DryRun     bool                   `protobuf:"varint,14,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	// filter names the filter of the dataset's accountant that priced the
 	// charge (e.g. "GDP filter μ=0.2472").
-	Filter        string `protobuf:"bytes,15,opt,name=filter,proto3" json:"filter,omitempty"`
+	Filter string `protobuf:"bytes,15,opt,name=filter,proto3" json:"filter,omitempty"`
+	// name is the call's name= ("" for an unnamed call); replayed is set
+	// when the server returned the release its ledger stores under that
+	// name (nothing charged); release_hash is the SHA-256 of the release's
+	// canonical encoding as the server's ledger stores it with ledger_id,
+	// what `privnotes notebook verify` checks against that server's ledger.
+	Name          string `protobuf:"bytes,16,opt,name=name,proto3" json:"name,omitempty"`
+	Replayed      bool   `protobuf:"varint,17,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	ReleaseHash   string `protobuf:"bytes,18,opt,name=release_hash,json=releaseHash,proto3" json:"release_hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -816,6 +824,27 @@ func (x *Receipt) GetDryRun() bool {
 func (x *Receipt) GetFilter() string {
 	if x != nil {
 		return x.Filter
+	}
+	return ""
+}
+
+func (x *Receipt) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Receipt) GetReplayed() bool {
+	if x != nil {
+		return x.Replayed
+	}
+	return false
+}
+
+func (x *Receipt) GetReleaseHash() string {
+	if x != nil {
+		return x.ReleaseHash
 	}
 	return ""
 }
@@ -1683,7 +1712,7 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"has_values\x18\t \x01(\bR\thasValues\x12\x1f\n" +
 	"\vparams_json\x18\n" +
 	" \x01(\fR\n" +
-	"paramsJson\"\xc0\x03\n" +
+	"paramsJson\"\x93\x04\n" +
 	"\aReceipt\x12\x18\n" +
 	"\adataset\x18\x01 \x01(\tR\adataset\x12\x1a\n" +
 	"\bfunction\x18\x02 \x01(\tR\bfunction\x12\x1c\n" +
@@ -1704,7 +1733,10 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\vparams_json\x18\r \x01(\fR\n" +
 	"paramsJson\x12\x17\n" +
 	"\adry_run\x18\x0e \x01(\bR\x06dryRun\x12\x16\n" +
-	"\x06filter\x18\x0f \x01(\tR\x06filter\"?\n" +
+	"\x06filter\x18\x0f \x01(\tR\x06filter\x12\x12\n" +
+	"\x04name\x18\x10 \x01(\tR\x04name\x12\x1a\n" +
+	"\breplayed\x18\x11 \x01(\bR\breplayed\x12!\n" +
+	"\frelease_hash\x18\x12 \x01(\tR\vreleaseHash\"?\n" +
 	"\fReceiptReply\x12/\n" +
 	"\areceipt\x18\x01 \x01(\v2\x15.privnotes.v1.ReceiptR\areceipt\"D\n" +
 	"\x06Matrix\x12\x12\n" +
