@@ -187,6 +187,10 @@ func execute(t *testing.T, e *env, nb string) *summary {
 	if out, err := reg.CombinedOutput(); err != nil {
 		t.Fatalf("registering the data sets: %v\n%s", err, out)
 	}
+	var servers []string
+	if nb == federatedNotebook {
+		servers = startFederation(t, e, filepath.Join(work, "federation"))
+	}
 	out, sum := filepath.Join(work, "executed.ipynb"), filepath.Join(work, "summary.json")
 	klog := filepath.Join(work, "kernel.log")
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
@@ -197,6 +201,7 @@ func execute(t *testing.T, e *env, nb string) *summary {
 		"JUPYTER_PATH="+filepath.Join(e.jupyter, "share", "jupyter"),
 		"JUPYTER_RUNTIME_DIR="+filepath.Join(work, "runtime"),
 		"PRIVNOTES_STATE="+state)
+	cmd.Env = append(cmd.Env, servers...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	runErr := cmd.Run()
@@ -230,6 +235,39 @@ func execute(t *testing.T, e *env, nb string) *summary {
 		t.Fatalf("run_notebook.py %s: %v\n%s", nb, runErr, tail(stderr.String(), 4000))
 	}
 	return &s
+}
+
+// federatedNotebook runs its section 4 against three real server
+// processes, which scripts/federation.sh starts.
+const federatedNotebook = "federated.ipynb"
+
+// startFederation starts the three data owners of federated.ipynb under
+// dir and returns the kernel's PRIVNOTES_SERVERS and PRIVNOTES_TLS_DIR.
+// The servers stop when the test ends, failed or not; if this process dies
+// before its cleanup runs, the script's watchdogs stop them (they watch
+// this process's id).
+func startFederation(t *testing.T, e *env, dir string) []string {
+	t.Helper()
+	t.Cleanup(func() {
+		if out, err := exec.Command("sh", "scripts/federation.sh", "stop", dir).CombinedOutput(); err != nil {
+			t.Errorf("stopping the federation's servers: %v\n%s", err, out)
+		}
+	})
+	cmd := exec.Command("sh", "scripts/federation.sh", "start", e.bin, dir, strconv.Itoa(os.Getpid()))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("starting the federation's servers: %v\n%s", err, stderr.String())
+	}
+	vars := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, k := range []string{"PRIVNOTES_SERVERS=", "PRIVNOTES_TLS_DIR="} {
+		if !slices.ContainsFunc(vars, func(v string) bool { return strings.HasPrefix(v, k) }) {
+			t.Fatalf("scripts/federation.sh printed no %s...: %q", k, out)
+		}
+	}
+	t.Logf("federation: %s", strings.Join(vars, " "))
+	return vars
 }
 
 func checkSummary(t *testing.T, nb string, s *summary) {

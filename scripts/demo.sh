@@ -10,7 +10,9 @@
 #     kernel at a fresh demo state directory (build/demo-state);
 #  4. registers the demo data sets there, as their data owner would;
 #  5. executes notebooks/quickstart.ipynb through the kernel (nbclient) and
-#     writes the executed notebook and an HTML rendering under build/demo/.
+#     writes the executed notebook and an HTML rendering under build/demo/
+#     (NOTEBOOK=notebooks/federated.ipynb also starts the three local data
+#     owners' servers its section 4 federates, and stops them at the end).
 #
 # Nothing outside the repository is touched except the Debian packages.
 # apt-get waits up to 5 minutes for the Debian package lock (another
@@ -90,6 +92,15 @@ step "registering the demo data sets in $state (the data owner's step)"
 sh notebooks/scripts/register_datasets.sh "$bin" "$state"
 
 name=$(basename "$NOTEBOOK" .ipynb)
+if [ "$name" = federated ]; then
+	# Section 4 federates three local data owners: start their servers
+	# (notebooks/scripts/federation.sh) and stop them however this ends.
+	step "starting the three data owners' servers in $build/federation"
+	trap 'sh notebooks/scripts/federation.sh stop "$build/federation"' EXIT
+	rm -rf "$build/federation"
+	sh notebooks/scripts/federation.sh start "$bin" "$build/federation" $$
+	while IFS= read -r v; do export "$v"; done <"$build/federation/env"
+fi
 step "executing $NOTEBOOK through the $kernel kernel"
 t=$(now)
 mkdir -p "$out"
