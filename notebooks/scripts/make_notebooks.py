@@ -648,7 +648,7 @@ def federated():
         md("""
 # Federated private PCA and Private FedRep
 
-Two mechanisms where the data are split between parties.
+Mechanisms where the data are split between parties.
 
 1. **DPS-PCA** (Ge, Wang, Wang & Liu, AISTATS 2018): distributed private (sparse) PCA.
    `private_pca(..., method="federated", providers=N)` deals the rows to N providers; in each
@@ -659,8 +659,11 @@ Two mechanisms where the data are split between parties.
    representation U under **user-level** DP, and each user fits its own k weights locally.
    Only U is released.
 
-Everything here runs on **public synthetic data** (`synth_*`): no ledger is charged, and the
-truth is known. **Quick sizes** are noted per section; the notebook runs in about a minute.
+Section 3 adds personalised classification on JL features (`private_classify_jl`, the same
+paper's Algorithm 3). Sections 1–3 run on **public synthetic data** (`synth_*`): no ledger is
+charged, and the truth is known. Section 4 federates three real data servers
+(`privnotes serve`), each holding one part of a data set and charging its own ledger.
+**Quick sizes** are noted per section; the notebook runs in about a minute.
 """),
         code(SUBSPACE_HELPERS),
         code(SVG_CHART),
