@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -120,11 +121,22 @@ and names the cell), 2 usage.`, stderr)
 	if len(rep.Lines) == 0 {
 		fmt.Fprintf(stdout, "%s shows no output with a privnotes receipt: nothing to verify\n", file)
 	}
+	if rep.Unchecked > 0 {
+		fmt.Fprintf(stdout, "%d output(s) without a receipt not checked (public computations and printed text)\n", rep.Unchecked)
+	}
 	if !rep.OK() {
 		fmt.Fprintf(stdout, "FAILED: %s does not verify against %s\n", file, source)
 		return 1
 	}
 	fmt.Fprintf(stdout, "verified: %d output(s) of %s against %s (head record %d, hash %s)\n", len(rep.Lines), file, source, doc.HeadID, ledger.ShortHash(doc.HeadHash))
+	if *ledgerFile != "" {
+		// The head covers the records; the file's digest covers the stored
+		// values too (docs/shared-notebooks.md): compare it with the owner's.
+		if b, err := os.ReadFile(*ledgerFile); err == nil {
+			sum := sha256.Sum256(b)
+			fmt.Fprintf(stdout, "ledger file %s: sha256 %x\n", *ledgerFile, sum)
+		}
+	}
 	return 0
 }
 

@@ -310,6 +310,26 @@ type storedRelease struct {
 // the hex SHA-256 of those bytes. It fails for a value whose type is not
 // registered (RegisterValue).
 func Encode(value any, columns []string) (enc []byte, hash string, err error) {
+	return EncodeShown(value, columns, nil)
+}
+
+// ShownReceipt is what a stored release binds of the receipt shown with
+// it: the fields a reader takes at face value (the target ε and δ, the
+// mechanism, its noise and parameters, and the plan's note, which the
+// runtime may extend), so that `privnotes notebook verify` can check a
+// notebook's receipt against the ledger and not only its numbers.
+type ShownReceipt struct {
+	Mechanism string          `json:"mechanism"`
+	Eps       Float           `json:"eps"`
+	Delta     Float           `json:"delta"`
+	Noise     string          `json:"noise"`
+	Note      string          `json:"note"`
+	Params    json.RawMessage `json:"params"`
+}
+
+// EncodeShown is Encode with the receipt shown with the release (nil:
+// none) bound into the encoding, and so into its hash.
+func EncodeShown(value any, columns []string, rc *Receipt) (enc []byte, hash string, err error) {
 	v, ok := value.(Value)
 	kind := kindOf[fmt.Sprintf("%T", value)]
 	if !ok || kind == "" {
@@ -321,7 +341,15 @@ func Encode(value any, columns []string) (enc []byte, hash string, err error) {
 	if cols == nil {
 		cols = []string{}
 	}
-	enc, err = json.Marshal(map[string]any{"kind": kind, "columns": cols, "fields": e.fields})
+	doc := map[string]any{"kind": kind, "columns": cols, "fields": e.fields}
+	if rc != nil {
+		params, err := json.Marshal(rc.Params)
+		if err != nil {
+			return nil, "", fmt.Errorf("release: encoding a %s release's parameters: %w", kind, err)
+		}
+		doc["receipt"] = ShownReceipt{Mechanism: rc.Mechanism, Eps: Float(rc.Eps), Delta: Float(rc.Delta), Noise: rc.NoiseScale, Note: rc.Note, Params: params}
+	}
+	enc, err = json.Marshal(doc)
 	if err != nil {
 		return nil, "", fmt.Errorf("release: encoding a %s release: %w", kind, err)
 	}
@@ -332,6 +360,17 @@ func Encode(value any, columns []string) (enc []byte, hash string, err error) {
 func Hash(enc []byte) string {
 	sum := sha256.Sum256(enc)
 	return hex.EncodeToString(sum[:])
+}
+
+// Shown is the receipt EncodeShown bound into enc; nil when none was.
+func Shown(enc []byte) (*ShownReceipt, error) {
+	var doc struct {
+		Receipt *ShownReceipt `json:"receipt"`
+	}
+	if err := json.Unmarshal(enc, &doc); err != nil {
+		return nil, fmt.Errorf("release: a stored release is not valid: %w", err)
+	}
+	return doc.Receipt, nil
 }
 
 // Decode rebuilds a release's value and columns from Encode's bytes.

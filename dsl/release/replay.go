@@ -105,7 +105,7 @@ func (env *Local) seal(ctx context.Context, id int64, meta *ledger.ReleaseMeta, 
 			rc.Note += "; " + n
 		}
 	}
-	enc, _, err := Encode(value, columns)
+	enc, _, err := EncodeShown(value, columns, rc)
 	if err != nil {
 		note("its type has no stored form")
 		return

@@ -20,6 +20,7 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -88,6 +89,19 @@ type Stamp struct {
 	Name        string           `json:"name"`
 	ReleaseHash string           `json:"release_hash"`
 	Receipt     *release.Receipt `json:"receipt"`
+}
+
+// showsReceipt reports whether a displayed output reads like a privnotes
+// receipt, which the kernel always sends with its metadata. Printed text
+// (a stream) may quote a receipt legitimately and is not looked at.
+func (o Output) showsReceipt() bool {
+	if o.Type != "execute_result" && o.Type != "display_data" {
+		return false
+	}
+	plain, _ := text(o.Data["text/plain"])
+	html, _ := text(o.Data["text/html"])
+	return strings.Contains(plain, "privacy receipt:") || strings.Contains(plain, "dry run (nothing charged") ||
+		strings.Contains(html, "privnotes-receipt")
 }
 
 // stamp is the output's receipt; nil when it carries none.
@@ -169,6 +183,9 @@ func ids(xs []int64) string {
 type Report struct {
 	Lines  []Line
 	Totals []Total
+	// Unchecked counts the outputs without a receipt: public
+	// computations and printed text, which the ledger cannot back.
+	Unchecked int
 }
 
 // OK reports whether every output and every total verified.
@@ -197,10 +214,15 @@ func Check(nb *Notebook, led *ledger.Verified) *Report {
 	for ci, c := range nb.Cells {
 		for _, o := range c.Outputs {
 			st, err := o.stamp()
-			if st == nil && err == nil {
-				continue // a public computation
-			}
 			where := Where(ci, c)
+			if st == nil && err == nil {
+				if o.showsReceipt() {
+					rep.Lines = append(rep.Lines, Line{Where: where, What: "the output shows a privnotes receipt but its metadata carries none, so what it shows cannot be checked (was the metadata removed?)"})
+				} else {
+					rep.Unchecked++ // a public computation, or printed text
+				}
+				continue
+			}
 			if err != nil {
 				rep.Lines = append(rep.Lines, Line{Where: where, What: err.Error()})
 				continue
@@ -323,6 +345,9 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	if msg := pricedAs(rc, rec, led); msg != "" {
 		return fail("%s: %s", what, msg)
 	}
+	if msg := shownAs(rc, rel); msg != "" {
+		return fail("%s: %s", what, msg)
+	}
 	value, cols, err := release.Decode([]byte(rel.Value))
 	if err != nil {
 		return fail("%s: %v", what, err)
@@ -335,19 +360,14 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	// release renders: a front end displays the richest type it knows, so
 	// an unchecked text/markdown or image/png next to a genuine
 	// text/plain would be what the reader sees.
-	shown := 0
-	for _, mime := range o.mimes() {
-		exp, ok := want.Data[mime]
-		if !ok {
-			return fail("%s: the output shows %s, which the stored release does not render", what, mime)
-		}
-		shown++
-		if msg := compare(mime, o.Data[mime], exp); msg != "" {
-			return fail("%s: %s is not the rendering of the release stored with ledger record %d: %s", what, mime, rec.ID, msg)
-		}
+	// A cell may also show the receipt alone (`r.Receipt`): then the
+	// output is exactly the receipt's own rendering, with no value.
+	msg, shown := matches(o, want, rec.ID)
+	if msg != "" && matchesReceipt(o, rc) {
+		msg, shown = "", len(o.mimes())
 	}
-	if shown == 0 {
-		return fail("%s: the output shows nothing this check can compare (text/plain, text/html, application/json)", what)
+	if msg != "" {
+		return fail("%s: %s", what, msg)
 	}
 	how := "charged"
 	if st.Replayed {
@@ -395,6 +415,70 @@ func unreleased(o Output, st *Stamp, plain string, atStart bool, html string) st
 		case mime != "text/plain" && mime != "text/html":
 			return fmt.Sprintf("it shows %s, which such a receipt does not render", mime)
 		}
+	}
+	return ""
+}
+
+// matches compares every MIME type the output shows with want, the
+// rendering of the stored release; "" and how many matched when all do.
+func matches(o Output, want engine.Display, record int64) (string, int) {
+	shown := 0
+	for _, mime := range o.mimes() {
+		exp, ok := want.Data[mime]
+		if !ok {
+			return fmt.Sprintf("the output shows %s, which the stored release does not render", mime), 0
+		}
+		shown++
+		if msg := compare(mime, o.Data[mime], exp); msg != "" {
+			return fmt.Sprintf("%s is not the rendering of the release stored with ledger record %d: %s", mime, record, msg), 0
+		}
+	}
+	if shown == 0 {
+		return "the output shows nothing this check can compare (text/plain, text/html, application/json)", 0
+	}
+	return "", shown
+}
+
+// matchesReceipt reports whether the output is exactly the kernel's
+// rendering of the receipt alone.
+func matchesReceipt(o Output, rc *release.Receipt) bool {
+	msg, _ := matches(o, interp.Render(rc), 0)
+	return msg == ""
+}
+
+// shownAs checks what the receipt says of the call (target ε and δ,
+// mechanism, noise, parameters and the plan's note) against what the
+// ledger stored with the release; "" when it agrees. The runtime may
+// append to the note after the release is stored (a budget block's δ),
+// so the stored note must begin the shown one. Releases stored before
+// receipts were bound carry none, and pass.
+func shownAs(rc *release.Receipt, rel ledger.StoredRelease) string {
+	sh, err := release.Shown([]byte(rel.Value))
+	if err != nil {
+		return err.Error()
+	}
+	if sh == nil {
+		return ""
+	}
+	params, err := json.Marshal(rc.Params)
+	if err != nil {
+		return "the receipt's parameters cannot be encoded"
+	}
+	field := ""
+	switch {
+	case rc.Mechanism != sh.Mechanism:
+		field = "mechanism"
+	case math.Float64bits(rc.Eps) != math.Float64bits(float64(sh.Eps)) || math.Float64bits(rc.Delta) != math.Float64bits(float64(sh.Delta)):
+		field = "ε or δ"
+	case rc.NoiseScale != sh.Noise:
+		field = "noise"
+	case !sameJSON(params, sh.Params):
+		field = "parameters"
+	case !strings.HasPrefix(rc.Note, sh.Note):
+		field = "note"
+	}
+	if field != "" {
+		return fmt.Sprintf("the receipt's %s: not what ledger record %d stored with the release", field, rel.Record)
 	}
 	return ""
 }

@@ -189,6 +189,10 @@ func TestCheck(t *testing.T) {
 			delete(m, "receipt")
 			sh.setMeta(t, 1, m)
 		}, line: "FAIL  cell 2 [2]: count/laplace on people: the output's metadata lacks the full receipt"},
+		{name: "receipt metadata stripped", cell: 2, tamper: func(t *testing.T, sh shared) {
+			delete(sh.nb.Cells[1].Outputs[0].Metadata, "privnotes")
+			sh.editText(t, 1, "text/plain", "≈ ", "≈ 1")
+		}, line: "FAIL  cell 2 [2]: the output shows a privnotes receipt but its metadata carries none"},
 		{name: "unreadable receipt", cell: 2, tamper: func(t *testing.T, sh shared) {
 			sh.nb.Cells[1].Outputs[0].Metadata["privnotes"] = json.RawMessage(`{"ledger_id": "three"}`)
 		}, line: "FAIL  cell 2 [2]: its privnotes receipt cannot be read"},
@@ -233,6 +237,19 @@ func TestCheck(t *testing.T) {
 		{name: "charge shown as public", cell: 3, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Charged = false })
 		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says not charged, but ledger record 4 is a charge"},
+		// What the receipt says of the call is bound to the stored release.
+		{name: "target ε forged", cell: 3, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Eps = 0.01 })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's ε or δ: not what ledger record 4 stored with the release"},
+		{name: "noise forged", cell: 3, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.NoiseScale = "Laplace scale 400 per coordinate" })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's noise: not what ledger record 4 stored with the release"},
+		{name: "note forged", cell: 3, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Note = "clipped to [18, 30]" })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's note: not what ledger record 4 stored with the release"},
+		{name: "parameters forged", cell: 3, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Params = map[string]any{"eps": 0.01} })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's parameters: not what ledger record 4 stored with the release"},
 		// Receipts the ledger cannot back (dry runs, synthetic data) must
 		// read as such, so they cannot carry a released number.
 		{name: "charge relabelled dry run", cell: 2, tamper: func(t *testing.T, sh shared) {
@@ -426,6 +443,8 @@ zc := dataset("zc")`)
 		`private_mean(zc, col="age", eps=0.5, delta=1e-6, name="zm")`,
 		`private_sum(ds, col="income", eps=0.2, name="s", dry_run=true)`,
 		`private_pca(zc, k=1, eps=0.5, delta=1e-6, method="gauss")`,
+		// the receipt alone, without the value
+		`private_count(ds, eps=0.2, name="rc").Receipt`,
 	}
 	for _, c := range cells {
 		s.cell(c)
@@ -448,7 +467,7 @@ zc := dataset("zc")`)
 	if !strings.Contains(rep.Lines[4].What, "on people | age >= 30: record 8") || !strings.Contains(rep.Lines[8].What, "dry run") {
 		t.Errorf("lines:\n%v", rep.Lines)
 	}
-	if len(rep.Totals) != 2 || rep.Totals[0].Dataset != "people" || len(rep.Totals[0].Records) != 6 || rep.Totals[1].Dataset != "zc" || len(rep.Totals[1].Records) != 3 {
+	if len(rep.Totals) != 2 || rep.Totals[0].Dataset != "people" || len(rep.Totals[0].Records) != 7 || rep.Totals[1].Dataset != "zc" || len(rep.Totals[1].Records) != 3 {
 		t.Errorf("totals %v", rep.Totals)
 	}
 }
