@@ -287,9 +287,9 @@ func (env *Local) FedRound(ctx context.Context, call Call, req federated.PCARequ
 
 // FedRepRound implements FedRepProvider: one round of an opened
 // private_fedrep call, answered by this executor's silo.
-func (env *Local) FedRepRound(ctx context.Context, call Call, req fedrep.Request) (fedrep.SiloReply, error) {
+func (env *Local) FedRepRound(ctx context.Context, call Call, index int, req fedrep.Request) (fedrep.SiloReply, error) {
 	var rep fedrep.SiloReply
-	err := env.fedAnswer(ctx, call, req.Round, func(sess *fedSession) (bool, error) {
+	err := env.fedAnswer(ctx, call, index, func(sess *fedSession) (bool, error) {
 		if sess.silo == nil {
 			return false, Errorf(NameArgumentError, "%s: call %s is not a FedRep call", call.Func, call.ID)
 		}

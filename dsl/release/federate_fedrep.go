@@ -25,8 +25,10 @@ import (
 type FedRepProvider interface {
 	FedProvider
 	// FedRepRound answers one round of an opened private_fedrep call with
-	// the silo's noisy average, noised by the silo's own plan.
-	FedRepRound(ctx context.Context, call Call, req fedrep.Request) (fedrep.SiloReply, error)
+	// the silo's noisy average, noised by the silo's own plan. index is
+	// the round's number across both steps (fedrep.Plan.RoundIndex), under
+	// which a data service keeps its reply.
+	FedRepRound(ctx context.Context, call Call, index int, req fedrep.Request) (fedrep.SiloReply, error)
 }
 
 // fedRepCoordinatorPlan checks a member's private_fedrep call from its
@@ -95,7 +97,7 @@ func RunFederatedFedRep(ctx context.Context, members []Member, gate Gate) (*Rele
 	if err != nil {
 		return nil, err
 	}
-	tr := &fedRepTransport{members: members, execs: execs, calls: calls}
+	tr := &fedRepTransport{pl: pl, members: members, execs: execs, calls: calls}
 	res, err := pl.CoordinateSilos(ctx, tr)
 	if err != nil {
 		return nil, roundsFailed(err, rcpt)
@@ -105,6 +107,7 @@ func RunFederatedFedRep(ctx context.Context, members []Member, gate Gate) (*Rele
 
 // fedRepTransport carries the rounds to the silos, all at once.
 type fedRepTransport struct {
+	pl      *fedrep.Plan
 	members []Member
 	execs   []FedRepProvider
 	calls   []Call
@@ -113,10 +116,25 @@ type fedRepTransport struct {
 func (t *fedRepTransport) Providers() int { return len(t.members) }
 
 func (t *fedRepTransport) Round(ctx context.Context, req fedrep.Request, recv func(int, fedrep.SiloReply) error) error {
-	return roundAll(t.members, req.Round, func(i int) (func() error, error) {
-		rep, err := t.execs[i].FedRepRound(ctx, t.calls[i], req)
+	index := t.pl.RoundIndex(req)
+	return roundAll(t.members, index, func(i int) (func() error, error) {
+		rep, err := t.execs[i].FedRepRound(ctx, t.calls[i], index, req)
 		return func() error { return recv(i, rep) }, err
 	})
 }
 
 var _ FedRepProvider = (*Local)(nil)
+
+// FedRepRequestAt is the silo request of round index of the federated
+// private_fedrep call (its step and per-step round, from the call's public
+// arguments), as a data service decodes a round it receives.
+func FedRepRequestAt(call Call, index int) (fedrep.Request, error) {
+	pl, err := fedRepCoordinatorPlan(call)
+	if err != nil {
+		return fedrep.Request{}, err
+	}
+	if index < 0 || index >= pl.Rounds() {
+		return fedrep.Request{}, Errorf(NameArgumentError, "private_fedrep: round %d is outside the call's %d rounds", index, pl.Rounds())
+	}
+	return pl.RequestAt(index), nil
+}

@@ -63,8 +63,9 @@ func (pl *Plan) Rounds() int {
 	return pl.Iters
 }
 
-// requestOf is the request of a run of pl's r-th round.
-func (pl *Plan) requestOf(r int) Request {
+// RequestAt is the request (step and per-step round, no U) of a run of
+// pl's r-th round, r counted from 0 across both steps.
+func (pl *Plan) RequestAt(r int) Request {
 	if pl.InitFromData {
 		if r == 0 {
 			return Request{Round: 0, Step: StepInit}
@@ -74,8 +75,9 @@ func (pl *Plan) requestOf(r int) Request {
 	return Request{Round: r, Step: StepGradient}
 }
 
-// roundOf is the session round of req under pl (the inverse of requestOf).
-func (pl *Plan) roundOf(req Request) int {
+// RoundIndex is the session round of req under pl: the rounds of a run
+// numbered from 0 across both steps (the inverse of the silo's order).
+func (pl *Plan) RoundIndex(req Request) int {
 	if pl.InitFromData && req.Step == StepGradient {
 		return req.Round + 1
 	}
@@ -138,7 +140,7 @@ func (s *Silo) Answer(ctx context.Context, req Request) (SiloReply, error) {
 	if s.Done() {
 		return SiloReply{}, refuse("the run has %d rounds and all were answered", pl.Rounds())
 	}
-	want := pl.requestOf(s.next)
+	want := pl.RequestAt(s.next)
 	if req.Step != want.Step || req.Round != want.Round {
 		return SiloReply{}, refuse("%v round %d asked, %v round %d is next", req.Step, req.Round, want.Step, want.Round)
 	}
