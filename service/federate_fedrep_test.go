@@ -2,17 +2,22 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/privnotes/privnotes/api/privnotes/v1"
 
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/fedrep"
+	"github.com/privnotes/privnotes/service/wire"
 )
 
 // TestFedRepSiloRounds: the server as one silo of a federated
@@ -92,4 +97,45 @@ func TestFedRepSiloRounds(t *testing.T) {
 	if charges() != 1 {
 		t.Errorf("%d charges, want 1", charges())
 	}
+}
+
+// FuzzDecodeFedRepRound: any bytes decode to a FedRep round or to a named
+// DSL error, never a panic; a decoded round respects the limits.
+func FuzzDecodeFedRepRound(f *testing.F) {
+	c := call(f, "private_fedrep", "tab", map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6})
+	c.ID = "x"
+	req, err := wire.EncodeFedRepRound(c, 2, fedrep.Request{Round: 1, Step: fedrep.StepGradient, U: mat.NewDense(3, 1, []float64{1, 0, 0})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, _ := proto.Marshal(req)
+	f.Add(b)
+	f.Add([]byte{})
+	f.Add([]byte("\x10\x05\x1a\x04init"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &pb.FedRoundRequest{}
+		if proto.Unmarshal(data, r) != nil {
+			return
+		}
+		index, step, u, err := wire.DecodeFedRepRound(r)
+		if err == nil {
+			var rq fedrep.Request
+			rq, err = wire.WithU(fedrep.Request{Step: step}, u)
+			if err == nil {
+				if index < 0 || index >= wire.MaxRounds || (step != fedrep.StepInit && step != fedrep.StepGradient) {
+					t.Fatalf("decoded out of limits: round %d, step %v", index, step)
+				}
+				if rq.U != nil {
+					if r, c := rq.U.Dims(); r*c > wire.MaxBasisEntries {
+						t.Fatalf("a %d×%d representation", r, c)
+					}
+				}
+				return
+			}
+		}
+		var e *release.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("an error without a DSL name: %v", err)
+		}
+	})
 }
