@@ -1,7 +1,9 @@
 package service
 
-// The server as one provider of a federated DPS-PCA call (private_pca on
-// federate(...), method "federated"; seed 003, federated.md §1): FedOpen
+// The server as one provider of a federated call: DPS-PCA (private_pca on
+// federate(...), method "federated"; seed 003, federated.md §1) or one
+// silo of Private FedRep (private_fedrep on federate(...); seed 004,
+// federated.md §2.3, its rounds in the same messages): FedOpen
 // plans the call from the server's registry and charges its ledger,
 // FedRound answers each round with the noise of the server's own plan
 // (release.Local's federated session, the provider code of the in-process

@@ -12,7 +12,9 @@ package release
 // → the caller's gate admits the cost once → every member opens the call
 // (charges its own ledger under the call id, then loads its data) → the
 // rounds, each answered by every member with the noise of its own plan →
-// a release whose receipt lists every member's charge.
+// a release whose receipt lists every member's charge. private_fedrep on
+// a federation (federate_fedrep.go) shares the first two phases and the
+// members' sessions; its rounds are fedrep.Silo's.
 
 import (
 	"context"

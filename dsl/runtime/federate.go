@@ -11,9 +11,10 @@ import (
 
 // Federation is a handle over datasets held by different data services
 // (or registered locally), from federate(h1, h2, ...): private_pca(fed,
-// method="federated") runs DPS-PCA with each dataset one provider that
-// adds its own noise and charges its own ledger. It holds the member
-// handles only; its renderings name them.
+// method="federated") runs DPS-PCA and private_fedrep(fed, ...) Private
+// FedRep cross-silo, with each dataset one provider that adds its own
+// noise and charges its own ledger. It holds the member handles only; its
+// renderings name them.
 type Federation struct {
 	members []Dataset
 }
