@@ -1,7 +1,9 @@
 package service
 
-// The server as one provider of a federated DPS-PCA call (private_pca on
-// federate(...), method "federated"; seed 003, federated.md §1): FedOpen
+// The server as one provider of a federated call: DPS-PCA (private_pca on
+// federate(...), method "federated"; seed 003, federated.md §1) or one
+// silo of Private FedRep (private_fedrep on federate(...); seed 004,
+// federated.md §2.3, its rounds in the same messages): FedOpen
 // plans the call from the server's registry and charges its ledger,
 // FedRound answers each round with the noise of the server's own plan
 // (release.Local's federated session, the provider code of the in-process
@@ -85,11 +87,48 @@ func (s *Server) FedOpen(ctx context.Context, req *pb.CallRequest) (*pb.ReceiptR
 	return r, nil
 }
 
-// FedRound answers one round of an opened federated call, once.
+// FedRound answers one round of an opened federated call, once: a DPS-PCA
+// round, or a private_fedrep silo round (its index across both steps in
+// round, step "init" or "gradient", U in basis).
 func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.FedRoundReply, error) {
-	_, _, _, rq, err := wire.DecodeRound(req)
-	if err != nil {
-		return nil, wire.Status(err, false).Err()
+	var round int
+	var answer func(ctx context.Context, c release.Call) (*pb.FedRoundReply, error)
+	if req.GetCall().GetFunction() == "private_fedrep" {
+		index, step, u, err := wire.DecodeFedRepRound(req)
+		if err != nil {
+			return nil, wire.Status(err, false).Err()
+		}
+		round = index
+		answer = func(ctx context.Context, c release.Call) (*pb.FedRoundReply, error) {
+			rq, err := release.FedRepRequestAt(c, index)
+			if err == nil && rq.Step != step {
+				err = release.Errorf(release.NameArgumentError, "private_fedrep: round %d is a %v round, not %v", index, rq.Step, step)
+			}
+			if err == nil {
+				rq, err = wire.WithU(rq, u)
+			}
+			if err != nil {
+				return nil, err
+			}
+			rep, err := s.exec.FedRepRound(ctx, c, index, rq)
+			if err != nil {
+				return nil, err
+			}
+			return wire.FedRepRound(index, rep), nil
+		}
+	} else {
+		_, _, _, rq, err := wire.DecodeRound(req)
+		if err != nil {
+			return nil, wire.Status(err, false).Err()
+		}
+		round = rq.Round
+		answer = func(ctx context.Context, c release.Call) (*pb.FedRoundReply, error) {
+			rep, err := s.exec.FedRound(ctx, c, rq)
+			if err != nil {
+				return nil, err
+			}
+			return wire.Round(rq.Round, rep), nil
+		}
 	}
 	id := req.GetCall().GetCallId()
 	if id == "" {
@@ -98,7 +137,7 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 	unlock := s.lock(id)
 	defer unlock()
 	r := &pb.FedRoundReply{}
-	if ok, err := s.kept(roundKey(id, rq.Round), r); err != nil {
+	if ok, err := s.kept(roundKey(id, round), r); err != nil {
 		return nil, wire.Status(err, true).Err()
 	} else if ok {
 		return r, nil // a retry: the same noisy answer
@@ -128,22 +167,21 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 				break
 			}
 		}
-		if next != rq.Round {
-			return nil, wire.Status(release.Errorf(release.NameArgumentError, "federated call %s: round %d asked, round %d is next", id, rq.Round, next), true).Err()
+		if next != round {
+			return nil, wire.Status(release.Errorf(release.NameArgumentError, "federated call %s: round %d asked, round %d is next", id, round, next), true).Err()
 		}
 		if err := s.exec.FedResume(runCtx, c, next); err != nil {
 			return nil, wire.Status(err, true).Err()
 		}
 	}
-	rep, err := s.exec.FedRound(runCtx, c, rq)
+	r, err = answer(runCtx, c)
 	if err != nil {
 		return nil, wire.Status(err, true).Err()
 	}
-	r = wire.Round(rq.Round, rep)
 	// Kept before it is sent: a reply that could not be kept is not sent,
 	// so no round is ever answered twice with different noise.
-	if err := s.keep(roundKey(id, rq.Round), r); err != nil {
-		return nil, wire.Status(release.Errorf(release.NameLedgerError, "federated call %s: round %d could not be kept, so it is not sent; the charge stands", id, rq.Round), true).Err()
+	if err := s.keep(roundKey(id, round), r); err != nil {
+		return nil, wire.Status(release.Errorf(release.NameLedgerError, "federated call %s: round %d could not be kept, so it is not sent; the charge stands", id, round), true).Err()
 	}
 	return r, nil
 }

@@ -12,7 +12,9 @@ package release
 // → the caller's gate admits the cost once → every member opens the call
 // (charges its own ledger under the call id, then loads its data) → the
 // rounds, each answered by every member with the noise of its own plan →
-// a release whose receipt lists every member's charge.
+// a release whose receipt lists every member's charge. private_fedrep on
+// a federation (federate_fedrep.go) shares the first two phases and the
+// members' sessions; its rounds are fedrep.Silo's.
 
 import (
 	"context"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
+	"github.com/privnotes/privnotes/mechanisms/fedrep"
 )
 
 // FedProvider is the executor of one member of a federated call.
@@ -94,7 +97,8 @@ func fedCall(call Call) (*federated.PCAPlan, error) {
 // fedSession is an opened member call of a Local.
 type fedSession struct {
 	mu   sync.Mutex
-	s    *federated.Session
+	s    *federated.Session // private_pca's DPS-PCA provider, or
+	silo *fedrep.Silo       // private_fedrep's silo
 	data *Data
 	rc   *Receipt
 	last atomic.Int64 // unix nanoseconds of the last use
@@ -137,15 +141,14 @@ type fedKey struct {
 // the call once), loads the data and keeps the call open for its rounds.
 func (env *Local) FedOpen(ctx context.Context, call Call) (*Receipt, error) {
 	if call.ID == "" {
-		return nil, Errorf(NameArgumentError, "private_pca: a federated call needs a call id")
+		return nil, Errorf(NameArgumentError, "%s: a federated call needs a call id", call.Func)
 	}
 	env.sweepFed()
 	key := fedKey{env, call.ID}
 	if v, ok := fedSessions.Load(key); ok {
 		return v.(*fedSession).rc, nil // a retry of the open
 	}
-	fpl, err := fedCall(call)
-	if err != nil {
+	if _, err := fedRounds(call); err != nil {
 		return nil, err
 	}
 	p, err := env.Plan(call)
@@ -162,7 +165,7 @@ func (env *Local) FedOpen(ctx context.Context, call Call) (*Receipt, error) {
 	}
 	t.used.Store(true) // the session, not a run, uses this charge
 	rc := newReceipt(call.Dataset, p, ev, ch)
-	sess, err := env.fedSession(ctx, call, fpl, 0)
+	sess, err := env.fedSession(ctx, call, 0)
 	if err != nil {
 		return nil, Errorf(err.(*Error).Name, "%s (ledger record %d stands)", err.Error(), ch.ledgerID)
 	}
@@ -175,17 +178,17 @@ func (env *Local) FedOpen(ctx context.Context, call Call) (*Receipt, error) {
 // restarted between rounds: the charge is in its ledger under call.ID)
 // at round next, the first round it has not answered. Nothing is charged.
 func (env *Local) FedResume(ctx context.Context, call Call, next int) error {
-	fpl, err := fedCall(call)
+	rounds, err := fedRounds(call)
 	if err != nil {
 		return err
 	}
 	if _, err := env.Plan(call); err != nil {
 		return err
 	}
-	if next >= fpl.Rounds() {
-		return Errorf(NameArgumentError, "private_pca: call %s answered all its %d rounds", call.ID, fpl.Rounds())
+	if next >= rounds {
+		return Errorf(NameArgumentError, "%s: call %s answered all its %d rounds", call.Func, call.ID, rounds)
 	}
-	sess, err := env.fedSession(ctx, call, fpl, next)
+	sess, err := env.fedSession(ctx, call, next)
 	if err != nil {
 		return err
 	}
@@ -201,66 +204,142 @@ func (env *Local) FedOpened(id string) bool {
 	return ok
 }
 
-// fedSession loads call's data (after its charge) as one DPS-PCA provider.
-func (env *Local) fedSession(ctx context.Context, call Call, fpl *federated.PCAPlan, next int) (*fedSession, error) {
+// fedRounds checks that call is a federation member's call (private_pca
+// with method "federated", or private_fedrep) from its arguments alone and
+// returns the number of rounds it answers.
+func fedRounds(call Call) (int, error) {
+	if call.Func == "private_fedrep" {
+		pl, err := fedRepCoordinatorPlan(call)
+		if err != nil {
+			return 0, err
+		}
+		return pl.Rounds(), nil
+	}
+	fpl, err := fedCall(call)
+	if err != nil {
+		return 0, err
+	}
+	return fpl.Rounds(), nil
+}
+
+// fedSession loads call's data (after its charge) as one provider: a
+// DPS-PCA provider (private_pca) or a FedRep silo (private_fedrep), each
+// with the noise of this executor's own plan.
+func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSession, error) {
 	src := call.Dataset
+	mech := "federated/dpspca"
+	if call.Func == "private_fedrep" {
+		mech = "federated/fedrep"
+	}
 	data, err, pv := guarded(func() (*Data, error) { return env.load(src) })
 	if err != nil || pv != nil {
 		why := loadFailure
 		if pv == nil {
 			why = loadError(err)
 		}
-		return nil, Errorf(NameLedgerError, "private_pca: the data of %q could not be read after the charge: %s", src.Name, why)
+		return nil, Errorf(NameLedgerError, "%s: the data of %q could not be read after the charge: %s", call.Func, src.Name, why)
 	}
-	s, err, pv := guarded(func() (*federated.Session, error) {
+	sess := &fedSession{data: data}
+	_, err, pv = guarded(func() (struct{}, error) {
+		if call.Func == "private_fedrep" {
+			pl, n, _ := fedRepPlan(env, src, call.Args, nil)
+			users, err := fedrep.UsersFromSource(ctx, data.Rows, n, nil)
+			if err != nil {
+				return struct{}{}, err
+			}
+			sess.silo, err = fedrep.NewSilo(pl, users, next)
+			return struct{}{}, err
+		}
+		fpl, err := fedCall(call)
+		if err != nil {
+			return struct{}{}, err
+		}
 		us, err := unitSource(ctx, data)
 		if err != nil {
-			return nil, err
+			return struct{}{}, err
 		}
 		prov, err := federated.NewPCAProviderSource(scaledSource(us, clipOf("private_pca", call.Args, src.Schema)), env.sampler())
 		if err != nil {
-			return nil, err
+			return struct{}{}, err
 		}
-		return federated.NewSession(fpl, prov, next)
+		sess.s, err = federated.NewSession(fpl, prov, next)
+		return struct{}{}, err
 	})
 	if err != nil || pv != nil {
 		data.Close()
-		return nil, Errorf(NameMechanismFailed, "private_pca (federated/dpspca) could not start on %q; the reason is not shown because it may depend on the data", src.Name)
+		return nil, Errorf(NameMechanismFailed, "%s (%s) could not start on %q; the reason is not shown because it may depend on the data", call.Func, mech, src.Name)
 	}
-	sess := &fedSession{s: s, data: data}
 	sess.last.Store(time.Now().UnixNano())
 	return sess, nil
 }
 
 // FedRound implements FedProvider.
 func (env *Local) FedRound(ctx context.Context, call Call, req federated.PCARequest) (federated.PCAReply, error) {
+	var rep federated.PCAReply
+	err := env.fedAnswer(ctx, call, req.Round, func(sess *fedSession) (bool, error) {
+		if sess.s == nil {
+			return false, Errorf(NameArgumentError, "%s: call %s is not a DPS-PCA call", call.Func, call.ID)
+		}
+		var err error
+		rep, err = sess.s.Answer(ctx, req)
+		return sess.s.Done(), err
+	})
+	return rep, err
+}
+
+// FedRepRound implements FedRepProvider: one round of an opened
+// private_fedrep call, answered by this executor's silo.
+func (env *Local) FedRepRound(ctx context.Context, call Call, index int, req fedrep.Request) (fedrep.SiloReply, error) {
+	var rep fedrep.SiloReply
+	err := env.fedAnswer(ctx, call, index, func(sess *fedSession) (bool, error) {
+		if sess.silo == nil {
+			return false, Errorf(NameArgumentError, "%s: call %s is not a FedRep call", call.Func, call.ID)
+		}
+		var err error
+		rep, err = sess.silo.Answer(ctx, req)
+		return sess.silo.Done(), err
+	})
+	return rep, err
+}
+
+// fedAnswer runs answer on call's open session (it reports whether the
+// session is done, closing it, and the answer's error) and names the
+// failure from public facts only.
+func (env *Local) fedAnswer(ctx context.Context, call Call, round int, answer func(*fedSession) (bool, error)) error {
 	key := fedKey{env, call.ID}
 	v, ok := fedSessions.Load(key)
 	if !ok {
-		return federated.PCAReply{}, Errorf(NameArgumentError, "private_pca: call %s is not open here (open it first; a finished call answers no more rounds)", call.ID)
+		return Errorf(NameArgumentError, "%s: call %s is not open here (open it first; a finished call answers no more rounds)", call.Func, call.ID)
 	}
 	sess := v.(*fedSession)
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.data == nil { // closed by sweepFed meanwhile
-		return federated.PCAReply{}, Errorf(NameArgumentError, "private_pca: call %s is not open here (it waited more than %v for a round)", call.ID, FedIdle)
+		return Errorf(NameArgumentError, "%s: call %s is not open here (it waited more than %v for a round)", call.Func, call.ID, FedIdle)
 	}
 	sess.last.Store(time.Now().UnixNano())
-	rep, err, pv := guarded(func() (federated.PCAReply, error) { return sess.s.Answer(ctx, req) })
-	if sess.s.Done() && sess.data != nil {
+	done, err, pv := guarded(func() (bool, error) { return answer(sess) })
+	if done && sess.data != nil {
 		sess.data.Close()
 		sess.data = nil
 		fedSessions.CompareAndDelete(key, sess)
 	}
+	var e *Error
 	switch {
 	case pv == nil && err == nil:
-		return rep, nil
-	case pv == nil && errors.Is(err, federated.ErrRound):
-		return rep, Errorf(NameArgumentError, "private_pca: %v", err) // public: the request and the plan
+		return nil
+	case pv == nil && errors.As(err, &e) && e.Name == NameArgumentError:
+		return err // public: the session's kind
+	case pv == nil && (errors.Is(err, federated.ErrRound) || errors.Is(err, fedrep.ErrRound)):
+		return Errorf(NameArgumentError, "%s: %v", call.Func, err) // public: the request and the plan
 	case ctx.Err() != nil:
-		return rep, Errorf(NameInterrupted, "private_pca: round %d was interrupted", req.Round)
+		return Errorf(NameInterrupted, "%s: round %d was interrupted", call.Func, round)
 	}
-	return rep, Errorf(NameMechanismFailed, "private_pca (federated/dpspca) could not answer round %d on %q; the reason is not shown because it may depend on the data", req.Round, call.Dataset.Name)
+	mech := "federated/dpspca"
+	if call.Func == "private_fedrep" {
+		mech = "federated/fedrep"
+	}
+	return Errorf(NameMechanismFailed, "%s (%s) could not answer round %d on %q; the reason is not shown because it may depend on the data", call.Func, mech, round, call.Dataset.Name)
 }
 
 // RunFederatedPCA runs DPS-PCA over members, each a provider on its own
@@ -271,41 +350,80 @@ func RunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Release
 	if len(members) == 0 {
 		return nil, Errorf(NameArgumentError, "private_pca: a federation needs at least one dataset")
 	}
-	d := members[0].Call.Dataset.Schema.D
-	for _, m := range members {
-		if m.Call.Dataset.Schema.D != d {
-			return nil, Errorf(NameArgumentError, "private_pca: the federated datasets must share their dimension: %s has d=%d, %s has d=%d", members[0].Label, d, m.Label, m.Call.Dataset.Schema.D)
-		}
+	if err := sameDim(members); err != nil {
+		return nil, err
 	}
 	fpl, err := fedCall(members[0].Call)
 	if err != nil {
 		return nil, err
 	}
-	// 1. Plan everywhere: everything that can fail from public facts
-	// fails here, before any member is charged.
+	calls, rcpt, err := openFederation(ctx, members, gate, "federated/dpspca",
+		"each provider planned its own noise, charged its own ledger and sent only noisy statistics; no provider's row count left it")
+	if err != nil {
+		return nil, err
+	}
+	// 3. The rounds.
+	tr := &fedTransport{members: members, calls: calls}
+	res, err := fpl.Coordinate(ctx, tr)
+	if err != nil {
+		return nil, roundsFailed(err, rcpt)
+	}
+	return &Release{Value: &PCA{Components: res.Q, Support: append([]int(nil), res.Support...)}, Receipt: rcpt, Columns: members[0].Call.Dataset.Schema.Columns}, nil
+}
+
+// sameDim refuses members of different dimensions.
+func sameDim(members []Member) error {
+	d := members[0].Call.Dataset.Schema.D
+	for _, m := range members {
+		if m.Call.Dataset.Schema.D != d {
+			return Errorf(NameArgumentError, "%s: the federated datasets must share their dimension: %s has d=%d, %s has d=%d", m.Call.Func, members[0].Label, d, m.Label, m.Call.Dataset.Schema.D)
+		}
+	}
+	return nil
+}
+
+// roundsFailed is the error of a federated call whose rounds failed after
+// every member was charged.
+func roundsFailed(err error, rcpt *Receipt) error {
+	var e *Error
+	if errors.As(err, &e) {
+		e.Msg += fmt.Sprintf("; the charges at %s stand (each member's answers so far are DP releases of its own data)", chargesList(rcpt.Providers))
+		return e
+	}
+	return Errorf(NameMechanismFailed, "%s (%s) could not finish; the charges at %s stand", rcpt.Function, rcpt.Mechanism, chargesList(rcpt.Providers))
+}
+
+// openFederation runs the first two phases of every federated call: plan
+// every member (free; everything that can fail from public facts fails
+// here), ask gate once, then open (charge) every member under one call
+// id. It returns the members' calls and the receipt listing the charges.
+func openFederation(ctx context.Context, members []Member, gate Gate, mech, note string) ([]Call, *Receipt, error) {
+	fn := members[0].Call.Func
+	// 1. Plan everywhere.
 	plans := make([]*Receipt, len(members))
 	for i, m := range members {
 		rc, err := m.Exec.DryRun(ctx, m.Call, nil)
 		if err != nil {
-			return nil, memberErr(m, err, "nothing was charged")
+			return nil, nil, memberErr(m, err, "nothing was charged")
 		}
 		plans[i] = rc
 	}
 	ev := plans[0].Cost
 	commit, abort := func() string { return "" }, func() {}
 	if gate != nil {
+		var err error
 		if commit, abort, err = gate.Admit(ctx, ev, members[0].Call.Dataset); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// 2. Open (charge) every member under one call id.
 	id := rand.Text()
 	calls := make([]Call, len(members))
-	rcpt := &Receipt{Dataset: Federation(members), Function: "private_pca", Mechanism: "federated/dpspca",
+	rcpt := &Receipt{Dataset: Federation(members), Function: fn, Mechanism: mech,
 		Eps: plans[0].Eps, Delta: plans[0].Delta, Cost: ev, Accountant: plans[0].Accountant, Filter: plans[0].Filter,
-		NoiseScale: strings.TrimSuffix(plans[0].NoiseScale, ", 1 provider(s)") + fmt.Sprintf(", added by each of the %d providers to its own statistics", len(members)),
+		NoiseScale: fedNoiseScale(plans[0].NoiseScale, len(members)),
 		Params:     map[string]any{},
-		Note:       "each provider planned its own noise, charged its own ledger and sent only noisy statistics; no provider's row count left it"}
+		Note:       note}
 	for k, v := range plans[0].Params {
 		rcpt.Params[k] = v
 	}
@@ -317,37 +435,31 @@ func RunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Release
 		if err != nil {
 			if len(rcpt.Providers) == 0 && !unknownOutcome(err) {
 				abort()
-				return nil, memberErr(m, err, "nothing was charged")
+				return nil, nil, memberErr(m, err, "nothing was charged")
 			}
 			rcpt.Block = commit()
-			return nil, Errorf(NameProviderFailed, "private_pca: %s failed to open the call: %v; %s; nothing was released", m.Label, err, chargesStand(rcpt.Providers, m, err))
+			return nil, nil, Errorf(NameProviderFailed, "%s: %s failed to open the call: %v; %s; nothing was released", fn, m.Label, err, chargesStand(rcpt.Providers, m, err))
 		}
 		rcpt.Charged = rcpt.Charged || rc.Charged
 		rcpt.Providers = append(rcpt.Providers, chargeOf(m.Label, rc))
 	}
 	rcpt.Block = commit()
-	// 3. The rounds.
-	tr := &fedTransport{members: members, calls: calls}
-	res, err := fpl.Coordinate(ctx, tr)
-	if err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			e.Msg += fmt.Sprintf("; the charges at %s stand (each member's answers so far are DP releases of its own data)", chargesList(rcpt.Providers))
-			return nil, e
-		}
-		return nil, Errorf(NameMechanismFailed, "private_pca (federated/dpspca) could not finish; the charges at %s stand", chargesList(rcpt.Providers))
-	}
-	return &Release{Value: &PCA{Components: res.Q, Support: append([]int(nil), res.Support...)}, Receipt: rcpt, Columns: members[0].Call.Dataset.Schema.Columns}, nil
+	return calls, rcpt, nil
 }
 
-// DryRunFederatedPCA plans the call on every member, as RunFederatedPCA's
-// first phase does, and says what it would cost each member and leave
-// there; nothing is charged or read anywhere.
-func DryRunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Receipt, error) {
+// fedNoiseScale is a federated receipt's noise line from a member's.
+func fedNoiseScale(member string, providers int) string {
+	return strings.TrimSuffix(member, ", 1 provider(s)") + fmt.Sprintf(", added by each of the %d providers to its own statistics", providers)
+}
+
+// DryRunFederated plans a federated call (private_pca or private_fedrep)
+// on every member, as the run's first phase does, and says what it would
+// cost each member and leave there; nothing is charged or read anywhere.
+func DryRunFederated(ctx context.Context, members []Member, gate Gate) (*Receipt, error) {
 	if len(members) == 0 {
-		return nil, Errorf(NameArgumentError, "private_pca: a federation needs at least one dataset")
+		return nil, Errorf(NameArgumentError, "a federation needs at least one dataset")
 	}
-	if _, err := fedCall(members[0].Call); err != nil {
+	if _, err := fedRounds(members[0].Call); err != nil {
 		return nil, err
 	}
 	var rcpt *Receipt
@@ -360,7 +472,7 @@ func DryRunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Rece
 			cp := *rc
 			rcpt = &cp
 			rcpt.Dataset, rcpt.LedgerID = Federation(members), 0
-			rcpt.NoiseScale = strings.TrimSuffix(rc.NoiseScale, ", 1 provider(s)") + fmt.Sprintf(", added by each of the %d providers to its own statistics", len(members))
+			rcpt.NoiseScale = fedNoiseScale(rc.NoiseScale, len(members))
 		}
 		pc := chargeOf(m.Label, rc)
 		pc.Charged = false
@@ -438,25 +550,35 @@ type fedTransport struct {
 func (t *fedTransport) Providers() int { return len(t.members) }
 
 func (t *fedTransport) Round(ctx context.Context, req federated.PCARequest, recv func(int, federated.PCAReply) error) error {
-	reps := make([]federated.PCAReply, len(t.members))
-	errs := make([]error, len(t.members))
+	return roundAll(t.members, req.Round, func(i int) (func() error, error) {
+		rep, err := t.members[i].Exec.FedRound(ctx, t.calls[i], req)
+		return func() error { return recv(i, rep) }, err
+	})
+}
+
+// roundAll asks every member for its answer to round at once (ask(i)
+// returns the member's error and a function handing its answer to the
+// coordinator), then, if all answered, hands the answers over in order.
+func roundAll(members []Member, round int, ask func(i int) (func() error, error)) error {
+	deliver := make([]func() error, len(members))
+	errs := make([]error, len(members))
 	var wg sync.WaitGroup
-	for i, m := range t.members {
-		wg.Go(func() { reps[i], errs[i] = m.Exec.FedRound(ctx, t.calls[i], req) })
+	for i := range members {
+		wg.Go(func() { deliver[i], errs[i] = ask(i) })
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
 			var e *Error
 			if errors.As(err, &e) {
-				return Errorf(e.Name, "%s, round %d: %s", t.members[i].Label, req.Round, e.Msg)
+				return Errorf(e.Name, "%s, round %d: %s", members[i].Label, round, e.Msg)
 			}
-			return Errorf(NameProviderFailed, "%s, round %d: %v", t.members[i].Label, req.Round, err)
+			return Errorf(NameProviderFailed, "%s, round %d: %v", members[i].Label, round, err)
 		}
 	}
-	for i, rep := range reps {
-		if err := recv(i, rep); err != nil {
-			return Errorf(NameProviderFailed, "%s sent a reply the coordinator cannot use: %v", t.members[i].Label, err)
+	for i, d := range deliver {
+		if err := d(); err != nil {
+			return Errorf(NameProviderFailed, "%s sent a reply the coordinator cannot use: %v", members[i].Label, err)
 		}
 	}
 	return nil

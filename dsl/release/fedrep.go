@@ -28,56 +28,12 @@ const (
 
 func planFedRep(env *Local, src Ref, a *Args) *Plan {
 	const fn = "private_fedrep"
-	checkFedRepK(src, a)
-	sc := src.Schema
-	if sc.Unit != "user" {
-		panic(Errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.Name, UnitString(sc)))
-	}
-	if sc.Label == "" {
-		panic(Errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the regression target); %q has none", fn, src.Name))
-	}
-	nb := neighbourOf(fn, a, src)
-	if nb != accounting.ReplaceOne {
-		panic(Errorf(NameArgumentError, "%s: only replace-one neighbours are supported: FedRep averages over the users, and under add-remove their number is private", fn))
-	}
-	calib := fedrep.CalibZCDP
-	if a.Str("calibration") == "paper" {
-		calib = fedrep.CalibGDP
-	}
-	rounds := a.Int("rounds")
-	if rounds == 0 {
-		rounds = fedrepRounds
-	}
-	lr := a.Float("lr")
-	if lr == 0 {
-		lr = fedrepLR
-	}
-	psi := clipOf(fn, a, sc)
-	eps, delta := a.Float("eps"), a.Float("delta")
-	d, k := sc.D, a.Int("k")
-	var start *mat.Dense
-	if a.Str("init") == "random" {
-		start = randomBasis(env, d, k)
-	}
-	p := &Plan{Func: fn, Method: "fedrep", Eps: eps, Delta: delta, Columns: sc.Columns}
-	opt := fedrep.Options{K: k, Iters: rounds, Eta: lr, Psi: psi, PsiInit: psi, Eps: eps, Delta: delta,
-		InitFrac: a.Float("init_frac"), Neighbour: nb, Calibration: calib, Start: start, Noise: env.sampler(),
-		Progress: p.progress.step}
-	if start != nil {
-		opt.InitFrac = 0
-	}
-	// FedRep averages over the users, so it needs their number public;
-	// the plan then uses the true count before the charge, and the run
-	// has exactly that many users.
-	n := publicUnits(fn, "FedRep (an average over the users)", src)
-	pl, err := fedrep.PlanRun(opt, d, n)
-	if err != nil {
-		panic(argErr(fn, err))
-	}
+	p := &Plan{Func: fn, Method: "fedrep", Eps: a.Float("eps"), Delta: a.Float("delta"), Columns: src.Schema.Columns}
+	pl, n, params := fedRepPlan(env, src, a, p.progress.step)
 	p.Cost, p.Note = pl.Cost, pl.Note
-	p.Noise = fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, psi)
-	p.Params = publicParams(a, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String(), "neighbour": nb.String()})
-	p.reportsSteps(rounds)
+	p.Noise = fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, params["psi"])
+	p.Params = publicParams(a, params)
+	p.reportsSteps(pl.Iters)
 	p.run = func(ctx context.Context, data *Data) (any, error) {
 		users, err := fedrep.UsersFromSource(ctx, data.Rows, n, nil)
 		if err != nil {
@@ -94,6 +50,69 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 		return &FedRep{U: r.U}, nil
 	}
 	return p
+}
+
+// fedRepPlan checks a private_fedrep call on src from public facts and
+// returns its FedRep plan for src's public number of users n, with the
+// public parameters of its receipt. It panics with the refusal. The central
+// run and every silo of a federated run plan with it.
+func fedRepPlan(env *Local, src Ref, a *Args, progress func(step, total int)) (*fedrep.Plan, int, map[string]any) {
+	const fn = "private_fedrep"
+	checkFedRepK(src, a)
+	sc := src.Schema
+	if sc.Unit != "user" {
+		panic(Errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.Name, UnitString(sc)))
+	}
+	if sc.Label == "" {
+		panic(Errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the regression target); %q has none", fn, src.Name))
+	}
+	nb := neighbourOf(fn, a, src)
+	if nb != accounting.ReplaceOne {
+		panic(Errorf(NameArgumentError, "%s: only replace-one neighbours are supported: FedRep averages over the users, and under add-remove their number is private", fn))
+	}
+	opt, params := fedRepOptions(env, a, sc)
+	opt.Neighbour, opt.Progress = nb, progress
+	params["neighbour"] = nb.String()
+	// FedRep averages over the users, so it needs their number public;
+	// the plan then uses the true count before the charge, and the run
+	// has exactly that many users.
+	n := publicUnits(fn, "FedRep (an average over the users)", src)
+	pl, err := fedrep.PlanRun(opt, sc.D, n)
+	if err != nil {
+		panic(argErr(fn, err))
+	}
+	return pl, n, params
+}
+
+// fedRepOptions are the FedRep options of a private_fedrep call's keywords
+// on a dataset of schema sc, with the public parameters they resolve to.
+func fedRepOptions(env *Local, a *Args, sc ledger.Schema) (fedrep.Options, map[string]any) {
+	d := sc.D
+	const fn = "private_fedrep"
+	calib := fedrep.CalibZCDP
+	if a.Str("calibration") == "paper" {
+		calib = fedrep.CalibGDP
+	}
+	rounds := a.Int("rounds")
+	if rounds == 0 {
+		rounds = fedrepRounds
+	}
+	lr := a.Float("lr")
+	if lr == 0 {
+		lr = fedrepLR
+	}
+	psi := clipOf(fn, a, sc)
+	k := a.Int("k")
+	var start *mat.Dense
+	if a.Str("init") == "random" {
+		start = randomBasis(env, d, k)
+	}
+	opt := fedrep.Options{K: k, Iters: rounds, Eta: lr, Psi: psi, PsiInit: psi, Eps: a.Float("eps"), Delta: a.Float("delta"),
+		InitFrac: a.Float("init_frac"), Calibration: calib, Start: start, Noise: env.sampler()}
+	if start != nil {
+		opt.InitFrac = 0
+	}
+	return opt, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String()}
 }
 
 // randomBasis is a public random d×k orthonormal basis (public randomness:

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,9 +11,10 @@ import (
 
 // Federation is a handle over datasets held by different data services
 // (or registered locally), from federate(h1, h2, ...): private_pca(fed,
-// method="federated") runs DPS-PCA with each dataset one provider that
-// adds its own noise and charges its own ledger. It holds the member
-// handles only; its renderings name them.
+// method="federated") runs DPS-PCA and private_fedrep(fed, ...) Private
+// FedRep cross-silo, with each dataset one provider that adds its own
+// noise and charges its own ledger. It holds the member handles only; its
+// renderings name them.
 type Federation struct {
 	members []Dataset
 }
@@ -85,7 +87,26 @@ func (f Federation) Len() int { return len(f.members) }
 
 // federatedPCA runs private_pca on a federation.
 func (rt *Runtime) federatedPCA(f Federation, kws []KW) *PCAResult {
-	const fn = "private_pca"
+	rel, first := rt.federated("private_pca", f, kws, release.RunFederatedPCA)
+	if rel.Value == nil { // a dry run
+		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
+	}
+	v := rel.Value.(*release.PCA)
+	return &PCAResult{Components: v.Components, Support: v.Support, Method: rel.Receipt.Mechanism,
+		Columns: append([]string(nil), first.schema.Columns...), Receipt: rel.Receipt}
+}
+
+// federatedFedRep runs private_fedrep on a federation: Private FedRep
+// cross-silo, each member a silo that clips and noises its own users.
+func (rt *Runtime) federatedFedRep(f Federation, kws []KW) *FedRepResult {
+	rel, _ := rt.federated("private_fedrep", f, kws, release.RunFederatedFedRep)
+	return fedRepResult(rel)
+}
+
+// federated runs fn on the members of f with run (or plans it, with
+// dry_run=True: the release then has no value), returning the release and
+// the first member's source.
+func (rt *Runtime) federated(fn string, f Federation, kws []KW, run func(context.Context, []release.Member, release.Gate) (*release.Release, error)) (*release.Release, *source) {
 	b := rt.current(fn)
 	defer rt.lineOnError(b, fn)
 	if len(f.members) == 0 {
@@ -116,17 +137,17 @@ func (rt *Runtime) federatedPCA(f Federation, kws []KW) *PCAResult {
 	}
 	gate := &blockGate{rt: rt, b: b, own: a.block}
 	if a.Bool("dry_run") {
-		rc, err := release.DryRunFederatedPCA(b.ctx, members, gate)
+		rc, err := release.DryRunFederated(b.ctx, members, gate)
 		if err != nil {
 			panic(err)
 		}
 		blockDeltaNote(rc, a)
-		return &PCAResult{Receipt: rc, Method: rc.Mechanism}
+		return &release.Release{Receipt: rc}, first
 	}
 	rt.mu.Lock()
 	prior := b.charged
 	rt.mu.Unlock()
-	rel, err := release.RunFederatedPCA(progressContext(b.ctx, b, fn, a), members, gate)
+	rel, err := run(progressContext(b.ctx, b, fn, a), members, gate)
 	if err != nil {
 		var be *BudgetError
 		if errors.As(err, &be) {
@@ -141,9 +162,7 @@ func (rt *Runtime) federatedPCA(f Federation, kws []KW) *PCAResult {
 		panic(err)
 	}
 	blockDeltaNote(rel.Receipt, a)
-	v := rel.Value.(*release.PCA)
-	return &PCAResult{Components: v.Components, Support: v.Support, Method: rel.Receipt.Mechanism,
-		Columns: append([]string(nil), first.schema.Columns...), Receipt: rel.Receipt}
+	return rel, first
 }
 
 // federationOf returns ds as a federation, if it is one.

@@ -3,6 +3,9 @@ package runtime
 import "github.com/privnotes/privnotes/dsl/release"
 
 func (rt *Runtime) privateFedRep(ds any, kws ...KW) *FedRepResult {
+	if f, ok := federationOf(ds); ok {
+		return rt.federatedFedRep(f, kws)
+	}
 	rel, _ := rt.runPrivate("private_fedrep", ds, kws)
 	return fedRepResult(rel)
 }

@@ -633,6 +633,19 @@ func harnessGrid(wide bool) []harnessCall {
 			}
 		}
 	}
+	// private_fedrep on a one-member federation: the silo's side of a
+	// cross-silo call (fedrep.Silo, as a data service runs it).
+	n := len(calls)
+	calls = append(calls, harnessCall{fn: "private_fedrep", dataset: "rows", kws: fbase})
+	calls = append(calls, harnessCall{fn: "private_fedrep", dataset: "users", kws: fbase})
+	add("private_fedrep", "users", fbase, "eps", floats(harnessEps))
+	add("private_fedrep", "users", fbase, "clip", floats(clips))
+	add("private_fedrep", "users", fbase, "k", ints(harnessInts))
+	add("private_fedrep", "users", fbase, "rounds", ints(harnessInts))
+	add("private_fedrep", "users", fbase, "init", []any{"private", "random"})
+	for i := n; i < len(calls); i++ {
+		calls[i].federate = true
+	}
 	// private_classify_jl on users (and on rows, which it refuses): the
 	// pool, its γ-cover (k′ = k = 1 at rho=1) and fedrep-jl.
 	jbase := []KW{kw("k", 1), kw("eps", 2.0), kw("candidates", 20)}

@@ -424,17 +424,29 @@ func run(ctx context.Context, users []*User, opt Options, private bool) (*Result
 }
 
 // Coordinate runs the coordinator's side over tr; it sees only the users'
-// replies, clips each, and adds the noise.
+// replies, clips each, and adds the noise. It is the cross-silo loop
+// (coordinate) over one in-process silo whose users are tr's providers,
+// so the central run and a one-silo federation are the same code.
 func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, Reply]) (*Result, error) {
 	if tr.Providers() != pl.Users {
 		return nil, fmt.Errorf("fedrep: the plan is for %d users, the transport has %d", pl.Users, tr.Providers())
 	}
-	opt := pl.opt
-	d, k, n := pl.D, pl.K, pl.Users
-	src := opt.Noise
+	src := pl.opt.Noise
 	if src == nil {
 		src = noise.New()
 	}
+	return pl.coordinate(ctx, func(ctx context.Context, req Request) (*mat.Dense, error) {
+		return pl.release(ctx, tr, req, src)
+	})
+}
+
+// release is one round's differentially private release of the users of
+// tr: the sum of their clipped messages plus the noise of pl, divided by
+// pl.Users (post-processing). For StepInit it is the d×d symmetric matrix
+// Ẑ, for StepGradient the d×k average gradient at req.U.
+func (pl *Plan) release(ctx context.Context, tr federated.Transport[Request, Reply], req Request, src *noise.Sampler) (*mat.Dense, error) {
+	opt := pl.opt
+	d, k, n := pl.D, pl.K, pl.Users
 	scale := 1.0
 	if opt.knob != nil {
 		scale = opt.knob.noiseScale
@@ -443,12 +455,10 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 	if opt.knob != nil && opt.knob.observe != nil {
 		observe = opt.knob.observe
 	}
-	res := &Result{Plan: pl, Cost: pl.Cost, Note: pl.Note}
-
-	var u *mat.Dense
-	if pl.InitFromData {
+	req.Iters, req.Batch = pl.Iters, opt.Batch
+	if req.Step == StepInit {
 		acc := linalg.NewStream(d * d)
-		err := tr.Round(ctx, Request{Round: 0, Step: StepInit, Iters: pl.Iters, Batch: opt.Batch}, func(i int, rep Reply) error {
+		err := tr.Round(ctx, req, func(i int, rep Reply) error {
 			if rep.Z == nil || rep.Z.SymmetricDim() != d {
 				return fmt.Errorf("user %d sent no %d×%d initialisation matrix", i, d, d)
 			}
@@ -456,7 +466,7 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("fedrep: initialisation: %w", err)
+			return nil, err
 		}
 		sum := mat.NewDense(d, d, acc.Sum())
 		if pl.Private && scale*pl.InitStd > 0 {
@@ -466,7 +476,48 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 		}
 		average(sum, n)
 		observe("init", 0, sum)
-		vecs, _, err := linalg.TopEigen(mat.NewSymDense(d, sum.RawMatrix().Data), k)
+		return sum, nil
+	}
+	acc := linalg.NewStream(d * k)
+	err := tr.Round(ctx, req, func(i int, rep Reply) error {
+		if rep.Grad == nil {
+			return fmt.Errorf("user %d sent no gradient", i)
+		}
+		if r, c := rep.Grad.Dims(); r != d || c != k {
+			return fmt.Errorf("user %d sent a %d×%d gradient, expected %d×%d", i, r, c, d, k)
+		}
+		acc.Add(func(g []float64) { addClipped(g, rep.Grad, opt.Psi) })
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sum := mat.NewDense(d, k, acc.Sum())
+	if pl.Private && scale*pl.StepStd > 0 {
+		src.AddGaussianMatrix(sum, scale*pl.StepStd)
+	}
+	average(sum, n)
+	observe("step", req.Round, sum)
+	return sum, nil
+}
+
+// coordinate is the coordinator's loop of Algorithms 2 and 1 given ask,
+// which returns a round's released average (one silo's, or the mean of
+// several silos' averages): the top-k eigenvectors of the initialisation
+// release (or the public start), then T steps U ← QR(U − η·avg). It reads
+// nothing but the releases and pl's public parameters.
+func (pl *Plan) coordinate(ctx context.Context, ask func(context.Context, Request) (*mat.Dense, error)) (*Result, error) {
+	opt := pl.opt
+	d, k := pl.D, pl.K
+	res := &Result{Plan: pl, Cost: pl.Cost, Note: pl.Note}
+
+	var u *mat.Dense
+	if pl.InitFromData {
+		z, err := ask(ctx, Request{Round: 0, Step: StepInit})
+		if err != nil {
+			return nil, fmt.Errorf("fedrep: initialisation: %w", err)
+		}
+		vecs, _, err := linalg.TopEigen(mat.NewSymDense(d, z.RawMatrix().Data), k)
 		if err != nil {
 			return nil, fmt.Errorf("fedrep: initialisation: %w", err)
 		}
@@ -483,28 +534,12 @@ func (pl *Plan) Coordinate(ctx context.Context, tr federated.Transport[Request, 
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("fedrep: stopped before round %d of %d: %w", t+1, pl.Iters, err)
 		}
-		acc := linalg.NewStream(d * k)
-		err := tr.Round(ctx, Request{Round: t, Step: StepGradient, U: u, Iters: pl.Iters, Batch: opt.Batch}, func(i int, rep Reply) error {
-			if rep.Grad == nil {
-				return fmt.Errorf("user %d sent no gradient", i)
-			}
-			if r, c := rep.Grad.Dims(); r != d || c != k {
-				return fmt.Errorf("user %d sent a %d×%d gradient, expected %d×%d", i, r, c, d, k)
-			}
-			acc.Add(func(g []float64) { addClipped(g, rep.Grad, opt.Psi) })
-			return nil
-		})
+		avg, err := ask(ctx, Request{Round: t, Step: StepGradient, U: u})
 		if err != nil {
 			return nil, fmt.Errorf("fedrep: round %d: %w", t+1, err)
 		}
-		sum := mat.NewDense(d, k, acc.Sum())
-		if pl.Private && scale*pl.StepStd > 0 {
-			src.AddGaussianMatrix(sum, scale*pl.StepStd)
-		}
-		average(sum, n)
-		observe("step", t, sum)
 		var uhat mat.Dense
-		uhat.Scale(-pl.Eta, sum)
+		uhat.Scale(-pl.Eta, avg)
 		uhat.Add(u, &uhat)
 		u, padded = linalg.Orthonormalize(&uhat, nil)
 		res.Padded += padded

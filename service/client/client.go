@@ -33,6 +33,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/federated"
+	"github.com/privnotes/privnotes/mechanisms/fedrep"
 	"github.com/privnotes/privnotes/service/wire"
 )
 
@@ -352,6 +353,31 @@ func (c *Client) FedOpen(ctx context.Context, call release.Call) (*release.Recei
 // FedRound asks the server for one round of an opened federated call,
 // retrying while it is unreachable: the server answers each round once
 // and keeps the answer for a retry.
+// FedRepRound implements release.FedRepProvider: round index of an
+// opened private_fedrep call, answered by the server's silo.
+func (c *Client) FedRepRound(ctx context.Context, call release.Call, index int, round fedrep.Request) (fedrep.SiloReply, error) {
+	req, err := wire.EncodeFedRepRound(call, index, round)
+	if err != nil {
+		return fedrep.SiloReply{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
+	defer cancel()
+	var r *pb.FedRoundReply
+	err = c.invoke(ctx, func(ctx context.Context) (err error) {
+		r, err = c.api.FedRound(ctx, req)
+		return err
+	})
+	if err != nil {
+		e, _ := c.remoteErr(err, fmt.Sprintf("its charge for call %s stands", call.ID))
+		return fedrep.SiloReply{}, e
+	}
+	rep, err := wire.FedRepRoundOf(index, r)
+	if err != nil {
+		return fedrep.SiloReply{}, release.Errorf(release.NameProviderFailed, "%s (%s) sent a round this client cannot read: %v", c.Name, c.Addr, err)
+	}
+	return rep, nil
+}
+
 func (c *Client) FedRound(ctx context.Context, call release.Call, round federated.PCARequest) (federated.PCAReply, error) {
 	req, err := wire.EncodeRound(call, round)
 	if err != nil {

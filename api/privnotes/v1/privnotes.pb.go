@@ -1520,17 +1520,19 @@ func (*ReleaseReply_Quantile) isReleaseReply_Value() {}
 
 func (*ReleaseReply_Groups) isReleaseReply_Value() {}
 
-// FedRoundRequest is one round of a federated DPS-PCA call. It carries no
-// noise scale and no count: the server takes both from its own plan and
-// data.
+// FedRoundRequest is one round of a federated call. It carries no noise
+// scale and no count: the server takes both from its own plan and data.
+// For private_fedrep, round is the index across the initialisation and
+// the steps, step "init" or "gradient" and basis the broadcast
+// representation U; the reply's value is the silo's noisy average.
 type FedRoundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// call is the call as opened (the server re-plans it if it restarted
 	// between rounds).
 	Call  *CallRequest `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
 	Round int64        `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
-	// step is "diag", "block" or "product"; it must be the round's step in
-	// the server's plan.
+	// step is "diag", "block" or "product" (DPS-PCA), "init" or "gradient"
+	// (FedRep); it must be the round's step in the server's plan.
 	Step string `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
 	// basis is the broadcast d×k basis of a product round.
 	Basis *Matrix `protobuf:"bytes,4,opt,name=basis,proto3" json:"basis,omitempty"`

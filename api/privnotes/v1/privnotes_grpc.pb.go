@@ -60,9 +60,9 @@ type DataServiceClient interface {
 	// idempotent per call_id: a retried call is not charged twice.
 	Execute(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*ReleaseReply, error)
 	// FedOpen makes the server one provider of a federated call
-	// (private_pca, method "federated": DPS-PCA): it plans the call from its
-	// own registry, charges its ledger and readies its data. Idempotent per
-	// call_id.
+	// (private_pca, method "federated": DPS-PCA; or private_fedrep: one silo
+	// of Private FedRep): it plans the call from its own registry, charges
+	// its ledger and readies its data. Idempotent per call_id.
 	FedOpen(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*ReceiptReply, error)
 	// FedRound answers one round of an opened federated call with the noise
 	// of the server's own plan. Each round is answered once per call_id: a
@@ -152,9 +152,9 @@ type DataServiceServer interface {
 	// idempotent per call_id: a retried call is not charged twice.
 	Execute(context.Context, *CallRequest) (*ReleaseReply, error)
 	// FedOpen makes the server one provider of a federated call
-	// (private_pca, method "federated": DPS-PCA): it plans the call from its
-	// own registry, charges its ledger and readies its data. Idempotent per
-	// call_id.
+	// (private_pca, method "federated": DPS-PCA; or private_fedrep: one silo
+	// of Private FedRep): it plans the call from its own registry, charges
+	// its ledger and readies its data. Idempotent per call_id.
 	FedOpen(context.Context, *CallRequest) (*ReceiptReply, error)
 	// FedRound answers one round of an opened federated call with the noise
 	// of the server's own plan. Each round is answered once per call_id: a
