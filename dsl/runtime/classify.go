@@ -6,8 +6,6 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
-	"html"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -45,18 +43,7 @@ func (r *ClassifyJLResult) String() string {
 		return noResult
 	}
 	d, k := r.U.Dims()
-	var b strings.Builder
-	fmt.Fprintf(&b, "ClassifyJLResult: shared representation U_priv = MᵀŨ (%d×%d)\n", d, k)
-	width := nameWidth(r.Columns, d)
-	for i := range d {
-		fmt.Fprintf(&b, "  %s", padRight(columnName(r.Columns, i), width))
-		for j := range k {
-			fmt.Fprintf(&b, " % .4g", r.U.At(i, j))
-		}
-		b.WriteByte('\n')
-	}
-	b.WriteString(r.Receipt.String())
-	return b.String()
+	return representationText(fmt.Sprintf("ClassifyJLResult: shared representation U_priv = MᵀŨ (%d×%d)", d, k), r.U, r.Columns, r.Receipt)
 }
 
 // HTML renders U and the receipt.
@@ -68,19 +55,7 @@ func (r *ClassifyJLResult) HTML() string {
 		return noResultHTML
 	}
 	d, k := r.U.Dims()
-	var b strings.Builder
-	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>private_classify_jl: U_priv (%d×%d)</caption>\n", d, k)
-	for i := range d {
-		fmt.Fprintf(&b, "<tr><th>%s</th>", html.EscapeString(columnName(r.Columns, i)))
-		for j := range k {
-			fmt.Fprintf(&b, "<td>%.4f</td>", r.U.At(i, j))
-		}
-		b.WriteString("</tr>\n")
-	}
-	b.WriteString("</table>\n")
-	b.WriteString(r.Receipt.HTML())
-	b.WriteString("</div>")
-	return b.String()
+	return representationHTML(fmt.Sprintf("private_classify_jl: U_priv (%d×%d)", d, k), r.U, r.Columns, r.Receipt)
 }
 
 // Metadata carries the receipt into the output metadata.

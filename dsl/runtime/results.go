@@ -281,17 +281,42 @@ func (r *FedRepResult) String() string {
 		return noResult
 	}
 	d, k := r.U.Dims()
+	return representationText(fmt.Sprintf("FedRepResult: shared representation U (%d×%d)", d, k), r.U, r.Columns, r.Receipt)
+}
+
+// representationText renders a d×k representation, one row per column
+// name, then the receipt (FedRepResult and ClassifyJLResult).
+func representationText(title string, u *mat.Dense, cols []string, rc *Receipt) string {
+	d, k := u.Dims()
 	var b strings.Builder
-	fmt.Fprintf(&b, "FedRepResult: shared representation U (%d×%d)\n", d, k)
-	width := nameWidth(r.Columns, d)
+	b.WriteString(title + "\n")
+	width := nameWidth(cols, d)
 	for i := range d {
-		fmt.Fprintf(&b, "  %s", padRight(columnName(r.Columns, i), width))
+		fmt.Fprintf(&b, "  %s", padRight(columnName(cols, i), width))
 		for j := range k {
-			fmt.Fprintf(&b, " % .4g", r.U.At(i, j))
+			fmt.Fprintf(&b, " % .4g", u.At(i, j))
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString(r.Receipt.String())
+	b.WriteString(rc.String())
+	return b.String()
+}
+
+// representationHTML is representationText's HTML form.
+func representationHTML(caption string, u *mat.Dense, cols []string, rc *Receipt) string {
+	d, k := u.Dims()
+	var b strings.Builder
+	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>%s</caption>\n", html.EscapeString(caption))
+	for i := range d {
+		fmt.Fprintf(&b, "<tr><th>%s</th>", html.EscapeString(columnName(cols, i)))
+		for j := range k {
+			fmt.Fprintf(&b, "<td>%.4f</td>", u.At(i, j))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</table>\n")
+	b.WriteString(rc.HTML())
+	b.WriteString("</div>")
 	return b.String()
 }
 
@@ -330,23 +355,7 @@ func (r *FedRepResult) HTML() string {
 		return noResultHTML
 	}
 	d, k := r.U.Dims()
-	var b strings.Builder
-	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>private_fedrep: U (%d×%d)</caption>\n", d, k)
-	for i := range d {
-		name := fmt.Sprint(i)
-		if i < len(r.Columns) {
-			name = r.Columns[i]
-		}
-		fmt.Fprintf(&b, "<tr><th>%s</th>", html.EscapeString(name))
-		for j := range k {
-			fmt.Fprintf(&b, "<td>%.4f</td>", r.U.At(i, j))
-		}
-		b.WriteString("</tr>\n")
-	}
-	b.WriteString("</table>\n")
-	b.WriteString(r.Receipt.HTML())
-	b.WriteString("</div>")
-	return b.String()
+	return representationHTML(fmt.Sprintf("private_fedrep: U (%d×%d)", d, k), r.U, r.Columns, r.Receipt)
 }
 
 // Metadata carries the receipt into the output metadata.
