@@ -150,23 +150,11 @@ func datasetAddMatrix(name string, f *addFlags, stdout, stderr io.Writer) int {
 		return fail(1, err)
 	}
 	mode, _ := accounting.ParseMode(f.accountant)
-	dir, err := ledger.StateDir(f.state)
-	if err != nil {
-		return fail(1, err)
-	}
-	st, err := ledger.Open(dir)
+	st, err := openForRegistration(f.state, name)
 	if err != nil {
 		return fail(1, err)
 	}
 	defer st.Close()
-	if _, err := st.Schema(name); err == nil {
-		return fail(1, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", name))
-	} else if !errors.Is(err, ledger.ErrNoDataset) {
-		return fail(1, err)
-	}
-	if err := os.MkdirAll(st.SnapshotDir(), 0o755); err != nil {
-		return fail(1, err)
-	}
 	ctx := context.Background()
 	info, err := buildMatrixSnapshot(ctx, m, st.SnapshotDir(), name)
 	if err != nil {
@@ -181,7 +169,7 @@ func datasetAddMatrix(name string, f *addFlags, stdout, stderr io.Writer) int {
 		snapshot.Discard(info.Path) // nothing registered: the snapshot is not kept
 		return fail(1, err)
 	}
-	fmt.Fprintf(stdout, "registered matrix dataset %q in %s\n", name, dir)
+	fmt.Fprintf(stdout, "registered matrix dataset %q in %s\n", name, st.Dir())
 	writeOwnerInfo(stdout, owner, nil)
 	return 0
 }

@@ -189,23 +189,11 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 	}
 	mode, _ := accounting.ParseMode(f.accountant)
 	nb, _ := accounting.ParseNeighbour(f.neighbour)
-	dir, err := ledger.StateDir(f.state)
-	if err != nil {
-		return fail(1, err)
-	}
-	st, err := ledger.Open(dir)
+	st, err := openForRegistration(f.state, name)
 	if err != nil {
 		return fail(1, err)
 	}
 	defer st.Close()
-	if _, err := st.Schema(name); err == nil {
-		return fail(1, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", name))
-	} else if !errors.Is(err, ledger.ErrNoDataset) {
-		return fail(1, err)
-	}
-	if err := os.MkdirAll(st.SnapshotDir(), 0o755); err != nil {
-		return fail(1, err)
-	}
 	ctx := context.Background()
 	info, err := snapshot.Build(ctx, spec, st.SnapshotDir(), name)
 	if err != nil {
@@ -228,7 +216,7 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 		snapshot.Discard(info.Path) // nothing registered: the snapshot and its row cache are not kept
 		return fail(1, err)
 	}
-	fmt.Fprintf(stdout, "registered dataset %q in %s\n", name, dir)
+	fmt.Fprintf(stdout, "registered dataset %q in %s\n", name, st.Dir())
 	writeOwnerInfo(stdout, owner, nil)
 	if csv != nil {
 		writeCSVNotes(stdout, f.header, csv)
@@ -348,4 +336,30 @@ func writeTypedColumns(out io.Writer, sc ledger.Schema, snapshotPath string) {
 		fmt.Fprintf(w, "  categorical\t%s: %s (others: %s)\n", c, strings.Join(sc.Categorical[c], ", "), ledger.OtherCategory)
 	}
 	fmt.Fprintf(w, "  snapshot\t%s\n", snapshotPath)
+}
+
+// openForRegistration opens the state directory's store for registering
+// name: the name must be new (registrations are final) and the snapshot
+// directory must exist. Both --from/--sql and --matrix registrations use it.
+func openForRegistration(state, name string) (*ledger.Store, error) {
+	dir, err := ledger.StateDir(state)
+	if err != nil {
+		return nil, err
+	}
+	st, err := ledger.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Schema(name); err == nil {
+		st.Close()
+		return nil, fmt.Errorf("dataset %q is already registered; registrations are final (choose another name)", name)
+	} else if !errors.Is(err, ledger.ErrNoDataset) {
+		st.Close()
+		return nil, err
+	}
+	if err := os.MkdirAll(st.SnapshotDir(), 0o755); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }

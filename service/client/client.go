@@ -350,9 +350,6 @@ func (c *Client) FedOpen(ctx context.Context, call release.Call) (*release.Recei
 	return rc, nil
 }
 
-// FedRound asks the server for one round of an opened federated call,
-// retrying while it is unreachable: the server answers each round once
-// and keeps the answer for a retry.
 // FedRepRound implements release.FedRepProvider: round index of an
 // opened private_fedrep call, answered by the server's silo.
 func (c *Client) FedRepRound(ctx context.Context, call release.Call, index int, round fedrep.Request) (fedrep.SiloReply, error) {
@@ -360,43 +357,53 @@ func (c *Client) FedRepRound(ctx context.Context, call release.Call, index int, 
 	if err != nil {
 		return fedrep.SiloReply{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
-	defer cancel()
-	var r *pb.FedRoundReply
-	err = c.invoke(ctx, func(ctx context.Context) (err error) {
-		r, err = c.api.FedRound(ctx, req)
-		return err
-	})
+	r, err := c.fedRound(ctx, call, req)
 	if err != nil {
-		e, _ := c.remoteErr(err, fmt.Sprintf("its charge for call %s stands", call.ID))
-		return fedrep.SiloReply{}, e
+		return fedrep.SiloReply{}, err
 	}
 	rep, err := wire.FedRepRoundOf(index, r)
 	if err != nil {
-		return fedrep.SiloReply{}, release.Errorf(release.NameProviderFailed, "%s (%s) sent a round this client cannot read: %v", c.Name, c.Addr, err)
+		return fedrep.SiloReply{}, c.unreadableRound(err)
 	}
 	return rep, nil
 }
 
+// FedRound asks the server for one round of an opened federated call,
+// retrying while it is unreachable: the server answers each round once
+// and keeps the answer for a retry.
 func (c *Client) FedRound(ctx context.Context, call release.Call, round federated.PCARequest) (federated.PCAReply, error) {
 	req, err := wire.EncodeRound(call, round)
 	if err != nil {
 		return federated.PCAReply{}, err
 	}
+	r, err := c.fedRound(ctx, call, req)
+	if err != nil {
+		return federated.PCAReply{}, err
+	}
+	rep, err := wire.RoundOf(round.Round, r)
+	if err != nil {
+		return federated.PCAReply{}, c.unreadableRound(err)
+	}
+	return rep, nil
+}
+
+// fedRound sends one round of either federated call, retrying while the
+// server is unreachable; a failure says the member's charge stands.
+func (c *Client) fedRound(ctx context.Context, call release.Call, req *pb.FedRoundRequest) (*pb.FedRoundReply, error) {
 	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
 	defer cancel()
 	var r *pb.FedRoundReply
-	err = c.invoke(ctx, func(ctx context.Context) (err error) {
+	err := c.invoke(ctx, func(ctx context.Context) (err error) {
 		r, err = c.api.FedRound(ctx, req)
 		return err
 	})
 	if err != nil {
 		e, _ := c.remoteErr(err, fmt.Sprintf("its charge for call %s stands", call.ID))
-		return federated.PCAReply{}, e
+		return nil, e
 	}
-	rep, err := wire.RoundOf(round.Round, r)
-	if err != nil {
-		return federated.PCAReply{}, release.Errorf(release.NameProviderFailed, "%s (%s) sent a round this client cannot read: %v", c.Name, c.Addr, err)
-	}
-	return rep, nil
+	return r, nil
+}
+
+func (c *Client) unreadableRound(err error) error {
+	return release.Errorf(release.NameProviderFailed, "%s (%s) sent a round this client cannot read: %v", c.Name, c.Addr, err)
 }
