@@ -83,7 +83,7 @@ func TestNilResultsDisplay(t *testing.T) {
 }
 
 // nilResultTypes are the result types of the private functions.
-var nilResultTypes = []string{"PCAResult", "CountResult", "MeanResult", "FedRepResult", "ClassifyJLResult", "SumResult", "HistogramResult", "QuantileResult", "GroupResult"}
+var nilResultTypes = []string{"PCAResult", "CountResult", "MeanResult", "FedRepResult", "ClassifyJLResult", "LowRankResult", "SumResult", "HistogramResult", "QuantileResult", "GroupResult"}
 
 // Results leave the notebook whole: JSON holds every released field, the
 // matrices as rows.

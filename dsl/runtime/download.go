@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -101,6 +102,8 @@ func csvRows(x any) (rows [][]string, ok bool) {
 		return matrixRows(r.U, r.Columns, "u_"), true
 	case *ClassifyJLResult:
 		return matrixRows(r.U, r.Columns, "u_"), true
+	case *LowRankResult:
+		return matrixRows(r.Matrix, nil, "col_"), true
 	case *CountResult:
 		if r.GroupResult != nil {
 			return groupRows(r.GroupResult, "count"), true
@@ -179,6 +182,8 @@ func isNilResult(x any) bool {
 		return r == nil || r.Receipt == nil || (r.U == nil && !r.Receipt.DryRun)
 	case *ClassifyJLResult:
 		return r == nil || r.Receipt == nil || (r.U == nil && !r.Receipt.DryRun)
+	case *LowRankResult:
+		return r == nil || r.Receipt == nil || (r.Matrix == nil && !r.Receipt.DryRun)
 	case *CountResult:
 		return r == nil || r.Receipt == nil
 	case *SumResult:
@@ -197,26 +202,18 @@ func isNilResult(x any) bool {
 	return false
 }
 
-// dryRun reports whether x is the result of a dry run.
+// dryRun reports whether x is the result of a dry run. Every DSL result
+// type carries its receipt in a field Receipt, so a new result type needs
+// no case here.
 func dryRun(x any) bool {
-	var rc *Receipt
-	switch r := x.(type) {
-	case *PCAResult:
-		rc = r.Receipt
-	case *FedRepResult:
-		rc = r.Receipt
-	case *ClassifyJLResult:
-		rc = r.Receipt
-	case *CountResult:
-		rc = r.Receipt
-	case *SumResult:
-		rc = r.Receipt
-	case *MeanResult:
-		rc = r.Receipt
-	case *HistogramResult:
-		rc = r.Receipt
-	case *QuantileResult:
-		rc = r.Receipt
+	v := reflect.ValueOf(x)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return false
 	}
+	f := v.Elem().FieldByName("Receipt")
+	if !f.IsValid() {
+		return false
+	}
+	rc, _ := f.Interface().(*Receipt)
 	return rc != nil && rc.DryRun
 }

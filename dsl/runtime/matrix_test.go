@@ -321,4 +321,12 @@ p := private_pca(dataset("rmat"), method="ppm-entry", eps=0.5, delta=1e-6, name=
 	if !strings.HasPrefix(again, first) || !strings.HasSuffix(strings.TrimSpace(again), "true true") {
 		t.Errorf("replay differs from the first release:\nfirst %s\nagain %s", first, again)
 	}
+	// A low-rank release downloads as its matrix; a dry run has nothing to save.
+	if res, o := s.run(`download(q, "lr.csv")`); res.Error != nil || !strings.Contains(o.all(res), "lr.csv:") {
+		t.Errorf("download of a low-rank release: %s", o.all(res))
+	}
+	res, o := s.run(`download(private_low_rank(dataset("rmat"), k=1, eps=0.5, delta=1e-6, dry_run=true), "d.csv")`)
+	if res.Error == nil || res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, "dry run") {
+		t.Errorf("download of a dry run: %s", o.all(res))
+	}
 }
