@@ -93,8 +93,9 @@ checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
 		return 0
 	case "verify":
 		fs := newFlags("ledger verify", "ledger verify [--state DIR]", `Checks the database's integrity, the ledger's hash chain, that no charge
-exceeded its dataset's budget, the datasets' running totals against their
-charges, and the stored data against their hashes. A state directory of an
+exceeded its dataset's budget, the stored releases against their charges and
+seal records, the datasets' running totals against their charges, and the
+stored data against their hashes. A state directory of an
 earlier privnotes is upgraded first.
 Exit status: 0 intact, 1 error, 2 usage, 3 the chain, the totals or the data
 were altered or damaged.`, stderr)
@@ -119,7 +120,20 @@ were altered or damaged.`, stderr)
 			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "ledger OK: %d records, head hash %s\n", id, head)
+		rels, err := st.Releases("")
+		if err != nil {
+			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", err)
+			return 1
+		}
+		sealed := 0
+		for _, r := range rels {
+			if r.Sealed() {
+				sealed++
+			}
+		}
+		// Verify checked that each stored release has its seal record, so
+		// the head commits to their values too.
+		fmt.Fprintf(stdout, "ledger OK: %d records, head hash %s (covers the %d stored release(s) through their seal records)\n", id, head, sealed)
 		return 0
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, ledgerUsage)

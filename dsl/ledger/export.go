@@ -159,7 +159,7 @@ func VerifyExport(doc *ExportDoc) (*Verified, error) {
 		}
 		out.Records[c.ID] = c
 	}
-	if err := checkReleases(w.byID, doc.Releases); err != nil {
+	if err := checkReleases(w.byID, w.seals, doc.Releases); err != nil {
 		return nil, err
 	}
 	for _, r := range doc.Releases {

@@ -326,11 +326,11 @@ func (s *Store) Remaining(datasetName string) (accounting.Budget, error) {
 // Entry is a ledger record as read back.
 type Entry struct {
 	ID        int64             `json:"id"`
-	Kind      string            `json:"kind"` // "register", "charge" or "remove"
+	Kind      string            `json:"kind"` // "register", "charge", "remove" or "seal"
 	Dataset   string            `json:"dataset"`
 	Mechanism string            `json:"mechanism"`
 	Params    json.RawMessage   `json:"params"`
-	Event     *accounting.Event `json:"event"` // nil for "register"
+	Event     *accounting.Event `json:"event"` // nil for all but "charge"
 	Cell      string            `json:"cell"`
 	Time      time.Time         `json:"time"`
 	PrevHash  string            `json:"prev_hash"`
@@ -458,7 +458,7 @@ func (s *Store) Verify() error {
 	if err != nil {
 		return err
 	}
-	if err := checkReleases(w.byID, rels); err != nil {
+	if err := checkReleases(w.byID, w.seals, rels); err != nil {
 		return err
 	}
 	registered, accs, last := w.registered, w.accs, w.last
