@@ -34,7 +34,7 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "show":
-		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints every ledger record (registrations and charges) with its cost and cell.", stderr)
+		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints the ledger's registrations, charges and removals with their cost and cell\n(the seal records of stored releases are in ledger export --json).", stderr)
 		name := fs.String("dataset", "", "only this dataset's records")
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
@@ -44,6 +44,10 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		entries, err := st.Entries(*name)
 		if err == nil && *name != "" {
 			_, err = st.Schema(*name)
+		}
+		all := entries
+		if err == nil && *name != "" {
+			all, err = st.Entries("")
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "privnotes ledger show: %v\n", err)
@@ -59,10 +63,14 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "head: record %d, hash %s\n", id, head)
+		if seals := id - int64(len(all)); seals > 0 {
+			fmt.Fprintf(stdout, "(%d seal record(s), which commit the chain to the stored releases, are not listed: privnotes ledger export --json holds every record)\n", seals)
+		}
 		return 0
 	case "export":
 		fs := newFlags("ledger export", "ledger export [--json | --csv] [--state DIR]", `Writes the whole ledger, for audits and other tools: a text table, one JSON
-document (--json), or CSV with one row per record (--csv). Every field is
+document (--json), or CSV with one row per registration, charge or removal
+(--csv; the seal records of stored releases are in the JSON chain). Every field is
 public: the ledger holds costs, public parameters, hashes and the released
 (differentially private) values, never data. The JSON document also holds
 the records exactly as hashed, the stored releases and each dataset's
@@ -70,7 +78,7 @@ registered budget, so it can be committed next to an executed notebook and
 checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
 (docs/shared-notebooks.md).`, stderr)
 		asJSON := fs.Bool("json", false, "write one JSON document (default: a text table)")
-		asCSV := fs.Bool("csv", false, "write CSV, one row per record: "+strings.Join(ledgerCSVHeader, ","))
+		asCSV := fs.Bool("csv", false, "write CSV, one row per registration, charge or removal: "+strings.Join(ledgerCSVHeader, ","))
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
 			return code
