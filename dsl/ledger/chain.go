@@ -13,8 +13,9 @@ import (
 // consecutive, each prev_hash is the hash of the record before, each hash
 // matches its content, replaying the charges under each dataset's
 // registered budget never exceeds it, and each seal record follows the
-// charge it seals (checkReleases then matches it with the release). What only a state directory can
-// show (the registry, the stored data) is onRegister's.
+// charge it seals (checkReleases then matches it with the release). What
+// only a state directory can show (the registry, the stored data) is
+// onRegister's.
 type chainWalk struct {
 	prev       string
 	accs       map[string]*accounting.Accountant
