@@ -34,7 +34,7 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "show":
-		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints every ledger record (registrations and charges) with its cost and cell.", stderr)
+		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints the ledger's registrations, charges and removals with their cost and cell\n(the seal records of stored releases are in ledger export --json).", stderr)
 		name := fs.String("dataset", "", "only this dataset's records")
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
@@ -44,6 +44,10 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		entries, err := st.Entries(*name)
 		if err == nil && *name != "" {
 			_, err = st.Schema(*name)
+		}
+		all := entries
+		if err == nil && *name != "" {
+			all, err = st.Entries("")
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "privnotes ledger show: %v\n", err)
@@ -59,10 +63,14 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "head: record %d, hash %s\n", id, head)
+		if seals := id - int64(len(all)); seals > 0 {
+			fmt.Fprintf(stdout, "(%d seal record(s), which commit the chain to the stored releases, are not listed: privnotes ledger export --json holds every record)\n", seals)
+		}
 		return 0
 	case "export":
 		fs := newFlags("ledger export", "ledger export [--json | --csv] [--state DIR]", `Writes the whole ledger, for audits and other tools: a text table, one JSON
-document (--json), or CSV with one row per record (--csv). Every field is
+document (--json), or CSV with one row per registration, charge or removal
+(--csv; the seal records of stored releases are in the JSON chain). Every field is
 public: the ledger holds costs, public parameters, hashes and the released
 (differentially private) values, never data. The JSON document also holds
 the records exactly as hashed, the stored releases and each dataset's
@@ -70,7 +78,7 @@ registered budget, so it can be committed next to an executed notebook and
 checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
 (docs/shared-notebooks.md).`, stderr)
 		asJSON := fs.Bool("json", false, "write one JSON document (default: a text table)")
-		asCSV := fs.Bool("csv", false, "write CSV, one row per record: "+strings.Join(ledgerCSVHeader, ","))
+		asCSV := fs.Bool("csv", false, "write CSV, one row per registration, charge or removal: "+strings.Join(ledgerCSVHeader, ","))
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
 			return code
@@ -93,8 +101,9 @@ checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
 		return 0
 	case "verify":
 		fs := newFlags("ledger verify", "ledger verify [--state DIR]", `Checks the database's integrity, the ledger's hash chain, that no charge
-exceeded its dataset's budget, the datasets' running totals against their
-charges, and the stored data against their hashes. A state directory of an
+exceeded its dataset's budget, the stored releases against their charges and
+seal records, the datasets' running totals against their charges, and the
+stored data against their hashes. A state directory of an
 earlier privnotes is upgraded first.
 Exit status: 0 intact, 1 error, 2 usage, 3 the chain, the totals or the data
 were altered or damaged.`, stderr)
@@ -119,7 +128,20 @@ were altered or damaged.`, stderr)
 			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "ledger OK: %d records, head hash %s\n", id, head)
+		rels, err := st.Releases("")
+		if err != nil {
+			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", err)
+			return 1
+		}
+		sealed := 0
+		for _, r := range rels {
+			if r.Sealed() {
+				sealed++
+			}
+		}
+		// Verify checked that each stored release has its seal record, so
+		// the head commits to their values too.
+		fmt.Fprintf(stdout, "ledger OK: %d records, head hash %s (covers the %d stored release(s) through their seal records)\n", id, head, sealed)
 		return 0
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, ledgerUsage)

@@ -128,13 +128,14 @@ and names the cell), 2 usage.`, stderr)
 		fmt.Fprintf(stdout, "FAILED: %s does not verify against %s\n", file, source)
 		return 1
 	}
-	fmt.Fprintf(stdout, "verified: %d output(s) of %s against %s (head record %d, hash %s)\n", len(rep.Lines), file, source, doc.HeadID, ledger.ShortHash(doc.HeadHash))
+	fmt.Fprintf(stdout, "verified: %d output(s) of %s against %s (head record %d, hash %s; the head covers every record and, through the seal records, every stored value)\n",
+		len(rep.Lines), file, source, doc.HeadID, ledger.ShortHash(doc.HeadHash))
 	if *ledgerFile != "" {
-		// The head covers the records; the file's digest covers the stored
-		// values too (docs/shared-notebooks.md): compare it with the owner's.
+		// The head suffices to pin the ledger (docs/shared-notebooks.md);
+		// the file's digest is an extra for a reader with the owner's copy.
 		if b, err := os.ReadFile(*ledgerFile); err == nil {
 			sum := sha256.Sum256(b)
-			fmt.Fprintf(stdout, "ledger file %s: sha256 %x\n", *ledgerFile, sum)
+			fmt.Fprintf(stdout, "ledger file %s: sha256 %x (an extra check against the owner's copy)\n", *ledgerFile, sum)
 		}
 	}
 	return 0

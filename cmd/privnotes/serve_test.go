@@ -133,7 +133,7 @@ fmt.Println(b)
 	// p2 restarts on its port and continues from its ledger.
 	srv[1] = startServe(t, states[1], tls, srv[1].addr)
 	code, out, errs = run("--servers", servers, "--tls-dir", tls)
-	if code != 0 || !strings.Contains(out, "ledger record 3; remaining ε=1") {
+	if code != 0 || !strings.Contains(out, "ledger record 4; remaining ε=1") { // p2: register, charge, its seal, this charge
 		t.Errorf("after the restart: exit %d\n%s\n%s", code, out, errs)
 	}
 	before := [2]int{charges(states[0]), charges(states[1])}

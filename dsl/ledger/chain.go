@@ -11,9 +11,11 @@ import (
 // chainWalk checks ledger records in order, as Verify and the
 // verification of an exported ledger (VerifyExport) both need: ids are
 // consecutive, each prev_hash is the hash of the record before, each hash
-// matches its content, and replaying the charges under each dataset's
-// registered budget never exceeds it. What only a state directory can
-// show (the registry, the stored data) is onRegister's.
+// matches its content, replaying the charges under each dataset's
+// registered budget never exceeds it, and each seal record follows the
+// charge it seals (checkReleases then matches it with the release). What
+// only a state directory can show (the registry, the stored data) is
+// onRegister's.
 type chainWalk struct {
 	prev       string
 	accs       map[string]*accounting.Accountant
@@ -22,6 +24,7 @@ type chainWalk struct {
 	hashes     map[string]string // each dataset's registered data hash
 	schemas    map[string]Schema
 	byID       map[int64]record
+	seals      map[int64]sealSeen // by the charge record they seal
 	// onRegister, if set, checks a register record's schema and data hash
 	// against the registry.
 	onRegister func(r record, sc Schema, dataHash string) error
@@ -29,7 +32,8 @@ type chainWalk struct {
 
 func newChainWalk() *chainWalk {
 	return &chainWalk{prev: genesis, accs: map[string]*accounting.Accountant{}, last: map[string]int64{},
-		registered: map[string]bool{}, hashes: map[string]string{}, schemas: map[string]Schema{}, byID: map[int64]record{}}
+		registered: map[string]bool{}, hashes: map[string]string{}, schemas: map[string]Schema{}, byID: map[int64]record{},
+		seals: map[int64]sealSeen{}}
 }
 
 // step checks r, the i-th record (from 0).
@@ -107,8 +111,29 @@ func (w *chainWalk) step(i int, r record) error {
 			return bad("invalid cost: %v", err)
 		}
 		w.last[r.Dataset] = r.ID
+	case "seal":
+		// It carries no cost: the accountants are untouched. What it
+		// commits to is checked against the stored release by
+		// checkReleases, once every record is known.
+		var p sealParams
+		if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
+			return bad("corrupt seal parameters")
+		}
+		if c, ok := w.byID[p.Record]; !ok || c.Kind != "charge" || c.Dataset != r.Dataset {
+			return bad("seal of record %d, which is not an earlier charge of dataset %q", p.Record, r.Dataset)
+		}
+		if other, dup := w.seals[p.Record]; dup {
+			return bad("the release of record %d was already sealed by record %d", p.Record, other.id)
+		}
+		w.seals[p.Record] = sealSeen{id: r.ID, p: p}
 	default:
 		return bad("unknown record kind %q", r.Kind)
 	}
 	return nil
+}
+
+// sealSeen is a seal record met by the chain walk.
+type sealSeen struct {
+	id int64 // the seal record's id
+	p  sealParams
 }

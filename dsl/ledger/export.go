@@ -46,8 +46,9 @@ type DatasetBudget struct {
 }
 
 // ExportDoc is the document Export writes with asJSON. Records are the
-// records in readable form; Chain the same records as stored, to recompute
-// their hashes.
+// registrations, charges and removals in readable form (Entries); Chain
+// every record as stored, seal records included, to recompute their
+// hashes.
 type ExportDoc struct {
 	SchemaVersion int             `json:"schema_version"`
 	Records       []Entry         `json:"records"`
@@ -159,7 +160,7 @@ func VerifyExport(doc *ExportDoc) (*Verified, error) {
 		}
 		out.Records[c.ID] = c
 	}
-	if err := checkReleases(w.byID, doc.Releases); err != nil {
+	if err := checkReleases(w.byID, w.seals, doc.Releases); err != nil {
 		return nil, err
 	}
 	for _, r := range doc.Releases {

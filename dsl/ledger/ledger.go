@@ -330,7 +330,7 @@ type Entry struct {
 	Dataset   string            `json:"dataset"`
 	Mechanism string            `json:"mechanism"`
 	Params    json.RawMessage   `json:"params"`
-	Event     *accounting.Event `json:"event"` // nil for "register"
+	Event     *accounting.Event `json:"event"` // nil for "register" and "remove"
 	Cell      string            `json:"cell"`
 	Time      time.Time         `json:"time"`
 	PrevHash  string            `json:"prev_hash"`
@@ -338,7 +338,10 @@ type Entry struct {
 }
 
 // Entries returns the ledger records of one dataset, or of all when name
-// is empty, in order.
+// is empty, in order: registrations, charges and removals, what the
+// ledger's tables show. Seal records, which cost nothing and commit the
+// chain to the stored releases (release.go), are in the chain (records,
+// ExportDoc.Chain) but not here, so ids may skip them.
 func (s *Store) Entries(name string) ([]Entry, error) {
 	recs, err := s.records(context.Background(), name)
 	if err != nil {
@@ -346,6 +349,9 @@ func (s *Store) Entries(name string) ([]Entry, error) {
 	}
 	out := make([]Entry, 0, len(recs))
 	for _, r := range recs {
+		if r.Kind == "seal" {
+			continue
+		}
 		e := Entry{ID: r.ID, Kind: r.Kind, Dataset: r.Dataset, Mechanism: r.Mechanism, Params: json.RawMessage(r.Params),
 			Cell: r.Cell, PrevHash: r.PrevHash, Hash: r.Hash}
 		e.Time, _ = time.Parse(time.RFC3339Nano, r.Time)
@@ -458,7 +464,7 @@ func (s *Store) Verify() error {
 	if err != nil {
 		return err
 	}
-	if err := checkReleases(w.byID, rels); err != nil {
+	if err := checkReleases(w.byID, w.seals, rels); err != nil {
 		return err
 	}
 	registered, accs, last := w.registered, w.accs, w.last

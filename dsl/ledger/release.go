@@ -15,11 +15,20 @@ package ledger
 // in the same transaction (which also reserves its name), and sealed once
 // after the run; its hash covers the charge record's chained hash, the
 // name, the parameters and the release hash, so a release cannot be moved
-// to another charge or altered without Verify noticing, and triggers make a
-// sealed row immutable. As for the chain itself, a writer who recomputes
-// every hash is caught only against a copy kept elsewhere: the exported
-// ledger committed next to a notebook, or the release hashes in the
-// notebook's receipts.
+// to another charge without Verify noticing, and triggers make a sealed row
+// immutable.
+//
+// Sealing also appends a "seal" record to the hash chain, in the same
+// transaction (schema version 5): its parameters name the charge record,
+// the release's name, the SHA-256 of its call parameters, its release hash
+// and its row hash, and its chained hash covers them and the head before
+// it. So the head after a seal commits to the values: a copy of the ledger
+// whose values were edited, even with every row hash recomputed, no longer
+// ends in the head its owner published, and a sealed release without its
+// seal record in the chain fails verification. As for the chain itself, a
+// writer who recomputes every record's hash is caught only against a head
+// kept elsewhere: the receipts in a notebook, or the head the owner
+// publishes.
 
 import (
 	"context"
@@ -29,6 +38,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"time"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -86,6 +98,58 @@ func releaseHash(recordHash string, r StoredRelease) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// sealParams is the content of a seal record's params: what the chain
+// commits to about a sealed release.
+type sealParams struct {
+	// Record is the charge record whose release was sealed.
+	Record int64  `json:"record"`
+	Name   string `json:"name"`
+	// CallHash is the hex SHA-256 of the release's call parameters.
+	CallHash string `json:"call_sha256"`
+	// ValueHash is the release hash (the SHA-256 of the values).
+	ValueHash string `json:"value_hash"`
+	// RowHash is the release row's hash (releaseHash).
+	RowHash string `json:"row_hash"`
+}
+
+// sealOf is the seal record content that commits to sealed release r.
+func sealOf(r StoredRelease) sealParams {
+	sum := sha256.Sum256([]byte(r.Call))
+	return sealParams{Record: r.Record, Name: r.Name, CallHash: hex.EncodeToString(sum[:]), ValueHash: r.ValueHash, RowHash: r.Hash}
+}
+
+// sealRecord is the chain record that seals r (appendRecord chains it).
+// cell says who sealed it: "" for the run that made the release.
+func sealRecord(r StoredRelease, cell string) record {
+	b, err := json.Marshal(sealOf(r))
+	if err != nil {
+		panic(err) // strings and an int: cannot fail
+	}
+	return record{Kind: "seal", Dataset: r.Dataset, Mechanism: "release/seal", Params: string(b), Event: "null", Cell: cell,
+		Time: time.Now().UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)}
+}
+
+// upgradeSeals chains a seal record for every release sealed before
+// schema version 5, in record order, in the upgrade's transaction. The
+// records commit to the values as they are at the upgrade, not as they
+// were when sealed (docs/shared-notebooks.md): their cell says so.
+func upgradeSeals(ctx context.Context, tx *sql.Tx) error {
+	rels, err := releaseRows(ctx, tx, `WHERE r.value_hash IS NOT NULL`)
+	if err != nil {
+		return err
+	}
+	for _, r := range rels {
+		if _, err := appendRecord(ctx, tx, sealRecord(r, UpgradeSealCell)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpgradeSealCell is the cell of the seal records that the upgrade to
+// schema version 5 chained for releases sealed before it.
+const UpgradeSealCell = "upgrade to ledger schema 5"
+
 // reserveRelease inserts the unsealed release row of charge record id, in
 // the charge's transaction; a taken name refuses the charge.
 func reserveRelease(ctx context.Context, tx *sql.Tx, id int64, dataset string, m ReleaseMeta) error {
@@ -132,6 +196,12 @@ func (s *Store) SealRelease(ctx context.Context, id int64, value []byte) (string
 	r.Hash = releaseHash(recHash, *r)
 	if _, err := tx.ExecContext(ctx, `UPDATE releases SET value = ?, value_hash = ?, hash = ? WHERE record = ?`, r.Value, r.ValueHash, r.Hash, id); err != nil {
 		return "", dbErr("ledger: storing a release", err)
+	}
+	// The seal record, under the same write lock as the row: sealing
+	// serialises with charges (BEGIN IMMEDIATE), so no other record can be
+	// chained between reading the head and appending.
+	if _, err := appendRecord(ctx, tx, sealRecord(*r, "")); err != nil {
+		return "", err
 	}
 	if err := tx.Commit(); err != nil {
 		return "", dbErr("ledger: storing a release", err)
@@ -208,10 +278,14 @@ func releaseRow(ctx context.Context, q queryer, where string, args ...any) (*Sto
 }
 
 // checkReleases checks stored releases against the records they belong
-// to: each belongs to a charge record of its dataset, and a sealed one's
-// values hash to its release hash and its row hash chains it to the record.
-func checkReleases(recs map[int64]record, rels []StoredRelease) error {
+// to: each belongs to a charge record of its dataset, a sealed one's
+// values hash to its release hash, its row hash chains it to the record,
+// and its seal record (seals, from the chain walk) commits to exactly its
+// name, parameters, release hash and row hash; every seal record seals a
+// stored release.
+func checkReleases(recs map[int64]record, seals map[int64]sealSeen, rels []StoredRelease) error {
 	names := map[string]int64{}
+	stored := map[int64]bool{}
 	for _, r := range rels {
 		bad := func(format string, args ...any) error {
 			return &ChainError{ID: r.Record, Dataset: r.Dataset, Reason: "release: " + fmt.Sprintf(format, args...)}
@@ -230,18 +304,34 @@ func checkReleases(recs map[int64]record, rels []StoredRelease) error {
 		if !json.Valid([]byte(r.Call)) {
 			return bad("corrupt call parameters")
 		}
+		seal, hasSeal := seals[r.Record]
 		if !r.Sealed() {
 			if r.Value != "" || r.Hash != "" {
 				return bad("values without a release hash")
 			}
+			if hasSeal {
+				return bad("seal record %d seals a release that is not stored", seal.id)
+			}
 			continue
 		}
+		stored[r.Record] = true
 		sum := sha256.Sum256([]byte(r.Value))
 		if hex.EncodeToString(sum[:]) != r.ValueHash {
 			return bad("the stored values do not match their release hash (the release was altered)")
 		}
 		if releaseHash(rec.Hash, r) != r.Hash {
 			return bad("the release row does not match its hash (its name, parameters or release hash were altered)")
+		}
+		if !hasSeal {
+			return bad("no seal record in the chain: the head does not cover the stored values (the seal was deleted)")
+		}
+		if seal.p != sealOf(r) {
+			return bad("the release does not match its seal record %d (its values, name or parameters were altered)", seal.id)
+		}
+	}
+	for _, rec := range slices.Sorted(maps.Keys(seals)) {
+		if seal := seals[rec]; !stored[rec] {
+			return &ChainError{ID: seal.id, Reason: fmt.Sprintf("seal record for the release of record %d, which is not stored", rec)}
 		}
 	}
 	return nil

@@ -85,7 +85,7 @@ func TestReleaseTamper(t *testing.T) {
 		{"values", `UPDATE releases SET value = replace(value, '41', '42')`, "do not match their release hash"},
 		{"values and value hash", `UPDATE releases SET value = '{"v":42}', value_hash = '` + sha(`{"v":42}`) + `'`, "does not match its hash"},
 		{"name", `UPDATE releases SET name = 'other' WHERE record = 2`, "does not match its hash"},
-		{"record", `UPDATE releases SET record = 3`, "does not match its hash"},
+		{"record", `UPDATE releases SET record = 4`, "does not match its hash"},
 		{"dataset", `UPDATE releases SET dataset = 'e'`, "no charge record"},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
@@ -102,11 +102,11 @@ func TestReleaseTamper(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if tc.what == "record" { // free record 3's row first
+			if tc.what == "record" { // free record 4's row first (record 3 seals record 2)
 				if _, err := db.Exec(`DROP TRIGGER releases_append_only_delete`); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := db.Exec(`DELETE FROM releases WHERE record = 3`); err != nil {
+				if _, err := db.Exec(`DELETE FROM releases WHERE record = 4`); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -60,12 +60,15 @@ import (
 // costs the same whatever the length of the ledger; version 3 adds the
 // snapshots table, the datasets stored as immutable snapshot files
 // (dsl/snapshot); version 4 adds the releases table, the released values
-// of each charge (release.go). Open upgrades an older database in place.
-const SchemaVersion = 4
+// of each charge (release.go); version 5 chains a "seal" record for each
+// stored release, so that the head covers the values (release.go). Open
+// upgrades an older database in place.
+const SchemaVersion = 5
 
 // ExportVersion is the version of the document Export writes. Version 2
-// adds the chain as stored, the releases and the registered budgets.
-const ExportVersion = 2
+// adds the chain as stored, the releases and the registered budgets;
+// version 3 chains have seal records, which every stored release needs.
+const ExportVersion = 3
 
 // DBName is the database file inside the state directory.
 const DBName = "state.db"
@@ -270,7 +273,7 @@ CREATE TABLE IF NOT EXISTS data_chunks (
 );
 CREATE TABLE IF NOT EXISTS ledger (
 	id        INTEGER PRIMARY KEY,
-	kind      TEXT NOT NULL,      -- "register" or "charge"
+	kind      TEXT NOT NULL,      -- "register", "charge", "remove" or "seal"
 	dataset   TEXT NOT NULL,
 	mechanism TEXT NOT NULL,
 	params    TEXT NOT NULL,      -- JSON
@@ -376,6 +379,14 @@ func (s *Store) migrate(mustExist bool) error {
 		// The releases table is new and empty: earlier charges stored no
 		// release, and Verify checks only the rows there are.
 		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = 4`); err != nil {
+			return dbErr("recording the schema version", err)
+		}
+		fallthrough
+	case 4:
+		if err := upgradeSeals(ctx, tx); err != nil { // release.go
+			return fmt.Errorf("upgrading the state database from schema version 4 to 5: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = 5`); err != nil {
 			return dbErr("recording the schema version", err)
 		}
 	}

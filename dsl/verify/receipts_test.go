@@ -20,8 +20,8 @@ func TestReceiptsOfExecutedNotebook(t *testing.T) {
 	}
 	want := []string{
 		`cell 2 [2]: count/laplace on people: charged pure ε=0.5, ledger record 3, name "n"`,
-		`cell 3 [3]: bounded-mean/laplace on people: charged pure ε=0.5, ledger record 4`,
-		`cell 4 [4]: count/laplace on others: charged pure ε=0.25, ledger record 5`,
+		`cell 3 [3]: bounded-mean/laplace on people: charged pure ε=0.5, ledger record 5`,
+		`cell 4 [4]: count/laplace on others: charged pure ε=0.25, ledger record 7`,
 		`cell 5 [5]: count/laplace on people: dry run, nothing charged`,
 		`cell 6 [6]: count/laplace on synthetic:spiked: public synthetic data, nothing charged`,
 		`cell 7 [7]: count/laplace on people: replayed from ledger record 3, no new charge, name "n"`,

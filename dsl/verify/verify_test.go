@@ -14,10 +14,11 @@ import (
 
 // shared is one executed notebook and its ledger: cell 1 opens the
 // dataset, cell 2 a named count on people (record 3), cell 3 an unnamed
-// mean on people (record 4), cell 4 a count on others (record 5), cell 5
+// mean on people (record 5), cell 4 a count on others (record 7), cell 5
 // a dry run, cell 6 a count on public synthetic data, cell 7 the named
 // count again from a new session (a replay of record 3), cell 8 a dry run
-// of it (it would replay record 3).
+// of it (it would replay record 3). Each charge is followed by the seal
+// record of its release.
 type shared struct {
 	dir string
 	nb  *Notebook
@@ -116,8 +117,8 @@ func TestCheck(t *testing.T) {
 	base := executed(t)
 	honestLines := []string{
 		`ok    cell 2 [2]: count/laplace on people: record 3 (charged, name "n"), release `,
-		`ok    cell 3 [3]: bounded-mean/laplace on people: record 4 (charged), release `,
-		`ok    cell 4 [4]: count/laplace on others: record 5 (charged), release `,
+		`ok    cell 3 [3]: bounded-mean/laplace on people: record 5 (charged), release `,
+		`ok    cell 4 [4]: count/laplace on others: record 7 (charged), release `,
 		`ok    cell 5 [5]: count/laplace on people: dry run, nothing released`,
 		`ok    cell 6 [6]: count/laplace on synthetic:spiked: public synthetic data, nothing charged`,
 		`ok    cell 7 [7]: count/laplace on people: record 3 (replayed, name "n"), release `,
@@ -134,12 +135,12 @@ func TestCheck(t *testing.T) {
 	}{
 		{name: "honest", tamper: func(*testing.T, shared) {},
 			totals: []string{
-				"ok    dataset others: 1 output(s) from 1 charge(s) (records 5), 0 replay(s); notebook spent ε=0.25, δ=0; ledger spent ε=0.25, δ=0 of budget ε=1, δ=1e-05 (basic): within budget",
-				"ok    dataset people: 3 output(s) from 2 charge(s) (records 3, 4), 1 replay(s); notebook spent ε=1, δ=0; ledger spent ε=1, δ=0 of budget ε=2, δ=1e-05 (basic): within budget",
+				"ok    dataset others: 1 output(s) from 1 charge(s) (records 7), 0 replay(s); notebook spent ε=0.25, δ=0; ledger spent ε=0.25, δ=0 of budget ε=1, δ=1e-05 (basic): within budget",
+				"ok    dataset people: 3 output(s) from 2 charge(s) (records 3, 5), 1 replay(s); notebook spent ε=1, δ=0; ledger spent ε=1, δ=0 of budget ε=2, δ=1e-05 (basic): within budget",
 			}},
 		{name: "text/plain number", cell: 3, tamper: func(t *testing.T, sh shared) {
 			sh.editText(t, 2, "text/plain", "  age     ", "  age     1")
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: text/plain is not the rendering of the release stored with ledger record 4: line 2 shows \"  age     1"},
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: text/plain is not the rendering of the release stored with ledger record 5: line 2 shows \"  age     1"},
 		{name: "text/html number", cell: 2, tamper: func(t *testing.T, sh shared) {
 			sh.editText(t, 1, "text/html", "<b>", "<b>1")
 		}, line: "FAIL  cell 2 [2]: count/laplace on people: text/html is not the rendering of the release stored with ledger record 3: line 1 shows"},
@@ -159,7 +160,7 @@ func TestCheck(t *testing.T) {
 			m := sh.meta(t, 2)
 			delete(m, "release_hash")
 			sh.setMeta(t, 2, m)
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt (ledger record 4) carries no release hash"},
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt (ledger record 5) carries no release hash"},
 		{name: "wrong ledger id", cell: 3, tamper: func(t *testing.T, sh shared) {
 			m := sh.meta(t, 2)
 			m["ledger_id"] = 99
@@ -174,7 +175,7 @@ func TestCheck(t *testing.T) {
 			m := sh.meta(t, 2)
 			m["release_hash"] = sh.led.Releases[3].ValueHash
 			sh.setMeta(t, 2, m)
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: release hash " + ledger.ShortHash(executedHash(t, base, 3)) + " differs from the one stored with ledger record 4"},
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: release hash " + ledger.ShortHash(executedHash(t, base, 3)) + " differs from the one stored with ledger record 5"},
 		{name: "receipt parts disagree", cell: 3, tamper: func(t *testing.T, sh shared) {
 			m := sh.meta(t, 2)
 			m["ledger_id"] = 3
@@ -210,8 +211,8 @@ func TestCheck(t *testing.T) {
 			sh.setMeta(t, 3, m)
 		}, line: "FAIL  cell 4 [4]: count/laplace on others: the metadata's receipt summary"},
 		{name: "release of another dataset", cell: 4, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 3, 5, func(rc *release.Receipt) { rc.Dataset = "people" })
-		}, line: `FAIL  cell 4 [4]: count/laplace on people: the receipt names dataset "people", ledger record 5 stores a release on "others"`},
+			sh.forge(t, 3, 7, func(rc *release.Receipt) { rc.Dataset = "people" })
+		}, line: `FAIL  cell 4 [4]: count/laplace on people: the receipt names dataset "people", ledger record 7 stores a release on "others"`},
 		{name: "release shown as another function", cell: 2, tamper: func(t *testing.T, sh shared) {
 			// A sum's result type cannot hold a count: rendering it
 			// panics in dsl/runtime, which must not crash the check.
@@ -223,33 +224,33 @@ func TestCheck(t *testing.T) {
 			sh.forge(t, 1, 3, func(rc *release.Receipt) { rc.Name = "official" })
 		}, line: `FAIL  cell 2 [2]: count/laplace on people: the receipt names the release "official", ledger record 3 stores it as "n"`},
 		{name: "remaining budget edited", cell: 3, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Remaining.Eps = 1.9 })
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says ε=1.9, δ=1e-05 remained, after ledger record 4 ε=1, δ=1e-05 did"},
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Remaining.Eps = 1.9 })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says ε=1.9, δ=1e-05 remained, after ledger record 5 ε=1, δ=1e-05 did"},
 		{name: "accountant edited", cell: 4, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 3, 5, func(rc *release.Receipt) { rc.Accountant = "zcdp" })
+			sh.forge(t, 3, 7, func(rc *release.Receipt) { rc.Accountant = "zcdp" })
 		}, line: `FAIL  cell 4 [4]: count/laplace on others: the receipt names accountant "zcdp", dataset "others" was registered with "basic"`},
 		{name: "filter edited", cell: 2, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 1, 3, func(rc *release.Receipt) { rc.Filter = "basic composition ε=0.05, δ=0" })
 		}, line: `FAIL  cell 2 [2]: count/laplace on people: the receipt says priced by "basic composition ε=0.05, δ=0", ledger record 3 was priced by "basic composition ε=0.5, δ=0"`},
 		{name: "unnamed release shown as replayed", cell: 3, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Replayed, rc.Charged = true, false })
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Replayed, rc.Charged = true, false })
 		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says replayed, but only a named release is replayed"},
 		{name: "charge shown as public", cell: 3, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Charged = false })
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says not charged, but ledger record 4 is a charge"},
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Charged = false })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says not charged, but ledger record 5 is a charge"},
 		// What the receipt says of the call is bound to the stored release.
 		{name: "target ε forged", cell: 3, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Eps = 0.01 })
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's ε or δ: not what ledger record 4 stored with the release"},
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Eps = 0.01 })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's ε or δ: not what ledger record 5 stored with the release"},
 		{name: "noise forged", cell: 3, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.NoiseScale = "Laplace scale 400 per coordinate" })
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's noise: not what ledger record 4 stored with the release"},
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.NoiseScale = "Laplace scale 400 per coordinate" })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's noise: not what ledger record 5 stored with the release"},
 		{name: "note forged", cell: 3, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Note = "clipped to [18, 30]" })
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's note: not what ledger record 4 stored with the release"},
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Note = "clipped to [18, 30]" })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's note: not what ledger record 5 stored with the release"},
 		{name: "parameters forged", cell: 3, tamper: func(t *testing.T, sh shared) {
-			sh.forge(t, 2, 4, func(rc *release.Receipt) { rc.Params = map[string]any{"eps": 0.01} })
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's parameters: not what ledger record 4 stored with the release"},
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Params = map[string]any{"eps": 0.01} })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's parameters: not what ledger record 5 stored with the release"},
 		// Receipts the ledger cannot back (dry runs, synthetic data) must
 		// read as such, so they cannot carry a released number.
 		{name: "charge relabelled dry run", cell: 2, tamper: func(t *testing.T, sh shared) {
@@ -266,7 +267,7 @@ func TestCheck(t *testing.T) {
 			sh.forgeDryRun(t, 4, func(rc *release.Receipt) { rc.LedgerID, rc.ReleaseHash = 3, sh.led.Releases[3].ValueHash })
 		}, line: "FAIL  cell 5 [5]: count/laplace on people: the receipt says dry run, but it carries a stored release"},
 		{name: "dry run of a replay names another release", cell: 8, tamper: func(t *testing.T, sh shared) {
-			sh.forgeDryRun(t, 7, func(rc *release.Receipt) { rc.ReleaseHash = sh.led.Releases[4].ValueHash })
+			sh.forgeDryRun(t, 7, func(rc *release.Receipt) { rc.ReleaseHash = sh.led.Releases[5].ValueHash })
 		}, line: "FAIL  cell 8 [8]: count/laplace on people: the receipt says dry run, but the release it would replay (ledger record 3, hash "},
 		{name: "dry run shows markdown", cell: 5, tamper: func(t *testing.T, sh shared) {
 			sh.nb.Cells[4].Outputs[0].Data["text/markdown"] = json.RawMessage(`"private count ≈ 9"`)
@@ -299,7 +300,7 @@ func TestCheck(t *testing.T) {
 		{name: "two outputs of one record", tamper: func(t *testing.T, sh shared) {
 			sh.nb.Cells[0].Outputs = clone(t, sh.nb.Cells[1:2])[0].Outputs
 		}, cell: 1, line: `ok    cell 1 [1]: count/laplace on people: record 3 (charged, name "n"), release `,
-			totals: []string{"", "ok    dataset people: 4 output(s) from 2 charge(s) (records 3, 4), 1 replay(s); notebook spent ε=1, δ=0"}},
+			totals: []string{"", "ok    dataset people: 4 output(s) from 2 charge(s) (records 3, 5), 1 replay(s); notebook spent ε=1, δ=0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sh := shared{dir: base.dir, nb: &Notebook{Cells: clone(t, base.nb.Cells)}, led: base.led}
@@ -368,7 +369,7 @@ func TestCheckTotalsOverBudget(t *testing.T) {
 	if len(rep.Totals) != 2 || rep.Totals[0].Err != "" {
 		t.Fatalf("totals %v", rep.Totals)
 	}
-	if got := rep.Totals[1].String(); !strings.HasPrefix(got, "FAIL  dataset people:") || !strings.Contains(got, "the notebook's charges exceed the registered budget at record 4") {
+	if got := rep.Totals[1].String(); !strings.HasPrefix(got, "FAIL  dataset people:") || !strings.Contains(got, "the notebook's charges exceed the registered budget at record 5") {
 		t.Errorf("total: %s", got)
 	}
 	for _, l := range rep.Lines {
@@ -464,7 +465,7 @@ zc := dataset("zc")`)
 			t.Errorf("an honest total failed: %s", tot)
 		}
 	}
-	if !strings.Contains(rep.Lines[4].What, "on people | age >= 30: record 8") || !strings.Contains(rep.Lines[8].What, "dry run") {
+	if !strings.Contains(rep.Lines[4].What, "on people | age >= 30: record 12") || !strings.Contains(rep.Lines[8].What, "dry run") {
 		t.Errorf("lines:\n%v", rep.Lines)
 	}
 	if len(rep.Totals) != 2 || rep.Totals[0].Dataset != "people" || len(rep.Totals[0].Records) != 7 || rep.Totals[1].Dataset != "zc" || len(rep.Totals[1].Records) != 3 {

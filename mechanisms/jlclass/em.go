@@ -25,7 +25,11 @@ package jlclass
 // probability at least 1/K (the maximiser has w = 1), so the expected
 // number of rounds is at most K. Limitation: the number of rounds, and so
 // the running time, depends on the scores (a timing channel the billboard
-// model does not cover); the release does not.
+// model does not cover); the release does not. A fixed number of rounds
+// cannot be exact (bounded fair bits give dyadic probabilities, these are
+// irrational) and its fallback would need a δ this pure-ε release does not
+// have; padding rounds keeps the per-round cost's dependence on the score
+// gaps (docs/threat-model.md, side channels).
 
 import (
 	"math"

@@ -181,7 +181,7 @@ func (pl *Plan) selectRun(ctx context.Context, data rows.Source, xs [][]float64)
 	if opt.knob != nil && opt.knob.lossShift > 0 {
 		shift = opt.knob.lossShift
 	}
-	losses, err := residualLosses(ctx, newClipped(data, opt.Clip, opt.Workers, 1), xs, shift)
+	losses, bound, err := residualLosses(ctx, newClipped(data, opt.Clip, opt.Workers, 1), xs, shift)
 	if err != nil {
 		return 0, passError(MethodAdaptive, ctx, pl.Iters+1, err)
 	}
@@ -190,12 +190,23 @@ func (pl *Plan) selectRun(ctx context.Context, data rows.Source, xs [][]float64)
 		return 0, fmt.Errorf("pca adaptive: gap=\"auto\": %w", err)
 	}
 	s := newSource(opt).s
-	j := sel.Select(losses, func() bool { return s.Bernoulli(1, 2) })
+	// The weights are computed up to the bound whatever the losses: the
+	// selection's work depends on the row count, as every pass's does, and
+	// not on the scores (docs/threat-model.md, side channels).
+	j, steps := sel.SelectWithin(losses, bound, func() bool { return s.Bernoulli(1, 2) })
+	if selectWorkHook != nil {
+		selectWorkHook(steps)
+	}
 	if opt.knob != nil && opt.knob.trace != nil {
 		opt.knob.trace.losses, opt.knob.trace.selected = losses, j
 	}
 	return j, nil
 }
+
+// selectWorkHook, when set (by tests only: no cell reaches this
+// package), receives the number of weight steps of each gap="auto"
+// selection.
+var selectWorkHook func(steps int64)
 
 // residualLosses returns, for each unit vector x_j (d entries, a DP
 // release, so public here), the loss
@@ -221,10 +232,15 @@ func (pl *Plan) selectRun(ctx context.Context, data rows.Source, xs [][]float64)
 // at most 1 under both relations, as tabular.Selector needs. A
 // non-finite row is scaled to 0 (its q is 0), a user is one summed row
 // (the execution core), so the same holds at user level.
-func residualLosses(ctx context.Context, r *clipped, xs [][]float64, shift int) ([]int64, error) {
+//
+// It also returns a bound on every loss from the row count n alone,
+// ⌊n·2^scoreBits/2^shift⌋ (every q_i ≤ 2^scoreBits), for the selection's
+// fixed work. n is private, but only as private as every pass's running
+// time already makes it; the bound does not depend on the rows' values.
+func residualLosses(ctx context.Context, r *clipped, xs [][]float64, shift int) ([]int64, int64, error) {
 	m, d := len(xs), r.d
 	const unit = 1 << scoreBits
-	sums, _, err := linalg.PairwisePass(ctx, r.src, r.pass,
+	sums, n, err := linalg.PairwisePass(ctx, r.src, r.pass,
 		func() []int64 { return make([]int64, m) },
 		func(acc []int64, blk *rows.Batch) {
 			sa := make([]float64, d)
@@ -249,11 +265,11 @@ func residualLosses(ctx context.Context, r *clipped, xs [][]float64, shift int) 
 		},
 		func(acc []int64) { clear(acc) })
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]int64, m)
 	for j, q := range sums {
 		out[j] = q >> shift
 	}
-	return out, nil
+	return out, int64(n) << scoreBits >> shift, nil
 }

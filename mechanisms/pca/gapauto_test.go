@@ -133,11 +133,11 @@ func TestAutoGapLossSensitivity(t *testing.T) {
 				neighbour.SetRow(rng.IntN(n), row)
 			}
 			clip := []float64{1, 0.01, 100}[trial%3]
-			l, err := residualLosses(context.Background(), newClipped(rows.FromDense(data), clip, 1, 1), xs, bits)
+			l, _, err := residualLosses(context.Background(), newClipped(rows.FromDense(data), clip, 1, 1), xs, bits)
 			if err != nil {
 				t.Fatal(err)
 			}
-			lp, err := residualLosses(context.Background(), newClipped(rows.FromDense(neighbour), clip, 1, 1), xs, bits)
+			lp, _, err := residualLosses(context.Background(), newClipped(rows.FromDense(neighbour), clip, 1, 1), xs, bits)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestAutoGapLossSensitivity(t *testing.T) {
 func TestAutoGapLossValue(t *testing.T) {
 	data := mat.NewDense(5, 2, []float64{1, 0, 1, 0, 1, 0, 0, 1, 0.6, 0.8})
 	xs := [][]float64{{1, 0}, {0, 1}}
-	l, err := residualLosses(context.Background(), newClipped(rows.FromDense(data), 1, 1, 1), xs, scoreBits)
+	l, _, err := residualLosses(context.Background(), newClipped(rows.FromDense(data), 1, 1, 1), xs, scoreBits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,5 +283,56 @@ func TestAutoGapSelectionAudit(t *testing.T) {
 				t.Errorf("selection: %v", err)
 			}
 		}
+	}
+}
+
+// The selection's work does not depend on the losses: on data sets of the
+// same size whose losses are as far apart as they can be (every row on
+// the first direction, every row on the second, half and half, and a
+// replace-one neighbour of the first), it takes the same number of weight
+// steps, the loss bound from the row count. (Select's walk takes at least
+// the best loss in steps: 0, 0, 500 and 1 here.)
+func TestAutoGapSelectionWorkIsDataIndependent(t *testing.T) {
+	const n = 1000
+	pl, err := PlanAdaptive(Options{Eps: 1, Delta: 1e-6, Iters: 1, AutoGap: true, Workers: 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowsOf := func(e1 int) *mat.Dense {
+		m := mat.NewDense(n, 2, nil)
+		for i := range n {
+			if i < e1 {
+				m.Set(i, 0, 1)
+			} else {
+				m.Set(i, 1, 1)
+			}
+		}
+		return m
+	}
+	xs := [][]float64{{1, 0}, {0, 1}}
+	var steps []int64
+	selectWorkHook = func(s int64) { steps = append(steps, s) }
+	defer func() { selectWorkHook = nil }()
+	var losses [][]int64
+	for _, e1 := range []int{n, 0, n / 2, n - 1} {
+		tr := &trace{}
+		c := *pl
+		c.opt.Noise = noise.NewSeeded(uint64(e1))
+		c.opt.knob = &testKnob{trace: tr}
+		if _, err := c.selectRun(context.Background(), rows.FromDense(rowsOf(e1)), xs); err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, tr.losses)
+	}
+	if len(steps) != 4 {
+		t.Fatalf("%d selections seen, want 4", len(steps))
+	}
+	for i, s := range steps {
+		if s != n {
+			t.Errorf("data set %d (losses %v): %d weight steps, want %d for every data set of %d rows", i, losses[i], s, n, n)
+		}
+	}
+	if losses[0][0] != 0 || losses[1][0] != n || losses[2][0] != n/2 {
+		t.Errorf("losses %v: the data sets do not span the loss range", losses)
 	}
 }

@@ -92,8 +92,12 @@ type weights struct {
 
 func newWeights(r dyadic) *weights { return &weights{r: r, cur: dyadicOne} }
 
-// at returns f(d); d must not decrease between calls.
+// at returns f(d). A d below the last one starts the walk over from
+// f(0) (a new pass over the levels).
 func (w *weights) at(d int) dyadic {
+	if d < w.d {
+		w.d, w.cur = 0, dyadicOne
+	}
 	for w.d < d {
 		w.cur = w.cur.divUp(w.r)
 		w.d++
@@ -162,19 +166,21 @@ type level struct {
 // else the draw starts over. Each candidate is thus returned with
 // probability proportional to its weight; any envBits ≥ 1 gives the same
 // distribution (tests use small ones to exercise the rejection step).
-func sampleLevels(ratio dyadic, lv []level, bit randomBits, envBits int64) (int, int64) {
+//
+// weight(i) is f(lv[i].d): walkWeights walks the sequence as the levels
+// need it, tableWeights reads weights computed beforehand.
+func sampleLevels(weight func(i int) dyadic, lv []level, bit randomBits, envBits int64) (int, int64) {
 	var cut int64
 	found := false
 	head := new(big.Int)
 	var tail int64
 	heads := 0 // levels [0, heads) are in the head; weights fall with d
-	w := newWeights(ratio)
 	term := new(big.Int)
 	for i, l := range lv {
 		if l.count == 0 {
 			continue
 		}
-		f := w.at(l.d)
+		f := weight(i)
 		if !found {
 			found, cut = true, f.e+64-envBits
 		}
@@ -192,9 +198,9 @@ func sampleLevels(ratio dyadic, lv []level, bit randomBits, envBits int64) (int,
 	for {
 		v := uniformBelow(total, bit)
 		if v.Cmp(head) < 0 {
-			return locateHead(ratio, lv[:heads], cut, v)
+			return locateHead(weight, lv[:heads], cut, v)
 		}
-		if i, off, ok := locateTail(ratio, lv, heads, cut, v.Sub(v, head).Rsh(v, 64).Int64(), bit); ok {
+		if i, off, ok := locateTail(weight, lv, heads, cut, v.Sub(v, head).Rsh(v, 64).Int64(), bit); ok {
 			return i, off
 		}
 	}
@@ -209,14 +215,13 @@ func scaled(z *big.Int, f dyadic, cut int64, c int64) *big.Int {
 
 // locateHead returns the level and offset of the candidate at offset v of
 // the head levels.
-func locateHead(ratio dyadic, lv []level, cut int64, v *big.Int) (int, int64) {
-	w := newWeights(ratio)
+func locateHead(weight func(i int) dyadic, lv []level, cut int64, v *big.Int) (int, int64) {
 	seg, unit := new(big.Int), new(big.Int)
 	for i, l := range lv {
 		if l.count == 0 {
 			continue
 		}
-		scaled(unit, w.at(l.d), cut, 1)
+		scaled(unit, weight(i), cut, 1)
 		seg.Mul(unit, big.NewInt(l.count))
 		if v.Cmp(seg) < 0 {
 			return i, new(big.Int).Quo(v, unit).Int64()
@@ -228,14 +233,45 @@ func locateHead(ratio dyadic, lv []level, cut int64, v *big.Int) (int, int64) {
 
 // locateTail finds the q-th candidate of the tail levels (from level
 // heads on) and keeps it with probability weight/2^cut.
-func locateTail(ratio dyadic, lv []level, heads int, cut int64, q int64, bit randomBits) (int, int64, bool) {
-	w := newWeights(ratio)
+func locateTail(weight func(i int) dyadic, lv []level, heads int, cut int64, q int64, bit randomBits) (int, int64, bool) {
 	for i := heads; i < len(lv); i++ {
 		if q < lv[i].count {
-			f := w.at(lv[i].d)
+			f := weight(i)
 			return i, q, bernoulliDyadic(f.m, cut-f.e, bit)
 		}
 		q -= lv[i].count
 	}
 	panic("tabular: offset beyond the tail") // q < tail by construction
+}
+
+// walkWeights returns the weights of levels lv (non-decreasing d) walked
+// from f(0) as they are asked for: work linear in the largest d asked.
+func walkWeights(ratio dyadic, lv []level) func(i int) dyadic {
+	w := newWeights(ratio)
+	return func(i int) dyadic { return w.at(lv[i].d) }
+}
+
+// tableWeights returns f(lv[i].d) for every level in one walk of the
+// weight sequence from f(0) to f(bound), whatever the levels' d: bound
+// steps, each comparing the step with every level, so the work depends on
+// bound and len(lv) only (a level above bound, which a caller's bound
+// rules out, extends the walk). It also returns the number of steps.
+func tableWeights(ratio dyadic, lv []level, bound int) ([]dyadic, int) {
+	top := bound
+	for _, l := range lv {
+		top = max(top, l.d)
+	}
+	tab := make([]dyadic, len(lv))
+	cur := dyadicOne
+	for d := 0; ; d++ {
+		for i := range lv {
+			if lv[i].d == d {
+				tab[i] = cur
+			}
+		}
+		if d == top {
+			return tab, d
+		}
+		cur = cur.divUp(ratio)
+	}
 }

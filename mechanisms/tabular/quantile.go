@@ -184,6 +184,6 @@ func (p *QuantilePlan) sample(sorted []float64, bit func() bool, envBits int64) 
 		}
 		return true
 	})
-	i, off := sampleLevels(p.ratio, lv, bit, envBits)
+	i, off := sampleLevels(walkWeights(p.ratio, lv), lv, bit, envBits)
 	return int(r.first[rank[i]]) + int(off)
 }

@@ -45,7 +45,31 @@ func (s *Selector) Select(losses []int64, bit func() bool) int {
 	return s.selectEnv(losses, bit, cutBits)
 }
 
+// SelectWithin is Select with work that does not depend on the losses:
+// bound is a public upper bound of every loss (from public facts, or at
+// worst from what the caller's running time shows already, such as the
+// row count), and the weights of all candidates are computed in one walk
+// of the weight sequence to bound, whatever the losses. Select's walk
+// stops at the worst candidate in the head, so its time grows with the
+// best loss, a timing channel (docs/threat-model.md). The draw is
+// Select's exactly: the same weights, the same fair bits. It also returns
+// the number of weight steps, bound when the bound holds (for tests).
+func (s *Selector) SelectWithin(losses []int64, bound int64, bit func() bool) (int, int64) {
+	lv, order := s.levels(losses)
+	tab, steps := tableWeights(s.ratio, lv, int(max(bound, 0)))
+	i, _ := sampleLevels(func(i int) dyadic { return tab[i] }, lv, bit, cutBits)
+	return order[i], int64(steps)
+}
+
 func (s *Selector) selectEnv(losses []int64, bit func() bool, envBits int64) int {
+	lv, order := s.levels(losses)
+	i, _ := sampleLevels(walkWeights(s.ratio, lv), lv, bit, envBits)
+	return order[i]
+}
+
+// levels returns one level per candidate in order of loss, and the
+// candidates in that order.
+func (s *Selector) levels(losses []int64) ([]level, []int) {
 	order := make([]int, len(losses))
 	for j := range order {
 		order[j] = j
@@ -55,6 +79,5 @@ func (s *Selector) selectEnv(losses []int64, bit func() bool, envBits int64) int
 	for i, j := range order {
 		lv[i] = level{d: int(max(losses[j], 0)), count: 1}
 	}
-	i, _ := sampleLevels(s.ratio, lv, bit, envBits)
-	return order[i]
+	return lv, order
 }

@@ -2,6 +2,7 @@ package tabular
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -69,4 +70,57 @@ func TestSelectConcentrates(t *testing.T) {
 			t.Errorf("NewSelector(%v) accepted", eps)
 		}
 	}
+}
+
+// SelectWithin is Select with work fixed by the bound: from the same fair
+// bits it returns the same candidate for every loss vector (so the same
+// distribution, exactly), and it takes bound weight steps whether the
+// best loss is 0 or the bound itself.
+func TestSelectWithinIsSelect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const bound = 3000
+	for trial := range 300 {
+		eps := []float64{0.05, 0.5, 2, 20}[trial%4]
+		sel, err := NewSelector(eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses := make([]int64, 1+trial%6)
+		base := rng.Int64N(bound + 1) // the best loss, anywhere in [0, bound]
+		for j := range losses {
+			losses[j] = min(base+rng.Int64N(int64(1+trial%50)), bound)
+		}
+		a, b := noise.NewSeeded(uint64(trial)), noise.NewSeeded(uint64(trial))
+		want := sel.Select(losses, func() bool { return a.Bernoulli(1, 2) })
+		got, steps := sel.SelectWithin(losses, bound, func() bool { return b.Bernoulli(1, 2) })
+		if got != want {
+			t.Fatalf("eps %v losses %v: SelectWithin %d, Select %d", eps, losses, got, want)
+		}
+		if steps != bound {
+			t.Fatalf("losses %v: %d weight steps, want the bound %d whatever the losses", losses, steps, bound)
+		}
+	}
+}
+
+// BenchmarkSelectWithin compares Select (a walk to the losses: here the
+// best loss is 10^5) with SelectWithin at the bound 10^6 (a walk of 10^6
+// weight steps whatever the losses), four candidates as gap="auto" has.
+func BenchmarkSelectWithin(b *testing.B) {
+	sel, err := NewSelector(0.5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	losses := []int64{100000, 100003, 100010, 100400}
+	s := noise.NewSeeded(1)
+	bit := func() bool { return s.Bernoulli(1, 2) }
+	b.Run("Select", func(b *testing.B) {
+		for b.Loop() {
+			sel.Select(losses, bit)
+		}
+	})
+	b.Run("SelectWithin-1e6", func(b *testing.B) {
+		for b.Loop() {
+			sel.SelectWithin(losses, 1_000_000, bit)
+		}
+	})
 }
