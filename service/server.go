@@ -42,6 +42,8 @@ type Server struct {
 
 	store *ledger.Store
 	exec  *release.Local
+	// authz, if set, grants each client its datasets (authz.go).
+	authz *Authz
 	// replies holds the encoded release of every executed call id.
 	replies string
 
@@ -77,8 +79,16 @@ func NewServer(st *ledger.Store, exec *release.Local) (*Server, error) {
 	return s, nil
 }
 
-// Describe returns a dataset's public schema.
+// Describe returns a dataset's public schema, or with no dataset named the
+// names of the datasets this client may use.
 func (s *Server) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.DescribeReply, error) {
+	if req.GetDataset() == "" {
+		names, err := s.granted(ctx)
+		if err != nil {
+			return nil, wire.Status(err, false).Err()
+		}
+		return &pb.DescribeReply{Datasets: names}, nil
+	}
 	sc, err := s.schema(req.GetDataset())
 	if err != nil {
 		return nil, wire.Status(err, false).Err()
@@ -88,6 +98,26 @@ func (s *Server) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.Des
 		return nil, wire.Status(err, false).Err()
 	}
 	return &pb.DescribeReply{SchemaJson: b}, nil
+}
+
+// granted lists the registered datasets the caller may use: all of them
+// without an authz file.
+func (s *Server) granted(ctx context.Context) ([]string, error) {
+	all, err := s.store.Datasets()
+	if err != nil {
+		return nil, release.Errorf(release.NameLedgerError, "reading the registry: %v", err)
+	}
+	g, checked := grantOf(ctx)
+	if s.authz != nil && !checked {
+		return nil, release.Errorf(release.NameLedgerError, "the authz check did not run")
+	}
+	names := []string{}
+	for _, sc := range all {
+		if !checked || g.Allows(sc.Name) {
+			names = append(names, sc.Name)
+		}
+	}
+	return names, nil
 }
 
 func (s *Server) schema(name string) (ledger.Schema, error) {

@@ -40,6 +40,8 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// DescribeRequest names a dataset; with no dataset, the reply lists the
+// datasets the client may use instead.
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Dataset       string                 `protobuf:"bytes,1,opt,name=dataset,proto3" json:"dataset,omitempty"`
@@ -89,7 +91,11 @@ type DescribeReply struct {
 	// schema_json is the dataset's public schema as dsl/ledger.Schema
 	// encodes it in JSON (name, columns, d, clip, unit, budget, bounds,
 	// categorical domains, ...): public facts the owner registered.
-	SchemaJson    []byte `protobuf:"bytes,1,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
+	SchemaJson []byte `protobuf:"bytes,1,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
+	// datasets answers a request without a dataset: the names of the
+	// registered datasets this client may use (all of them on a server
+	// without an authz file), sorted.
+	Datasets      []string `protobuf:"bytes,2,rep,name=datasets,proto3" json:"datasets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -127,6 +133,13 @@ func (*DescribeReply) Descriptor() ([]byte, []int) {
 func (x *DescribeReply) GetSchemaJson() []byte {
 	if x != nil {
 		return x.SchemaJson
+	}
+	return nil
+}
+
+func (x *DescribeReply) GetDatasets() []string {
+	if x != nil {
+		return x.Datasets
 	}
 	return nil
 }
@@ -1667,10 +1680,11 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\n" +
 	" api/privnotes/v1/privnotes.proto\x12\fprivnotes.v1\"+\n" +
 	"\x0fDescribeRequest\x12\x18\n" +
-	"\adataset\x18\x01 \x01(\tR\adataset\"0\n" +
+	"\adataset\x18\x01 \x01(\tR\adataset\"L\n" +
 	"\rDescribeReply\x12\x1f\n" +
 	"\vschema_json\x18\x01 \x01(\fR\n" +
-	"schemaJson\"!\n" +
+	"schemaJson\x12\x1a\n" +
+	"\bdatasets\x18\x02 \x03(\tR\bdatasets\"!\n" +
 	"\aStrings\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\"\x92\x01\n" +
 	"\x05Value\x12\x12\n" +
