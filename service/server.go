@@ -145,11 +145,6 @@ func (s *Server) call(req *pb.CallRequest) (release.Call, error) {
 	if err != nil {
 		return release.Call{}, err
 	}
-	if sc.IsMatrix() {
-		// The wire format has no matrix releases (low-rank matrices, right
-		// singular vectors): refuse before anything is planned or charged.
-		return release.Call{}, release.Errorf(release.NameNotAvailable, "dataset %q is a matrix dataset, which data servers do not serve in this build: run its calls on a local state directory", name)
-	}
 	return release.Call{Func: fn, Dataset: release.Ref{Name: name, Schema: sc}, Args: args, Cell: req.GetCell(), ID: req.GetCallId()}, nil
 }
 

@@ -358,3 +358,53 @@ fmt.Println(r.Receipt)
 		t.Errorf("a malformed authz file: exit %d, %s", code, errs)
 	}
 }
+
+// TestServeMatrix: private_low_rank and private_pca(method="ppm-entry") on
+// a matrix dataset of a server return the result types a local call
+// returns, from a script.
+func TestServeMatrix(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	tls := filepath.Join(dir, "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
+		t.Fatalf("certs init: %s", errs)
+	}
+	sym := writeCSV(t, dir, "sym.txt", "2 1 0\n1 3 0.5\n0 0.5 -1\n")
+	rect := writeCSV(t, dir, "rect.txt", "1 0\n0 2\n0.5 0.5\n")
+	srvState, local := filepath.Join(dir, "p1"), filepath.Join(dir, "local")
+	for _, state := range []string{srvState, local} {
+		for _, reg := range [][]string{{"m", "--matrix", sym}, {"r", "--matrix", rect, "--rectangular"}} {
+			if code, _, errs := runCLI(append(append([]string{"dataset", "add"}, reg...), "--entry-bound", "3", "--eps", "20", "--delta", "1e-5", "--state", state)...); code != 0 {
+				t.Fatalf("dataset add %v: %s", reg, errs)
+			}
+		}
+	}
+	srv := startServe(t, srvState, tls, "127.0.0.1:0")
+	script := func(server string) string {
+		return fmt.Sprintf(`for _, name := range []string{"m", "r"} {
+	ds := dataset(name%[1]s)
+	lr := private_low_rank(ds, k=1, eps=1, delta=1e-6)
+	r1, c1 := lr.Matrix.Dims()
+	p := private_pca(ds, k=1, eps=1, delta=1e-6, method="ppm-entry")
+	r2, c2 := p.Components.Dims()
+	fmt.Printf("%%s: %%T %%dx%%d right %%v; %%T %%dx%%d right %%v\n", name, lr, r1, c1, lr.Right != nil, p, r2, c2, p.Right != nil)
+}
+`, server)
+	}
+	run := func(src string, extra ...string) string {
+		path := writeCSV(t, dir, fmt.Sprintf("s%d.pn", time.Now().UnixNano()), src)
+		var out, errb bytes.Buffer
+		if code := runScript(append([]string{path}, extra...), nil, &out, &errb); code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	remote := run(script(`, server="p1"`), "--state", filepath.Join(dir, "client"), "--servers", "p1="+srv.addr, "--tls-dir", tls)
+	loc := run(script(""), "--state", local)
+	t.Logf("remote:\n%s", remote)
+	if remote != loc || !strings.Contains(remote, "r: *runtime.LowRankResult 3x2 right true; *runtime.PCAResult 3x1 right true") {
+		t.Errorf("remote results\n%s\nlocal results\n%s", remote, loc)
+	}
+}
