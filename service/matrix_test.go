@@ -17,6 +17,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 )
 
 // The test binary links the data engine in, as cmd/privnotes does:
@@ -163,5 +164,45 @@ func TestRemoteMatrixReleases(t *testing.T) {
 	pca.ID = "fed-matrix"
 	if _, err := c.FedOpen(ctx, pca); name(err) != "ArgumentError" {
 		t.Errorf("a federated call on a matrix dataset: %v, want ArgumentError", err)
+	}
+}
+
+// TestRemoteGapAuto: the κ that private_pca(gap="auto") selects comes back
+// from a server as it does locally: one of the public grid's guesses.
+func TestRemoteGapAuto(t *testing.T) {
+	f := newFixtureBudget(t, accounting.Budget{Eps: 20, Delta: 1e-5})
+	c := f.client(30 * time.Second)
+	local := &release.Local{Store: func() (*ledger.Store, error) { return f.st, nil }}
+	sc, err := f.st.Schema("tab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kw := map[string]any{"k": 1, "eps": 2.0, "delta": 1e-6, "method": "adaptive", "gap": "auto", "iters": 4}
+	remote, err := c.Execute(context.Background(), call(t, "private_pca", "tab", kw), nil)
+	if err != nil {
+		t.Fatalf("remote: %v", err)
+	}
+	lc := call(t, "private_pca", "tab", kw)
+	lc.Dataset.Schema = sc
+	loc, err := local.Execute(context.Background(), lc, nil)
+	if err != nil {
+		t.Fatalf("local: %v", err)
+	}
+	inGrid := func(g float64) bool {
+		for _, x := range pca.AutoGaps {
+			if g == x {
+				return true
+			}
+		}
+		return false
+	}
+	r, l := remote.Value.(*release.PCA), loc.Value.(*release.PCA)
+	if shapes(r) != shapes(l) || !inGrid(r.Gap) || !inGrid(l.Gap) {
+		t.Errorf("remote %s κ=%v, local %s κ=%v; want the same shapes and κ in %v", shapes(r), r.Gap, shapes(l), l.Gap, pca.AutoGaps)
+	}
+	// Other calls select no κ.
+	plain, err := c.Execute(context.Background(), call(t, "private_pca", "tab", map[string]any{"k": 1, "eps": 0.5, "delta": 1e-6, "method": "gauss"}), nil)
+	if err != nil || plain.Value.(*release.PCA).Gap != 0 {
+		t.Errorf("a gauss call: %v, κ %v", err, plain)
 	}
 }

@@ -302,7 +302,7 @@ func Release(rel *release.Release) (*pb.ReleaseReply, error) {
 		for i, s := range v.Support {
 			sup[i] = int64(s)
 		}
-		out.Value = &pb.ReleaseReply_Pca{Pca: &pb.PCA{Components: matrix(v.Components), Values: v.Values, Support: sup, Right: matrix(v.Right)}}
+		out.Value = &pb.ReleaseReply_Pca{Pca: &pb.PCA{Components: matrix(v.Components), Values: v.Values, Support: sup, Right: matrix(v.Right), Gap: v.Gap}}
 	case *release.LowRank:
 		out.Value = &pb.ReleaseReply_LowRank{LowRank: &pb.LowRank{Components: matrix(v.Components), Right: matrix(v.Right), Values: v.Values, Matrix: matrix(v.Matrix)}}
 	case *release.FedRep:
@@ -346,7 +346,7 @@ func ReleaseOf(r *pb.ReleaseReply) (*release.Release, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Value = &release.PCA{Components: m, Values: v.Pca.GetValues(), Support: sup, Right: right}
+		out.Value = &release.PCA{Components: m, Values: v.Pca.GetValues(), Support: sup, Right: right, Gap: v.Pca.GetGap()}
 	case *pb.ReleaseReply_LowRank:
 		var ms [3]*mat.Dense
 		for i, m := range []*pb.Matrix{v.LowRank.GetComponents(), v.LowRank.GetRight(), v.LowRank.GetMatrix()} {

@@ -974,7 +974,10 @@ type PCA struct {
 	Support    []int64                `protobuf:"varint,3,rep,packed,name=support,proto3" json:"support,omitempty"`
 	// right holds the right singular vectors (n×k) of a rectangular matrix
 	// dataset, whose components are then the left ones.
-	Right         *Matrix `protobuf:"bytes,4,opt,name=right,proto3" json:"right,omitempty"`
+	Right *Matrix `protobuf:"bytes,4,opt,name=right,proto3" json:"right,omitempty"`
+	// gap is the κ guess private_pca(gap="auto") selected (a DP output); 0
+	// for every other call.
+	Gap           float64 `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1035,6 +1038,13 @@ func (x *PCA) GetRight() *Matrix {
 		return x.Right
 	}
 	return nil
+}
+
+func (x *PCA) GetGap() float64 {
+	if x != nil {
+		return x.Gap
+	}
+	return 0
 }
 
 // LowRank is a private_low_rank release of a matrix dataset: the private
@@ -1855,14 +1865,15 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\x06Matrix\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12\x12\n" +
 	"\x04cols\x18\x02 \x01(\x03R\x04cols\x12\x12\n" +
-	"\x04data\x18\x03 \x03(\x01R\x04data\"\x99\x01\n" +
+	"\x04data\x18\x03 \x03(\x01R\x04data\"\xab\x01\n" +
 	"\x03PCA\x124\n" +
 	"\n" +
 	"components\x18\x01 \x01(\v2\x14.privnotes.v1.MatrixR\n" +
 	"components\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12\x18\n" +
 	"\asupport\x18\x03 \x03(\x03R\asupport\x12*\n" +
-	"\x05right\x18\x04 \x01(\v2\x14.privnotes.v1.MatrixR\x05right\"\xb1\x01\n" +
+	"\x05right\x18\x04 \x01(\v2\x14.privnotes.v1.MatrixR\x05right\x12\x10\n" +
+	"\x03gap\x18\x05 \x01(\x01R\x03gap\"\xb1\x01\n" +
 	"\aLowRank\x124\n" +
 	"\n" +
 	"components\x18\x01 \x01(\v2\x14.privnotes.v1.MatrixR\n" +
