@@ -408,3 +408,23 @@ func TestServeMatrix(t *testing.T) {
 		t.Errorf("remote results\n%s\nlocal results\n%s", remote, loc)
 	}
 }
+
+// TestBenchTransport: bench --transport grpc runs both federated workloads
+// (tiny settings) and prints the in-process and grpc rows with a ratio; a
+// workload it does not time is refused.
+func TestBenchTransport(t *testing.T) {
+	for _, w := range []struct{ workload, n, d string }{{"dpspca", "60", "12"}, {"fedrep", "20", "5"}} {
+		code, out, errs := runCLI("bench", "--workload", w.workload, "--transport", "grpc", "--providers", "2", "--reps", "1", "--n", w.n, "--d", w.d, "--k", "1")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", w.workload, code, errs)
+		}
+		for _, row := range []string{w.workload + " ", "in-process", "grpc (loopback, mTLS)", "private_count"} {
+			if !strings.Contains(out, row) {
+				t.Errorf("%s: no %q row:\n%s", w.workload, row, out)
+			}
+		}
+	}
+	if code, _, errs := runCLI("bench", "--workload", "quantile", "--transport", "grpc"); code != 2 || !strings.Contains(errs, "dpspca or fedrep") {
+		t.Errorf("an untimed workload: exit %d, %s", code, errs)
+	}
+}
