@@ -16,9 +16,12 @@ package service
 // charged or read. It finds the datasets a request names by walking the
 // request message for string fields named "dataset" (a CallRequest, the
 // call inside a FedRoundRequest, a DescribeRequest, and any new message
-// that embeds them), and fails closed: a request naming no dataset is
-// refused, except the Describe that lists the server's datasets, which
-// lists only the granted ones.
+// that embeds them), adds the dataset of the call a request's call_id
+// continues (a kept release, an opened federated call: a call id must not
+// reach another dataset's answers), and fails closed: a request naming no
+// dataset is refused, except the Describe that lists the server's
+// datasets, which lists only the granted ones; streaming RPCs (the service
+// has none) are refused.
 
 import (
 	"bufio"
@@ -59,11 +62,9 @@ type Grant struct {
 // Allows reports whether the grant covers dataset.
 func (g Grant) Allows(dataset string) bool { return g.All || g.Datasets[dataset] }
 
-// The dataset names an authz file may hold: the registry's (identities
-// are the names tlsdir accepts for a client certificate).
-var (
-	datasetRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
-)
+// datasetRE is the dataset names an authz file may hold: the registry's
+// (identities are the names tlsdir accepts for a client certificate).
+var datasetRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 
 // ParseAuthz reads an authz file: one client per line, its certificate's
 // common name followed by the datasets it may use (separated by spaces or
@@ -204,6 +205,16 @@ func (s *Server) authorize(ctx context.Context, req any, info *grpc.UnaryServerI
 		}
 	}
 	return h(context.WithValue(ctx, grantKey{}, g), req)
+}
+
+// authorizeStream refuses every streaming RPC when the server has an authz
+// file: the service has none, and one added later must be given a check of
+// its requests before it can be authorized.
+func (s *Server) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if s.authz == nil {
+		return h(srv, ss)
+	}
+	return status.Errorf(codes.PermissionDenied, "%s is a streaming call, which this server's authz check does not cover", info.FullMethod)
 }
 
 // datasetsOf appends the values of m's string fields named "dataset", in m

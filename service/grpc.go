@@ -60,6 +60,7 @@ func NewGRPC(s *Server, tlsCfg *tls.Config) (*grpc.Server, error) {
 		// authorize runs last, right before the handler: a refusal is
 		// logged, and nothing is planned, charged or read before it.
 		grpc.ChainUnaryInterceptor(recoverer, deadline, logging, s.authorize),
+		grpc.ChainStreamInterceptor(s.authorizeStream),
 	)
 	pb.RegisterDataServiceServer(g, s)
 	return g, nil
