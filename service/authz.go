@@ -26,7 +26,6 @@ package service
 import (
 	"bufio"
 	"context"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"os"
@@ -164,8 +163,7 @@ func identity(ctx context.Context) (string, bool) {
 	if !ok || len(ti.State.VerifiedChains) == 0 || len(ti.State.VerifiedChains[0]) == 0 {
 		return "", false
 	}
-	var leaf *x509.Certificate = ti.State.VerifiedChains[0][0]
-	return leaf.Subject.CommonName, true
+	return ti.State.VerifiedChains[0][0].Subject.CommonName, true
 }
 
 // authorize is the interceptor of the authz file: it refuses, with

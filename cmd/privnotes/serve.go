@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os/signal"
+	"sort"
 	"syscall"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -78,6 +79,9 @@ ledger.`, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if authz != nil {
+		warnUnregistered(st, authz, *authzFile, stderr)
+	}
 	// The first line names the address (scripts and tests read it).
 	fmt.Fprintf(stdout, "privnotes serve: state %s, listening on %s (mutual TLS)\n", st.Dir(), lis.Addr())
 	if authz != nil {
@@ -90,4 +94,31 @@ ledger.`, stderr)
 		return 1
 	}
 	return 0
+}
+
+// warnUnregistered names the grants of an authz file whose dataset is not
+// registered here (a typo, or a dataset still to come): they grant nothing
+// until it is.
+func warnUnregistered(st *ledger.Store, a *service.Authz, file string, stderr io.Writer) {
+	all, err := st.Datasets()
+	if err != nil {
+		return
+	}
+	have := map[string]bool{}
+	for _, sc := range all {
+		have[sc.Name] = true
+	}
+	for _, id := range a.Clients() {
+		g, _ := a.Grant(id)
+		names := make([]string, 0, len(g.Datasets))
+		for d := range g.Datasets {
+			if !have[d] {
+				names = append(names, d)
+			}
+		}
+		sort.Strings(names)
+		for _, d := range names {
+			fmt.Fprintf(stderr, "privnotes serve: warning: %s grants client %q dataset %q, which is not registered here\n", file, id, d)
+		}
+	}
 }

@@ -310,10 +310,14 @@ func TestServeAuthz(t *testing.T) {
 		t.Errorf("issuing alice twice: exit %d, %s", code, errs)
 	}
 	grants := [3]string{"alice part\nbob part\n", "alice part  # analysts\nbob part\n", "alice *\nbob other\n"}
+	// p3's grant of "other" names a dataset it does not hold: a warning.
 	for i := range e.srv {
 		file := writeCSV(t, e.dir, fmt.Sprintf("authz%d", i+1), grants[i])
 		e.srv[i].kill()
 		e.srv[i] = startServe(t, e.states[i], e.tls, "127.0.0.1:0", "--authz", file)
+	}
+	if log := e.srv[2].log.String(); !strings.Contains(log, `grants client "bob" dataset "other", which is not registered here`) {
+		t.Errorf("p3 did not warn of its grant of an unregistered dataset: %s", log)
 	}
 	as := func(who, script string) (int, string, string) {
 		path := writeCSV(t, e.dir, fmt.Sprintf("s%d.pn", time.Now().UnixNano()), script)
