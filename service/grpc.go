@@ -57,7 +57,10 @@ func NewGRPC(s *Server, tlsCfg *tls.Config) (*grpc.Server, error) {
 		// Clients ping every 15 s during a long call (service/client) to
 		// notice a server that is gone; allow that.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second}),
-		grpc.ChainUnaryInterceptor(recoverer, deadline, logging),
+		// authorize runs last, right before the handler: a refusal is
+		// logged, and nothing is planned, charged or read before it.
+		grpc.ChainUnaryInterceptor(recoverer, deadline, logging, s.authorize),
+		grpc.ChainStreamInterceptor(s.authorizeStream),
 	)
 	pb.RegisterDataServiceServer(g, s)
 	return g, nil

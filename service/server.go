@@ -42,6 +42,8 @@ type Server struct {
 
 	store *ledger.Store
 	exec  *release.Local
+	// authz, if set, grants each client its datasets (authz.go).
+	authz *Authz
 	// replies holds the encoded release of every executed call id.
 	replies string
 
@@ -77,8 +79,16 @@ func NewServer(st *ledger.Store, exec *release.Local) (*Server, error) {
 	return s, nil
 }
 
-// Describe returns a dataset's public schema.
+// Describe returns a dataset's public schema, or with no dataset named the
+// names of the datasets this client may use.
 func (s *Server) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.DescribeReply, error) {
+	if req.GetDataset() == "" {
+		names, err := s.granted(ctx)
+		if err != nil {
+			return nil, wire.Status(err, false).Err()
+		}
+		return &pb.DescribeReply{Datasets: names}, nil
+	}
 	sc, err := s.schema(req.GetDataset())
 	if err != nil {
 		return nil, wire.Status(err, false).Err()
@@ -88,6 +98,26 @@ func (s *Server) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.Des
 		return nil, wire.Status(err, false).Err()
 	}
 	return &pb.DescribeReply{SchemaJson: b}, nil
+}
+
+// granted lists the registered datasets the caller may use: all of them
+// without an authz file.
+func (s *Server) granted(ctx context.Context) ([]string, error) {
+	all, err := s.store.Datasets()
+	if err != nil {
+		return nil, release.Errorf(release.NameLedgerError, "reading the registry: %v", err)
+	}
+	g, checked := grantOf(ctx)
+	if s.authz != nil && !checked {
+		return nil, release.Errorf(release.NameLedgerError, "the authz check did not run")
+	}
+	names := []string{}
+	for _, sc := range all {
+		if !checked || g.Allows(sc.Name) {
+			names = append(names, sc.Name)
+		}
+	}
+	return names, nil
 }
 
 func (s *Server) schema(name string) (ledger.Schema, error) {
@@ -114,11 +144,6 @@ func (s *Server) call(req *pb.CallRequest) (release.Call, error) {
 	sc, err := s.schema(name)
 	if err != nil {
 		return release.Call{}, err
-	}
-	if sc.IsMatrix() {
-		// The wire format has no matrix releases (low-rank matrices, right
-		// singular vectors): refuse before anything is planned or charged.
-		return release.Call{}, release.Errorf(release.NameNotAvailable, "dataset %q is a matrix dataset, which data servers do not serve in this build: run its calls on a local state directory", name)
 	}
 	return release.Call{Func: fn, Dataset: release.Ref{Name: name, Schema: sc}, Args: args, Cell: req.GetCell(), ID: req.GetCallId()}, nil
 }

@@ -40,6 +40,8 @@ type fixture struct {
 	// it is closed; running is signalled when a run starts.
 	block   chan struct{}
 	running chan struct{}
+	// authz, if set before start, is the server's authz file.
+	authz *service.Authz
 }
 
 func init() { service.SetLog(io.Discard) }
@@ -100,6 +102,7 @@ func (f *fixture) start(addr string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	srv.SetAuthz(f.authz)
 	cfg, err := tlsdir.Server(f.tls)
 	if err != nil {
 		f.t.Fatal(err)
@@ -133,7 +136,13 @@ func (f *fixture) stop() {
 
 func (f *fixture) client(timeout time.Duration) *client.Client {
 	f.t.Helper()
-	cfg, err := tlsdir.Client(f.tls)
+	return f.clientFrom(f.tls, timeout)
+}
+
+// clientFrom is a client with the credentials of TLS directory dir.
+func (f *fixture) clientFrom(dir string, timeout time.Duration) *client.Client {
+	f.t.Helper()
+	cfg, err := tlsdir.Client(dir)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		calib    = fs.String("calibration", "", "zcdp, analytic, gdp or paper (default: each workload's tight one: zcdp/analytic for the PCA workloads, gdp for the federated ones); a workload that has no such calibration says so")
 		nb       = fs.String("neighbour", "", "replace-one (default) or add-remove")
 		workers  = fs.Int("workers", 0, "goroutines per data pass (default: all cores)")
-		trans    = fs.String("transport", "", "with --workload dpspca: grpc times the federated call over data services on loopback (mutual TLS) against in-process providers, and a remote private_count's round trip against a local one")
+		trans    = fs.String("transport", "", "with --workload dpspca or fedrep: grpc times the federated call (DPS-PCA, or FedRep across silos) over data services on loopback (mutual TLS) against in-process members, and a remote private_count's round trip against a local one")
 		provs    = fs.Int("providers", 5, "--transport: number of providers (servers)")
 		reps     = fs.Int("reps", 5, "--transport: timed repetitions of the federated call (private_count: 10×)")
 	)
@@ -53,19 +53,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *trans != "" {
-		if *trans != "grpc" || *workload != "dpspca" || *provs < 1 || *provs > 100 || *reps < 1 || *n < 0 || *d < 0 || *k < 0 {
-			fmt.Fprintln(stderr, "privnotes bench: --transport grpc needs --workload dpspca (with --providers 1..100, --reps ≥ 1, and optional --n rows per provider, --d, --k)")
+		cfg, err := newTransportBench(*trans, *workload, *provs, *reps, *n, *d, *k)
+		if err != nil {
+			fmt.Fprintln(stderr, "privnotes bench:", err)
 			return 2
-		}
-		cfg := transportBench{providers: *provs, n: 2000, d: 1000, k: 2, iters: 10, reps: *reps, countReps: 10 * *reps}
-		if *n > 0 {
-			cfg.n = *n
-		}
-		if *d > 0 {
-			cfg.d = *d
-		}
-		if *k > 0 {
-			cfg.k = *k
 		}
 		return runTransportBench(cfg, stdout, stderr)
 	}

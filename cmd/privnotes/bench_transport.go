@@ -1,13 +1,16 @@
 package main
 
-// `privnotes bench --workload dpspca --transport grpc`: the federated
-// DPS-PCA call over data services on loopback against the same call with
-// in-process providers, and the round trip of a remote private_count
-// against a local one, timed in the same run.
+// `privnotes bench --workload dpspca|fedrep --transport grpc`: a federated
+// call over data services on loopback against the same call with
+// in-process members, and the round trip of a remote private_count
+// against a local one, timed in the same run. dpspca is private_pca's
+// DPS-PCA over row datasets; fedrep is private_fedrep cross-silo over
+// user datasets (each provider a silo of its own users).
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -29,9 +32,73 @@ import (
 	"github.com/privnotes/privnotes/service/tlsdir"
 )
 
-// transportBench configures the comparison.
+// transportBench configures the comparison. n is rows (dpspca) or users
+// (fedrep) per provider.
 type transportBench struct {
+	workload                                   string
 	providers, n, d, k, iters, reps, countReps int
+}
+
+// fedrepRecords is the records per user of the fedrep workload (the
+// paper's m).
+const fedrepRecords = 10
+
+// newTransportBench checks bench's flags for --transport and fills in the
+// workload's defaults (0: not given).
+func newTransportBench(transport, workload string, providers, reps, n, d, k int) (transportBench, error) {
+	cfg := transportBench{workload: workload, providers: providers, reps: reps, countReps: 10 * reps}
+	switch workload {
+	case "dpspca":
+		cfg.n, cfg.d, cfg.k, cfg.iters = 2000, 1000, 2, 10
+	case "fedrep":
+		// The paper's d and k; 5 rounds (private_fedrep's default).
+		cfg.n, cfg.d, cfg.k = 1000, 50, 2
+	}
+	if transport != "grpc" || cfg.n == 0 || providers < 1 || providers > 100 || reps < 1 || n < 0 || d < 0 || k < 0 {
+		return cfg, errors.New("--transport grpc needs --workload dpspca or fedrep (with --providers 1..100, --reps ≥ 1, and optional --n rows (dpspca) or users (fedrep) per provider, --d, --k)")
+	}
+	if n > 0 {
+		cfg.n = n
+	}
+	if d > 0 {
+		cfg.d = d
+	}
+	if k > 0 {
+		cfg.k = k
+	}
+	return cfg, nil
+}
+
+// transportData writes provider j's share of the workload's public
+// synthetic data set as a CSV file and returns the `dataset add` flags
+// that register it.
+type transportData func(path string, j int) ([]string, error)
+
+func (cfg transportBench) data() (transportData, release.Call, error) {
+	switch cfg.workload {
+	case "fedrep":
+		// Provider j is a silo of users j·n … (j+1)·n−1 (federated.md
+		// §2.5's model); the user count is public (--public-n).
+		data, err := synth.FedRep(1, cfg.n*cfg.providers, fedrepRecords, cfg.d, cfg.k, 0.01)
+		if err != nil {
+			return nil, release.Call{}, err
+		}
+		write := func(path string, j int) ([]string, error) {
+			return []string{"--unit", "user:uid", "--label", "y", "--label-clip", "10", "--public-n", "--clip", "10"},
+				writeFedRepCSV(path, data, j*cfg.n, (j+1)*cfg.n)
+		}
+		return write, benchCall("private_fedrep", map[string]any{"k": cfg.k, "eps": 8.0, "delta": 1e-6}), nil
+	}
+	// Provider j holds rows j, j+P, ... of one public synthetic data set
+	// (federated.md §1.6's model).
+	data, err := synth.SparseSpiked(1, cfg.n*cfg.providers, cfg.d, 10, []float64{25, 12.5}[:min(cfg.k, 2)])
+	if err != nil {
+		return nil, release.Call{}, err
+	}
+	write := func(path string, j int) ([]string, error) {
+		return []string{"--clip", "1"}, writeBenchCSV(path, data.X, j, cfg.providers)
+	}
+	return write, benchCall("private_pca", map[string]any{"k": cfg.k, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": cfg.iters}), nil
 }
 
 func runTransportBench(cfg transportBench, stdout, stderr io.Writer) int {
@@ -57,24 +124,23 @@ func runTransportBench(cfg transportBench, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	// Provider j holds rows j, j+P, ... of one public synthetic data set
-	// (federated.md §1.6's model), registered in its own state directory.
-	data, err := synth.SparseSpiked(1, cfg.n*cfg.providers, cfg.d, 10, []float64{25, 12.5}[:min(cfg.k, 2)])
+	write, fc, err := cfg.data()
 	if err != nil {
 		return fail(err)
 	}
 	ctx := context.Background()
 	var local, remote []release.Member
-	fc := benchCall("private_pca", map[string]any{"k": cfg.k, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": cfg.iters})
 	for j := range cfg.providers {
 		// Registered as the data owner registers data: a snapshot (with
-		// its row cache), from a CSV file.
+		// its row cache), from a CSV file, in its own state directory.
 		state := filepath.Join(dir, fmt.Sprintf("p%d", j+1))
 		csv := filepath.Join(dir, fmt.Sprintf("p%d.csv", j+1))
-		if err := writeBenchCSV(csv, data.X, j, cfg.providers); err != nil {
+		flags, err := write(csv, j)
+		if err != nil {
 			return fail(err)
 		}
-		if code := dispatch([]string{"dataset", "add", "part", "--from", csv, "--eps", "1000", "--delta", "0.5", "--clip", "1", "--state", state}, io.Discard, stderr); code != 0 {
+		add := append([]string{"dataset", "add", "part", "--from", csv, "--eps", "1000", "--delta", "0.5", "--state", state}, flags...)
+		if code := dispatch(add, io.Discard, stderr); code != 0 {
 			return code
 		}
 		os.Remove(csv)
@@ -118,14 +184,20 @@ func runTransportBench(cfg transportBench, stdout, stderr io.Writer) int {
 		err := f()
 		return time.Since(start), err
 	}
+	run, unit := release.RunFederatedPCA, "n"
+	setting := fmt.Sprintf("%d providers × n=%d, d=%d, k=%d, T=%d", cfg.providers, cfg.n, cfg.d, cfg.k, cfg.iters)
+	if cfg.workload == "fedrep" {
+		run, unit = release.RunFederatedFedRep, "users"
+		setting = fmt.Sprintf("%d silos × %d users × m=%d, d=%d, k=%d", cfg.providers, cfg.n, fedrepRecords, cfg.d, cfg.k)
+	}
 	// Warm up both paths once (connections, page cache), then alternate.
 	var tl, tr []time.Duration
 	for rep := -1; rep < cfg.reps; rep++ {
-		a, err := timeIt(func() error { _, err := release.RunFederatedPCA(ctx, local, nil); return err })
+		a, err := timeIt(func() error { _, err := run(ctx, local, nil); return err })
 		if err != nil {
 			return fail(fmt.Errorf("in-process: %w", err))
 		}
-		b, err := timeIt(func() error { _, err := release.RunFederatedPCA(ctx, remote, nil); return err })
+		b, err := timeIt(func() error { _, err := run(ctx, remote, nil); return err })
 		if err != nil {
 			return fail(fmt.Errorf("grpc: %w", err))
 		}
@@ -154,13 +226,12 @@ func runTransportBench(cfg transportBench, stdout, stderr io.Writer) int {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "workload\tsetting\ttransport\treps\tmedian\tratio\t\n")
-	setting := fmt.Sprintf("%d providers × n=%d, d=%d, k=%d, T=%d", cfg.providers, cfg.n, cfg.d, cfg.k, cfg.iters)
 	ml, mr := medianDur(tl), medianDur(tr)
-	fmt.Fprintf(tw, "dpspca\t%s\tin-process\t%d\t%v\t1.00\t\n", setting, cfg.reps, ml.Round(time.Microsecond))
-	fmt.Fprintf(tw, "dpspca\t%s\tgrpc (loopback, mTLS)\t%d\t%v\t%.2f\t\n", setting, cfg.reps, mr.Round(time.Microsecond), float64(mr)/float64(ml))
+	fmt.Fprintf(tw, "%s\t%s\tin-process\t%d\t%v\t1.00\t\n", cfg.workload, setting, cfg.reps, ml.Round(time.Microsecond))
+	fmt.Fprintf(tw, "%s\t%s\tgrpc (loopback, mTLS)\t%d\t%v\t%.2f\t\n", cfg.workload, setting, cfg.reps, mr.Round(time.Microsecond), float64(mr)/float64(ml))
 	ml, mr = medianDur(cl), medianDur(cr)
-	fmt.Fprintf(tw, "private_count\tone call, n=%d\tin-process\t%d\t%v\t1.00\t\n", cfg.n, cfg.countReps, ml.Round(time.Microsecond))
-	fmt.Fprintf(tw, "private_count\tone call, n=%d\tgrpc (loopback, mTLS)\t%d\t%v\t%.2f\t\n", cfg.n, cfg.countReps, mr.Round(time.Microsecond), float64(mr)/float64(ml))
+	fmt.Fprintf(tw, "private_count\tone call, %s=%d\tin-process\t%d\t%v\t1.00\t\n", unit, cfg.n, cfg.countReps, ml.Round(time.Microsecond))
+	fmt.Fprintf(tw, "private_count\tone call, %s=%d\tgrpc (loopback, mTLS)\t%d\t%v\t%.2f\t\n", unit, cfg.n, cfg.countReps, mr.Round(time.Microsecond), float64(mr)/float64(ml))
 	tw.Flush()
 	return 0
 }
@@ -226,6 +297,43 @@ func writeBenchCSV(path string, x *mat.Dense, j, p int) error {
 			b = strconv.AppendFloat(b, v, 'g', -1, 64)
 		}
 		w.Write(append(b, '\n'))
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeFedRepCSV writes users lo … hi−1 of data (their records, uid and
+// response y) as a CSV file with a header.
+func writeFedRepCSV(path string, data *synth.FedRepData, lo, hi int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	_, d := data.X.Dims()
+	var b []byte
+	for c := range d {
+		b = append(b, 'x')
+		b = strconv.AppendInt(b, int64(c+1), 10)
+		b = append(b, ',')
+	}
+	w.Write(append(b, "uid,y\n"...))
+	for u := lo; u < hi; u++ {
+		for i := u * data.M; i < (u+1)*data.M; i++ {
+			b = b[:0]
+			for _, v := range data.X.RawRowView(i) {
+				b = strconv.AppendFloat(b, v, 'g', -1, 64)
+				b = append(b, ',')
+			}
+			b = append(b, 'u')
+			b = strconv.AppendInt(b, int64(u), 10)
+			b = append(b, ',')
+			b = strconv.AppendFloat(b, data.Y[i], 'g', -1, 64)
+			w.Write(append(b, '\n'))
+		}
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()

@@ -26,12 +26,12 @@ var ledgerRow = regexp.MustCompile(`(?m)^\d+ `)
 
 var listening = regexp.MustCompile(`listening on (\S+) \(mutual TLS\)`)
 
-func startServe(t *testing.T, state, tls, addr string) *server {
+func startServe(t *testing.T, state, tls, addr string, extra ...string) *server {
 	t.Helper()
 	var s *server
 	for try := 0; try < 50; try++ { // a restart on the same port may wait for the old socket
 		s = &server{log: &lockedBuffer{}}
-		s.cmd = exec.Command(os.Args[0], "serve", "--state", state, "--listen", addr, "--tls-dir", tls)
+		s.cmd = exec.Command(os.Args[0], append([]string{"serve", "--state", state, "--listen", addr, "--tls-dir", tls}, extra...)...)
 		s.cmd.Env = append(os.Environ(), cellChildEnv+"=1")
 		s.cmd.Stderr = s.log
 		out, err := s.cmd.StdoutPipe()
@@ -290,5 +290,145 @@ fmt.Println(c.Value, c.Receipt.Replayed, len(c.Receipt.ReleaseHash), c.Receipt.N
 	_, out, _ := runCLI("ledger", "show", "--dataset", "tab", "--state", state)
 	if n := len(ledgerRow.FindAllString(out, -1)) - 1; n != 1 {
 		t.Errorf("server ledger: %d charges after a call and its replay, want 1:\n%s", n, out)
+	}
+}
+
+// TestServeAuthz runs server processes with --authz files and analysts
+// with their own certificates (privnotes certs client): bob is granted
+// "part" on p1 and p2 but not on p3, so his federated call fails at the
+// plan, before any member is charged; alice's runs; carol, signed by the
+// same CA but listed nowhere, is refused; a malformed file stops the
+// server at start naming its line.
+func TestServeAuthz(t *testing.T) {
+	e := newFedEnv(t, [3]string{"20", "20", "20"})
+	for _, name := range []string{"alice", "bob", "carol"} {
+		if code, out, errs := runCLI("certs", "client", e.tls, "--name", name); code != 0 || !strings.Contains(out, "clients/"+name) {
+			t.Fatalf("certs client %s: exit %d, %s%s", name, code, out, errs)
+		}
+	}
+	if code, _, errs := runCLI("certs", "client", e.tls, "--name", "alice"); code == 0 || !strings.Contains(errs, "already exists") {
+		t.Errorf("issuing alice twice: exit %d, %s", code, errs)
+	}
+	grants := [3]string{"alice part\nbob part\n", "alice part  # analysts\nbob part\n", "alice *\nbob other\n"}
+	// p3's grant of "other" names a dataset it does not hold: a warning.
+	for i := range e.srv {
+		file := writeCSV(t, e.dir, fmt.Sprintf("authz%d", i+1), grants[i])
+		e.srv[i].kill()
+		e.srv[i] = startServe(t, e.states[i], e.tls, "127.0.0.1:0", "--authz", file)
+	}
+	if log := e.srv[2].log.String(); !strings.Contains(log, `grants client "bob" dataset "other", which is not registered here`) {
+		t.Errorf("p3 did not warn of its grant of an unregistered dataset: %s", log)
+	}
+	as := func(who, script string) (int, string, string) {
+		path := writeCSV(t, e.dir, fmt.Sprintf("s%d.pn", time.Now().UnixNano()), script)
+		var out, errb bytes.Buffer
+		code := runScript([]string{path, "--state", e.client, "--servers", e.servers(), "--tls-dir", filepath.Join(e.tls, "clients", who)}, nil, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	fedPCA := fedOpen + `r := private_pca(fed, k=1, eps=1, delta=1e-6, method="federated", iters=3)
+fmt.Println(r.Receipt)
+`
+	code, out, errs := as("bob", fedPCA)
+	t.Logf("bob's federated call: %s", errs)
+	if code == 0 || !strings.Contains(errs, "ProviderFailed: p3") || !strings.Contains(errs, `client "bob" may not use dataset "part"`) {
+		t.Errorf("bob's federated call: exit %d\n%s\n%s", code, out, errs)
+	}
+	for i := range e.states {
+		if c := e.charges(t, i); c != 0 {
+			t.Errorf("p%d has %d charges after a call one member refused, want 0", i+1, c)
+		}
+	}
+	code, out, errs = as("bob", `fmt.Println(private_count(dataset("part", server="p1"), eps=0.1))
+`)
+	if code != 0 || !strings.Contains(out, "ledger record") {
+		t.Errorf("bob on p1: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = as("alice", fedPCA)
+	if code != 0 || !strings.Contains(out, "p3:part: charged") {
+		t.Errorf("alice's federated call: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = as("carol", `x := private_count(dataset("part", server="p1"), eps=0.1)
+`)
+	if code == 0 || !strings.Contains(errs, `client "carol" is not listed`) {
+		t.Errorf("carol: exit %d, %s", code, errs)
+	}
+	if c := [3]int{e.charges(t, 0), e.charges(t, 1), e.charges(t, 2)}; c != [3]int{2, 1, 1} {
+		t.Errorf("charges %v, want bob's count and alice's call at p1, alice's call at p2 and p3", c)
+	}
+
+	bad := writeCSV(t, e.dir, "bad-authz", "alice part\nbob\n")
+	code, _, errs = runCLI("serve", "--state", e.states[0], "--listen", "127.0.0.1:0", "--tls-dir", e.tls, "--authz", bad)
+	if code == 0 || !strings.Contains(errs, "line 2") || !strings.Contains(errs, "granted no dataset") {
+		t.Errorf("a malformed authz file: exit %d, %s", code, errs)
+	}
+}
+
+// TestServeMatrix: private_low_rank and private_pca(method="ppm-entry") on
+// a matrix dataset of a server return the result types a local call
+// returns, from a script.
+func TestServeMatrix(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	tls := filepath.Join(dir, "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
+		t.Fatalf("certs init: %s", errs)
+	}
+	sym := writeCSV(t, dir, "sym.txt", "2 1 0\n1 3 0.5\n0 0.5 -1\n")
+	rect := writeCSV(t, dir, "rect.txt", "1 0\n0 2\n0.5 0.5\n")
+	srvState, local := filepath.Join(dir, "p1"), filepath.Join(dir, "local")
+	for _, state := range []string{srvState, local} {
+		for _, reg := range [][]string{{"m", "--matrix", sym}, {"r", "--matrix", rect, "--rectangular"}} {
+			if code, _, errs := runCLI(append(append([]string{"dataset", "add"}, reg...), "--entry-bound", "3", "--eps", "20", "--delta", "1e-5", "--state", state)...); code != 0 {
+				t.Fatalf("dataset add %v: %s", reg, errs)
+			}
+		}
+	}
+	srv := startServe(t, srvState, tls, "127.0.0.1:0")
+	script := func(server string) string {
+		return fmt.Sprintf(`for _, name := range []string{"m", "r"} {
+	ds := dataset(name%[1]s)
+	lr := private_low_rank(ds, k=1, eps=1, delta=1e-6)
+	r1, c1 := lr.Matrix.Dims()
+	p := private_pca(ds, k=1, eps=1, delta=1e-6, method="ppm-entry")
+	r2, c2 := p.Components.Dims()
+	fmt.Printf("%%s: %%T %%dx%%d right %%v; %%T %%dx%%d right %%v\n", name, lr, r1, c1, lr.Right != nil, p, r2, c2, p.Right != nil)
+}
+`, server)
+	}
+	run := func(src string, extra ...string) string {
+		path := writeCSV(t, dir, fmt.Sprintf("s%d.pn", time.Now().UnixNano()), src)
+		var out, errb bytes.Buffer
+		if code := runScript(append([]string{path}, extra...), nil, &out, &errb); code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	remote := run(script(`, server="p1"`), "--state", filepath.Join(dir, "client"), "--servers", "p1="+srv.addr, "--tls-dir", tls)
+	loc := run(script(""), "--state", local)
+	t.Logf("remote:\n%s", remote)
+	if remote != loc || !strings.Contains(remote, "r: *runtime.LowRankResult 3x2 right true; *runtime.PCAResult 3x1 right true") {
+		t.Errorf("remote results\n%s\nlocal results\n%s", remote, loc)
+	}
+}
+
+// TestBenchTransport: bench --transport grpc runs both federated workloads
+// (tiny settings) and prints the in-process and grpc rows with a ratio; a
+// workload it does not time is refused.
+func TestBenchTransport(t *testing.T) {
+	for _, w := range []struct{ workload, n, d string }{{"dpspca", "60", "12"}, {"fedrep", "20", "5"}} {
+		code, out, errs := runCLI("bench", "--workload", w.workload, "--transport", "grpc", "--providers", "2", "--reps", "1", "--n", w.n, "--d", w.d, "--k", "1")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", w.workload, code, errs)
+		}
+		for _, row := range []string{w.workload + " ", "in-process", "grpc (loopback, mTLS)", "private_count"} {
+			if !strings.Contains(out, row) {
+				t.Errorf("%s: no %q row:\n%s", w.workload, row, out)
+			}
+		}
+	}
+	if code, _, errs := runCLI("bench", "--workload", "quantile", "--transport", "grpc"); code != 2 || !strings.Contains(errs, "dpspca or fedrep") {
+		t.Errorf("an untimed workload: exit %d, %s", code, errs)
 	}
 }

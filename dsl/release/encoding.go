@@ -428,12 +428,18 @@ func (v *PCA) EncodeRelease(e *Encoder) {
 	e.Floats("values", v.Values)
 	e.Ints("support", v.Support)
 	e.Matrix("right", v.Right)
+	if v.Gap != 0 { // only gap="auto" selects one; other releases encode as before
+		e.Float("gap", v.Gap)
+	}
 }
 
 // DecodeRelease implements Value.
 func (v *PCA) DecodeRelease(d *Decoder) error {
 	v.Components, v.Values, v.Support = d.Matrix("components"), d.Floats("values"), d.Ints("support")
 	v.Right = d.Matrix("right")
+	var gap Float
+	d.read("gap", &gap, true)
+	v.Gap = float64(gap)
 	return d.Err()
 }
 

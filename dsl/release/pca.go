@@ -204,7 +204,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			if err != nil {
 				return nil, err
 			}
-			return &PCA{Components: r.Components, Values: r.Values}, nil
+			return &PCA{Components: r.Components, Values: r.Values, Gap: r.Gap}, nil
 		}
 	case dppca.MethodDPPCA, dppca.MethodPrivateOja:
 		if k != 1 {

@@ -13,6 +13,9 @@ type PCA struct {
 	// Right holds the right singular vectors (n×k) of a rectangular
 	// matrix dataset, whose Components are then the left ones (matrix.go).
 	Right *mat.Dense
+	// Gap is the κ guess the exponential mechanism selected under
+	// gap="auto" (a DP output); 0 otherwise.
+	Gap float64
 }
 
 // LowRank is a private_low_rank release (matrix.go): the private

@@ -24,7 +24,7 @@ func pcaResult(rel *release.Release) *PCAResult {
 		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
 	}
 	v := rel.Value.(*release.PCA)
-	return &PCAResult{Components: v.Components, Values: v.Values, Support: v.Support, Right: v.Right,
+	return &PCAResult{Components: v.Components, Values: v.Values, Support: v.Support, Right: v.Right, Gap: v.Gap,
 		Method: rel.Receipt.Mechanism, Columns: append([]string(nil), rel.Columns...), Receipt: rel.Receipt}
 }
 

@@ -41,7 +41,10 @@ type PCAResult struct {
 	Support []int
 	// Right holds the right singular vectors (n×k) on a rectangular
 	// matrix dataset, whose Components are then the left ones (m×k).
-	Right   *mat.Dense
+	Right *mat.Dense
+	// Gap is the κ (relative eigengap guess) that private_pca(gap="auto")
+	// selected privately; 0 for every other call.
+	Gap     float64
 	Method  string
 	Columns []string
 	Receipt *Receipt
@@ -83,6 +86,9 @@ func (r *PCAResult) String() string {
 	}
 	if r.Values != nil {
 		fmt.Fprintf(&b, "  eigenvalue estimates: %v\n", fmtFloats(r.Values))
+	}
+	if r.Gap != 0 {
+		fmt.Fprintf(&b, "  gap=auto selected κ = %v\n", r.Gap)
 	}
 	writeRight(&b, r.Right)
 	b.WriteString(r.Receipt.String())
@@ -127,6 +133,9 @@ func (r *PCAResult) HTML() string {
 			fmt.Fprintf(&b, "<td>%.4g</td>", v)
 		}
 		b.WriteString("</tr>\n")
+	}
+	if r.Gap != 0 {
+		fmt.Fprintf(&b, "<tr><th>gap=auto κ</th><td colspan=\"%d\">%v</td></tr>\n", k, r.Gap)
 	}
 	b.WriteString("</tbody></table>\n")
 	b.WriteString(r.Receipt.HTML())
@@ -405,10 +414,11 @@ func (r *PCAResult) MarshalJSON() ([]byte, error) {
 		Values     []float64   `json:",omitempty"`
 		Support    []int       `json:",omitempty"`
 		Right      [][]float64 `json:",omitempty"`
+		Gap        float64     `json:",omitempty"`
 		Method     string
 		Columns    []string
 		Receipt    *Receipt
-	}{rowsOf(r.Components), r.Values, r.Support, rowsOrNil(r.Right), r.Method, r.Columns, r.Receipt})
+	}{rowsOf(r.Components), r.Values, r.Support, rowsOrNil(r.Right), r.Gap, r.Method, r.Columns, r.Receipt})
 }
 
 // MarshalJSON encodes every released field, U as rows.

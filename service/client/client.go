@@ -150,6 +150,11 @@ func isAuth(st *status.Status) bool {
 // (true when unknown).
 func (c *Client) remoteErr(err error, what string) (error, bool) {
 	st, _ := status.FromError(err)
+	if st.Code() == codes.PermissionDenied {
+		// The server's authz file refused this client or a dataset before
+		// its handler ran: nothing was planned or charged there.
+		return release.Errorf(release.NameProviderFailed, "%s (%s) refused this client: %s", c.Name, c.Addr, st.Message()), false
+	}
 	if e, charged, ok := wire.ErrorOf(st); ok {
 		var re *release.Error
 		if errors.As(e, &re) && re.Name == release.NameProviderFailed {
@@ -203,6 +208,23 @@ func (c *Client) Describe(ctx context.Context, dataset string) (ledger.Schema, e
 		return sc, release.Errorf(release.NameProviderFailed, "%s (%s) sent a schema this client cannot read: %v", c.Name, c.Addr, err)
 	}
 	return sc, nil
+}
+
+// Datasets lists the server's datasets this client may use (those its
+// authz file grants to this client's certificate, or all of them).
+func (c *Client) Datasets(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	var r *pb.DescribeReply
+	err := c.invoke(ctx, func(ctx context.Context) (err error) {
+		r, err = c.api.Describe(ctx, &pb.DescribeRequest{})
+		return err
+	})
+	if err != nil {
+		e, _ := c.remoteErr(err, "nothing was charged")
+		return nil, e
+	}
+	return r.GetDatasets(), nil
 }
 
 func (c *Client) request(call release.Call) (*pb.CallRequest, error) {

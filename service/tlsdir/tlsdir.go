@@ -1,7 +1,9 @@
 // Package tlsdir writes and reads the mutual-TLS material of a privnotes
 // data service: one directory holding a private certificate authority
 // (ca.pem, ca-key.pem), the server's pair (server.pem, server-key.pem) and
-// a client pair (client.pem, client-key.pem).
+// a client pair (client.pem, client-key.pem). Further clients, one per
+// analyst, get their own directory (Issue: ca.pem, client.pem,
+// client-key.pem), which is all an analyst's --tls-dir needs.
 //
 // The service accepts TLS 1.3 only, and only clients whose certificate the
 // directory's CA signed; clients accept only a server certificate the same
@@ -22,6 +24,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -43,6 +46,21 @@ const (
 	LeafValidity = 2 * 365 * 24 * time.Hour
 )
 
+// nameRE is what a client certificate's common name may be: it is the
+// client's identity in a server's authz file, so it is kept to one word.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$`)
+
+// ValidName reports whether name can name a client certificate (and so a
+// client of a server's authz file).
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+func checkName(name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("client name %q: use a letter or digit followed by letters, digits, '_', '.', '@' or '-' (at most 64): it is the client's identity in a server's authz file", name)
+	}
+	return nil
+}
+
 // Init writes a new CA, a server certificate for hosts (IP addresses or
 // DNS names) and a client certificate named client into dir, which it
 // creates (0700). It refuses to overwrite any existing file.
@@ -52,6 +70,9 @@ func Init(dir string, hosts []string, client string) error {
 	}
 	if client == "" {
 		client = "privnotes-client"
+	}
+	if err := checkName(client); err != nil {
+		return err
 	}
 	for _, f := range []string{CAFile, CAKeyFile, ServerFile, ServerKeyFile, ClientFile, ClientKeyFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
@@ -97,13 +118,7 @@ func Init(dir string, hosts []string, client string) error {
 			srvTmpl.DNSNames = append(srvTmpl.DNSNames, h)
 		}
 	}
-	cliTmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: client, Organization: []string{"privnotes"}},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(LeafValidity),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
+	cliTmpl := clientTemplate(client, now)
 	if err := writePEM(dir, CAFile, "CERTIFICATE", caDER, 0o644); err != nil {
 		return err
 	}
@@ -130,6 +145,73 @@ func Init(dir string, hosts []string, client string) error {
 		}
 	}
 	return nil
+}
+
+func clientTemplate(name string, now time.Time) *x509.Certificate {
+	return &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name, Organization: []string{"privnotes"}},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(LeafValidity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+}
+
+// Issue writes a client certificate named name, signed by the CA of dir
+// (ca.pem, ca-key.pem), into out with a copy of ca.pem: ca.pem,
+// client.pem and client-key.pem, the directory an analyst gives as
+// --tls-dir. It creates out (0700) and refuses to overwrite any file.
+func Issue(dir, name, out string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	for _, f := range []string{CAFile, ClientFile, ClientKeyFile} {
+		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
+			return fmt.Errorf("%s already exists: refusing to overwrite TLS material (choose another --out)", filepath.Join(out, f))
+		}
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, CAFile))
+	if err != nil {
+		return fmt.Errorf("reading the CA certificate: %w (run `privnotes certs init DIR --hosts ...` first)", err)
+	}
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, CAFile), filepath.Join(dir, CAKeyFile))
+	if err != nil {
+		return fmt.Errorf("reading the CA's certificate and key (%s, %s): %w", filepath.Join(dir, CAFile), filepath.Join(dir, CAKeyFile), err)
+	}
+	ca, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return err
+	}
+	caKey, ok := pair.PrivateKey.(*ecdsa.PrivateKey)
+	if !ok || !ca.IsCA {
+		return fmt.Errorf("%s is not a privnotes CA (an ECDSA CA certificate and key)", dir)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	der, _, err := sign(clientTemplate(name, time.Now()), key, ca, caKey)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(out, CAFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(caPEM); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := writePEM(out, ClientFile, "CERTIFICATE", der, 0o644); err != nil {
+		return err
+	}
+	return writeKey(out, ClientKeyFile, key)
 }
 
 // sign makes a certificate of tmpl for key's public half, signed by parent

@@ -302,7 +302,9 @@ func Release(rel *release.Release) (*pb.ReleaseReply, error) {
 		for i, s := range v.Support {
 			sup[i] = int64(s)
 		}
-		out.Value = &pb.ReleaseReply_Pca{Pca: &pb.PCA{Components: matrix(v.Components), Values: v.Values, Support: sup}}
+		out.Value = &pb.ReleaseReply_Pca{Pca: &pb.PCA{Components: matrix(v.Components), Values: v.Values, Support: sup, Right: matrix(v.Right), Gap: v.Gap}}
+	case *release.LowRank:
+		out.Value = &pb.ReleaseReply_LowRank{LowRank: &pb.LowRank{Components: matrix(v.Components), Right: matrix(v.Right), Values: v.Values, Matrix: matrix(v.Matrix)}}
 	case *release.FedRep:
 		out.Value = &pb.ReleaseReply_Fedrep{Fedrep: &pb.FedRep{U: matrix(v.U)}}
 	case *release.Count:
@@ -340,7 +342,19 @@ func ReleaseOf(r *pb.ReleaseReply) (*release.Release, error) {
 		for _, s := range v.Pca.GetSupport() {
 			sup = append(sup, int(s))
 		}
-		out.Value = &release.PCA{Components: m, Values: v.Pca.GetValues(), Support: sup}
+		right, err := matrixOf(v.Pca.GetRight())
+		if err != nil {
+			return nil, err
+		}
+		out.Value = &release.PCA{Components: m, Values: v.Pca.GetValues(), Support: sup, Right: right, Gap: v.Pca.GetGap()}
+	case *pb.ReleaseReply_LowRank:
+		var ms [3]*mat.Dense
+		for i, m := range []*pb.Matrix{v.LowRank.GetComponents(), v.LowRank.GetRight(), v.LowRank.GetMatrix()} {
+			if ms[i], err = matrixOf(m); err != nil {
+				return nil, err
+			}
+		}
+		out.Value = &release.LowRank{Components: ms[0], Right: ms[1], Values: v.LowRank.GetValues(), Matrix: ms[2]}
 	case *pb.ReleaseReply_Fedrep:
 		m, err := matrixOf(v.Fedrep.GetU())
 		if err != nil {

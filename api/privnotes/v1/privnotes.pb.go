@@ -40,6 +40,8 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// DescribeRequest names a dataset; with no dataset, the reply lists the
+// datasets the client may use instead.
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Dataset       string                 `protobuf:"bytes,1,opt,name=dataset,proto3" json:"dataset,omitempty"`
@@ -89,7 +91,11 @@ type DescribeReply struct {
 	// schema_json is the dataset's public schema as dsl/ledger.Schema
 	// encodes it in JSON (name, columns, d, clip, unit, budget, bounds,
 	// categorical domains, ...): public facts the owner registered.
-	SchemaJson    []byte `protobuf:"bytes,1,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
+	SchemaJson []byte `protobuf:"bytes,1,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
+	// datasets answers a request without a dataset: the names of the
+	// registered datasets this client may use (all of them on a server
+	// without an authz file), sorted.
+	Datasets      []string `protobuf:"bytes,2,rep,name=datasets,proto3" json:"datasets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -127,6 +133,13 @@ func (*DescribeReply) Descriptor() ([]byte, []int) {
 func (x *DescribeReply) GetSchemaJson() []byte {
 	if x != nil {
 		return x.SchemaJson
+	}
+	return nil
+}
+
+func (x *DescribeReply) GetDatasets() []string {
+	if x != nil {
+		return x.Datasets
 	}
 	return nil
 }
@@ -955,10 +968,16 @@ func (x *Matrix) GetData() []float64 {
 }
 
 type PCA struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Components    *Matrix                `protobuf:"bytes,1,opt,name=components,proto3" json:"components,omitempty"`
-	Values        []float64              `protobuf:"fixed64,2,rep,packed,name=values,proto3" json:"values,omitempty"`
-	Support       []int64                `protobuf:"varint,3,rep,packed,name=support,proto3" json:"support,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Components *Matrix                `protobuf:"bytes,1,opt,name=components,proto3" json:"components,omitempty"`
+	Values     []float64              `protobuf:"fixed64,2,rep,packed,name=values,proto3" json:"values,omitempty"`
+	Support    []int64                `protobuf:"varint,3,rep,packed,name=support,proto3" json:"support,omitempty"`
+	// right holds the right singular vectors (n×k) of a rectangular matrix
+	// dataset, whose components are then the left ones.
+	Right *Matrix `protobuf:"bytes,4,opt,name=right,proto3" json:"right,omitempty"`
+	// gap is the κ guess private_pca(gap="auto") selected (a DP output); 0
+	// for every other call.
+	Gap           float64 `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1014,6 +1033,91 @@ func (x *PCA) GetSupport() []int64 {
 	return nil
 }
 
+func (x *PCA) GetRight() *Matrix {
+	if x != nil {
+		return x.Right
+	}
+	return nil
+}
+
+func (x *PCA) GetGap() float64 {
+	if x != nil {
+		return x.Gap
+	}
+	return 0
+}
+
+// LowRank is a private_low_rank release of a matrix dataset: the private
+// rank-≤2k approximation matrix, with k components (the left ones of a
+// rectangular matrix, right the right ones) and values derived from it.
+type LowRank struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Components    *Matrix                `protobuf:"bytes,1,opt,name=components,proto3" json:"components,omitempty"`
+	Right         *Matrix                `protobuf:"bytes,2,opt,name=right,proto3" json:"right,omitempty"`
+	Values        []float64              `protobuf:"fixed64,3,rep,packed,name=values,proto3" json:"values,omitempty"`
+	Matrix        *Matrix                `protobuf:"bytes,4,opt,name=matrix,proto3" json:"matrix,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LowRank) Reset() {
+	*x = LowRank{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LowRank) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LowRank) ProtoMessage() {}
+
+func (x *LowRank) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LowRank.ProtoReflect.Descriptor instead.
+func (*LowRank) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *LowRank) GetComponents() *Matrix {
+	if x != nil {
+		return x.Components
+	}
+	return nil
+}
+
+func (x *LowRank) GetRight() *Matrix {
+	if x != nil {
+		return x.Right
+	}
+	return nil
+}
+
+func (x *LowRank) GetValues() []float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *LowRank) GetMatrix() *Matrix {
+	if x != nil {
+		return x.Matrix
+	}
+	return nil
+}
+
 type FedRep struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	U             *Matrix                `protobuf:"bytes,1,opt,name=u,proto3" json:"u,omitempty"`
@@ -1023,7 +1127,7 @@ type FedRep struct {
 
 func (x *FedRep) Reset() {
 	*x = FedRep{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1139,7 @@ func (x *FedRep) String() string {
 func (*FedRep) ProtoMessage() {}
 
 func (x *FedRep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1152,7 @@ func (x *FedRep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedRep.ProtoReflect.Descriptor instead.
 func (*FedRep) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{12}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FedRep) GetU() *Matrix {
@@ -1067,7 +1171,7 @@ type Scalar struct {
 
 func (x *Scalar) Reset() {
 	*x = Scalar{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1079,7 +1183,7 @@ func (x *Scalar) String() string {
 func (*Scalar) ProtoMessage() {}
 
 func (x *Scalar) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1092,7 +1196,7 @@ func (x *Scalar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Scalar.ProtoReflect.Descriptor instead.
 func (*Scalar) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{13}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Scalar) GetValue() float64 {
@@ -1111,7 +1215,7 @@ type Vector struct {
 
 func (x *Vector) Reset() {
 	*x = Vector{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1123,7 +1227,7 @@ func (x *Vector) String() string {
 func (*Vector) ProtoMessage() {}
 
 func (x *Vector) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,7 +1240,7 @@ func (x *Vector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Vector.ProtoReflect.Descriptor instead.
 func (*Vector) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{14}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Vector) GetValues() []float64 {
@@ -1156,7 +1260,7 @@ type Histogram struct {
 
 func (x *Histogram) Reset() {
 	*x = Histogram{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1272,7 @@ func (x *Histogram) String() string {
 func (*Histogram) ProtoMessage() {}
 
 func (x *Histogram) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1285,7 @@ func (x *Histogram) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Histogram.ProtoReflect.Descriptor instead.
 func (*Histogram) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{15}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Histogram) GetKeys() []string {
@@ -1208,7 +1312,7 @@ type Quantile struct {
 
 func (x *Quantile) Reset() {
 	*x = Quantile{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1324,7 @@ func (x *Quantile) String() string {
 func (*Quantile) ProtoMessage() {}
 
 func (x *Quantile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1337,7 @@ func (x *Quantile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Quantile.ProtoReflect.Descriptor instead.
 func (*Quantile) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{16}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Quantile) GetQ() float64 {
@@ -1263,7 +1367,7 @@ type Groups struct {
 
 func (x *Groups) Reset() {
 	*x = Groups{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1379,7 @@ func (x *Groups) String() string {
 func (*Groups) ProtoMessage() {}
 
 func (x *Groups) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1392,7 @@ func (x *Groups) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Groups.ProtoReflect.Descriptor instead.
 func (*Groups) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{17}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Groups) GetStat() string {
@@ -1340,6 +1444,7 @@ type ReleaseReply struct {
 	//	*ReleaseReply_Histogram
 	//	*ReleaseReply_Quantile
 	//	*ReleaseReply_Groups
+	//	*ReleaseReply_LowRank
 	Value         isReleaseReply_Value `protobuf_oneof:"value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1347,7 +1452,7 @@ type ReleaseReply struct {
 
 func (x *ReleaseReply) Reset() {
 	*x = ReleaseReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1464,7 @@ func (x *ReleaseReply) String() string {
 func (*ReleaseReply) ProtoMessage() {}
 
 func (x *ReleaseReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1477,7 @@ func (x *ReleaseReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseReply.ProtoReflect.Descriptor instead.
 func (*ReleaseReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{18}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReleaseReply) GetReceipt() *Receipt {
@@ -1468,6 +1573,15 @@ func (x *ReleaseReply) GetGroups() *Groups {
 	return nil
 }
 
+func (x *ReleaseReply) GetLowRank() *LowRank {
+	if x != nil {
+		if x, ok := x.Value.(*ReleaseReply_LowRank); ok {
+			return x.LowRank
+		}
+	}
+	return nil
+}
+
 type isReleaseReply_Value interface {
 	isReleaseReply_Value()
 }
@@ -1504,6 +1618,10 @@ type ReleaseReply_Groups struct {
 	Groups *Groups `protobuf:"bytes,10,opt,name=groups,proto3,oneof"`
 }
 
+type ReleaseReply_LowRank struct {
+	LowRank *LowRank `protobuf:"bytes,11,opt,name=low_rank,json=lowRank,proto3,oneof"`
+}
+
 func (*ReleaseReply_Pca) isReleaseReply_Value() {}
 
 func (*ReleaseReply_Fedrep) isReleaseReply_Value() {}
@@ -1519,6 +1637,8 @@ func (*ReleaseReply_Histogram) isReleaseReply_Value() {}
 func (*ReleaseReply_Quantile) isReleaseReply_Value() {}
 
 func (*ReleaseReply_Groups) isReleaseReply_Value() {}
+
+func (*ReleaseReply_LowRank) isReleaseReply_Value() {}
 
 // FedRoundRequest is one round of a federated call. It carries no noise
 // scale and no count: the server takes both from its own plan and data.
@@ -1544,7 +1664,7 @@ type FedRoundRequest struct {
 
 func (x *FedRoundRequest) Reset() {
 	*x = FedRoundRequest{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1556,7 +1676,7 @@ func (x *FedRoundRequest) String() string {
 func (*FedRoundRequest) ProtoMessage() {}
 
 func (x *FedRoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1569,7 +1689,7 @@ func (x *FedRoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedRoundRequest.ProtoReflect.Descriptor instead.
 func (*FedRoundRequest) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{19}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FedRoundRequest) GetCall() *CallRequest {
@@ -1619,7 +1739,7 @@ type FedRoundReply struct {
 
 func (x *FedRoundReply) Reset() {
 	*x = FedRoundReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1631,7 +1751,7 @@ func (x *FedRoundReply) String() string {
 func (*FedRoundReply) ProtoMessage() {}
 
 func (x *FedRoundReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1644,7 +1764,7 @@ func (x *FedRoundReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedRoundReply.ProtoReflect.Descriptor instead.
 func (*FedRoundReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{20}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FedRoundReply) GetRound() int64 {
@@ -1667,10 +1787,11 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\n" +
 	" api/privnotes/v1/privnotes.proto\x12\fprivnotes.v1\"+\n" +
 	"\x0fDescribeRequest\x12\x18\n" +
-	"\adataset\x18\x01 \x01(\tR\adataset\"0\n" +
+	"\adataset\x18\x01 \x01(\tR\adataset\"L\n" +
 	"\rDescribeReply\x12\x1f\n" +
 	"\vschema_json\x18\x01 \x01(\fR\n" +
-	"schemaJson\"!\n" +
+	"schemaJson\x12\x1a\n" +
+	"\bdatasets\x18\x02 \x03(\tR\bdatasets\"!\n" +
 	"\aStrings\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\"\x92\x01\n" +
 	"\x05Value\x12\x12\n" +
@@ -1744,13 +1865,22 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\x06Matrix\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12\x12\n" +
 	"\x04cols\x18\x02 \x01(\x03R\x04cols\x12\x12\n" +
-	"\x04data\x18\x03 \x03(\x01R\x04data\"m\n" +
+	"\x04data\x18\x03 \x03(\x01R\x04data\"\xab\x01\n" +
 	"\x03PCA\x124\n" +
 	"\n" +
 	"components\x18\x01 \x01(\v2\x14.privnotes.v1.MatrixR\n" +
 	"components\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12\x18\n" +
-	"\asupport\x18\x03 \x03(\x03R\asupport\",\n" +
+	"\asupport\x18\x03 \x03(\x03R\asupport\x12*\n" +
+	"\x05right\x18\x04 \x01(\v2\x14.privnotes.v1.MatrixR\x05right\x12\x10\n" +
+	"\x03gap\x18\x05 \x01(\x01R\x03gap\"\xb1\x01\n" +
+	"\aLowRank\x124\n" +
+	"\n" +
+	"components\x18\x01 \x01(\v2\x14.privnotes.v1.MatrixR\n" +
+	"components\x12*\n" +
+	"\x05right\x18\x02 \x01(\v2\x14.privnotes.v1.MatrixR\x05right\x12\x16\n" +
+	"\x06values\x18\x03 \x03(\x01R\x06values\x12,\n" +
+	"\x06matrix\x18\x04 \x01(\v2\x14.privnotes.v1.MatrixR\x06matrix\",\n" +
 	"\x06FedRep\x12\"\n" +
 	"\x01u\x18\x01 \x01(\v2\x14.privnotes.v1.MatrixR\x01u\"\x1e\n" +
 	"\x06Scalar\x12\x14\n" +
@@ -1768,7 +1898,7 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\x06column\x18\x02 \x01(\tR\x06column\x12\x0e\n" +
 	"\x02by\x18\x03 \x01(\tR\x02by\x12\x12\n" +
 	"\x04keys\x18\x04 \x03(\tR\x04keys\x12\x16\n" +
-	"\x06values\x18\x05 \x03(\x01R\x06values\"\xdc\x03\n" +
+	"\x06values\x18\x05 \x03(\x01R\x06values\"\x90\x04\n" +
 	"\fReleaseReply\x12/\n" +
 	"\areceipt\x18\x01 \x01(\v2\x15.privnotes.v1.ReceiptR\areceipt\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12%\n" +
@@ -1780,7 +1910,8 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\thistogram\x18\b \x01(\v2\x17.privnotes.v1.HistogramH\x00R\thistogram\x124\n" +
 	"\bquantile\x18\t \x01(\v2\x16.privnotes.v1.QuantileH\x00R\bquantile\x12.\n" +
 	"\x06groups\x18\n" +
-	" \x01(\v2\x14.privnotes.v1.GroupsH\x00R\x06groupsB\a\n" +
+	" \x01(\v2\x14.privnotes.v1.GroupsH\x00R\x06groups\x122\n" +
+	"\blow_rank\x18\v \x01(\v2\x15.privnotes.v1.LowRankH\x00R\alowRankB\a\n" +
 	"\x05value\"\xb0\x01\n" +
 	"\x0fFedRoundRequest\x12-\n" +
 	"\x04call\x18\x01 \x01(\v2\x19.privnotes.v1.CallRequestR\x04call\x12\x14\n" +
@@ -1811,7 +1942,7 @@ func file_api_privnotes_v1_privnotes_proto_rawDescGZIP() []byte {
 	return file_api_privnotes_v1_privnotes_proto_rawDescData
 }
 
-var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_api_privnotes_v1_privnotes_proto_goTypes = []any{
 	(*DescribeRequest)(nil), // 0: privnotes.v1.DescribeRequest
 	(*DescribeReply)(nil),   // 1: privnotes.v1.DescribeReply
@@ -1825,56 +1956,62 @@ var file_api_privnotes_v1_privnotes_proto_goTypes = []any{
 	(*ReceiptReply)(nil),    // 9: privnotes.v1.ReceiptReply
 	(*Matrix)(nil),          // 10: privnotes.v1.Matrix
 	(*PCA)(nil),             // 11: privnotes.v1.PCA
-	(*FedRep)(nil),          // 12: privnotes.v1.FedRep
-	(*Scalar)(nil),          // 13: privnotes.v1.Scalar
-	(*Vector)(nil),          // 14: privnotes.v1.Vector
-	(*Histogram)(nil),       // 15: privnotes.v1.Histogram
-	(*Quantile)(nil),        // 16: privnotes.v1.Quantile
-	(*Groups)(nil),          // 17: privnotes.v1.Groups
-	(*ReleaseReply)(nil),    // 18: privnotes.v1.ReleaseReply
-	(*FedRoundRequest)(nil), // 19: privnotes.v1.FedRoundRequest
-	(*FedRoundReply)(nil),   // 20: privnotes.v1.FedRoundReply
-	nil,                     // 21: privnotes.v1.CallRequest.ArgsEntry
+	(*LowRank)(nil),         // 12: privnotes.v1.LowRank
+	(*FedRep)(nil),          // 13: privnotes.v1.FedRep
+	(*Scalar)(nil),          // 14: privnotes.v1.Scalar
+	(*Vector)(nil),          // 15: privnotes.v1.Vector
+	(*Histogram)(nil),       // 16: privnotes.v1.Histogram
+	(*Quantile)(nil),        // 17: privnotes.v1.Quantile
+	(*Groups)(nil),          // 18: privnotes.v1.Groups
+	(*ReleaseReply)(nil),    // 19: privnotes.v1.ReleaseReply
+	(*FedRoundRequest)(nil), // 20: privnotes.v1.FedRoundRequest
+	(*FedRoundReply)(nil),   // 21: privnotes.v1.FedRoundReply
+	nil,                     // 22: privnotes.v1.CallRequest.ArgsEntry
 }
 var file_api_privnotes_v1_privnotes_proto_depIdxs = []int32{
 	2,  // 0: privnotes.v1.Value.strs:type_name -> privnotes.v1.Strings
-	21, // 1: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
+	22, // 1: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
 	6,  // 2: privnotes.v1.PlanReply.cost:type_name -> privnotes.v1.Event
 	6,  // 3: privnotes.v1.Receipt.cost:type_name -> privnotes.v1.Event
 	5,  // 4: privnotes.v1.Receipt.remaining:type_name -> privnotes.v1.Budget
 	8,  // 5: privnotes.v1.ReceiptReply.receipt:type_name -> privnotes.v1.Receipt
 	10, // 6: privnotes.v1.PCA.components:type_name -> privnotes.v1.Matrix
-	10, // 7: privnotes.v1.FedRep.u:type_name -> privnotes.v1.Matrix
-	8,  // 8: privnotes.v1.ReleaseReply.receipt:type_name -> privnotes.v1.Receipt
-	11, // 9: privnotes.v1.ReleaseReply.pca:type_name -> privnotes.v1.PCA
-	12, // 10: privnotes.v1.ReleaseReply.fedrep:type_name -> privnotes.v1.FedRep
-	13, // 11: privnotes.v1.ReleaseReply.count:type_name -> privnotes.v1.Scalar
-	14, // 12: privnotes.v1.ReleaseReply.mean:type_name -> privnotes.v1.Vector
-	13, // 13: privnotes.v1.ReleaseReply.sum:type_name -> privnotes.v1.Scalar
-	15, // 14: privnotes.v1.ReleaseReply.histogram:type_name -> privnotes.v1.Histogram
-	16, // 15: privnotes.v1.ReleaseReply.quantile:type_name -> privnotes.v1.Quantile
-	17, // 16: privnotes.v1.ReleaseReply.groups:type_name -> privnotes.v1.Groups
-	4,  // 17: privnotes.v1.FedRoundRequest.call:type_name -> privnotes.v1.CallRequest
-	10, // 18: privnotes.v1.FedRoundRequest.basis:type_name -> privnotes.v1.Matrix
-	10, // 19: privnotes.v1.FedRoundReply.value:type_name -> privnotes.v1.Matrix
-	3,  // 20: privnotes.v1.CallRequest.ArgsEntry.value:type_name -> privnotes.v1.Value
-	0,  // 21: privnotes.v1.DataService.Describe:input_type -> privnotes.v1.DescribeRequest
-	4,  // 22: privnotes.v1.DataService.Plan:input_type -> privnotes.v1.CallRequest
-	4,  // 23: privnotes.v1.DataService.DryRun:input_type -> privnotes.v1.CallRequest
-	4,  // 24: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
-	4,  // 25: privnotes.v1.DataService.FedOpen:input_type -> privnotes.v1.CallRequest
-	19, // 26: privnotes.v1.DataService.FedRound:input_type -> privnotes.v1.FedRoundRequest
-	1,  // 27: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
-	7,  // 28: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
-	9,  // 29: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
-	18, // 30: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
-	9,  // 31: privnotes.v1.DataService.FedOpen:output_type -> privnotes.v1.ReceiptReply
-	20, // 32: privnotes.v1.DataService.FedRound:output_type -> privnotes.v1.FedRoundReply
-	27, // [27:33] is the sub-list for method output_type
-	21, // [21:27] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	10, // 7: privnotes.v1.PCA.right:type_name -> privnotes.v1.Matrix
+	10, // 8: privnotes.v1.LowRank.components:type_name -> privnotes.v1.Matrix
+	10, // 9: privnotes.v1.LowRank.right:type_name -> privnotes.v1.Matrix
+	10, // 10: privnotes.v1.LowRank.matrix:type_name -> privnotes.v1.Matrix
+	10, // 11: privnotes.v1.FedRep.u:type_name -> privnotes.v1.Matrix
+	8,  // 12: privnotes.v1.ReleaseReply.receipt:type_name -> privnotes.v1.Receipt
+	11, // 13: privnotes.v1.ReleaseReply.pca:type_name -> privnotes.v1.PCA
+	13, // 14: privnotes.v1.ReleaseReply.fedrep:type_name -> privnotes.v1.FedRep
+	14, // 15: privnotes.v1.ReleaseReply.count:type_name -> privnotes.v1.Scalar
+	15, // 16: privnotes.v1.ReleaseReply.mean:type_name -> privnotes.v1.Vector
+	14, // 17: privnotes.v1.ReleaseReply.sum:type_name -> privnotes.v1.Scalar
+	16, // 18: privnotes.v1.ReleaseReply.histogram:type_name -> privnotes.v1.Histogram
+	17, // 19: privnotes.v1.ReleaseReply.quantile:type_name -> privnotes.v1.Quantile
+	18, // 20: privnotes.v1.ReleaseReply.groups:type_name -> privnotes.v1.Groups
+	12, // 21: privnotes.v1.ReleaseReply.low_rank:type_name -> privnotes.v1.LowRank
+	4,  // 22: privnotes.v1.FedRoundRequest.call:type_name -> privnotes.v1.CallRequest
+	10, // 23: privnotes.v1.FedRoundRequest.basis:type_name -> privnotes.v1.Matrix
+	10, // 24: privnotes.v1.FedRoundReply.value:type_name -> privnotes.v1.Matrix
+	3,  // 25: privnotes.v1.CallRequest.ArgsEntry.value:type_name -> privnotes.v1.Value
+	0,  // 26: privnotes.v1.DataService.Describe:input_type -> privnotes.v1.DescribeRequest
+	4,  // 27: privnotes.v1.DataService.Plan:input_type -> privnotes.v1.CallRequest
+	4,  // 28: privnotes.v1.DataService.DryRun:input_type -> privnotes.v1.CallRequest
+	4,  // 29: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
+	4,  // 30: privnotes.v1.DataService.FedOpen:input_type -> privnotes.v1.CallRequest
+	20, // 31: privnotes.v1.DataService.FedRound:input_type -> privnotes.v1.FedRoundRequest
+	1,  // 32: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
+	7,  // 33: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
+	9,  // 34: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
+	19, // 35: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
+	9,  // 36: privnotes.v1.DataService.FedOpen:output_type -> privnotes.v1.ReceiptReply
+	21, // 37: privnotes.v1.DataService.FedRound:output_type -> privnotes.v1.FedRoundReply
+	32, // [32:38] is the sub-list for method output_type
+	26, // [26:32] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_api_privnotes_v1_privnotes_proto_init() }
@@ -1889,7 +2026,7 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 		(*Value_Bool)(nil),
 		(*Value_Strs)(nil),
 	}
-	file_api_privnotes_v1_privnotes_proto_msgTypes[18].OneofWrappers = []any{
+	file_api_privnotes_v1_privnotes_proto_msgTypes[19].OneofWrappers = []any{
 		(*ReleaseReply_Pca)(nil),
 		(*ReleaseReply_Fedrep)(nil),
 		(*ReleaseReply_Count)(nil),
@@ -1898,6 +2035,7 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 		(*ReleaseReply_Histogram)(nil),
 		(*ReleaseReply_Quantile)(nil),
 		(*ReleaseReply_Groups)(nil),
+		(*ReleaseReply_LowRank)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1905,7 +2043,7 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_privnotes_v1_privnotes_proto_rawDesc), len(file_api_privnotes_v1_privnotes_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
