@@ -128,6 +128,17 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 	return ev, ev.Validate() == nil
 }
 
+// staticPCAMethod is the method a private_pca call with the literal
+// method runs on a dataset of schema sc, as costFor names it: auto runs
+// ppm-entry on a matrix dataset (calibrated in zCDP under every
+// accountant), gauss or npm otherwise.
+func staticPCAMethod(method string, sc ledger.Schema) string {
+	if method == "auto" && sc.IsMatrix() {
+		return "ppm-entry"
+	}
+	return method
+}
+
 // staticCost is one statically known charge.
 type staticCost struct {
 	dataset string
@@ -213,8 +224,8 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		mode := ""
 		if s := schemaOf(ds); s != nil {
 			mode = s.Accountant
-			if c.Func == "private_pca" && method == "auto" && s.IsMatrix() {
-				method = "ppm-entry" // what auto runs on a matrix dataset
+			if c.Func == "private_pca" {
+				method = staticPCAMethod(method, *s)
 			}
 		}
 		ev, ok := costFor(c.Func, method, calib, mode, c.Eps, c.Delta)
