@@ -38,7 +38,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		epsList  = fs.String("eps", "", "comma-separated ε grid, e.g. 0.5,1,2")
 		delta    = fs.Float64("delta", 0, "override δ")
 		methods  = fs.String("methods", "", "comma-separated methods to run (default: all)")
-		calib    = fs.String("calibration", "", "zcdp, analytic, gdp or paper (default: each workload's tight one: zcdp/analytic for the PCA workloads, gdp for the federated ones); a workload that has no such calibration says so")
+		calib    = fs.String("calibration", "", "zcdp, analytic, gdp or paper (default: each workload's tight one: zcdp/analytic for the PCA workloads, gdp for the federated ones); gdp on the PCA workloads calibrates npm, gauss and adaptive to μ*(ε, δ) as on a gdp dataset; a workload that has no such calibration says so")
+		acct     = fs.String("accountant", "", "zcdp (default) or gdp: calibrate the PCA workloads as on a dataset registered with that accountant (gdp: --calibration gdp)")
 		nb       = fs.String("neighbour", "", "replace-one (default) or add-remove")
 		workers  = fs.Int("workers", 0, "goroutines per data pass (default: all cores)")
 		trans    = fs.String("transport", "", "with --workload dpspca or fedrep: grpc times the federated call (DPS-PCA, or FedRep across silos) over data services on loopback (mutual TLS) against in-process members, and a remote private_count's round trip against a local one")
@@ -67,6 +68,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 		tw.Flush()
 		return 0
+	}
+	switch strings.ToLower(strings.TrimSpace(*acct)) {
+	case "", "zcdp":
+	case "gdp":
+		if c := strings.ToLower(strings.TrimSpace(*calib)); c != "" && c != "zcdp" && c != "gdp" {
+			fmt.Fprintf(stderr, "privnotes bench: --accountant gdp calibrates to μ*(ε, δ); it does not combine with --calibration %q\n", *calib)
+			return 2
+		}
+		*calib = "gdp"
+	default:
+		fmt.Fprintf(stderr, "privnotes bench: --accountant %q: use zcdp or gdp\n", *acct)
+		return 2
 	}
 	cfg := bench.Config{Quick: *quick, Seeds: *seeds, N: *n, D: *d, K: *k, Delta: *delta,
 		Calibration: *calib, Neighbour: *nb, Workers: *workers}

@@ -172,6 +172,11 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		if err != nil {
 			panic(argErr(fn, err))
 		}
+		calib = pcaGaussianCalibration(sc, chosen, calib, autoGap)
+		if calib == pca.CalibGDP {
+			p.Note += "calibration: exact GDP (σ = Δ/μ*), the gdp accountant's. "
+			p.Params["calibration"] = calib.String()
+		}
 		if a.Int("providers") != 0 || a.Int("sparsity") != 0 {
 			panic(Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
 		}
@@ -302,6 +307,25 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		panic(Errorf(NameNotAvailable, "method %q is not available in this build", chosen))
 	}
 	return p
+}
+
+// pcaGaussianCalibration is the calibration of npm, gauss (also when auto
+// picks them) and adaptive: on a dataset under the gdp accountant the
+// default (zcdp) becomes exact GDP, as for the tabular calls
+// (gaussianCalibration): σ = Δ/μ*(ε, δ) and a μ*-GDP charge, which the gdp
+// filter composes exactly. The accountant is public and fixed at
+// registration, so the choice reveals nothing. calibration="paper" and
+// gap="auto" (an exponential-mechanism selection calibrated in zCDP) keep
+// theirs; every other accountant keeps zcdp bit for bit.
+func pcaGaussianCalibration(sc ledger.Schema, method string, calib pca.Calibration, autoGap bool) pca.Calibration {
+	if calib != pca.CalibZCDP || autoGap || sc.Accountant != accounting.ModeGDP.String() {
+		return calib
+	}
+	switch method {
+	case pca.MethodNPM, pca.MethodGauss, pca.MethodAdaptive:
+		return pca.CalibGDP
+	}
+	return calib
 }
 
 // dppcaCalibration is the calibration of DP-PCA and private Oja. An

@@ -221,6 +221,14 @@ func TestMatrixCostForMatchesPlans(t *testing.T) {
 				if !ok || !sameCost(p.Cost, want) || p.Method != "pca/ppm-entry" {
 					t.Errorf("%v private_pca method=%s calibration=%s: plan %s costs %+v, costFor %+v", ms, method, calib, p.Method, p.Cost, want)
 				}
+				// On a gdp dataset ppm-entry keeps its zCDP calibration, and
+				// the pre-check names auto's method so that it prices it so.
+				gsc := sc
+				gsc.Accountant = "gdp"
+				gp := planPCA(&source{name: "m", schema: gsc}, a)
+				if want, ok := costFor("private_pca", staticPCAMethod(method, gsc), calib, "gdp", 0.5, 1e-6); !ok || !sameCost(gp.Cost, want) {
+					t.Errorf("%v on a gdp dataset, private_pca method=%s calibration=%s: plan costs %+v, the pre-check %+v", ms, method, calib, gp.Cost, want)
+				}
 				// Neighbours replace an entry within [−B, B]: it moves by 2B.
 				if !strings.Contains(p.Note, "one symmetric entry pair changes by ≤ 4)") {
 					t.Errorf("%v: note %q does not calibrate to an entry change of 2B = 4", ms, p.Note)

@@ -102,16 +102,22 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			} else {
 				ev = accounting.GdpFor(eps, delta)
 			}
-		case "npm", "gauss", "auto", "ppm-entry": // auto is gauss, npm or (on a matrix dataset) ppm-entry; all are Gaussian compositions
-			if calibration == "paper" {
+		case "npm", "gauss", "auto", "ppm-entry": // auto is gauss or npm (on a matrix dataset ppm-entry, which the caller names); all are Gaussian compositions
+			switch {
+			case calibration == "paper":
 				ev = accounting.Approx(eps, delta)
-			} else {
+			case method != "ppm-entry":
+				ev = gaussianFor(eps, delta) // exact GDP on gdp datasets (release.pcaGaussianCalibration)
+			default:
 				ev = accounting.GaussianZcdpFor(eps, delta)
 			}
-		default: // adaptive (a sparse-vector step), federated
-			if calibration == "paper" {
+		default: // adaptive (a sparse-vector step; exact GDP on gdp datasets, release.pcaGaussianCalibration), federated
+			switch {
+			case calibration == "paper":
 				ev = accounting.Approx(eps, delta)
-			} else {
+			case method == "adaptive" && mode == accounting.ModeGDP.String():
+				ev = accounting.GdpFor(eps, delta)
+			default:
 				ev = accounting.ZcdpFor(eps, delta)
 			}
 		}
@@ -120,6 +126,17 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 	}
 	ev.Mechanism = fn
 	return ev, ev.Validate() == nil
+}
+
+// staticPCAMethod is the method a private_pca call with the literal
+// method runs on a dataset of schema sc, as costFor names it: auto runs
+// ppm-entry on a matrix dataset (calibrated in zCDP under every
+// accountant), gauss or npm otherwise.
+func staticPCAMethod(method string, sc ledger.Schema) string {
+	if method == "auto" && sc.IsMatrix() {
+		return "ppm-entry"
+	}
+	return method
 }
 
 // staticCost is one statically known charge.
@@ -189,6 +206,14 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 				method = "col" // col= (and by=): pure ε without δ
 			}
 		}
+		if v, ok := lit["gap"]; ok && c.Func == "private_pca" {
+			if v == nil {
+				return staticCost{}, false
+			}
+			if *v == "auto" {
+				method += "/gap-auto" // calibrated in zCDP on every dataset (release.pcaGaussianCalibration)
+			}
+		}
 		ds := rt.callDataset(c, lookup)
 		if v, ok := lit["name"]; ok && (v == nil || rt.namedRelease(ds, *v)) {
 			// A named call whose release is stored replays it for free
@@ -199,6 +224,9 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		mode := ""
 		if s := schemaOf(ds); s != nil {
 			mode = s.Accountant
+			if c.Func == "private_pca" {
+				method = staticPCAMethod(method, *s)
+			}
 		}
 		ev, ok := costFor(c.Func, method, calib, mode, c.Eps, c.Delta)
 		return staticCost{dataset: ds, ev: ev, call: c}, ok

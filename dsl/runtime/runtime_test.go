@@ -406,32 +406,44 @@ func TestRowLimitsAgree(t *testing.T) {
 func TestPCAGaussianEventsOnGDP(t *testing.T) {
 	sc := ledger.Schema{Name: "x", Columns: []string{"a", "b", "c", "d", "e", "f"}, D: 6, Clip: 1, Unit: "row",
 		Neighbour: "replace-one", Accountant: "gdp", Center: "none", PublicN: 100}
+	// On a gdp dataset gauss, npm (and auto, which picks one of them) and
+	// adaptive are calibrated to μ*(ε, δ) and charged the μ*-GDP event,
+	// which the pre-check prices alike; adaptive with gap="auto" keeps its
+	// zCDP event, which the gdp accountant refuses.
 	for _, c := range []struct {
 		method   string
-		gaussian bool
-	}{{"auto", true}, {"gauss", true}, {"npm", true}, {"adaptive", false}} {
+		autoGap  bool
+		admitted bool
+	}{{"auto", false, true}, {"gauss", false, true}, {"npm", false, true}, {"adaptive", false, true}, {"adaptive", true, false}} {
 		kws := []KW{newKW("k", 1), newKW("eps", 0.5), newKW("delta", 1e-6), newKW("method", c.method)}
 		if c.method == "adaptive" {
 			kws = append(kws, newKW("iters", 5))
+		}
+		if c.autoGap {
+			kws = append(kws, newKW("gap", "auto"))
 		}
 		a, err := parseArgs("private_pca", kws)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := planPCA(&source{name: "x", schema: sc}, a)
-		want, ok := costFor("private_pca", c.method, "", "gdp", 0.5, 1e-6)
-		if !ok || !sameCost(p.Cost, want) || p.Cost.Gaussian != c.gaussian {
-			t.Errorf("%s: plan %+v, costFor %+v, want Gaussian=%v", c.method, p.Cost, want, c.gaussian)
+		method := c.method
+		if c.autoGap {
+			method += "/gap-auto"
+		}
+		want, ok := costFor("private_pca", method, "", "gdp", 0.5, 1e-6)
+		if !ok || !sameCost(p.Cost, want) || (p.Cost.Kind == accounting.GDP) != c.admitted {
+			t.Errorf("%s (gap auto %v): plan %+v, costFor %+v", c.method, c.autoGap, p.Cost, want)
 		}
 		acc, err := accounting.NewAccountant(accounting.ModeGDP, accounting.Budget{Eps: 10, Delta: 1e-5})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := acc.Check(p.Cost); (err == nil) != c.gaussian {
-			t.Errorf("%s on a gdp accountant: check %v, want admitted=%v", c.method, err, c.gaussian)
+		if err := acc.Check(p.Cost); (err == nil) != c.admitted {
+			t.Errorf("%s on a gdp accountant: check %v, want admitted=%v", c.method, err, c.admitted)
 		}
-		if c.gaussian {
-			if got, want := accounting.ModeGDP.Pricing(p.Cost), fmt.Sprintf("GDP filter μ=%.4g", math.Sqrt(2*p.Cost.Rho)); got != want {
+		if c.admitted {
+			if got, want := accounting.ModeGDP.Pricing(p.Cost), fmt.Sprintf("GDP filter μ=%.4g", accounting.MuForTarget(0.5, 1e-6)); got != want {
 				t.Errorf("%s: priced %q, want %q", c.method, got, want)
 			}
 		}

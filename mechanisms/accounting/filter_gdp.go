@@ -76,6 +76,38 @@ func PureToMu(eps float64) float64 {
 	return hi
 }
 
+// PureForMu returns the largest ε (to within ~1e-10 relative, rounded
+// down) whose pure ε-DP steps are μ-GDP: PureToMu(PureForMu(μ)) ≤ μ. It
+// inverts μ = 2Φ⁻¹(e^ε/(1+e^ε)), i.e. ε = ln(Φ(μ/2)/Φ(−μ/2)), computed as
+// 2·atanh(erf(μ/(2√2))) where the erf is small and as ln(2/erfc − 1)
+// beyond, then stepped down until PureToMu confirms it. It returns NaN for
+// NaN or negative μ and 0 for μ = 0. Mechanisms that split a GDP budget
+// between pure steps and Gaussian releases (the adaptive power method's
+// sparse vector) calibrate their ε with it.
+func PureForMu(mu float64) float64 {
+	switch {
+	case !(mu >= 0):
+		return math.NaN()
+	case mu == 0:
+		return 0
+	}
+	x := mu / (2 * math.Sqrt2)
+	var eps float64
+	if e := math.Erf(x); e < 0.5 {
+		eps = 2 * math.Atanh(e)
+	} else {
+		eps = math.Log(2/math.Erfc(x) - 1)
+	}
+	eps = math.Min(eps, maxPureForGDP)
+	for i := 0; i < 200 && eps > 0 && !(PureToMu(eps) <= mu); i++ {
+		eps *= 1 - 1e-10
+	}
+	if !(PureToMu(eps) <= mu) {
+		return 0
+	}
+	return eps
+}
+
 // gdpPrice returns μ² of the μ that dominates e for the GDP filter, as an
 // unevaluated product hi+lo (exact for GDP events, so that rounding never
 // lowers a cost), or ok = false when e has no GDP bound.

@@ -136,6 +136,10 @@ func defaultAPMIters(n int, eps, beta, gap float64) float64 {
 // with multiplier z (1/(2z²) zCDP), ε_s = √(2fρ*/T), z = √(T/(2(1−f)ρ*)),
 // f = 0.5.
 //
+// CalibGDP (gdp datasets): the run is charged μ* = accounting.MuForTarget(Eps,
+// Delta), and T·(PureToMu(ε_s)² + 1/z²) ≤ μ*² with the same share f of μ*²
+// for the sparse vector (see the case below and docs/accounting.md).
+//
 // CalibPaper: per-step ε from apmPaperStepEps, δ = Delta/(T+1), Gaussian std
 // 2θ√(ln(2/δ))/ε (the constant of the proof of Lemma 3.1, the larger of
 // the paper's two).
@@ -179,6 +183,25 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 		pl.SVTEps = math.Sqrt(2 * svtShare * rho / float64(T))
 		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * rho))
 		pl.Cost = event(MethodAdaptive, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
+	case CalibGDP:
+		// Each iteration is one ε_s-DP AboveThreshold, which is
+		// PureToMu(ε_s)-GDP (Dong–Roth–Su Prop. 2.5, docs/accounting.md), and
+		// one Gaussian release of multiplier z at the sensitivity c·θ̂ of the
+		// released θ̂, 1/z-GDP given the past: T and z are fixed here, before
+		// the data, whatever the thresholds. By adaptive GDP composition
+		// (Dong–Roth–Su Thm 3.2) the run is μ-GDP with
+		// μ² = T·(PureToMu(ε_s)² + 1/z²) ≤ μ*²: the share f of μ*²/2
+		// (rounded down, accounting.GaussianTarget) goes to the sparse
+		// vector, ε_s = PureForMu(√(2fρ/T)) rounded down, and the rest to
+		// the Gaussian releases as under CalibZCDP.
+		rho, cost, ok := accounting.GaussianTarget(opt.Eps, opt.Delta, true)
+		if !ok {
+			return nil, fmt.Errorf("pca adaptive: could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
+		}
+		pl.Rho = rho
+		pl.SVTEps = accounting.PureForMu(math.Sqrt(2 * svtShare * rho / float64(T)))
+		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * rho))
+		pl.Cost = event(MethodAdaptive, cost)
 	case CalibPaper:
 		eps, _ := apmPaperStepEps(opt.Eps, opt.Delta, T)
 		pl.StepEps = eps
@@ -214,10 +237,14 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 		pl.gridStds[k] = std
 	}
 	pl.NoiseStd = pl.gridStds[gridTop] // θ̂ = 1
-	if opt.Calibration == CalibZCDP {
+	switch opt.Calibration {
+	case CalibZCDP:
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s over T=%d iterations, each a sparse-vector step with ε=%s and a Gaussian step with noise multiplier %s (%s)",
 			opt.Eps, opt.Delta, fmtG(pl.Rho), T, fmtG(pl.SVTEps), fmtG(pl.NoiseMultiplier), opt.Neighbour)
-	} else {
+	case CalibGDP:
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via exact GDP: μ=%s over T=%d iterations, each a sparse-vector step with ε=%s (priced as %s-GDP) and a Gaussian step with noise multiplier %s (%s)",
+			opt.Eps, opt.Delta, fmtG(pl.Cost.Mu), T, fmtG(pl.SVTEps), fmtG(accounting.PureToMu(pl.SVTEps)), fmtG(pl.NoiseMultiplier), opt.Neighbour)
+	default:
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v as in Nguyen–Ene–Nguyen Lemma 3.1: T=%d iterations at ε=%s, δ=%s each, Gaussian multiplier %s (%s)",
 			opt.Eps, opt.Delta, T, fmtG(pl.StepEps), fmtG(pl.StepDelta), fmtG(pl.NoiseMultiplier), opt.Neighbour)
 	}

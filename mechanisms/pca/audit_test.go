@@ -79,6 +79,10 @@ func TestAudits(t *testing.T) {
 		{MethodAdaptive, column(ones...), column(append(ones, 1)...), Options{Eps: eps, Delta: delta, Iters: 1, Neighbour: accounting.AddRemove}, math.Sqrt(0.75) / 2},
 		// gauss, d=1: C = 0 vs 1.
 		{MethodGauss, column(0), column(0, 1), Options{Eps: eps, Delta: delta, Neighbour: accounting.AddRemove}, 0.5},
+		// The same releases calibrated to μ*(ε, δ) (gdp datasets): less
+		// noise than under ρ*, still (ε, δ)-DP; halved, refuted.
+		{MethodNPM, column(0), column(0, 1), Options{Eps: eps, Delta: delta, Iters: 1, Neighbour: accounting.AddRemove, Calibration: CalibGDP}, 0.5},
+		{MethodGauss, column(0), column(0, 1), Options{Eps: eps, Delta: delta, Neighbour: accounting.AddRemove, Calibration: CalibGDP}, 0.5},
 	}
 	for ci, tc := range cases {
 		opt := tc.opt
@@ -103,7 +107,7 @@ func TestAudits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s broken=%v: %v", tc.method, broken, res)
+			t.Logf("%s (%v) broken=%v: %v", tc.method, opt.Calibration, broken, res)
 			if err := res.Check(eps); (err != nil) != broken {
 				if broken {
 					t.Errorf("%s with reduced noise: the audit did not refute ε=%v (lower bound %.3g)", tc.method, eps, res.EpsLower)

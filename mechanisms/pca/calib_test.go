@@ -227,7 +227,7 @@ func TestValidation(t *testing.T) {
 		{"huge public n", MethodAdaptive, mod(func(o *Options) { o.PublicN = MaxRows + 1 }), 5, "pca adaptive: public row count 1073741825 must be in 0..2^30", false},
 		{"negative workers", MethodNPM, mod(func(o *Options) { o.Workers = -1 }), 5, "pca npm: workers=-1 must be ≥ 0 (0 uses every core)", false},
 		{"bad neighbour", MethodNPM, mod(func(o *Options) { o.Neighbour = 7 }), 5, "pca npm: invalid neighbour relation 7: use accounting.ReplaceOne or accounting.AddRemove", false},
-		{"bad calibration", MethodNPM, mod(func(o *Options) { o.Calibration = 9 }), 5, "pca npm: invalid calibration 9: use CalibZCDP or CalibPaper", false},
+		{"bad calibration", MethodNPM, mod(func(o *Options) { o.Calibration = 9 }), 5, "pca npm: invalid calibration 9: use CalibZCDP, CalibPaper or CalibGDP", false},
 		{"adaptive k=2", MethodAdaptive, mod(func(o *Options) { o.K = 2 }), 5, "pca adaptive: the adaptive power method finds one component; got k=2 (use method npm for k > 1)", false},
 		{"adaptive no T", MethodAdaptive, mod(func(o *Options) { o.Iters = 0 }), 5, "pca adaptive: set iters or give a public row count (the default T = ⌈ln(n·ε/β)/ln(1/(1−κ₀))⌉ needs n)", false},
 		{"adaptive oversample", MethodAdaptive, mod(func(o *Options) { o.Oversample = 1 }), 5, "pca adaptive: oversample applies to npm only; leave it 0", false},

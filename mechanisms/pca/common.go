@@ -39,28 +39,43 @@ const (
 	// CalibPaper uses the papers' own noise formulas (typos resolved as the
 	// spec says). The cost event is accounting.Approx(Eps, Delta).
 	CalibPaper
+	// CalibGDP, for datasets under the gdp accountant, spends μ* =
+	// accounting.MuForTarget(Eps, Delta), the exact Gaussian-DP μ whose
+	// (ε, δ(ε)) curve is the target, through the same helper as the tabular
+	// calls (accounting.GaussianTarget): the releases share the
+	// ρ-equivalent μ*²/2 (rounded down) as CalibZCDP shares ρ*, and the
+	// cost event is accounting.GdpFor(Eps, Delta). gauss and npm only; the
+	// adaptive method prices its sparse-vector step too (PlanAdaptive).
+	CalibGDP
 )
 
-// String returns "zcdp" or "paper".
+// String returns "zcdp", "paper" or "gdp".
 func (c Calibration) String() string {
 	switch c {
 	case CalibZCDP:
 		return "zcdp"
 	case CalibPaper:
 		return "paper"
+	case CalibGDP:
+		return "gdp"
 	}
 	return fmt.Sprintf("Calibration(%d)", int(c))
 }
 
-// ParseCalibration reads "zcdp" or "paper" (case-insensitive).
+// ParseCalibration reads "zcdp", "paper" or "gdp" (case-insensitive). The
+// DSL's calibration keyword offers zcdp and paper only: a cell gets CalibGDP
+// from its dataset's accountant, never by asking (a GDP event on a zcdp
+// dataset would cost more than its target there).
 func ParseCalibration(s string) (Calibration, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "zcdp", "":
 		return CalibZCDP, nil
 	case "paper":
 		return CalibPaper, nil
+	case "gdp":
+		return CalibGDP, nil
 	}
-	return 0, fmt.Errorf("pca: unknown calibration %q: use \"zcdp\" or \"paper\"", s)
+	return 0, fmt.Errorf("pca: unknown calibration %q: use \"zcdp\", \"paper\" or \"gdp\"", s)
 }
 
 // Options configures a private PCA run. The zero value of every field but
@@ -168,7 +183,9 @@ type Plan struct {
 	Cost        accounting.Event
 	Calibration Calibration
 	Neighbour   accounting.Neighbour
-	// Rho is the zCDP budget of the run under CalibZCDP (0 under CalibPaper).
+	// Rho is the zCDP budget of the run under CalibZCDP, and its
+	// ρ-equivalent μ*²/2 (rounded down) under CalibGDP, through which the
+	// releases are scaled (0 under CalibPaper).
 	Rho float64
 	// Sensitivity is the ℓ2 sensitivity of each Gaussian release after
 	// scaling rows to norm ≤ 1; for adaptive it is per unit of the threshold.
@@ -364,8 +381,8 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	if err := checkTarget(opt.Eps, opt.Delta); err != nil {
 		return fail("%v", err)
 	}
-	if opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper {
-		return fail("invalid calibration %d: use CalibZCDP or CalibPaper", int(opt.Calibration))
+	if opt.Calibration != CalibZCDP && opt.Calibration != CalibPaper && opt.Calibration != CalibGDP {
+		return fail("invalid calibration %d: use CalibZCDP, CalibPaper or CalibGDP", int(opt.Calibration))
 	}
 	if opt.Neighbour != accounting.ReplaceOne && opt.Neighbour != accounting.AddRemove {
 		return fail("invalid neighbour relation %d: use accounting.ReplaceOne or accounting.AddRemove", int(opt.Neighbour))

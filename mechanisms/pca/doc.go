@@ -54,8 +54,10 @@
 // and returns the exact accounting.Event the run will cost, so a caller can
 // charge a ledger before any data is read. The run functions repeat the same
 // validation. Calibration CalibZCDP (default) spends exactly the zCDP ρ whose
-// tight conversion is the target (ε, δ); CalibPaper reproduces the papers'
-// noise formulas and costs (ε, δ) as an approximate-DP event. Results hold
+// tight conversion is the target (ε, δ); CalibGDP (npm, gauss, adaptive, for
+// datasets under the gdp accountant) spends exactly the μ*-GDP whose exact
+// curve is the target and costs that GDP event; CalibPaper reproduces the
+// papers' noise formulas and costs (ε, δ) as an approximate-DP event. Results hold
 // only differentially private outputs and public parameters.
 //
 // Floating point: the noise is exact (mechanisms/noise, which also charges

@@ -40,6 +40,8 @@ func gaussSensitivity(nb accounting.Neighbour) float64 {
 // Gaussian release of d(d+1)/2 coordinates.
 //
 // CalibZCDP: σ = Δ·√(1/(2ρ*)), ρ* = accounting.RhoForTarget(Eps, Delta).
+// CalibGDP: σ = Δ/μ*, μ* = accounting.MuForTarget(Eps, Delta) (through
+// accounting.GaussianTarget, as the tabular calls), at cost GdpFor.
 // CalibPaper: σ = Δ·√(2·ln(1.25/δ))/ε, the classical Gaussian mechanism,
 // valid only for ε < 1 (larger ε is refused).
 func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
@@ -63,13 +65,18 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 	}
 	m := d * (d + 1) / 2
 	switch opt.Calibration {
-	case CalibZCDP:
-		rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
+	case CalibZCDP, CalibGDP:
+		// One Gaussian release on the samplers, σ from noise.GaussianScaleChecked
+		// (planStd) with the lattice slack: a Gaussian-marked ρ*-zCDP event
+		// (which the gdp accountant composes as √(2ρ*)), or on gdp datasets the
+		// μ*-GDP event with ρ = μ*²/2 rounded down.
+		rho, cost, ok := accounting.GaussianTarget(opt.Eps, opt.Delta, opt.Calibration == CalibGDP)
+		if !ok {
+			return nil, fmt.Errorf("pca gauss: could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
+		}
 		pl.Rho = rho
 		pl.NoiseMultiplier = math.Sqrt(1 / (2 * rho))
-		// One Gaussian release on the samplers, σ from noise.GaussianScaleChecked
-		// (planStd): marked Gaussian, so the gdp accountant composes it as √(2ρ).
-		pl.Cost = event(MethodGauss, accounting.GaussianZcdp(rho).WithTarget(opt.Eps, opt.Delta))
+		pl.Cost = event(MethodGauss, cost)
 	case CalibPaper:
 		if opt.Eps >= 1 {
 			return nil, fmt.Errorf("pca gauss: paper calibration uses the classical Gaussian mechanism, proven only for eps < 1: use calibration zcdp")
@@ -85,10 +92,14 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 	if pl.NoiseStd, err = planStd(MethodGauss, (pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m); err != nil {
 		return nil, err
 	}
-	if opt.Calibration == CalibZCDP {
+	switch opt.Calibration {
+	case CalibZCDP:
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s, std %s per entry of the %d×%d covariance (%s)",
 			opt.Eps, opt.Delta, fmtG(pl.Rho), fmtG(pl.NoiseMultiplier), fmtG(pl.NoiseStd), d, d, opt.Neighbour)
-	} else {
+	case CalibGDP:
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via exact GDP: μ=%s, noise multiplier %s, std %s per entry of the %d×%d covariance (%s)",
+			opt.Eps, opt.Delta, fmtG(pl.Cost.Mu), fmtG(pl.NoiseMultiplier), fmtG(pl.NoiseStd), d, d, opt.Neighbour)
+	default:
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v with the classical Gaussian mechanism: std %s per entry (%s)",
 			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), opt.Neighbour)
 	}

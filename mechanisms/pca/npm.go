@@ -44,6 +44,9 @@ func npmSensitivity(nb accounting.Neighbour, p int) float64 {
 // L releases; each adds N(0, σ²) per entry with σ = Δ_F·√(L/(2ρ*)) (via
 // noise.GaussianScale) and Δ_F from npmSensitivity.
 //
+// CalibGDP: the same with μ*²/2 in place of ρ* (μ* = accounting.MuForTarget,
+// rounded down; splitCalibration), at cost GdpFor(Eps, Delta).
+//
 // CalibPaper: σ_N = ε⁻¹·√(4·p·L·ln(1/δ)) (Figure 3 with Lemma 4.5's
 // spectral noise). Under zCDP this costs ρ ≤ ε²/(8 ln(1/δ)) since Δ_F ≤ √p,
 // which converts to at most (ε, δ) only when ε ≤ 2.34·ln(1/δ) (spec §2
@@ -77,12 +80,16 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 		return nil, err
 	}
 	switch opt.Calibration {
-	case CalibZCDP:
+	case CalibZCDP, CalibGDP:
 		if pl.NoiseStd, err = planStd(MethodNPM, (pl.Sensitivity+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m); err != nil {
 			return nil, err
 		}
-		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via zCDP: ρ=%s, noise multiplier %s per iteration (L=%d, p=%d, sensitivity %s, %s)",
-			opt.Eps, opt.Delta, fmtG(rho), fmtG(pl.NoiseMultiplier), L, p, fmtG(pl.Sensitivity), opt.Neighbour)
+		via := "zCDP: ρ=" + fmtG(rho)
+		if opt.Calibration == CalibGDP {
+			via = "exact GDP: μ=" + fmtG(pl.Cost.Mu)
+		}
+		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v via %s, noise multiplier %s per iteration (L=%d, p=%d, sensitivity %s, %s)",
+			opt.Eps, opt.Delta, via, fmtG(pl.NoiseMultiplier), L, p, fmtG(pl.Sensitivity), opt.Neighbour)
 	case CalibPaper:
 		// The paper scales to Δ_F = √p, which bounds npmSensitivity.
 		if pl.NoiseStd, err = planStd(MethodNPM, (math.Sqrt(float64(p))+pl.RoundingExcess)*roundingSlack, pl.NoiseMultiplier, m); err != nil {
@@ -129,17 +136,24 @@ func powerIters(iters int, gap float64, d int) (int, error) {
 // multiplier each (per unit of sensitivity) to the target (eps, delta).
 // CalibZCDP: ρ* = accounting.RhoForTarget(eps, delta) split evenly, so the
 // multiplier is √(releases/(2ρ*)), at cost accounting.GaussianZcdp(ρ*) labelled
-// with the target. CalibPaper: Hardt–Price Figure 3's √(4·releases·ln(1/δ))/ε,
+// with the target. CalibGDP: the same split of μ*²/2 (rounded down, so that
+// the releases' √(releases·1/multiplier²) never exceeds μ*), at cost
+// accounting.GdpFor(eps, delta); both through accounting.GaussianTarget,
+// the tabular calls' helper. CalibPaper: Hardt–Price Figure 3's √(4·releases·ln(1/δ))/ε,
 // at cost accounting.Approx(eps, delta), refused above npmPaperEpsLimit.
 // rho is 0 under CalibPaper. The error carries no method prefix.
 func splitCalibration(c Calibration, eps, delta float64, releases int) (rho, multiplier float64, cost accounting.Event, err error) {
 	switch c {
-	case CalibZCDP:
-		rho = accounting.RhoForTarget(eps, delta)
+	case CalibZCDP, CalibGDP:
 		// Every release is a Gaussian on the samplers with σ from
 		// noise.GaussianScale at this multiplier (npm, ppm-entry): a
-		// composition of Gaussian releases, marked so.
-		return rho, math.Sqrt(float64(releases) / (2 * rho)), accounting.GaussianZcdp(rho).WithTarget(eps, delta), nil
+		// composition of Gaussian releases, marked so (or, under CalibGDP,
+		// charged as the μ*-GDP event that dominates it).
+		rho, cost, ok := accounting.GaussianTarget(eps, delta, c == CalibGDP)
+		if !ok {
+			return 0, 0, cost, fmt.Errorf("could not calibrate to eps=%v, delta=%v", eps, delta)
+		}
+		return rho, math.Sqrt(float64(releases) / (2 * rho)), cost, nil
 	case CalibPaper:
 		if limit := npmPaperEpsLimit(delta); eps > limit {
 			return 0, 0, cost, fmt.Errorf("paper calibration is only valid for eps ≤ 2.34·ln(1/delta) = %.3g: use calibration zcdp", limit)

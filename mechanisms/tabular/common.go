@@ -102,28 +102,13 @@ func calibration(cal []Calibration) Calibration {
 	return CalibrateZCDP
 }
 
-// muRoundDown keeps the ρ-equivalent of μ* (μ*²/2, through which the plans
-// split and scale their noise) below μ*²/2 after rounding, so that every
-// σ = Δ/√(2ρ) is at least Δ/μ* and the charged μ* dominates the releases.
-const muRoundDown = 1 - 1e-12
-
 // GaussianTarget returns, for a Gaussian plan calibrated to (ε, δ) with
-// cal, the zCDP-equivalent ρ its releases share (a release of ℓ2
-// sensitivity Δ given ρ_i gets σ = Δ/√(2ρ_i), which is √(2ρ_i)-GDP and
-// ρ_i-zCDP) and the event charged for them. ok is false when (ε, δ)
-// cannot be calibrated. Under CalibrateZCDP ρ = RhoForTarget(ε, δ), as
-// before; under CalibrateGDP ρ = μ*²/2 (rounded down) and the event is
-// GdpFor(ε, δ).
+// cal, the zCDP-equivalent ρ its releases share and the event charged for
+// them: accounting.GaussianTarget, shared with the PCA methods (ρ* under
+// CalibrateZCDP, μ*²/2 rounded down with the μ*-GDP event under
+// CalibrateGDP).
 func GaussianTarget(eps, delta float64, cal Calibration) (rho float64, ev accounting.Event, ok bool) {
-	if cal == CalibrateGDP {
-		mu := accounting.MuForTarget(eps, delta)
-		rho = mu * mu / 2 * muRoundDown
-		ev = accounting.GdpFor(eps, delta)
-	} else {
-		rho = accounting.RhoForTarget(eps, delta)
-		ev = accounting.GaussianZcdp(rho).WithTarget(eps, delta)
-	}
-	return rho, ev, rho > 0 && !math.IsInf(rho, 0)
+	return accounting.GaussianTarget(eps, delta, cal == CalibrateGDP)
 }
 
 // planNoise calibrates noise for m coordinates of ℓ1 sensitivity l1 and ℓ2
