@@ -124,7 +124,7 @@ var Funcs = sortFuncs([]Func{
 			{Name: "iters", Type: "int", Default: "0", DefaultDoc: "the method's documented default",
 				Doc: "iterations (power methods, Oja epochs); 0 = the method's default"},
 			{Name: "calibration", Type: "string", Default: `"zcdp"`, Choices: []string{"zcdp", "paper"},
-				Doc: "noise calibration: zcdp (tight, default) or the paper's own formula (for reproductions)"},
+				Doc: "noise calibration: zcdp (default: the tightest sound one, σ from ρ*(ε, δ); on a dataset registered with --accountant gdp, gauss, npm and adaptive use exact GDP's μ*(ε, δ) instead) or the paper's own formula (for reproductions)"},
 			{Name: "neighbour", Type: "string", Default: `""`, DefaultDoc: "the dataset's registered relation",
 				Choices: []string{"", "replace-one", "add-remove"}, Doc: "restates the registered neighbouring relation, which binds (another is refused; on public synthetic data it chooses)"},
 			{Name: "clip", Type: "float", Default: "0", DefaultDoc: "the dataset's registered clip norm",
