@@ -262,68 +262,71 @@ func (s *Store) Reserve(ctx context.Context, callID, dataset string, ev accounti
 // totals and marks the reservation committed. ev must be the reserved
 // cost (the caller re-plans the call). An expired or aborted reservation
 // is refused and nothing is charged. Committing a committed reservation
-// again returns its charge (a retry), not a second one.
-func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting.Event) (*Receipt, error) {
+// again returns its charge (a retry), not a second one; first reports
+// whether this commit made the charge (only then may the caller read the
+// data: a retry must not run the call a second time on one charge).
+func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting.Event) (rc *Receipt, first bool, err error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
-		return nil, dbErr("ledger: starting the commit", err)
+		return nil, false, dbErr("ledger: starting the commit", err)
 	}
 	defer tx.Rollback()
 	r, err := reservation(ctx, tx, callID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !sameEvent(r.Event, ev) {
-		return nil, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationMismatch)
+		return nil, false, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationMismatch)
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	switch {
 	case r.State == Committed:
-		return s.committedReceipt(ctx, tx, r)
+		rc, err := s.committedReceipt(ctx, tx, r)
+		return rc, false, err
 	case r.State == Aborted:
-		return nil, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationAborted)
+		return nil, false, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationAborted)
 	case !r.live(now):
-		return nil, fmt.Errorf("ledger: reservation %s (expired %s): %w", callID, r.Expires.Format(time.RFC3339), ErrReservationExpired)
+		return nil, false, fmt.Errorf("ledger: reservation %s (expired %s): %w", callID, r.Expires.Format(time.RFC3339), ErrReservationExpired)
 	}
 	var params, cell, scJSON string
 	if err := tx.QueryRowContext(ctx, `SELECT params, cell, schema FROM reservations WHERE call_id = ?`, callID).Scan(&params, &cell, &scJSON); err != nil {
-		return nil, dbErr("ledger: reading the reservation", err)
+		return nil, false, dbErr("ledger: reading the reservation", err)
 	}
 	acc, sc, err := s.accountant(ctx, tx, r.Dataset)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if cur, _ := json.Marshal(sc); string(cur) != scJSON {
-		return nil, fmt.Errorf("ledger: dataset %q: %w", r.Dataset, ErrRegistrationChanged)
+		return nil, false, fmt.Errorf("ledger: dataset %q: %w", r.Dataset, ErrRegistrationChanged)
 	}
 	// Charge and every other live reservation fit together (they were
 	// checked against this one); checked again all the same.
 	if err := checkHeld(ctx, tx, r.Dataset, acc, callID, ev); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := acc.Spend(ev); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	evJSON, _ := json.Marshal(ev)
 	rec, err := appendRecord(ctx, tx, record{Kind: "charge", Dataset: r.Dataset, Mechanism: ev.Mechanism,
 		Params: params, Event: string(evJSON), Cell: cell, Time: now.Format(time.RFC3339Nano)})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := putTotals(ctx, tx, r.Dataset, acc.State()); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE reservations SET state = 'committed', record = ? WHERE call_id = ?`, rec.ID, callID); err != nil {
-		return nil, dbErr("ledger: marking the reservation committed", err)
+		return nil, false, dbErr("ledger: marking the reservation committed", err)
 	}
 	if err := spendHeld(ctx, tx, r.Dataset, acc, callID); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, dbErr("ledger: committing the charge", err)
+		return nil, false, dbErr("ledger: committing the charge", err)
 	}
 	return &Receipt{ID: rec.ID, Dataset: r.Dataset, Event: ev, Mode: sc.Accountant, Filter: acc.Mode().Pricing(ev), Budget: sc.Budget,
-		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: rec.Hash, Time: now}, nil
+		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: rec.Hash, Time: now}, true, nil
 }
 
 // committedReceipt is the receipt of a committed reservation's charge,

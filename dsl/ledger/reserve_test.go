@@ -46,16 +46,22 @@ func TestReservationLifecycle(t *testing.T) {
 			return err
 		}, accounting.ErrBudgetExceeded, 0, 3},
 		{"precheck 0.5", func() error { return st.Precheck("r", withMech(accounting.Pure(0.5), "test/charge")) }, accounting.ErrBudgetExceeded, 0, 3},
-		{"commit a", func() error { _, err := st.CommitReserved(ctx, "a", quarter()); return err }, nil, 0.25, 2},
-		{"commit a again (a retry)", func() error { _, err := st.CommitReserved(ctx, "a", quarter()); return err }, nil, 0.25, 2},
+		{"commit a", func() error { _, _, err := st.CommitReserved(ctx, "a", quarter()); return err }, nil, 0.25, 2},
+		{"commit a again (a retry)", func() error {
+			rc, first, err := st.CommitReserved(ctx, "a", quarter())
+			if err == nil && (first || rc.ID != 2) {
+				return fmt.Errorf("a retried commit: first %v, record %d", first, rc.ID)
+			}
+			return err
+		}, nil, 0.25, 2},
 		{"abort a (committed)", func() error { _, err := st.AbortReserved(ctx, "a"); return err }, ErrReservationCommitted, 0.25, 2},
 		{"abort b", func() error { _, err := st.AbortReserved(ctx, "b"); return err }, nil, 0.25, 1},
 		{"abort b again", func() error { _, err := st.AbortReserved(ctx, "b"); return err }, nil, 0.25, 1},
 		{"abort an unknown id", func() error { _, err := st.AbortReserved(ctx, "nobody"); return err }, nil, 0.25, 1},
-		{"commit b (aborted)", func() error { _, err := st.CommitReserved(ctx, "b", quarter()); return err }, ErrReservationAborted, 0.25, 1},
-		{"commit an unknown id", func() error { _, err := st.CommitReserved(ctx, "nobody", quarter()); return err }, ErrNoReservation, 0.25, 1},
+		{"commit b (aborted)", func() error { _, _, err := st.CommitReserved(ctx, "b", quarter()); return err }, ErrReservationAborted, 0.25, 1},
+		{"commit an unknown id", func() error { _, _, err := st.CommitReserved(ctx, "nobody", quarter()); return err }, ErrNoReservation, 0.25, 1},
 		{"commit c with another cost", func() error {
-			_, err := st.CommitReserved(ctx, "c", withMech(accounting.Pure(0.5), "test/reserve"))
+			_, _, err := st.CommitReserved(ctx, "c", withMech(accounting.Pure(0.5), "test/reserve"))
 			return err
 		}, ErrReservationMismatch, 0.25, 1},
 		// 0.25 spent, 0.25 held: 0.5 fits now.
@@ -63,7 +69,7 @@ func TestReservationLifecycle(t *testing.T) {
 			_, err := st.Charge(ctx, "r", withMech(accounting.Pure(0.5), "test/charge"), ChargeMeta{})
 			return err
 		}, nil, 0.75, 1},
-		{"commit c", func() error { _, err := st.CommitReserved(ctx, "c", quarter()); return err }, nil, 1, 0},
+		{"commit c", func() error { _, _, err := st.CommitReserved(ctx, "c", quarter()); return err }, nil, 1, 0},
 		{"reserve e (nothing left)", func() error { _, err := st.Reserve(ctx, "e", "r", quarter(), ChargeMeta{}, hour); return err }, accounting.ErrBudgetExceeded, 1, 0},
 	}
 	for _, s := range steps {
@@ -147,7 +153,7 @@ func TestReservationExpiry(t *testing.T) {
 	if held, _ := st.Held("r"); len(held) != 0 {
 		t.Errorf("%d held after the expiry", len(held))
 	}
-	if _, err := st.CommitReserved(ctx, "a", full); !errors.Is(err, ErrReservationExpired) {
+	if _, _, err := st.CommitReserved(ctx, "a", full); !errors.Is(err, ErrReservationExpired) {
 		t.Errorf("commit after the expiry: %v", err)
 	}
 	if _, err := st.Reserve(ctx, "a", "r", full, ChargeMeta{}, ttl); !errors.Is(err, ErrReservationExpired) {
@@ -235,7 +241,7 @@ func TestConcurrentReserversTwoHandles(t *testing.T) {
 	// Committing every reservation from the other handle spends exactly
 	// the budget.
 	for _, r := range held {
-		if _, err := a.CommitReserved(ctx, r.CallID, r.Event); err != nil {
+		if _, _, err := a.CommitReserved(ctx, r.CallID, r.Event); err != nil {
 			t.Errorf("commit %s: %v", r.CallID, err)
 		}
 	}
