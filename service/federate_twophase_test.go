@@ -2,7 +2,11 @@ package service_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +58,7 @@ func TestFedTwoPhase(t *testing.T) {
 		t.Fatalf("after the prepare: %d charges, %d held; want 0 and 1", f.charges(), f.held())
 	}
 	if _, err := c.FedRound(ctx, a, federated.PCARequest{Round: 0, Step: federated.StepDiag}); !isName(err, release.NameArgumentError) || !strings.Contains(err.Error(), "not committed") {
-		t.Errorf("a round of a prepared call: %v", err)
+		t.Fatalf("a round of a prepared call: %v", err) // it read data on no charge
 	}
 	// The reservation holds the budget: another call is refused at its
 	// dry run and at its prepare, though nothing is charged.
@@ -185,6 +189,45 @@ func TestFedKeptRepliesBoundToRequest(t *testing.T) {
 	}
 	if again, err := c.FedRound(ctx, a, rounds[2]); err != nil || !mat.Equal(again.Value, last.Value) {
 		t.Errorf("a retry of round 2 after a restart: %v", err)
+	}
+	if f.charges() != 1 {
+		t.Errorf("%d charges, want 1", f.charges())
+	}
+}
+
+// TestFedCommitRetryOpensNothing: a commit retried after a restart that
+// lost its kept receipt finds the charge in the ledger and returns it
+// without opening the call again at round 0 (which would answer rounds a
+// second time on one charge); the call continues after its kept rounds.
+func TestFedCommitRetryOpensNothing(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(10 * time.Second)
+	ctx := context.Background()
+	a := fedCall(t, f, "recommit")
+	if _, err := c.FedPrepare(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := c.FedCommit(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []federated.PCARequest{{Round: 0, Step: federated.StepDiag}, {Round: 1, Step: federated.StepBlock, Support: []int{0, 1, 2}}} {
+		if _, err := c.FedRound(ctx, a, r); err != nil {
+			t.Fatalf("round %d: %v", r.Round, err)
+		}
+	}
+	f.stop()
+	h := sha256.Sum256([]byte("fed-open\x00" + a.ID))
+	if err := os.Remove(filepath.Join(f.state, "service", "replies", hex.EncodeToString(h[:])+".pb")); err != nil {
+		t.Fatal(err)
+	}
+	f.start(f.addr)
+	rc2, err := c.FedCommit(ctx, a)
+	if err != nil || rc2.LedgerID != rc.LedgerID {
+		t.Fatalf("the commit again: %v, ledger %d vs %d", err, rc2.LedgerID, rc.LedgerID)
+	}
+	if _, err := c.FedRound(ctx, a, federated.PCARequest{Round: 2, Step: federated.StepProduct, Q: mat.NewDense(3, 1, []float64{1, 0, 0})}); err != nil {
+		t.Errorf("round 2 after the commit again: %v", err)
 	}
 	if f.charges() != 1 {
 		t.Errorf("%d charges, want 1", f.charges())
