@@ -252,3 +252,38 @@ func TestConcurrentReserversTwoHandles(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// BenchmarkReserveCommit times the two-phase charge of a federated member
+// (Reserve, then CommitReserved) against one Charge, in one run, with 8
+// other reservations live (each charge and check reads them).
+func BenchmarkReserveCommit(b *testing.B) {
+	st, _ := openTemp(b)
+	register(b, st, "d", accounting.ModeBasic, accounting.Budget{Eps: 1e12})
+	ev := withMech(accounting.Pure(1e-3), "bench")
+	ctx := context.Background()
+	for i := range 8 {
+		if _, err := st.Reserve(ctx, fmt.Sprint("live-", i), "d", ev, ChargeMeta{}, time.Hour); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("charge", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := st.Charge(ctx, "d", ev, ChargeMeta{Cell: "bench"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	n := 0
+	b.Run("reserve+commit", func(b *testing.B) {
+		for b.Loop() {
+			n++
+			id := fmt.Sprint("call-", n)
+			if _, err := st.Reserve(ctx, id, "d", ev, ChargeMeta{Cell: "bench"}, time.Hour); err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := st.CommitReserved(ctx, id, ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
