@@ -62,10 +62,13 @@ func errOtherRequest(what string) error {
 	return release.Errorf(release.NameArgumentError, "request: this %s was answered for a different request under the same call id; a retry must repeat the request exactly (nothing was answered)", what)
 }
 
-// kept reads the message kept under key into m. With a digest, it is
-// returned only for the request of that digest (errOtherRequest
-// otherwise); without one (nil), whatever request it answered.
-func (s *Server) kept(key string, digest []byte, m proto.Message) (bool, error) {
+// kept reads the message kept under key into m, whatever request it
+// answered (the prepared request of a call, for its later phases).
+func (s *Server) kept(key string, m proto.Message) (bool, error) { return s.keptFor(key, nil, m) }
+
+// keptFor reads the message kept under key into m if it answered the
+// request of digest (errOtherRequest otherwise; nil: any request).
+func (s *Server) keptFor(key string, digest []byte, m proto.Message) (bool, error) {
 	b, err := os.ReadFile(s.replyPath(key))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -115,7 +118,7 @@ func (s *Server) FedPrepare(ctx context.Context, req *pb.CallRequest) (*pb.FedPr
 	// The request is kept before the reservation, bound to its digest: a
 	// commit (after a restart too) runs the call that was reserved for,
 	// and a prepare under this id with another request is refused.
-	if ok, err := s.kept(openReqKey(c.ID), digest, &pb.CallRequest{}); err != nil {
+	if ok, err := s.keptFor(openReqKey(c.ID), digest, &pb.CallRequest{}); err != nil {
 		return nil, wire.Status(err, false).Err()
 	} else if !ok {
 		if err := s.keepFor(openReqKey(c.ID), digest, req); err != nil {
@@ -145,13 +148,13 @@ func (s *Server) FedCommit(ctx context.Context, ref *pb.FedCallRef) (*pb.Receipt
 	unlock := s.lock(id)
 	defer unlock()
 	r := &pb.ReceiptReply{}
-	if ok, err := s.kept(openKey(id), digest, r); err != nil {
+	if ok, err := s.keptFor(openKey(id), digest, r); err != nil {
 		return nil, wire.Status(err, true).Err()
 	} else if ok {
 		return r, nil // a retry: the first answer, not a second charge
 	}
 	open := &pb.CallRequest{}
-	if ok, err := s.kept(openReqKey(id), nil, open); err != nil {
+	if ok, err := s.kept(openReqKey(id), open); err != nil {
 		return nil, wire.Status(err, false).Err()
 	} else if !ok {
 		return nil, wire.Status(release.Errorf(release.NameArgumentError, "federated call %s was not prepared on this server (prepare it first); nothing was charged", id), false).Err()
@@ -191,7 +194,7 @@ func (s *Server) FedAbort(ctx context.Context, ref *pb.FedCallRef) (*pb.FedAbort
 	unlock := s.lock(id)
 	defer unlock()
 	open := &pb.CallRequest{}
-	if ok, err := s.kept(openReqKey(id), nil, open); err != nil {
+	if ok, err := s.kept(openReqKey(id), open); err != nil {
 		return nil, wire.Status(err, false).Err()
 	} else if !ok {
 		return &pb.FedAbortReply{Released: true}, nil // nothing was reserved here
@@ -213,11 +216,11 @@ func (s *Server) FedOpen(ctx context.Context, req *pb.CallRequest) (*pb.ReceiptR
 		if err != nil {
 			return nil, wire.Status(err, false).Err()
 		}
-		if _, err := s.kept(openReqKey(id), digest, &pb.CallRequest{}); err != nil {
+		if _, err := s.keptFor(openReqKey(id), digest, &pb.CallRequest{}); err != nil {
 			return nil, wire.Status(err, false).Err() // another request under this id
 		}
 		r := &pb.ReceiptReply{}
-		if ok, err := s.kept(openKey(id), nil, r); err == nil && ok {
+		if ok, err := s.kept(openKey(id), r); err == nil && ok {
 			return r, nil // a retry of an open that went through
 		}
 	}
@@ -281,7 +284,7 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 		return nil, wire.Status(err, false).Err()
 	}
 	r := &pb.FedRoundReply{}
-	if ok, err := s.kept(roundKey(id, round), digest, r); err != nil {
+	if ok, err := s.keptFor(roundKey(id, round), digest, r); err != nil {
 		return nil, wire.Status(err, true).Err()
 	} else if ok {
 		return r, nil // a retry of the same request: the same noisy answer
@@ -289,7 +292,7 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 	// The call as it was prepared and charged, never the round's copy: a
 	// resumed call must run the plan its charge paid for.
 	open := &pb.CallRequest{}
-	if ok, err := s.kept(openReqKey(id), nil, open); err != nil {
+	if ok, err := s.kept(openReqKey(id), open); err != nil {
 		return nil, wire.Status(err, true).Err()
 	} else if !ok {
 		return nil, wire.Status(release.Errorf(release.NameArgumentError, "federated call %s is not open on this server (prepare and commit it first)", id), false).Err()
