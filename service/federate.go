@@ -3,20 +3,32 @@ package service
 // The server as one provider of a federated call: DPS-PCA (private_pca on
 // federate(...), method "federated"; seed 003, federated.md §1) or one
 // silo of Private FedRep (private_fedrep on federate(...); seed 004,
-// federated.md §2.3, its rounds in the same messages): FedOpen
-// plans the call from the server's registry and charges its ledger,
-// FedRound answers each round with the noise of the server's own plan
+// federated.md §2.3, its rounds in the same messages). Opening a call has
+// two phases: FedPrepare plans it from the server's registry and reserves
+// its cost in the ledger (dsl/ledger/reserve.go: counted against the
+// budget like a charge, lapsing at a public expiry; no data read);
+// FedCommit turns the reservation into the charge and loads the data;
+// FedAbort releases a reservation the coordinator gave up on. FedOpen,
+// the one-step open of older clients, is the two in a row. FedRound
+// answers each round with the noise of the server's own plan
 // (release.Local's federated session, the provider code of the in-process
-// method). Each round's reply is kept under STATE/service/replies before
-// it is sent, so a retry gets the same noisy answer and no round is ever
-// released twice; a server restarted between rounds resumes the call from
-// its ledger charge, the opened request it kept and the rounds it kept.
+// method), and only for a committed call.
+//
+// Each answer is kept under STATE/service/replies before it is sent,
+// bound to the digest of the request it answers: a retry of the same
+// request gets the same answer (no round is released twice), another
+// request under the same call id and round gets an error. A server
+// restarted between rounds resumes the call from its committed
+// reservation, the prepared request it kept and the rounds it kept.
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -29,8 +41,34 @@ func openKey(id string) string             { return "fed-open\x00" + id }
 func openReqKey(id string) string          { return "fed-request\x00" + id }
 func roundKey(id string, round int) string { return fmt.Sprintf("fed-round\x00%s\x00%d", id, round) }
 
-// kept reads the message kept under key into m.
-func (s *Server) kept(key string, m proto.Message) (bool, error) {
+// A kept message is stored bound to the request it answers (pb.FedKept):
+// with the SHA-256 digest of the request's canonical (deterministic
+// protobuf) encoding. A retry gets the kept message only if it is the
+// same request.
+
+// digestOf is the SHA-256 digest of req's canonical encoding.
+func digestOf(req proto.Message) ([]byte, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+	if err != nil {
+		return nil, release.Errorf(release.NameArgumentError, "request: %v", err)
+	}
+	d := sha256.Sum256(b)
+	return d[:], nil
+}
+
+// errOtherRequest refuses a request that reuses the call id (and round)
+// of a kept answer to another request: nothing is answered.
+func errOtherRequest(what string) error {
+	return release.Errorf(release.NameArgumentError, "request: this %s was answered for a different request under the same call id; a retry must repeat the request exactly (nothing was answered)", what)
+}
+
+// kept reads the message kept under key into m, whatever request it
+// answered (the prepared request of a call, for its later phases).
+func (s *Server) kept(key string, m proto.Message) (bool, error) { return s.keptFor(key, nil, m) }
+
+// keptFor reads the message kept under key into m if it answered the
+// request of digest (errOtherRequest otherwise; nil: any request).
+func (s *Server) keptFor(key string, digest []byte, m proto.Message) (bool, error) {
 	b, err := os.ReadFile(s.replyPath(key))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -38,36 +76,96 @@ func (s *Server) kept(key string, m proto.Message) (bool, error) {
 	if err != nil {
 		return false, release.Errorf(release.NameLedgerError, "reading a kept reply: %v", err)
 	}
-	if err := proto.Unmarshal(b, m); err != nil {
+	k := &pb.FedKept{}
+	if err := proto.Unmarshal(b, k); err != nil || len(k.GetRequestSha256()) != sha256.Size {
+		return false, release.Errorf(release.NameLedgerError, "a kept reply is damaged or was kept by an older privnotes (no request digest)")
+	}
+	if digest != nil && !bytes.Equal(k.GetRequestSha256(), digest) {
+		return false, errOtherRequest(strings.TrimPrefix(key[:strings.IndexByte(key, 0)], "fed-"))
+	}
+	if err := proto.Unmarshal(k.GetReply(), m); err != nil {
 		return false, release.Errorf(release.NameLedgerError, "a kept reply is damaged: %v", err)
 	}
 	return true, nil
 }
 
-// FedOpen charges the server's part of a federated call, once per call id.
-func (s *Server) FedOpen(ctx context.Context, req *pb.CallRequest) (*pb.ReceiptReply, error) {
+// keepFor keeps m under key, bound to the request of digest.
+func (s *Server) keepFor(key string, digest []byte, m proto.Message) error {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return s.keep(key, &pb.FedKept{RequestSha256: digest, Reply: b})
+}
+
+// FedPrepare reserves the server's part of a federated call, once per
+// call id: it plans the call and reserves its cost in the ledger until
+// the reply's expiry. Nothing is charged and no data are read.
+func (s *Server) FedPrepare(ctx context.Context, req *pb.CallRequest) (*pb.FedPrepareReply, error) {
 	c, err := s.call(req)
 	if err != nil {
 		return nil, wire.Status(err, false).Err()
 	}
 	if c.ID == "" {
-		return nil, wire.Status(release.Errorf(release.NameArgumentError, "request: FedOpen needs a call_id (it makes retries safe)"), false).Err()
+		return nil, wire.Status(release.Errorf(release.NameArgumentError, "request: FedPrepare needs a call_id (it makes retries safe)"), false).Err()
+	}
+	digest, err := digestOf(req)
+	if err != nil {
+		return nil, wire.Status(err, false).Err()
 	}
 	unlock := s.lock(c.ID)
 	defer unlock()
+	// The request is kept before the reservation, bound to its digest: a
+	// commit (after a restart too) runs the call that was reserved for,
+	// and a prepare under this id with another request is refused.
+	if ok, err := s.keptFor(openReqKey(c.ID), digest, &pb.CallRequest{}); err != nil {
+		return nil, wire.Status(err, false).Err()
+	} else if !ok {
+		if err := s.keepFor(openReqKey(c.ID), digest, req); err != nil {
+			return nil, wire.Status(release.Errorf(release.NameLedgerError, "federated call %s: the request could not be kept (%v); nothing was reserved or charged", c.ID, err), false).Err()
+		}
+	}
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MaxCall)
+	defer cancel()
+	exp, err := s.exec.FedPrepare(runCtx, c)
+	if err != nil {
+		return nil, wire.Status(err, false).Err()
+	}
+	return &pb.FedPrepareReply{ExpiresUnixMs: exp.UnixMilli()}, nil
+}
+
+// FedCommit charges the reservation of a prepared call, once per call id,
+// and readies its data for the rounds.
+func (s *Server) FedCommit(ctx context.Context, ref *pb.FedCallRef) (*pb.ReceiptReply, error) {
+	id := ref.GetCallId()
+	if id == "" || len(id) > wire.MaxName {
+		return nil, wire.Status(release.Errorf(release.NameArgumentError, "request: FedCommit needs the call_id of a prepared call"), false).Err()
+	}
+	digest, err := digestOf(ref)
+	if err != nil {
+		return nil, wire.Status(err, false).Err()
+	}
+	unlock := s.lock(id)
+	defer unlock()
 	r := &pb.ReceiptReply{}
-	if ok, err := s.kept(openKey(c.ID), r); err != nil {
+	if ok, err := s.keptFor(openKey(id), digest, r); err != nil {
 		return nil, wire.Status(err, true).Err()
 	} else if ok {
 		return r, nil // a retry: the first answer, not a second charge
 	}
-	if id, ok := s.chargedAs(c.ID); ok {
-		return nil, wire.Status(release.Errorf(release.NameProviderFailed,
-			"federated call %s was charged on this server (ledger record %d) but not opened (the server stopped in between); the charge stands and the call is not opened again", c.ID, id), true).Err()
+	open := &pb.CallRequest{}
+	if ok, err := s.kept(openReqKey(id), open); err != nil {
+		return nil, wire.Status(err, false).Err()
+	} else if !ok {
+		return nil, wire.Status(release.Errorf(release.NameArgumentError, "federated call %s was not prepared on this server (prepare it first); nothing was charged", id), false).Err()
+	}
+	c, err := s.call(open)
+	if err != nil {
+		return nil, wire.Status(err, false).Err()
 	}
 	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MaxCall)
 	defer cancel()
-	rc, err := s.exec.FedOpen(runCtx, c)
+	rc, err := s.exec.FedCommit(runCtx, c)
 	if err != nil {
 		charged, lerr := s.findCharge(c.Dataset.Name, c.ID)
 		return nil, wire.Status(err, charged || lerr != nil).Err()
@@ -78,13 +176,58 @@ func (s *Server) FedOpen(ctx context.Context, req *pb.CallRequest) (*pb.ReceiptR
 	if r.Receipt, err = wire.Receipt(rc); err != nil {
 		return nil, wire.Status(release.Errorf(release.NameLedgerError, "encoding the receipt: %v", err), true).Err()
 	}
-	// The request first: a kept receipt means the call can be resumed.
-	if err := s.keep(openReqKey(c.ID), req); err != nil {
-		logf("keeping the request of federated call %s: %v", c.ID, err)
-	} else if err := s.keep(openKey(c.ID), r); err != nil {
-		logf("keeping the receipt of federated call %s: %v", c.ID, err)
+	if err := s.keepFor(openKey(id), digest, r); err != nil {
+		// The ledger has the commit: a retry finds it there (a second
+		// commit returns the first charge) and reads no data again.
+		logf("keeping the receipt of federated call %s: %v", id, err)
 	}
 	return r, nil
+}
+
+// FedAbort releases the reservation of a prepared call that was not
+// committed; idempotent. A call never prepared here has nothing to release.
+func (s *Server) FedAbort(ctx context.Context, ref *pb.FedCallRef) (*pb.FedAbortReply, error) {
+	id := ref.GetCallId()
+	if id == "" || len(id) > wire.MaxName {
+		return nil, wire.Status(release.Errorf(release.NameArgumentError, "request: FedAbort needs the call_id of a prepared call"), false).Err()
+	}
+	unlock := s.lock(id)
+	defer unlock()
+	open := &pb.CallRequest{}
+	if ok, err := s.kept(openReqKey(id), open); err != nil {
+		return nil, wire.Status(err, false).Err()
+	} else if !ok {
+		return &pb.FedAbortReply{Released: true}, nil // nothing was reserved here
+	}
+	// The reservation is found by its id alone: a dataset removed since
+	// does not keep it from being released.
+	c := release.Call{ID: id, Func: open.GetFunction(), Dataset: release.Ref{Name: open.GetDataset()}}
+	if err := s.exec.FedAbort(context.WithoutCancel(ctx), c); err != nil {
+		return nil, wire.Status(err, false).Err()
+	}
+	return &pb.FedAbortReply{Released: true}, nil
+}
+
+// FedOpen is the one-step open of clients from before the two-phase open:
+// FedPrepare, then FedCommit, under the request's call id.
+func (s *Server) FedOpen(ctx context.Context, req *pb.CallRequest) (*pb.ReceiptReply, error) {
+	if id := req.GetCallId(); id != "" && len(id) <= wire.MaxName {
+		digest, err := digestOf(req)
+		if err != nil {
+			return nil, wire.Status(err, false).Err()
+		}
+		if _, err := s.keptFor(openReqKey(id), digest, &pb.CallRequest{}); err != nil {
+			return nil, wire.Status(err, false).Err() // another request under this id
+		}
+		r := &pb.ReceiptReply{}
+		if ok, err := s.kept(openKey(id), r); err == nil && ok {
+			return r, nil // a retry of an open that went through
+		}
+	}
+	if _, err := s.FedPrepare(ctx, req); err != nil {
+		return nil, err
+	}
+	return s.FedCommit(ctx, &pb.FedCallRef{CallId: req.GetCallId()})
 }
 
 // FedRound answers one round of an opened federated call, once: a DPS-PCA
@@ -136,19 +279,23 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 	}
 	unlock := s.lock(id)
 	defer unlock()
+	digest, err := digestOf(req)
+	if err != nil {
+		return nil, wire.Status(err, false).Err()
+	}
 	r := &pb.FedRoundReply{}
-	if ok, err := s.kept(roundKey(id, round), r); err != nil {
+	if ok, err := s.keptFor(roundKey(id, round), digest, r); err != nil {
 		return nil, wire.Status(err, true).Err()
 	} else if ok {
-		return r, nil // a retry: the same noisy answer
+		return r, nil // a retry of the same request: the same noisy answer
 	}
-	// The call as it was opened and charged, never the round's copy: a
+	// The call as it was prepared and charged, never the round's copy: a
 	// resumed call must run the plan its charge paid for.
 	open := &pb.CallRequest{}
 	if ok, err := s.kept(openReqKey(id), open); err != nil {
 		return nil, wire.Status(err, true).Err()
 	} else if !ok {
-		return nil, wire.Status(release.Errorf(release.NameArgumentError, "federated call %s is not open on this server (open it first)", id), false).Err()
+		return nil, wire.Status(release.Errorf(release.NameArgumentError, "federated call %s is not open on this server (prepare and commit it first)", id), false).Err()
 	}
 	c, err := s.call(open)
 	if err != nil {
@@ -180,7 +327,7 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 	}
 	// Kept before it is sent: a reply that could not be kept is not sent,
 	// so no round is ever answered twice with different noise.
-	if err := s.keep(roundKey(id, round), r); err != nil {
+	if err := s.keepFor(roundKey(id, round), digest, r); err != nil {
 		return nil, wire.Status(release.Errorf(release.NameLedgerError, "federated call %s: round %d could not be kept, so it is not sent; the charge stands", id, round), true).Err()
 	}
 	return r, nil

@@ -39,11 +39,17 @@ ledger.`, stderr)
 	listen := fs.String("listen", "127.0.0.1:7001", "address to listen on (HOST:PORT; port 0 picks a free one)")
 	tlsDir := fs.String("tls-dir", "", "directory holding ca.pem, server.pem and server-key.pem (required)")
 	authzFile := fs.String("authz", "", "`FILE` granting each client (its certificate's common name) its datasets; default: every client the CA signed may use every dataset")
+	fedReserve := fs.Duration("fed-reserve", release.FedReserve, "how long a prepared federated call holds its reservation of budget when its coordinator neither commits nor aborts it; then it lapses uncharged")
 	st, _, code := openState(fs, args, stderr, false)
 	if st == nil {
 		return code
 	}
 	defer st.Close()
+	if *fedReserve <= 0 {
+		fmt.Fprintln(stderr, "privnotes serve: --fed-reserve must be a positive duration (e.g. 10m)")
+		return 2
+	}
+	release.FedReserve = *fedReserve
 	if *tlsDir == "" {
 		fmt.Fprintln(stderr, "privnotes serve: --tls-dir is required (the service speaks mutual TLS only; make the files with `privnotes certs init DIR --hosts ...`)")
 		return 2

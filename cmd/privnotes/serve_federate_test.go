@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/privnotes/privnotes/dsl/ledger"
 )
 
 // spikedCSV is n rows of d columns with a strong direction e1: x = 3·g·e1
@@ -294,4 +297,101 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestFederateDownAtPrepare: p3 answers the dry run, then goes down
+// while the call is being prepared (its ledger is held by another
+// writer so that its prepare cannot finish, then it is killed). The call
+// fails naming p3, says nothing was charged anywhere, and afterwards no
+// ledger has a charge or a live reservation: p1's and p2's reservations
+// were aborted, p3's was never made. After a restart the call runs.
+func TestFederateDownAtPrepare(t *testing.T) {
+	e := newFedEnv(t, [3]string{"20", "20", "20"})
+	t.Setenv(envTimeout, "3s")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.states[2], ledger.DBName)+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	type result struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errs := e.run(t, fedOpen+`r := private_pca(fed, k=1, eps=1, delta=1e-6, method="federated", iters=5)
+fmt.Println(r.Receipt)
+`)
+		done <- result{code, out, errs}
+	}()
+	// Hold p3's write lock once it has answered the dry run (a read),
+	// before the coordinator prepares p1, p2 and then p3 in turn.
+	waitLog(t, e.srv[2], "/DryRun")
+	tx, err := db.Begin() // BEGIN IMMEDIATE: p3's prepare waits for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, e.srv[1], "/FedPrepare")
+	time.Sleep(300 * time.Millisecond) // p3's prepare is waiting on the lock
+	e.srv[2].kill()
+	tx.Rollback()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the call did not end")
+	}
+	t.Logf("p3 down at prepare: %s", r.errs)
+	for _, want := range []string{"ProviderFailed: p3:part", "nothing was charged anywhere", "the reservations at p1:part, p2:part were released"} {
+		if r.code == 0 || !strings.Contains(r.errs, want) {
+			t.Errorf("the error does not say %q: exit %d\n%s\n%s", want, r.code, r.out, r.errs)
+		}
+	}
+	for i := range e.states {
+		if c := e.charges(t, i); c != 0 {
+			t.Errorf("p%d has %d charges after a call that failed at prepare, want 0", i+1, c)
+		}
+		if h := held(t, e.states[i]); h != 0 {
+			t.Errorf("p%d holds %d live reservations, want 0", i+1, h)
+		}
+	}
+	e.srv[2] = startServe(t, e.states[2], e.tls, e.srv[2].addr)
+	t.Setenv(envTimeout, "20s")
+	if code, out, errs := e.run(t, fedOpen+`r := private_pca(fed, k=1, eps=1, delta=1e-6, method="federated", iters=5)
+fmt.Println(r.Receipt)
+`); code != 0 {
+		t.Fatalf("after p3's restart: exit %d\n%s\n%s", code, out, errs)
+	}
+	for i := range e.states {
+		if c := e.charges(t, i); c != 1 {
+			t.Errorf("p%d: %d charges, want 1", i+1, c)
+		}
+	}
+}
+
+// waitLog waits until s's log holds what.
+func waitLog(t *testing.T, s *server, what string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(s.log.String(), what) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never logged %q: %s", what, s.log)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// held is the number of live reservations of dataset "part" in state.
+func held(t *testing.T, state string) int {
+	t.Helper()
+	st, err := ledger.OpenExisting(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := st.Held("part")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(h)
 }

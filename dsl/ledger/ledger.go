@@ -162,6 +162,9 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if meta.Schema != nil && !sameSchema(*meta.Schema, sc) {
 		return nil, fmt.Errorf("ledger: dataset %q: %w", datasetName, ErrRegistrationChanged)
 	}
+	if err := checkHeld(ctx, tx, datasetName, acc, "", ev); err != nil { // live reservations count (reserve.go)
+		return nil, err
+	}
 	if err := acc.Spend(ev); err != nil {
 		return nil, err
 	}
@@ -280,7 +283,7 @@ func replayState(ctx context.Context, q queryer, name string, mode accounting.Mo
 // budget, without recording anything: nil, or an *accounting.ExceededError.
 // It serves the static pre-check of a cell; Charge stays authoritative.
 func (s *Store) Precheck(datasetName string, events ...accounting.Event) error {
-	acc, _, err := s.accountant(context.Background(), s.db, datasetName)
+	acc, err := s.accountantHeld(context.Background(), datasetName) // live reservations count (reserve.go)
 	if err != nil {
 		return err
 	}
@@ -291,7 +294,7 @@ func (s *Store) Precheck(datasetName string, events ...accounting.Event) error {
 // events, recording nothing: nil error, or an *accounting.ExceededError
 // when they do not fit. It serves dry runs; Charge stays authoritative.
 func (s *Store) WouldRemain(datasetName string, events ...accounting.Event) (accounting.Budget, error) {
-	acc, _, err := s.accountant(context.Background(), s.db, datasetName)
+	acc, err := s.accountantHeld(context.Background(), datasetName) // live reservations count (reserve.go)
 	if err != nil {
 		return accounting.Budget{}, err
 	}

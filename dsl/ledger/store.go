@@ -356,7 +356,7 @@ func (s *Store) migrate(mustExist bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+	if _, err := tx.ExecContext(ctx, schemaSQL+reserveSQL); err != nil { // reserveSQL: reserve.go
 		return dbErr("creating schema", err)
 	}
 	switch v {

@@ -9,10 +9,14 @@ package release
 // in-process method.
 //
 // Sequence: every member plans (DryRun: arguments, dataset, budget; free)
-// → the caller's gate admits the cost once → every member opens the call
-// (charges its own ledger under the call id, then loads its data) → the
-// rounds, each answered by every member with the noise of its own plan →
-// a release whose receipt lists every member's charge. private_fedrep on
+// → the caller's gate admits the cost once → every member prepares the
+// call (reserves its cost in its own ledger under the call id: reads no
+// data, charges nothing) → only when every member prepared, every member
+// commits (its reservation becomes its charge, then it loads its data);
+// a member that fails to prepare makes the coordinator abort the others'
+// reservations, so nothing is charged anywhere → the rounds, each
+// answered by every member with the noise of its own plan → a release
+// whose receipt lists every member's charge. private_fedrep on
 // a federation (federate_fedrep.go) shares the first two phases and the
 // members' sessions; its rounds are fedrep.Silo's.
 
@@ -26,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
 	"github.com/privnotes/privnotes/mechanisms/fedrep"
@@ -36,9 +41,18 @@ type FedProvider interface {
 	// DryRun plans the member's call and checks its budget; it charges
 	// nothing and reads no data.
 	DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, error)
-	// FedOpen charges the member's ledger for call (idempotent per
-	// call.ID) and makes it ready to answer the call's rounds.
-	FedOpen(ctx context.Context, call Call) (*Receipt, error)
+	// FedPrepare plans the member's call from public facts and reserves
+	// its cost in the member's ledger under call.ID until the returned
+	// expiry (idempotent per call.ID). It reads no data and charges
+	// nothing; the reservation counts against the member's budget.
+	FedPrepare(ctx context.Context, call Call) (expires time.Time, err error)
+	// FedCommit turns call's reservation into the member's charge
+	// (idempotent per call.ID) and makes the member ready to answer the
+	// call's rounds: only then does it read data.
+	FedCommit(ctx context.Context, call Call) (*Receipt, error)
+	// FedAbort releases call's reservation if it was not committed. It
+	// is idempotent; aborting a committed call is refused.
+	FedAbort(ctx context.Context, call Call) error
 	// FedRound answers one round of an opened call. The request's Sigma
 	// is ignored: the member adds the noise of its own plan. The reply's
 	// Count is 0: a member's record count does not leave it.
@@ -136,47 +150,148 @@ type fedKey struct {
 	id  string
 }
 
-// FedOpen implements FedProvider: it plans call from this executor's
-// registry, charges the ledger (no gate: the coordinator's caller admitted
-// the call once), loads the data and keeps the call open for its rounds.
-func (env *Local) FedOpen(ctx context.Context, call Call) (*Receipt, error) {
+// FedReserve is how long a prepared member call holds its reservation
+// when nobody commits or aborts it (its coordinator went away): after it,
+// the reservation no longer counts against the budget and cannot be
+// committed. `privnotes serve --fed-reserve` sets it.
+var FedReserve = 10 * time.Minute
+
+// fedPlan plans a member call from this executor's registry and public
+// facts only, as every phase of the call does.
+func (env *Local) fedPlan(call Call) (*Plan, accounting.Event, error) {
 	if call.ID == "" {
-		return nil, Errorf(NameArgumentError, "%s: a federated call needs a call id", call.Func)
-	}
-	env.sweepFed()
-	key := fedKey{env, call.ID}
-	if v, ok := fedSessions.Load(key); ok {
-		return v.(*fedSession).rc, nil // a retry of the open
+		return nil, accounting.Event{}, Errorf(NameArgumentError, "%s: a federated call needs a call id", call.Func)
 	}
 	if _, err := fedRounds(call); err != nil {
-		return nil, err
+		return nil, accounting.Event{}, err
 	}
 	p, err := env.Plan(call)
 	if err != nil {
-		return nil, err
+		return nil, accounting.Event{}, err
 	}
 	ev := p.Event()
 	if err := ev.Validate(); err != nil {
-		return nil, Errorf(NameArgumentError, "%s: %v", p.Func, err)
+		return nil, accounting.Event{}, Errorf(NameArgumentError, "%s: %v", p.Func, err)
 	}
-	t, ch, err := env.charge(ctx, call, p, ev, nil, nil) // a member stores no release: its answers are rounds
+	return p, ev, nil
+}
+
+// FedPrepare implements FedProvider: it plans call and reserves its cost
+// in the ledger (no gate: the coordinator's caller admitted the call
+// once). A public synthetic dataset has nothing to reserve.
+func (env *Local) FedPrepare(ctx context.Context, call Call) (time.Time, error) {
+	p, ev, err := env.fedPlan(call)
+	if err != nil || call.Dataset.Synthetic() {
+		return time.Time{}, err
+	}
+	st, err := env.store()
+	if err != nil {
+		return time.Time{}, err
+	}
+	r, err := st.Reserve(ctx, call.ID, call.Dataset.Name, ev, chargeMeta(call, p, nil), FedReserve)
+	if err != nil {
+		return time.Time{}, reserveErr(ctx, call, ev, err, "nothing was reserved or charged")
+	}
+	return r.Expires, nil
+}
+
+// FedCommit implements FedProvider: it charges call's reservation, then
+// loads the data and keeps the call open for its rounds. A retry returns
+// the first commit's receipt; a commit found already made by an earlier
+// run of this executor (a restarted data service) opens nothing: the
+// service resumes the call after the rounds it kept (FedResume).
+func (env *Local) FedCommit(ctx context.Context, call Call) (*Receipt, error) {
+	env.sweepFed()
+	key := fedKey{env, call.ID}
+	if v, ok := fedSessions.Load(key); ok {
+		return v.(*fedSession).rc, nil // a retry of the commit
+	}
+	p, ev, err := env.fedPlan(call)
 	if err != nil {
 		return nil, err
 	}
-	t.used.Store(true) // the session, not a run, uses this charge
+	ch := &charged{}
+	first := true
+	if !call.Dataset.Synthetic() {
+		st, err := env.store()
+		if err != nil {
+			return nil, err
+		}
+		rec, ok, err := st.CommitReserved(ctx, call.ID, ev)
+		if err != nil {
+			return nil, reserveErr(ctx, call, ev, err, "nothing was charged")
+		}
+		first = ok
+		ch.ledgerID, ch.remaining, ch.spent, ch.mode, ch.filter = rec.ID, rec.Remaining, rec.Spent, rec.Mode, rec.Filter
+	}
 	rc := newReceipt(call.Dataset, p, ev, ch)
+	if !first {
+		return rc, nil
+	}
 	sess, err := env.fedSession(ctx, call, 0)
 	if err != nil {
-		return nil, Errorf(err.(*Error).Name, "%s (ledger record %d stands)", err.Error(), ch.ledgerID)
+		// After the charge: a provider failure, whose charge stands.
+		return nil, Errorf(NameProviderFailed, "%s (ledger record %d stands)", err.Error(), ch.ledgerID)
 	}
 	sess.rc = rc
 	fedSessions.Store(key, sess)
 	return rc, nil
 }
 
-// FedResume reopens a member call charged earlier (a data service
-// restarted between rounds: the charge is in its ledger under call.ID)
-// at round next, the first round it has not answered. Nothing is charged.
+// FedAbort implements FedProvider.
+func (env *Local) FedAbort(ctx context.Context, call Call) error {
+	if call.ID == "" {
+		return Errorf(NameArgumentError, "%s: a federated call needs a call id", call.Func)
+	}
+	if call.Dataset.Synthetic() {
+		return nil
+	}
+	st, err := env.store()
+	if err != nil {
+		return err
+	}
+	if _, err := st.AbortReserved(ctx, call.ID); err != nil {
+		return reserveErr(ctx, call, accounting.Event{}, err, "")
+	}
+	return nil
+}
+
+// committedText is how a refused abort of a committed call reads, here
+// and across the wire (abortAll recognises it).
+const committedText = "was committed: its charge stands and cannot be aborted"
+
+// reserveErr names a ledger's refusal of a reservation, a commit or an
+// abort of call; what says what the refusal left ("nothing was charged").
+func reserveErr(ctx context.Context, call Call, ev accounting.Event, err error, what string) error {
+	src := call.Dataset
+	if what != "" {
+		what = " (" + what + ")"
+	}
+	if be, ok := AsBudgetError(fmt.Sprintf("dataset %q", src.Name), err, false); ok {
+		if n := ApproxNote(ev, src.Schema.Accountant); n != "" {
+			be.Notes = append(be.Notes, n)
+		}
+		return be
+	}
+	switch {
+	case errors.Is(err, ledger.ErrRegistrationChanged):
+		return Errorf(NameDatasetError, "dataset %q was removed and registered again with another schema since this call was planned; open it again with dataset(%q)%s", src.Name, src.Name, what)
+	case errors.Is(err, ledger.ErrReservationCommitted):
+		return Errorf(NameArgumentError, "%s: call %s on %q %s", call.Func, call.ID, src.Name, committedText)
+	case errors.Is(err, ledger.ErrReservationExpired):
+		return Errorf(NameArgumentError, "%s: the reservation of call %s on %q expired before it was committed (it lapses %v after the prepare; the server's --fed-reserve); run the call again%s", call.Func, call.ID, src.Name, FedReserve, what)
+	case errors.Is(err, ledger.ErrReservationAborted), errors.Is(err, ledger.ErrNoReservation), errors.Is(err, ledger.ErrReservationMismatch):
+		return Errorf(NameArgumentError, "%s: call %s on %q: %v; run the call again%s", call.Func, call.ID, src.Name, err, what)
+	case ctx.Err() != nil:
+		return Errorf(NameInterrupted, "%s: interrupted%s", call.Func, what)
+	}
+	return Errorf(NameLedgerError, "%s on %q: %v%s", call.Func, src.Name, err, what)
+}
+
+// FedResume reopens a member call committed earlier (a data service
+// restarted between rounds: its reservation under call.ID is committed in
+// the ledger) at round next, the first round it has not answered. Nothing
+// is charged; a call that was only prepared is refused.
 func (env *Local) FedResume(ctx context.Context, call Call, next int) error {
 	rounds, err := fedRounds(call)
 	if err != nil {
@@ -184,6 +299,20 @@ func (env *Local) FedResume(ctx context.Context, call Call, next int) error {
 	}
 	if _, err := env.Plan(call); err != nil {
 		return err
+	}
+	if !call.Dataset.Synthetic() {
+		// Only a committed call reads data: a prepared one has paid nothing.
+		st, err := env.store()
+		if err != nil {
+			return err
+		}
+		r, err := st.ReservationOf(call.ID)
+		if err != nil && !errors.Is(err, ledger.ErrNoReservation) {
+			return Errorf(NameLedgerError, "%s: reading the reservation of call %s: %v", call.Func, call.ID, err)
+		}
+		if err != nil || r.State != ledger.Committed {
+			return Errorf(NameArgumentError, "%s: call %s is not committed on %q (commit it first; a prepared call reads no data)", call.Func, call.ID, call.Dataset.Name)
+		}
 	}
 	if next >= rounds {
 		return Errorf(NameArgumentError, "%s: call %s answered all its %d rounds", call.Func, call.ID, rounds)
@@ -362,7 +491,7 @@ func RunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Release
 	if err != nil {
 		return nil, err
 	}
-	// 3. The rounds.
+	// 4. The rounds.
 	tr := &fedTransport{members: members, calls: calls}
 	res, err := fpl.Coordinate(ctx, tr)
 	if err != nil {
@@ -393,10 +522,11 @@ func roundsFailed(err error, rcpt *Receipt) error {
 	return Errorf(NameMechanismFailed, "%s (%s) could not finish; the charges at %s stand", rcpt.Function, rcpt.Mechanism, chargesList(rcpt.Providers))
 }
 
-// openFederation runs the first two phases of every federated call: plan
+// openFederation runs the first phases of every federated call: plan
 // every member (free; everything that can fail from public facts fails
-// here), ask gate once, then open (charge) every member under one call
-// id. It returns the members' calls and the receipt listing the charges.
+// here), ask gate once, prepare (reserve at) every member under one call
+// id, and only when all prepared, commit (charge) every member. It
+// returns the members' calls and the receipt listing the charges.
 func openFederation(ctx context.Context, members []Member, gate Gate, mech, note string) ([]Call, *Receipt, error) {
 	fn := members[0].Call.Func
 	// 1. Plan everywhere.
@@ -416,7 +546,6 @@ func openFederation(ctx context.Context, members []Member, gate Gate, mech, note
 			return nil, nil, err
 		}
 	}
-	// 2. Open (charge) every member under one call id.
 	id := rand.Text()
 	calls := make([]Call, len(members))
 	rcpt := &Receipt{Dataset: Federation(members), Function: fn, Mechanism: mech,
@@ -431,14 +560,35 @@ func openFederation(ctx context.Context, members []Member, gate Gate, mech, note
 	for i, m := range members {
 		calls[i] = m.Call
 		calls[i].ID = fmt.Sprintf("%s-%d", id, i)
-		rc, err := m.Exec.FedOpen(ctx, calls[i])
+	}
+	// 2. Prepare every member: each reserves its cost in its own ledger;
+	// nothing is charged or read. One that cannot (down, refusing) makes
+	// the call end here with every reservation released.
+	for i, m := range members {
+		if _, err := m.Exec.FedPrepare(ctx, calls[i]); err != nil {
+			// The failed member too, when it may have reserved (its
+			// answer was lost): abort is idempotent.
+			upto := i
+			if unknownOutcome(err) {
+				upto = i + 1
+			}
+			released := abortAll(ctx, members[:upto], calls[:upto])
+			abort()
+			return nil, nil, memberErr(m, err, "nothing was charged anywhere: "+released)
+		}
+	}
+	// 3. Every member prepared: commit each (its reservation becomes its
+	// charge; then it reads its data).
+	for i, m := range members {
+		rc, err := m.Exec.FedCommit(ctx, calls[i])
 		if err != nil {
+			released := abortAll(ctx, members[i:], calls[i:])
 			if len(rcpt.Providers) == 0 && !unknownOutcome(err) {
 				abort()
-				return nil, nil, memberErr(m, err, "nothing was charged")
+				return nil, nil, memberErr(m, err, "nothing was charged anywhere: "+released)
 			}
 			rcpt.Block = commit()
-			return nil, nil, Errorf(NameProviderFailed, "%s: %s failed to open the call: %v; %s; nothing was released", fn, m.Label, err, chargesStand(rcpt.Providers, m, err))
+			return nil, nil, Errorf(NameProviderFailed, "%s: %s failed to commit the call: %v; %s; %s; nothing was released", fn, m.Label, err, chargesStand(rcpt.Providers, m, err), released)
 		}
 		rcpt.Charged = rcpt.Charged || rc.Charged
 		rcpt.Providers = append(rcpt.Providers, chargeOf(m.Label, rc))
@@ -525,6 +675,44 @@ func chargesStand(ps []ProviderCharge, failed Member, err error) string {
 		s += fmt.Sprintf(" (whether %s charged is in its ledger)", failed.Label)
 	}
 	return s
+}
+
+// abortTimeout bounds each abort the coordinator sends after a failed
+// prepare or commit; it is sent even when the call was interrupted.
+const abortTimeout = 30 * time.Second
+
+// abortAll releases the reservations of members' calls and says what it
+// did: which reservations were released, and which members could not be
+// reached (theirs, if any, lapse at their expiry without a charge).
+func abortAll(ctx context.Context, members []Member, calls []Call) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+	defer cancel()
+	var released, stuck, charged []string
+	for i, m := range members {
+		if err := m.Exec.FedAbort(ctx, calls[i]); err != nil {
+			if e, ok := err.(*Error); ok && strings.Contains(e.Msg, committedText) {
+				charged = append(charged, m.Label)
+			} else {
+				stuck = append(stuck, m.Label)
+			}
+			continue
+		}
+		released = append(released, m.Label)
+	}
+	var parts []string
+	if len(released) > 0 {
+		parts = append(parts, "the reservations at "+strings.Join(released, ", ")+" were released")
+	}
+	if len(stuck) > 0 {
+		parts = append(parts, fmt.Sprintf("%s could not be told to release the call's reservation, if it holds one; it lapses at its expiry (the server's --fed-reserve, %v by default) and cannot be charged", strings.Join(stuck, ", "), FedReserve))
+	}
+	if len(charged) > 0 {
+		parts = append(parts, strings.Join(charged, ", ")+" had committed the call: its charge stands")
+	}
+	if len(parts) == 0 {
+		return "no member had reserved anything"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // memberErr prefixes a member's error with its label, keeping its name.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/federated"
@@ -17,9 +18,17 @@ func (p *pcaOnly) DryRun(context.Context, Call, Gate) (*Receipt, error) {
 	p.asked = append(p.asked, "DryRun")
 	return nil, errors.New("not reached")
 }
-func (p *pcaOnly) FedOpen(context.Context, Call) (*Receipt, error) {
-	p.asked = append(p.asked, "FedOpen")
+func (p *pcaOnly) FedPrepare(context.Context, Call) (time.Time, error) {
+	p.asked = append(p.asked, "FedPrepare")
+	return time.Time{}, errors.New("not reached")
+}
+func (p *pcaOnly) FedCommit(context.Context, Call) (*Receipt, error) {
+	p.asked = append(p.asked, "FedCommit")
 	return nil, errors.New("not reached")
+}
+func (p *pcaOnly) FedAbort(context.Context, Call) error {
+	p.asked = append(p.asked, "FedAbort")
+	return errors.New("not reached")
 }
 func (p *pcaOnly) FedRound(context.Context, Call, federated.PCARequest) (federated.PCAReply, error) {
 	p.asked = append(p.asked, "FedRound")

@@ -323,24 +323,7 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 			abort()
 			return nil, nil, err
 		}
-		params := p.Params
-		if src.Derived != nil || call.ID != "" {
-			params = map[string]any{}
-			if src.Derived != nil {
-				params["lineage"] = src.Derived.Lineage
-			}
-			for k, v := range p.Params {
-				params[k] = v
-			}
-			if call.ID != "" {
-				params[CallIDParam] = call.ID
-			}
-		}
-		registered := src.Schema
-		if src.Derived != nil {
-			registered = src.Derived.ParentSchema
-		}
-		rec, err := st.Charge(ctx, src.Name, ev, ledger.ChargeMeta{Params: params, Cell: call.Cell, Schema: &registered, Release: rel})
+		rec, err := st.Charge(ctx, src.Name, ev, chargeMeta(call, p, rel))
 		if err != nil {
 			abort()
 			if errors.Is(err, ledger.ErrNameTaken) {
@@ -368,6 +351,31 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 
 // CallIDParam is the ledger parameter that records a call's ID.
 const CallIDParam = "call_id"
+
+// chargeMeta is what the ledger records with call's charge (or its
+// reservation, federate.go): the plan's public parameters, the lineage of a
+// derived source, the call id, the cell and the registration planned from.
+func chargeMeta(call Call, p *Plan, rel *ledger.ReleaseMeta) ledger.ChargeMeta {
+	src := call.Dataset
+	params := p.Params
+	if src.Derived != nil || call.ID != "" {
+		params = map[string]any{}
+		if src.Derived != nil {
+			params["lineage"] = src.Derived.Lineage
+		}
+		for k, v := range p.Params {
+			params[k] = v
+		}
+		if call.ID != "" {
+			params[CallIDParam] = call.ID
+		}
+	}
+	registered := src.Schema
+	if src.Derived != nil {
+		registered = src.Derived.ParentSchema
+	}
+	return ledger.ChargeMeta{Params: params, Cell: call.Cell, Schema: &registered, Release: rel}
+}
 
 func (env *Local) store() (*ledger.Store, error) {
 	if env.Store == nil {

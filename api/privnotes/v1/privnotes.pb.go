@@ -1781,6 +1781,201 @@ func (x *FedRoundReply) GetValue() *Matrix {
 	return nil
 }
 
+// FedPrepareReply says until when the server holds a prepared call's
+// reservation (its --fed-reserve after the prepare): after it, the
+// reservation no longer counts and the call cannot be committed.
+type FedPrepareReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ExpiresUnixMs int64                  `protobuf:"varint,1,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FedPrepareReply) Reset() {
+	*x = FedPrepareReply{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FedPrepareReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FedPrepareReply) ProtoMessage() {}
+
+func (x *FedPrepareReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FedPrepareReply.ProtoReflect.Descriptor instead.
+func (*FedPrepareReply) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *FedPrepareReply) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+// FedCallRef names a prepared federated call by the call_id of its
+// FedPrepare request.
+type FedCallRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CallId        string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FedCallRef) Reset() {
+	*x = FedCallRef{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FedCallRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FedCallRef) ProtoMessage() {}
+
+func (x *FedCallRef) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FedCallRef.ProtoReflect.Descriptor instead.
+func (*FedCallRef) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *FedCallRef) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+type FedAbortReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// released is set when a live reservation was released (false when
+	// there was none, or it was already aborted or expired).
+	Released      bool `protobuf:"varint,1,opt,name=released,proto3" json:"released,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FedAbortReply) Reset() {
+	*x = FedAbortReply{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FedAbortReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FedAbortReply) ProtoMessage() {}
+
+func (x *FedAbortReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FedAbortReply.ProtoReflect.Descriptor instead.
+func (*FedAbortReply) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *FedAbortReply) GetReleased() bool {
+	if x != nil {
+		return x.Released
+	}
+	return false
+}
+
+// FedKept is how a data server keeps a federated call's answer on disk
+// (never sent): the answer's encoding, bound to the SHA-256 digest of the
+// canonical encoding of the request it answered, so that a retry gets the
+// kept answer only if it is the same request.
+type FedKept struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestSha256 []byte                 `protobuf:"bytes,1,opt,name=request_sha256,json=requestSha256,proto3" json:"request_sha256,omitempty"`
+	Reply         []byte                 `protobuf:"bytes,2,opt,name=reply,proto3" json:"reply,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FedKept) Reset() {
+	*x = FedKept{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FedKept) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FedKept) ProtoMessage() {}
+
+func (x *FedKept) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FedKept.ProtoReflect.Descriptor instead.
+func (*FedKept) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *FedKept) GetRequestSha256() []byte {
+	if x != nil {
+		return x.RequestSha256
+	}
+	return nil
+}
+
+func (x *FedKept) GetReply() []byte {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
 var File_api_privnotes_v1_privnotes_proto protoreflect.FileDescriptor
 
 const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
@@ -1921,14 +2116,28 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\asupport\x18\x05 \x03(\x03R\asupport\"Q\n" +
 	"\rFedRoundReply\x12\x14\n" +
 	"\x05round\x18\x01 \x01(\x03R\x05round\x12*\n" +
-	"\x05value\x18\x02 \x01(\v2\x14.privnotes.v1.MatrixR\x05value2\x9e\x03\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.privnotes.v1.MatrixR\x05value\"9\n" +
+	"\x0fFedPrepareReply\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x01 \x01(\x03R\rexpiresUnixMs\"%\n" +
+	"\n" +
+	"FedCallRef\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\"+\n" +
+	"\rFedAbortReply\x12\x1a\n" +
+	"\breleased\x18\x01 \x01(\bR\breleased\"F\n" +
+	"\aFedKept\x12%\n" +
+	"\x0erequest_sha256\x18\x01 \x01(\fR\rrequestSha256\x12\x14\n" +
+	"\x05reply\x18\x02 \x01(\fR\x05reply2\xec\x04\n" +
 	"\vDataService\x12F\n" +
 	"\bDescribe\x12\x1d.privnotes.v1.DescribeRequest\x1a\x1b.privnotes.v1.DescribeReply\x12:\n" +
 	"\x04Plan\x12\x19.privnotes.v1.CallRequest\x1a\x17.privnotes.v1.PlanReply\x12?\n" +
 	"\x06DryRun\x12\x19.privnotes.v1.CallRequest\x1a\x1a.privnotes.v1.ReceiptReply\x12@\n" +
 	"\aExecute\x12\x19.privnotes.v1.CallRequest\x1a\x1a.privnotes.v1.ReleaseReply\x12@\n" +
 	"\aFedOpen\x12\x19.privnotes.v1.CallRequest\x1a\x1a.privnotes.v1.ReceiptReply\x12F\n" +
-	"\bFedRound\x12\x1d.privnotes.v1.FedRoundRequest\x1a\x1b.privnotes.v1.FedRoundReplyB=Z;github.com/privnotes/privnotes/api/privnotes/v1;privnotesv1b\x06proto3"
+	"\bFedRound\x12\x1d.privnotes.v1.FedRoundRequest\x1a\x1b.privnotes.v1.FedRoundReply\x12F\n" +
+	"\n" +
+	"FedPrepare\x12\x19.privnotes.v1.CallRequest\x1a\x1d.privnotes.v1.FedPrepareReply\x12A\n" +
+	"\tFedCommit\x12\x18.privnotes.v1.FedCallRef\x1a\x1a.privnotes.v1.ReceiptReply\x12A\n" +
+	"\bFedAbort\x12\x18.privnotes.v1.FedCallRef\x1a\x1b.privnotes.v1.FedAbortReplyB=Z;github.com/privnotes/privnotes/api/privnotes/v1;privnotesv1b\x06proto3"
 
 var (
 	file_api_privnotes_v1_privnotes_proto_rawDescOnce sync.Once
@@ -1942,7 +2151,7 @@ func file_api_privnotes_v1_privnotes_proto_rawDescGZIP() []byte {
 	return file_api_privnotes_v1_privnotes_proto_rawDescData
 }
 
-var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_api_privnotes_v1_privnotes_proto_goTypes = []any{
 	(*DescribeRequest)(nil), // 0: privnotes.v1.DescribeRequest
 	(*DescribeReply)(nil),   // 1: privnotes.v1.DescribeReply
@@ -1966,11 +2175,15 @@ var file_api_privnotes_v1_privnotes_proto_goTypes = []any{
 	(*ReleaseReply)(nil),    // 19: privnotes.v1.ReleaseReply
 	(*FedRoundRequest)(nil), // 20: privnotes.v1.FedRoundRequest
 	(*FedRoundReply)(nil),   // 21: privnotes.v1.FedRoundReply
-	nil,                     // 22: privnotes.v1.CallRequest.ArgsEntry
+	(*FedPrepareReply)(nil), // 22: privnotes.v1.FedPrepareReply
+	(*FedCallRef)(nil),      // 23: privnotes.v1.FedCallRef
+	(*FedAbortReply)(nil),   // 24: privnotes.v1.FedAbortReply
+	(*FedKept)(nil),         // 25: privnotes.v1.FedKept
+	nil,                     // 26: privnotes.v1.CallRequest.ArgsEntry
 }
 var file_api_privnotes_v1_privnotes_proto_depIdxs = []int32{
 	2,  // 0: privnotes.v1.Value.strs:type_name -> privnotes.v1.Strings
-	22, // 1: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
+	26, // 1: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
 	6,  // 2: privnotes.v1.PlanReply.cost:type_name -> privnotes.v1.Event
 	6,  // 3: privnotes.v1.Receipt.cost:type_name -> privnotes.v1.Event
 	5,  // 4: privnotes.v1.Receipt.remaining:type_name -> privnotes.v1.Budget
@@ -2001,14 +2214,20 @@ var file_api_privnotes_v1_privnotes_proto_depIdxs = []int32{
 	4,  // 29: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
 	4,  // 30: privnotes.v1.DataService.FedOpen:input_type -> privnotes.v1.CallRequest
 	20, // 31: privnotes.v1.DataService.FedRound:input_type -> privnotes.v1.FedRoundRequest
-	1,  // 32: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
-	7,  // 33: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
-	9,  // 34: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
-	19, // 35: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
-	9,  // 36: privnotes.v1.DataService.FedOpen:output_type -> privnotes.v1.ReceiptReply
-	21, // 37: privnotes.v1.DataService.FedRound:output_type -> privnotes.v1.FedRoundReply
-	32, // [32:38] is the sub-list for method output_type
-	26, // [26:32] is the sub-list for method input_type
+	4,  // 32: privnotes.v1.DataService.FedPrepare:input_type -> privnotes.v1.CallRequest
+	23, // 33: privnotes.v1.DataService.FedCommit:input_type -> privnotes.v1.FedCallRef
+	23, // 34: privnotes.v1.DataService.FedAbort:input_type -> privnotes.v1.FedCallRef
+	1,  // 35: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
+	7,  // 36: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
+	9,  // 37: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
+	19, // 38: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
+	9,  // 39: privnotes.v1.DataService.FedOpen:output_type -> privnotes.v1.ReceiptReply
+	21, // 40: privnotes.v1.DataService.FedRound:output_type -> privnotes.v1.FedRoundReply
+	22, // 41: privnotes.v1.DataService.FedPrepare:output_type -> privnotes.v1.FedPrepareReply
+	9,  // 42: privnotes.v1.DataService.FedCommit:output_type -> privnotes.v1.ReceiptReply
+	24, // 43: privnotes.v1.DataService.FedAbort:output_type -> privnotes.v1.FedAbortReply
+	35, // [35:44] is the sub-list for method output_type
+	26, // [26:35] is the sub-list for method input_type
 	26, // [26:26] is the sub-list for extension type_name
 	26, // [26:26] is the sub-list for extension extendee
 	0,  // [0:26] is the sub-list for field type_name
@@ -2043,7 +2262,7 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_privnotes_v1_privnotes_proto_rawDesc), len(file_api_privnotes_v1_privnotes_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

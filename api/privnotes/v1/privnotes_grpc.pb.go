@@ -38,12 +38,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	DataService_Describe_FullMethodName = "/privnotes.v1.DataService/Describe"
-	DataService_Plan_FullMethodName     = "/privnotes.v1.DataService/Plan"
-	DataService_DryRun_FullMethodName   = "/privnotes.v1.DataService/DryRun"
-	DataService_Execute_FullMethodName  = "/privnotes.v1.DataService/Execute"
-	DataService_FedOpen_FullMethodName  = "/privnotes.v1.DataService/FedOpen"
-	DataService_FedRound_FullMethodName = "/privnotes.v1.DataService/FedRound"
+	DataService_Describe_FullMethodName   = "/privnotes.v1.DataService/Describe"
+	DataService_Plan_FullMethodName       = "/privnotes.v1.DataService/Plan"
+	DataService_DryRun_FullMethodName     = "/privnotes.v1.DataService/DryRun"
+	DataService_Execute_FullMethodName    = "/privnotes.v1.DataService/Execute"
+	DataService_FedOpen_FullMethodName    = "/privnotes.v1.DataService/FedOpen"
+	DataService_FedRound_FullMethodName   = "/privnotes.v1.DataService/FedRound"
+	DataService_FedPrepare_FullMethodName = "/privnotes.v1.DataService/FedPrepare"
+	DataService_FedCommit_FullMethodName  = "/privnotes.v1.DataService/FedCommit"
+	DataService_FedAbort_FullMethodName   = "/privnotes.v1.DataService/FedAbort"
 )
 
 // DataServiceClient is the client API for DataService service.
@@ -68,6 +71,20 @@ type DataServiceClient interface {
 	// of the server's own plan. Each round is answered once per call_id: a
 	// retry gets the same reply.
 	FedRound(ctx context.Context, in *FedRoundRequest, opts ...grpc.CallOption) (*FedRoundReply, error)
+	// FedPrepare is the first phase of opening a federated call: the server
+	// plans the call from its own registry and reserves its cost in its
+	// ledger under call_id until the reply's expiry. It reads no data and
+	// charges nothing; the reservation counts against the dataset's budget
+	// for every other call. Idempotent per call_id (the same request).
+	FedPrepare(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*FedPrepareReply, error)
+	// FedCommit turns the reservation of a prepared call into the server's
+	// charge (a ledger record) and readies its data; only then are rounds
+	// answered. An expired or aborted reservation is refused and nothing is
+	// charged. Idempotent per call_id.
+	FedCommit(ctx context.Context, in *FedCallRef, opts ...grpc.CallOption) (*ReceiptReply, error)
+	// FedAbort releases the reservation of a prepared call that was not
+	// committed. Idempotent; aborting a committed call is refused.
+	FedAbort(ctx context.Context, in *FedCallRef, opts ...grpc.CallOption) (*FedAbortReply, error)
 }
 
 type dataServiceClient struct {
@@ -138,6 +155,36 @@ func (c *dataServiceClient) FedRound(ctx context.Context, in *FedRoundRequest, o
 	return out, nil
 }
 
+func (c *dataServiceClient) FedPrepare(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*FedPrepareReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FedPrepareReply)
+	err := c.cc.Invoke(ctx, DataService_FedPrepare_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *dataServiceClient) FedCommit(ctx context.Context, in *FedCallRef, opts ...grpc.CallOption) (*ReceiptReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReceiptReply)
+	err := c.cc.Invoke(ctx, DataService_FedCommit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *dataServiceClient) FedAbort(ctx context.Context, in *FedCallRef, opts ...grpc.CallOption) (*FedAbortReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FedAbortReply)
+	err := c.cc.Invoke(ctx, DataService_FedAbort_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DataServiceServer is the server API for DataService service.
 // All implementations must embed UnimplementedDataServiceServer
 // for forward compatibility.
@@ -160,6 +207,20 @@ type DataServiceServer interface {
 	// of the server's own plan. Each round is answered once per call_id: a
 	// retry gets the same reply.
 	FedRound(context.Context, *FedRoundRequest) (*FedRoundReply, error)
+	// FedPrepare is the first phase of opening a federated call: the server
+	// plans the call from its own registry and reserves its cost in its
+	// ledger under call_id until the reply's expiry. It reads no data and
+	// charges nothing; the reservation counts against the dataset's budget
+	// for every other call. Idempotent per call_id (the same request).
+	FedPrepare(context.Context, *CallRequest) (*FedPrepareReply, error)
+	// FedCommit turns the reservation of a prepared call into the server's
+	// charge (a ledger record) and readies its data; only then are rounds
+	// answered. An expired or aborted reservation is refused and nothing is
+	// charged. Idempotent per call_id.
+	FedCommit(context.Context, *FedCallRef) (*ReceiptReply, error)
+	// FedAbort releases the reservation of a prepared call that was not
+	// committed. Idempotent; aborting a committed call is refused.
+	FedAbort(context.Context, *FedCallRef) (*FedAbortReply, error)
 	mustEmbedUnimplementedDataServiceServer()
 }
 
@@ -187,6 +248,15 @@ func (UnimplementedDataServiceServer) FedOpen(context.Context, *CallRequest) (*R
 }
 func (UnimplementedDataServiceServer) FedRound(context.Context, *FedRoundRequest) (*FedRoundReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method FedRound not implemented")
+}
+func (UnimplementedDataServiceServer) FedPrepare(context.Context, *CallRequest) (*FedPrepareReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method FedPrepare not implemented")
+}
+func (UnimplementedDataServiceServer) FedCommit(context.Context, *FedCallRef) (*ReceiptReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method FedCommit not implemented")
+}
+func (UnimplementedDataServiceServer) FedAbort(context.Context, *FedCallRef) (*FedAbortReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method FedAbort not implemented")
 }
 func (UnimplementedDataServiceServer) mustEmbedUnimplementedDataServiceServer() {}
 func (UnimplementedDataServiceServer) testEmbeddedByValue()                     {}
@@ -317,6 +387,60 @@ func _DataService_FedRound_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DataService_FedPrepare_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DataServiceServer).FedPrepare(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DataService_FedPrepare_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DataServiceServer).FedPrepare(ctx, req.(*CallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DataService_FedCommit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FedCallRef)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DataServiceServer).FedCommit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DataService_FedCommit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DataServiceServer).FedCommit(ctx, req.(*FedCallRef))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DataService_FedAbort_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FedCallRef)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DataServiceServer).FedAbort(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DataService_FedAbort_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DataServiceServer).FedAbort(ctx, req.(*FedCallRef))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DataService_ServiceDesc is the grpc.ServiceDesc for DataService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -347,6 +471,18 @@ var DataService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FedRound",
 			Handler:    _DataService_FedRound_Handler,
+		},
+		{
+			MethodName: "FedPrepare",
+			Handler:    _DataService_FedPrepare_Handler,
+		},
+		{
+			MethodName: "FedCommit",
+			Handler:    _DataService_FedCommit_Handler,
+		},
+		{
+			MethodName: "FedAbort",
+			Handler:    _DataService_FedAbort_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

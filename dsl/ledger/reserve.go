@@ -1,0 +1,457 @@
+package ledger
+
+// Reservations: the first phase of a two-phase charge, for the members of
+// a federated call (dsl/release/federate.go). Reserve sets a call's cost
+// aside under its call id; CommitReserved turns it into a charge record,
+// chained like every charge; AbortReserved releases it. Until it is
+// committed, aborted or expired, a reservation counts against its
+// dataset's remaining budget exactly like a charge: Charge, Reserve,
+// CommitReserved, Precheck and WouldRemain all compose the live
+// reservations with the stored totals, and the writers do so inside their
+// BEGIN IMMEDIATE transaction, so two processes cannot together reserve
+// and charge past a budget. A reservation reads no data and releases
+// nothing; one that nobody commits or aborts (its coordinator went away)
+// stops counting at its public expiry and can no longer be committed.
+//
+// The reservations live in their own table, created at open if missing;
+// they are not ledger records (a reservation spends nothing) and do not
+// change the schema version. Verify ignores them: the totals are those of
+// the charge records alone.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// reserveSQL creates the reservations table (run with schemaSQL at open).
+const reserveSQL = `
+CREATE TABLE IF NOT EXISTS reservations (
+	call_id TEXT PRIMARY KEY,
+	dataset TEXT NOT NULL,
+	event   TEXT NOT NULL,    -- accounting.Event as JSON
+	params  TEXT NOT NULL,    -- the charge's public parameters, JSON
+	cell    TEXT NOT NULL,
+	schema  TEXT NOT NULL,    -- the registration the cost was planned from, JSON
+	created TEXT NOT NULL,    -- RFC 3339, UTC
+	expires INTEGER NOT NULL, -- unix nanoseconds
+	state   TEXT NOT NULL,    -- held, committed or aborted
+	record  INTEGER           -- the charge record, once committed
+);
+CREATE INDEX IF NOT EXISTS reservations_live ON reservations(dataset, state, expires);
+`
+
+// Reservation states.
+const (
+	Held      = "held"
+	Committed = "committed"
+	Aborted   = "aborted"
+)
+
+// Errors of the reservation operations, matched by errors.Is.
+var (
+	// ErrNoReservation: no reservation has this call id.
+	ErrNoReservation = errors.New("no reservation has this call id")
+	// ErrReservationExpired: the reservation passed its expiry before it
+	// was committed; it no longer counts and nothing was charged.
+	ErrReservationExpired = errors.New("the reservation expired before it was committed; nothing was charged")
+	// ErrReservationCommitted: the reservation was committed (its charge
+	// stands) and cannot be aborted.
+	ErrReservationCommitted = errors.New("the reservation was committed: its charge stands and cannot be aborted")
+	// ErrReservationAborted: the reservation was aborted and cannot be
+	// committed.
+	ErrReservationAborted = errors.New("the reservation was aborted and cannot be committed")
+	// ErrReservationMismatch: a reservation's call id was reused with
+	// another dataset or cost.
+	ErrReservationMismatch = errors.New("this call id holds a reservation of another dataset or cost")
+)
+
+// Reservation is one call's reserved cost.
+type Reservation struct {
+	CallID  string
+	Dataset string
+	Event   accounting.Event
+	Created time.Time
+	Expires time.Time
+	State   string
+	// Record is the charge record of a committed reservation.
+	Record int64
+	// Remaining is the dataset's remaining budget with this reservation
+	// and every other live one counted (a display value, as in Receipt).
+	Remaining accounting.Budget
+}
+
+// live reports whether r counts against its dataset's budget at now.
+func (r *Reservation) live(now time.Time) bool {
+	return r.State == Held && now.Before(r.Expires)
+}
+
+// heldEvents returns the costs of dataset's live reservations at now,
+// except the one of call id except, in the caller's transaction (or
+// connection).
+func heldEvents(ctx context.Context, q queryer, dataset string, now time.Time, except string) ([]accounting.Event, error) {
+	rows, err := q.QueryContext(ctx, `SELECT call_id, event FROM reservations
+		WHERE dataset = ? AND state = 'held' AND expires > ? AND call_id <> ? ORDER BY call_id`, dataset, now.UnixNano(), except)
+	if err != nil {
+		return nil, dbErr("ledger: reading reservations", err)
+	}
+	defer rows.Close()
+	var out []accounting.Event
+	for rows.Next() {
+		var id, js string
+		if err := rows.Scan(&id, &js); err != nil {
+			return nil, dbErr("ledger: reading reservations", err)
+		}
+		var ev accounting.Event
+		if err := json.Unmarshal([]byte(js), &ev); err != nil {
+			return nil, fmt.Errorf("ledger: reservation %s: corrupt cost: %w", id, err)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("ledger: reading reservations", err)
+	}
+	return out, nil
+}
+
+// spendHeld spends the live reservations of dataset (but that of call id
+// except) on acc, which then holds them as if charged. acc must never be
+// stored (putTotals): the totals are those of the charge records alone.
+// A ledger whose charges and live reservations together exceed the budget
+// (which Reserve and Charge never let happen) fails here, refusing more.
+func spendHeld(ctx context.Context, q queryer, dataset string, acc *accounting.Accountant, except string) error {
+	held, err := heldEvents(ctx, q, dataset, time.Now(), except)
+	if err != nil {
+		return err
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return acc.Spend(held...)
+}
+
+// checkHeld checks that ev fits in dataset's budget with its stored
+// totals (acc) and every live reservation (but except's) counted; acc is
+// left unchanged. Charge calls it in its transaction.
+func checkHeld(ctx context.Context, q queryer, dataset string, acc *accounting.Accountant, except string, ev accounting.Event) error {
+	held, err := heldEvents(ctx, q, dataset, time.Now(), except)
+	if err != nil {
+		return err
+	}
+	return acc.Check(append(held, ev)...)
+}
+
+// accountantHeld is the dataset's accountant with its live reservations
+// spent: what Precheck and WouldRemain check against. Never stored.
+func (s *Store) accountantHeld(ctx context.Context, name string) (*accounting.Accountant, error) {
+	acc, _, err := s.accountant(ctx, s.db, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := spendHeld(ctx, s.db, name, acc, ""); err != nil {
+		return nil, err
+	}
+	return acc, nil
+}
+
+// Reserve sets ev aside from dataset's budget for call id callID until
+// ttl from now, in one BEGIN IMMEDIATE transaction: it fits with the
+// dataset's charges and live reservations, or it is refused (an
+// *accounting.ExceededError) and nothing is held. meta's Params, Cell and
+// Schema are those of the charge CommitReserved will record (the schema
+// is checked now and again at the commit); a reservation stores no
+// release. Reserving an id again returns its reservation if it is the
+// same dataset and cost and still live (a retry); otherwise it is refused.
+func (s *Store) Reserve(ctx context.Context, callID, dataset string, ev accounting.Event, meta ChargeMeta, ttl time.Duration) (*Reservation, error) {
+	if callID == "" {
+		return nil, errors.New("ledger: a reservation needs a call id")
+	}
+	if ttl <= 0 {
+		return nil, fmt.Errorf("ledger: a reservation needs a positive lifetime, not %v", ttl)
+	}
+	if meta.Release != nil {
+		return nil, errors.New("ledger: a reserved charge stores no release")
+	}
+	if ev.Mechanism == "" {
+		return nil, errors.New("ledger: a reservation needs the event's Mechanism name")
+	}
+	if err := ev.Validate(); err != nil {
+		return nil, err
+	}
+	evJSON, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: encoding the cost: %w", err)
+	}
+	params := "{}"
+	if meta.Params != nil {
+		b, err := json.Marshal(meta.Params)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: encoding the parameters: %w", err)
+		}
+		params = string(b)
+	}
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: serialised with every charge
+	if err != nil {
+		return nil, dbErr("ledger: starting the reservation", err)
+	}
+	defer tx.Rollback()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	if r, err := reservation(ctx, tx, callID); err == nil {
+		if r.Dataset != dataset || !sameEvent(r.Event, ev) {
+			return nil, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationMismatch)
+		}
+		switch {
+		case r.State == Committed:
+			return nil, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationCommitted)
+		case r.State == Aborted:
+			return nil, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationAborted)
+		case !r.live(now):
+			return nil, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationExpired)
+		}
+		acc, _, err := s.accountant(ctx, tx, dataset)
+		if err != nil {
+			return nil, err
+		}
+		if err := spendHeld(ctx, tx, dataset, acc, ""); err != nil {
+			return nil, err
+		}
+		r.Remaining = acc.Remaining()
+		return r, nil // a retry: the reservation made the first time
+	} else if !errors.Is(err, ErrNoReservation) {
+		return nil, err
+	}
+	acc, sc, err := s.accountant(ctx, tx, dataset)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Schema != nil && !sameSchema(*meta.Schema, sc) {
+		return nil, fmt.Errorf("ledger: dataset %q: %w", dataset, ErrRegistrationChanged)
+	}
+	scJSON, err := json.Marshal(sc)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: encoding the schema: %w", err)
+	}
+	// Every live reservation counts as if charged, then this one must fit.
+	if err := spendHeld(ctx, tx, dataset, acc, ""); err != nil {
+		return nil, err
+	}
+	if err := acc.Spend(ev); err != nil {
+		return nil, err
+	}
+	expires := now.Add(ttl)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reservations(call_id, dataset, event, params, cell, schema, created, expires, state)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'held')`,
+		callID, dataset, string(evJSON), params, meta.Cell, string(scJSON), now.Format(time.RFC3339Nano), expires.UnixNano()); err != nil {
+		return nil, dbErr("ledger: recording the reservation", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, dbErr("ledger: committing the reservation", err)
+	}
+	return &Reservation{CallID: callID, Dataset: dataset, Event: ev, Created: now, Expires: time.Unix(0, expires.UnixNano()).UTC(),
+		State: Held, Remaining: acc.Remaining()}, nil
+}
+
+// CommitReserved charges the reservation of callID: in one BEGIN
+// IMMEDIATE transaction it appends the charge record (chained like every
+// charge, with the reserved parameters and cell), updates the dataset's
+// totals and marks the reservation committed. ev must be the reserved
+// cost (the caller re-plans the call). An expired or aborted reservation
+// is refused and nothing is charged. Committing a committed reservation
+// again returns its charge (a retry), not a second one; first reports
+// whether this commit made the charge (only then may the caller read the
+// data: a retry must not run the call a second time on one charge).
+func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting.Event) (rc *Receipt, first bool, err error) {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return nil, false, dbErr("ledger: starting the commit", err)
+	}
+	defer tx.Rollback()
+	r, err := reservation(ctx, tx, callID)
+	if err != nil {
+		return nil, false, err
+	}
+	if !sameEvent(r.Event, ev) {
+		return nil, false, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationMismatch)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	switch {
+	case r.State == Committed:
+		rc, err := s.committedReceipt(ctx, tx, r)
+		return rc, false, err
+	case r.State == Aborted:
+		return nil, false, fmt.Errorf("ledger: reservation %s: %w", callID, ErrReservationAborted)
+	case !r.live(now):
+		return nil, false, fmt.Errorf("ledger: reservation %s (expired %s): %w", callID, r.Expires.Format(time.RFC3339), ErrReservationExpired)
+	}
+	var params, cell, scJSON string
+	if err := tx.QueryRowContext(ctx, `SELECT params, cell, schema FROM reservations WHERE call_id = ?`, callID).Scan(&params, &cell, &scJSON); err != nil {
+		return nil, false, dbErr("ledger: reading the reservation", err)
+	}
+	acc, sc, err := s.accountant(ctx, tx, r.Dataset)
+	if err != nil {
+		return nil, false, err
+	}
+	if cur, _ := json.Marshal(sc); string(cur) != scJSON {
+		return nil, false, fmt.Errorf("ledger: dataset %q: %w", r.Dataset, ErrRegistrationChanged)
+	}
+	// Charge and every other live reservation fit together (they were
+	// checked against this one); checked again all the same.
+	if err := checkHeld(ctx, tx, r.Dataset, acc, callID, ev); err != nil {
+		return nil, false, err
+	}
+	if err := acc.Spend(ev); err != nil {
+		return nil, false, err
+	}
+	evJSON, _ := json.Marshal(ev)
+	rec, err := appendRecord(ctx, tx, record{Kind: "charge", Dataset: r.Dataset, Mechanism: ev.Mechanism,
+		Params: params, Event: string(evJSON), Cell: cell, Time: now.Format(time.RFC3339Nano)})
+	if err != nil {
+		return nil, false, err
+	}
+	if err := putTotals(ctx, tx, r.Dataset, acc.State()); err != nil {
+		return nil, false, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE reservations SET state = 'committed', record = ? WHERE call_id = ?`, rec.ID, callID); err != nil {
+		return nil, false, dbErr("ledger: marking the reservation committed", err)
+	}
+	if err := spendHeld(ctx, tx, r.Dataset, acc, callID); err != nil {
+		return nil, false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, false, dbErr("ledger: committing the charge", err)
+	}
+	return &Receipt{ID: rec.ID, Dataset: r.Dataset, Event: ev, Mode: sc.Accountant, Filter: acc.Mode().Pricing(ev), Budget: sc.Budget,
+		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: rec.Hash, Time: now}, true, nil
+}
+
+// committedReceipt is the receipt of a committed reservation's charge,
+// with the dataset's budget as it is now.
+func (s *Store) committedReceipt(ctx context.Context, q queryer, r *Reservation) (*Receipt, error) {
+	var hash, at string
+	if err := q.QueryRowContext(ctx, `SELECT hash, time FROM ledger WHERE id = ?`, r.Record).Scan(&hash, &at); err != nil {
+		return nil, dbErr(fmt.Sprintf("ledger: reading charge record %d", r.Record), err)
+	}
+	acc, sc, err := s.accountant(ctx, q, r.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	if err := spendHeld(ctx, q, r.Dataset, acc, ""); err != nil {
+		return nil, err
+	}
+	t, _ := time.Parse(time.RFC3339Nano, at)
+	return &Receipt{ID: r.Record, Dataset: r.Dataset, Event: r.Event, Mode: sc.Accountant, Filter: acc.Mode().Pricing(r.Event), Budget: sc.Budget,
+		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: hash, Time: t}, nil
+}
+
+// AbortReserved releases the reservation of callID. It is idempotent: a
+// reservation already aborted or expired, or none at all (a prepare that
+// never arrived), reports false and nil. A committed reservation is
+// refused with ErrReservationCommitted: its charge stands.
+func (s *Store) AbortReserved(ctx context.Context, callID string) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return false, dbErr("ledger: starting the abort", err)
+	}
+	defer tx.Rollback()
+	r, err := reservation(ctx, tx, callID)
+	switch {
+	case errors.Is(err, ErrNoReservation):
+		return false, nil
+	case err != nil:
+		return false, err
+	case r.State == Committed:
+		return false, fmt.Errorf("ledger: reservation %s (charge record %d): %w", callID, r.Record, ErrReservationCommitted)
+	case r.State == Aborted:
+		return false, nil
+	}
+	wasLive := r.live(time.Now())
+	if _, err := tx.ExecContext(ctx, `UPDATE reservations SET state = 'aborted' WHERE call_id = ?`, callID); err != nil {
+		return false, dbErr("ledger: marking the reservation aborted", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, dbErr("ledger: committing the abort", err)
+	}
+	return wasLive, nil
+}
+
+// ReservationOf returns the reservation of callID (ErrNoReservation if
+// there is none), with its dataset's remaining budget as it is now.
+func (s *Store) ReservationOf(callID string) (*Reservation, error) {
+	ctx := context.Background()
+	r, err := reservation(ctx, s.db, callID)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := s.accountantHeld(ctx, r.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	r.Remaining = acc.Remaining()
+	return r, nil
+}
+
+// Held returns dataset's live reservations, oldest first.
+func (s *Store) Held(dataset string) ([]Reservation, error) {
+	rows, err := s.db.QueryContext(context.Background(), `SELECT call_id FROM reservations
+		WHERE dataset = ? AND state = 'held' AND expires > ? ORDER BY created, call_id`, dataset, time.Now().UnixNano())
+	if err != nil {
+		return nil, dbErr("ledger: reading reservations", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, dbErr("ledger: reading reservations", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("ledger: reading reservations", err)
+	}
+	out := make([]Reservation, 0, len(ids))
+	for _, id := range ids {
+		r, err := reservation(context.Background(), s.db, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *r)
+	}
+	return out, nil
+}
+
+// reservation reads the reservation of callID.
+func reservation(ctx context.Context, q queryer, callID string) (*Reservation, error) {
+	var r Reservation
+	var ev, created string
+	var expires int64
+	var rec sql.NullInt64
+	err := q.QueryRowContext(ctx, `SELECT call_id, dataset, event, created, expires, state, record FROM reservations WHERE call_id = ?`, callID).
+		Scan(&r.CallID, &r.Dataset, &ev, &created, &expires, &r.State, &rec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("ledger: call %s: %w", callID, ErrNoReservation)
+	}
+	if err != nil {
+		return nil, dbErr("ledger: reading a reservation", err)
+	}
+	if err := json.Unmarshal([]byte(ev), &r.Event); err != nil {
+		return nil, fmt.Errorf("ledger: reservation %s: corrupt cost: %w", callID, err)
+	}
+	r.Created, _ = time.Parse(time.RFC3339Nano, created)
+	r.Expires = time.Unix(0, expires).UTC()
+	r.Record = rec.Int64
+	return &r, nil
+}
+
+// sameEvent reports whether a and b are the same cost.
+func sameEvent(a, b accounting.Event) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
