@@ -316,7 +316,13 @@ func TestServeAuthz(t *testing.T) {
 		e.srv[i].kill()
 		e.srv[i] = startServe(t, e.states[i], e.tls, "127.0.0.1:0", "--authz", file)
 	}
-	if log := e.srv[2].log.String(); !strings.Contains(log, `grants client "bob" dataset "other", which is not registered here`) {
+	// The warning goes to stderr, which the test copies in on its own
+	// goroutine: wait for it rather than race the copy.
+	const warning = `grants client "bob" dataset "other", which is not registered here`
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(e.srv[2].log.String(), warning) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if log := e.srv[2].log.String(); !strings.Contains(log, warning) {
 		t.Errorf("p3 did not warn of its grant of an unregistered dataset: %s", log)
 	}
 	as := func(who, script string) (int, string, string) {
