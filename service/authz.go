@@ -258,7 +258,8 @@ func (s *Server) keptDatasets(id string) []string {
 		return nil
 	}
 	var out []string
-	if r, ok, _ := s.reply(id); ok {
+	r := &pb.ReleaseReply{}
+	if ok, _ := s.kept(id, r); ok {
 		out = append(out, r.GetReceipt().GetDataset())
 	}
 	open := &pb.CallRequest{}

@@ -46,20 +46,27 @@ func roundKey(id string, round int) string { return fmt.Sprintf("fed-round\x00%s
 // protobuf) encoding. A retry gets the kept message only if it is the
 // same request.
 
-// digestOf is the SHA-256 digest of req's canonical encoding.
-func digestOf(req proto.Message) ([]byte, error) {
+// digestOf is the SHA-256 digest of req's canonical encoding and of the
+// common name of the client certificate that sent it: a kept answer goes
+// only to a retry of the same request by the same client, so a call id
+// learned by another analyst reads nothing.
+func digestOf(ctx context.Context, req proto.Message) ([]byte, error) {
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
 	if err != nil {
 		return nil, release.Errorf(release.NameArgumentError, "request: %v", err)
 	}
-	d := sha256.Sum256(b)
-	return d[:], nil
+	who, _ := identity(ctx)
+	h := sha256.New()
+	h.Write(b)
+	h.Write([]byte{0})
+	h.Write([]byte(who))
+	return h.Sum(nil), nil
 }
 
 // errOtherRequest refuses a request that reuses the call id (and round)
 // of a kept answer to another request: nothing is answered.
 func errOtherRequest(what string) error {
-	return release.Errorf(release.NameArgumentError, "request: this %s was answered for a different request under the same call id; a retry must repeat the request exactly (nothing was answered)", what)
+	return release.Errorf(release.NameArgumentError, "request: this %s was answered for a different request, or another client, under the same call id; a retry must repeat the request exactly from the same client (nothing was answered)", what)
 }
 
 // kept reads the message kept under key into m, whatever request it
@@ -81,7 +88,11 @@ func (s *Server) keptFor(key string, digest []byte, m proto.Message) (bool, erro
 		return false, release.Errorf(release.NameLedgerError, "a kept reply is damaged or was kept by an older privnotes (no request digest)")
 	}
 	if digest != nil && !bytes.Equal(k.GetRequestSha256(), digest) {
-		return false, errOtherRequest(strings.TrimPrefix(key[:strings.IndexByte(key, 0)], "fed-"))
+		what := "call" // a single-dataset call's release is kept under its bare call id
+		if i := strings.IndexByte(key, 0); i >= 0 {
+			what = strings.TrimPrefix(key[:i], "fed-")
+		}
+		return false, errOtherRequest(what)
 	}
 	if err := proto.Unmarshal(k.GetReply(), m); err != nil {
 		return false, release.Errorf(release.NameLedgerError, "a kept reply is damaged: %v", err)
@@ -109,7 +120,7 @@ func (s *Server) FedPrepare(ctx context.Context, req *pb.CallRequest) (*pb.FedPr
 	if c.ID == "" {
 		return nil, wire.Status(release.Errorf(release.NameArgumentError, "request: FedPrepare needs a call_id (it makes retries safe)"), false).Err()
 	}
-	digest, err := digestOf(req)
+	digest, err := digestOf(ctx, req)
 	if err != nil {
 		return nil, wire.Status(err, false).Err()
 	}
@@ -141,7 +152,7 @@ func (s *Server) FedCommit(ctx context.Context, ref *pb.FedCallRef) (*pb.Receipt
 	if id == "" || len(id) > wire.MaxName {
 		return nil, wire.Status(release.Errorf(release.NameArgumentError, "request: FedCommit needs the call_id of a prepared call"), false).Err()
 	}
-	digest, err := digestOf(ref)
+	digest, err := digestOf(ctx, ref)
 	if err != nil {
 		return nil, wire.Status(err, false).Err()
 	}
@@ -212,7 +223,7 @@ func (s *Server) FedAbort(ctx context.Context, ref *pb.FedCallRef) (*pb.FedAbort
 // FedPrepare, then FedCommit, under the request's call id.
 func (s *Server) FedOpen(ctx context.Context, req *pb.CallRequest) (*pb.ReceiptReply, error) {
 	if id := req.GetCallId(); id != "" && len(id) <= wire.MaxName {
-		digest, err := digestOf(req)
+		digest, err := digestOf(ctx, req)
 		if err != nil {
 			return nil, wire.Status(err, false).Err()
 		}
@@ -279,7 +290,7 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 	}
 	unlock := s.lock(id)
 	defer unlock()
-	digest, err := digestOf(req)
+	digest, err := digestOf(ctx, req)
 	if err != nil {
 		return nil, wire.Status(err, false).Err()
 	}

@@ -187,12 +187,17 @@ func (s *Server) Execute(ctx context.Context, req *pb.CallRequest) (*pb.ReleaseR
 	if c.ID == "" {
 		return nil, wire.Status(release.Errorf(release.NameArgumentError, "request: Execute needs a call_id (it makes retries safe)"), false).Err()
 	}
+	digest, err := digestOf(ctx, req)
+	if err != nil {
+		return nil, wire.Status(err, false).Err()
+	}
 	unlock := s.lock(c.ID)
 	defer unlock()
-	if r, ok, err := s.reply(c.ID); err != nil {
+	kept := &pb.ReleaseReply{}
+	if ok, err := s.keptFor(c.ID, digest, kept); err != nil {
 		return nil, wire.Status(err, false).Err()
 	} else if ok {
-		return r, nil // a retry: the first answer, not a second charge
+		return kept, nil // a retry: the first answer, not a second charge
 	}
 	if id, ok := s.chargedAs(c.ID); ok {
 		return nil, wire.Status(release.Errorf(release.NameProviderFailed,
@@ -218,7 +223,7 @@ func (s *Server) Execute(ctx context.Context, req *pb.CallRequest) (*pb.ReleaseR
 	if err != nil {
 		return nil, wire.Status(release.Errorf(release.NameLedgerError, "encoding the release: %v", err), true).Err()
 	}
-	if err := s.keep(c.ID, r); err != nil {
+	if err := s.keepFor(c.ID, digest, r); err != nil {
 		// The release exists and is paid for: deliver it; only a retry
 		// of this call would then find the charge without its release.
 		logf("keeping the release of call %s: %v", c.ID, err)
@@ -250,22 +255,6 @@ func (s *Server) lock(id string) func() {
 func (s *Server) replyPath(id string) string {
 	h := sha256.Sum256([]byte(id))
 	return filepath.Join(s.replies, hex.EncodeToString(h[:])+".pb")
-}
-
-// reply returns the kept release of call id.
-func (s *Server) reply(id string) (*pb.ReleaseReply, bool, error) {
-	b, err := os.ReadFile(s.replyPath(id))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, release.Errorf(release.NameLedgerError, "reading the kept release of call %s: %v", id, err)
-	}
-	r := &pb.ReleaseReply{}
-	if err := proto.Unmarshal(b, r); err != nil {
-		return nil, false, release.Errorf(release.NameLedgerError, "the kept release of call %s is damaged: %v", id, err)
-	}
-	return r, true, nil
 }
 
 // keep writes the release of call id durably (write, sync, rename).

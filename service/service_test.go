@@ -512,3 +512,42 @@ func TestInterruptedCallKeepsRelease(t *testing.T) {
 		t.Errorf("%d charges, want 1 (the retry is the first call's release)", n)
 	}
 }
+
+// TestKeptReleaseBoundToRequestAndClient: a kept release answers only a
+// retry of the same request from the same client certificate. Another
+// request under the call id, or another analyst who learned the id (no
+// authz file: every CA-signed client may use the dataset), gets an error
+// and nothing, and nothing more is charged.
+func TestKeptReleaseBoundToRequestAndClient(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	c := f.client(10 * time.Second)
+	first := call(t, "private_count", "tab", map[string]any{"eps": 0.3})
+	first.ID = "bound-1"
+	rel, err := c.Execute(ctx, first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Execute(ctx, first, nil)
+	if err != nil || again.Receipt.LedgerID != rel.Receipt.LedgerID {
+		t.Fatalf("the same request from the same client: %v, %v", again, err)
+	}
+
+	other := call(t, "private_count", "tab", map[string]any{"eps": 0.2})
+	other.ID = "bound-1"
+	if r, err := c.Execute(ctx, other, nil); !isName(err, release.NameArgumentError) || !strings.Contains(err.Error(), "different request") || r != nil {
+		t.Errorf("another request under the call id: %v, %v", r, err)
+	}
+
+	dir := filepath.Join(t.TempDir(), "mallory")
+	if err := tlsdir.Issue(f.tls, "mallory", dir); err != nil {
+		t.Fatal(err)
+	}
+	m := f.clientFrom(dir, 10*time.Second)
+	if r, err := m.Execute(ctx, first, nil); !isName(err, release.NameArgumentError) || !strings.Contains(err.Error(), "another client") || r != nil {
+		t.Errorf("another client replaying the call id: %v, %v", r, err)
+	}
+	if n := f.charges(); n != 1 {
+		t.Errorf("%d charges, want the first call's 1", n)
+	}
+}
