@@ -2,12 +2,18 @@ package snapshot
 
 import (
 	"context"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
@@ -64,14 +70,61 @@ func readNorms(t *testing.T, src rows.Source, batch int) (scanned, []float64) {
 	return s, norms
 }
 
+// readLent reads a pass of src through views (rows.Viewer), if its
+// cursor lends them; lends is false when it does not.
+func readLent(t *testing.T, src rows.Source, n int) (s scanned, lends bool) {
+	t.Helper()
+	cur, err := src.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	v, ok := cur.(rows.Viewer)
+	if !ok {
+		return s, false
+	}
+	dim := src.Dim()
+	var b rows.Batch
+	for {
+		err := v.View(&b, n, true, true)
+		if err == rows.ErrNoView {
+			return s, false
+		}
+		if err == io.EOF {
+			return s, true
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.X) != b.N*dim || len(b.Label) != b.N || len(b.Unit) != b.N {
+			t.Fatalf("a view of %d rows has %d values, %d labels, %d units", b.N, len(b.X), len(b.Label), len(b.Unit))
+		}
+		s.x = append(s.x, b.X...)
+		s.label = append(s.label, b.Label...)
+		s.unit = append(s.unit, b.Unit...)
+		s.n += b.N
+	}
+}
+
 func TestCacheGivesTheParquetValues(t *testing.T) {
 	info, _ := cacheFixture(t)
+	for _, mapped := range []bool{true, false} {
+		t.Run(map[bool]string{true: "mapped", false: "pread"}[mapped], func(t *testing.T) {
+			defer func(m bool) { useMap = m }(useMap)
+			useMap = mapped
+			testCacheValues(t, info, mapped)
+		})
+	}
+}
+
+func testCacheValues(t *testing.T, info *Info, mapped bool) {
 	r, err := Open(info.Path, info.Hash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	for _, features := range [][]string{
+		{"x1", "x2", "x3", "x5", "c"}, // the columns in order: lent when mapped
 		{"x1", "x2", "x3", "c", "x5"}, // every column: one copy per row
 		{"x1", "x2", "x3", "x5"},      // the numeric ones: norms stored
 		{"x5", "c", "x1", "x3"},       // reordered, with a category
@@ -113,6 +166,19 @@ func TestCacheGivesTheParquetValues(t *testing.T) {
 					t.Fatalf("row %d: stored norm %v·%v, computed %v·%v", i, norms[2*i], norms[2*i+1], big, rel)
 				}
 			}
+		}
+		// Lent rows (a mapped cache, the features its columns in order)
+		// are the same values, with the same norms.
+		lent, lends := readLent(t, cached, 700)
+		if whole := slices.Equal(features, []string{"x1", "x2", "x3", "x5", "c"}); lends != (mapped && whole) {
+			t.Fatalf("%v, mapped %v: lends %v", features, mapped, lends)
+		}
+		if !lends {
+			continue
+		}
+		want := readAll(t, plain, 700)
+		if lent.n != want.n || !slices.Equal(lent.x, want.x) || !slices.Equal(lent.label, want.label) || !slices.Equal(lent.unit, want.unit) {
+			t.Fatalf("%v: lent rows differ from Parquet's", features)
 		}
 	}
 	// A single column reads Parquet's column, not whole cached rows.
@@ -334,5 +400,96 @@ func TestSnapshotVerifyMemo(t *testing.T) {
 	f.Close()
 	if n, err := open(); err == nil || n != 1 {
 		t.Fatalf("a snapshot edited in place: %d hashes, error %v; want 1 and a refusal", n, err)
+	}
+}
+
+// TestPCAIdenticalOverReads: the private PCA methods give the same bits
+// over a snapshot's rows read from Parquet, from the row cache through
+// pread, from the mapped cache in place (lent rows with stored norms),
+// and from memory, for several worker counts.
+func TestPCAIdenticalOverReads(t *testing.T) {
+	defer func(n int) { testRowGroupRows = n }(testRowGroupRows)
+	testRowGroupRows = 2048
+	dir := t.TempDir()
+	p := filepath.Join(dir, "gen.csv")
+	writeNumericCSV(t, p, 20000, 5)
+	info, err := Build(context.Background(), Spec{From: p, Bounds: map[string][2]float64{"x1": {-2, 2}}}, filepath.Join(dir, "out"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range info.Columns {
+		names = append(names, c.Name)
+	}
+	ctx := context.Background()
+	run := func(method string, workers int, src rows.Source) *mat.Dense {
+		t.Helper()
+		opt := pca.Options{K: 2, Eps: 1, Delta: 1e-6, Iters: 3, Clip: 2, Noise: noise.NewSeeded(7), Workers: workers}
+		switch method {
+		case "adaptive":
+			opt.K = 1
+		case "gauss":
+			opt.Iters = 0
+		}
+		pl, err := pca.PlanMethod(method, opt, src.Dim())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := pl.RunSource(ctx, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Components
+	}
+	sources := map[string]func(t *testing.T) (rows.Source, func()){}
+	for _, read := range []string{"parquet", "pread", "mapped", "memory"} {
+		sources[read] = func(t *testing.T) (rows.Source, func()) {
+			useMap = read == "mapped"
+			r, err := Open(info.Path, info.Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := r.source(names, read != "parquet")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if read == "memory" {
+				if src, err = rows.Collect(ctx, src); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cur, err := src.Scan(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b rows.Batch
+			v, lends := cur.(rows.Viewer)
+			lends = lends && v.View(&b, 1, false, false) == nil
+			cur.Close()
+			if lends != (read == "mapped") {
+				t.Fatalf("%s: the cursor lends rows: %v", read, lends)
+			}
+			return src, func() { r.Close() }
+		}
+	}
+	defer func(m bool) { useMap = m }(useMap)
+	for _, method := range []string{"npm", "adaptive", "gauss"} {
+		for _, workers := range []int{1, 2, 3} {
+			var want *mat.Dense
+			for _, read := range []string{"memory", "parquet", "pread", "mapped"} {
+				src, done := sources[read](t)
+				got := run(method, workers, src)
+				done()
+				if want == nil {
+					want = got
+					continue
+				}
+				if !slices.EqualFunc(got.RawMatrix().Data, want.RawMatrix().Data, func(a, b float64) bool {
+					return math.Float64bits(a) == math.Float64bits(b)
+				}) {
+					t.Errorf("%s, %d workers: %s gives other components than memory", method, workers, read)
+				}
+			}
+		}
 	}
 }
