@@ -441,9 +441,54 @@ func (r *Reader) cacheFile() *cachedFile {
 		if errors.Is(err, errStale) {
 			os.Remove(c.path)
 		}
+		if f == nil {
+			noteNoCache(c.path)
+		}
 		c.file = f
 	})
 	return c.file
+}
+
+// CacheNotes receives, once per process and cache file, the note that a
+// snapshot's passes read Parquet because its row cache is missing or
+// stale (for instance of an older format). It names the file and the
+// owner's command that rebuilds it, nothing about the data. Tests
+// silence it.
+var CacheNotes io.Writer = os.Stderr
+
+var noted sync.Map // cache path → struct{}
+
+func noteNoCache(path string) {
+	if _, done := noted.LoadOrStore(path, struct{}{}); done || CacheNotes == nil {
+		return
+	}
+	name := strings.TrimSuffix(filepath.Base(path), cacheSuffix)
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		name = name[:i] // NAME-HASH
+	}
+	fmt.Fprintf(CacheNotes, "privnotes: snapshot %s has no valid row cache (missing, or of an older format), so its passes decode Parquet, which is slower; the data owner can rebuild it with `privnotes dataset recache %s`\n",
+		strings.TrimSuffix(filepath.Base(path), cacheSuffix)+".parquet", name)
+}
+
+// Recache rebuilds the row cache of the snapshot at path, registered
+// with hash, in the current format: it verifies the snapshot against
+// hash first (Open), leaves a valid current cache as it is (rebuilt is
+// false), and otherwise writes a new one in its place (WriteCache), for
+// instance over a cache of an older format. Nothing but the cache file
+// changes.
+func Recache(ctx context.Context, path, hash string) (rebuilt bool, err error) {
+	r, err := Open(path, hash)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	if r.checkCache(CachePath(r.path)) == nil {
+		return false, nil
+	}
+	if err := r.WriteCache(ctx); err != nil {
+		return false, err
+	}
+	return true, r.checkCache(CachePath(r.path))
 }
 
 // cacheScan is the plan of a source's pass over the cache: which values
