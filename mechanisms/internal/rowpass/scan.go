@@ -56,18 +56,20 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 	blockOpt := Options{Workers: opt.Workers, MinRows: (minRows + BlockRows - 1) / BlockRows}
 	chunkBlocks := workers * max(chunkBlocksPerWorker, blockOpt.MinRows)
 	sum := &chunkSum[A]{dim: dim, blockOpt: blockOpt, block: block, newAcc: newAcc,
-		all: counter[A]{merge: merge, clear: clear}}
+		all: counter[A]{merge: merge, clear: clear}, shards: shardsPerWorker}
 	// A cursor that lends its rows (a memory-mapped file) is summed in
 	// place, chunk by chunk, with no copy and no reader goroutine: the
 	// same blocks, nodes and bits as the copying path below.
 	viewed := false
 	if v, ok := cur.(rows.Viewer); ok {
 		var err error
+		sum.shards = shardsPerView
 		if viewed, err = sum.views(ctx, v, viewBlocks*chunkBlocks*BlockRows, labels, units); err != nil {
 			return zero, err
 		}
 	}
 	if !viewed {
+		sum.shards = shardsPerWorker
 		if err := sum.copies(ctx, cur, src, chunkBlocks*BlockRows, labels, units); err != nil {
 			return zero, err
 		}
@@ -91,6 +93,13 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 // no memory, and larger chunks start the workers fewer times.
 const viewBlocks = 8
 
+// shardsPerView is shardsPerWorker for lent chunks. Each chunk ends with
+// the workers waiting for its last shard, on average half a shard of one
+// core's time, so the share of the pass lost is about 1/(2·shards per
+// chunk) whatever the chunk's size; with no reader goroutine to share
+// the cores, finer shards are what keeps that small.
+const shardsPerView = 16
+
 // chunkSum sums a pass chunk by chunk into the pairwise nodes.
 type chunkSum[A any] struct {
 	dim      int
@@ -98,6 +107,7 @@ type chunkSum[A any] struct {
 	block    func(acc A, b *rows.Batch)
 	newAcc   func() A
 	all      counter[A]
+	shards   int // shards per goroutine of a chunk
 	spare    []A // accumulators to reuse
 	total    int // blocks before the current chunk
 }
@@ -217,7 +227,7 @@ func (s *chunkSum[A]) sum(chunk *rows.Batch, filled int) {
 	// the cores, so a fixed split would leave one core idle while the
 	// other worker waits for the reader to yield.
 	nw := len(Split(nb, s.blockOpt))
-	shards := Split(nb, Options{Workers: nw * shardsPerWorker, MinRows: 1})
+	shards := Split(nb, Options{Workers: nw * s.shards, MinRows: 1})
 	per := make([]counter[A], len(shards))
 	for i := range per {
 		per[i].merge, per[i].clear = s.all.merge, s.all.clear
