@@ -64,7 +64,7 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 	if v, ok := cur.(rows.Viewer); ok {
 		var err error
 		sum.shards = shardsPerView
-		if viewed, err = sum.views(ctx, v, max(viewRows, chunkBlocks*BlockRows), labels, units); err != nil {
+		if viewed, err = sum.views(ctx, v, max(viewRows/BlockRows, chunkBlocks)*BlockRows, labels, units); err != nil {
 			return zero, err
 		}
 	}
@@ -92,8 +92,9 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 // viewRows is the size of a lent chunk. A view costs no memory, and each
 // chunk ends with the workers waiting for each other: on a loaded machine
 // a worker descheduled at that point holds up the pass, so lent chunks
-// are large (5 per pass on 5e6 rows instead of 610 copied ones).
-const viewRows = 1 << 20
+// are large (5 per pass on 5e6 rows instead of 610 copied ones). Tests
+// lower it. A chunk holds whole blocks.
+var viewRows = 1 << 20
 
 // shardsPerView is shardsPerWorker for lent chunks. Each chunk ends with
 // the workers waiting for its last shard, on average half a shard of one

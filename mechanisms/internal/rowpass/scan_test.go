@@ -14,6 +14,9 @@ import (
 )
 
 func TestPairwiseScanMatchesPairwise(t *testing.T) {
+	// Lent chunks of a few blocks, so that a pass lends many.
+	defer func(n int) { viewRows = n }(viewRows)
+	viewRows = 3 * BlockRows
 	const d = 3
 	for _, n := range []int{0, 1, 255, 256, 257, 1000, 4096 * 3, 70001} {
 		rng := rand.New(rand.NewPCG(uint64(n), 7))
