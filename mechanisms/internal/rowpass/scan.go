@@ -29,6 +29,8 @@ const shardsPerWorker = 4
 // their nodes, in row order, through the same binary counter: the result
 // is bit identical to Pairwise over the same rows in the same order, for
 // every batch size and worker count, and Pairwise's bound holds as stated.
+// A cursor that lends its rows (rows.Viewer) is summed in place, with no
+// copy; block must then not write b's slices.
 //
 // block(acc, b) receives a zero accumulator and a batch view of one block
 // (b.N ≤ BlockRows rows of src.Dim() features; labels and unit indices
