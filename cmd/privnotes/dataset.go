@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "dataset",
-		summary: "register and inspect datasets (data owner): add | list | show | rm",
+		summary: "register and inspect datasets (data owner): add | list | show | rm | recache",
 		run:     runDataset,
 	})
 }
@@ -31,10 +31,12 @@ const datasetUsage = `Usage:
   privnotes dataset list [--state DIR]
   privnotes dataset show NAME [--state DIR]
   privnotes dataset rm NAME [--state DIR]
+  privnotes dataset recache NAME [--state DIR]
 
 A budget cannot be raised (register the data under a new name to grant
 more). A dataset that has never been charged can be removed with rm (a typo
 at registration); one with charges stays, as the ledger is append-only.
+recache rebuilds a snapshot's row cache in this version's format.
 Run "privnotes dataset add -h" for the flags of add.
 `
 
@@ -52,6 +54,8 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 		return datasetShow(args[1:], stdout, stderr)
 	case "rm":
 		return datasetRm(args[1:], stdout, stderr)
+	case "recache":
+		return datasetRecache(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, datasetUsage)
 		return 0

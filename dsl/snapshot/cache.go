@@ -21,8 +21,10 @@ package snapshot
 // snapshot; before a reader uses it, it checks the header against the
 // verified snapshot and recomputes the payload's hash (once per process
 // and file: cache_memo.go), and it ignores (and removes, when it may) a
-// cache that does not match. Its memory is a read buffer whatever the row
-// count.
+// cache that does not match. A pass reads it in place through a
+// read-only memory map where the platform has one (cachedFile), and
+// through a read buffer elsewhere; its memory is bounded either way
+// (mapped pages are the page cache's, not the process's).
 
 import (
 	"bufio"
@@ -311,29 +313,69 @@ type rowCache struct {
 	path   string
 	layout cacheLayout
 	once   sync.Once
-	f      *os.File // nil when the cache is absent or invalid
+	file   *cachedFile // nil when the cache is absent or invalid
+}
+
+// cachedFile is an opened row cache file and, where the platform maps
+// files, its read-only memory map, through which it was verified.
+//
+// Why a pass may use the mapped bytes in place, without a copy. The bytes
+// a pass reads are the bytes the verification hashed: the hash reads the
+// same mapping (or, on a memo hit, cache_memo.go, the same file by its
+// identity), so nothing is used before it is verified, as with reads. A
+// later change to the file would show through the mapping, but the cache
+// is never changed in place: WriteCache writes a new file, makes it
+// read-only (0444) and renames it over the old one, and a mapping keeps
+// the inode it mapped (a rename or removal leaves its pages intact). A
+// write into the mapped file needs its owner (the data owner, whose state
+// directory it is) to make it writable again, or root; such a writer
+// could equally change the file between two preads of the read path,
+// which is why the memo's argument (cache_memo.go) covers both. One thing
+// differs: if that writer truncated the file, a pass reading the lost
+// pages would stop the process with SIGBUS where pread returns an error.
+// The call fails either way, after its charge, which overstates the
+// spend and never understates it. The mapping is PROT_READ: the views
+// handed to passes (rows.Viewer) cannot be written.
+type cachedFile struct {
+	f    *os.File
+	data []byte    // the whole file, mapped; nil: read with pread
+	vals []float64 // data's payload as float64s (little-endian hosts)
+}
+
+// useMap lets tests read the cache through pread, the fallback of
+// platforms without memory maps.
+var useMap = true
+
+// close releases the mapping and the file.
+func (c *cachedFile) close() {
+	if c.data != nil {
+		unmapFile(c.data)
+		c.data, c.vals = nil, nil
+	}
+	c.f.Close()
 }
 
 // checkCache verifies the cache at path against the snapshot: header,
 // size and payload hash. It returns the opened file's error or a
 // mismatch.
 func (r *Reader) checkCache(path string) error {
-	f, err := r.openCache(path)
-	if f != nil {
-		f.Close()
+	c, err := r.openCache(path)
+	if c != nil {
+		c.close()
 	}
 	return err
 }
 
 var errStale = errors.New("the row cache does not match its snapshot")
 
-func (r *Reader) openCache(path string) (*os.File, error) {
+func (r *Reader) openCache(path string) (*cachedFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*os.File, error) {
-		f.Close()
+	c := &cachedFile{f: f}
+	fail := func(err error) (*cachedFile, error) {
+		c.close()
 		return nil, err
 	}
 	l := layoutOf(&r.info)
@@ -350,9 +392,19 @@ func (r *Reader) openCache(path string) (*os.File, error) {
 	if err != nil || st.Size() != cacheHeader+int64(head.rows)*int64(head.width)*8 {
 		return fail(errStale)
 	}
+	if useMap {
+		// The mapping is made before the hash, which reads it: the bytes
+		// passes use are those it verified. Without one, passes pread.
+		if data, err := mapFile(f, st.Size()); err == nil {
+			c.data = data
+			if nativeLE && head.rows > 0 {
+				c.vals = unsafe.Slice((*float64)(unsafe.Pointer(&data[cacheHeader])), int(head.rows*head.width))
+			}
+		}
+	}
 	key, memo, hit := verifiedBefore(f, [2][32]byte{head.snapshot, head.payload})
 	if hit {
-		return f, nil // this very file verified before (cache_memo.go)
+		return c, nil // this very file verified before (cache_memo.go)
 	}
 	started := time.Now()
 	payloadHashes.Add(1)
@@ -364,6 +416,10 @@ func (r *Reader) openCache(path string) (*os.File, error) {
 			end = l.offset(g+1, int64(head.rows), 0)
 		}
 		at := l.offset(g, int64(head.rows), 0)
+		if c.data != nil {
+			hs[g].Write(c.data[at:end])
+			continue
+		}
 		if _, err := io.Copy(hs[g], bufio.NewReaderSize(io.NewSectionReader(f, at, end-at), cacheReadBytes)); err != nil {
 			return fail(errStale)
 		}
@@ -372,22 +428,67 @@ func (r *Reader) openCache(path string) (*os.File, error) {
 		return fail(errStale)
 	}
 	remember(f, key, memo, started)
-	return f, nil
+	return c, nil
 }
 
 // cacheFile returns the verified cache file, verifying it on the first
 // call; nil when there is none or it does not match (then it is removed
 // if the process may, so that the owner's next registration rewrites it).
-func (r *Reader) cacheFile() *os.File {
+func (r *Reader) cacheFile() *cachedFile {
 	c := r.cache
 	c.once.Do(func() {
 		f, err := r.openCache(c.path)
 		if errors.Is(err, errStale) {
 			os.Remove(c.path)
 		}
-		c.f = f
+		if f == nil {
+			noteNoCache(c.path)
+		}
+		c.file = f
 	})
-	return c.f
+	return c.file
+}
+
+// CacheNotes receives, once per process and cache file, the note that a
+// snapshot's passes read Parquet because its row cache is missing or
+// stale (for instance of an older format). It names the file and the
+// owner's command that rebuilds it, nothing about the data. Tests
+// silence it.
+var CacheNotes io.Writer = os.Stderr
+
+var noted sync.Map // cache path → struct{}
+
+func noteNoCache(path string) {
+	if _, done := noted.LoadOrStore(path, struct{}{}); done || CacheNotes == nil {
+		return
+	}
+	name := strings.TrimSuffix(filepath.Base(path), cacheSuffix)
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		name = name[:i] // NAME-HASH
+	}
+	fmt.Fprintf(CacheNotes, "privnotes: snapshot %s has no valid row cache (missing, or of an older format), so its passes decode Parquet, which is slower; the data owner can rebuild it with `privnotes dataset recache %s`\n",
+		strings.TrimSuffix(filepath.Base(path), cacheSuffix)+".parquet", name)
+}
+
+// Recache rebuilds the row cache of the snapshot at path, registered
+// with hash, in the current format: it verifies the snapshot against
+// hash first (Open), leaves a valid current cache as it is (rebuilt is
+// false), and otherwise writes a new one in its place (WriteCache), for
+// instance over a cache of an older format. Nothing but the cache file
+// changes.
+func Recache(ctx context.Context, path, hash string) (rebuilt bool, err error) {
+	r, err := Open(path, hash)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	if r.checkCache(CachePath(r.path)) == nil {
+		return false, nil
+	}
+	if err := r.WriteCache(ctx); err != nil {
+		return false, err
+	}
+	return true, r.checkCache(CachePath(r.path))
 }
 
 // cacheScan is the plan of a source's pass over the cache: which values
@@ -433,28 +534,80 @@ func (s *source) HasNorms() bool {
 type cacheCursor struct {
 	s      *source
 	ctx    context.Context
-	f      *os.File
+	file   *cachedFile
 	l      cacheLayout
 	direct bool      // the features are the columns: read into the batch
 	buf    []float64 // rows of columns to pick the features from
 	units  []float64 // unit indices as stored
+	unit   []int32   // unit indices of the last View
 	next   int64     // the next row
 	n      int64     // rows
 	open   bool
 	err    error // sticky failure
 }
 
-func (s *source) scanCache(ctx context.Context, f *os.File) (rows.Cursor, error) {
+func (s *source) scanCache(ctx context.Context, file *cachedFile) (rows.Cursor, error) {
 	if err := s.r.acquire(); err != nil {
 		return nil, err
 	}
 	l := s.r.cache.layout
-	c := &cacheCursor{s: s, ctx: ctx, f: f, l: l, n: s.r.info.Rows, open: true,
+	c := &cacheCursor{s: s, ctx: ctx, file: file, l: l, n: s.r.info.Rows, open: true,
 		direct: s.cscan.ident && len(s.cscan.idx) == l.cols}
-	if !c.direct {
+	if !c.direct && file.vals == nil {
 		c.buf = make([]float64, max(1, cacheReadBytes/(8*l.cols))*l.cols)
 	}
 	return c, nil
+}
+
+// region returns count values of region g from row c.next on, in the
+// mapping (capacity cut to them, so that no append can reach further).
+func (c *cacheCursor) region(g int, count int64) []float64 {
+	at := (c.l.offset(g, c.n, c.next) - cacheHeader) / 8
+	return c.file.vals[at : at+count : at+count]
+}
+
+// View lends the next rows in place, from the mapped cache; see
+// rows.Viewer. It lends only when the features are the snapshot's
+// columns in order and the host is little-endian (file.vals); the label
+// and norm parts are their regions, the unit indices (stored as float64)
+// are converted into a buffer of the cursor's.
+func (c *cacheCursor) View(dst *rows.Batch, n int, labels, units bool) error {
+	*dst = rows.Batch{}
+	if c.err != nil {
+		return c.err
+	}
+	if !c.direct || c.file.vals == nil {
+		return rows.ErrNoView
+	}
+	if n < 1 {
+		return rows.ErrDim
+	}
+	if err := c.ctx.Err(); err != nil {
+		return c.fail(err)
+	}
+	if c.next == c.n {
+		return io.EOF
+	}
+	k := min(int64(n), c.n-c.next)
+	dst.X = c.region(0, k*int64(c.l.cols))
+	if labels && c.l.label >= 0 && c.s.label != nil {
+		dst.Label = c.region(c.l.label, k)
+	}
+	if units && c.l.unit >= 0 {
+		if int64(len(c.unit)) < k {
+			c.unit = make([]int32, k)
+		}
+		for i, v := range c.region(c.l.unit, k) {
+			c.unit[i] = int32(v)
+		}
+		dst.Unit = c.unit[:k:k]
+	}
+	if c.s.cscan.norms {
+		dst.NormBig, dst.NormRel = c.region(c.l.norm, k), c.region(c.l.norm+1, k)
+	}
+	c.next += k
+	dst.N = int(k)
+	return nil
 }
 
 // Next fills dst with the next rows; see rows.Cursor. Each of the
@@ -478,7 +631,7 @@ func (c *cacheCursor) Next(dst *rows.Batch) error {
 		return io.EOF
 	}
 	k := min(int64(room), c.n-c.next)
-	if !c.direct {
+	if !c.direct && c.buf != nil {
 		k = min(k, int64(len(c.buf)/cols))
 	}
 	labels := c.l.label >= 0 && c.s.label != nil && len(dst.Label) >= room
@@ -489,9 +642,15 @@ func (c *cacheCursor) Next(dst *rows.Batch) error {
 			return c.fail(c.s.r.errRead)
 		}
 	} else {
-		b := c.buf[:k*int64(cols)]
-		if err := c.read(b, 0); err != nil {
-			return c.fail(c.s.r.errRead)
+		// The rows of columns to pick from: in the mapping, or read.
+		var b []float64
+		if c.file.vals != nil {
+			b = c.region(0, k*int64(cols))
+		} else {
+			b = c.buf[:k*int64(cols)]
+			if err := c.read(b, 0); err != nil {
+				return c.fail(c.s.r.errRead)
+			}
 		}
 		for i := range int(k) {
 			row, x := b[i*cols:(i+1)*cols], dst.X[i*dim:(i+1)*dim]
@@ -534,11 +693,16 @@ func (c *cacheCursor) Next(dst *rows.Batch) error {
 	return nil
 }
 
-// read fills dst with region g's values of the rows from c.next on. A
-// large read is split into pieces read concurrently: copying page-cached
-// data is the kernel's work on the reading thread, and a pass is bound by
-// it when one thread does it all.
+// read fills dst with region g's values of the rows from c.next on: a
+// copy from the mapping when there is one, else preads. A large pread is
+// split into pieces read concurrently: copying page-cached data is the
+// kernel's work on the reading thread, and a pass is bound by it when one
+// thread does it all.
 func (c *cacheCursor) read(dst []float64, g int) error {
+	if c.file.vals != nil {
+		copy(dst, c.region(g, int64(len(dst))))
+		return nil
+	}
 	b, off := asBytes(dst), c.l.offset(g, c.n, c.next)
 	parts := min(runtime.GOMAXPROCS(0), len(b)/parallelReadBytes)
 	if parts < 2 {
@@ -564,7 +728,7 @@ const parallelReadBytes = 256 << 10
 
 // readPart reads b (the bytes of dst) at off.
 func (c *cacheCursor) readPart(b []byte, off int64, dst []float64) error {
-	if m, err := c.f.ReadAt(b, off); m != len(b) {
+	if m, err := c.file.f.ReadAt(b, off); m != len(b) {
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}

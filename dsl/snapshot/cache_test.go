@@ -2,12 +2,19 @@ package snapshot
 
 import (
 	"context"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
@@ -64,14 +71,61 @@ func readNorms(t *testing.T, src rows.Source, batch int) (scanned, []float64) {
 	return s, norms
 }
 
+// readLent reads a pass of src through views (rows.Viewer), if its
+// cursor lends them; lends is false when it does not.
+func readLent(t *testing.T, src rows.Source, n int) (s scanned, lends bool) {
+	t.Helper()
+	cur, err := src.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	v, ok := cur.(rows.Viewer)
+	if !ok {
+		return s, false
+	}
+	dim := src.Dim()
+	var b rows.Batch
+	for {
+		err := v.View(&b, n, true, true)
+		if err == rows.ErrNoView {
+			return s, false
+		}
+		if err == io.EOF {
+			return s, true
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.X) != b.N*dim || len(b.Label) != b.N || len(b.Unit) != b.N {
+			t.Fatalf("a view of %d rows has %d values, %d labels, %d units", b.N, len(b.X), len(b.Label), len(b.Unit))
+		}
+		s.x = append(s.x, b.X...)
+		s.label = append(s.label, b.Label...)
+		s.unit = append(s.unit, b.Unit...)
+		s.n += b.N
+	}
+}
+
 func TestCacheGivesTheParquetValues(t *testing.T) {
 	info, _ := cacheFixture(t)
+	for _, mapped := range []bool{true, false} {
+		t.Run(map[bool]string{true: "mapped", false: "pread"}[mapped], func(t *testing.T) {
+			defer func(m bool) { useMap = m }(useMap)
+			useMap = mapped
+			testCacheValues(t, info, mapped)
+		})
+	}
+}
+
+func testCacheValues(t *testing.T, info *Info, mapped bool) {
 	r, err := Open(info.Path, info.Hash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	for _, features := range [][]string{
+		{"x1", "x2", "x3", "x5", "c"}, // the columns in order: lent when mapped
 		{"x1", "x2", "x3", "c", "x5"}, // every column: one copy per row
 		{"x1", "x2", "x3", "x5"},      // the numeric ones: norms stored
 		{"x5", "c", "x1", "x3"},       // reordered, with a category
@@ -113,6 +167,19 @@ func TestCacheGivesTheParquetValues(t *testing.T) {
 					t.Fatalf("row %d: stored norm %v·%v, computed %v·%v", i, norms[2*i], norms[2*i+1], big, rel)
 				}
 			}
+		}
+		// Lent rows (a mapped cache, the features its columns in order)
+		// are the same values, with the same norms.
+		lent, lends := readLent(t, cached, 700)
+		if whole := slices.Equal(features, []string{"x1", "x2", "x3", "x5", "c"}); lends != (mapped && whole) {
+			t.Fatalf("%v, mapped %v: lends %v", features, mapped, lends)
+		}
+		if !lends {
+			continue
+		}
+		want := readAll(t, plain, 700)
+		if lent.n != want.n || !slices.Equal(lent.x, want.x) || !slices.Equal(lent.label, want.label) || !slices.Equal(lent.unit, want.unit) {
+			t.Fatalf("%v: lent rows differ from Parquet's", features)
 		}
 	}
 	// A single column reads Parquet's column, not whole cached rows.
@@ -335,4 +402,155 @@ func TestSnapshotVerifyMemo(t *testing.T) {
 	if n, err := open(); err == nil || n != 1 {
 		t.Fatalf("a snapshot edited in place: %d hashes, error %v; want 1 and a refusal", n, err)
 	}
+}
+
+// TestPCAIdenticalOverReads: the private PCA methods give the same bits
+// over a snapshot's rows read from Parquet, from the row cache through
+// pread, from the mapped cache in place (lent rows with stored norms),
+// and from memory, for several worker counts.
+func TestPCAIdenticalOverReads(t *testing.T) {
+	defer func(n int) { testRowGroupRows = n }(testRowGroupRows)
+	testRowGroupRows = 2048
+	dir := t.TempDir()
+	p := filepath.Join(dir, "gen.csv")
+	writeNumericCSV(t, p, 20000, 5)
+	info, err := Build(context.Background(), Spec{From: p, Bounds: map[string][2]float64{"x1": {-2, 2}}}, filepath.Join(dir, "out"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range info.Columns {
+		names = append(names, c.Name)
+	}
+	ctx := context.Background()
+	run := func(method string, workers int, src rows.Source) *mat.Dense {
+		t.Helper()
+		opt := pca.Options{K: 2, Eps: 1, Delta: 1e-6, Iters: 3, Clip: 2, Noise: noise.NewSeeded(7), Workers: workers}
+		switch method {
+		case "adaptive":
+			opt.K = 1
+		case "gauss":
+			opt.Iters = 0
+		}
+		pl, err := pca.PlanMethod(method, opt, src.Dim())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := pl.RunSource(ctx, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Components
+	}
+	sources := map[string]func(t *testing.T) (rows.Source, func()){}
+	for _, read := range []string{"parquet", "pread", "mapped", "memory"} {
+		sources[read] = func(t *testing.T) (rows.Source, func()) {
+			useMap = read == "mapped"
+			r, err := Open(info.Path, info.Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := r.source(names, read != "parquet")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if read == "memory" {
+				if src, err = rows.Collect(ctx, src); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cur, err := src.Scan(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b rows.Batch
+			v, lends := cur.(rows.Viewer)
+			lends = lends && v.View(&b, 1, false, false) == nil
+			cur.Close()
+			if lends != (read == "mapped") {
+				t.Fatalf("%s: the cursor lends rows: %v", read, lends)
+			}
+			return src, func() { r.Close() }
+		}
+	}
+	defer func(m bool) { useMap = m }(useMap)
+	for _, method := range []string{"npm", "adaptive", "gauss"} {
+		for _, workers := range []int{1, 2, 3} {
+			var want *mat.Dense
+			for _, read := range []string{"memory", "parquet", "pread", "mapped"} {
+				src, done := sources[read](t)
+				got := run(method, workers, src)
+				done()
+				if want == nil {
+					want = got
+					continue
+				}
+				if !slices.EqualFunc(got.RawMatrix().Data, want.RawMatrix().Data, func(a, b float64) bool {
+					return math.Float64bits(a) == math.Float64bits(b)
+				}) {
+					t.Errorf("%s, %d workers: %s gives other components than memory", method, workers, read)
+				}
+			}
+		}
+	}
+}
+
+// TestRecache: a snapshot whose row cache is stale (another format's
+// magic) reads Parquet and notes, once, the owner's command; Recache
+// verifies the snapshot, rewrites the cache in the current format, and
+// leaves a current one alone; it refuses a snapshot that fails its hash.
+func TestRecache(t *testing.T) {
+	defer func(w io.Writer) { CacheNotes = w }(CacheNotes)
+	info, _ := cacheFixture(t)
+	path := CachePath(info.Path)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt, err := Recache(context.Background(), info.Path, info.Hash); err != nil || rebuilt {
+		t.Fatalf("a current cache: rebuilt %v, %v; want false, nil", rebuilt, err)
+	}
+	old := slices.Clone(good)
+	copy(old, "PNROWS01")
+	os.Remove(path)
+	if err := os.WriteFile(path, old, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	var notes strings.Builder
+	CacheNotes = &notes
+	features := []string{"x1", "x2", "x3", "x5", "c"}
+	for range 2 {
+		r, err := Open(info.Path, info.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := r.Source(features)
+		if src.(rows.Normed).HasNorms() || readAll(t, src, 512).n != int(info.Rows) {
+			t.Fatal("a stale cache was used, or the Parquet pass failed")
+		}
+		r.Close()
+		// A reader removes the stale file; put it back for the next.
+		os.Remove(path)
+		if err := os.WriteFile(path, old, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := notes.String(); strings.Count(got, "privnotes dataset recache t`") != 1 || !strings.Contains(got, filepath.Base(info.Path)) {
+		t.Errorf("notes %q: want one naming the snapshot and `privnotes dataset recache t`", got)
+	}
+	if rebuilt, err := Recache(context.Background(), info.Path, info.Hash); err != nil || !rebuilt {
+		t.Fatalf("a stale cache: rebuilt %v, %v; want true, nil", rebuilt, err)
+	}
+	if again, _ := os.ReadFile(path); !slices.Equal(again, good) {
+		t.Error("the rebuilt cache differs from the one registration wrote")
+	}
+	if _, err := Recache(context.Background(), info.Path, strings.Repeat("0", 64)); err == nil {
+		t.Error("Recache accepted a snapshot that does not match its hash")
+	}
+}
+
+func TestMain(m *testing.M) {
+	// Tests that make caches stale would print the owner's note.
+	CacheNotes = io.Discard
+	os.Exit(m.Run())
 }

@@ -292,8 +292,8 @@ func (r *Reader) Close() error {
 func (r *Reader) shut() error {
 	if r.cache != nil {
 		r.cache.once.Do(func() {}) // no verification after the close
-		if r.cache.f != nil {
-			r.cache.f.Close()
+		if r.cache.file != nil {
+			r.cache.file.close()
 		}
 	}
 	return r.db.Close()
@@ -454,7 +454,7 @@ func (s *source) Scan(ctx context.Context) (rows.Cursor, error) {
 		return nil, err
 	}
 	if s.useCache() {
-		return s.scanCache(ctx, s.r.cache.f)
+		return s.scanCache(ctx, s.r.cache.file)
 	}
 	if err := s.r.acquire(); err != nil {
 		return nil, err

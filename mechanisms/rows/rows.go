@@ -101,6 +101,27 @@ type Cursor interface {
 	Close() error
 }
 
+// Viewer is implemented by cursors that can lend their rows where the
+// source keeps them (a read-only memory map of a file, say) instead of
+// copying them into a caller's buffer. A pass that only reads its rows
+// asks for views; any other consumer calls Next as usual.
+type Viewer interface {
+	// View sets dst's slices to the next rows of the pass, exactly
+	// min(n, rows left) of them, and dst.N to their number: X always,
+	// Label when labels is set and the source has labels, Unit when
+	// units is set and the source has units, NormBig and NormRel when
+	// the source stores norms (Normed). At the end of the rows it returns
+	// io.EOF with dst.N == 0. The slices are read-only and stay valid
+	// until the next View or Close; the caller must not write them. It
+	// returns ErrNoView, before reading anything, when this pass cannot
+	// lend its rows (a cursor decides that on its first call); the caller
+	// then reads the same pass with Next.
+	View(dst *Batch, n int, labels, units bool) error
+}
+
+// ErrNoView is View's answer when a cursor cannot lend its rows.
+var ErrNoView = errors.New("rows: this cursor cannot lend its rows")
+
 // Labeled is implemented by sources that carry a label per row (a
 // regression or classification target).
 type Labeled interface {

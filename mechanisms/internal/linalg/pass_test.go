@@ -61,10 +61,12 @@ func TestKernelsIdenticalOverSources(t *testing.T) {
 	want := eval(rows.FromDense(x), rowpass.Options{Workers: 1})
 	for _, opt := range []rowpass.Options{{Workers: 1}, {Workers: 2, MinRows: 1}, {Workers: 3, MinRows: 300}} {
 		for name, src := range map[string]rows.Source{
-			"dense":    rows.FromDense(x),
-			"streamed": stream{rows.FromDense(x)},
-			"jitter":   &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(opt.Workers)},
-			"view":     rows.FromDense(view),
+			"dense":      rows.FromDense(x),
+			"streamed":   stream{rows.FromDense(x)},
+			"jitter":     &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(opt.Workers)},
+			"lent":       &rowstest.Jitter{D: rows.FromDense(x), Lend: true},
+			"lent+norms": &rowstest.Jitter{D: rows.FromDense(x), Lend: true, Norms: true},
+			"view":       rows.FromDense(view),
 		} {
 			got := eval(src, opt)
 			if got.n != [4]int{n, n, n, n} {
@@ -120,6 +122,16 @@ func TestPassErrors(t *testing.T) {
 	}
 	if !errors.Is(err, ErrTooManyRows) || b.N != 0 {
 		t.Errorf("past MaxRows: %v (%d rows)", err, b.N)
+	}
+	// Lent rows are counted too.
+	c = &counting{Source: &rowstest.Jitter{D: rows.FromDense(x), Lend: true}}
+	if cur, err = c.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.n = MaxRows - 2
+	err = cur.(rows.Viewer).View(b, 10, false, false)
+	if !errors.Is(err, ErrTooManyRows) || b.N != 0 {
+		t.Errorf("past MaxRows, lent: %v (%d rows)", err, b.N)
 	}
 }
 

@@ -214,6 +214,22 @@ func (cc *countingCursor) Next(dst *rows.Batch) error {
 	return err
 }
 
+// View lends the rows of a cursor that lends them (rows.Viewer), counted
+// as Next counts them.
+func (cc *countingCursor) View(dst *rows.Batch, n int, labels, units bool) error {
+	v, ok := cc.Cursor.(rows.Viewer)
+	if !ok {
+		return rows.ErrNoView
+	}
+	err := v.View(dst, n, labels, units)
+	cc.c.n += dst.N
+	if cc.c.n > MaxRows {
+		dst.N = 0
+		return ErrTooManyRows
+	}
+	return err
+}
+
 // sumVec is PairwisePass for a float64 vector of length m, merged as rowpass.SumVec
 // merges: block(dst, b) receives dst zeroed and adds the block's rows.
 func sumVec(ctx context.Context, src rows.Source, m int, opt rowpass.Options, block func(dst []float64, b *rows.Batch)) ([]float64, int, error) {

@@ -29,6 +29,8 @@ const shardsPerWorker = 4
 // their nodes, in row order, through the same binary counter: the result
 // is bit identical to Pairwise over the same rows in the same order, for
 // every batch size and worker count, and Pairwise's bound holds as stated.
+// A cursor that lends its rows (rows.Viewer) is summed in place, with no
+// copy; block must then not write b's slices.
 //
 // block(acc, b) receives a zero accumulator and a batch view of one block
 // (b.N ≤ BlockRows rows of src.Dim() features; labels and unit indices
@@ -55,10 +57,109 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 	}
 	blockOpt := Options{Workers: opt.Workers, MinRows: (minRows + BlockRows - 1) / BlockRows}
 	chunkBlocks := workers * max(chunkBlocksPerWorker, blockOpt.MinRows)
+	sum := &chunkSum[A]{dim: dim, blockOpt: blockOpt, block: block, newAcc: newAcc,
+		all: counter[A]{merge: merge, clear: clear}, shards: shardsPerWorker}
+	// A cursor that lends its rows (a memory-mapped file) is summed in
+	// place, chunk by chunk, with no copy and no reader goroutine: the
+	// same blocks, nodes and bits as the copying path below.
+	viewed := false
+	if v, ok := cur.(rows.Viewer); ok {
+		var err error
+		sum.shards = shardsPerView
+		if viewed, err = sum.views(ctx, v, max(viewRows/BlockRows, chunkBlocks)*BlockRows, labels, units); err != nil {
+			return zero, err
+		}
+	}
+	if !viewed {
+		sum.shards = shardsPerWorker
+		if err := sum.copies(ctx, cur, src, chunkBlocks*BlockRows, labels, units); err != nil {
+			return zero, err
+		}
+	}
+	if err := cur.Close(); err != nil {
+		return zero, err
+	}
+	all := sum.all
+	if len(all.nodes) == 0 {
+		return newAcc(), nil
+	}
+	top := all.nodes[len(all.nodes)-1].acc
+	for i := len(all.nodes) - 2; i >= 0; i-- {
+		merge(all.nodes[i].acc, top)
+		top = all.nodes[i].acc
+	}
+	return top, nil
+}
+
+// viewRows is the size of a lent chunk. A view costs no memory, and each
+// chunk ends with the workers waiting for each other: on a loaded machine
+// a worker descheduled at that point holds up the pass, so lent chunks
+// are large (5 per pass on 5e6 rows instead of 610 copied ones). Tests
+// lower it. A chunk holds whole blocks.
+var viewRows = 1 << 20
+
+// shardsPerView is shardsPerWorker for lent chunks. Each chunk ends with
+// the workers waiting for its last shard, on average half a shard of one
+// core's time, so the share of the pass lost is about 1/(2·shards per
+// chunk) whatever the chunk's size; with no reader goroutine to share
+// the cores, finer shards are what keeps that small.
+const shardsPerView = 16
+
+// chunkSum sums a pass chunk by chunk into the pairwise nodes.
+type chunkSum[A any] struct {
+	dim      int
+	blockOpt Options
+	block    func(acc A, b *rows.Batch)
+	newAcc   func() A
+	all      counter[A]
+	shards   int // shards per goroutine of a chunk
+	spare    []A // accumulators to reuse
+	total    int // blocks before the current chunk
+}
+
+// views sums the pass from the cursor's lent chunks of size rows; it
+// reports false, having read nothing, when the cursor lends none.
+func (s *chunkSum[A]) views(ctx context.Context, v rows.Viewer, size int, labels, units bool) (bool, error) {
+	var view rows.Batch
+	for {
+		if err := ctx.Err(); err != nil {
+			return true, err
+		}
+		err := v.View(&view, size, labels, units)
+		if err == rows.ErrNoView && s.total == 0 {
+			return false, nil
+		}
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return true, err
+		}
+		if view.N > size || view.N < 1 || len(view.X) < view.N*s.dim {
+			return true, fmt.Errorf("rowpass: the source lent %d rows for a chunk of %d", view.N, size)
+		}
+		s.sum(&view, view.N)
+		if view.N < size {
+			// The last rows: a View hands whole chunks before the end, so
+			// blocks stay aligned to the pass.
+			switch err := v.View(&view, size, labels, units); {
+			case err == io.EOF:
+				return true, nil
+			case err != nil:
+				return true, err
+			}
+			return true, fmt.Errorf("rowpass: the source lent a short chunk before the end of its rows")
+		}
+	}
+}
+
+// copies sums the pass read from the cursor into chunks of size rows.
+func (s *chunkSum[A]) copies(ctx context.Context, cur rows.Cursor, src rows.Source, size int, labels, units bool) error {
+	dim := s.dim
 	newChunk := func() *rows.Batch {
-		b := rows.NewBatch(dim, chunkBlocks*BlockRows, labels, units)
+		b := rows.NewBatch(dim, size, labels, units)
 		if nm, ok := src.(rows.Normed); ok && nm.HasNorms() {
-			b.WithNorms(chunkBlocks * BlockRows)
+			b.WithNorms(size)
 		}
 		return b
 	}
@@ -83,7 +184,7 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 			case <-done:
 				return
 			}
-			f := fillChunk(cur, chunk, chunkBlocks*BlockRows, dim)
+			f := fillChunk(cur, chunk, size, dim)
 			select {
 			case full <- f:
 			case <-done:
@@ -94,93 +195,85 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 			}
 		}
 	}()
-	// Stop the reader before the cursor closes (deferred above, so it
-	// runs after this).
+	// Stop the reader before the cursor closes (the caller's).
 	defer func() {
 		close(done)
 		reader.Wait()
 	}()
-	all := counter[A]{merge: merge, clear: clear}
-	spare := []A(nil)
-	total := 0 // blocks before the current chunk
 	for f := range full {
 		if f.err != nil {
-			return zero, f.err
+			return f.err
 		}
-		chunk, filled := f.chunk, f.n
 		if err := ctx.Err(); err != nil {
-			return zero, err
+			return err
 		}
-		if filled == 0 {
+		if f.n == 0 {
 			break
 		}
-		if total+(filled+BlockRows-1)/BlockRows > MaxRows/BlockRows {
-			panic("rowpass: PairwiseScan over more than MaxRows = 2^30 rows: the data registry must refuse such data sets")
-		}
-		nb := (filled + BlockRows - 1) / BlockRows
-		// The chunk's blocks are cut into more shards than goroutines,
-		// which take the next shard as they finish one: the reader
-		// goroutine shares the cores, so a fixed split would leave one
-		// core idle while the other worker waits for the reader to yield.
-		nw := len(Split(nb, blockOpt))
-		shards := Split(nb, Options{Workers: nw * shardsPerWorker, MinRows: 1})
-		per := make([]counter[A], len(shards))
-		for i := range per {
-			per[i].merge, per[i].clear = merge, clear
-			// Hand each shard spare accumulators from earlier chunks.
-			if k := len(spare); k > 0 {
-				per[i].free = []A{spare[k-1]}
-				spare = spare[:k-1]
-			}
-		}
-		var next atomic.Int64
-		For(nw, Options{Workers: nw, MinRows: 1}, func(_, _, _ int) {
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= len(shards) {
-					return
-				}
-				c := &per[t]
-				for b := shards[t].Lo; b < shards[t].Hi; b++ {
-					var acc A
-					if k := len(c.free); k > 0 {
-						acc, c.free = c.free[k-1], c.free[:k-1]
-					} else {
-						acc = newAcc()
-					}
-					v := sub(chunk, b*BlockRows, min((b+1)*BlockRows, filled), dim)
-					v.First = (total + b) * BlockRows
-					block(acc, v)
-					c.push(node[A]{start: total + b, level: 0, acc: acc})
-				}
-			}
-		})
-		for i := range per {
-			for _, nd := range per[i].nodes {
-				all.push(nd)
-			}
-			spare = append(spare, per[i].free...)
-		}
-		spare = append(spare, all.free...)
-		all.free = all.free[:0]
-		total += nb
-		free <- chunk // room for two: never blocks
+		s.sum(f.chunk, f.n)
+		free <- f.chunk // room for two: never blocks
 		if f.eof {
 			break
 		}
 	}
-	if err := cur.Close(); err != nil {
-		return zero, err
+	return nil
+}
+
+// sum adds the first filled rows of chunk, the pass's rows from block
+// s.total on, to the pairwise nodes.
+func (s *chunkSum[A]) sum(chunk *rows.Batch, filled int) {
+	dim := s.dim
+	if s.total+(filled+BlockRows-1)/BlockRows > MaxRows/BlockRows {
+		panic("rowpass: PairwiseScan over more than MaxRows = 2^30 rows: the data registry must refuse such data sets")
 	}
-	if len(all.nodes) == 0 {
-		return newAcc(), nil
+	nb := (filled + BlockRows - 1) / BlockRows
+	// The chunk's blocks are cut into more shards than goroutines, which
+	// take the next shard as they finish one: the reader goroutine shares
+	// the cores, so a fixed split would leave one core idle while the
+	// other worker waits for the reader to yield.
+	nw := len(Split(nb, s.blockOpt))
+	shards := Split(nb, Options{Workers: nw * s.shards, MinRows: 1})
+	per := make([]counter[A], len(shards))
+	for i := range per {
+		per[i].merge, per[i].clear = s.all.merge, s.all.clear
+		// Hand each shard spare accumulators from earlier chunks.
+		if k := len(s.spare); k > 0 {
+			per[i].free = []A{s.spare[k-1]}
+			s.spare = s.spare[:k-1]
+		}
 	}
-	top := all.nodes[len(all.nodes)-1].acc
-	for i := len(all.nodes) - 2; i >= 0; i-- {
-		merge(all.nodes[i].acc, top)
-		top = all.nodes[i].acc
+	var next atomic.Int64
+	total := s.total
+	For(nw, Options{Workers: nw, MinRows: 1}, func(_, _, _ int) {
+		for {
+			t := int(next.Add(1) - 1)
+			if t >= len(shards) {
+				return
+			}
+			c := &per[t]
+			for b := shards[t].Lo; b < shards[t].Hi; b++ {
+				var acc A
+				if k := len(c.free); k > 0 {
+					acc, c.free = c.free[k-1], c.free[:k-1]
+				} else {
+					acc = s.newAcc()
+				}
+				v := sub(chunk, b*BlockRows, min((b+1)*BlockRows, filled), dim)
+				v.First = (total + b) * BlockRows
+				s.block(acc, v)
+				c.push(node[A]{start: total + b, level: 0, acc: acc})
+			}
+		}
+	})
+	for i := range per {
+		for _, nd := range per[i].nodes {
+			s.all.push(nd)
+		}
+		s.spare = append(s.spare, per[i].free...)
 	}
-	return top, nil
+	s.spare = append(s.spare, s.all.free...)
+	s.all.free = s.all.free[:0]
+	s.total += nb
 }
 
 // SumVecScan is PairwiseScan for a float64 vector of length m: block(dst,

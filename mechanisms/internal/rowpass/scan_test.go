@@ -14,6 +14,9 @@ import (
 )
 
 func TestPairwiseScanMatchesPairwise(t *testing.T) {
+	// Lent chunks of a few blocks, so that a pass lends many.
+	defer func(n int) { viewRows = n }(viewRows)
+	viewRows = 3 * BlockRows
 	const d = 3
 	for _, n := range []int{0, 1, 255, 256, 257, 1000, 4096 * 3, 70001} {
 		rng := rand.New(rand.NewPCG(uint64(n), 7))
@@ -37,7 +40,8 @@ func TestPairwiseScanMatchesPairwise(t *testing.T) {
 			src = rows.FromDense(nil)
 		}
 		for _, workers := range []int{1, 3, 8} {
-			for _, s := range []rows.Source{src, &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(workers)}} {
+			for _, s := range []rows.Source{src, &rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(workers)},
+				&rowstest.Jitter{D: rows.FromDense(x), Seed: uint64(workers), Lend: true}} {
 				if n == 0 {
 					s = src
 				}
@@ -65,10 +69,14 @@ func TestPairwiseScanMatchesPairwise(t *testing.T) {
 }
 
 func TestPairwiseScanReportsSourceErrors(t *testing.T) {
-	x := mat.NewDense(5000, 2, nil)
-	_, err := SumVecScan(context.Background(), &rowstest.Jitter{D: rows.FromDense(x), Fail: 3000}, 2, Options{}, false, false, func([]float64, *rows.Batch) {})
-	if err == nil || err.Error() != "disk on fire" {
-		t.Fatalf("err = %v, want the source's error", err)
+	x := mat.NewDense(50000, 2, nil)
+	for _, lend := range []bool{false, true} {
+		for _, fail := range []int{3000, 40000} {
+			_, err := SumVecScan(context.Background(), &rowstest.Jitter{D: rows.FromDense(x), Fail: fail, Lend: lend}, 2, Options{}, false, false, func([]float64, *rows.Batch) {})
+			if err == nil || err.Error() != "disk on fire" {
+				t.Fatalf("lend %v, fail after %d: err = %v, want the source's error", lend, fail, err)
+			}
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -95,6 +103,13 @@ func TestPairwiseScanPassesLabelsAndUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, s := range []rows.Source{src, &rowstest.Jitter{D: src, Lend: true}} {
+		testLabelsAndUnits(t, s, n)
+	}
+}
+
+func testLabelsAndUnits(t *testing.T, src rows.Source, n int) {
+	t.Helper()
 	got, err := SumVecScan(context.Background(), src, 1, Options{}, true, true, func(dst []float64, b *rows.Batch) {
 		if b.First != int(b.X[0]) {
 			t.Fatalf("a block starting at row %v says First = %d", b.X[0], b.First)

@@ -19,12 +19,15 @@ var ErrDisk = errors.New("disk on fire")
 // batches of random sizes, every pass cut differently. It is not a
 // *rows.Dense, so passes over it stream. Fail > 0 makes a pass fail with
 // ErrDisk after that many rows. With Norms set it stores its rows' norms
-// (rows.Normed), as the data engine's row cache does.
+// (rows.Normed), as the data engine's row cache does. With Lend set its
+// cursors also lend rows in place (rows.Viewer), as the memory-mapped row
+// cache does; a consumer that asks for views gets D's own rows.
 type Jitter struct {
 	D     *rows.Dense
 	Seed  uint64
 	Fail  int
 	Norms bool
+	Lend  bool
 }
 
 // HasNorms reports whether batches carry the rows' norms (rows.Normed).
@@ -50,6 +53,50 @@ type cursor struct {
 	ctx  context.Context
 	rng  *rand.Rand
 	next int
+	// norm parts of the last View
+	big, rel []float64
+}
+
+// View lends D's next rows in place (see rows.Viewer) when s.Lend is set
+// and D's rows are contiguous; the norm parts are computed into buffers
+// of the cursor's.
+func (c *cursor) View(dst *rows.Batch, want int, labels, units bool) error {
+	*dst = rows.Batch{}
+	n, d := c.s.D.NumRows(), c.s.D.Dim()
+	if !c.s.Lend || (n > 0 && c.s.D.Matrix().RawMatrix().Stride != d) {
+		return rows.ErrNoView
+	}
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	if c.s.Fail > 0 && c.next >= c.s.Fail {
+		return ErrDisk
+	}
+	if c.next >= n {
+		return io.EOF
+	}
+	k := min(want, n-c.next)
+	if c.s.Fail > 0 {
+		k = min(k, c.s.Fail-c.next) // the next View fails
+	}
+	lo, hi := c.next, c.next+k
+	dst.X = c.s.D.Matrix().RawMatrix().Data[lo*d : hi*d]
+	if y := c.s.D.Labels(); y != nil && labels {
+		dst.Label = y[lo:hi]
+	}
+	if u := c.s.D.UnitIndex(); u != nil && units {
+		dst.Unit = u[lo:hi]
+	}
+	if c.s.Norms {
+		c.big, c.rel = make([]float64, k), make([]float64, k)
+		for i := range k {
+			c.big[i], c.rel[i] = rows.StoredNorm(dst.Row(i, d))
+		}
+		dst.NormBig, dst.NormRel = c.big, c.rel
+	}
+	c.next = hi
+	dst.N = k
+	return nil
 }
 
 func (c *cursor) Next(dst *rows.Batch) error {
