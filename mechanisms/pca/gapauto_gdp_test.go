@@ -1,6 +1,8 @@
 package pca
 
 import (
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -55,5 +57,75 @@ func TestZCDPPlansUnchangedGapAuto(t *testing.T) {
 		if pl.Cost != want {
 			t.Errorf("eps=%v: cost %+v, want %+v", g.eps, pl.Cost, want)
 		}
+	}
+}
+
+// On gdp datasets gap="auto" is charged μ*(ε, δ), and its parts — the
+// four runs (each T_j sparse-vector steps of ε_s,j and T_j Gaussian
+// releases of multiplier z_j) and the ε_sel-DP selection, all fixed by
+// the plan before the data — compose (Dong–Roth–Su Thm 3.2) to
+// μ² = Σ_j T_j·(PureToMu(ε_s,j)² + 1/z_j²) + PureToMu(ε_sel)² ≤ μ*²,
+// tight to 1e-6, split as the zCDP plan splits ρ*: selectShare to the
+// selection, the rest equally over the runs. The references (μ*, the pure
+// ε → μ conversion) are the independent bisections of gdp_test.go.
+func TestAutoGapGDPPrice(t *testing.T) {
+	for _, c := range []struct {
+		eps     float64
+		iters   int
+		publicN int
+	}{{0.5, 7, 0}, {1, 4, 0}, {2, 11, 0}, {1, 0, 100000}} {
+		const delta = 1e-6
+		name := fmt.Sprintf("eps=%v iters=%d n=%d", c.eps, c.iters, c.publicN)
+		opt := Options{K: 1, Eps: c.eps, Delta: delta, Iters: c.iters, PublicN: c.publicN, AutoGap: true, Calibration: CalibGDP}
+		pl, err := PlanMethod(MethodAdaptive, opt, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu := muStarRef(c.eps, delta)
+		if pl.Cost.Kind != accounting.GDP || math.Abs(pl.Cost.Mu/mu-1) > 1e-9 || pl.Cost.Eps != c.eps || pl.Cost.Delta != delta || pl.Cost.Mechanism != "pca/"+MethodAdaptive {
+			t.Fatalf("%s: cost %+v, want GDP μ* = %.10g with the target", name, pl.Cost, mu)
+		}
+		if len(pl.Candidates) != len(AutoGaps) {
+			t.Fatalf("%s: %d candidates, want %d", name, len(pl.Candidates), len(AutoGaps))
+		}
+		runs := make([]float64, len(pl.Candidates))
+		sum := 0.0
+		for j, cand := range pl.Candidates {
+			T := float64(cand.Iters)
+			muS := pureToMuRef(cand.SVTEps)
+			runs[j] = T*muS*muS + T/(cand.NoiseMultiplier*cand.NoiseMultiplier)
+			sum += runs[j]
+			// Within a run, the sparse vector's share as in the plain method.
+			if share := T * muS * muS / runs[j]; math.Abs(share-svtShare) > 1e-6 {
+				t.Errorf("%s run %d: the sparse vector gets %.6g of the run's μ², want %v", name, j, share, svtShare)
+			}
+		}
+		muSel := pureToMuRef(pl.SelectEps)
+		sum += muSel * muSel
+		composed := math.Sqrt(sum)
+		if !(composed <= pl.Cost.Mu) || composed < pl.Cost.Mu*(1-1e-6) {
+			t.Errorf("%s: the runs and the selection compose to %.12g-GDP, charged %.12g", name, composed, pl.Cost.Mu)
+		}
+		if share := muSel * muSel / sum; math.Abs(share-selectShare) > 1e-6 {
+			t.Errorf("%s: the selection gets %.6g of μ², want %v (the zCDP plan's share of ρ*)", name, share, selectShare)
+		}
+		for j, r := range runs {
+			if share := r / sum; math.Abs(share-(1-selectShare)/float64(len(runs))) > 1e-6 {
+				t.Errorf("%s run %d: %.6g of μ², want %v", name, j, share, (1-selectShare)/float64(len(runs)))
+			}
+		}
+		// The same T per guess as the zcdp plan, and less noise per run.
+		opt.Calibration = CalibZCDP
+		zp, err := PlanMethod(MethodAdaptive, opt, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, cand := range pl.Candidates {
+			if zc := zp.Candidates[j]; cand.Iters != zc.Iters || !(cand.NoiseMultiplier < zc.NoiseMultiplier) {
+				t.Errorf("%s run %d: gdp (T, z) = (%d, %v), zcdp (%d, %v): want the same T and a smaller z", name, j, cand.Iters, cand.NoiseMultiplier, zc.Iters, zc.NoiseMultiplier)
+			}
+		}
+		t.Logf("%s: μ* = %.8g, composed %.8g; ε_sel gdp %.5g vs zcdp %.5g; z of κ=0.5 gdp %.5g vs zcdp %.5g",
+			name, pl.Cost.Mu, composed, pl.SelectEps, zp.SelectEps, pl.Candidates[1].NoiseMultiplier, zp.Candidates[1].NoiseMultiplier)
 	}
 }
