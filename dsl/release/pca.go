@@ -172,7 +172,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		if err != nil {
 			panic(argErr(fn, err))
 		}
-		calib = pcaGaussianCalibration(sc, chosen, calib, autoGap)
+		calib = pcaGaussianCalibration(sc, chosen, calib)
 		if calib == pca.CalibGDP {
 			p.Note += "calibration: exact GDP (σ = Δ/μ*), the gdp accountant's. "
 			p.Params["calibration"] = calib.String()
@@ -314,11 +314,13 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 // default (zcdp) becomes exact GDP, as for the tabular calls
 // (gaussianCalibration): σ = Δ/μ*(ε, δ) and a μ*-GDP charge, which the gdp
 // filter composes exactly. The accountant is public and fixed at
-// registration, so the choice reveals nothing. calibration="paper" and
-// gap="auto" (an exponential-mechanism selection calibrated in zCDP) keep
-// theirs; every other accountant keeps zcdp bit for bit.
-func pcaGaussianCalibration(sc ledger.Schema, method string, calib pca.Calibration, autoGap bool) pca.Calibration {
-	if calib != pca.CalibZCDP || autoGap || sc.Accountant != accounting.ModeGDP.String() {
+// registration, so the choice reveals nothing. adaptive with gap="auto"
+// is calibrated alike: its four runs and its exponential-mechanism
+// selection split μ*² as the zcdp plan splits ρ* (pca.planAdaptiveAuto).
+// calibration="paper" keeps its own; every other accountant keeps zcdp
+// bit for bit.
+func pcaGaussianCalibration(sc ledger.Schema, method string, calib pca.Calibration) pca.Calibration {
+	if calib != pca.CalibZCDP || sc.Accountant != accounting.ModeGDP.String() {
 		return calib
 	}
 	switch method {

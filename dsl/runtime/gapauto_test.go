@@ -66,3 +66,54 @@ fmt.Println(r.Receipt.Cost)`)
 	}
 	verify(t, dir)
 }
+
+// On a gdp dataset gap="auto" is calibrated to μ*(ε, δ) and charged one
+// μ*-GDP event, which the pre-check prices alike: with a budget of
+// (1.45, 1e-5) (μ = 0.375, room for (0.375/μ*(1, 1e-6))² ≈ 2.5 calls) a
+// cell of three calls is refused whole before it runs, one of two runs
+// and charges two GDP events, and a third call is refused.
+func TestPCAGapAutoGDP(t *testing.T) {
+	dir := t.TempDir()
+	register(t, dir, "g", table(2000, 4, 3, 0.3), accounting.Budget{Eps: 1.45, Delta: 1e-5}, accounting.ModeGDP)
+	s := newSession(t, dir)
+	s.ok(`ds := dataset("g")`)
+	call := `private_pca(ds, k=1, eps=1, delta=1e-6, method="adaptive", iters=4, gap="auto")`
+	res, out := s.run("fmt.Println(\"side effect\")\na := " + call + "\nb := " + call + "\nc := " + call)
+	if res.Error == nil || res.Error.Name != NameBudgetExceeded || !strings.Contains(res.Error.Value, "nothing ran") || out.stdout() != "" {
+		t.Fatalf("three gap=auto calls over the budget: %+v (printed %q), want the pre-check's refusal", res.Error, out.stdout())
+	}
+	if st := status(t, dir, "g"); st.Charges != 0 {
+		t.Fatalf("the refused cell charged %d times", st.Charges)
+	}
+	got := s.ok("a := " + call + "\nb := " + call + "\nfmt.Println(a.Receipt.Note)")
+	if !strings.Contains(got, "gap=auto: calibrated to ε=1, δ=1e-06 via exact GDP") {
+		t.Errorf("gdp receipt note: %s", got)
+	}
+	mu := accounting.MuForTarget(1, 1e-6)
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := st.Entries("g")
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	charges := 0
+	for _, e := range entries {
+		if e.Kind != "charge" {
+			continue
+		}
+		charges++
+		if e.Event.Kind != accounting.GDP || e.Event.Mu != mu || e.Event.Mechanism != "pca/adaptive" {
+			t.Errorf("ledger charge %+v, want one μ*-GDP event (μ* = %v)", *e.Event, mu)
+		}
+	}
+	if charges != 2 {
+		t.Errorf("%d charges, want 2", charges)
+	}
+	if res, _ := s.run("c := " + call); res.Error == nil || res.Error.Name != NameBudgetExceeded {
+		t.Errorf("a third call within the budget's μ: %+v, want BudgetExceeded", res.Error)
+	}
+	verify(t, dir)
+}

@@ -820,6 +820,11 @@ func harnessGrid(wide bool) []harnessCall {
 		calls = append(calls, harnessCall{fn: "private_pca", dataset: "grows", kws: pb})
 		add("private_pca", "grows", pb, "eps", floats(harnessEps))
 	}
+	// The adaptive method with gap="auto" on the gdp dataset: four runs
+	// and the selection within one μ*-GDP charge.
+	ga := []KW{kw("k", 1), kw("method", "adaptive"), kw("iters", 4), kw("gap", "auto"), kw("eps", 1.0), kw("delta", 1e-6)}
+	calls = append(calls, harnessCall{fn: "private_pca", dataset: "grows", kws: ga})
+	add("private_pca", "grows", ga, "eps", floats(harnessEps))
 	hg := []KW{kw("col", "g"), kw("eps", 1.0), kw("delta", 1e-6)}
 	calls = append(calls, harnessCall{fn: "private_histogram", dataset: "gcats", kws: hg})
 	add("private_histogram", "gcats", hg, "delta", floats(harnessDelta))

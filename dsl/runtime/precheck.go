@@ -111,7 +111,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			default:
 				ev = accounting.GaussianZcdpFor(eps, delta)
 			}
-		default: // adaptive (a sparse-vector step; exact GDP on gdp datasets, release.pcaGaussianCalibration), federated
+		default: // adaptive (a sparse-vector step, also with gap="auto"; exact GDP on gdp datasets, release.pcaGaussianCalibration), federated
 			switch {
 			case calibration == "paper":
 				ev = accounting.Approx(eps, delta)
@@ -206,13 +206,13 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 				method = "col" // col= (and by=): pure ε without δ
 			}
 		}
-		if v, ok := lit["gap"]; ok && c.Func == "private_pca" {
-			if v == nil {
-				return staticCost{}, false
-			}
-			if *v == "auto" {
-				method += "/gap-auto" // calibrated in zCDP on every dataset (release.pcaGaussianCalibration)
-			}
+		// private_pca's gap="auto" costs what the plain adaptive call costs
+		// (ρ* under zcdp and basic, μ* on gdp datasets:
+		// release.pcaGaussianCalibration, pca.planAdaptiveAuto), so a literal
+		// gap leaves the price alone; a non-literal one is left to the
+		// run-time charge.
+		if v, ok := lit["gap"]; ok && v == nil && c.Func == "private_pca" {
+			return staticCost{}, false
 		}
 		ds := rt.callDataset(c, lookup)
 		if v, ok := lit["name"]; ok && (v == nil || rt.namedRelease(ds, *v)) {

@@ -198,6 +198,9 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 		if !ok {
 			return nil, fmt.Errorf("pca adaptive: could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
 		}
+		if opt.runRho > 0 { // a candidate of gap="auto": its share of μ*²/2
+			rho = opt.runRho
+		}
 		pl.Rho = rho
 		pl.SVTEps = accounting.PureForMu(math.Sqrt(2 * svtShare * rho / float64(T)))
 		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * rho))

@@ -124,8 +124,9 @@ type Options struct {
 	Progress func(step, total int)
 
 	knob *testKnob
-	// runRho, when > 0, is the zCDP budget of one adaptive run in place of
-	// RhoForTarget(Eps, Delta): the share of a candidate of gap="auto".
+	// runRho, when > 0, is the zCDP budget (CalibGDP: the ρ-equivalent
+	// μ²/2) of one adaptive run in place of the target's: the share of a
+	// candidate of gap="auto".
 	runRho float64
 }
 

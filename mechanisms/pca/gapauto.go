@@ -70,7 +70,7 @@ func autoIters(opt Options, gap float64) (float64, error) {
 
 // planAdaptiveAuto plans gap="auto" (opt validated, K = 1).
 //
-// Budget (zCDP, charged as one event of ρ* = RhoForTarget(Eps, Delta)
+// Budget (CalibZCDP: charged as one event of ρ* = RhoForTarget(Eps, Delta)
 // before any data is read):
 //   - each of the m = len(AutoGaps) candidate runs is the adaptive method
 //     planned at ρ_run = (1 − selectShare)·ρ*/m (its T iterations split
@@ -87,16 +87,39 @@ func autoIters(opt Options, gap float64) (float64, error) {
 // post-processing of the whole tuple, so the unreleased runs cost nothing
 // more and nothing less. The conversion of ρ* is exactly (Eps, Delta).
 //
+// CalibGDP (gdp datasets), in the same proportions: the call is charged
+// one μ*-GDP event, μ* = accounting.MuForTarget(Eps, Delta), through
+// accounting.GaussianTarget (ρ = μ*²/2 rounded down is the μ² budget in
+// ρ units). Each run is the adaptive method under CalibGDP planned at
+// ρ_run = (1 − selectShare)·ρ/m, so μ_run² = T·(PureToMu(ε_s)² + 1/z²)
+// ≤ 2ρ_run (PlanAdaptive); the selection, ε_sel-DP, is PureToMu(ε_sel)-GDP
+// (Dong–Roth–Su Prop. 2.5) with ε_sel = PureForMu(√(2·selectShare·ρ)),
+// rounded down. The runs and the selection compose adaptively as above
+// (Dong–Roth–Su Thm 3.2: the mechanisms' μ are fixed here, before the
+// data): μ² = Σ_runs μ_run² + PureToMu(ε_sel)² ≤ 2ρ ≤ μ*².
+//
 // CalibPaper is refused: its (ε, δ) accounting would need its own split
 // of ε and δ over the runs, which this version does not make.
 func planAdaptiveAuto(opt Options, d int) (*Plan, error) {
-	if opt.Calibration != CalibZCDP {
-		return nil, fmt.Errorf("pca adaptive: gap=\"auto\" is calibrated via zCDP only: use calibration \"zcdp\", or leave gap out for calibration \"paper\"")
+	var rho, selEps float64
+	var cost accounting.Event
+	switch opt.Calibration {
+	case CalibZCDP:
+		rho = accounting.RhoForTarget(opt.Eps, opt.Delta)
+		selEps = math.Sqrt(8*selectShare*rho) * budgetMargin
+		cost = accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta)
+	case CalibGDP:
+		var ok bool
+		rho, cost, ok = accounting.GaussianTarget(opt.Eps, opt.Delta, true)
+		if !ok {
+			return nil, fmt.Errorf("pca adaptive: gap=\"auto\": could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
+		}
+		selEps = accounting.PureForMu(math.Sqrt(2*selectShare*rho) * budgetMargin)
+	default:
+		return nil, fmt.Errorf("pca adaptive: gap=\"auto\" is calibrated via zCDP (or exact GDP on gdp datasets) only: use calibration \"zcdp\", or leave gap out for calibration \"paper\"")
 	}
-	rho := accounting.RhoForTarget(opt.Eps, opt.Delta)
 	m := len(AutoGaps)
 	runRho := (1 - selectShare) * rho / float64(m) * budgetMargin
-	selEps := math.Sqrt(8*selectShare*rho) * budgetMargin
 	sel, err := tabular.NewSelector(selEps)
 	if err != nil {
 		return nil, fmt.Errorf("pca adaptive: gap=\"auto\": %w", err)
@@ -106,7 +129,7 @@ func planAdaptiveAuto(opt Options, d int) (*Plan, error) {
 		Calibration: opt.Calibration, Neighbour: opt.Neighbour,
 		Sensitivity: apmSensitivityFactor(opt.Neighbour),
 		Rho:         rho, SelectEps: sel.Eps,
-		Cost: event(MethodAdaptive, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta)),
+		Cost: event(MethodAdaptive, cost),
 	}
 	var gaps, iters []string
 	for _, g := range AutoGaps {
@@ -143,8 +166,13 @@ func planAdaptiveAuto(opt Options, d int) (*Plan, error) {
 	// every candidate's are in Candidates.
 	ref := pl.cands[1]
 	pl.SVTEps, pl.NoiseMultiplier, pl.NoiseStd, pl.RoundingExcess = ref.SVTEps, ref.NoiseMultiplier, ref.NoiseStd, ref.RoundingExcess
-	pl.Note = fmt.Sprintf("gap=auto: calibrated to ε=%v, δ=%v via zCDP, ρ=%s: %d runs of the adaptive method for κ ∈ {%s} with T = {%s} iterations, ρ=%s each, then the exponential mechanism (ε=%s, %s zCDP) on the residual score selects one run (%s)",
-		opt.Eps, opt.Delta, fmtG(rho), m, strings.Join(gaps, ", "), strings.Join(iters, ", "), fmtG(runRho), fmtG(sel.Eps), fmtG(sel.Eps*sel.Eps/8), opt.Neighbour)
+	if opt.Calibration == CalibGDP {
+		pl.Note = fmt.Sprintf("gap=auto: calibrated to ε=%v, δ=%v via exact GDP, μ=%s: %d runs of the adaptive method for κ ∈ {%s} with T = {%s} iterations, μ≤%s each, then the exponential mechanism (ε=%s, priced as %s-GDP) on the residual score selects one run (%s)",
+			opt.Eps, opt.Delta, fmtG(cost.Mu), m, strings.Join(gaps, ", "), strings.Join(iters, ", "), fmtG(math.Sqrt(2*runRho)), fmtG(sel.Eps), fmtG(accounting.PureToMu(sel.Eps)), opt.Neighbour)
+	} else {
+		pl.Note = fmt.Sprintf("gap=auto: calibrated to ε=%v, δ=%v via zCDP, ρ=%s: %d runs of the adaptive method for κ ∈ {%s} with T = {%s} iterations, ρ=%s each, then the exponential mechanism (ε=%s, %s zCDP) on the residual score selects one run (%s)",
+			opt.Eps, opt.Delta, fmtG(rho), m, strings.Join(gaps, ", "), strings.Join(iters, ", "), fmtG(runRho), fmtG(sel.Eps), fmtG(sel.Eps*sel.Eps/8), opt.Neighbour)
+	}
 	pl.opt = opt
 	pl.seal()
 	return pl, nil
