@@ -346,6 +346,49 @@ type cachedFile struct {
 // platforms without memory maps.
 var useMap = true
 
+// release drops the mapped pages of the file's bytes [lo, hi) from the
+// process's resident set (releasePages; the bytes stay readable, from the
+// page cache). The range is cut to whole pages: those before lo's page
+// are left alone, and hi's partial page is kept unless hi is the file's
+// end, so a caller releasing consecutive ranges releases each page once,
+// with the range that ends in it. Releasing a page that is in use, or in
+// use by another pass, costs a re-fault and changes no byte.
+func (c *cachedFile) release(lo, hi int64) {
+	page := int64(os.Getpagesize())
+	lo -= lo % page
+	if hi < int64(len(c.data)) {
+		hi -= hi % page
+	}
+	c.releasePages(lo, hi)
+}
+
+// releaseInner is release for a part of a range that may share its first
+// and last pages with other parts in use: only the pages wholly inside
+// [lo, hi) are released (the range's release catches the others).
+func (c *cachedFile) releaseInner(lo, hi int64) {
+	page := int64(os.Getpagesize())
+	lo += (page - lo%page) % page
+	hi -= hi % page
+	c.releasePages(lo, hi)
+}
+
+// residentCacheBytes is how much of a mapped cache, from its start, stays
+// in the resident set once touched: release leaves those pages alone. A
+// released page costs a page fault (and its release) in every later pass,
+// about 60 ms of CPU per pass over 880 MB on 2 cores (about as much as
+// the copy of the pread path): a cache up to this size is read at the
+// speed of memory, a larger one pays for its part beyond it, and the
+// resident set stays below this plus a few shards whatever the row
+// count. A multiple of every page size; tests lower it.
+var residentCacheBytes int64 = 512 << 20
+
+func (c *cachedFile) releasePages(lo, hi int64) {
+	lo = max(lo, residentCacheBytes)
+	if c.data != nil && lo < hi {
+		releasePages(c.data[lo:hi])
+	}
+}
+
 // close releases the mapping and the file.
 func (c *cachedFile) close() {
 	if c.data != nil {
@@ -417,7 +460,13 @@ func (r *Reader) openCache(path string) (*cachedFile, error) {
 		}
 		at := l.offset(g, int64(head.rows), 0)
 		if c.data != nil {
-			hs[g].Write(c.data[at:end])
+			// Hashing faults the whole cache in; each piece is released
+			// once hashed, so the resident set stays a piece.
+			for lo := at; lo < end; lo += hashPieceBytes {
+				hi := min(lo+hashPieceBytes, end)
+				hs[g].Write(c.data[lo:hi])
+				c.release(lo, hi)
+			}
 			continue
 		}
 		if _, err := io.Copy(hs[g], bufio.NewReaderSize(io.NewSectionReader(f, at, end-at), cacheReadBytes)); err != nil {
@@ -430,6 +479,10 @@ func (r *Reader) openCache(path string) (*cachedFile, error) {
 	remember(f, key, memo, started)
 	return c, nil
 }
+
+// hashPieceBytes is how much of the mapped cache the hash reads before
+// releasing it (a multiple of every page size).
+const hashPieceBytes = 16 << 20
 
 // cacheFile returns the verified cache file, verifying it on the first
 // call; nil when there is none or it does not match (then it is removed
@@ -541,6 +594,8 @@ type cacheCursor struct {
 	units  []float64 // unit indices as stored
 	unit   []int32   // unit indices of the last View
 	next   int64     // the next row
+	viewAt int64     // the first row of the last view
+	done   int64     // rows before next whose mapped pages were released
 	n      int64     // rows
 	open   bool
 	err    error // sticky failure
@@ -579,6 +634,7 @@ func (c *cacheCursor) View(dst *rows.Batch, n int, labels, units bool) error {
 	if !c.direct || c.file.vals == nil {
 		return rows.ErrNoView
 	}
+	c.releaseUsed() // the last view ends here
 	if n < 1 {
 		return rows.ErrDim
 	}
@@ -605,6 +661,7 @@ func (c *cacheCursor) View(dst *rows.Batch, n int, labels, units bool) error {
 	if c.s.cscan.norms {
 		dst.NormBig, dst.NormRel = c.region(c.l.norm, k), c.region(c.l.norm+1, k)
 	}
+	c.viewAt = c.next
 	c.next += k
 	dst.N = int(k)
 	return nil
@@ -689,8 +746,40 @@ func (c *cacheCursor) Next(dst *rows.Batch) error {
 		}
 	}
 	c.next += k
+	c.releaseUsed() // copied
 	dst.N = int(k)
 	return nil
+}
+
+// releaseUsed releases the mapped pages of the rows the pass has used,
+// in every region, so that the process's resident set holds about one
+// chunk of the mapping whatever the cache's size; the page cache keeps
+// them for the next pass (cachedFile.release). A view's rows are used
+// when the next View or Close comes (rows.Viewer: they stay valid until
+// then), copied rows at once.
+func (c *cacheCursor) releaseUsed() {
+	if c.file.vals == nil || c.done == c.next {
+		return
+	}
+	for g := range c.l.regions() {
+		c.file.release(c.l.offset(g, c.n, c.done), c.l.offset(g, c.n, c.next))
+	}
+	c.done = c.next
+}
+
+// ReleaseView says the pass no longer reads rows [lo, hi) of the last
+// view (rowpass.PairwiseScan calls it as each shard of a lent chunk is
+// summed, from several goroutines): their mapped pages leave the
+// resident set before the whole view is done, so that it holds a few
+// shards instead of a chunk. Pages shared with the rest of the view stay
+// until the next View or Close (releaseUsed).
+func (c *cacheCursor) ReleaseView(lo, hi int) {
+	if c.file.vals == nil || lo < 0 || lo >= hi || c.viewAt+int64(hi) > c.next {
+		return
+	}
+	for g := range c.l.regions() {
+		c.file.releaseInner(c.l.offset(g, c.n, c.viewAt+int64(lo)), c.l.offset(g, c.n, c.viewAt+int64(hi)))
+	}
 }
 
 // read fills dst with region g's values of the rows from c.next on: a
@@ -752,6 +841,7 @@ func (c *cacheCursor) fail(err error) error {
 // Close releases the pass.
 func (c *cacheCursor) Close() error {
 	if c.open {
+		c.releaseUsed()
 		c.open = false
 		c.s.r.release()
 	}

@@ -230,6 +230,14 @@ func (cc *countingCursor) View(dst *rows.Batch, n int, labels, units bool) error
 	return err
 }
 
+// ReleaseView forwards to a cursor that releases used rows of its views
+// (see rowpass.PairwiseScan).
+func (cc *countingCursor) ReleaseView(lo, hi int) {
+	if r, ok := cc.Cursor.(interface{ ReleaseView(lo, hi int) }); ok {
+		r.ReleaseView(lo, hi)
+	}
+}
+
 // sumVec is PairwisePass for a float64 vector of length m, merged as rowpass.SumVec
 // merges: block(dst, b) receives dst zeroed and adds the block's rows.
 func sumVec(ctx context.Context, src rows.Source, m int, opt rowpass.Options, block func(dst []float64, b *rows.Batch)) ([]float64, int, error) {

@@ -66,6 +66,9 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 	if v, ok := cur.(rows.Viewer); ok {
 		var err error
 		sum.shards = shardsPerView
+		if r, ok := cur.(viewReleaser); ok {
+			sum.release = r.ReleaseView
+		}
 		if viewed, err = sum.views(ctx, v, max(viewRows/BlockRows, chunkBlocks)*BlockRows, labels, units); err != nil {
 			return zero, err
 		}
@@ -105,6 +108,15 @@ var viewRows = 1 << 20
 // the cores, finer shards are what keeps that small.
 const shardsPerView = 16
 
+// viewReleaser is implemented by a lending cursor (rows.Viewer) whose
+// lent rows hold memory the process can give back once they are used (a
+// memory map's resident pages): ReleaseView(lo, hi) says the pass reads
+// rows [lo, hi) of the last view no more. It is called from the summing
+// goroutines, concurrently, and must not change what the view reads.
+type viewReleaser interface {
+	ReleaseView(lo, hi int)
+}
+
 // chunkSum sums a pass chunk by chunk into the pairwise nodes.
 type chunkSum[A any] struct {
 	dim      int
@@ -115,6 +127,9 @@ type chunkSum[A any] struct {
 	shards   int // shards per goroutine of a chunk
 	spare    []A // accumulators to reuse
 	total    int // blocks before the current chunk
+	// release, when set, is told each shard's rows of a lent chunk
+	// once they are summed (viewReleaser).
+	release func(lo, hi int)
 }
 
 // views sums the pass from the cursor's lent chunks of size rows; it
@@ -262,6 +277,9 @@ func (s *chunkSum[A]) sum(chunk *rows.Batch, filled int) {
 				v.First = (total + b) * BlockRows
 				s.block(acc, v)
 				c.push(node[A]{start: total + b, level: 0, acc: acc})
+			}
+			if s.release != nil {
+				s.release(shards[t].Lo*BlockRows, min(shards[t].Hi*BlockRows, filled))
 			}
 		}
 	})
