@@ -140,7 +140,7 @@ func heldOf(ctx context.Context, q queryer, dataset string, now time.Time, excep
 // alone. Its Spend and Check explain a refusal the reservations (partly)
 // caused as a *HeldError.
 type heldAccountant struct {
-	*accounting.Accountant                         // the charges and the live reservations
+	*accounting.Accountant                        // the charges and the live reservations
 	charges                *accounting.Accountant // the charges alone (the caller's, unchanged)
 	held                   held
 }
