@@ -24,7 +24,7 @@ var ErrHasCharges = errors.New("the dataset has charges")
 
 // ErrHasReservations is wrapped by Remove's error for a dataset with live
 // reservations of federated calls in progress: its registration stays.
-var ErrHasReservations = errors.New("the dataset has live reservations of federated calls in progress")
+var ErrHasReservations = errors.New("the dataset has live reservations")
 
 // reservedError is Remove's refusal of a dataset with live reservations h:
 // which calls, when they lapse, and what to do. Reservations hold public

@@ -24,6 +24,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -555,4 +558,32 @@ func sameEvent(a, b accounting.Event) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// HeldHeader names the columns of WriteHeld's table.
+var HeldHeader = []string{"DATASET", "CALL", "MECHANISM", "COST", "RESERVED (UTC)", "LAPSES (UTC)"}
+
+// WriteHeld writes live reservations (Held's) as an aligned text table:
+// public plan facts only.
+func WriteHeld(w io.Writer, rs []Reservation) error {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(HeldHeader, "\t"))
+	for _, r := range rs {
+		ev := r.Event
+		ev.Mechanism = ""
+		fmt.Fprintln(tw, strings.Join([]string{r.Dataset, r.CallID, r.Event.Mechanism, ev.String(),
+			r.Created.UTC().Format("2006-01-02 15:04:05"), r.Expires.UTC().Format("2006-01-02 15:04:05")}, "\t"))
+	}
+	return tw.Flush()
+}
+
+// HeldSummary is one line on what dataset's live reservations hold
+// beside its charges ("" without any), from its Status.
+func HeldSummary(s *Status) string {
+	if s.Reservations == 0 {
+		return ""
+	}
+	return fmt.Sprintf("dataset %q: spent ε=%.6g, δ=%.6g by %d charge(s); held ε=%.6g, δ=%.6g by %d reservation(s) of federated calls in progress (the earliest lapses at %s); available ε=%.6g, δ=%.6g of ε=%.6g, δ=%.6g",
+		s.Dataset, s.Spent.Eps, s.Spent.Delta, s.Charges, s.Held.Eps, s.Held.Delta, s.Reservations, s.Lapse.UTC().Format("2006-01-02 15:04:05 UTC"),
+		s.Available.Eps, s.Available.Delta, s.Budget.Eps, s.Budget.Delta)
 }
