@@ -171,11 +171,7 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if meta.Schema != nil && !sameSchema(*meta.Schema, sc) {
 		return nil, fmt.Errorf("ledger: dataset %q: %w", datasetName, ErrRegistrationChanged)
 	}
-	h, err := holdOn(ctx, tx, datasetName, acc, "") // live reservations count (reserve.go)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.Check(ev); err != nil {
+	if err := checkHeld(ctx, tx, datasetName, acc, "", ev); err != nil { // live reservations count (reserve.go)
 		return nil, err
 	}
 	if err := acc.Spend(ev); err != nil {

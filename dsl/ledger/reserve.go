@@ -169,6 +169,16 @@ func holdOn(ctx context.Context, q queryer, dataset string, acc *accounting.Acco
 	return &heldAccountant{Accountant: both, charges: acc, held: h}, nil
 }
 
+// checkHeld checks ev beside dataset's charges (acc, left unchanged) and
+// its live reservations but except's: Charge calls it in its transaction.
+func checkHeld(ctx context.Context, q queryer, dataset string, acc *accounting.Accountant, except string, ev accounting.Event) error {
+	h, err := holdOn(ctx, q, dataset, acc, except)
+	if err != nil {
+		return err
+	}
+	return h.Check(ev)
+}
+
 // Spend spends events beside the charges and the live reservations.
 func (a *heldAccountant) Spend(events ...accounting.Event) error {
 	return a.explain(a.Accountant.Spend(events...), events)
