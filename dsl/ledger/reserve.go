@@ -149,7 +149,9 @@ type heldAccountant struct {
 }
 
 // holdOn returns acc (a dataset's stored totals) with the dataset's live
-// reservations but except's spent on a copy; acc is left unchanged. A
+// reservations but except's spent on a copy; acc is left unchanged
+// (without live reservations the result shares acc: spend on one of them
+// only). A
 // ledger whose charges and live reservations together exceed the budget
 // (which Reserve and Charge never let happen) fails here, refusing more.
 func holdOn(ctx context.Context, q queryer, dataset string, acc *accounting.Accountant, except string) (*heldAccountant, error) {
@@ -157,14 +159,17 @@ func holdOn(ctx context.Context, q queryer, dataset string, acc *accounting.Acco
 	if err != nil {
 		return nil, err
 	}
+	if len(h.events) == 0 {
+		// Nothing held: no copy. The caller then must not spend on both
+		// (CommitReserved checks on the result and spends on acc).
+		return &heldAccountant{Accountant: acc, charges: acc, held: h}, nil
+	}
 	both, err := accounting.Resume(acc.Mode(), acc.Budget(), acc.State())
 	if err != nil {
 		return nil, fmt.Errorf("ledger: dataset %q: %w", dataset, err)
 	}
-	if len(h.events) > 0 {
-		if err := both.Spend(h.events...); err != nil {
-			return nil, err
-		}
+	if err := both.Spend(h.events...); err != nil {
+		return nil, err
 	}
 	return &heldAccountant{Accountant: both, charges: acc, held: h}, nil
 }
@@ -411,11 +416,7 @@ func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting
 	}
 	// Charge and every other live reservation fit together (they were
 	// checked against this one); checked again all the same.
-	h, err := holdOn(ctx, tx, r.Dataset, acc, callID)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := h.Spend(ev); err != nil {
+	if err := checkHeld(ctx, tx, r.Dataset, acc, callID, ev); err != nil {
 		return nil, false, err
 	}
 	if err := acc.Spend(ev); err != nil {
@@ -432,6 +433,10 @@ func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE reservations SET state = 'committed', record = ? WHERE call_id = ?`, rec.ID, callID); err != nil {
 		return nil, false, dbErr("ledger: marking the reservation committed", err)
+	}
+	h, err := holdOn(ctx, tx, r.Dataset, acc, callID)
+	if err != nil {
+		return nil, false, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, false, dbErr("ledger: committing the charge", err)

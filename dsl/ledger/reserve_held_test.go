@@ -228,3 +228,28 @@ func TestRemoveWithReservations(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitReceiptHeld: a committed reservation's receipt shows the
+// charges as spent and the other live reservations in what remains.
+func TestCommitReceiptHeld(t *testing.T) {
+	st, _ := openTemp(t)
+	register(t, st, "d", accounting.ModeBasic, accounting.Budget{Eps: 1})
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if _, err := st.Reserve(ctx, id, "d", quarter(), ChargeMeta{}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		id               string
+		spent, remaining float64
+	}{{"a", 0.25, 0.5}, {"b", 0.5, 0.5}} {
+		rc, first, err := st.CommitReserved(ctx, c.id, quarter())
+		if err != nil || !first {
+			t.Fatalf("commit %s: %v %v", c.id, first, err)
+		}
+		if rc.Spent.Eps != c.spent || rc.Remaining.Eps != c.remaining {
+			t.Errorf("commit %s: spent %v, remaining %v; want %v and %v", c.id, rc.Spent.Eps, rc.Remaining.Eps, c.spent, c.remaining)
+		}
+	}
+}
