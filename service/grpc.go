@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,14 +87,36 @@ func logging(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.Un
 	what := ""
 	switch r := req.(type) {
 	case *pb.CallRequest:
-		what = fmt.Sprintf(" %s(%q) call %s", r.GetFunction(), r.GetDataset(), r.GetCallId())
+		what = fmt.Sprintf(" %s(%q) call %s", r.GetFunction(), r.GetDataset(), logID(r.GetCallId()))
 	case *pb.FedRoundRequest:
-		what = fmt.Sprintf(" %s(%q) call %s round %d", r.GetCall().GetFunction(), r.GetCall().GetDataset(), r.GetCall().GetCallId(), r.GetRound())
+		what = fmt.Sprintf(" %s(%q) call %s round %d", r.GetCall().GetFunction(), r.GetCall().GetDataset(), logID(r.GetCall().GetCallId()), r.GetRound())
 	case *pb.DescribeRequest:
 		what = fmt.Sprintf(" %q", r.GetDataset())
+	case *pb.FedCallRef: // FedCommit, FedAbort
+		what = fmt.Sprintf(" call %s", logID(r.GetCallId()))
 	}
 	logf("%s %s%s: %s in %v", client(ctx), info.FullMethod, what, status.Code(err), time.Since(start).Round(time.Millisecond))
 	return resp, err
+}
+
+// logID is a client's call id as the log shows it: as sent when it is a
+// plain token of at most wire.MaxName bytes, else quoted and cut, so that
+// no request can forge or flood log lines (the handler refuses it).
+func logID(id string) string {
+	plain := len(id) <= wire.MaxName
+	for _, c := range id {
+		if c <= ' ' || c > '~' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return id
+	}
+	if len(id) > wire.MaxName {
+		id = id[:wire.MaxName] + "…"
+	}
+	return strconv.Quote(id)
 }
 
 // deadline caps every call at MaxCall.

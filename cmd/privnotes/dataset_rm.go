@@ -21,7 +21,10 @@ registration is not permanent and the name can be registered again. The
 ledger keeps a chained "remove" record (ledger verify still holds).
 
 A dataset with charges cannot be removed: the ledger is append-only and the
-budget spent stays spent. Register the data under a new name instead.`, stderr)
+budget spent stays spent. Register the data under a new name instead. Nor can
+a dataset with live reservations of federated calls in progress (privnotes
+ledger show lists them): wait until their coordinator commits or aborts them
+or they lapse.`, stderr)
 	st, name, code := openState(fs, args, stderr, true)
 	if st == nil {
 		return code

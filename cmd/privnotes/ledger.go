@@ -34,7 +34,7 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "show":
-		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints the ledger's registrations, charges and removals with their cost and cell\n(the seal records of stored releases are in ledger export --json).", stderr)
+		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints the ledger's registrations, charges and removals with their cost and cell\n(the seal records of stored releases are in ledger export --json), then the live\nreservations of federated calls in progress, which hold budget until they are\ncommitted, aborted or lapse.", stderr)
 		name := fs.String("dataset", "", "only this dataset's records")
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
@@ -65,6 +65,10 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "head: record %d, hash %s\n", id, head)
 		if seals := id - int64(len(all)); seals > 0 {
 			fmt.Fprintf(stdout, "(%d seal record(s), which commit the chain to the stored releases, are not listed: privnotes ledger export --json holds every record)\n", seals)
+		}
+		if err := showHeld(stdout, st, *name); err != nil {
+			fmt.Fprintf(stderr, "privnotes ledger show: %v\n", err)
+			return 1
 		}
 		return 0
 	case "export":
@@ -181,4 +185,32 @@ func writeLedgerCSV(w io.Writer, st *ledger.Store) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// showHeld writes the live reservations of dataset ("": of every dataset)
+// and, per dataset, what they hold beside its charges; nothing without any.
+func showHeld(w io.Writer, st *ledger.Store, dataset string) error {
+	rs, err := st.Held(dataset)
+	if err != nil || len(rs) == 0 {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d live reservation(s) of federated calls in progress: each counts against its dataset's budget until its coordinator commits it (a charge) or aborts it, or it lapses\n", len(rs))
+	if err := ledger.WriteHeld(w, rs); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if seen[r.Dataset] {
+			continue
+		}
+		seen[r.Dataset] = true
+		s, err := st.Status(r.Dataset)
+		if err != nil {
+			return err
+		}
+		if line := ledger.HeldSummary(s); line != "" {
+			fmt.Fprintln(w, line)
+		}
+	}
+	return nil
 }

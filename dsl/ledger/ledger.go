@@ -118,9 +118,18 @@ type Status struct {
 	Mode      string
 	Filter    string // the accountant's filter and its running total (accounting.Accountant.Filter)
 	Budget    accounting.Budget
-	Spent     accounting.Budget
-	Remaining accounting.Budget
+	Spent     accounting.Budget // the charges'
+	Remaining accounting.Budget // after the charges
 	Charges   int
+	// Reservations is the number of live reservations of federated calls
+	// in progress (reserve.go), Held their cost alone, Available what is
+	// left with them counted (what a spend is checked against) and Lapse
+	// when the earliest lapses. Without reservations, Available is
+	// Remaining.
+	Reservations int
+	Held         accounting.Budget
+	Available    accounting.Budget
+	Lapse        time.Time
 }
 
 // Charge checks ev against the dataset's budget and, if it fits, records
@@ -298,22 +307,27 @@ func (s *Store) WouldRemain(datasetName string, events ...accounting.Event) (acc
 	if err != nil {
 		return accounting.Budget{}, err
 	}
-	for _, ev := range events {
-		if err := acc.Spend(ev); err != nil {
-			return accounting.Budget{}, err
-		}
+	if err := acc.Spend(events...); err != nil {
+		return accounting.Budget{}, err
 	}
 	return acc.Remaining(), nil
 }
 
-// Status returns a dataset's budget, spent and remaining.
+// Status returns a dataset's budget, spent and remaining, and what its
+// live reservations hold.
 func (s *Store) Status(datasetName string) (*Status, error) {
-	acc, sc, err := s.accountant(context.Background(), s.db, datasetName)
+	ctx := context.Background()
+	acc, sc, err := s.accountant(ctx, s.db, datasetName)
+	if err != nil {
+		return nil, err
+	}
+	h, err := holdOn(ctx, s.db, datasetName, acc, "")
 	if err != nil {
 		return nil, err
 	}
 	return &Status{Dataset: datasetName, Mode: sc.Accountant, Filter: acc.Filter(), Budget: sc.Budget, Spent: acc.Spent(),
-		Remaining: acc.Remaining(), Charges: int(acc.State().Events())}, nil
+		Remaining: acc.Remaining(), Charges: int(acc.State().Events()),
+		Reservations: len(h.held.events), Held: h.heldCost(), Available: h.Remaining(), Lapse: h.held.lapse}, nil
 }
 
 // Remaining returns a dataset's remaining budget (a display value: under

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -20,6 +21,25 @@ import (
 // ErrHasCharges is wrapped by Remove's error for a dataset that has been
 // charged: its registration stays.
 var ErrHasCharges = errors.New("the dataset has charges")
+
+// ErrHasReservations is wrapped by Remove's error for a dataset with live
+// reservations of federated calls in progress: its registration stays.
+var ErrHasReservations = errors.New("the dataset has live reservations")
+
+// reservedError is Remove's refusal of a dataset with live reservations h:
+// which calls, when they lapse, and what to do. Reservations hold public
+// plan facts only.
+func reservedError(name string, h held) error {
+	ids := h.ids
+	more := ""
+	if len(ids) > 5 {
+		ids, more = ids[:5], fmt.Sprintf(" and %d more", len(h.ids)-5)
+	}
+	return fmt.Errorf("%w: dataset %q has %d live reservation(s) of federated calls in progress (call %s%s; the last lapses at %s) and cannot be removed while they are held: "+
+		"wait until their coordinator commits or aborts them or they lapse, then run this again (privnotes ledger show --dataset %s lists them). "+
+		"A committed one is a charge, and a charged dataset stays registered",
+		ErrHasReservations, name, len(h.ids), strings.Join(ids, ", "), more, h.last.UTC().Format("2006-01-02 15:04:05 UTC"), name)
+}
 
 // Removal is what Remove did.
 type Removal struct {
@@ -44,7 +64,9 @@ var immutableTriggers = []string{"datasets_immutable_delete", "data_immutable_de
 // file. It appends a chained "remove" record (mechanism "dataset/remove",
 // the registration's data hash in its parameters), all in one write
 // transaction, so Verify still holds and the name can be registered again.
-// A dataset with charges is refused with an error wrapping ErrHasCharges;
+// A dataset with charges is refused with an error wrapping ErrHasCharges,
+// one with live reservations with one wrapping ErrHasReservations (a
+// reservation is committed against the registration it was planned from);
 // an unknown name with one wrapping ErrNoDataset.
 func (s *Store) Remove(ctx context.Context, name string) (*Removal, error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: charges wait for us, or we for them
@@ -64,6 +86,13 @@ func (s *Store) Remove(ctx context.Context, name string) (*Removal, error) {
 		spent := acc.Spent()
 		return nil, fmt.Errorf("%w: dataset %q has %d charges (spent ε=%.6g, δ=%.3g) and cannot be removed: the ledger is append-only and budget spent stays spent. "+
 			"To register the data again, corrected or with a new budget, use a new name (privnotes dataset add NEWNAME ...)", ErrHasCharges, name, n, spent.Eps, spent.Delta)
+	}
+	// A live reservation may still be committed: its charge must find the
+	// registration it was planned from (reserve.go).
+	if h, err := heldOf(ctx, tx, name, time.Now(), ""); err != nil {
+		return nil, err
+	} else if len(h.ids) > 0 {
+		return nil, reservedError(name, h)
 	}
 	var rel string
 	switch err := tx.QueryRowContext(ctx, `SELECT path FROM snapshots WHERE dataset = ?`, name).Scan(&rel); {

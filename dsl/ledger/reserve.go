@@ -24,6 +24,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -91,72 +94,172 @@ func (r *Reservation) live(now time.Time) bool {
 	return r.State == Held && now.Before(r.Expires)
 }
 
-// heldEvents returns the costs of dataset's live reservations at now,
-// except the one of call id except, in the caller's transaction (or
-// connection).
-func heldEvents(ctx context.Context, q queryer, dataset string, now time.Time, except string) ([]accounting.Event, error) {
-	rows, err := q.QueryContext(ctx, `SELECT call_id, event FROM reservations
+// held is a dataset's live reservations (but one), as they count
+// against its budget.
+type held struct {
+	events []accounting.Event
+	ids    []string
+	lapse  time.Time // when the earliest lapses
+	last   time.Time // when the last lapses
+}
+
+// heldOf returns dataset's live reservations at now, except the one of
+// call id except, in the caller's transaction (or connection).
+func heldOf(ctx context.Context, q queryer, dataset string, now time.Time, except string) (held, error) {
+	var h held
+	rows, err := q.QueryContext(ctx, `SELECT call_id, event, expires FROM reservations
 		WHERE dataset = ? AND state = 'held' AND expires > ? AND call_id <> ? ORDER BY call_id`, dataset, now.UnixNano(), except)
 	if err != nil {
-		return nil, dbErr("ledger: reading reservations", err)
+		return h, dbErr("ledger: reading reservations", err)
 	}
 	defer rows.Close()
-	var out []accounting.Event
 	for rows.Next() {
 		var id, js string
-		if err := rows.Scan(&id, &js); err != nil {
-			return nil, dbErr("ledger: reading reservations", err)
+		var exp int64
+		if err := rows.Scan(&id, &js, &exp); err != nil {
+			return h, dbErr("ledger: reading reservations", err)
 		}
 		var ev accounting.Event
 		if err := json.Unmarshal([]byte(js), &ev); err != nil {
-			return nil, fmt.Errorf("ledger: reservation %s: corrupt cost: %w", id, err)
+			return h, fmt.Errorf("ledger: reservation %s: corrupt cost: %w", id, err)
 		}
-		out = append(out, ev)
+		h.events, h.ids = append(h.events, ev), append(h.ids, id)
+		if t := time.Unix(0, exp).UTC(); h.lapse.IsZero() || t.Before(h.lapse) {
+			h.lapse = t
+		}
+		if t := time.Unix(0, exp).UTC(); t.After(h.last) {
+			h.last = t
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbErr("ledger: reading reservations", err)
+		return h, dbErr("ledger: reading reservations", err)
 	}
-	return out, nil
+	return h, nil
 }
 
-// spendHeld spends the live reservations of dataset (but that of call id
-// except) on acc, which then holds them as if charged. acc must never be
-// stored (putTotals): the totals are those of the charge records alone.
-// A ledger whose charges and live reservations together exceed the budget
+// heldAccountant is a dataset's accountant with its live reservations
+// spent, as if charged: what every spend and check is made against. It
+// is never stored (putTotals): the totals are those of the charge records
+// alone. Its Spend and Check explain a refusal the reservations (partly)
+// caused as a *HeldError.
+type heldAccountant struct {
+	*accounting.Accountant                        // the charges and the live reservations
+	charges                *accounting.Accountant // the charges alone (the caller's, unchanged)
+	held                   held
+}
+
+// holdOn returns acc (a dataset's stored totals) with the dataset's live
+// reservations but except's spent on a copy; acc is left unchanged
+// (without live reservations the result shares acc: spend on one of them
+// only). A
+// ledger whose charges and live reservations together exceed the budget
 // (which Reserve and Charge never let happen) fails here, refusing more.
-func spendHeld(ctx context.Context, q queryer, dataset string, acc *accounting.Accountant, except string) error {
-	held, err := heldEvents(ctx, q, dataset, time.Now(), except)
+func holdOn(ctx context.Context, q queryer, dataset string, acc *accounting.Accountant, except string) (*heldAccountant, error) {
+	h, err := heldOf(ctx, q, dataset, time.Now(), except)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if len(held) == 0 {
-		return nil
+	if len(h.events) == 0 {
+		// Nothing held: no copy. The caller then must not spend on both
+		// (CommitReserved checks on the result and spends on acc).
+		return &heldAccountant{Accountant: acc, charges: acc, held: h}, nil
 	}
-	return acc.Spend(held...)
+	both, err := accounting.Resume(acc.Mode(), acc.Budget(), acc.State())
+	if err != nil {
+		return nil, fmt.Errorf("ledger: dataset %q: %w", dataset, err)
+	}
+	if err := both.Spend(h.events...); err != nil {
+		return nil, err
+	}
+	return &heldAccountant{Accountant: both, charges: acc, held: h}, nil
 }
 
-// checkHeld checks that ev fits in dataset's budget with its stored
-// totals (acc) and every live reservation (but except's) counted; acc is
-// left unchanged. Charge calls it in its transaction.
+// checkHeld checks ev beside dataset's charges (acc, left unchanged) and
+// its live reservations but except's: Charge calls it in its transaction.
 func checkHeld(ctx context.Context, q queryer, dataset string, acc *accounting.Accountant, except string, ev accounting.Event) error {
-	held, err := heldEvents(ctx, q, dataset, time.Now(), except)
+	h, err := holdOn(ctx, q, dataset, acc, except)
 	if err != nil {
 		return err
 	}
-	return acc.Check(append(held, ev)...)
+	return h.Check(ev)
+}
+
+// Spend spends events beside the charges and the live reservations.
+func (a *heldAccountant) Spend(events ...accounting.Event) error {
+	return a.explain(a.Accountant.Spend(events...), events)
+}
+
+// Check checks events beside the charges and the live reservations.
+func (a *heldAccountant) Check(events ...accounting.Event) error {
+	return a.explain(a.Accountant.Check(events...), events)
+}
+
+// heldCost is the composed cost of the live reservations alone.
+func (a *heldAccountant) heldCost() accounting.Budget {
+	alone, err := accounting.NewAccountant(a.charges.Mode(), a.charges.Budget())
+	if err != nil {
+		return accounting.Budget{}
+	}
+	c, _ := alone.Preview(a.held.events...)
+	return c
+}
+
+// explain turns a refusal of events into a *HeldError when live
+// reservations count in it: its Spent is then the charges' alone, its
+// Remaining what is left with the reservations counted.
+func (a *heldAccountant) explain(err error, events []accounting.Event) error {
+	var ex *accounting.ExceededError
+	if len(a.held.events) == 0 || !errors.As(err, &ex) {
+		return err
+	}
+	e := *ex
+	e.Spent = a.charges.Spent()
+	return &HeldError{Exceeded: &e, Held: a.heldCost(), Count: len(a.held.events), Lapse: a.held.lapse,
+		Fits: a.charges.Check(events...) == nil}
+}
+
+// HeldError is a budget refusal in which live reservations of federated
+// calls in progress counted. Its Exceeded's Spent is what the charges
+// spent, its Remaining what is left with the reservations counted. A
+// reservation holds public plan facts only (a call id, a cost, an
+// expiry), so all of it may be shown. errors.As finds the
+// *accounting.ExceededError inside, errors.Is(err,
+// accounting.ErrBudgetExceeded) holds.
+type HeldError struct {
+	Exceeded *accounting.ExceededError
+	// Held is the cost of the live reservations alone, Count their
+	// number, Lapse when the earliest of them lapses.
+	Held  accounting.Budget
+	Count int
+	Lapse time.Time
+	// Fits reports whether the refused spend would fit beside the
+	// charges alone (then it is the reservations that refused it).
+	Fits bool
+}
+
+func (e *HeldError) Error() string { return e.Exceeded.Error() + ". " + e.Note() }
+
+// Unwrap returns the accounting refusal.
+func (e *HeldError) Unwrap() error { return e.Exceeded }
+
+// Note says what the reservations hold and what to do.
+func (e *HeldError) Note() string {
+	what := "it does not fit beside the charges alone either, so waiting will not help: ask for less"
+	if e.Fits {
+		what = "it fits beside the charges alone: wait until they commit or lapse and run it again (what a committed call spends stays spent; what a lapsed or aborted one held returns)"
+	}
+	return fmt.Sprintf("Besides what is spent, (ε=%.6g, δ=%.6g) is held by %d reservation(s) of federated calls in progress (the earliest lapses at %s): %s; "+
+		"privnotes ledger show lists them", e.Held.Eps, e.Held.Delta, e.Count, e.Lapse.UTC().Format("2006-01-02 15:04:05 UTC"), what)
 }
 
 // accountantHeld is the dataset's accountant with its live reservations
 // spent: what Precheck and WouldRemain check against. Never stored.
-func (s *Store) accountantHeld(ctx context.Context, name string) (*accounting.Accountant, error) {
+func (s *Store) accountantHeld(ctx context.Context, name string) (*heldAccountant, error) {
 	acc, _, err := s.accountant(ctx, s.db, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := spendHeld(ctx, s.db, name, acc, ""); err != nil {
-		return nil, err
-	}
-	return acc, nil
+	return holdOn(ctx, s.db, name, acc, "")
 }
 
 // Reserve sets ev aside from dataset's budget for call id callID until
@@ -217,10 +320,11 @@ func (s *Store) Reserve(ctx context.Context, callID, dataset string, ev accounti
 		if err != nil {
 			return nil, err
 		}
-		if err := spendHeld(ctx, tx, dataset, acc, ""); err != nil {
+		h, err := holdOn(ctx, tx, dataset, acc, "")
+		if err != nil {
 			return nil, err
 		}
-		r.Remaining = acc.Remaining()
+		r.Remaining = h.Remaining()
 		return r, nil // a retry: the reservation made the first time
 	} else if !errors.Is(err, ErrNoReservation) {
 		return nil, err
@@ -237,10 +341,11 @@ func (s *Store) Reserve(ctx context.Context, callID, dataset string, ev accounti
 		return nil, fmt.Errorf("ledger: encoding the schema: %w", err)
 	}
 	// Every live reservation counts as if charged, then this one must fit.
-	if err := spendHeld(ctx, tx, dataset, acc, ""); err != nil {
+	h, err := holdOn(ctx, tx, dataset, acc, "")
+	if err != nil {
 		return nil, err
 	}
-	if err := acc.Spend(ev); err != nil {
+	if err := h.Spend(ev); err != nil {
 		return nil, err
 	}
 	expires := now.Add(ttl)
@@ -253,7 +358,7 @@ func (s *Store) Reserve(ctx context.Context, callID, dataset string, ev accounti
 		return nil, dbErr("ledger: committing the reservation", err)
 	}
 	return &Reservation{CallID: callID, Dataset: dataset, Event: ev, Created: now, Expires: time.Unix(0, expires.UnixNano()).UTC(),
-		State: Held, Remaining: acc.Remaining()}, nil
+		State: Held, Remaining: h.Remaining()}, nil
 }
 
 // CommitReserved charges the reservation of callID: in one BEGIN
@@ -292,9 +397,19 @@ func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting
 	if err := tx.QueryRowContext(ctx, `SELECT params, cell, schema FROM reservations WHERE call_id = ?`, callID).Scan(&params, &cell, &scJSON); err != nil {
 		return nil, false, dbErr("ledger: reading the reservation", err)
 	}
+	dr, err := s.datasetRow(ctx, tx, r.Dataset)
+	if err != nil {
+		return nil, false, err
+	}
 	acc, sc, err := s.accountant(ctx, tx, r.Dataset)
 	if err != nil {
 		return nil, false, err
+	}
+	// The registration the call was planned from, not a later one of the
+	// same name and schema: Remove refuses a dataset with live
+	// reservations, and this holds even if that were bypassed.
+	if reg, _ := time.Parse(time.RFC3339Nano, dr.created); reg.After(r.Created) {
+		return nil, false, fmt.Errorf("ledger: dataset %q was registered again after call %s was reserved: %w", r.Dataset, callID, ErrRegistrationChanged)
 	}
 	if cur, _ := json.Marshal(sc); string(cur) != scJSON {
 		return nil, false, fmt.Errorf("ledger: dataset %q: %w", r.Dataset, ErrRegistrationChanged)
@@ -319,14 +434,16 @@ func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting
 	if _, err := tx.ExecContext(ctx, `UPDATE reservations SET state = 'committed', record = ? WHERE call_id = ?`, rec.ID, callID); err != nil {
 		return nil, false, dbErr("ledger: marking the reservation committed", err)
 	}
-	if err := spendHeld(ctx, tx, r.Dataset, acc, callID); err != nil {
+	h, err := holdOn(ctx, tx, r.Dataset, acc, callID)
+	if err != nil {
 		return nil, false, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, false, dbErr("ledger: committing the charge", err)
 	}
+	// Spent is the charges'; Remaining counts the other live reservations.
 	return &Receipt{ID: rec.ID, Dataset: r.Dataset, Event: ev, Mode: sc.Accountant, Filter: acc.Mode().Pricing(ev), Budget: sc.Budget,
-		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: rec.Hash, Time: now}, true, nil
+		Spent: acc.Spent(), Remaining: h.Remaining(), Hash: rec.Hash, Time: now}, true, nil
 }
 
 // committedReceipt is the receipt of a committed reservation's charge,
@@ -340,12 +457,13 @@ func (s *Store) committedReceipt(ctx context.Context, q queryer, r *Reservation)
 	if err != nil {
 		return nil, err
 	}
-	if err := spendHeld(ctx, q, r.Dataset, acc, ""); err != nil {
+	h, err := holdOn(ctx, q, r.Dataset, acc, "")
+	if err != nil {
 		return nil, err
 	}
 	t, _ := time.Parse(time.RFC3339Nano, at)
 	return &Receipt{ID: r.Record, Dataset: r.Dataset, Event: r.Event, Mode: sc.Accountant, Filter: acc.Mode().Pricing(r.Event), Budget: sc.Budget,
-		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: hash, Time: t}, nil
+		Spent: acc.Spent(), Remaining: h.Remaining(), Hash: hash, Time: t}, nil
 }
 
 // AbortReserved releases the reservation of callID. It is idempotent: a
@@ -395,10 +513,11 @@ func (s *Store) ReservationOf(callID string) (*Reservation, error) {
 	return r, nil
 }
 
-// Held returns dataset's live reservations, oldest first.
+// Held returns dataset's live reservations ("": every dataset's), oldest
+// first.
 func (s *Store) Held(dataset string) ([]Reservation, error) {
 	rows, err := s.db.QueryContext(context.Background(), `SELECT call_id FROM reservations
-		WHERE dataset = ? AND state = 'held' AND expires > ? ORDER BY created, call_id`, dataset, time.Now().UnixNano())
+		WHERE (? = '' OR dataset = ?) AND state = 'held' AND expires > ? ORDER BY created, call_id`, dataset, dataset, time.Now().UnixNano())
 	if err != nil {
 		return nil, dbErr("ledger: reading reservations", err)
 	}
@@ -454,4 +573,32 @@ func sameEvent(a, b accounting.Event) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// HeldHeader names the columns of WriteHeld's table.
+var HeldHeader = []string{"DATASET", "CALL", "MECHANISM", "COST", "RESERVED (UTC)", "LAPSES (UTC)"}
+
+// WriteHeld writes live reservations (Held's) as an aligned text table:
+// public plan facts only.
+func WriteHeld(w io.Writer, rs []Reservation) error {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(HeldHeader, "\t"))
+	for _, r := range rs {
+		ev := r.Event
+		ev.Mechanism = ""
+		fmt.Fprintln(tw, strings.Join([]string{r.Dataset, r.CallID, r.Event.Mechanism, ev.String(),
+			r.Created.UTC().Format("2006-01-02 15:04:05"), r.Expires.UTC().Format("2006-01-02 15:04:05")}, "\t"))
+	}
+	return tw.Flush()
+}
+
+// HeldSummary is one line on what dataset's live reservations hold
+// beside its charges ("" without any), from its Status.
+func HeldSummary(s *Status) string {
+	if s.Reservations == 0 {
+		return ""
+	}
+	return fmt.Sprintf("dataset %q: spent ε=%.6g, δ=%.6g by %d charge(s); held ε=%.6g, δ=%.6g by %d reservation(s) of federated calls in progress (the earliest lapses at %s); available ε=%.6g, δ=%.6g of ε=%.6g, δ=%.6g",
+		s.Dataset, s.Spent.Eps, s.Spent.Delta, s.Charges, s.Held.Eps, s.Held.Delta, s.Reservations, s.Lapse.UTC().Format("2006-01-02 15:04:05 UTC"),
+		s.Available.Eps, s.Available.Delta, s.Budget.Eps, s.Budget.Delta)
 }

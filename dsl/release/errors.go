@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -97,7 +98,11 @@ func budgetError(scope string, ex *accounting.ExceededError, static bool) *Budge
 func AsBudgetError(scope string, err error, static bool) (*BudgetError, bool) {
 	var ex *accounting.ExceededError
 	if errors.As(err, &ex) {
-		return budgetError(scope, ex, static), true
+		be := budgetError(scope, ex, static)
+		if h, ok := errors.AsType[*ledger.HeldError](err); ok { // live reservations counted: say so
+			be.Notes = append(be.Notes, h.Note())
+		}
+		return be, true
 	}
 	return nil, false
 }

@@ -160,6 +160,9 @@ func (rt *Runtime) budgetText(name string) (string, string) {
 			panic(rt.unknownDataset("%budget "+n, n))
 		}
 		t.rows = append(t.rows, []string{n, s.Mode, fmtBudget(s.Budget), fmtBudget(s.Spent), fmtBudget(s.Remaining), fmt.Sprint(s.Charges), s.Filter})
+		if held := ledger.HeldSummary(s); held != "" { // live reservations of federated calls hold budget too
+			t.notes = append(t.notes, held)
+		}
 	}
 	rt.mu.Lock()
 	blk := rt.block
