@@ -60,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.verbose, "v", false, "show go's output for every run")
 	fs.BoolVar(&c.check, "check", false, "only check that every snippet occurs exactly once (no tests)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the scratch copy and print its path")
-	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "default go test -timeout of one run")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "default go test -timeout of one mutant's run (a package's baseline gets 3×)")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mutants [-list FILE] [-only ID,ID] [-v] [-check] [-keep] [-timeout D]\n")
@@ -190,6 +190,9 @@ type Result struct {
 	Seconds float64
 }
 
+// baselineFactor multiplies the timeout of a package's baseline run.
+const baselineFactor = 3
+
 // runAll checks every mutant's snippet, runs the baseline, then the
 // mutants one by one.
 func runAll(ctx context.Context, s *Scratch, r *Runner, ms []*Mutant, cfg *config, out io.Writer) []*Result {
@@ -237,7 +240,11 @@ func runAll(ctx context.Context, s *Scratch, r *Runner, ms []*Mutant, cfg *confi
 			break
 		}
 		t0 := time.Now()
-		o := r.Test(ctx, []string{p}, strings.Join(union[p], "|"), cfg.timeout)
+		// A baseline runs the union of every mutant's tests of the package
+		// at once (dsl/runtime's take minutes), so it gets a multiple of
+		// one mutant's timeout: a slow machine must not read as a broken
+		// baseline.
+		o := r.Test(ctx, []string{p}, strings.Join(union[p], "|"), baselineFactor*cfg.timeout)
 		switch {
 		case o.Err != nil:
 			broken[p] = o.Err.Error()
