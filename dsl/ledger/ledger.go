@@ -132,6 +132,29 @@ type Status struct {
 	Lapse        time.Time
 }
 
+// encodeCharge checks ev and encodes it and meta's parameters as a charge
+// (or a reservation, what) stores them.
+func encodeCharge(what string, ev accounting.Event, meta ChargeMeta) (evJSON []byte, params string, err error) {
+	if ev.Mechanism == "" {
+		return nil, "", fmt.Errorf("ledger: %s needs the event's Mechanism name", what)
+	}
+	if err := ev.Validate(); err != nil {
+		return nil, "", err
+	}
+	if evJSON, err = json.Marshal(ev); err != nil {
+		return nil, "", fmt.Errorf("ledger: encoding the cost: %w", err)
+	}
+	params = "{}"
+	if meta.Params != nil {
+		b, err := json.Marshal(meta.Params)
+		if err != nil {
+			return nil, "", fmt.Errorf("ledger: encoding the parameters: %w", err)
+		}
+		params = string(b)
+	}
+	return evJSON, params, nil
+}
+
 // Charge checks ev against the dataset's budget and, if it fits, records
 // it, in one BEGIN IMMEDIATE transaction committed with synchronous=FULL
 // before Charge returns: the record and the dataset's running totals change
@@ -141,23 +164,9 @@ type Status struct {
 // Its cost does not grow with the ledger: the accountant resumes from the
 // stored totals instead of replaying earlier charges.
 func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Event, meta ChargeMeta) (*Receipt, error) {
-	if ev.Mechanism == "" {
-		return nil, errors.New("ledger: a charge needs the event's Mechanism name")
-	}
-	if err := ev.Validate(); err != nil {
-		return nil, err
-	}
-	evJSON, err := json.Marshal(ev)
+	evJSON, params, err := encodeCharge("a charge", ev, meta)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: encoding the cost: %w", err)
-	}
-	params := "{}"
-	if meta.Params != nil {
-		b, err := json.Marshal(meta.Params)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: encoding the parameters: %w", err)
-		}
-		params = string(b)
+		return nil, err
 	}
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock=immediate): the write lock first
 	if err != nil {

@@ -280,23 +280,9 @@ func (s *Store) Reserve(ctx context.Context, callID, dataset string, ev accounti
 	if meta.Release != nil {
 		return nil, errors.New("ledger: a reserved charge stores no release")
 	}
-	if ev.Mechanism == "" {
-		return nil, errors.New("ledger: a reservation needs the event's Mechanism name")
-	}
-	if err := ev.Validate(); err != nil {
-		return nil, err
-	}
-	evJSON, err := json.Marshal(ev)
+	evJSON, params, err := encodeCharge("a reservation", ev, meta)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: encoding the cost: %w", err)
-	}
-	params := "{}"
-	if meta.Params != nil {
-		b, err := json.Marshal(meta.Params)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: encoding the parameters: %w", err)
-		}
-		params = string(b)
+		return nil, err
 	}
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: serialised with every charge
 	if err != nil {

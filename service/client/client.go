@@ -354,20 +354,29 @@ func (c *Client) FedOpen(ctx context.Context, call release.Call) (*release.Recei
 	if err != nil {
 		return nil, err
 	}
+	return c.chargeCall(ctx, call.ID, func(ctx context.Context) (*pb.ReceiptReply, error) {
+		return c.api.FedOpen(ctx, req)
+	})
+}
+
+// chargeCall runs rpc, a call that charges the server's ledger and
+// answers with the receipt (FedOpen, FedCommit), retried while the server
+// is unreachable, and decodes the receipt.
+func (c *Client) chargeCall(ctx context.Context, id string, rpc func(context.Context) (*pb.ReceiptReply, error)) (*release.Receipt, error) {
 	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
 	defer cancel()
 	var r *pb.ReceiptReply
-	err = c.invoke(ctx, func(ctx context.Context) (err error) {
-		r, err = c.api.FedOpen(ctx, req)
+	err := c.invoke(ctx, func(ctx context.Context) (err error) {
+		r, err = rpc(ctx)
 		return err
 	})
 	if err != nil {
-		e, _ := c.remoteErr(err, fmt.Sprintf("whether it charged is in its ledger (call id %s)", call.ID))
+		e, _ := c.remoteErr(err, fmt.Sprintf("whether it charged is in its ledger (call id %s)", id))
 		return nil, e
 	}
 	rc, err := wire.ReceiptOf(r.GetReceipt())
 	if err != nil {
-		return nil, release.Errorf(release.NameProviderFailed, "%s (%s) charged call %s but sent a receipt this client cannot read: %v", c.Name, c.Addr, call.ID, err)
+		return nil, release.Errorf(release.NameProviderFailed, "%s (%s) charged call %s but sent a receipt this client cannot read: %v", c.Name, c.Addr, id, err)
 	}
 	return rc, nil
 }

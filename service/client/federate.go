@@ -11,7 +11,6 @@ import (
 
 	pb "github.com/privnotes/privnotes/api/privnotes/v1"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/service/wire"
 )
 
 // FedPrepare has the server plan call and reserve its cost under call's
@@ -41,22 +40,9 @@ func (c *Client) FedPrepare(ctx context.Context, call release.Call) (time.Time, 
 // ready its data. It is retried with the call's id while the server is
 // unreachable (the server commits an id once).
 func (c *Client) FedCommit(ctx context.Context, call release.Call) (*release.Receipt, error) {
-	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
-	defer cancel()
-	var r *pb.ReceiptReply
-	err := c.invoke(ctx, func(ctx context.Context) (err error) {
-		r, err = c.api.FedCommit(ctx, &pb.FedCallRef{CallId: call.ID})
-		return err
+	return c.chargeCall(ctx, call.ID, func(ctx context.Context) (*pb.ReceiptReply, error) {
+		return c.api.FedCommit(ctx, &pb.FedCallRef{CallId: call.ID})
 	})
-	if err != nil {
-		e, _ := c.remoteErr(err, fmt.Sprintf("whether it charged is in its ledger (call id %s)", call.ID))
-		return nil, e
-	}
-	rc, err := wire.ReceiptOf(r.GetReceipt())
-	if err != nil {
-		return nil, release.Errorf(release.NameProviderFailed, "%s (%s) charged call %s but sent a receipt this client cannot read: %v", c.Name, c.Addr, call.ID, err)
-	}
-	return rc, nil
 }
 
 // FedAbort has the server release the reservation of a prepared call.
