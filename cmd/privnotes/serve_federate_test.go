@@ -80,14 +80,8 @@ type fedEnv struct {
 }
 
 func newFedEnv(t *testing.T, budgets [3]string) *fedEnv {
-	for _, k := range []string{envServers, envTLSDir, envTimeout} {
-		t.Setenv(k, "")
-	}
-	e := &fedEnv{dir: t.TempDir()}
-	e.tls = filepath.Join(e.dir, "tls")
-	if code, _, errs := runCLI("certs", "init", e.tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
-		t.Fatalf("certs init: %s", errs)
-	}
+	e := &fedEnv{}
+	e.dir, e.tls = newServeDir(t)
 	e.client = filepath.Join(e.dir, "client")
 	var union strings.Builder
 	for i := range e.states {

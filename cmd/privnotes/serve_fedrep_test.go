@@ -15,20 +15,14 @@ import (
 // newFedRepEnv is three servers p1..p3, each a silo of 150 users of one
 // planted representation (d = 6, k = 1) in dataset "part" (ε = budget).
 func newFedRepEnv(t *testing.T, budget string) (*fedEnv, *synth.FedRepData) {
-	for _, k := range []string{envServers, envTLSDir, envTimeout} {
-		t.Setenv(k, "")
-	}
 	const users, d = 450, 6
 	data, err := synth.FedRep(21, users, 10, d, 1, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &fedEnv{dir: t.TempDir()}
-	e.tls = filepath.Join(e.dir, "tls")
+	e := &fedEnv{}
+	e.dir, e.tls = newServeDir(t)
 	e.client = filepath.Join(e.dir, "client")
-	if code, _, errs := runCLI("certs", "init", e.tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
-		t.Fatalf("certs init: %s", errs)
-	}
 	for s := range 3 {
 		var b strings.Builder
 		for j := range d {

@@ -54,6 +54,36 @@ func startServe(t *testing.T, state, tls, addr string, extra ...string) *server 
 	return nil
 }
 
+// clearServerEnv unsets the client's server settings, so that a test sees
+// only the flags it passes.
+func clearServerEnv(t *testing.T) {
+	for _, k := range []string{envServers, envTLSDir, envTimeout} {
+		t.Setenv(k, "")
+	}
+}
+
+// newServeDir clears the server settings and returns a temporary directory
+// with a first deployment's certificates in its tls subdirectory.
+func newServeDir(t *testing.T) (dir, tls string) {
+	clearServerEnv(t)
+	dir = t.TempDir()
+	tls = filepath.Join(dir, "tls")
+	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
+		t.Fatalf("certs init: %s", errs)
+	}
+	return dir, tls
+}
+
+// tabCSV writes the 100-row table (a, b) the serve tests register.
+func tabCSV(t *testing.T, dir string) string {
+	var b strings.Builder
+	b.WriteString("a,b\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "%d,%d\n", i%7, i%3)
+	}
+	return writeCSV(t, dir, "tab.csv", b.String())
+}
+
 // kill ends the server as a crash would (SIGKILL).
 func (s *server) kill() {
 	s.cmd.Process.Kill()
@@ -66,21 +96,9 @@ func (s *server) kill() {
 // usable), a restart that continues from its ledger, missing and wrong
 // credentials (a clear error, nothing charged).
 func TestServeProcesses(t *testing.T) {
-	for _, k := range []string{envServers, envTLSDir, envTimeout} {
-		t.Setenv(k, "")
-	}
-	dir := t.TempDir()
-	tls := filepath.Join(dir, "tls")
-	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
-		t.Fatalf("certs init: %s", errs)
-	}
+	dir, tls := newServeDir(t)
 	var states [2]string
-	var b strings.Builder
-	b.WriteString("a,b\n")
-	for i := range 100 {
-		fmt.Fprintf(&b, "%d,%d\n", i%7, i%3)
-	}
-	csv := writeCSV(t, dir, "tab.csv", b.String())
+	csv := tabCSV(t, dir)
 	var srv [2]*server
 	for i := range states {
 		states[i] = filepath.Join(dir, fmt.Sprintf("p%d", i+1))
@@ -165,9 +183,7 @@ fmt.Println(b)
 // TestServersFlags: bad client configurations are refused before
 // anything runs.
 func TestServersFlags(t *testing.T) {
-	for _, k := range []string{envServers, envTLSDir, envTimeout} {
-		t.Setenv(k, "")
-	}
+	clearServerEnv(t)
 	cases := []struct {
 		args []string
 		want string
@@ -190,9 +206,7 @@ func TestServersFlags(t *testing.T) {
 // TestInstallRecordsServers: install writes the servers and the TLS
 // directory into kernel.json, whose environment the kernel starts with.
 func TestInstallRecordsServers(t *testing.T) {
-	for _, k := range []string{envServers, envTLSDir, envTimeout} {
-		t.Setenv(k, "")
-	}
+	clearServerEnv(t)
 	dir := t.TempDir()
 	tls := filepath.Join(dir, "tls")
 	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1"); code != 0 {
@@ -221,9 +235,7 @@ func TestInstallRecordsServers(t *testing.T) {
 // TestDatasetUnknownServer: a server name the session does not know is a
 // DatasetError saying which servers there are, or how to configure them.
 func TestDatasetUnknownServer(t *testing.T) {
-	for _, k := range []string{envServers, envTLSDir, envTimeout} {
-		t.Setenv(k, "")
-	}
+	clearServerEnv(t)
 	tls := filepath.Join(t.TempDir(), "tls")
 	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1"); code != 0 {
 		t.Fatal(errs)
@@ -249,20 +261,8 @@ func TestDatasetUnknownServer(t *testing.T) {
 // it from there (nothing charged, the same number), with the release hash
 // and the replay carried back over the wire.
 func TestServeNamedReplay(t *testing.T) {
-	for _, k := range []string{envServers, envTLSDir, envTimeout} {
-		t.Setenv(k, "")
-	}
-	dir := t.TempDir()
-	tls := filepath.Join(dir, "tls")
-	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
-		t.Fatalf("certs init: %s", errs)
-	}
-	var b strings.Builder
-	b.WriteString("a,b\n")
-	for i := range 100 {
-		fmt.Fprintf(&b, "%d,%d\n", i%7, i%3)
-	}
-	csv := writeCSV(t, dir, "tab.csv", b.String())
+	dir, tls := newServeDir(t)
+	csv := tabCSV(t, dir)
 	state := filepath.Join(dir, "p1")
 	if code, _, errs := runCLI("dataset", "add", "tab", "--csv", csv, "--eps", "2", "--delta", "1e-5", "--clip", "10", "--state", state); code != 0 {
 		t.Fatalf("dataset add: %s", errs)
@@ -373,14 +373,7 @@ fmt.Println(r.Receipt)
 // a matrix dataset of a server return the result types a local call
 // returns, from a script.
 func TestServeMatrix(t *testing.T) {
-	for _, k := range []string{envServers, envTLSDir, envTimeout} {
-		t.Setenv(k, "")
-	}
-	dir := t.TempDir()
-	tls := filepath.Join(dir, "tls")
-	if code, _, errs := runCLI("certs", "init", tls, "--hosts", "127.0.0.1,localhost"); code != 0 {
-		t.Fatalf("certs init: %s", errs)
-	}
+	dir, tls := newServeDir(t)
 	sym := writeCSV(t, dir, "sym.txt", "2 1 0\n1 3 0.5\n0 0.5 -1\n")
 	rect := writeCSV(t, dir, "rect.txt", "1 0\n0 2\n0.5 0.5\n")
 	srvState, local := filepath.Join(dir, "p1"), filepath.Join(dir, "local")
