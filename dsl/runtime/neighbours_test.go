@@ -820,8 +820,12 @@ func harnessGrid(wide bool) []harnessCall {
 		calls = append(calls, harnessCall{fn: "private_pca", dataset: "grows", kws: pb})
 		add("private_pca", "grows", pb, "eps", floats(harnessEps))
 	}
-	// The adaptive method with gap="auto" on the gdp dataset: four runs
-	// and the selection within one μ*-GDP charge.
+	// The adaptive method on the gdp dataset: its sparse-vector steps and
+	// Gaussian releases within one μ*-GDP charge, alone and with
+	// gap="auto" (four runs and the selection).
+	ad := []KW{kw("k", 1), kw("method", "adaptive"), kw("iters", 4), kw("eps", 1.0), kw("delta", 1e-6)}
+	calls = append(calls, harnessCall{fn: "private_pca", dataset: "grows", kws: ad})
+	add("private_pca", "grows", ad, "eps", floats(harnessEps))
 	ga := []KW{kw("k", 1), kw("method", "adaptive"), kw("iters", 4), kw("gap", "auto"), kw("eps", 1.0), kw("delta", 1e-6)}
 	calls = append(calls, harnessCall{fn: "private_pca", dataset: "grows", kws: ga})
 	add("private_pca", "grows", ga, "eps", floats(harnessEps))
