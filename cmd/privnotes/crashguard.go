@@ -36,6 +36,26 @@ import (
 // cellChildEnv marks the child process that runs a repl or run session.
 const cellChildEnv = "PRIVNOTES_CELL_PROCESS"
 
+// lifelineEnv names the child's descriptor of its lifeline (fd 4): the
+// child exits when the parent's end closes (worker/lifeline.go). Only
+// superviseChild sets it, so a process that merely inherited cellChildEnv
+// never mistakes another descriptor for a lifeline.
+const lifelineEnv = "PRIVNOTES_LIFELINE_FD"
+
+// watchParent makes the child of a guarded session exit once its parent
+// is gone: a script whose "privnotes run" was killed must not go on
+// charging the budget.
+func watchParent() {
+	if os.Getenv(lifelineEnv) != "4" {
+		return
+	}
+	f := os.NewFile(4, "lifeline")
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return
+	}
+	worker.WatchLifeline(f, func() { os.Exit(worker.ExitOrphaned) })
+}
+
 // exitCrashed is the exit status of repl and run when the process running
 // the cells died: stack overflow, out of memory, a Go runtime fatal error
 // or a signal other than SIGINT.
@@ -61,6 +81,7 @@ func guarded(name string, body cellMain, args []string, stdin io.Reader, stdout,
 				stderr = errOut
 			}
 		}
+		watchParent()
 		return body(args, stdin, stdout, stderr)
 	}
 	if !guardCrashes {
@@ -84,7 +105,15 @@ func superviseChild(name string, args []string, stdin io.Reader, stdout, stderr 
 	cmd := exec.Command(exe, append([]string{name}, args...)...)
 	// GOTRACEBACK=none shortens the reports of panics; a stack overflow's
 	// report is printed in full regardless, hence the filter.
-	cmd.Env = append(os.Environ(), cellChildEnv+"=1", "GOTRACEBACK=none")
+	cmd.Env = append(os.Environ(), cellChildEnv+"=1", lifelineEnv+"=4", "GOTRACEBACK=none")
+	// The child must not outlive this process (kill -9 included): SIGKILL
+	// from the operating system where it can, a lifeline everywhere.
+	cmd.SysProcAttr = worker.DieWithParent(nil)
+	lifeline, keep, err := worker.NewLifeline()
+	if err != nil {
+		return 0, err
+	}
+	defer keep.Close()
 	cmd.Stdin, cmd.Stdout = stdin, stdout
 	filter := &crashFilter{out: stderr}
 	cmd.Stderr = filter
@@ -94,7 +123,7 @@ func superviseChild(name string, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return 0, err
 	}
-	cmd.ExtraFiles = []*os.File{errFile}
+	cmd.ExtraFiles = []*os.File{errFile, lifeline} // fd 3 and fd 4
 
 	// Ctrl-C reaches the child from the terminal (same process group) and
 	// interrupts its cell; the parent must survive it. SIGTERM and SIGHUP
@@ -102,7 +131,9 @@ func superviseChild(name string, args []string, stdin io.Reader, stdout, stderr 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	lifeline.Close() // the child holds its own copy
+	if err != nil {
 		if copyDone != nil {
 			errFile.Close()
 			<-copyDone

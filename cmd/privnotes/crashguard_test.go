@@ -16,6 +16,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv(cellChildEnv) != "" {
 		os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	// A guarded parent process of a test (orphan_linux_test.go): the
+	// command line runs as the binary would run it, its child included.
+	if os.Getenv(guardedParentEnv) != "" {
+		os.Unsetenv(guardedParentEnv)
+		os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	guardCrashes = false
 	os.Exit(m.Run())
 }

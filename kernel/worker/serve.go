@@ -17,6 +17,12 @@ import (
 // away) or ctx is done. Cells run one at a time, in a goroutine of their
 // own, so that cancel, complete, inspect and is_complete requests are
 // served while a cell runs.
+//
+// At EOF Serve cancels the cells that still run and returns nil at once,
+// without waiting for them: the kernel is gone, nobody will see what they
+// release, and a cell must not go on charging the budget (lifeline.go).
+// The caller exits. On other errors and when ctx is done, Serve waits for
+// the running cells.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, eng engine.Engine) error {
 	s := &server{out: out, eng: eng, cancels: map[uint64]context.CancelFunc{}}
 	if err := s.send(&frame{Type: tHello, PID: os.Getpid()}); err != nil {
@@ -25,11 +31,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, eng engine.Engine) 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	kernelGone := false
+	defer func() {
+		if !kernelGone {
+			wg.Wait()
+		}
+	}()
 	for {
 		f, err := readFrame(in)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
+				kernelGone = true
 				return nil
 			}
 			return err

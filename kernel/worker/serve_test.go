@@ -186,6 +186,17 @@ func TestServeProtocolErrors(t *testing.T) {
 		t.Errorf("EOF: %v", err)
 	}
 
+	// ... at once, even while a long cell runs (block waits for its
+	// context, which the old Serve cancelled only after waiting): a
+	// worker whose kernel died must not go on running (and charging).
+	c = startServe(t)
+	c.send(&frame{ID: 1, Type: tExecute, Execute: &engine.ExecuteRequest{Code: "block"}})
+	time.Sleep(50 * time.Millisecond)
+	c.in.Close()
+	if err := c.result(); err != nil {
+		t.Errorf("EOF with a running cell: %v", err)
+	}
+
 	// A worker that cannot even say hello stops at once.
 	broken := errors.New("broken pipe")
 	if err := Serve(context.Background(), strings.NewReader(""), failingWriter{broken}, enginetest.New()); !errors.Is(err, broken) {
