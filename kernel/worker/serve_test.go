@@ -193,8 +193,13 @@ func TestServeProtocolErrors(t *testing.T) {
 	c.send(&frame{ID: 1, Type: tExecute, Execute: &engine.ExecuteRequest{Code: "block"}})
 	time.Sleep(50 * time.Millisecond)
 	c.in.Close()
-	if err := c.result(); err != nil {
-		t.Errorf("EOF with a running cell: %v", err)
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Errorf("EOF with a running cell: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("Serve waited for the running cell after the kernel went away")
 	}
 
 	// A worker that cannot even say hello stops at once.
