@@ -734,6 +734,10 @@ func chainPrice(rec ledger.ChainRecord, led *ledger.Verified) (price, error) {
 			}
 			if id <= rec.ID {
 				p.accountant = reg.Schema.Accountant
+			} else if p.later != nil {
+				// Registered again after a removal: a replay may show
+				// the fresh budget.
+				p.later = append(p.later, acc.Remaining())
 			}
 		case "charge":
 			var ev accounting.Event
