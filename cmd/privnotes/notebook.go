@@ -80,12 +80,16 @@ func notebookVerify(args []string, stdout, stderr io.Writer) int {
 a ledger: the state directory's (--state, default $PRIVNOTES_STATE) or a file
 written by `+"`privnotes ledger export --json`"+` (--ledger). For each output: its
 ledger record exists and the hash chain verifies, the release stored with the
-record has the receipt's release hash, and every rendering the output shows
-(text/plain, text/html, application/json) is exactly the kernel's rendering of
-the stored release. Per dataset, the notebook's charges must fit the
-registered budget. Prints one line per output and a total per dataset.
-Exit status: 0 everything verifies, 1 something does not (the line says why
-and names the cell), 2 usage.`, stderr)
+record has the receipt's release hash, and the output is exactly what the
+kernel shows for the stored release with the receipt rebuilt from the ledger
+alone: the full receipt, every rendering (text/plain, text/html, ...) and the
+metadata. Nothing the notebook carries is trusted. Dry runs, public synthetic
+data, and budget blocks or receipts the ledger does not record are listed as
+UNVERIFIED: the ledger cannot back what they show. Per dataset, the
+notebook's charges must fit the registered budget. Prints one line per
+output and a total per dataset.
+Exit status: 0 nothing fails (unverified outputs are listed, not failed), 1
+something fails (the line says why and names the cell), 2 usage.`, stderr)
 	state := fs.String("state", "", "state directory holding the ledger (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	ledgerFile := fs.String("ledger", "", "an exported ledger (privnotes ledger export --json) instead of a state directory")
 	file, code, ok := notebookFile(fs, args, stderr)
@@ -121,15 +125,19 @@ and names the cell), 2 usage.`, stderr)
 	if len(rep.Lines) == 0 {
 		fmt.Fprintf(stdout, "%s shows no output with a privnotes receipt: nothing to verify\n", file)
 	}
+	verifiedN, unverifiedN := rep.Count()
+	if unverifiedN > 0 {
+		fmt.Fprintf(stdout, "%d output(s) UNVERIFIED (listed above): the ledger cannot back what they show; read them as the notebook's own text\n", unverifiedN)
+	}
 	if rep.Unchecked > 0 {
-		fmt.Fprintf(stdout, "%d output(s) without a receipt not checked (public computations and printed text)\n", rep.Unchecked)
+		fmt.Fprintf(stdout, "%d output(s) without a receipt not checked (public computations and printed text; nothing in them is verified)\n", rep.Unchecked)
 	}
 	if !rep.OK() {
 		fmt.Fprintf(stdout, "FAILED: %s does not verify against %s\n", file, source)
 		return 1
 	}
 	fmt.Fprintf(stdout, "verified: %d output(s) of %s against %s (head record %d, hash %s; the head covers every record and, through the seal records, every stored value)\n",
-		len(rep.Lines), file, source, doc.HeadID, ledger.ShortHash(doc.HeadHash))
+		verifiedN, file, source, doc.HeadID, ledger.ShortHash(doc.HeadHash))
 	if *ledgerFile != "" {
 		// The head suffices to pin the ledger (docs/shared-notebooks.md);
 		// the file's digest is an extra for a reader with the owner's copy.

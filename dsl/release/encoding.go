@@ -315,9 +315,10 @@ func Encode(value any, columns []string) (enc []byte, hash string, err error) {
 
 // ShownReceipt is what a stored release binds of the receipt shown with
 // it: the fields a reader takes at face value (the target ε and δ, the
-// mechanism, its noise and parameters, and the plan's note, which the
-// runtime may extend), so that `privnotes notebook verify` can check a
-// notebook's receipt against the ledger and not only its numbers.
+// mechanism, its noise and parameters, the plan's note, and the budget
+// block the charge ran in), so that `privnotes notebook verify` can
+// redraw a notebook's receipt from the ledger alone and not only its
+// numbers. The runtime may extend the note only by runtime.BlockDeltaNote.
 type ShownReceipt struct {
 	Mechanism string          `json:"mechanism"`
 	Eps       Float           `json:"eps"`
@@ -325,6 +326,12 @@ type ShownReceipt struct {
 	Noise     string          `json:"noise"`
 	Note      string          `json:"note"`
 	Params    json.RawMessage `json:"params"`
+	// Block is the budget block's label (Receipt.Block), "" outside any:
+	// it is set before the seal by the caller's gate. Left out when empty,
+	// so a release made outside a block encodes as before blocks were
+	// bound. A remote server's gate is the client's, so releases stored
+	// by a data service record none.
+	Block string `json:"block,omitempty"`
 }
 
 // EncodeShown is Encode with the receipt shown with the release (nil:
@@ -347,7 +354,7 @@ func EncodeShown(value any, columns []string, rc *Receipt) (enc []byte, hash str
 		if err != nil {
 			return nil, "", fmt.Errorf("release: encoding a %s release's parameters: %w", kind, err)
 		}
-		doc["receipt"] = ShownReceipt{Mechanism: rc.Mechanism, Eps: Float(rc.Eps), Delta: Float(rc.Delta), Noise: rc.NoiseScale, Note: rc.Note, Params: params}
+		doc["receipt"] = ShownReceipt{Mechanism: rc.Mechanism, Eps: Float(rc.Eps), Delta: Float(rc.Delta), Noise: rc.NoiseScale, Note: rc.Note, Params: params, Block: rc.Block}
 	}
 	enc, err = json.Marshal(doc)
 	if err != nil {

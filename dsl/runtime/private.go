@@ -76,12 +76,19 @@ func blockDeltaNote(rc *release.Receipt, a *args) {
 	if rc == nil || !a.deltaFromBlock {
 		return
 	}
-	n := fmt.Sprintf("δ=%g is the budget block's (the call gave no delta)", a.float("delta"))
-	if rc.Note == "" {
-		rc.Note = n
-	} else {
-		rc.Note += "; " + n
+	rc.Note = BlockDeltaNote(rc.Note, a.float("delta"))
+}
+
+// BlockDeltaNote is note with the sentence saying that the call's δ is
+// its budget block's. The runtime adds it after the release is stored,
+// so `privnotes notebook verify` accepts exactly this sentence, with the
+// stored call's δ, after the stored note, and no other text.
+func BlockDeltaNote(note string, delta float64) string {
+	n := fmt.Sprintf("δ=%g is the budget block's (the call gave no delta)", delta)
+	if note == "" {
+		return n
 	}
+	return note + "; " + n
 }
 
 // call is the execution core's description of a call.

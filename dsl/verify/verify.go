@@ -1,16 +1,26 @@
 // Package verify checks an executed Jupyter notebook against a privnotes
 // ledger: every output that carries a privnotes receipt must name a charge
-// record of a ledger whose hash chain verifies, the release stored with
-// that record must have the receipt's release hash, the receipt must agree
-// with the ledger (the stored call's function, dataset and name; the
-// charge's cost, accountant, filter and the budget left after it), and
-// every MIME type the output shows must be exactly what the kernel renders
-// for the stored release: the release is decoded into the DSL's result
-// type (runtime.Result) and rendered by interp.Render, the code the kernel
-// displays results with. Receipts the ledger cannot back (dry runs, public
-// synthetic data) must carry no stored release and read as such. Outputs
-// without a receipt are public computations and are not checked; every
-// private release carries one.
+// record of a ledger whose hash chain verifies, and the release stored
+// with that record must have the receipt's release hash. Then the output
+// is redrawn from the ledger alone, never from what the notebook carries:
+// the receipt is rebuilt from the ledger's data (fromLedger: the stored
+// call's function, dataset and name; the stored receipt's mechanism, ε, δ,
+// noise, parameters, note and budget block; the charge's cost; the
+// accountant, filter and budget left as the chain computes them), the
+// stored release is decoded into the DSL's result type (runtime.Result)
+// with that receipt and rendered by interp.Render, the code the kernel
+// displays results with, and the output must be exactly that: its full
+// receipt, every MIME type it shows and its metadata. A field the
+// notebook's receipt holds and the ledger does not (one added to
+// release.Receipt later, say) is a difference like any other.
+//
+// An output the ledger cannot back is listed as unverified, never as ok:
+// a dry run or a call on public synthetic data (nothing was released or
+// stored; its output must still be exactly the rendering of its own
+// receipt, so that no released number hides in it), a budget block the
+// ledger does not record, a release stored before receipts were bound.
+// Outputs without a receipt are public computations and printed text and
+// are not checked; every private release carries one.
 //
 // It also reads what a notebook spent from its receipts alone (Receipts).
 // `privnotes notebook verify` and `privnotes notebook receipts` are its
@@ -128,20 +138,33 @@ func (o Output) mimes() []string {
 	return ms
 }
 
-// Line is the verdict on one output.
+// Line is the verdict on one output: verified (OK), unverified, or a
+// failure (neither).
 type Line struct {
-	Where   string // the cell
-	OK      bool
-	Dataset string
-	What    string // what the output is, or why it fails
+	Where string // the cell
+	// OK: the output is exactly what the ledger's stored release and
+	// receipt render.
+	OK bool
+	// Unverified: not a failure, but what the output shows is not backed
+	// by the ledger (What says why): a dry run, public synthetic data, a
+	// budget block or a receipt the ledger does not record.
+	Unverified bool
+	Dataset    string
+	What       string // what the output is, or why it fails
+	// Record is the charge record whose stored release the output shows,
+	// once checked (0 otherwise); the dataset totals count it.
+	Record int64
 }
 
 func (l Line) String() string {
-	mark := "ok  "
-	if !l.OK {
-		mark = "FAIL"
+	mark := "FAIL  "
+	switch {
+	case l.OK:
+		mark = "ok    "
+	case l.Unverified:
+		mark = "UNVERIFIED  "
 	}
-	return fmt.Sprintf("%s  %s: %s", mark, l.Where, l.What)
+	return fmt.Sprintf("%s%s: %s", mark, l.Where, l.What)
 }
 
 // Total is what a notebook's outputs charged one dataset.
@@ -188,10 +211,11 @@ type Report struct {
 	Unchecked int
 }
 
-// OK reports whether every output and every total verified.
+// OK reports whether no output and no total failed; unverified outputs
+// do not fail the report (Count says how many there are).
 func (r *Report) OK() bool {
 	for _, l := range r.Lines {
-		if !l.OK {
+		if !l.OK && !l.Unverified {
 			return false
 		}
 	}
@@ -201,6 +225,19 @@ func (r *Report) OK() bool {
 		}
 	}
 	return true
+}
+
+// Count returns how many outputs verified and how many are unverified.
+func (r *Report) Count() (verified, unverified int) {
+	for _, l := range r.Lines {
+		switch {
+		case l.OK:
+			verified++
+		case l.Unverified:
+			unverified++
+		}
+	}
+	return verified, unverified
 }
 
 // Check checks nb against a ledger that VerifyExport accepted.
@@ -229,10 +266,10 @@ func Check(nb *Notebook, led *ledger.Verified) *Report {
 			}
 			line := checkOutput(where, o, st, led)
 			rep.Lines = append(rep.Lines, line)
-			if !line.OK || st.ReleaseHash == "" || st.DryRun {
+			if line.Record == 0 {
 				continue // nothing released, or a failure
 			}
-			rec := led.Records[st.LedgerID]
+			rec := led.Records[line.Record]
 			a := totals[rec.Dataset]
 			if a == nil {
 				a = &acc{t: &Total{Dataset: rec.Dataset, Ledger: led.Totals[rec.Dataset]}, records: map[int64]bool{}}
@@ -300,10 +337,14 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	what := fmt.Sprintf("%s on %s", st.Mechanism, st.Dataset)
 	switch {
 	case st.DryRun:
+		// Its receipt is the notebook's own: the ledger holds nothing of
+		// a dry run, so none of its text (a note, a noise scale) can be
+		// checked, only that the output is nothing but that receipt.
 		if msg := dryRun(o, st, led); msg != "" {
 			return fail("%s: the receipt says dry run, but %s", what, msg)
 		}
-		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": dry run, nothing released"}
+		return Line{Where: where, Unverified: true, Dataset: st.Dataset,
+			What: what + ": unverified (dry run: nothing was released or charged; the receipt it shows is the notebook's, the ledger holds none)"}
 	case !st.Charged && !st.Replayed && st.LedgerID == 0 && strings.HasPrefix(st.Accountant, "none"):
 		if !strings.HasPrefix(st.Dataset, "synthetic:") {
 			return fail("%s: the receipt says public synthetic data, but names dataset %q", what, st.Dataset)
@@ -311,7 +352,8 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 		if msg := unreleased(o, st, "privacy receipt: "+what+",", false, "not charged: public synthetic data"); msg != "" {
 			return fail("%s: the receipt says public synthetic data, but %s", what, msg)
 		}
-		return Line{Where: where, OK: true, Dataset: st.Dataset, What: what + ": public synthetic data, nothing charged"}
+		return Line{Where: where, Unverified: true, Dataset: st.Dataset,
+			What: what + ": unverified (public synthetic data: nothing was charged or stored in the ledger; its values are public)"}
 	case st.ReleaseHash == "":
 		return fail("%s: the receipt (ledger record %d) carries no release hash: the release was not stored, or the receipt was edited", what, st.LedgerID)
 	}
@@ -348,11 +390,22 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	if msg := shownAs(rc, rel); msg != "" {
 		return fail("%s: %s", what, msg)
 	}
+	// The checks above name the usual edits; what follows is the rule:
+	// the receipt is rebuilt from the ledger alone and the notebook's must
+	// be that receipt, field for field, and the output exactly its
+	// rendering. Nothing the notebook carries reaches the expected output.
+	lrc, gap, err := fromLedger(rc, rec, rel, led)
+	if err != nil {
+		return fail("%s: %v", what, err)
+	}
+	if msg := receiptDiff(rc, lrc, rec.ID); msg != "" {
+		return fail("%s: %s", what, msg)
+	}
 	value, cols, err := release.Decode([]byte(rel.Value))
 	if err != nil {
 		return fail("%s: %v", what, err)
 	}
-	want, err := render(rc, value, cols)
+	want, err := render(lrc, value, cols)
 	if err != nil {
 		return fail("%s: %v", what, err)
 	}
@@ -363,11 +416,17 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	// A cell may also show the receipt alone (`r.Receipt`): then the
 	// output is exactly the receipt's own rendering, with no value.
 	msg, shown := matches(o, want, rec.ID)
-	if msg != "" && matchesReceipt(o, rc) {
-		msg, shown = "", len(o.mimes())
+	if msg != "" {
+		if alone, n := matches(o, interp.Render(lrc), rec.ID); alone == "" {
+			msg, shown = "", n
+		}
 	}
 	if msg != "" {
 		return fail("%s: %s", what, msg)
+	}
+	if gap != "" {
+		return Line{Where: where, Unverified: true, Dataset: rec.Dataset, Record: rec.ID,
+			What: fmt.Sprintf("%s: record %d: %s; the release and the rest of the receipt match the ledger", what, rec.ID, gap)}
 	}
 	how := "charged"
 	if st.Replayed {
@@ -376,7 +435,7 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 	if st.Name != "" {
 		how += fmt.Sprintf(", name %q", st.Name)
 	}
-	return Line{Where: where, OK: true, Dataset: rec.Dataset,
+	return Line{Where: where, OK: true, Dataset: rec.Dataset, Record: rec.ID,
 		What: fmt.Sprintf("%s: record %d (%s), release %s, %d rendering(s) match", what, rec.ID, how, ledger.ShortHash(rel.ValueHash), shown)}
 }
 
@@ -436,22 +495,39 @@ func matches(o Output, want engine.Display, record int64) (string, int) {
 	if shown == 0 {
 		return "the output shows nothing this check can compare (text/plain, text/html, application/json)", 0
 	}
+	// The metadata too: a front end may show it, and `notebook receipts`
+	// reads it.
+	keys := map[string]bool{}
+	for k := range o.Metadata {
+		keys[k] = true
+	}
+	for k := range want.Metadata {
+		keys[k] = true
+	}
+	for _, k := range sortedKeys(keys) {
+		wb, err := json.Marshal(want.Metadata[k])
+		if _, ok := want.Metadata[k]; !ok || err != nil || !sameJSON(o.Metadata[k], wb) {
+			return fmt.Sprintf("the output's metadata %q is not what the kernel attaches to the release stored with ledger record %d", k, record), 0
+		}
+	}
 	return "", shown
 }
 
-// matchesReceipt reports whether the output is exactly the kernel's
-// rendering of the receipt alone.
-func matchesReceipt(o Output, rc *release.Receipt) bool {
-	msg, _ := matches(o, interp.Render(rc), 0)
-	return msg == ""
+func sortedKeys(m map[string]bool) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 // shownAs checks what the receipt says of the call (target ε and δ,
-// mechanism, noise, parameters and the plan's note) against what the
-// ledger stored with the release; "" when it agrees. The runtime may
-// append to the note after the release is stored (a budget block's δ),
-// so the stored note must begin the shown one. Releases stored before
-// receipts were bound carry none, and pass.
+// mechanism, noise and parameters) against what the ledger stored with
+// the release, to name the field in the usual edits; "" when it agrees.
+// The note and the block are compared exactly by fromLedger. Releases
+// stored before receipts were bound carry none, and pass here
+// (fromLedger marks them unverified).
 func shownAs(rc *release.Receipt, rel ledger.StoredRelease) string {
 	sh, err := release.Shown([]byte(rel.Value))
 	if err != nil {
@@ -474,8 +550,6 @@ func shownAs(rc *release.Receipt, rel ledger.StoredRelease) string {
 		field = "noise"
 	case !sameJSON(params, sh.Params):
 		field = "parameters"
-	case !strings.HasPrefix(rc.Note, sh.Note):
-		field = "note"
 	}
 	if field != "" {
 		return fmt.Sprintf("the receipt's %s: not what ledger record %d stored with the release", field, rel.Record)
@@ -593,61 +667,226 @@ func boundTo(rc *release.Receipt, rel ledger.StoredRelease) string {
 }
 
 // pricedAs checks what the receipt says of the dataset's budget against
-// the chain: the accountant of the dataset's registration and, for the
-// charge itself (a replay names no filter and shows the budget left when
-// it ran, which no record holds), the filter that priced it and the
-// budget left after it, as the ledger computed them when it charged rec. "" when
-// they match.
+// the chain (chainPrice), to name the field in the usual edits; "" when
+// it matches. A replay names no filter and shows the budget left when it
+// ran, which fromLedger checks.
 func pricedAs(rc *release.Receipt, rec ledger.ChainRecord, led *ledger.Verified) string {
+	p, err := chainPrice(rec, led)
+	switch {
+	case err != nil:
+		return err.Error()
+	case rc.Accountant != p.accountant:
+		return fmt.Sprintf("the receipt names accountant %q, dataset %q was registered with %q", rc.Accountant, rec.Dataset, p.accountant)
+	case !rc.Replayed && rc.Filter != p.filter:
+		return fmt.Sprintf("the receipt says priced by %q, ledger record %d was priced by %q", rc.Filter, rec.ID, p.filter)
+	case !rc.Replayed && rc.Remaining != p.after:
+		return fmt.Sprintf("the receipt says ε=%.6g, δ=%.6g remained, after ledger record %d ε=%.6g, δ=%.6g did",
+			rc.Remaining.Eps, rc.Remaining.Delta, rec.ID, p.after.Eps, p.after.Delta)
+	}
+	return ""
+}
+
+// price is what the chain says of a charge's budget: the accountant of
+// the dataset's registration, the filter that priced the charge, the
+// budget left after it, and the budget left after each later change of
+// the dataset's spend (what a replay of the charge's release can show:
+// the budget left when it ran, which no record holds).
+type price struct {
+	accountant string
+	filter     string
+	after      accounting.Budget
+	later      []accounting.Budget
+}
+
+// chainPrice replays the chain's registrations and charges of rec's
+// dataset, as the ledger did when it charged.
+func chainPrice(rec ledger.ChainRecord, led *ledger.Verified) (price, error) {
+	var p price
 	var acc *accounting.Accountant
-	var sc ledger.Schema
-	var filter string
-	for id := int64(1); id <= rec.ID; id++ {
+	var last int64
+	for id := range led.Records {
+		last = max(last, id)
+	}
+	for id := int64(1); id <= last; id++ {
 		r, ok := led.Records[id]
 		if !ok {
-			return fmt.Sprintf("ledger record %d is missing", id)
+			return p, fmt.Errorf("ledger record %d is missing", id)
 		}
 		if r.Dataset != rec.Dataset {
 			continue
 		}
 		switch r.Kind {
 		case "register":
-			var p struct {
+			var reg struct {
 				Schema ledger.Schema `json:"schema"`
 			}
-			if err := json.Unmarshal([]byte(r.Params), &p); err != nil {
-				return fmt.Sprintf("ledger record %d: corrupt registration", id)
+			if err := json.Unmarshal([]byte(r.Params), &reg); err != nil {
+				return p, fmt.Errorf("ledger record %d: corrupt registration", id)
 			}
-			sc = p.Schema
-			mode, err := sc.Mode()
+			mode, err := reg.Schema.Mode()
 			if err == nil && mode == accounting.ModeAdvanced {
-				acc, err = accounting.LegacyAdvancedVerifier(sc.Budget)
+				acc, err = accounting.LegacyAdvancedVerifier(reg.Schema.Budget)
 			} else if err == nil {
-				acc, err = accounting.NewAccountant(mode, sc.Budget)
+				acc, err = accounting.NewAccountant(mode, reg.Schema.Budget)
 			}
 			if err != nil {
-				return fmt.Sprintf("ledger record %d: %v", id, err)
+				return p, fmt.Errorf("ledger record %d: %v", id, err)
+			}
+			if id <= rec.ID {
+				p.accountant = reg.Schema.Accountant
+			} else if p.later != nil {
+				// Registered again after a removal: a replay may show
+				// the fresh budget.
+				p.later = append(p.later, acc.Remaining())
 			}
 		case "charge":
 			var ev accounting.Event
 			if acc == nil || json.Unmarshal([]byte(r.Event), &ev) != nil || acc.Spend(ev) != nil {
-				return fmt.Sprintf("ledger record %d cannot be replayed", id)
+				return p, fmt.Errorf("ledger record %d cannot be replayed", id)
 			}
-			filter = acc.Mode().Pricing(ev)
+			switch {
+			case id < rec.ID:
+			case id == rec.ID:
+				p.filter, p.after = acc.Mode().Pricing(ev), acc.Remaining()
+				p.later = append(p.later, p.after)
+			default:
+				p.later = append(p.later, acc.Remaining())
+			}
+		}
+		if id == rec.ID && acc == nil {
+			return p, fmt.Errorf("dataset %q has no registration before ledger record %d", rec.Dataset, rec.ID)
 		}
 	}
-	switch {
-	case acc == nil:
-		return fmt.Sprintf("dataset %q has no registration before ledger record %d", rec.Dataset, rec.ID)
-	case rc.Accountant != sc.Accountant:
-		return fmt.Sprintf("the receipt names accountant %q, dataset %q was registered with %q", rc.Accountant, rec.Dataset, sc.Accountant)
-	case !rc.Replayed && rc.Filter != filter:
-		return fmt.Sprintf("the receipt says priced by %q, ledger record %d was priced by %q", rc.Filter, rec.ID, filter)
-	case !rc.Replayed && rc.Remaining != acc.Remaining():
-		return fmt.Sprintf("the receipt says ε=%.6g, δ=%.6g remained, after ledger record %d ε=%.6g, δ=%.6g did",
-			rc.Remaining.Eps, rc.Remaining.Delta, rec.ID, acc.Remaining().Eps, acc.Remaining().Delta)
+	if p.later == nil {
+		return p, fmt.Errorf("ledger record %d is not a charge of dataset %q", rec.ID, rec.Dataset)
 	}
-	return ""
+	return p, nil
+}
+
+// fromLedger is the receipt of rc's release rebuilt from the ledger
+// alone: the stored call (function, dataset or lineage), the stored
+// release (name, release hash, and the receipt bound into its encoding:
+// mechanism, ε, δ, noise, parameters, note and budget block), the charge
+// record's cost, and the accountant, filter and budget left that the
+// chain computes. Only what says how the notebook reached the release is
+// taken from rc, and only where the ledger allows it: charged or replayed
+// (boundTo checked it against the stored name), which of the budgets left
+// after the charge a replay shows, and whether the note ends with the
+// runtime's sentence about a block's δ (runtime.BlockDeltaNote, with the
+// stored call's δ). A field of release.Receipt this function does not set
+// stays zero, so a notebook that shows one fails: a field added to
+// receipts is bound to the ledger or visibly unverifiable, never trusted.
+//
+// gap, when not "", is why the output cannot be verified although nothing
+// contradicts the ledger: a budget block the ledger does not record, or a
+// release stored before receipts were bound to it. The receipt returned
+// then holds rc's unrecorded fields, so that the rest can still be
+// checked.
+func fromLedger(rc *release.Receipt, rec ledger.ChainRecord, rel ledger.StoredRelease, led *ledger.Verified) (lrc *release.Receipt, gap string, err error) {
+	var call struct {
+		Function string                     `json:"function"`
+		Dataset  string                     `json:"dataset"`
+		Lineage  string                     `json:"lineage"`
+		Args     map[string]json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal([]byte(rel.Call), &call); err != nil {
+		return nil, "", fmt.Errorf("the call stored with ledger record %d cannot be read", rel.Record)
+	}
+	var ev accounting.Event
+	if err := json.Unmarshal([]byte(rec.Event), &ev); err != nil {
+		return nil, "", fmt.Errorf("ledger record %d: corrupt cost", rec.ID)
+	}
+	p, err := chainPrice(rec, led)
+	if err != nil {
+		return nil, "", err
+	}
+	lrc = &release.Receipt{Function: call.Function, Dataset: call.Dataset, Cost: ev, Accountant: p.accountant,
+		LedgerID: rec.ID, Name: rel.Name, ReleaseHash: rel.ValueHash, Replayed: rc.Replayed, Charged: !rc.Replayed}
+	if call.Lineage != "" {
+		lrc.Dataset = call.Lineage
+	}
+	if rc.Replayed {
+		// A replay prices nothing and shows the budget left when it ran:
+		// one of those after the charge, or the ledger's last.
+		lrc.Remaining = p.later[len(p.later)-1]
+		for _, b := range p.later {
+			if b == rc.Remaining {
+				lrc.Remaining = b
+			}
+		}
+	} else {
+		lrc.Filter, lrc.Remaining = p.filter, p.after
+	}
+	sh, err := release.Shown([]byte(rel.Value))
+	if err != nil {
+		return nil, "", err
+	}
+	if sh == nil {
+		lrc.Mechanism, lrc.Eps, lrc.Delta, lrc.NoiseScale, lrc.Note, lrc.Params, lrc.Block = rc.Mechanism, rc.Eps, rc.Delta, rc.NoiseScale, rc.Note, rc.Params, rc.Block
+		return lrc, fmt.Sprintf("the release stored with it carries no receipt (stored before receipts were bound to releases), so its mechanism, ε, δ, noise, note and budget block cannot be checked"), nil
+	}
+	lrc.Mechanism, lrc.Eps, lrc.Delta, lrc.NoiseScale, lrc.Note = sh.Mechanism, float64(sh.Eps), float64(sh.Delta), sh.Noise, sh.Note
+	if err := json.Unmarshal(sh.Params, &lrc.Params); err != nil {
+		return nil, "", fmt.Errorf("the parameters stored with ledger record %d cannot be read", rec.ID)
+	}
+	var delta float64
+	if d, ok := call.Args["delta"]; ok && json.Unmarshal(d, &delta) == nil && rc.Note == runtime.BlockDeltaNote(sh.Note, delta) {
+		lrc.Note = rc.Note
+	}
+	switch {
+	case rc.Replayed:
+		// A replay is decided before any budget block is asked: it has
+		// none, whatever block the charge ran in.
+	case sh.Block != "":
+		lrc.Block = sh.Block
+	case rc.Block != "":
+		// The ledger records no block for this charge (a call on a
+		// remote dataset, whose block is the client's, or a release
+		// stored before blocks were bound): the label cannot be checked.
+		lrc.Block = rc.Block
+		gap = fmt.Sprintf("the budget block the receipt names (%q) is not recorded in the ledger (a call on a remote dataset, or a release stored before budget blocks were bound), so this output is not verified", clip(rc.Block))
+	}
+	return lrc, gap, nil
+}
+
+// receiptDiff compares the notebook's full receipt with the one rebuilt
+// from the ledger, field by field as JSON, so that every field counts,
+// including fields added to release.Receipt later; "" when they are the
+// same, else the differing fields.
+func receiptDiff(got, want *release.Receipt, record int64) string {
+	gb, err1 := json.Marshal(got)
+	wb, err2 := json.Marshal(want)
+	var gm, wm map[string]json.RawMessage
+	if err1 != nil || err2 != nil || json.Unmarshal(gb, &gm) != nil || json.Unmarshal(wb, &wm) != nil {
+		return "the receipt cannot be encoded again"
+	}
+	keys := map[string]bool{}
+	for k := range gm {
+		keys[k] = true
+	}
+	for k := range wm {
+		keys[k] = true
+	}
+	var diff []string
+	for _, k := range sortedKeys(keys) {
+		if !sameJSON(orNull(gm[k]), orNull(wm[k])) {
+			diff = append(diff, k)
+		}
+	}
+	switch len(diff) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("the receipt's %s is not what ledger record %d holds (the ledger's: %s; the output shows %s)", diff[0], record, clip(string(orNull(wm[diff[0]]))), clip(string(orNull(gm[diff[0]]))))
+	}
+	return fmt.Sprintf("the receipt's %s are not what ledger record %d holds", strings.Join(diff, ", "), record)
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return json.RawMessage("null")
+	}
+	return b
 }
 
 // sameJSON reports whether two JSON texts hold the same value (numbers

@@ -119,10 +119,10 @@ func TestCheck(t *testing.T) {
 		`ok    cell 2 [2]: count/laplace on people: record 3 (charged, name "n"), release `,
 		`ok    cell 3 [3]: bounded-mean/laplace on people: record 5 (charged), release `,
 		`ok    cell 4 [4]: count/laplace on others: record 7 (charged), release `,
-		`ok    cell 5 [5]: count/laplace on people: dry run, nothing released`,
-		`ok    cell 6 [6]: count/laplace on synthetic:spiked: public synthetic data, nothing charged`,
+		`UNVERIFIED  cell 5 [5]: count/laplace on people: unverified (dry run: nothing was released or charged; the receipt it shows is the notebook's, the ledger holds none)`,
+		`UNVERIFIED  cell 6 [6]: count/laplace on synthetic:spiked: unverified (public synthetic data: nothing was charged or stored in the ledger; its values are public)`,
 		`ok    cell 7 [7]: count/laplace on people: record 3 (replayed, name "n"), release `,
-		`ok    cell 8 [8]: count/laplace on people: dry run, nothing released`,
+		`UNVERIFIED  cell 8 [8]: count/laplace on people: unverified (dry run: nothing was released or charged; the receipt it shows is the notebook's, the ledger holds none)`,
 	}
 	for _, tc := range []struct {
 		name   string
@@ -247,7 +247,15 @@ func TestCheck(t *testing.T) {
 		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's noise: not what ledger record 5 stored with the release"},
 		{name: "note forged", cell: 3, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Note = "clipped to [18, 30]" })
-		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's note: not what ledger record 5 stored with the release"},
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's Note is not what ledger record 5 holds"},
+		// The runtime extends a stored note only by the block-δ sentence,
+		// with the stored call's δ.
+		{name: "note ends with another δ", cell: 3, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Note = runtime.BlockDeltaNote(rc.Note, 0.5) })
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's Note is not what ledger record 5 holds"},
+		{name: "metadata added", cell: 2, tamper: func(t *testing.T, sh shared) {
+			sh.nb.Cells[1].Outputs[0].Metadata["text/plain"] = json.RawMessage(`{"exact": 4242}`)
+		}, line: `FAIL  cell 2 [2]: count/laplace on people: the output's metadata "text/plain" is not what the kernel attaches`},
 		{name: "parameters forged", cell: 3, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Params = map[string]any{"eps": 0.01} })
 		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's parameters: not what ledger record 5 stored with the release"},
@@ -324,7 +332,7 @@ func TestCheck(t *testing.T) {
 					t.Errorf("line %d:\n got %s\nwant %s…", i+1, got[i], want[i])
 				}
 			}
-			wantOK := tc.cell == 0 || strings.HasPrefix(tc.line, "ok")
+			wantOK := tc.cell == 0 || strings.HasPrefix(tc.line, "ok") || strings.HasPrefix(tc.line, "UNVERIFIED")
 			if rep.OK() != wantOK {
 				t.Errorf("OK() = %v, want %v", rep.OK(), wantOK)
 			}
@@ -373,7 +381,7 @@ func TestCheckTotalsOverBudget(t *testing.T) {
 		t.Errorf("total: %s", got)
 	}
 	for _, l := range rep.Lines {
-		if !l.OK {
+		if !l.OK && !l.Unverified {
 			t.Errorf("an output failed: %s", l)
 		}
 	}
@@ -446,6 +454,9 @@ zc := dataset("zc")`)
 		`private_pca(zc, k=1, eps=0.5, delta=1e-6, method="gauss")`,
 		// the receipt alone, without the value
 		`private_count(ds, eps=0.2, name="rc").Receipt`,
+		// a call taking its block's δ: the runtime adds a sentence to
+		// the note after the release is stored (runtime.BlockDeltaNote)
+		"var g *PCAResult\nbudget eps=0.6, delta=1e-6 {\n\tg = private_pca(zc, k=1, eps=0.5, method=\"gauss\")\n}\ng",
 	}
 	for _, c := range cells {
 		s.cell(c)
@@ -455,9 +466,11 @@ zc := dataset("zc")`)
 	if len(rep.Lines) != len(cells) {
 		t.Fatalf("%d lines for %d outputs", len(rep.Lines), len(cells))
 	}
-	for _, l := range rep.Lines {
-		if !l.OK {
-			t.Errorf("an honest output failed: %s", l)
+	for i, l := range rep.Lines {
+		// The dry run (cell 10) is listed as unverified: the ledger
+		// holds nothing of it.
+		if !l.OK && !(i == 8 && l.Unverified) {
+			t.Errorf("an honest output did not verify: %s", l)
 		}
 	}
 	for _, tot := range rep.Totals {
@@ -465,10 +478,46 @@ zc := dataset("zc")`)
 			t.Errorf("an honest total failed: %s", tot)
 		}
 	}
-	if !strings.Contains(rep.Lines[4].What, "on people | age >= 30: record 12") || !strings.Contains(rep.Lines[8].What, "dry run") {
+	if !strings.Contains(rep.Lines[4].What, "on people | age >= 30: record 12") || !strings.Contains(rep.Lines[8].What, "unverified (dry run") {
 		t.Errorf("lines:\n%v", rep.Lines)
 	}
-	if len(rep.Totals) != 2 || rep.Totals[0].Dataset != "people" || len(rep.Totals[0].Records) != 7 || rep.Totals[1].Dataset != "zc" || len(rep.Totals[1].Records) != 3 {
+	if last := nb.Cells[len(nb.Cells)-1].Outputs[0]; !strings.Contains(string(last.Metadata["privnotes"]), "budget block's (the call gave no delta)") {
+		t.Errorf("the block's δ is not in the note: %s", last.Metadata["privnotes"])
+	}
+	if len(rep.Totals) != 2 || rep.Totals[0].Dataset != "people" || len(rep.Totals[0].Records) != 7 || rep.Totals[1].Dataset != "zc" || len(rep.Totals[1].Records) != 4 {
 		t.Errorf("totals %v", rep.Totals)
+	}
+}
+
+// A release stored before receipts were bound to releases carries no
+// receipt: its values are still checked, but the receipt the output shows
+// cannot be redrawn from the ledger, so the output is unverified.
+func TestCheckReleaseWithoutReceipt(t *testing.T) {
+	sh := executed(t)
+	led := *sh.led
+	led.Releases = map[int64]ledger.StoredRelease{}
+	for k, v := range sh.led.Releases {
+		led.Releases[k] = v
+	}
+	rel := led.Releases[5]
+	v, cols, err := release.Decode([]byte(rel.Value))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, h, err := release.Encode(v, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel.Value, rel.ValueHash = string(enc), h
+	led.Releases[5] = rel
+	sh.led = &led
+	sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.ReleaseHash = h })
+	l := Check(sh.nb, sh.led).Lines[1]
+	if want := "UNVERIFIED  cell 3 [3]: bounded-mean/laplace on people: record 5: the release stored with it carries no receipt"; !strings.HasPrefix(l.String(), want) {
+		t.Errorf("got  %s\nwant %s…", l, want)
+	}
+	sh.editText(t, 2, "text/plain", "  age     ", "  age     1")
+	if l := Check(sh.nb, sh.led).Lines[1]; l.OK || l.Unverified {
+		t.Errorf("an edited value of a release without a receipt: %s", l)
 	}
 }
