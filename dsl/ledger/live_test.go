@@ -217,3 +217,95 @@ func TestAuditsOfALiveLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestViewIsOneSnapshot: what a View reads is the database as it was when
+// the View began, though another connection pool (as another process
+// would) charges and seals meanwhile; that writer is not held up by the
+// open View; and the Store sees the writes once the View ends.
+func TestViewIsOneSnapshot(t *testing.T) {
+	old := busyTimeout
+	busyTimeout = 2 * time.Second // a writer held up by the View fails, rather than waiting 30 s
+	st, dir := openTemp(t)
+	w, err := Open(dir)
+	busyTimeout = old
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	register(t, st, "d", accounting.ModeBasic, accounting.Budget{Eps: 100})
+	chargeRelease(t, st, "a", `{}`, `{"v":1}`)
+	head, hash, err := st.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		head, charges, releases, entries int64
+		hash                             string
+	}
+	look := func(v *View) (s seen, err error) {
+		if s.head, s.hash, err = v.Head(); err != nil {
+			return s, err
+		}
+		stat, err := v.Status("d")
+		if err != nil {
+			return s, err
+		}
+		rels, err := v.Releases("")
+		if err != nil {
+			return s, err
+		}
+		es, err := v.Entries("")
+		if err != nil {
+			return s, err
+		}
+		return seen{s.head, int64(stat.Charges), int64(len(rels)), int64(len(es)), s.hash}, nil
+	}
+	before := seen{head: head, hash: hash, charges: 1, releases: 1, entries: 2}
+	err = st.View(context.Background(), func(v *View) error {
+		// The other pool writes before this View reads anything of its
+		// own: the snapshot is the one taken when the View began.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		rc, err := w.Charge(ctx, "d", withMech(accounting.Pure(1), "m"), ChargeMeta{Release: &ReleaseMeta{Name: "b", Call: `{}`}})
+		if err != nil {
+			return fmt.Errorf("a charge while a View is open: %w (an audit must not hold up a live server's charges)", err)
+		}
+		if _, err := w.SealRelease(ctx, rc.ID, []byte(`{"v":2}`)); err != nil {
+			return fmt.Errorf("a seal while a View is open: %w", err)
+		}
+		got, err := look(v)
+		if err != nil {
+			return err
+		}
+		if got != before {
+			t.Errorf("inside the View, after another connection's charge and seal: %+v, want the snapshot of its start %+v", got, before)
+		}
+		if err := v.Verify(); err != nil {
+			t.Errorf("Verify inside the View: %v", err)
+		}
+		doc, err := v.ExportDoc()
+		if err != nil {
+			return err
+		}
+		if doc.HeadID != head || len(doc.Chain) != int(head) || len(doc.Releases) != 1 {
+			t.Errorf("ExportDoc inside the View: head %d, %d records, %d releases; want %d, %d, 1", doc.HeadID, len(doc.Chain), len(doc.Releases), head, head)
+		}
+		_, err = VerifyExport(doc)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := seen{head: head + 2, charges: 2, releases: 2, entries: 3}
+	err = st.View(context.Background(), func(v *View) error {
+		got, err := look(v)
+		got.hash = ""
+		if err == nil && got != after {
+			t.Errorf("after the View: %+v, want the charge and seal %+v", got, after)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
