@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -41,32 +43,42 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 		defer st.Close()
-		entries, err := st.Entries(*name)
-		if err == nil && *name != "" {
-			_, err = st.Schema(*name)
-		}
-		all := entries
-		if err == nil && *name != "" {
-			all, err = st.Entries("")
-		}
+		// One snapshot: the records, the head and the count of seal
+		// records left out agree while a server keeps charging. It is
+		// written once the snapshot is closed: an open snapshot, waiting
+		// on a slow reader of stdout, keeps the write-ahead log from
+		// being checkpointed.
+		var out bytes.Buffer
+		err := st.View(context.Background(), func(v *ledger.View) error {
+			entries, err := v.Entries(*name)
+			if err == nil && *name != "" {
+				_, err = v.Schema(*name)
+			}
+			all := entries
+			if err == nil && *name != "" {
+				all, err = v.Entries("")
+			}
+			if err != nil {
+				return err
+			}
+			if err := ledger.WriteTable(&out, entries); err != nil {
+				return err
+			}
+			id, head, err := v.Head()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&out, "head: record %d, hash %s\n", id, head)
+			if seals := id - int64(len(all)); seals > 0 {
+				fmt.Fprintf(&out, "(%d seal record(s), which commit the chain to the stored releases, are not listed: privnotes ledger export --json holds every record)\n", seals)
+			}
+			return showHeld(&out, v, *name)
+		})
 		if err != nil {
 			fmt.Fprintf(stderr, "privnotes ledger show: %v\n", err)
 			return 1
 		}
-		if err := ledger.WriteTable(stdout, entries); err != nil {
-			fmt.Fprintf(stderr, "privnotes ledger show: %v\n", err)
-			return 1
-		}
-		id, head, err := st.Head()
-		if err != nil {
-			fmt.Fprintf(stderr, "privnotes ledger show: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "head: record %d, hash %s\n", id, head)
-		if seals := id - int64(len(all)); seals > 0 {
-			fmt.Fprintf(stdout, "(%d seal record(s), which commit the chain to the stored releases, are not listed: privnotes ledger export --json holds every record)\n", seals)
-		}
-		if err := showHeld(stdout, st, *name); err != nil {
+		if _, err := out.WriteTo(stdout); err != nil {
 			fmt.Fprintf(stderr, "privnotes ledger show: %v\n", err)
 			return 1
 		}
@@ -88,15 +100,22 @@ checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
 			return code
 		}
 		defer st.Close()
-		var err error
-		switch {
-		case *asJSON && *asCSV:
+		if *asJSON && *asCSV {
 			fmt.Fprintln(stderr, "privnotes ledger export: give --json or --csv, not both")
 			return 2
-		case *asCSV:
-			err = writeLedgerCSV(stdout, st)
-		default:
-			err = st.Export(stdout, *asJSON)
+		}
+		// One snapshot (ledger.View): an export taken while a server
+		// charges and seals verifies on its own. (Written once the
+		// snapshot is closed, as ledger show.)
+		var out bytes.Buffer
+		err := st.View(context.Background(), func(v *ledger.View) error {
+			if *asCSV {
+				return writeLedgerCSV(&out, v)
+			}
+			return v.Export(&out, *asJSON)
+		})
+		if err == nil {
+			_, err = out.WriteTo(stdout)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "privnotes ledger export: %v\n", err)
@@ -119,29 +138,46 @@ were altered or damaged.`, stderr)
 			return code
 		}
 		defer st.Close()
-		if err := st.Verify(); err != nil {
-			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", err)
+		// One snapshot (ledger.View): the check, and the head and the
+		// releases it reports, are of the same ledger, whatever a live
+		// server commits meanwhile.
+		var id int64
+		var head string
+		sealed := 0
+		var verr error
+		err = st.View(context.Background(), func(v *ledger.View) error {
+			if verr = v.Verify(); verr != nil {
+				return nil
+			}
+			var err error
+			if id, head, err = v.Head(); err != nil {
+				return err
+			}
+			rels, err := v.Releases("")
+			if err != nil {
+				return err
+			}
+			for _, r := range rels {
+				if r.Sealed() {
+					sealed++
+				}
+			}
+			return nil
+		})
+		if verr != nil {
+			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", verr)
 			var ce *ledger.ChainError
-			if errors.As(err, &ce) || errors.Is(err, ledger.ErrCorrupt) {
+			if errors.As(verr, &ce) || errors.Is(verr, ledger.ErrCorrupt) {
 				return 3
 			}
 			return 1
 		}
-		id, head, err := st.Head()
 		if err != nil {
 			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", err)
-			return 1
-		}
-		rels, err := st.Releases("")
-		if err != nil {
-			fmt.Fprintf(stderr, "privnotes ledger verify: %v\n", err)
-			return 1
-		}
-		sealed := 0
-		for _, r := range rels {
-			if r.Sealed() {
-				sealed++
+			if errors.Is(err, ledger.ErrCorrupt) {
+				return 3
 			}
+			return 1
 		}
 		// Verify checked that each stored release has its seal record, so
 		// the head commits to their values too.
@@ -160,10 +196,10 @@ were altered or damaged.`, stderr)
 // register and remove records), and its public parameters as JSON.
 var ledgerCSVHeader = []string{"id", "time", "kind", "dataset", "mechanism", "measure", "eps", "delta", "rho", "mu", "cell", "params", "prev_hash", "hash"}
 
-// writeLedgerCSV writes every ledger record as one CSV row. Numbers are
-// written in the shortest form that reads back exactly.
-func writeLedgerCSV(w io.Writer, st *ledger.Store) error {
-	entries, err := st.Entries("")
+// writeLedgerCSV writes every ledger record of v's snapshot as one CSV
+// row. Numbers are written in the shortest form that reads back exactly.
+func writeLedgerCSV(w io.Writer, v *ledger.View) error {
+	entries, err := v.Entries("")
 	if err != nil {
 		return err
 	}
@@ -188,9 +224,10 @@ func writeLedgerCSV(w io.Writer, st *ledger.Store) error {
 }
 
 // showHeld writes the live reservations of dataset ("": of every dataset)
-// and, per dataset, what they hold beside its charges; nothing without any.
-func showHeld(w io.Writer, st *ledger.Store, dataset string) error {
-	rs, err := st.Held(dataset)
+// in v's snapshot and, per dataset, what they hold beside its charges;
+// nothing without any.
+func showHeld(w io.Writer, v *ledger.View, dataset string) error {
+	rs, err := v.Held(dataset)
 	if err != nil || len(rs) == 0 {
 		return err
 	}
@@ -204,7 +241,7 @@ func showHeld(w io.Writer, st *ledger.Store, dataset string) error {
 			continue
 		}
 		seen[r.Dataset] = true
-		s, err := st.Status(r.Dataset)
+		s, err := v.Status(r.Dataset)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"flag"
@@ -173,10 +174,17 @@ func loadLedger(state, file string) (*ledger.ExportDoc, string, error) {
 		return nil, "", err
 	}
 	defer st.Close()
-	if err := st.Verify(); err != nil {
-		return nil, "", fmt.Errorf("the ledger in %s does not verify: %w", dir, err)
-	}
-	doc, err := st.ExportDoc()
+	// One snapshot (ledger.View): the document checked against is the
+	// ledger that verified, though a live server charges meanwhile.
+	var doc *ledger.ExportDoc
+	err = st.View(context.Background(), func(v *ledger.View) error {
+		if err := v.Verify(); err != nil {
+			return fmt.Errorf("the ledger in %s does not verify: %w", dir, err)
+		}
+		var err error
+		doc, err = v.ExportDoc()
+		return err
+	})
 	if err != nil {
 		return nil, "", err
 	}

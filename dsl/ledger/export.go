@@ -6,7 +6,6 @@ package ledger
 // stored releases and each dataset's charges against its registered budget.
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,18 +58,24 @@ type ExportDoc struct {
 	HeadHash      string          `json:"head_hash"`
 }
 
-// ExportDoc collects the exported ledger.
-func (s *Store) ExportDoc() (*ExportDoc, error) {
-	ctx := context.Background()
-	entries, err := s.Entries("")
+// ExportDoc collects the exported ledger, from one snapshot (View): a
+// document exported while others charge and seal verifies on its own.
+func (s *Store) ExportDoc() (doc *ExportDoc, err error) {
+	err = s.view(func(v *View) error { doc, err = v.ExportDoc(); return err })
+	return doc, err
+}
+
+// ExportDoc is Store.ExportDoc of v's snapshot.
+func (v *View) ExportDoc() (*ExportDoc, error) {
+	entries, err := v.Entries("")
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.records(ctx, "")
+	recs, err := v.records("")
 	if err != nil {
 		return nil, err
 	}
-	rels, err := releaseRows(ctx, s.db, "")
+	rels, err := releaseRows(v.ctx, v.q, "")
 	if err != nil {
 		return nil, err
 	}
@@ -85,34 +90,40 @@ func (s *Store) ExportDoc() (*ExportDoc, error) {
 		doc.Chain = append(doc.Chain, ChainRecord{ID: r.ID, Kind: r.Kind, Dataset: r.Dataset, Mechanism: r.Mechanism, Params: r.Params,
 			Event: r.Event, Cell: r.Cell, Time: r.Time, PrevHash: r.PrevHash, Hash: r.Hash})
 	}
-	scs, err := s.Datasets()
+	scs, err := v.Datasets()
 	if err != nil {
 		return nil, err
 	}
 	for _, sc := range scs {
-		st, err := s.Status(sc.Name)
+		st, err := v.Status(sc.Name)
 		if err != nil {
 			return nil, err
 		}
 		doc.Budgets = append(doc.Budgets, DatasetBudget{Dataset: sc.Name, Accountant: sc.Accountant, Budget: st.Budget, Spent: st.Spent, Charges: st.Charges})
 	}
-	if doc.HeadID, doc.HeadHash, err = s.Head(); err != nil {
-		return nil, dbErr("ledger: reading the chain head", err)
+	if doc.HeadID, doc.HeadHash, err = v.Head(); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
 
 // Export writes the whole ledger: as one JSON document, an ExportDoc
-// (schema_version ExportVersion), when asJSON, else as a table.
+// (schema_version ExportVersion), when asJSON, else as a table. It reads
+// one snapshot (View).
 func (s *Store) Export(w io.Writer, asJSON bool) error {
+	return s.view(func(v *View) error { return v.Export(w, asJSON) })
+}
+
+// Export is Store.Export of v's snapshot.
+func (v *View) Export(w io.Writer, asJSON bool) error {
 	if !asJSON {
-		entries, err := s.Entries("")
+		entries, err := v.Entries("")
 		if err != nil {
 			return err
 		}
 		return WriteTable(w, entries)
 	}
-	doc, err := s.ExportDoc()
+	doc, err := v.ExportDoc()
 	if err != nil {
 		return err
 	}

@@ -212,7 +212,13 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 // replayed when an old database was upgraded) is rebuilt from its records,
 // which then fails on the bad record.
 func (s *Store) accountant(ctx context.Context, q queryer, name string) (*accounting.Accountant, Schema, error) {
-	r, err := s.datasetRow(ctx, q, name)
+	return readAccountant(ctx, q, name)
+}
+
+// readAccountant is accountant through q (a write transaction, or a
+// View's).
+func readAccountant(ctx context.Context, q queryer, name string) (*accounting.Accountant, Schema, error) {
+	r, err := readDatasetRow(ctx, q, name)
 	if err != nil {
 		return nil, Schema{}, err
 	}
@@ -301,36 +307,48 @@ func replayState(ctx context.Context, q queryer, name string, mode accounting.Mo
 // budget, without recording anything: nil, or an *accounting.ExceededError.
 // It serves the static pre-check of a cell; Charge stays authoritative.
 func (s *Store) Precheck(datasetName string, events ...accounting.Event) error {
-	acc, err := s.accountantHeld(context.Background(), datasetName) // live reservations count (reserve.go)
-	if err != nil {
-		return err
-	}
-	return acc.Check(events...)
+	return s.view(func(v *View) error {
+		acc, err := v.accountantHeld(datasetName) // live reservations count (reserve.go)
+		if err != nil {
+			return err
+		}
+		return acc.Check(events...)
+	})
 }
 
 // WouldRemain returns what the dataset's budget would have left after
 // events, recording nothing: nil error, or an *accounting.ExceededError
 // when they do not fit. It serves dry runs; Charge stays authoritative.
-func (s *Store) WouldRemain(datasetName string, events ...accounting.Event) (accounting.Budget, error) {
-	acc, err := s.accountantHeld(context.Background(), datasetName) // live reservations count (reserve.go)
-	if err != nil {
-		return accounting.Budget{}, err
-	}
-	if err := acc.Spend(events...); err != nil {
-		return accounting.Budget{}, err
-	}
-	return acc.Remaining(), nil
+func (s *Store) WouldRemain(datasetName string, events ...accounting.Event) (remaining accounting.Budget, err error) {
+	err = s.view(func(v *View) error {
+		acc, err := v.accountantHeld(datasetName) // live reservations count (reserve.go)
+		if err != nil {
+			return err
+		}
+		if err := acc.Spend(events...); err != nil {
+			return err
+		}
+		remaining = acc.Remaining()
+		return nil
+	})
+	return remaining, err
 }
 
 // Status returns a dataset's budget, spent and remaining, and what its
 // live reservations hold.
-func (s *Store) Status(datasetName string) (*Status, error) {
-	ctx := context.Background()
-	acc, sc, err := s.accountant(ctx, s.db, datasetName)
+func (s *Store) Status(datasetName string) (st *Status, err error) {
+	err = s.view(func(v *View) error { st, err = v.Status(datasetName); return err })
+	return st, err
+}
+
+// Status is a dataset's budget state in v's snapshot: its totals and its
+// live reservations as of one moment.
+func (v *View) Status(datasetName string) (*Status, error) {
+	acc, sc, err := readAccountant(v.ctx, v.q, datasetName)
 	if err != nil {
 		return nil, err
 	}
-	h, err := holdOn(ctx, s.db, datasetName, acc, "")
+	h, err := holdOn(v.ctx, v.q, datasetName, acc, "")
 	if err != nil {
 		return nil, err
 	}
@@ -368,8 +386,14 @@ type Entry struct {
 // ledger's tables show. Seal records, which cost nothing and commit the
 // chain to the stored releases (release.go), are in the chain (records,
 // ExportDoc.Chain) but not here, so ids may skip them.
-func (s *Store) Entries(name string) ([]Entry, error) {
-	recs, err := s.records(context.Background(), name)
+func (s *Store) Entries(name string) (es []Entry, err error) {
+	err = s.view(func(v *View) error { es, err = v.Entries(name); return err })
+	return es, err
+}
+
+// Entries is Store.Entries in v's snapshot.
+func (v *View) Entries(name string) ([]Entry, error) {
+	recs, err := v.records(name)
 	if err != nil {
 		return nil, err
 	}
@@ -396,14 +420,16 @@ func (s *Store) Entries(name string) ([]Entry, error) {
 	return out, nil
 }
 
-func (s *Store) records(ctx context.Context, name string) ([]record, error) {
+// records returns the chain's records of dataset name ("": every record),
+// in order.
+func (v *View) records(name string) ([]record, error) {
 	q := `SELECT id, kind, dataset, mechanism, params, event, cell, time, prev_hash, hash FROM ledger`
 	var args []any
 	if name != "" {
 		q += ` WHERE dataset = ?`
 		args = append(args, name)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, args...)
+	rows, err := v.q.QueryContext(v.ctx, q+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, dbErr("ledger: reading records", err)
 	}
@@ -453,22 +479,32 @@ func (e *ChainError) Error() string {
 // checked against the rule in force when they were made
 // (accounting.LegacyAdvancedVerifier), which every charge made since, under
 // basic composition, also satisfies.
+//
+// It reads one snapshot (View): charges, seals and registrations committed
+// while it runs are not part of what it checks, and cannot make a live
+// ledger look tampered with.
 func (s *Store) Verify() error {
-	ctx := context.Background()
+	return s.view(func(v *View) error { return v.Verify() })
+}
+
+// Verify is Store.Verify of v's snapshot: what it checks is the ledger up
+// to v.Head.
+func (v *View) Verify() error {
+	ctx := v.ctx
 	// Page-level damage first: a damaged page that the checks below never
 	// read (an index, free space) would otherwise pass unnoticed until a
 	// charge needs it.
-	if err := s.integrity(ctx); err != nil {
+	if err := v.integrity(); err != nil {
 		return err
 	}
-	recs, err := s.records(ctx, "")
+	recs, err := v.records("")
 	if err != nil {
 		return err
 	}
 	live := liveRegistrations(recs) // remove.go
 	w := newChainWalk()
 	w.onRegister = func(r record, sc Schema, dataHash string) error {
-		dr, err := s.registeredRow(ctx, r, live)
+		dr, err := v.registeredRow(ctx, r, live)
 		if errors.Is(err, ErrNoDataset) {
 			return fmt.Errorf("dataset %q is registered in the ledger but missing from the registry", r.Dataset)
 		} else if err != nil {
@@ -486,7 +522,7 @@ func (s *Store) Verify() error {
 			return err
 		}
 	}
-	rels, err := releaseRows(ctx, s.db, "")
+	rels, err := releaseRows(ctx, v.q, "")
 	if err != nil {
 		return err
 	}
@@ -495,7 +531,7 @@ func (s *Store) Verify() error {
 	}
 	registered, accs, last := w.registered, w.accs, w.last
 	// every registered dataset must have its register record
-	names, err := s.Datasets()
+	names, err := v.Datasets()
 	if err != nil {
 		return err
 	}
@@ -507,7 +543,7 @@ func (s *Store) Verify() error {
 	// the stored running totals must be those of the records
 	for _, sc := range names {
 		want := accs[sc.Name].State()
-		got, err := getTotals(ctx, s.db, sc.Name)
+		got, err := getTotals(ctx, v.q, sc.Name)
 		bad := func(format string, args ...any) error {
 			return &ChainError{ID: last[sc.Name], Dataset: sc.Name, Reason: fmt.Sprintf("dataset %q: ", sc.Name) + fmt.Sprintf(format, args...)}
 		}
@@ -525,7 +561,7 @@ func (s *Store) Verify() error {
 		if r.Kind != "register" || !live[r.ID] {
 			continue
 		}
-		if path, hash, ok, err := s.Snapshot(r.Dataset); err != nil {
+		if path, hash, ok, err := v.snapshot(r.Dataset); err != nil {
 			return &ChainError{ID: r.ID, Reason: err.Error()}
 		} else if ok {
 			if err := VerifySnapshot(path, hash); err != nil {
@@ -533,7 +569,7 @@ func (s *Store) Verify() error {
 			}
 			continue
 		}
-		if _, err := s.Load(r.Dataset); err != nil {
+		if _, err := v.load(r.Dataset); err != nil {
 			return &ChainError{ID: r.ID, Reason: err.Error()}
 		}
 	}
@@ -542,8 +578,8 @@ func (s *Store) Verify() error {
 
 // integrity runs SQLite's integrity check over the whole database: every
 // page, index and constraint. Its failure wraps ErrCorrupt.
-func (s *Store) integrity(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `PRAGMA integrity_check(5)`)
+func (v *View) integrity() error {
+	rows, err := v.q.QueryContext(v.ctx, `PRAGMA integrity_check(5)`)
 	if err != nil {
 		return dbErr("ledger: checking the database's integrity", err)
 	}
@@ -569,12 +605,19 @@ func (s *Store) integrity(ctx context.Context) error {
 
 // Head returns the id and hash of the last record (0 and the genesis hash
 // for an empty ledger).
-func (s *Store) Head() (int64, string, error) {
+func (s *Store) Head() (id int64, hash string, err error) {
+	err = s.view(func(v *View) error { id, hash, err = v.Head(); return err })
+	return id, hash, err
+}
+
+// Head is the last record of v's snapshot: the head of what v.Verify
+// checks and v.ExportDoc exports.
+func (v *View) Head() (int64, string, error) {
 	var id int64
 	h := genesis
-	err := s.db.QueryRow(`SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1`).Scan(&id, &h)
+	err := v.q.QueryRowContext(v.ctx, `SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1`).Scan(&id, &h)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, "", err
+		return 0, "", dbErr("ledger: reading the chain head", err)
 	}
 	return id, h, nil
 }

@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		childChargeThenHang()
 	case "race":
 		childRace()
+	case "live-writer":
+		childLiveWriter() // live_test.go
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child role")
 		os.Exit(1)

@@ -220,14 +220,20 @@ type NamedRelease struct {
 
 // Named returns the release of dataset called name, or nil if there is
 // none. It reads public facts only.
-func (s *Store) Named(dataset, name string) (*NamedRelease, error) {
-	ctx := context.Background()
-	r, err := releaseRow(ctx, s.db, `WHERE r.dataset = ? AND r.name = ?`, dataset, name)
+func (s *Store) Named(dataset, name string) (nr *NamedRelease, err error) {
+	err = s.view(func(v *View) error { nr, err = v.named(dataset, name); return err })
+	return nr, err
+}
+
+// named is Named in v's snapshot.
+func (v *View) named(dataset, name string) (*NamedRelease, error) {
+	ctx := v.ctx
+	r, err := releaseRow(ctx, v.q, `WHERE r.dataset = ? AND r.name = ?`, dataset, name)
 	if err != nil || r == nil {
 		return nil, err
 	}
 	var evJSON, cell string
-	if err := s.db.QueryRowContext(ctx, `SELECT event, cell FROM ledger WHERE id = ?`, r.Record).Scan(&evJSON, &cell); err != nil {
+	if err := v.q.QueryRowContext(ctx, `SELECT event, cell FROM ledger WHERE id = ?`, r.Record).Scan(&evJSON, &cell); err != nil {
 		return nil, dbErr("ledger: reading a release's charge", err)
 	}
 	out := &NamedRelease{StoredRelease: *r, Cell: cell}
@@ -239,12 +245,18 @@ func (s *Store) Named(dataset, name string) (*NamedRelease, error) {
 
 // Releases returns the stored releases of one dataset, or of all when
 // dataset is empty, by record.
-func (s *Store) Releases(dataset string) ([]StoredRelease, error) {
+func (s *Store) Releases(dataset string) (rels []StoredRelease, err error) {
+	err = s.view(func(v *View) error { rels, err = v.Releases(dataset); return err })
+	return rels, err
+}
+
+// Releases is Store.Releases in v's snapshot.
+func (v *View) Releases(dataset string) ([]StoredRelease, error) {
 	where, args := ``, []any{}
 	if dataset != "" {
 		where, args = `WHERE r.dataset = ?`, []any{dataset}
 	}
-	return releaseRows(context.Background(), s.db, where, args...)
+	return releaseRows(v.ctx, v.q, where, args...)
 }
 
 const releaseCols = `SELECT r.record, r.dataset, r.name, r.call, COALESCE(r.value, ''), COALESCE(r.value_hash, ''), COALESCE(r.hash, '') FROM releases r `

@@ -156,9 +156,9 @@ func liveRegistrations(recs []record) map[int64]bool {
 // registeredRow is the registry row Verify compares register record r
 // with: the stored one for a live registration, and for a removed one the
 // record's own schema and hash (its registry row is gone by design).
-func (s *Store) registeredRow(ctx context.Context, r record, live map[int64]bool) (*datasetRow, error) {
+func (v *View) registeredRow(ctx context.Context, r record, live map[int64]bool) (*datasetRow, error) {
 	if live[r.ID] {
-		return s.datasetRow(ctx, s.db, r.Dataset)
+		return readDatasetRow(ctx, v.q, r.Dataset)
 	}
 	var p struct {
 		Schema Schema `json:"schema"`

@@ -254,12 +254,12 @@ func (e *HeldError) Note() string {
 
 // accountantHeld is the dataset's accountant with its live reservations
 // spent: what Precheck and WouldRemain check against. Never stored.
-func (s *Store) accountantHeld(ctx context.Context, name string) (*heldAccountant, error) {
-	acc, _, err := s.accountant(ctx, s.db, name)
+func (v *View) accountantHeld(name string) (*heldAccountant, error) {
+	acc, _, err := readAccountant(v.ctx, v.q, name)
 	if err != nil {
 		return nil, err
 	}
-	return holdOn(ctx, s.db, name, acc, "")
+	return holdOn(v.ctx, v.q, name, acc, "")
 }
 
 // Reserve sets ev aside from dataset's budget for call id callID until
@@ -485,24 +485,34 @@ func (s *Store) AbortReserved(ctx context.Context, callID string) (bool, error) 
 
 // ReservationOf returns the reservation of callID (ErrNoReservation if
 // there is none), with its dataset's remaining budget as it is now.
-func (s *Store) ReservationOf(callID string) (*Reservation, error) {
-	ctx := context.Background()
-	r, err := reservation(ctx, s.db, callID)
+func (s *Store) ReservationOf(callID string) (r *Reservation, err error) {
+	err = s.view(func(v *View) error {
+		if r, err = reservation(v.ctx, v.q, callID); err != nil {
+			return err
+		}
+		acc, err := v.accountantHeld(r.Dataset)
+		if err != nil {
+			return err
+		}
+		r.Remaining = acc.Remaining()
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	acc, err := s.accountantHeld(ctx, r.Dataset)
-	if err != nil {
-		return nil, err
-	}
-	r.Remaining = acc.Remaining()
 	return r, nil
 }
 
 // Held returns dataset's live reservations ("": every dataset's), oldest
 // first.
-func (s *Store) Held(dataset string) ([]Reservation, error) {
-	rows, err := s.db.QueryContext(context.Background(), `SELECT call_id FROM reservations
+func (s *Store) Held(dataset string) (rs []Reservation, err error) {
+	err = s.view(func(v *View) error { rs, err = v.Held(dataset); return err })
+	return rs, err
+}
+
+// Held is Store.Held in v's snapshot.
+func (v *View) Held(dataset string) ([]Reservation, error) {
+	rows, err := v.q.QueryContext(v.ctx, `SELECT call_id FROM reservations
 		WHERE (? = '' OR dataset = ?) AND state = 'held' AND expires > ? ORDER BY created, call_id`, dataset, dataset, time.Now().UnixNano())
 	if err != nil {
 		return nil, dbErr("ledger: reading reservations", err)
@@ -522,7 +532,7 @@ func (s *Store) Held(dataset string) ([]Reservation, error) {
 	}
 	out := make([]Reservation, 0, len(ids))
 	for _, id := range ids {
-		r, err := reservation(context.Background(), s.db, id)
+		r, err := reservation(v.ctx, v.q, id)
 		if err != nil {
 			return nil, err
 		}

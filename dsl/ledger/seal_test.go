@@ -306,7 +306,7 @@ func TestConcurrentSeals(t *testing.T) {
 	if err := st.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := st.records(context.Background(), "d")
+	recs, err := chainRecords(st, "d")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestUpgradeSchema4(t *testing.T) {
 	if v := storedVersion(t, dir); v != SchemaVersion {
 		t.Errorf("version %d after the upgrade, want %d", v, SchemaVersion)
 	}
-	recs, err := st.records(context.Background(), "")
+	recs, err := chainRecords(st, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,15 +62,21 @@ func (s *Store) SnapshotDir() string { return filepath.Join(s.dir, "snapshots") 
 // Snapshot returns the snapshot file and hash of a dataset stored as one;
 // ok is false for a dataset stored in the database.
 func (s *Store) Snapshot(name string) (path, hash string, ok bool, err error) {
+	err = s.view(func(v *View) error { path, hash, ok, err = v.snapshot(name); return err })
+	return path, hash, ok, err
+}
+
+// snapshot is Snapshot in v's snapshot of the database.
+func (v *View) snapshot(name string) (path, hash string, ok bool, err error) {
 	var rel string
-	err = s.db.QueryRowContext(context.Background(), `SELECT path, hash FROM snapshots WHERE dataset = ?`, name).Scan(&rel, &hash)
+	err = v.q.QueryRowContext(v.ctx, `SELECT path, hash FROM snapshots WHERE dataset = ?`, name).Scan(&rel, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", false, nil
 	}
 	if err != nil {
 		return "", "", false, dbErr(fmt.Sprintf("ledger: reading dataset %q", name), err)
 	}
-	return filepath.Join(s.dir, filepath.FromSlash(rel)), hash, true, nil
+	return filepath.Join(v.dir, filepath.FromSlash(rel)), hash, true, nil
 }
 
 // registerSnapshot is Register for a snapshot file.

@@ -835,7 +835,13 @@ type datasetRow struct {
 	source, salt, hash, created string
 }
 
+// datasetRow reads a dataset's registry row through q (a write
+// transaction, or a View's).
 func (s *Store) datasetRow(ctx context.Context, q queryer, name string) (*datasetRow, error) {
+	return readDatasetRow(ctx, q, name)
+}
+
+func readDatasetRow(ctx context.Context, q queryer, name string) (*datasetRow, error) {
 	var r datasetRow
 	var schemaJSON string
 	err := q.QueryRowContext(ctx, `SELECT schema, rows, users, dropped, source, data_salt, data_hash, created FROM datasets WHERE name = ?`, name).
@@ -858,8 +864,14 @@ type queryer interface {
 }
 
 // Schema returns a dataset's public schema.
-func (s *Store) Schema(name string) (Schema, error) {
-	r, err := s.datasetRow(context.Background(), s.db, name)
+func (s *Store) Schema(name string) (sc Schema, err error) {
+	err = s.view(func(v *View) error { sc, err = v.Schema(name); return err })
+	return sc, err
+}
+
+// Schema returns a dataset's public schema.
+func (v *View) Schema(name string) (Schema, error) {
+	r, err := readDatasetRow(v.ctx, v.q, name)
 	if err != nil {
 		return Schema{}, err
 	}
@@ -867,8 +879,14 @@ func (s *Store) Schema(name string) (Schema, error) {
 }
 
 // Datasets returns the public schemas of all datasets, sorted by name.
-func (s *Store) Datasets() ([]Schema, error) {
-	rows, err := s.db.Query(`SELECT schema FROM datasets ORDER BY name`)
+func (s *Store) Datasets() (scs []Schema, err error) {
+	err = s.view(func(v *View) error { scs, err = v.Datasets(); return err })
+	return scs, err
+}
+
+// Datasets returns the public schemas of all datasets, sorted by name.
+func (v *View) Datasets() ([]Schema, error) {
+	rows, err := v.q.QueryContext(v.ctx, `SELECT schema FROM datasets ORDER BY name`)
 	if err != nil {
 		return nil, dbErr("ledger: reading the registry", err)
 	}
@@ -894,7 +912,8 @@ func (s *Store) Datasets() ([]Schema, error) {
 // OwnerInfo returns what the owner's CLI shows about a dataset. Never call
 // it from code a notebook can reach: it includes the row count.
 func (s *Store) OwnerInfo(name string) (*OwnerInfo, error) {
-	r, err := s.datasetRow(context.Background(), s.db, name)
+	var r *datasetRow
+	err := s.view(func(v *View) (err error) { r, err = readDatasetRow(v.ctx, v.q, name); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -916,19 +935,25 @@ type Data struct {
 
 // Load reads a dataset's data and checks it against the hash recorded at
 // registration.
-func (s *Store) Load(name string) (*Data, error) {
-	ctx := context.Background()
-	r, err := s.datasetRow(ctx, s.db, name)
+func (s *Store) Load(name string) (d *Data, err error) {
+	err = s.view(func(v *View) error { d, err = v.load(name); return err })
+	return d, err
+}
+
+// load is Load in v's snapshot.
+func (v *View) load(name string) (*Data, error) {
+	ctx := v.ctx
+	r, err := readDatasetRow(ctx, v.q, name)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, ok, err := s.Snapshot(name); err != nil {
+	if _, _, ok, err := v.snapshot(name); err != nil {
 		return nil, err
 	} else if ok {
 		return nil, fmt.Errorf("%w: dataset %q", ErrSnapshot, name)
 	}
 	d := r.schema.D
-	rows, err := s.db.QueryContext(ctx, `SELECT rows, x, users, y FROM data_chunks WHERE dataset = ? ORDER BY seq`, name)
+	rows, err := v.q.QueryContext(ctx, `SELECT rows, x, users, y FROM data_chunks WHERE dataset = ? ORDER BY seq`, name)
 	if err != nil {
 		return nil, dbErr(fmt.Sprintf("ledger: loading %q", name), err)
 	}
