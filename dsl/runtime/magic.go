@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"sort"
@@ -119,7 +120,18 @@ func (rt *Runtime) ledgerText(name string) (string, string) {
 			panic(rt.unknownDataset("%ledger "+name, name))
 		}
 	}
-	entries, err := st.Entries(name)
+	// One snapshot for the rows and the head, so the head is the last
+	// record listed even while another process charges.
+	var entries []ledger.Entry
+	var head string
+	err := st.View(context.Background(), func(v *ledger.View) error {
+		var err error
+		if entries, err = v.Entries(name); err != nil {
+			return err
+		}
+		_, head, err = v.Head()
+		return err
+	})
 	if err != nil {
 		panic(errorf(NameLedgerError, "%%ledger: %v", err))
 	}
@@ -132,7 +144,7 @@ func (rt *Runtime) ledgerText(name string) (string, string) {
 		row[5] = shortCell(e.Cell)
 		t.rows = append(t.rows, row)
 	}
-	if _, head, err := st.Head(); err == nil {
+	if head != "" {
 		t.notes = append(t.notes, rt.ledgerNameNotes(name)...)
 		t.notes = append(t.notes, fmt.Sprintf("head hash %s (keep a copy elsewhere to detect truncation; `privnotes ledger verify` checks the chain; `privnotes ledger show` prints full cell ids)", head))
 	}
