@@ -15,6 +15,9 @@
 // is not charged twice. A call charged whose release was never written
 // (the server died in between) is answered with ProviderFailed, never
 // re-run: a second run would release a second noisy answer on one charge.
+// A call id is the capability of the client that opened the call only
+// (bind.go): a retry from another client certificate is refused before
+// the handler runs.
 package service
 
 import (
