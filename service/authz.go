@@ -188,9 +188,14 @@ func (s *Server) authorize(ctx context.Context, req any, info *grpc.UnaryServerI
 	names := datasetsOf(m.ProtoReflect(), nil)
 	// A call id names the call it continues (a retried Execute, a round of
 	// an opened federated call): the dataset that call was made on must be
-	// granted too, whatever dataset this request claims.
+	// granted too, whatever dataset this request claims. Only the
+	// caller's own calls are looked at: a refusal naming the dataset of
+	// another client's call would tell that the call exists and where
+	// (bind, next, refuses such a request without a word about it).
 	for _, cid := range callIDsOf(m.ProtoReflect(), nil) {
-		names = append(names, s.keptDatasets(cid)...)
+		if s.owns(ctx, cid) {
+			names = append(names, s.keptDatasets(cid)...)
+		}
 	}
 	if len(names) == 0 {
 		if d, ok := req.(*pb.DescribeRequest); !ok || d.GetDataset() != "" {

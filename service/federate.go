@@ -14,6 +14,11 @@ package service
 // (release.Local's federated session, the provider code of the in-process
 // method), and only for a committed call.
 //
+// Every request of a call comes from the client certificate that
+// prepared (or opened) it: the interceptor bind (bind.go) refuses any
+// other before these handlers run, so they never see another client's
+// request under a call id.
+//
 // Each answer is kept under STATE/service/replies before it is sent,
 // bound to the digest of the request it answers: a retry of the same
 // request gets the same answer (no round is released twice), another

@@ -58,9 +58,11 @@ func NewGRPC(s *Server, tlsCfg *tls.Config) (*grpc.Server, error) {
 		// Clients ping every 15 s during a long call (service/client) to
 		// notice a server that is gone; allow that.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second}),
-		// authorize runs last, right before the handler: a refusal is
-		// logged, and nothing is planned, charged or read before it.
-		grpc.ChainUnaryInterceptor(recoverer, deadline, logging, s.authorize),
+		// authorize and bind run last, right before the handler: a
+		// refusal is logged, and nothing is planned, charged or read
+		// before them. bind runs after authorize so that a client the
+		// authz file refuses records no call owner.
+		grpc.ChainUnaryInterceptor(recoverer, deadline, logging, s.authorize, s.bind),
 		grpc.ChainStreamInterceptor(s.authorizeStream),
 	)
 	pb.RegisterDataServiceServer(g, s)

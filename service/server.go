@@ -15,6 +15,9 @@
 // is not charged twice. A call charged whose release was never written
 // (the server died in between) is answered with ProviderFailed, never
 // re-run: a second run would release a second noisy answer on one charge.
+// A call id is the capability of the client that opened the call only
+// (bind.go): a retry from another client certificate is refused before
+// the handler runs.
 package service
 
 import (
@@ -46,6 +49,8 @@ type Server struct {
 	authz *Authz
 	// replies holds the encoded release of every executed call id.
 	replies string
+	// calls holds the owner of every call id (bind.go).
+	calls string
 
 	mu     sync.Mutex
 	active map[string]*idLock // per call id: a retry waits for the first attempt
@@ -63,10 +68,13 @@ type idLock struct {
 // return st).
 func NewServer(st *ledger.Store, exec *release.Local) (*Server, error) {
 	dir := filepath.Join(st.Dir(), "service", "replies")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+	calls := filepath.Join(st.Dir(), "service", "calls")
+	for _, d := range []string{dir, calls} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
 	}
-	s := &Server{store: st, exec: exec, replies: dir, active: map[string]*idLock{}, charged: map[string]int64{}}
+	s := &Server{store: st, exec: exec, replies: dir, calls: calls, active: map[string]*idLock{}, charged: map[string]int64{}}
 	entries, err := st.Entries("")
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger: %w", err)
