@@ -29,13 +29,16 @@ const datasetUsage = `Usage:
   privnotes dataset add NAME --from FILE --eps E --delta D --clip NORM [flags]
   privnotes dataset add NAME --matrix FILE --entry-bound B --eps E --delta D [--rectangular]
   privnotes dataset list [--state DIR]
-  privnotes dataset show NAME [--state DIR]
+  privnotes dataset show NAME [--owner] [--state DIR]
   privnotes dataset rm NAME [--state DIR]
   privnotes dataset recache NAME [--state DIR]
 
 A budget cannot be raised (register the data under a new name to grant
 more). A dataset that has never been charged can be removed with rm (a typo
 at registration); one with charges stays, as the ledger is append-only.
+show prints the public schema notebooks see (columns with their bounds and
+domains, unit, clip, accountant, budget and what remains); --owner adds
+the facts only the owner may see (rows, source, data hash).
 recache rebuilds a snapshot's row cache in this version's format.
 Run "privnotes dataset add -h" for the flags of add.
 `
@@ -357,26 +360,5 @@ func datasetList(args []string, stdout, stderr io.Writer) int {
 			sc.Budget.Eps, sc.Budget.Delta, s.Spent.Eps, s.Spent.Delta, s.Remaining.Eps, s.Remaining.Delta)
 	}
 	tw.Flush()
-	return 0
-}
-
-func datasetShow(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("dataset show", "dataset show NAME [--state DIR]", "Shows a dataset's registration, budget and spending (data owner).", stderr)
-	st, name, code := openState(fs, args, stderr, true)
-	if st == nil {
-		return code
-	}
-	defer st.Close()
-	info, err := st.OwnerInfo(name)
-	if err != nil {
-		fmt.Fprintf(stderr, "privnotes dataset show: %v\n", err)
-		return 1
-	}
-	s, err := st.Status(name)
-	if err != nil {
-		fmt.Fprintf(stderr, "privnotes dataset show: %v\n", err)
-		return 1
-	}
-	writeOwnerInfo(stdout, info, s)
 	return 0
 }

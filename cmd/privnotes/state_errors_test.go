@@ -234,7 +234,7 @@ func TestReadCommandUsageErrors(t *testing.T) {
 		{[]string{"dataset", "list", "--state", dir, "extra"}, "privnotes dataset list: unexpected arguments: extra\n"},
 		{[]string{"dataset", "show", "--state", dir}, "privnotes dataset show: missing the dataset NAME\n"},
 		{[]string{"dataset", "show", "d", "--state", dir, "e"}, "privnotes dataset show: unexpected arguments: e\n"},
-		{[]string{"dataset", "show", "--bogus"}, "flag provided but not defined: -bogus\nUsage: privnotes dataset show NAME [--state DIR]\n"},
+		{[]string{"dataset", "show", "--bogus"}, "flag provided but not defined: -bogus\nUsage: privnotes dataset show NAME [--owner] [--state DIR]\n"},
 	}
 	for _, tt := range tests {
 		code, out, stderr := runCLI(tt.args...)

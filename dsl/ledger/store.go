@@ -911,9 +911,15 @@ func (v *View) Datasets() ([]Schema, error) {
 
 // OwnerInfo returns what the owner's CLI shows about a dataset. Never call
 // it from code a notebook can reach: it includes the row count.
-func (s *Store) OwnerInfo(name string) (*OwnerInfo, error) {
-	var r *datasetRow
-	err := s.view(func(v *View) (err error) { r, err = readDatasetRow(v.ctx, v.q, name); return err })
+func (s *Store) OwnerInfo(name string) (info *OwnerInfo, err error) {
+	err = s.view(func(v *View) error { info, err = v.OwnerInfo(name); return err })
+	return info, err
+}
+
+// OwnerInfo is Store.OwnerInfo in v's snapshot, for a display that also
+// reads the budget's status (the same moment for both).
+func (v *View) OwnerInfo(name string) (*OwnerInfo, error) {
+	r, err := readDatasetRow(v.ctx, v.q, name)
 	if err != nil {
 		return nil, err
 	}

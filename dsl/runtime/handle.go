@@ -118,16 +118,45 @@ func (h Dataset) MarshalJSON() ([]byte, error) {
 	return json.Marshal(publicSchema(e.schema))
 }
 
-// HTML renders the public schema for notebooks.
+// HTML renders the public schema for notebooks: every column with its
+// public bounds or domain, which the analyst's next call needs (a sum
+// reads a bounded column, by= groups by a categorical one).
 func (h Dataset) HTML() string {
 	e, ok := h.entry()
 	if !ok {
 		return "<code>Dataset(&lt;none&gt;)</code>"
 	}
 	s := e.schema
-	return fmt.Sprintf("<div class=\"privnotes-dataset\"><b>dataset %s</b>: d=%d, unit %s, clip %.4g, %s neighbours, %s accountant, budget ε=%g, δ=%g<br><small>columns: %s</small></div>",
+	if s.IsMatrix() && s.Matrix != nil {
+		return "<div class=\"privnotes-dataset\"><code>" + html.EscapeString(describeMatrix(s)) + "</code></div>"
+	}
+	var numeric, more []string
+	for _, f := range s.PublicColumns() {
+		name := html.EscapeString(f.Name)
+		switch {
+		case f.Kind == "numeric" && f.Bounded:
+			numeric = append(numeric, fmt.Sprintf("%s [%g, %g]", name, f.Bounds[0], f.Bounds[1]))
+		case f.Kind == "numeric":
+			numeric = append(numeric, name)
+		case f.Kind == "categorical":
+			more = append(more, fmt.Sprintf("categorical column <b>%s</b>: %s", name, html.EscapeString(f.Public(0))))
+		case f.Kind == "label" && f.Bounded:
+			more = append(more, fmt.Sprintf("label column <b>%s</b>: |%s| ≤ %g", name, name, f.Bounds[1]))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<div class=\"privnotes-dataset\"><b>dataset %s</b>: d=%d, unit %s, clip %.4g, %s neighbours, %s accountant, budget ε=%g, δ=%g",
 		html.EscapeString(s.Name), s.D, html.EscapeString(unitString(s)), s.Clip, html.EscapeString(s.Neighbour),
-		html.EscapeString(s.Accountant), s.Budget.Eps, s.Budget.Delta, html.EscapeString(strings.Join(s.Columns, ", ")))
+		html.EscapeString(s.Accountant), s.Budget.Eps, s.Budget.Delta)
+	if len(numeric) == 0 {
+		numeric = []string{"none"}
+	}
+	fmt.Fprintf(&b, "<br><small>numeric columns (public bounds in brackets): %s</small>", strings.Join(numeric, ", "))
+	for _, m := range more {
+		fmt.Fprintf(&b, "<br><small>%s</small>", m)
+	}
+	b.WriteString("</div>")
+	return b.String()
 }
 
 func unitString(s ledger.Schema) string {
@@ -150,8 +179,34 @@ func describeSchema(s ledger.Schema) string {
 	if names := categoricalNames(s); len(names) > 0 {
 		cats = fmt.Sprintf(", categorical=[%s]", strings.Join(names, " "))
 	}
-	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%.4g, budget ε=%g δ=%g, columns=[%s%s]%s)",
-		s.Name, s.D, unitString(s), s.Clip, s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more, cats)
+	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%.4g, budget ε=%g δ=%g, columns=[%s%s]%s%s)",
+		s.Name, s.D, unitString(s), s.Clip, s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more, cats, publicFacts(s))
+}
+
+// publicFacts is the tail of a handle's text: the public bounds of the
+// numeric columns that have them and the categorical domains (issue 29:
+// an analyst could not see them), cut so that the line stays readable.
+func publicFacts(s ledger.Schema) string {
+	var bounds, domains []string
+	for _, f := range s.PublicColumns() {
+		switch {
+		case f.Kind == "numeric" && f.Bounded:
+			bounds = append(bounds, fmt.Sprintf("%s [%g, %g]", f.Name, f.Bounds[0], f.Bounds[1]))
+		case f.Kind == "categorical":
+			domains = append(domains, f.Name+" "+ledger.FormatDomain(f.Domain, 8))
+		}
+	}
+	var b strings.Builder
+	if len(bounds) > 0 {
+		if len(bounds) > 8 {
+			bounds = append(bounds[:8], fmt.Sprintf("… (%d bounded)", len(bounds)))
+		}
+		fmt.Fprintf(&b, ", bounds={%s}", strings.Join(bounds, ", "))
+	}
+	if len(domains) > 0 {
+		fmt.Fprintf(&b, ", domains={%s}", strings.Join(domains, ", "))
+	}
+	return b.String()
 }
 
 // categoricalNames lists a schema's categorical columns, sorted.

@@ -222,7 +222,23 @@ func (rt *Runtime) datasetsText() (string, string) {
 		}
 		t.rows = append(t.rows, []string{sc.Name, fmt.Sprint(sc.D), unitString(sc), n, fmt.Sprintf("%.4g", sc.Clip), sc.Neighbour, sc.Accountant, fmtBudget(sc.Budget), cols})
 	}
-	return t.text(), t.html()
+	// The public bounds and domains, one row per column that has them:
+	// what an analyst needs to write a sum, a quantile or a by= before
+	// spending anything (issue 29). Numeric columns without bounds are in
+	// COLUMNS above.
+	pub := &magicTable{class: "datasets-columns", header: []string{"DATASET", "COLUMN", "KIND", "PUBLIC"}}
+	for _, sc := range scs {
+		for _, f := range sc.PublicColumns() {
+			if f.Bounded || f.Kind == "categorical" {
+				pub.rows = append(pub.rows, []string{sc.Name, f.Name, f.Kind, f.Public(20)})
+			}
+		}
+	}
+	if len(pub.rows) == 0 {
+		t.notes = append(t.notes, "no column has public bounds or a categorical domain (the data owner declares them: dataset add --bounds, --categories)")
+		return t.text(), t.html()
+	}
+	return t.text() + "\n" + pub.text(), t.html() + "\n" + pub.html()
 }
 
 // Help topics beyond the functions.

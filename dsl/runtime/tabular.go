@@ -10,9 +10,6 @@ import (
 	"math"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/privnotes/privnotes/dsl/release"
@@ -255,16 +252,7 @@ func plotHistogram(res any, kws ...KW) *Plot {
 	if title == "" {
 		title = what
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = ylabel
 	n := len(vals)
-	bars, err := plotter.NewBarChart(plotter.Values(vals), vg.Points(math.Max(1, math.Min(24, 420/float64(n)))))
-	if err != nil {
-		panic(errorf(NameArgumentError, "%s: %v", fn, err))
-	}
-	bars.LineStyle.Width = 0
-	p.Add(bars, plotter.NewGrid())
 	labels := make([]string, n)
 	step := max(1, n/40) // at most about 40 labels
 	for i, k := range keys {
@@ -272,13 +260,12 @@ func plotHistogram(res any, kws ...KW) *Plot {
 			labels[i] = shorten(k, 24)
 		}
 	}
-	p.NominalX(labels...)
-	if n > 6 {
-		p.X.Tick.Label.Rotation = math.Pi / 2
-		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = text.XRight, text.YCenter
-	}
-	width := max(6*vg.Inch, vg.Length(n)*0.2*vg.Inch)
-	return render(p, title, min(width, 20*vg.Inch), 4.5*vg.Inch)
+	iv, _ := res.(intervaled)
+	return barChart(fn, barFigure{
+		title: title, ylabel: ylabel, labels: labels, vals: vals, iv: iv,
+		barWidth: vg.Points(math.Max(1, math.Min(24, 420/float64(n)))),
+		width:    min(max(6*vg.Inch, vg.Length(n)*0.2*vg.Inch), 20*vg.Inch),
+	})
 }
 
 // barsOf returns the keys and values plot_histogram draws: a histogram's
