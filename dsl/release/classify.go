@@ -69,6 +69,7 @@ func planClassifyJL(env *Local, src Ref, a *Args) *Plan {
 		extra["calibration"] = pl.FedRep.Calibration.String()
 	}
 	p.Params = publicParams(a, extra)
+	jlMemory(p, src, pl, n)
 	p.run = func(ctx context.Context, data *Data) (any, error) {
 		r, err := pl.Run(ctx, data.Rows)
 		if err != nil {
@@ -77,4 +78,20 @@ func planClassifyJL(env *Local, src Ref, a *Args) *Plan {
 		return &FedRep{U: r.U}, nil
 	}
 	return p
+}
+
+// jlMemory is private_classify_jl's estimate: the JL map (d×k′), the
+// candidates' k′×k bases and their scores (pool), or FedRep on k′
+// features over the n public users (fedrep-jl). Both hold every user's
+// projected rows (k′ features and the label), counted in RowBytes.
+func jlMemory(p *Plan, src Ref, pl *jlclass.Plan, n int) {
+	d, k, kp := src.Schema.D, pl.K, pl.KPrime
+	m := add(scanMemory(readWidth(src)), mul(i64(d), i64(kp), 8, 2))
+	if pl.Variant == jlclass.FedRepJL {
+		m = add(m, fedRepMemory(n, kp, k, fedrep.MinRecords))
+	} else {
+		m = add(m, mul(i64(max(pl.Candidates, 1)), add(mul(i64(kp), i64(k), 8, 2), 64)))
+	}
+	p.setMemory(m, fmt.Sprintf("d=%d, k′=%d, k=%d, %d candidate(s)", d, kp, k, pl.Candidates), "Lower k, rho or candidates")
+	p.RowBytes = add(fedRepRowBytes(kp), 64)
 }

@@ -34,6 +34,10 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 	p.Noise = fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, params["psi"])
 	p.Params = publicParams(a, params)
 	p.reportsSteps(pl.Iters)
+	d, k := src.Schema.D, a.Int("k")
+	p.setMemory(add(scanMemory(readWidth(src)), fedRepMemory(n, d, k, fedrep.MinRecords)),
+		fmt.Sprintf("%d public users, d=%d, k=%d", n, d, k), "Lower k or use a subset with fewer columns")
+	p.RowBytes = fedRepRowBytes(d)
 	p.run = func(ctx context.Context, data *Data) (any, error) {
 		users, err := fedrep.UsersFromSource(ctx, data.Rows, n, nil)
 		if err != nil {
