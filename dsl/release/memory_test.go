@@ -118,11 +118,20 @@ func TestEveryPlannerEstimatesMemory(t *testing.T) {
 		if p.Memory <= 0 || p.memoryFacts == "" || p.memoryAdvice == "" {
 			t.Errorf("%s (%s): memory estimate %d (%q; %q)", name, p.Method, p.Memory, p.memoryFacts, p.memoryAdvice)
 		}
-		env := &Local{MemoryLimit: p.Memory - 1}
-		_, err = env.Plan(call)
-		var e *Error
-		if !errors.As(err, &e) || e.Name != NameArgumentError || !strings.Contains(e.Msg, FormatBytes(p.Memory-1)) || !strings.Contains(e.Msg, "nothing was charged") {
-			t.Errorf("%s: a limit of %d below the estimate: %v", name, p.Memory-1, err)
+		// Whatever the limit, a plan is refused (naming the limit, before
+		// any charge) or fits: FedRep's cap on the records a user keeps
+		// shrinks with the limit, every other estimate is fixed.
+		for _, limit := range []int64{p.Memory - 1, p.Memory / 2, 1 << 10} {
+			q, err := (&Local{MemoryLimit: limit}).Plan(call)
+			var e *Error
+			switch {
+			case err == nil && q.Memory > limit:
+				t.Errorf("%s: planned %d bytes under a limit of %d", name, q.Memory, limit)
+			case err == nil && (limit == 1<<10 || call.Func != "private_fedrep"):
+				t.Errorf("%s: not refused under a limit of %d (estimate %d)", name, limit, p.Memory)
+			case err != nil && (!errors.As(err, &e) || e.Name != NameArgumentError || !strings.Contains(e.Msg, "limit of "+FormatBytes(limit)) || !strings.Contains(e.Msg, "nothing was charged")):
+				t.Errorf("%s: a limit of %d: %v", name, limit, err)
+			}
 		}
 		if _, err := (&Local{MemoryLimit: p.Memory}).Plan(call); err != nil {
 			t.Errorf("%s: a limit equal to the estimate: %v", name, err)
@@ -137,8 +146,8 @@ func TestEveryPlannerEstimatesMemory(t *testing.T) {
 
 // The estimates grow with the public facts they come from, so that a call
 // that would not fit is refused: gauss's with d², npm's with k, the held
-// rows' with the public n, FedRep's with its users, the quantile's not at
-// all with n (it streams) and a histogram's with its bins.
+// rows' with the public n, the quantile's not at all with n (it streams)
+// and a histogram's with its bins.
 func TestMemoryEstimatesGrow(t *testing.T) {
 	plan := func(fn string, src Ref, vals map[string]any) int64 {
 		t.Helper()
@@ -158,7 +167,6 @@ func TestMemoryEstimatesGrow(t *testing.T) {
 		{"gauss d=1000 → 4000", plan("private_pca", row(1000, 0), map[string]any{"method": "gauss"}), plan("private_pca", row(4000, 0), map[string]any{"method": "gauss"}), 5},
 		{"npm k=2 → 2000", plan("private_pca", row(5000, 0), map[string]any{"k": 2}), plan("private_pca", row(5000, 0), map[string]any{"k": 2000}), 1.5},
 		{"dppca n=1e5 → 1e7", plan("private_pca", row(50, 100_000), map[string]any{"method": "dppca", "k": 1}), plan("private_pca", row(50, 10_000_000), map[string]any{"method": "dppca", "k": 1}), 30},
-		{"fedrep users 1e4 → 1e6", plan("private_fedrep", user(100, 10_000), map[string]any{"k": 2}), plan("private_fedrep", user(100, 1_000_000), map[string]any{"k": 2}), 10},
 		{"histogram bins 10 → 10^4", plan("private_histogram", row(1, 0), map[string]any{"col": "x0", "bins": 10}), plan("private_histogram", row(1, 0), map[string]any{"col": "x0", "bins": 10_000}), 1.01},
 	} {
 		if float64(c.large) < c.wantAtLeastX*float64(c.small) {
@@ -269,4 +277,29 @@ type gateFunc func()
 func (g gateFunc) Admit(context.Context, accounting.Event, Ref) (func() string, func(), error) {
 	g()
 	return func() string { return "" }, func() {}, nil
+}
+
+// FedRep keeps at most maxRecords records per user, a cap from public facts
+// (the limit, the public number of users, d, k) that keeps its memory
+// within the limit whatever the private number of rows; the cap falls with
+// the limit, and a limit that leaves fewer than MinRecords per user is
+// refused before the charge.
+func TestFedRepRecordsCap(t *testing.T) {
+	src := Ref{Name: "m", Schema: memSchema(20, "user", 10_000)}
+	last := 1 << 31
+	for _, limit := range []int64{DefaultMemoryLimit, 1 << 30, 256 << 20} {
+		env := &Local{MemoryLimit: limit}
+		m, maxRecords := env.fedRepMemory(src, 2, 10_000)
+		if m > limit || maxRecords >= last || maxRecords < 4 {
+			t.Errorf("limit %s: estimate %s, %d records per user (%d under the larger limit)", FormatBytes(limit), FormatBytes(m), maxRecords, last)
+		}
+		last = maxRecords
+		p, err := env.Plan(Call{Func: "private_fedrep", Dataset: src, Args: memArgs(map[string]any{"k": 2})})
+		if err != nil || p.Memory != m || !strings.Contains(p.Note, fmt.Sprintf("each user's first %d records", maxRecords)) {
+			t.Errorf("limit %s: plan %v, %v", FormatBytes(limit), p, err)
+		}
+	}
+	if _, err := (&Local{MemoryLimit: 32 << 20}).Plan(Call{Func: "private_fedrep", Dataset: src, Args: memArgs(map[string]any{"k": 2})}); err == nil {
+		t.Error("a limit leaving fewer than MinRecords records per user was not refused")
+	}
 }
