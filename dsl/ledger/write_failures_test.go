@@ -73,6 +73,9 @@ func TestChargeOnFullOrReadOnlyState(t *testing.T) {
 	}{
 		{"read-only", Constraints{ReadOnly: true}, ChargeMeta{}, ErrNotWritable},
 		{"disk full", Constraints{MaxPages: -1}, big, ErrDiskFull},
+		// the record fits in the spare pages, its release reservation
+		// does not: the record must not be committed alone
+		{"disk full at the reservation", Constraints{MaxPages: -3}, ChargeMeta{Release: &ReleaseMeta{Name: "r", Call: strings.Repeat("z", 64<<10)}}, ErrDiskFull},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st, dir := constrained(t, c.c, 2)
