@@ -112,11 +112,12 @@ func (p *QuantilePlan) below(v float64) int {
 }
 
 // QuantileBytesPerPoint bounds the memory a quantile's run holds per grid
-// point: one int64 of the histogram and one level of the sampler (a rank,
-// its first grid point and its count). The run holds (Grid+2) of them
-// whatever the number of rows (on user-level data, two float64 per user as
-// well: the users' sums and counts).
-const QuantileBytesPerPoint = 8 + 24
+// point: one int32 count of the histogram (n ≤ MaxRows = 2^30 fits) and
+// one level of the sampler (its loss and count, 16 bytes, and its first
+// grid point, 8), rounded up. The run holds Grid+1 of them whatever the
+// number of rows (on user-level data, two float64 per user as well: the
+// users' sums and counts).
+const QuantileBytesPerPoint = 32
 
 // Run releases the private q-quantile of the one-column source src: of its
 // clamped values, or with users set of one value per user (the mean of
