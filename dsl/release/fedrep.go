@@ -160,11 +160,19 @@ func UnitString(s ledger.Schema) string {
 func (env *Local) fedRepMemory(src Ref, k, n int) (bytes int64, maxRecords int) {
 	d := src.Schema.D
 	base := add(scanMemory(readWidth(src)), fedRepMemory(n, d, k, fedrep.MinRecords))
+	return env.recordsCap(base, n, fedRepRowBytes(d))
+}
+
+// recordsCap shares what the limit leaves after base among n users of
+// perRecord bytes a record: the most records a user keeps (at least
+// MinRecords, which a limit too small for them refuses) and the estimate
+// with them.
+func (env *Local) recordsCap(base int64, n int, perRecord int64) (bytes int64, maxRecords int) {
 	limit, err := env.memoryLimit()
 	if err != nil {
 		limit = DefaultMemoryLimit // checkMemory refuses the setting
 	}
-	perUser := mul(i64(max(n, 1)), fedRepRowBytes(d))
+	perUser := mul(i64(max(n, 1)), perRecord)
 	m := (limit - base) / max(perUser, 1)
 	maxRecords = int(min(max(m, int64(fedrep.MinRecords)), 1<<30))
 	return add(base, mul(i64(maxRecords), perUser)), maxRecords

@@ -200,12 +200,30 @@ func userVectorBytes(src Ref, d int) int64 {
 
 // setStreamMemory is the estimate of a run that streams its passes and
 // keeps extra bytes of public size; on user-level data it holds perUser
-// bytes per user.
+// bytes per user (the data layer's user index, of the registered dataset's
+// users). Where the owner declared the number of users public, they are
+// counted in the estimate; else they are the plan's RowBytes, the part
+// that grows with the private n.
 func (p *Plan) setStreamMemory(src Ref, extra, perUser int64, facts, advice string) {
-	p.setMemory(add(scanMemory(readWidth(src)), extra), facts, advice)
+	m := add(scanMemory(readWidth(src)), extra)
 	if src.Schema.Unit == "user" {
-		p.RowBytes = perUser
+		if n := registeredPublicN(src); n > 0 {
+			m = add(m, mul(i64(n), perUser))
+			facts += fmt.Sprintf(", %d public users", n)
+		} else {
+			p.RowBytes = perUser
+		}
 	}
+	p.setMemory(m, facts, advice)
+}
+
+// registeredPublicN is the registered dataset's public number of units (0:
+// private): a subset's run indexes its parent's users.
+func registeredPublicN(src Ref) int {
+	if src.Derived != nil {
+		return src.Derived.ParentSchema.PublicN
+	}
+	return src.Schema.PublicN
 }
 
 // pcaPowerMemory is npm's, adaptive's and gauss's: gauss holds the d×d

@@ -120,14 +120,15 @@ func TestEveryPlannerEstimatesMemory(t *testing.T) {
 		}
 		// Whatever the limit, a plan is refused (naming the limit, before
 		// any charge) or fits: FedRep's cap on the records a user keeps
-		// shrinks with the limit, every other estimate is fixed.
+		// (private_fedrep, classify_jl's fedrep-jl) shrinks with the
+		// limit, every other estimate is fixed.
 		for _, limit := range []int64{p.Memory - 1, p.Memory / 2, 1 << 10} {
 			q, err := (&Local{MemoryLimit: limit}).Plan(call)
 			var e *Error
 			switch {
 			case err == nil && q.Memory > limit:
 				t.Errorf("%s: planned %d bytes under a limit of %d", name, q.Memory, limit)
-			case err == nil && (limit == 1<<10 || call.Func != "private_fedrep"):
+			case err == nil && (limit == 1<<10 || !strings.Contains(p.Note, "each user's first")):
 				t.Errorf("%s: not refused under a limit of %d (estimate %d)", name, limit, p.Memory)
 			case err != nil && (!errors.As(err, &e) || e.Name != NameArgumentError || !strings.Contains(e.Msg, "limit of "+FormatBytes(limit)) || !strings.Contains(e.Msg, "nothing was charged")):
 				t.Errorf("%s: a limit of %d: %v", name, limit, err)
@@ -301,5 +302,29 @@ func TestFedRepRecordsCap(t *testing.T) {
 	}
 	if _, err := (&Local{MemoryLimit: 32 << 20}).Plan(Call{Func: "private_fedrep", Dataset: src, Args: memArgs(map[string]any{"k": 2})}); err == nil {
 		t.Error("a limit leaving fewer than MinRecords records per user was not refused")
+	}
+}
+
+// Per-user state on user-level data is counted in the estimate where the
+// owner declared the number of users public, and declared as RowBytes
+// (growing with the private n) where not.
+func TestUserStateCounted(t *testing.T) {
+	plan := func(publicN int) *Plan {
+		t.Helper()
+		p, err := (&Local{MemoryLimit: 1 << 62}).Plan(Call{Func: "private_pca", Dataset: Ref{Name: "m", Schema: memSchema(100, "user", publicN)}, Args: memArgs(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	private, small, large := plan(0), plan(1000), plan(10_000_000)
+	if private.RowBytes != 8*101 || small.RowBytes != 0 || large.RowBytes != 0 {
+		t.Errorf("RowBytes: %d (private n), %d, %d (public n)", private.RowBytes, small.RowBytes, large.RowBytes)
+	}
+	if large.Memory-small.Memory != (10_000_000-1000)*8*101 {
+		t.Errorf("estimate for 10⁷ public users %d, for 10³ %d: the users' mean rows are not counted", large.Memory, small.Memory)
+	}
+	if _, err := (&Local{}).Plan(Call{Func: "private_pca", Dataset: Ref{Name: "m", Schema: memSchema(1000, "user", 20_000_000)}, Args: memArgs(nil)}); err == nil {
+		t.Error("npm on 2·10⁷ public users of width 1000 (160 GB of mean rows) was not refused")
 	}
 }
