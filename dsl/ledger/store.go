@@ -167,6 +167,34 @@ func OpenExisting(dir string) (*Store, error) {
 	return open(dir, true)
 }
 
+// Constraints put SQLite's own limits on a state database, so that the
+// write paths' failures can be exercised for real, also as root (whom file
+// permissions do not bind): the errors come from SQLite, as they would
+// from a read-only mount or a full disk, and so does the atomicity of
+// what fails.
+type Constraints struct {
+	// ReadOnly opens the database with mode=ro: SQLite refuses every write
+	// with SQLITE_READONLY, as when the state directory's file system was
+	// remounted read-only after the database was opened. The database
+	// must be at the current schema version (nothing is migrated).
+	ReadOnly bool
+	// MaxPages caps the database at this many pages (PRAGMA
+	// max_page_count on every connection): a write that needs a page
+	// beyond it fails with SQLITE_FULL, as on a full disk. A cap below
+	// the database's size means its size.
+	MaxPages int64
+}
+
+// OpenConstrained opens the existing state database in dir under c. It is
+// for tests of the write paths (a charge or a seal on a full disk or a
+// read-only state directory); the binary never calls it.
+func OpenConstrained(dir string, c Constraints) (*Store, error) {
+	if _, err := os.Stat(filepath.Join(dir, DBName)); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return openWith(dir, true, c)
+}
+
 // busyTimeout is how long a statement waits for another process's write
 // lock before failing with ErrLocked. A charge waits for the transaction
 // ahead of it (a few milliseconds); half a minute means a stuck writer.
@@ -176,11 +204,20 @@ var busyTimeout = 30 * time.Second
 // open opens state.db in dir; mustExist makes SQLite refuse to create it
 // (should it vanish after OpenExisting looked) and refuses a database that
 // holds no privnotes state.
-func open(dir string, mustExist bool) (*Store, error) {
+func open(dir string, mustExist bool) (*Store, error) { return openWith(dir, mustExist, Constraints{}) }
+
+// openWith is open under SQLite's limits c (OpenConstrained).
+func openWith(dir string, mustExist bool, c Constraints) (*Store, error) {
 	path := filepath.Join(dir, DBName)
 	q := url.Values{}
 	if mustExist {
 		q.Set("mode", "rw")
+	}
+	if c.ReadOnly {
+		q.Set("mode", "ro")
+	}
+	if c.MaxPages > 0 {
+		q.Add("_pragma", fmt.Sprintf("max_page_count(%d)", c.MaxPages))
 	}
 	// WAL mode is set by migrate, once it knows the file is ours: it is
 	// stored in the file, and setting it writes there.
@@ -193,6 +230,17 @@ func open(dir string, mustExist bool) (*Store, error) {
 		return nil, fmt.Errorf("ledger: opening %s: %w", path, err)
 	}
 	s := &Store{db: db, dir: dir}
+	if c.ReadOnly {
+		// Nothing can be written: check that there is nothing to migrate.
+		if v, err := schemaVersion(context.Background(), db, true); err != nil || v != SchemaVersion {
+			db.Close()
+			if err == nil {
+				err = fmt.Errorf("schema version %d, not %d: open it writable once to upgrade it", v, SchemaVersion)
+			}
+			return nil, fmt.Errorf("ledger: %s: %w", path, err)
+		}
+		return s, nil
+	}
 	if err := s.migrate(mustExist); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: %s: %w", path, err)

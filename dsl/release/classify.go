@@ -69,6 +69,7 @@ func planClassifyJL(env *Local, src Ref, a *Args) *Plan {
 		extra["calibration"] = pl.FedRep.Calibration.String()
 	}
 	p.Params = publicParams(a, extra)
+	env.jlMemory(p, src, pl, n)
 	p.run = func(ctx context.Context, data *Data) (any, error) {
 		r, err := pl.Run(ctx, data.Rows)
 		if err != nil {
@@ -77,4 +78,25 @@ func planClassifyJL(env *Local, src Ref, a *Args) *Plan {
 		return &FedRep{U: r.U}, nil
 	}
 	return p
+}
+
+// jlMemory is private_classify_jl's estimate: the JL map (d×k′), and the
+// candidates' k′×k bases and their scores (pool), which holds every user's
+// projected rows (k′ features and the label, counted in RowBytes: the
+// number of users is private there), or FedRep on k′ features over the n
+// public users (fedrep-jl), each keeping at most a public number of
+// records, as private_fedrep's (recordsCap).
+func (env *Local) jlMemory(p *Plan, src Ref, pl *jlclass.Plan, n int) {
+	d, k, kp := src.Schema.D, pl.K, pl.KPrime
+	m := add(scanMemory(readWidth(src)), mul(i64(d), i64(kp), 8, 2))
+	facts := fmt.Sprintf("d=%d, k′=%d, k=%d, %d candidate(s)", d, kp, k, pl.Candidates)
+	if pl.Variant == jlclass.FedRepJL {
+		m, pl.MaxRecords = env.recordsCap(add(m, fedRepMemory(n, kp, k, fedrep.MinRecords)), n, fedRepRowBytes(kp))
+		p.Note += fmt.Sprintf("; each user's first %d records in row order are used (a public cap from the memory limit, the %d users and k′; user-level privacy covers any rule applied to one user's records)", pl.MaxRecords, n)
+		p.setMemory(m, fmt.Sprintf("%d public users, d=%d, k′=%d, k=%d", n, d, kp, k), "Lower k or rho")
+		return
+	}
+	m = add(m, mul(i64(max(pl.Candidates, 1)), add(mul(i64(kp), i64(k), 8, 2), 64)))
+	p.setMemory(m, facts, "Lower k, rho or candidates")
+	p.RowBytes = add(fedRepRowBytes(kp), 64)
 }

@@ -372,7 +372,7 @@ func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSess
 	_, err, pv = guarded(func() (struct{}, error) {
 		if call.Func == "private_fedrep" {
 			pl, n, _ := fedRepPlan(env, src, call.Args, nil)
-			users, err := fedrep.UsersFromSource(ctx, data.Rows, n, nil)
+			users, err := env.fedRepUsers(ctx, src, data, call.Args.Int("k"), n)
 			if err != nil {
 				return struct{}{}, err
 			}

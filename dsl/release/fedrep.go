@@ -34,8 +34,11 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 	p.Noise = fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, params["psi"])
 	p.Params = publicParams(a, params)
 	p.reportsSteps(pl.Iters)
+	m, maxRecords := env.fedRepMemory(src, a.Int("k"), n)
+	p.setMemory(m, fmt.Sprintf("%d public users, d=%d, k=%d", n, src.Schema.D, a.Int("k")), "Lower k or use a subset with fewer columns")
+	p.Note += fmt.Sprintf("; each user's first %d records in row order are used (a public cap from the memory limit, the %d users and d; user-level privacy covers any rule applied to one user's records)", maxRecords, n)
 	p.run = func(ctx context.Context, data *Data) (any, error) {
-		users, err := fedrep.UsersFromSource(ctx, data.Rows, n, nil)
+		users, err := env.fedRepUsers(ctx, src, data, a.Int("k"), n)
 		if err != nil {
 			return nil, err
 		}
@@ -146,4 +149,38 @@ func UnitString(s ledger.Schema) string {
 		return "user:" + s.UserColumn
 	}
 	return "row"
+}
+
+// fedRepMemory is FedRep's memory estimate on src with n public users and
+// k components, and the most records a user keeps (maxRecords): what is
+// left of the limit after the users' fixed state, shared among the n users
+// (at least MinRecords), so that the records held stay within the limit
+// whatever the private number of rows. It depends on public facts only:
+// the operator's limit, n, d and k.
+func (env *Local) fedRepMemory(src Ref, k, n int) (bytes int64, maxRecords int) {
+	d := src.Schema.D
+	base := add(scanMemory(readWidth(src)), fedRepMemory(n, d, k, fedrep.MinRecords))
+	return env.recordsCap(base, n, fedRepRowBytes(d))
+}
+
+// recordsCap shares what the limit leaves after base among n users of
+// perRecord bytes a record: the most records a user keeps (at least
+// MinRecords, which a limit too small for them refuses) and the estimate
+// with them.
+func (env *Local) recordsCap(base int64, n int, perRecord int64) (bytes int64, maxRecords int) {
+	limit, err := env.memoryLimit()
+	if err != nil {
+		limit = DefaultMemoryLimit // checkMemory refuses the setting
+	}
+	perUser := mul(i64(max(n, 1)), perRecord)
+	m := (limit - base) / max(perUser, 1)
+	maxRecords = int(min(max(m, int64(fedrep.MinRecords)), 1<<30))
+	return add(base, mul(i64(maxRecords), perUser)), maxRecords
+}
+
+// fedRepUsers builds FedRep's n users from data, each with at most the
+// plan's maxRecords records (fedRepMemory).
+func (env *Local) fedRepUsers(ctx context.Context, src Ref, data *Data, k, n int) ([]*fedrep.User, error) {
+	_, maxRecords := env.fedRepMemory(src, k, n)
+	return fedrep.UsersFromSourceMax(ctx, data.Rows, n, maxRecords, nil)
 }

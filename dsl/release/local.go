@@ -30,6 +30,19 @@ type Plan struct {
 	Columns []string
 	// HasValues is set when a PCA release carries eigenvalue estimates.
 	HasValues bool
+	// Memory is an upper bound on the memory the run needs, in bytes,
+	// computed from public facts only (memory.go); the core refuses a
+	// plan above the executor's limit before its charge. Every planner
+	// sets it.
+	Memory int64
+	// RowBytes is what the run holds per privacy unit whose number is
+	// private (0: nothing, the run streams): the part of its memory that
+	// still grows with the private n after the charge. docs/mechanisms.md
+	// lists it by mechanism; docs/threat-model.md says what it leaves.
+	RowBytes int64
+	// memoryFacts names the public facts the estimate was computed from,
+	// and memoryAdvice what the caller can change to lower it.
+	memoryFacts, memoryAdvice string
 
 	run func(ctx context.Context, d *Data) (any, error)
 	// progress relays the run's steps to the call's callback (WithProgress).
@@ -92,6 +105,10 @@ type Local struct {
 	NewSampler func() *noise.Sampler
 	// Wrap, if set, returns the RunWrapper of a call (tests only).
 	Wrap func() RunWrapper
+	// MemoryLimit is the most memory one call's plan may estimate, in
+	// bytes; 0 means the operator's PRIVNOTES_MEMORY_LIMIT, else
+	// DefaultMemoryLimit (memory.go).
+	MemoryLimit int64
 
 	// mu serializes charges: gate check, ledger charge and gate commit.
 	mu sync.Mutex
@@ -152,7 +169,13 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 		}
 		err = Errorf(NameArgumentError, "%s: these parameters cannot be calibrated (a noise scale is out of the representable range); check eps, delta, clip, k and iters against %%help %s", call.Func, call.Func)
 	}()
-	return plan(env, call.Dataset, call.Args), nil
+	p = plan(env, call.Dataset, call.Args)
+	// One place for every planner: nothing is charged for a run that
+	// might not fit.
+	if err := env.checkMemory(p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Execute plans call, charges it (gate first, then the ledger), loads the

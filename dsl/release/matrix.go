@@ -134,6 +134,10 @@ func planEntry(env *Local, fn string, src Ref, a *Args) *Plan {
 		p.Noise = fmt.Sprintf("Gaussian, multiplier %.4g, std ≈ %.4g·‖X‖_∞ per entry (ℓ2 sensitivity √2·√p·2B, B=%g), %d releases of a %d×%d product", pl.NoiseMultiplier, (pl.Sensitivity+pl.RoundingExcess)*pl.NoiseMultiplier, ms.EntryBound, pl.Releases, dim, pl.P)
 	}
 	p.Note = pl.Note
+	// The matrix is read whole (its shape is public): it, its symmetric
+	// form, and the iterates of width k+p.
+	p.setMemory(add(memFixed, mul(i64(ms.Rows), i64(ms.Cols), 8, 3), mul(i64(dim), i64(dim), 8, 2), mul(i64(dim), i64(kk+pl.P), 8, 8)),
+		fmt.Sprintf("the %d×%d matrix and its %d×%d symmetric form", ms.Rows, ms.Cols, dim, dim), "Use a smaller matrix dataset")
 	if !ms.Symmetric {
 		p.Note += fmt.Sprintf("; the %d×%d matrix M runs as the %d×%d symmetric [[0, M], [Mᵀ, 0]] with %d components, mapped back to k=%d left and right singular vectors", ms.Rows, ms.Cols, dim, dim, kk, k)
 	}

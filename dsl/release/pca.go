@@ -200,6 +200,11 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			}
 		}
 		p.Note += pl.Note
+		advice := "Lower k or use a subset with fewer columns"
+		if chosen == pca.MethodGauss {
+			advice = "Method gauss holds d×d matrices: use method \"npm\", which holds d×k, or a subset with fewer columns"
+		}
+		p.setStreamMemory(src, pcaPowerMemory(chosen, d, k, autoGap), userVectorBytes(src, d), fmt.Sprintf("d=%d, k=%d", d, k), advice)
 		p.run = func(ctx context.Context, data *Data) (any, error) {
 			src, err := unitSource(ctx, data)
 			if err != nil {
@@ -255,6 +260,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		}
 		p.Note += pl.Note
 		p.Params["calibration"] = calib.String()
+		heldRows(p, src, n, d, mul(i64(pl.MinRows), 4)) // pad=true: an int32 slot per record up to MinRows
 		p.run = func(ctx context.Context, data *Data) (any, error) {
 			x, err := unitMatrix(ctx, data)
 			if err != nil {
@@ -288,6 +294,8 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %.4g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
 		p.Note += pl.Note
 		p.Params["sparsity"], p.Params["providers"] = s, providers
+		p.setStreamMemory(src, mul(i64(providers), add(mul(i64(d), i64(k), 8, 8), scanMemory(readWidth(src)))), userVectorBytes(src, d),
+			fmt.Sprintf("d=%d, k=%d, %d provider(s) each with its own pass", d, k, providers), "Use fewer providers or a lower k")
 		p.run = func(ctx context.Context, data *Data) (any, error) {
 			src, err := unitSource(ctx, data)
 			if err != nil {
@@ -423,6 +431,7 @@ func planOjaShuffle(env *Local, src Ref, a *Args, p *Plan, nb accounting.Neighbo
 	p.Noise = fmt.Sprintf("Gaussian std %.4g on each clipped one-row gradient (multiplier %.4g, local ε0=%.4g, δ0=%.3g; rows scaled to norm ≤ 1 by the clip %.4g), %d steps", pl.NoiseStd, pl.NoiseMultiplier, pl.Shuffle.LocalEps, pl.Shuffle.LocalDelta, clip, pl.Steps)
 	p.Note += pl.Note
 	p.Params["calibration"] = "paper"
+	heldRows(p, src, n, sc.D, mul(i64(max(n, pl.Steps)), 4)) // the secret order: an int32 per step
 	p.run = func(ctx context.Context, data *Data) (any, error) {
 		x, err := unitMatrix(ctx, data)
 		if err != nil {
@@ -436,6 +445,15 @@ func planOjaShuffle(env *Local, src Ref, a *Args, p *Plan, nb accounting.Neighbo
 		}
 		return &PCA{Components: r.Components}, nil
 	}
+}
+
+// heldRows is the estimate of the methods that visit the rows in a
+// shuffled order and so hold them: n is public for them (they need it), so
+// the whole memory is known before the charge.
+func heldRows(p *Plan, src Ref, n, d int, extra int64) {
+	p.setMemory(add(scanMemory(readWidth(src)), heldRowsMemory(n, d), extra),
+		fmt.Sprintf("the dataset's %d public rows of width %d held in memory for the shuffled order", n, d),
+		"Use method \"npm\" or \"gauss\", which stream the rows, or a subset with fewer columns")
 }
 
 // floor4 prints x > 0 rounded down to 4 significant digits, so that the

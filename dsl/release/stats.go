@@ -54,6 +54,7 @@ func planCount(env *Local, src Ref, a *Args) *Plan {
 		Noise:  fmt.Sprintf("discrete Laplace, scale b=%.4g (sensitivity 1)", b),
 		Note:   note,
 		Params: publicParams(a, map[string]any{"unit": unit})}
+	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := unitCount(ctx, d)
 		if err != nil {
@@ -63,6 +64,12 @@ func planCount(env *Local, src Ref, a *Args) *Plan {
 		return &Count{Value: math.Round(v)}, nil
 	}
 	return p
+}
+
+// countMemory is a count's: one pass; on user-level data a subset marks
+// the users it has seen (a byte each).
+func countMemory(p *Plan, src Ref) {
+	p.setStreamMemory(src, 0, 1, fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Count a subset with fewer columns")
 }
 
 // planGaussianCount is private_count with delta > 0: the discrete Gaussian
@@ -88,6 +95,7 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v %s; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)",
 			unit, eps, delta, calibrationWords(ev)),
 		Params: publicParams(a, map[string]any{"unit": unit})}
+	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := unitCount(ctx, d)
 		if err != nil {
@@ -150,6 +158,8 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 		Note: fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
 			eps, delta, calibrationWords(ev), 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
 		Params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
+	p.setStreamMemory(src, mul(i64(sc.D), 8, 4), userVectorBytes(src, sc.D),
+		fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average fewer columns")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		units, err := unitSource(ctx, d)
 		if err != nil {

@@ -193,6 +193,7 @@ func planSum(env *Local, src Ref, a *Args) *Plan {
 		Note: fmt.Sprintf("sum over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; noise on the lattice of its scale",
 			unit, c.name, c.lo, c.hi, rule, calib),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
+	p.setStreamMemory(src, 0, 16, fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Sum a subset with fewer columns")
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		col, err := columnSource(d, c.name)
@@ -263,6 +264,8 @@ func planHistogram(env *Local, src Ref, a *Args) *Plan {
 		Note: fmt.Sprintf("counts of %s of column %q in %s%s; %s; every key is released, counts rounded to integers",
 			unit, c.name, desc, rule, calib),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k})}
+	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
+		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Use fewer bins")
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		col, err := columnSource(d, c.name)
@@ -300,6 +303,10 @@ func planQuantile(env *Local, src Ref, a *Args) *Plan {
 		Note: fmt.Sprintf("q=%v of %s of column %q clamped to its public bounds [%v, %v]%s; pure ε-DP with ε=%v; the value is a point of the public grid of %d equal steps over the bounds, drawn exactly with integer arithmetic%s",
 			q, unit, c.name, c.lo, c.hi, rule, eps, qp.Grid, zcdpAdvice(sc, eps, false)),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}, "grid": qp.Grid})}
+	// The run bins the values on the grid as it reads them: its memory is
+	// the grid's, not the rows' (tabular.QuantilePlan.Run).
+	p.setStreamMemory(src, mul(i64(qp.Grid)+2, tabular.QuantileBytesPerPoint), 16,
+		fmt.Sprintf("a histogram over a grid of %d points, a pass over rows of width %d", qp.Grid+1, readWidth(src)), "Quantiles of a subset with fewer columns need less")
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		col, err := columnSource(d, c.name)
@@ -486,6 +493,8 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	if stat != tabular.GroupCount {
 		p.Params["bounds"] = []float64{c.lo, c.hi}
 	}
+	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
+		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Group by a column with fewer categories")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		s, err := columnsSource(d, cols)
 		if err != nil {
@@ -547,6 +556,7 @@ func planColumnMean(env *Local, src Ref, a *Args) *Plan {
 		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; mean = noisy sum / max(noisy count, 1), not clamped to the bounds",
 			unit, c.name, c.lo, c.hi, rule, calib),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
+	p.setStreamMemory(src, 0, groupUserBytes(1), fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average a subset with fewer columns")
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		s, err := columnSource(d, c.name)

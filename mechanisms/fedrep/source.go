@@ -44,6 +44,16 @@ const usersBatchRows = 1024
 // pass name only public facts (n, the schema), and a failure during it is
 // the source's or ctx's.
 func UsersFromSource(ctx context.Context, src rows.Source, n int, newUser func(j int, x *mat.Dense, y []float64) (*User, error)) ([]*User, error) {
+	return UsersFromSourceMax(ctx, src, n, 0, newUser)
+}
+
+// UsersFromSourceMax is UsersFromSource keeping at most maxRecords records
+// per user (0: all): each user's first maxRecords rows in row order, the
+// rest ignored. It bounds the memory by n·maxRecords rows whatever the
+// private number of rows, and it is a rule applied to one user's records
+// at a time, like the padding, so user-level neighbours (one user's
+// records changed) stay neighbours: the privacy analysis is unchanged.
+func UsersFromSourceMax(ctx context.Context, src rows.Source, n, maxRecords int, newUser func(j int, x *mat.Dense, y []float64) (*User, error)) ([]*User, error) {
 	if src == nil {
 		return nil, errors.New("fedrep: no data source")
 	}
@@ -71,10 +81,10 @@ func UsersFromSource(ctx context.Context, src rows.Source, n int, newUser func(j
 	}
 	var recs *userRecords
 	if m, ok := src.(*rows.Dense); ok {
-		recs = denseRecords(m, n)
+		recs = denseRecords(m, n, maxRecords)
 	} else {
 		var err error
-		if recs, err = groupRows(ctx, src, d, n); err != nil {
+		if recs, err = groupRows(ctx, src, d, n, maxRecords); err != nil {
 			return nil, err
 		}
 	}
@@ -133,10 +143,10 @@ func (s *userRecords) read(p int, x []float64, y *float64) {
 
 // denseRecords groups the rows of an in-memory matrix by its unit indices
 // (none: no row is a user's), with the rule of groupRows.
-func denseRecords(m *rows.Dense, n int) *userRecords {
+func denseRecords(m *rows.Dense, n, maxRecords int) *userRecords {
 	recs := &userRecords{d: m.Dim(), of: make([][]int, n), dense: m}
 	for i, u := range m.UnitIndex() {
-		if int(u) >= 0 && int(u) < n {
+		if int(u) >= 0 && int(u) < n && (maxRecords <= 0 || len(recs.of[u]) < maxRecords) {
 			recs.of[u] = append(recs.of[u], i)
 		}
 	}
@@ -144,8 +154,8 @@ func denseRecords(m *rows.Dense, n int) *userRecords {
 }
 
 // groupRows reads src once and keeps the rows of each unit index in
-// [0, n), in row order.
-func groupRows(ctx context.Context, src rows.Source, d, n int) (*userRecords, error) {
+// [0, n), in row order, at most maxRecords of each (0: all).
+func groupRows(ctx context.Context, src rows.Source, d, n, maxRecords int) (*userRecords, error) {
 	fail := func(err error) (*userRecords, error) {
 		return nil, fmt.Errorf("fedrep: reading the users' records: %w", err)
 	}
@@ -172,7 +182,7 @@ func groupRows(ctx context.Context, src rows.Source, d, n int) (*userRecords, er
 			return fail(err)
 		}
 		for i := range b.N {
-			if u := int(b.Unit[i]); u >= 0 && u < n {
+			if u := int(b.Unit[i]); u >= 0 && u < n && (maxRecords <= 0 || len(recs.of[u]) < maxRecords) {
 				recs.add(u, b.Row(i, d), b.Label[i])
 			}
 		}

@@ -148,6 +148,11 @@ type Plan struct {
 	Note  string
 	// FedRep is the plan of Variant B's loop on k′ features.
 	FedRep *fedrep.Plan
+	// MaxRecords (FedRepJL) is the most records a user keeps, its first
+	// in row order (fedrep.UsersFromSourceMax); 0 keeps all. A caller sets
+	// it from public facts to bound the run's memory; a rule on one user's
+	// records, it leaves the user-level privacy analysis unchanged.
+	MaxRecords int
 
 	grid gridSpec
 	opt  Options
@@ -309,7 +314,7 @@ func (pl *Plan) Run(ctx context.Context, src rows.Source) (*Result, error) {
 	var util *mat.Dense
 	idx := -1
 	if pl.Variant == FedRepJL {
-		users, err := fedrep.UsersFromSource(ctx, psrc, pl.FedRep.Users, func(j int, x *mat.Dense, y []float64) (*fedrep.User, error) {
+		users, err := fedrep.UsersFromSourceMax(ctx, psrc, pl.FedRep.Users, pl.MaxRecords, func(j int, x *mat.Dense, y []float64) (*fedrep.User, error) {
 			newUser := fedrep.NewUser
 			if pl.opt.BatchSeed != 0 {
 				newUser = func(x *mat.Dense, y []float64) (*fedrep.User, error) {

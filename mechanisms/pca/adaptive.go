@@ -134,7 +134,8 @@ func defaultAPMIters(n int, eps, beta, gap float64) float64 {
 // CalibZCDP: the run spends ρ* = accounting.RhoForTarget(Eps, Delta): each
 // of T iterations is an ε_s-DP AboveThreshold (ε_s²/2 zCDP) and a Gaussian
 // with multiplier z (1/(2z²) zCDP), ε_s = √(2fρ*/T), z = √(T/(2(1−f)ρ*)),
-// f = 0.5.
+// f = svtShare = 0.25 (the spec's 0.5 assumed the general AboveThreshold's
+// noise; docs/mechanisms.md gives the measurement behind 0.25).
 //
 // CalibGDP (gdp datasets): the run is charged μ* = accounting.MuForTarget(Eps,
 // Delta), and T·(PureToMu(ε_s)² + 1/z²) ≤ μ*² with the same share f of μ*²

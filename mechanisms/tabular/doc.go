@@ -134,8 +134,14 @@
 // bits of the noise package's exact Bernoulli(1/2); a proposal is
 // rejected with probability below 2^-63.
 //
-// Memory: a quantile sorts the column, so it holds one float64 per row (or
-// per user); a sum and a histogram of rows hold a bounded chunk of rows,
+// The run does not sort: it bins each clamped value on the grid as it reads
+// it (a histogram of K+1 counts, whose prefix sums are the ranks) and walks
+// the grid's runs of equal rank from the one nearest q·n outwards, the
+// same levels in the same order as the sorted values gave.
+//
+// Memory: a quantile holds its grid's histogram and levels, at most
+// QuantileBytesPerPoint per grid point whatever n (on user-level data, two
+// float64 per user); a sum and a histogram of rows hold a bounded chunk of rows,
 // and on user-level data one value (sum) per user; a histogram or a
 // grouped release of users holds one int32 per user and one term per
 // (user, group) pair.

@@ -85,23 +85,59 @@ func (p *QuantilePlan) GridPoint(k int) float64 {
 	return p.Lo + float64(k)*p.step
 }
 
-// below returns #{k : GridPoint(k) < v}.
+// below returns #{k : GridPoint(k) < v} for v in [lo, hi]: the first grid
+// point at or above v. It computes it rather than searching for it, so
+// that its work does not depend on v (a binary search's branches, which
+// a CPU predicts well on concentrated data and badly on spread data, made
+// the run's time depend on the data's spread): the quotient (v − lo)/step
+// is within one grid interval of the answer (the grid's step exceeds 16
+// ulps of the bounds, PlanQuantile, so every rounding involved is a small
+// fraction of a step), and a comparison on each side corrects it
+// (TestQuantileBelowMatchesSearch checks the result against a search).
 func (p *QuantilePlan) below(v float64) int {
-	return sort.Search(p.Grid+1, func(k int) bool { return p.GridPoint(k) >= v })
+	if !(v > p.Lo) { // v ≤ lo (or NaN, which Clamp never passes)
+		return 0
+	}
+	k := p.Grid
+	if v < p.Hi {
+		k = min(max(int(math.Ceil((v-p.Lo)/p.step)), 0), p.Grid)
+	}
+	for k > 0 && p.GridPoint(k-1) >= v {
+		k--
+	}
+	for k <= p.Grid && p.GridPoint(k) < v {
+		k++
+	}
+	return k
 }
+
+// QuantileBytesPerPoint bounds the memory a quantile's run holds per grid
+// point: one int32 count of the histogram (n ≤ MaxRows = 2^30 fits) and
+// one level of the sampler (its loss and count, 16 bytes, and its first
+// grid point, 8), rounded up. The run holds Grid+1 of them whatever the
+// number of rows (on user-level data, two float64 per user as well: the
+// users' sums and counts).
+const QuantileBytesPerPoint = 32
 
 // Run releases the private q-quantile of the one-column source src: of its
 // clamped values, or with users set of one value per user (the mean of
-// the user's clamped values). It collects and sorts the values (memory
-// grows with the number of rows or users) and fails only with the
-// source's or ctx's error, or on more than MaxRows rows.
+// the user's clamped values). It streams: every value is binned on the
+// grid as it is read (a histogram of Grid+1 counts), so its memory and the
+// sampler's work depend on the public grid only, not on the number of rows
+// or their spread; there is no sort. It fails only with the source's or
+// ctx's error, or on more than MaxRows rows.
 func (p *QuantilePlan) Run(ctx context.Context, src rows.Source, users bool, s *noise.Sampler) (float64, error) {
-	var vals []float64
+	hist := make([]int32, p.Grid+1)
 	var err error
 	if users {
-		vals, err = userMeans(ctx, src, p.Lo, p.Hi)
+		var means []float64
+		if means, err = userMeans(ctx, src, p.Lo, p.Hi); err == nil {
+			for _, v := range means {
+				hist[p.below(v)]++
+			}
+		}
 	} else {
-		err = forEachValue(ctx, src, false, func(v float64, _ int32) { vals = append(vals, Clamp(v, p.Lo, p.Hi)) })
+		err = forEachValue(ctx, src, false, func(v float64, _ int32) { hist[p.below(Clamp(v, p.Lo, p.Hi))]++ })
 	}
 	if err != nil {
 		return 0, err
@@ -109,64 +145,13 @@ func (p *QuantilePlan) Run(ctx context.Context, src rows.Source, users bool, s *
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	sort.Float64s(vals)
-	return p.GridPoint(p.Sample(vals, func() bool { return s.Bernoulli(1, 2) })), nil
-}
-
-// ranks describes the data as the sampler sees them: n sorted values and
-// the number of grid points of each rank.
-type ranks struct {
-	n      int
-	fl, ce int  // ⌊q·n⌋ and ⌈q·n⌉, exactly
-	isInt  bool // q·n is an integer
-	first  []int32
-}
-
-// newRanks reads sorted clamped values. Rank i ∈ [0, n] holds the grid
-// points g with exactly i values ≤ g: those in [x_i, x_{i+1}), from
-// first[i] (x_0 = −∞, x_{n+1} = +∞).
-func (p *QuantilePlan) newRanks(sorted []float64) *ranks {
-	n := len(sorted)
-	t := new(big.Rat).SetFloat64(p.Q) // exact: q is a dyadic rational
-	t.Mul(t, new(big.Rat).SetInt64(int64(n)))
-	fl := new(big.Int).Quo(t.Num(), t.Denom()) // t ≥ 0: truncation is the floor
-	r := &ranks{n: n, fl: int(fl.Int64()), isInt: t.IsInt(), first: make([]int32, n+2)}
-	r.ce = r.fl
-	if !r.isInt {
-		r.ce++
-	}
-	for i, v := range sorted {
-		r.first[i+1] = int32(p.below(v))
-	}
-	r.first[n+1] = int32(p.Grid + 1)
-	return r
-}
-
-// count is the number of grid points of rank i.
-func (r *ranks) count(i int) int64 { return int64(r.first[i+1] - r.first[i]) }
-
-// walk visits every rank once, by increasing loss d = ⌈|i − q·n|⌉ (the
-// rank below q·n first at equal loss), until visit returns false. Ranks
-// i ≥ q·n have loss i − ⌊q·n⌋, ranks i < q·n have ⌈q·n⌉ − i.
-func (r *ranks) walk(visit func(d, i int) bool) {
-	for d := 0; ; d++ {
-		left, right := r.ce-d, r.fl+d
-		if left < 0 && right > r.n {
-			return
-		}
-		if d >= 1 && left >= 0 && !visit(d, left) {
-			return
-		}
-		if (d >= 1 || r.isInt) && right <= r.n && !visit(d, right) {
-			return
-		}
-	}
+	return p.GridPoint(p.sampleHist(hist, func() bool { return s.Bernoulli(1, 2) }, cutBits)), nil
 }
 
 // Sample draws a grid index from the exponential mechanism on sorted
 // clamped values, with fair bits from bit. Every grid point g gets the
 // weight f(D(g)) of its loss level (weights.at); the draw is exact
-// (sampleLevels).
+// (sampleLevels). It gives the draw of Run on the same values and bits.
 func (p *QuantilePlan) Sample(sorted []float64, bit func() bool) int {
 	return p.sample(sorted, bit, cutBits)
 }
@@ -175,15 +160,87 @@ func (p *QuantilePlan) Sample(sorted []float64, bit func() bool) int {
 // weight: any envBits ≥ 1 gives the same distribution (tests use small
 // ones to exercise the rejection step).
 func (p *QuantilePlan) sample(sorted []float64, bit func() bool, envBits int64) int {
-	r := p.newRanks(sorted)
-	var lv []level
-	var rank []int
-	r.walk(func(d, i int) bool {
-		if c := r.count(i); c > 0 {
-			lv, rank = append(lv, level{d: d, count: c}), append(rank, i)
+	hist := make([]int32, p.Grid+1)
+	for _, v := range sorted {
+		hist[p.below(v)]++
+	}
+	return p.sampleHist(hist, bit, envBits)
+}
+
+// sampleHist draws a grid index from the histogram of the clamped values
+// on the grid: hist[b] values v have below(v) = b, that is GridPoint(b−1)
+// < v ≤ GridPoint(b). A grid point k has rank r(k) = #{values ≤
+// GridPoint(k)} = hist[0] + … + hist[k], and the grid points of one rank
+// are consecutive: one level of the exponential mechanism, whose loss is
+// that of its rank (ranks.loss). The levels are visited by increasing loss
+// (the rank below q·n first at equal loss), as the ranks of the sorted
+// values were: the same levels in the same order, so the same draw for
+// the same bits. It turns hist into the ranks in place. Its work is
+// linear in the grid and its buffers have the grid's size, whatever the
+// data (a buffer grown as levels appear would cost more on spread data).
+func (p *QuantilePlan) sampleHist(hist []int32, bit func() bool, envBits int64) int {
+	for k := 1; k < len(hist); k++ {
+		hist[k] += hist[k-1]
+	}
+	r := newRanksN(p.Q, int(hist[len(hist)-1]))
+	// Ranks below q·n have loss falling with k, the others rising: walk
+	// from the split down and up at once, the left first at equal loss.
+	split := sort.Search(len(hist), func(k int) bool { return !r.left(int(hist[k])) })
+	lv := make([]level, 0, len(hist))
+	first := make([]int, 0, len(hist))
+	lk, rk := split-1, split // the next grid points of each side
+	for lk >= 0 || rk < len(hist) {
+		if rk >= len(hist) || (lk >= 0 && r.loss(int(hist[lk])) <= r.loss(int(hist[rk]))) {
+			c := hist[lk]
+			k := lk
+			for k > 0 && hist[k-1] == c {
+				k--
+			}
+			lv, first = append(lv, level{d: r.loss(int(c)), count: int64(lk - k + 1)}), append(first, k)
+			lk = k - 1
+			continue
 		}
-		return true
-	})
+		c := hist[rk]
+		k := rk
+		for k+1 < len(hist) && hist[k+1] == c {
+			k++
+		}
+		lv, first = append(lv, level{d: r.loss(int(c)), count: int64(k - rk + 1)}), append(first, rk)
+		rk = k + 1
+	}
 	i, off := sampleLevels(walkWeights(p.ratio, lv), lv, bit, envBits)
-	return int(r.first[rank[i]]) + int(off)
+	return first[i] + int(off)
+}
+
+// ranks holds what the loss of a rank needs: ⌊q·n⌋ and ⌈q·n⌉, exactly.
+type ranks struct {
+	n      int
+	fl, ce int  // ⌊q·n⌋ and ⌈q·n⌉, exactly
+	isInt  bool // q·n is an integer
+}
+
+// newRanksN computes q·n exactly (q is a dyadic rational).
+func newRanksN(q float64, n int) *ranks {
+	t := new(big.Rat).SetFloat64(q)
+	t.Mul(t, new(big.Rat).SetInt64(int64(n)))
+	fl := new(big.Int).Quo(t.Num(), t.Denom()) // t ≥ 0: truncation is the floor
+	r := &ranks{n: n, fl: int(fl.Int64()), isInt: t.IsInt()}
+	r.ce = r.fl
+	if !r.isInt {
+		r.ce++
+	}
+	return r
+}
+
+// left reports whether rank i lies below q·n: i < ⌈q·n⌉ (for an integer
+// q·n, ⌈q·n⌉ = q·n).
+func (r *ranks) left(i int) bool { return i < r.ce }
+
+// loss is the loss ⌈|i − q·n|⌉ of rank i: ⌈q·n⌉ − i below q·n, i − ⌊q·n⌋
+// at or above it.
+func (r *ranks) loss(i int) int {
+	if r.left(i) {
+		return r.ce - i
+	}
+	return i - r.fl
 }
