@@ -77,7 +77,7 @@ x * 2
 		}
 		pos += i + len(w)
 	}
-	if !strings.Contains(errb.String(), "CompileError: line 1:1: undefined: undefinedThing") {
+	if !strings.Contains(errb.String(), "NameError: line 1:1: undefined: undefinedThing") {
 		t.Errorf("stderr = %q", errb.String())
 	}
 	if code != 0 {
@@ -125,7 +125,7 @@ func TestRunExitStatus(t *testing.T) {
 	}{
 		{"ok.go", "import \"fmt\"\nfunc sq(x float64) float64 { return x * x }\nfmt.Println(sq(3))", 0, "9\n", ""},
 		{"value.go", "s := 0\nfor i := 1; i <= 4; i++ {\n\ts += i\n}\ns", 0, "10\n", ""},
-		{"compile.go", "x := 1\n\ny := x + nope", exitError, "", "compile.go: CompileError: line 3:10: undefined: nope"},
+		{"compile.go", "x := 1\n\ny := x + nope", exitError, "", "compile.go: NameError: line 3:10: undefined: nope"},
 		{"panic.go", "fmt.Println(\"first\")\nvar a []int\n_ = a[2]\nfmt.Println(\"never\")", exitError, "first\n", "RuntimeError: panic:"},
 		{"refused.go", "fmt.Println(\"side effect\")\noverspend()", exitRefused, "", "refused.go: BudgetExceeded: requested ε=5"},
 		{"import.go", "import \"os\"\nos.Exit(0)", exitError, "", "ImportError: line 1:8"},

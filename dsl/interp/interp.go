@@ -280,7 +280,7 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 	}
 
 	if c, id := undefinedName(chunks, e.known); id != nil {
-		return e.errorResult(cs, &posError{name: "CompileError", off: c.off(id.Pos()), msg: explainUndefined("undefined: " + id.Name)})
+		return e.errorResult(cs, &posError{name: nameError, off: c.off(id.Pos()), msg: explainUndefined("undefined: " + id.Name)})
 	}
 
 	cell := &Cell{ID: req.CellID, ExecutionCount: req.ExecutionCount, Source: req.Code, Program: prog, Out: cellOutput{e.router}, Lookup: e.lookup, InCell: e.cells.has}
@@ -458,8 +458,12 @@ func (e *Engine) evalError(cs *cellState, src string, c *chunk, err error, gen s
 				off, rest = poff, prest
 			}
 		}
+		name := "CompileError"
+		if strings.HasPrefix(rest, "undefined: ") {
+			name = nameError
+		}
 		rest = explainUndefined(rest)
-		return e.errorAtUser(cs, "CompileError", off, rest).Error
+		return e.errorAtUser(cs, name, off, rest).Error
 	}
 	return &engine.Error{Name: "CompileError", Value: msg, Traceback: []string{"CompileError: " + msg}}
 }
@@ -525,6 +529,12 @@ func hasRange(c *chunk) bool {
 	})
 	return found
 }
+
+// nameError is the error name of an undefined name, as Python names it
+// (NameError) and not a compile or syntax error: the name is misspelt or
+// not defined yet, the code around it is fine. The message keeps Go's
+// wording ("undefined: x") and any did-you-mean.
+const nameError = "NameError"
 
 func explainUndefined(msg string) string {
 	switch msg {
