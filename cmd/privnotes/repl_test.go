@@ -234,3 +234,41 @@ func TestSaveHistory(t *testing.T) {
 	}
 	saveHistory(ln, "") // no file: nothing happens
 }
+
+// TestRunTranscript: privnotes run shows the value of every top-level
+// bare expression in order, not only the last one: a private call on a
+// middle line shows its released result (it was charged, so the user must
+// see it), and every image value is saved under --images.
+func TestRunTranscript(t *testing.T) {
+	state, _ := registeredState(t)
+	images := t.TempDir()
+	script := "d := dataset(\"d\")\nprivate_count(d, eps=0.1)\nimage.NewGray(image.Rect(0, 0, 4, 3))\nn := 2\n" +
+		"budget eps=0.1 {\n\tprivate_count(d, eps=0.1)\n}\nimage.NewGray(image.Rect(0, 0, 2, 2))\nfmt.Println(\"printed\")\nn + 1\n"
+	var out, errb bytes.Buffer
+	if code := runScript([]string{"-", "--state", state, "--images", images}, strings.NewReader(script), &out, &errb); code != 0 {
+		t.Fatalf("status %d, stderr %q", code, errb.String())
+	}
+	want := []string{
+		"private count ≈", "privacy receipt: count/laplace on d",
+		"[image/png saved to " + filepath.Join(images, "display-001.png") + "]",
+		"private count ≈", "privacy receipt: count/laplace on d",
+		"[image/png saved to " + filepath.Join(images, "display-002.png") + "]",
+		"printed\n3\n",
+	}
+	rest := out.String()
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("stdout lacks %q (in order) in\n%s", w, out.String())
+		}
+		rest = rest[i+len(w):]
+	}
+	if rest != "" {
+		t.Errorf("stdout ends in %q after the last value", rest)
+	}
+	for _, name := range []string{"display-001.png", "display-002.png"} {
+		if b, err := os.ReadFile(filepath.Join(images, name)); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s not saved as PNG: %v", name, err)
+		}
+	}
+}

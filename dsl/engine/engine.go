@@ -61,6 +61,14 @@ type ExecuteRequest struct {
 	CellID string `json:"cell_id"`
 	// ExecutionCount is the count the front end will report for this cell.
 	ExecutionCount int `json:"execution_count"`
+	// Transcript asks for the value of every top-level bare expression
+	// statement (also one directly inside a budget block, which opens no
+	// scope), displayed through Output in order as each one completes, the
+	// way a script's transcript reads; Value stays nil. Without it only the
+	// final expression's value is returned, as Value: a notebook cell shows
+	// its last expression only, like IPython's. privnotes run sets it; the
+	// kernel and the REPL do not.
+	Transcript bool `json:"transcript,omitempty"`
 }
 
 // ExecuteResult is the outcome of one cell.

@@ -266,6 +266,12 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 			chunks = append(chunks, tail)
 		}
 	}
+	if req.Transcript && !req.Silent {
+		var err error
+		if chunks, err = isolateShown(src, chunks); err != nil {
+			return e.errorResult(cs, err)
+		}
+	}
 	// Static checks of the whole cell before anything runs.
 	for i := range chunks {
 		c := &chunks[i]
@@ -300,6 +306,10 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 	for i := range chunks {
 		c := &chunks[i]
 		wrap := i == len(chunks)-1 && !req.Silent && finalExpr(c) != nil
+		if req.Transcript && !req.Silent {
+			// isolateShown made each shown statement a chunk of its own.
+			wrap = c.kind == stmtChunk && len(c.body.List) == 1 && shownStmt(c.body.List[0])
+		}
 		e.result = nil
 		_, failed := e.runChunk(ctx, cs, src, c, wrap)
 		if failed != nil && wrap && failed.Name == "CompileError" && strings.Contains(failed.Value, "as type ()") {
@@ -318,7 +328,12 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 			} else {
 				d = renderTuple(e.result)
 			}
-			result.Value = &d
+			if req.Transcript {
+				// In order with what the statements printed.
+				e.router.display(d)
+			} else {
+				result.Value = &d
+			}
 		}
 	}
 	return result
