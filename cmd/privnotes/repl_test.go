@@ -272,3 +272,74 @@ func TestRunTranscript(t *testing.T) {
 		}
 	}
 }
+
+// TestDownloadWritesFile: download(res, NAME) in privnotes run and the
+// REPL writes NAME into --out DIR (default: the current directory) and
+// says where; a file that is there already is kept and the status is 1,
+// unless --overwrite, which says that it replaced the file.
+func TestDownloadWritesFile(t *testing.T) {
+	const script = "import \"gonum.org/v1/gonum/mat\"\nm := mat.NewDense(1, 2, []float64{1, 2})\ndownload(m, \"m.csv\")\n"
+	const csv = "c1,c2\n1,2\n"
+	tests := []struct {
+		name      string
+		repl      bool
+		args      []string // after the state directory; OUT stands for the test's directory
+		old       string   // content of OUT/m.csv before, if any
+		status    int
+		stdout    string // what stdout says, OUT for the test's directory
+		stderr    string
+		file      string // where the file goes, in OUT (default m.csv)
+		content   string // of that file after
+		inWorkDir bool   // OUT is the working directory and no --out is given
+	}{
+		{name: "run, default directory", inWorkDir: true, stdout: "m.csv: 10 bytes written to OUT/m.csv\n", content: csv},
+		{name: "run, --out", args: []string{"--out", "OUT/sub"}, stdout: "m.csv: 10 bytes written to OUT/sub/m.csv\n", file: "sub/m.csv", content: csv},
+		{name: "repl, --out", repl: true, args: []string{"--out", "OUT"}, stdout: "m.csv: 10 bytes written to OUT/m.csv\n", content: csv},
+		{name: "run, file exists", args: []string{"--out", "OUT"}, old: "mine\n", status: exitError,
+			stderr: "m.csv: not written: OUT/m.csv exists and was kept (--overwrite replaces it; or give download another name, or --out another directory)\n", content: "mine\n"},
+		{name: "repl, file exists", repl: true, args: []string{"--out", "OUT"}, old: "mine\n", status: 1,
+			stderr: "m.csv: not written: OUT/m.csv exists and was kept", content: "mine\n"},
+		{name: "run, --overwrite", args: []string{"--out", "OUT", "--overwrite"}, old: "mine\n",
+			stdout: "m.csv: 10 bytes written to OUT/m.csv (replaced the file that was there: --overwrite)\n", content: csv},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.inWorkDir {
+				t.Chdir(dir)
+			}
+			if tt.old != "" {
+				if err := os.WriteFile(filepath.Join(dir, "m.csv"), []byte(tt.old), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := []string{"--state", t.TempDir()}
+			for _, a := range tt.args {
+				args = append(args, strings.ReplaceAll(a, "OUT", dir))
+			}
+			var out, errb bytes.Buffer
+			var code int
+			if tt.repl {
+				code = runRepl(args, strings.NewReader(script), &out, &errb)
+			} else {
+				code = runScript(append([]string{"-"}, args...), strings.NewReader(script), &out, &errb)
+			}
+			if code != tt.status {
+				t.Errorf("status %d, want %d (stderr %q)", code, tt.status, errb.String())
+			}
+			if want := strings.ReplaceAll(tt.stdout, "OUT", dir); out.String() != want {
+				t.Errorf("stdout %q, want %q", out.String(), want)
+			}
+			if want := strings.ReplaceAll(tt.stderr, "OUT", dir); !strings.HasPrefix(errb.String(), want) || (want == "" && errb.Len() > 0) {
+				t.Errorf("stderr %q, want %q", errb.String(), want)
+			}
+			path := filepath.Join(dir, "m.csv")
+			if tt.file != "" {
+				path = filepath.Join(dir, tt.file)
+			}
+			if b, err := os.ReadFile(path); string(b) != tt.content {
+				t.Errorf("%s holds %q (%v), want %q", path, b, err, tt.content)
+			}
+		})
+	}
+}

@@ -35,6 +35,20 @@ type Display struct {
 	// updates in place); a terminal front end draws a progress line on
 	// stderr instead of printing each step.
 	Progress *Progress `json:"progress,omitempty"`
+	// File, when set, is a file the cell offers to save (download(res,
+	// "x.csv")): a notebook gets it as the link in Data and writes nothing;
+	// a terminal front end (the REPL, privnotes run) writes it to a
+	// directory of the user's and says where, instead of printing Data.
+	File *File `json:"file,omitempty"`
+}
+
+// File is a file a cell offers to save: a released result, never data
+// the privacy guarantee does not cover.
+type File struct {
+	// Name is a plain file name, without a directory.
+	Name string `json:"name"`
+	MIME string `json:"mime"`
+	Data []byte `json:"data"`
 }
 
 // Output receives what a cell produces while it runs, in order. A front
