@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,8 +157,83 @@ func colorTerminal(w io.Writer) bool {
 // replBanner is what the interactive REPL prints first: how to get help
 // and out, and which state directory (registry and ledger) it uses.
 func replBanner(stateDir string) string {
-	return "privnotes REPL: Go cells with the privacy DSL. %help NAME for help, Ctrl-D to quit.\n" +
+	return "privnotes REPL: Go cells with the privacy DSL. help or %help NAME for help, Ctrl-D or exit to quit.\n" +
 		"State directory: " + stateDir + " (the registered datasets and the privacy ledger; --state DIR for another)\n"
+}
+
+// pythonism matches what a Python user types at a prompt to get help or
+// to leave: help, help(), help(NAME), ?, exit, exit(), exit(N), quit,
+// quit(), quit(N).
+var pythonism = regexp.MustCompile(`^(?:(\?)|(help|exit|quit)(?:\(\s*([A-Za-z_][\w.]*|\d{1,3})?\s*\))?)$`)
+
+// replCmd is what a line of the REPL asks that is not a cell: help (with
+// its topic) or leaving (with the exit status).
+type replCmd struct {
+	help   bool
+	topic  string
+	exit   bool
+	status int
+}
+
+// replCommand recognises a Pythonism (see pythonism) in a cell. They are
+// not Go: run as cells they fail with a NameError or SyntaxError that
+// tells a newcomer nothing. A name the session defines itself (help :=
+// ...) keeps its meaning: defined reports whether it does.
+func replCommand(code string, defined func(name string) bool) (replCmd, bool) {
+	m := pythonism.FindStringSubmatch(strings.TrimSpace(code))
+	if m == nil {
+		return replCmd{}, false
+	}
+	if m[1] == "?" {
+		return replCmd{help: true}, true
+	}
+	name, arg := m[2], m[3]
+	if defined(name) {
+		return replCmd{}, false
+	}
+	if name == "help" {
+		if arg != "" && arg[0] >= '0' && arg[0] <= '9' {
+			return replCmd{}, false // help(3): let the cell say what is wrong
+		}
+		return replCmd{help: true, topic: arg}, true
+	}
+	status := 0
+	if arg != "" {
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return replCmd{}, false // exit(x): not a status
+		}
+		status = n
+	}
+	return replCmd{exit: true, status: status}, true
+}
+
+// defined reports whether the session defines name itself (a variable, a
+// function): completion of the name offers it.
+func (r *repl) defined(name string) bool {
+	for _, m := range r.eng.Complete(name, len(name)).Matches {
+		if m == name {
+			return true
+		}
+	}
+	return false
+}
+
+// enter runs what the user entered: a cell, help, or leaving, which it
+// reports with the exit status.
+func (r *repl) enter(code string) (quit bool, status int) {
+	if c, ok := replCommand(code, r.defined); ok {
+		if c.exit {
+			return true, c.status
+		}
+		r.run(strings.TrimSpace("%help " + c.topic))
+		if c.topic == "" {
+			fmt.Fprintln(r.out.stdout, "exit, quit() or Ctrl-D leaves the REPL; NAME? or help(NAME) shows the help of NAME.")
+		}
+		return false, 0
+	}
+	r.run(code)
+	return false, 0
 }
 
 // run executes one cell; Ctrl-C (SIGINT) while it runs interrupts it.
@@ -210,14 +286,15 @@ func (r *repl) piped(in io.Reader) int {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var buf []string
+	quit, status := false, 0
 	flush := func() {
 		code := strings.Join(buf, "\n")
 		buf = buf[:0]
 		if strings.TrimSpace(code) != "" {
-			r.run(code)
+			quit, status = r.enter(code)
 		}
 	}
-	for sc.Scan() {
+	for !quit && sc.Scan() {
 		line := sc.Text()
 		if len(buf) == 0 && strings.TrimSpace(line) == "" {
 			continue
@@ -227,7 +304,13 @@ func (r *repl) piped(in io.Reader) int {
 			flush()
 		}
 	}
+	if quit {
+		return status
+	}
 	flush()
+	if quit {
+		return status
+	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintf(r.stderr, "privnotes repl: reading input: %v\n", err)
 		return 1
@@ -293,7 +376,10 @@ func (r *repl) interactive(histPath string) int {
 		// ends abruptly (a crash, a closed terminal) keeps its history.
 		saveHistory(ln, histPath)
 		buf, indent = buf[:0], ""
-		r.run(code)
+		if quit, status := r.enter(code); quit {
+			saveHistory(ln, histPath)
+			return status
+		}
 	}
 	saveHistory(ln, histPath)
 	return 0

@@ -343,3 +343,35 @@ func TestDownloadWritesFile(t *testing.T) {
 		})
 	}
 }
+
+// TestReplPythonisms: what a Python user types to get help or leave works
+// in the REPL (TestReplForAPythonUser types it on a terminal), and a name
+// the session defines itself keeps its meaning.
+func TestReplPythonisms(t *testing.T) {
+	tests := []struct {
+		name, in string
+		status   int
+		stdout   string // a substring; "" for no output at all
+		not      string
+	}{
+		{"exit with a status", "x := 1\nexit(3)\nx\n", 3, "", ""},
+		{"quit()", "quit()\n1 + 1\n", 0, "", ""},
+		{"exit after a failed cell", "nope\nexit\n", 0, "", ""},
+		{"help(NAME)", "help(private_count)\n", 0, "private_count(ds, eps=<float>", "leaves the REPL"},
+		{"help()", "help()\n", 0, "exit, quit() or Ctrl-D leaves the REPL", ""},
+		{"a variable named help", "help := 5\nhelp\n", 0, "5\n", "DSL functions"},
+		{"a function named exit", "func exit() { fmt.Println(\"mine\") }\nexit()\n1 + 1\n", 0, "mine\n2\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := runRepl([]string{"--state", t.TempDir()}, strings.NewReader(tt.in), &out, &errb)
+			if code != tt.status {
+				t.Errorf("status %d, want %d (stderr %q)", code, tt.status, errb.String())
+			}
+			if tt.stdout == "" && out.Len() > 0 || !strings.Contains(out.String(), tt.stdout) || tt.not != "" && strings.Contains(out.String(), tt.not) {
+				t.Errorf("stdout %q, want %q and not %q", out.String(), tt.stdout, tt.not)
+			}
+		})
+	}
+}
