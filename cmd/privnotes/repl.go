@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,15 +43,26 @@ var newCellEngine = func(stateDir string) (engine.Engine, error) {
 
 // cellFlags are the flags shared by repl and run.
 type cellFlags struct {
-	state   string
-	images  string
-	servers serverFlags
+	state     string
+	images    string
+	out       string
+	overwrite bool
+	servers   serverFlags
 }
 
 func (f *cellFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.state, "state", "", "state `DIR` (datasets and ledger; default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	fs.StringVar(&f.images, "images", "", "save image displays as PNG files in `DIR` (default: only say that an image was displayed)")
+	fs.StringVar(&f.out, "out", ".", "write the files download(res, NAME) saves to `DIR`")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "let download() replace a file of the same name in the --out directory (default: keep it and say so)")
 	f.servers.register(fs)
+}
+
+// textOutput makes the output of a session with these flags.
+func (f *cellFlags) textOutput(stdout, stderr io.Writer) *textOutput {
+	o := newTextOutput(stdout, stderr, f.images)
+	o.outDir, o.overwrite = f.out, f.overwrite
+	return o
 }
 
 // parseInterspersed parses flags that may come before or after the
@@ -70,8 +83,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("repl", "repl [--state DIR] [--history FILE] [--images DIR]", `Cells are Go plus the privacy DSL; a cell runs when it is complete (brackets closed).
+	fs := newFlags("repl", "repl [--state DIR] [--history FILE] [--images DIR] [--out DIR]", `Cells are Go plus the privacy DSL; a cell runs when it is complete (brackets closed).
 Ctrl-C interrupts a running cell or discards the input; Ctrl-D quits.
+download(res, NAME) writes NAME into --out DIR.
 A stack overflow or running out of memory ends the session (exit status 4;
 the crash report is withheld, the ledger is unaffected).`, stderr)
 	var cf cellFlags
@@ -102,7 +116,7 @@ the crash report is withheld, the ledger is unaffected).`, stderr)
 		fmt.Fprintf(stderr, "privnotes repl: %v\n", err)
 		return 1
 	}
-	r := &repl{eng: eng, out: newTextOutput(stdout, stderr, cf.images), stderr: stderr, color: colorTerminal(stderr), stateDir: dir}
+	r := &repl{eng: eng, out: cf.textOutput(stdout, stderr), stderr: stderr, color: colorTerminal(stderr), stateDir: dir}
 	if f, ok := stdin.(*os.File); ok && f == os.Stdin && liner.TerminalSupported() && isTerminal(f) {
 		hist := *histFile
 		if hist == "" {
@@ -143,8 +157,83 @@ func colorTerminal(w io.Writer) bool {
 // replBanner is what the interactive REPL prints first: how to get help
 // and out, and which state directory (registry and ledger) it uses.
 func replBanner(stateDir string) string {
-	return "privnotes REPL: Go cells with the privacy DSL. %help NAME for help, Ctrl-D to quit.\n" +
+	return "privnotes REPL: Go cells with the privacy DSL. help or %help NAME for help, Ctrl-D or exit to quit.\n" +
 		"State directory: " + stateDir + " (the registered datasets and the privacy ledger; --state DIR for another)\n"
+}
+
+// pythonism matches what a Python user types at a prompt to get help or
+// to leave: help, help(), help(NAME), ?, exit, exit(), exit(N), quit,
+// quit(), quit(N).
+var pythonism = regexp.MustCompile(`^(?:(\?)|(help|exit|quit)(?:\(\s*([A-Za-z_][\w.]*|\d{1,3})?\s*\))?)$`)
+
+// replCmd is what a line of the REPL asks that is not a cell: help (with
+// its topic) or leaving (with the exit status).
+type replCmd struct {
+	help   bool
+	topic  string
+	exit   bool
+	status int
+}
+
+// replCommand recognises a Pythonism (see pythonism) in a cell. They are
+// not Go: run as cells they fail with a NameError or SyntaxError that
+// tells a newcomer nothing. A name the session defines itself (help :=
+// ...) keeps its meaning: defined reports whether it does.
+func replCommand(code string, defined func(name string) bool) (replCmd, bool) {
+	m := pythonism.FindStringSubmatch(strings.TrimSpace(code))
+	if m == nil {
+		return replCmd{}, false
+	}
+	if m[1] == "?" {
+		return replCmd{help: true}, true
+	}
+	name, arg := m[2], m[3]
+	if defined(name) {
+		return replCmd{}, false
+	}
+	if name == "help" {
+		if arg != "" && arg[0] >= '0' && arg[0] <= '9' {
+			return replCmd{}, false // help(3): let the cell say what is wrong
+		}
+		return replCmd{help: true, topic: arg}, true
+	}
+	status := 0
+	if arg != "" {
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return replCmd{}, false // exit(x): not a status
+		}
+		status = n
+	}
+	return replCmd{exit: true, status: status}, true
+}
+
+// defined reports whether the session defines name itself (a variable, a
+// function): completion of the name offers it.
+func (r *repl) defined(name string) bool {
+	for _, m := range r.eng.Complete(name, len(name)).Matches {
+		if m == name {
+			return true
+		}
+	}
+	return false
+}
+
+// enter runs what the user entered: a cell, help, or leaving, which it
+// reports with the exit status.
+func (r *repl) enter(code string) (quit bool, status int) {
+	if c, ok := replCommand(code, r.defined); ok {
+		if c.exit {
+			return true, c.status
+		}
+		r.run(strings.TrimSpace("%help " + c.topic))
+		if c.topic == "" {
+			fmt.Fprintln(r.out.stdout, "exit, quit() or Ctrl-D leaves the REPL; NAME? or help(NAME) shows the help of NAME.")
+		}
+		return false, 0
+	}
+	r.run(code)
+	return false, 0
 }
 
 // run executes one cell; Ctrl-C (SIGINT) while it runs interrupts it.
@@ -152,9 +241,10 @@ func (r *repl) run(code string) {
 	r.count++
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	unwritten := r.out.unwrittenFiles()
 	res := r.eng.Execute(ctx, engine.ExecuteRequest{Code: code, StoreHistory: true, CellID: "repl:" + strconv.Itoa(r.count), ExecutionCount: r.count}, r.out)
 	r.out.finish()
-	r.failed = res.Error != nil
+	r.failed = res.Error != nil || r.out.unwrittenFiles() > unwritten
 	if res.Value != nil {
 		r.out.show(*res.Value)
 	}
@@ -196,14 +286,15 @@ func (r *repl) piped(in io.Reader) int {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var buf []string
+	quit, status := false, 0
 	flush := func() {
 		code := strings.Join(buf, "\n")
 		buf = buf[:0]
 		if strings.TrimSpace(code) != "" {
-			r.run(code)
+			quit, status = r.enter(code)
 		}
 	}
-	for sc.Scan() {
+	for !quit && sc.Scan() {
 		line := sc.Text()
 		if len(buf) == 0 && strings.TrimSpace(line) == "" {
 			continue
@@ -213,7 +304,13 @@ func (r *repl) piped(in io.Reader) int {
 			flush()
 		}
 	}
+	if quit {
+		return status
+	}
 	flush()
+	if quit {
+		return status
+	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintf(r.stderr, "privnotes repl: reading input: %v\n", err)
 		return 1
@@ -279,7 +376,10 @@ func (r *repl) interactive(histPath string) int {
 		// ends abruptly (a crash, a closed terminal) keeps its history.
 		saveHistory(ln, histPath)
 		buf, indent = buf[:0], ""
-		r.run(code)
+		if quit, status := r.enter(code); quit {
+			saveHistory(ln, histPath)
+			return status
+		}
 	}
 	saveHistory(ln, histPath)
 	return 0
@@ -311,6 +411,12 @@ type textOutput struct {
 	stderr    io.Writer
 	imagesDir string
 	images    int
+	// files a cell offers (download) go to outDir ("" or "." is the
+	// current directory); unwritten counts those that could not be
+	// written, which makes a session's exit status 1
+	outDir    string
+	overwrite bool
+	unwritten int
 	lastID    string // display being updated in place
 	midLine   bool   // stdout does not end with a newline
 	// progress lines on stderr: redrawn in place on a terminal, else one
@@ -379,6 +485,11 @@ func (o *textOutput) displayLocked(d engine.Display) {
 	if o.midLine {
 		io.WriteString(o.stdout, "\n")
 		o.midLine = false
+	}
+	if d.File != nil {
+		o.lastID = ""
+		o.saveFileLocked(d.File)
+		return
 	}
 	text := o.text(d)
 	if d.Update && d.DisplayID != "" && d.DisplayID == o.lastID {
@@ -459,4 +570,89 @@ func (o *textOutput) save(mime, data string) (string, error) {
 	}
 	path := filepath.Join(o.imagesDir, fmt.Sprintf("display-%03d%s", o.images, ext))
 	return path, os.WriteFile(path, b, 0o644)
+}
+
+// unwrittenFiles is how many files offered by cells could not be written.
+func (o *textOutput) unwrittenFiles() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.unwritten
+}
+
+// saveFileLocked writes a file a cell offered (download) to the --out
+// directory and says where on stdout. A file that is there already is
+// kept unless --overwrite was given: the directory is the user's (the
+// current one by default), and a name such as data.csv may be their own
+// file. What was not written is said on stderr.
+func (o *textOutput) saveFileLocked(f *engine.File) {
+	path, replaced, err := writeFile(o.outDir, f, o.overwrite)
+	if err != nil {
+		o.unwritten++
+		fmt.Fprintf(o.stderr, "%s: not written: %v\n", f.Name, err)
+		return
+	}
+	note := ""
+	if replaced {
+		note = " (replaced the file that was there: --overwrite)"
+	}
+	fmt.Fprintf(o.stdout, "%s: %d bytes written to %s%s\n", f.Name, len(f.Data), path, note)
+}
+
+// writeFile writes f into dir and returns its absolute path, and whether
+// it replaced a file (only with overwrite).
+func writeFile(dir string, f *engine.File, overwrite bool) (path string, replaced bool, err error) {
+	// The runtime allows plain names only; a front end that writes files
+	// checks again rather than trust a display.
+	if f.Name == "" || f.Name == "." || f.Name == ".." || strings.ContainsAny(f.Name, `/\`) {
+		return "", false, fmt.Errorf("%q is not a plain file name", f.Name)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, err
+	}
+	path = filepath.Join(dir, f.Name)
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if !overwrite {
+		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			return "", false, fmt.Errorf("%s exists and was kept (--overwrite replaces it; or give download another name, or --out another directory)", path)
+		}
+		if err != nil {
+			return "", false, err
+		}
+		_, werr := fh.Write(f.Data)
+		if cerr := fh.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(path)
+			return "", false, werr
+		}
+		return path, false, nil
+	}
+	_, statErr := os.Lstat(path)
+	// Whole or not at all: a temporary file renamed over the old one.
+	tmp, err := os.CreateTemp(dir, "."+f.Name+".*")
+	if err != nil {
+		return "", false, err
+	}
+	_, werr := tmp.Write(f.Data)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return "", false, werr
+	}
+	return path, statErr == nil, nil
 }

@@ -77,7 +77,7 @@ x * 2
 		}
 		pos += i + len(w)
 	}
-	if !strings.Contains(errb.String(), "CompileError: line 1:1: undefined: undefinedThing") {
+	if !strings.Contains(errb.String(), "NameError: line 1:1: undefined: undefinedThing") {
 		t.Errorf("stderr = %q", errb.String())
 	}
 	if code != 0 {
@@ -125,7 +125,7 @@ func TestRunExitStatus(t *testing.T) {
 	}{
 		{"ok.go", "import \"fmt\"\nfunc sq(x float64) float64 { return x * x }\nfmt.Println(sq(3))", 0, "9\n", ""},
 		{"value.go", "s := 0\nfor i := 1; i <= 4; i++ {\n\ts += i\n}\ns", 0, "10\n", ""},
-		{"compile.go", "x := 1\n\ny := x + nope", exitError, "", "compile.go: CompileError: line 3:10: undefined: nope"},
+		{"compile.go", "x := 1\n\ny := x + nope", exitError, "", "compile.go: NameError: line 3:10: undefined: nope"},
 		{"panic.go", "fmt.Println(\"first\")\nvar a []int\n_ = a[2]\nfmt.Println(\"never\")", exitError, "first\n", "RuntimeError: panic:"},
 		{"refused.go", "fmt.Println(\"side effect\")\noverspend()", exitRefused, "", "refused.go: BudgetExceeded: requested ε=5"},
 		{"import.go", "import \"os\"\nos.Exit(0)", exitError, "", "ImportError: line 1:8"},
@@ -233,4 +233,145 @@ func TestSaveHistory(t *testing.T) {
 		t.Errorf("the temporary file was left: %v", err)
 	}
 	saveHistory(ln, "") // no file: nothing happens
+}
+
+// TestRunTranscript: privnotes run shows the value of every top-level
+// bare expression in order, not only the last one: a private call on a
+// middle line shows its released result (it was charged, so the user must
+// see it), and every image value is saved under --images.
+func TestRunTranscript(t *testing.T) {
+	state, _ := registeredState(t)
+	images := t.TempDir()
+	script := "d := dataset(\"d\")\nprivate_count(d, eps=0.1)\nimage.NewGray(image.Rect(0, 0, 4, 3))\nn := 2\n" +
+		"budget eps=0.1 {\n\tprivate_count(d, eps=0.1)\n}\nimage.NewGray(image.Rect(0, 0, 2, 2))\nfmt.Println(\"printed\")\nn + 1\n"
+	var out, errb bytes.Buffer
+	if code := runScript([]string{"-", "--state", state, "--images", images}, strings.NewReader(script), &out, &errb); code != 0 {
+		t.Fatalf("status %d, stderr %q", code, errb.String())
+	}
+	want := []string{
+		"private count ≈", "privacy receipt: count/laplace on d",
+		"[image/png saved to " + filepath.Join(images, "display-001.png") + "]",
+		"private count ≈", "privacy receipt: count/laplace on d",
+		"[image/png saved to " + filepath.Join(images, "display-002.png") + "]",
+		"printed\n3\n",
+	}
+	rest := out.String()
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("stdout lacks %q (in order) in\n%s", w, out.String())
+		}
+		rest = rest[i+len(w):]
+	}
+	if rest != "" {
+		t.Errorf("stdout ends in %q after the last value", rest)
+	}
+	for _, name := range []string{"display-001.png", "display-002.png"} {
+		if b, err := os.ReadFile(filepath.Join(images, name)); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s not saved as PNG: %v", name, err)
+		}
+	}
+}
+
+// TestDownloadWritesFile: download(res, NAME) in privnotes run and the
+// REPL writes NAME into --out DIR (default: the current directory) and
+// says where; a file that is there already is kept and the status is 1,
+// unless --overwrite, which says that it replaced the file.
+func TestDownloadWritesFile(t *testing.T) {
+	const script = "import \"gonum.org/v1/gonum/mat\"\nm := mat.NewDense(1, 2, []float64{1, 2})\ndownload(m, \"m.csv\")\n"
+	const csv = "c1,c2\n1,2\n"
+	tests := []struct {
+		name      string
+		repl      bool
+		args      []string // after the state directory; OUT stands for the test's directory
+		old       string   // content of OUT/m.csv before, if any
+		status    int
+		stdout    string // what stdout says, OUT for the test's directory
+		stderr    string
+		file      string // where the file goes, in OUT (default m.csv)
+		content   string // of that file after
+		inWorkDir bool   // OUT is the working directory and no --out is given
+	}{
+		{name: "run, default directory", inWorkDir: true, stdout: "m.csv: 10 bytes written to OUT/m.csv\n", content: csv},
+		{name: "run, --out", args: []string{"--out", "OUT/sub"}, stdout: "m.csv: 10 bytes written to OUT/sub/m.csv\n", file: "sub/m.csv", content: csv},
+		{name: "repl, --out", repl: true, args: []string{"--out", "OUT"}, stdout: "m.csv: 10 bytes written to OUT/m.csv\n", content: csv},
+		{name: "run, file exists", args: []string{"--out", "OUT"}, old: "mine\n", status: exitError,
+			stderr: "m.csv: not written: OUT/m.csv exists and was kept (--overwrite replaces it; or give download another name, or --out another directory)\n", content: "mine\n"},
+		{name: "repl, file exists", repl: true, args: []string{"--out", "OUT"}, old: "mine\n", status: 1,
+			stderr: "m.csv: not written: OUT/m.csv exists and was kept", content: "mine\n"},
+		{name: "run, --overwrite", args: []string{"--out", "OUT", "--overwrite"}, old: "mine\n",
+			stdout: "m.csv: 10 bytes written to OUT/m.csv (replaced the file that was there: --overwrite)\n", content: csv},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.inWorkDir {
+				t.Chdir(dir)
+			}
+			if tt.old != "" {
+				if err := os.WriteFile(filepath.Join(dir, "m.csv"), []byte(tt.old), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := []string{"--state", t.TempDir()}
+			for _, a := range tt.args {
+				args = append(args, strings.ReplaceAll(a, "OUT", dir))
+			}
+			var out, errb bytes.Buffer
+			var code int
+			if tt.repl {
+				code = runRepl(args, strings.NewReader(script), &out, &errb)
+			} else {
+				code = runScript(append([]string{"-"}, args...), strings.NewReader(script), &out, &errb)
+			}
+			if code != tt.status {
+				t.Errorf("status %d, want %d (stderr %q)", code, tt.status, errb.String())
+			}
+			if want := strings.ReplaceAll(tt.stdout, "OUT", dir); out.String() != want {
+				t.Errorf("stdout %q, want %q", out.String(), want)
+			}
+			if want := strings.ReplaceAll(tt.stderr, "OUT", dir); !strings.HasPrefix(errb.String(), want) || (want == "" && errb.Len() > 0) {
+				t.Errorf("stderr %q, want %q", errb.String(), want)
+			}
+			path := filepath.Join(dir, "m.csv")
+			if tt.file != "" {
+				path = filepath.Join(dir, tt.file)
+			}
+			if b, err := os.ReadFile(path); string(b) != tt.content {
+				t.Errorf("%s holds %q (%v), want %q", path, b, err, tt.content)
+			}
+		})
+	}
+}
+
+// TestReplPythonisms: what a Python user types to get help or leave works
+// in the REPL (TestReplForAPythonUser types it on a terminal), and a name
+// the session defines itself keeps its meaning.
+func TestReplPythonisms(t *testing.T) {
+	tests := []struct {
+		name, in string
+		status   int
+		stdout   string // a substring; "" for no output at all
+		not      string
+	}{
+		{"exit with a status", "x := 1\nexit(3)\nx\n", 3, "", ""},
+		{"quit()", "quit()\n1 + 1\n", 0, "", ""},
+		{"exit after a failed cell", "nope\nexit\n", 0, "", ""},
+		{"help(NAME)", "help(private_count)\n", 0, "private_count(ds, eps=<float>", "leaves the REPL"},
+		{"help()", "help()\n", 0, "exit, quit() or Ctrl-D leaves the REPL", ""},
+		{"a variable named help", "help := 5\nhelp\n", 0, "5\n", "DSL functions"},
+		{"a function named exit", "func exit() { fmt.Println(\"mine\") }\nexit()\n1 + 1\n", 0, "mine\n2\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := runRepl([]string{"--state", t.TempDir()}, strings.NewReader(tt.in), &out, &errb)
+			if code != tt.status {
+				t.Errorf("status %d, want %d (stderr %q)", code, tt.status, errb.String())
+			}
+			if tt.stdout == "" && out.Len() > 0 || !strings.Contains(out.String(), tt.stdout) || tt.not != "" && strings.Contains(out.String(), tt.not) {
+				t.Errorf("stdout %q, want %q and not %q", out.String(), tt.stdout, tt.not)
+			}
+		})
+	}
 }

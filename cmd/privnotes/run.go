@@ -35,13 +35,18 @@ const (
 // runScript runs FILE as ONE cell: the budget tracker's pre-check sees the
 // whole script, so a script that would overspend is refused before any of
 // its statements run, and error positions are the file's lines. "-" reads
-// the script from stdin.
+// the script from stdin. Unlike a cell, a script shows the value of every
+// top-level bare expression, in order (engine.ExecuteRequest.Transcript):
+// a private call on a middle line was charged, so its result must not be
+// dropped.
 func runScript(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("run", "run FILE [--state DIR] [--images DIR]", `Runs FILE (Go plus the privacy DSL; - for stdin) as one cell: a script whose
-static budget check fails is refused before anything runs.
-Exit status: 0 ok, 1 error, 2 usage, 3 refused by the budget tracker,
-4 crashed (stack overflow, out of memory: the crash report is withheld),
-130 interrupted.`, stderr)
+	fs := newFlags("run", "run FILE [--state DIR] [--images DIR] [--out DIR]", `Runs FILE (Go plus the privacy DSL; - for stdin) as one cell: a script whose
+static budget check fails is refused before anything runs. The value of every
+top-level bare expression is shown, in order (a notebook cell shows only its
+last); download(res, NAME) writes NAME into --out DIR.
+Exit status: 0 ok, 1 error (also a download that could not be written),
+2 usage, 3 refused by the budget tracker, 4 crashed (stack overflow, out of
+memory: the crash report is withheld), 130 interrupted.`, stderr)
 	var cf cellFlags
 	cf.register(fs)
 	pos, err := parseInterspersed(fs, args)
@@ -82,13 +87,18 @@ Exit status: 0 ok, 1 error, 2 usage, 3 refused by the budget tracker,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	out := newTextOutput(stdout, stderr, cf.images)
-	res := eng.Execute(ctx, engine.ExecuteRequest{Code: string(src), StoreHistory: true, CellID: file + ":1", ExecutionCount: 1}, out)
+	out := cf.textOutput(stdout, stderr)
+	res := eng.Execute(ctx, engine.ExecuteRequest{Code: string(src), StoreHistory: true, CellID: file + ":1", ExecutionCount: 1, Transcript: true}, out)
 	out.finish()
 	if res.Value != nil {
 		out.show(*res.Value)
 	}
 	if res.Error == nil {
+		if out.unwrittenFiles() > 0 {
+			// Said on stderr as it happened; the status lets a caller
+			// (a Makefile, CI) see that a result is missing.
+			return exitError
+		}
 		return 0
 	}
 	fmt.Fprintf(stderr, "%s: ", file)

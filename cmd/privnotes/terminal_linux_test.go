@@ -102,12 +102,29 @@ func TestTracebackColours(t *testing.T) {
 	}
 }
 
-// TestInteractiveReplOnATerminal runs "privnotes repl" (this test binary
-// as the cell process) on a pseudo-terminal, as a user does: the banner
-// names the state directory, and a failing cell's traceback is coloured.
-func TestInteractiveReplOnATerminal(t *testing.T) {
+// ptyRepl is "privnotes repl" (this test binary as the cell process)
+// running on a pseudo-terminal of 100 columns, typed at as a user does.
+type ptyRepl struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	master *os.File
+	mu     sync.Mutex
+	out    bytes.Buffer
+	seen   int // output up to here has been matched by expect
+	read   chan struct{}
+}
+
+// startPtyRepl starts the REPL on a new pseudo-terminal with state
+// directory state.
+func startPtyRepl(t *testing.T, state string) *ptyRepl {
+	t.Helper()
 	master, term := openPty(t)
-	state := filepath.Join(t.TempDir(), "state")
+	// A real terminal has a size; the line editor lays out completions
+	// by it (and with 0 columns it divides by zero).
+	ws := [4]uint16{24, 100, 0, 0}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, term.Fd(), syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws))); e != 0 {
+		t.Fatalf("set the terminal's size: %v", e)
+	}
 	cmd := exec.Command(os.Args[0], "repl", "--state", state, "--history", "off")
 	cmd.Env = append(os.Environ(), cellChildEnv+"=1", "TERM=xterm", "NO_COLOR=")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = term, term, term
@@ -116,62 +133,128 @@ func TestInteractiveReplOnATerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	term.Close() // the child holds it; reads of master end when it exits
-	var (
-		mu  sync.Mutex
-		out bytes.Buffer
-	)
-	written := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return out.String()
-	}
-	read := make(chan struct{})
+	p := &ptyRepl{t: t, cmd: cmd, master: master, read: make(chan struct{})}
 	go func() {
-		defer close(read)
+		defer close(p.read)
 		buf := make([]byte, 4096)
 		for {
 			n, err := master.Read(buf)
-			mu.Lock()
-			out.Write(buf[:n])
-			mu.Unlock()
+			p.mu.Lock()
+			p.out.Write(buf[:n])
+			p.mu.Unlock()
 			if err != nil {
 				return
 			}
 		}
 	}()
-	// Type only at a prompt, as a user does: the line editor reads in raw
-	// mode only then (a Ctrl-D typed earlier is eaten by the cooked mode).
-	prompt := func(p string) {
-		t.Helper()
-		for deadline := time.Now().Add(time.Minute); !strings.Contains(written(), p); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatalf("no prompt %q within a minute; the REPL wrote %q", p, written())
-			}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return p
+}
+
+func (p *ptyRepl) written() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// expect waits until s appears in the output after what earlier expects
+// matched. Type only after a prompt was expected, as a user does: the
+// line editor reads in raw mode only then (a Ctrl-D typed earlier is
+// eaten by the cooked mode).
+func (p *ptyRepl) expect(s string) {
+	p.t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		out := p.written()
+		if i := strings.Index(out[p.seen:], s); i >= 0 {
+			p.seen += i + len(s)
+			return
+		}
+		if time.Now().After(deadline) {
+			p.cmd.Process.Kill()
+			p.t.Fatalf("no %q within a minute; the REPL wrote %q", s, out[p.seen:])
 		}
 	}
-	prompt("[1]> ")
-	master.Write([]byte("var xs []int; _ = xs[3]\r"))
-	prompt("[2]> ")
-	master.Write([]byte("\x04"))
+}
+
+func (p *ptyRepl) typeText(s string) {
+	p.t.Helper()
+	if _, err := p.master.Write([]byte(s)); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// wait waits for the REPL to exit and returns its error (nil: status 0).
+func (p *ptyRepl) wait() error {
+	p.t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- p.cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Errorf("repl: %v", err)
-		}
+		<-p.read
+		return err
 	case <-time.After(time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("the REPL did not end after Ctrl-D within a minute; it wrote %q", written())
+		p.cmd.Process.Kill()
+		p.t.Fatalf("the REPL did not end within a minute; it wrote %q", p.written()[p.seen:])
+		return nil
 	}
-	<-read
-	got := written()
+}
+
+// TestInteractiveReplOnATerminal runs "privnotes repl" on a
+// pseudo-terminal, as a user does: the banner names the state directory,
+// and a failing cell's traceback is coloured.
+func TestInteractiveReplOnATerminal(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := startPtyRepl(t, state)
+	p.expect("[1]> ")
+	p.typeText("var xs []int; _ = xs[3]\r")
+	p.expect("[2]> ")
+	p.typeText("\x04")
+	if err := p.wait(); err != nil {
+		t.Errorf("repl: %v", err)
+	}
+	got := p.written()
 	if !strings.Contains(got, "State directory: "+state+" (") {
 		t.Errorf("the banner does not name the state directory %s: %q", state, got)
 	}
 	if !strings.Contains(got, "\x1b[1;31mRuntimeError\x1b[0m: panic: runtime error: index out of range [3] with length 0") {
 		t.Errorf("no coloured traceback: %q", got)
+	}
+}
+
+// TestReplForAPythonUser types what a Python user types at the REPL on
+// a terminal: Tab completes a dataset's name in dataset("…, a keyword
+// inside a DSL call (only the keywords, so one Tab completes "co" to
+// "col="), and a column name in col="…; help and ? show the help (and how
+// to leave), and exit leaves, with status 0.
+func TestReplForAPythonUser(t *testing.T) {
+	state, _ := registeredState(t) // dataset "d", columns a and b
+	p := startPtyRepl(t, state)
+	p.expect("[1]> ")
+	p.typeText(`d := dataset("` + "\t")
+	p.expect(`d := dataset("d`)
+	p.typeText("\")\r")
+	p.expect("[2]> ")
+	p.typeText("private_sum(d, co\t")
+	p.expect("private_sum(d, col=")
+	p.typeText(`"` + "\t\t")
+	p.expect("a b")
+	p.typeText("\x03") // Ctrl-C: discard the line
+	p.expect("[2]> ")
+	p.typeText("help\r")
+	p.expect("privnotes DSL functions")
+	p.expect("exit, quit() or Ctrl-D leaves the REPL")
+	p.expect("[3]> ")
+	p.typeText("?\r")
+	p.expect("privnotes DSL functions")
+	p.expect("[4]> ")
+	p.typeText("exit\r")
+	if err := p.wait(); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+	for _, bad := range []string{"Error", "undefined"} {
+		if strings.Contains(p.written(), bad) {
+			t.Errorf("the session shows %q: %q", bad, p.written())
+		}
 	}
 }
 

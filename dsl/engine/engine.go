@@ -35,6 +35,20 @@ type Display struct {
 	// updates in place); a terminal front end draws a progress line on
 	// stderr instead of printing each step.
 	Progress *Progress `json:"progress,omitempty"`
+	// File, when set, is a file the cell offers to save (download(res,
+	// "x.csv")): a notebook gets it as the link in Data and writes nothing;
+	// a terminal front end (the REPL, privnotes run) writes it to a
+	// directory of the user's and says where, instead of printing Data.
+	File *File `json:"file,omitempty"`
+}
+
+// File is a file a cell offers to save: a released result, never data
+// the privacy guarantee does not cover.
+type File struct {
+	// Name is a plain file name, without a directory.
+	Name string `json:"name"`
+	MIME string `json:"mime"`
+	Data []byte `json:"data"`
 }
 
 // Output receives what a cell produces while it runs, in order. A front
@@ -61,6 +75,14 @@ type ExecuteRequest struct {
 	CellID string `json:"cell_id"`
 	// ExecutionCount is the count the front end will report for this cell.
 	ExecutionCount int `json:"execution_count"`
+	// Transcript asks for the value of every top-level bare expression
+	// statement (also one directly inside a budget block, which opens no
+	// scope), displayed through Output in order as each one completes, the
+	// way a script's transcript reads; Value stays nil. Without it only the
+	// final expression's value is returned, as Value: a notebook cell shows
+	// its last expression only, like IPython's. privnotes run sets it; the
+	// kernel and the REPL do not.
+	Transcript bool `json:"transcript,omitempty"`
 }
 
 // ExecuteResult is the outcome of one cell.

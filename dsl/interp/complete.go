@@ -66,15 +66,28 @@ func (e *Engine) Complete(code string, cursor int) engine.Completion {
 	off := byteOffset(code, cursor)
 	if lit, ok := literalAt(code[:off]); ok {
 		// Inside a string or a comment no identifier fits; inside the
-		// string of a keyword with choices the choices do.
+		// string argument of a DSL call its choices, and the strings the
+		// DSL lists for it (dataset and column names), do.
 		res := engine.Completion{Matches: []string{}, CursorStart: cursor, CursorEnd: cursor, Metadata: map[string]any{}}
-		cl, ok := e.plugin.(ChoiceLister)
-		if !ok || lit.fn == "" || lit.keyword == "" {
+		if lit.fn == "" {
 			return res
 		}
+		var cands []string
+		if cl, ok := e.plugin.(ChoiceLister); ok && lit.keyword != "" {
+			cands = cl.Choices(lit.fn, lit.keyword)
+		}
+		if sl, ok := e.plugin.(StringLister); ok {
+			var first any
+			if lit.first != "" {
+				first, _ = e.lookup(lit.first)
+			}
+			cands = append(cands, sl.Strings(lit.fn, lit.keyword, lit.pos, first)...)
+		}
 		res.CursorStart = cursor - utf8.RuneCountInString(lit.partial)
-		for _, c := range cl.Choices(lit.fn, lit.keyword) {
-			if c != "" && strings.HasPrefix(c, lit.partial) {
+		seen := map[string]bool{}
+		for _, c := range cands {
+			if c != "" && strings.HasPrefix(c, lit.partial) && !seen[c] {
+				seen[c] = true
 				res.Matches = append(res.Matches, c)
 			}
 		}
@@ -89,10 +102,24 @@ func (e *Engine) Complete(code string, cursor int) engine.Completion {
 		// type of a value, a field or a call's result (r.Components.).
 		cands = e.memberNames(chainBefore(code[:before-1]))
 	} else {
-		if qual, fn := enclosingCallQ(code[:off]); fn != "" && qual == "" {
-			for _, k := range e.plugin.Keywords(fn) {
-				cands = append(cands, k+"=")
+		if ci := callAt(code[:before]); ci.name != "" && ci.qual == "" && ci.argStart {
+			// At the start of an argument of a DSL call: its keywords not
+			// given yet. After the first argument (the dataset or result,
+			// positional) a prefix that some keyword starts with means a
+			// keyword: offering every Go name too (complex, const, ...)
+			// would hide the few that fit.
+			var kws []string
+			for _, k := range e.plugin.Keywords(ci.name) {
+				if !ci.given[k] && strings.HasPrefix(k, prefix) {
+					kws = append(kws, k+"=")
+				}
 			}
+			if ci.arg > 0 && prefix != "" && len(kws) > 0 {
+				sort.Strings(kws)
+				res.Matches = kws
+				return res
+			}
+			cands = append(cands, kws...)
 		}
 		cands = append(cands, e.names()...)
 		cands = append(cands, goKeywords...)
@@ -119,6 +146,8 @@ func (e *Engine) Complete(code string, cursor int) engine.Completion {
 // cursor ends in.
 type literal struct {
 	fn, keyword string // the call and keyword of fn(..., keyword="partial
+	pos         int    // or, with keyword "", the positional argument: fn("partial is 0
+	first       string // the call's first argument, when it is a lone identifier
 	partial     string // the string's text before the cursor
 }
 
@@ -174,12 +203,103 @@ func literalAt(s string) (literal, bool) {
 		lit.partial = last.lit[1:]
 	}
 	n := len(toks)
-	if n >= 3 && toks[n-2].t == token.ASSIGN && toks[n-3].t == token.IDENT {
-		if qual, fn := enclosingCallQ(s[:toks[n-3].off]); qual == "" {
-			lit.fn, lit.keyword = fn, toks[n-3].lit
+	switch {
+	case n >= 3 && toks[n-2].t == token.ASSIGN && toks[n-3].t == token.IDENT:
+		if ci := callAt(s[:toks[n-3].off]); ci.qual == "" && ci.argStart {
+			lit.fn, lit.keyword, lit.first = ci.name, toks[n-3].lit, ci.first
+		}
+	case n >= 2 && (toks[n-2].t == token.LPAREN || toks[n-2].t == token.COMMA):
+		// a positional string argument: dataset("wi
+		if ci := callAt(s[:last.off]); ci.qual == "" {
+			lit.fn, lit.pos, lit.first = ci.name, ci.arg, ci.first
 		}
 	}
 	return lit, true
+}
+
+// callInfo describes the innermost call whose argument list the end of a
+// text is in.
+type callInfo struct {
+	qual, name string // the function: "math", "Sqrt"; name "" when none
+	arg        int    // which argument (from 0) the text ends in
+	argStart   bool   // the text ends where an argument starts: after ( or ,
+	first      string // the first argument, when it is a lone identifier
+	given      map[string]bool
+}
+
+// callAt scans s (strings and comments skipped) for the innermost open
+// call at its end: which argument the end is in, the first argument and
+// the keywords (name=) already given at the call's level.
+func callAt(s string) callInfo {
+	fset := token.NewFileSet()
+	f := fset.AddFile("", -1, len(s))
+	var sc scanner.Scanner
+	sc.Init(f, []byte(s), func(token.Position, string) {}, 0)
+	type frame struct {
+		tok   token.Token
+		info  callInfo
+		first int // tokens of the first argument
+	}
+	var stack []*frame
+	var prev [3]struct {
+		t   token.Token
+		lit string
+	}
+	for {
+		_, t, lit := sc.Scan()
+		if t == token.EOF {
+			break
+		}
+		if t == token.SEMICOLON && lit == "\n" {
+			continue // inserted at a line end inside the parentheses
+		}
+		var top *frame
+		if n := len(stack); n > 0 {
+			top = stack[n-1]
+		}
+		if top != nil && top.tok == token.LPAREN && top.info.arg == 0 && t != token.COMMA && t != token.RPAREN {
+			top.first++
+			if t == token.IDENT {
+				top.info.first = lit
+			}
+		}
+		switch t {
+		case token.LPAREN, token.LBRACE, token.LBRACK:
+			fr := &frame{tok: t, info: callInfo{given: map[string]bool{}}}
+			if t == token.LPAREN && prev[0].t == token.IDENT {
+				fr.info.name = prev[0].lit
+				if prev[1].t == token.PERIOD && prev[2].t == token.IDENT {
+					fr.info.qual = prev[2].lit
+				}
+			}
+			stack = append(stack, fr)
+		case token.RPAREN, token.RBRACE, token.RBRACK:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case token.COMMA:
+			if top != nil && top.tok == token.LPAREN {
+				top.info.arg++
+			}
+		case token.ASSIGN:
+			if top != nil && top.tok == token.LPAREN && prev[0].t == token.IDENT && (prev[1].t == token.LPAREN || prev[1].t == token.COMMA) {
+				top.info.given[prev[0].lit] = true
+			}
+		}
+		prev[2], prev[1] = prev[1], prev[0]
+		prev[0].t, prev[0].lit = t, lit
+	}
+	n := len(stack)
+	if n == 0 || stack[n-1].tok != token.LPAREN {
+		return callInfo{}
+	}
+	top := stack[n-1]
+	ci := top.info
+	if top.first != 1 {
+		ci.first = ""
+	}
+	ci.argStart = prev[0].t == token.LPAREN || prev[0].t == token.COMMA
+	return ci
 }
 
 // names lists every bare identifier a cell can use.

@@ -12,7 +12,7 @@ func TestComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, e, "myVariable := 3\nfunc myFunc() {}\ntype myType struct{}\nvar dense = mat.NewDense(1, 1, nil)\n"+
-		"r := pca_like()\ntype holder struct{ Components *mat.Dense; N int }\nh := holder{}\nhp := &holder{}")
+		"r := pca_like()\ntype holder struct{ Components *mat.Dense; N int }\nh := holder{}\nhp := &holder{}\ntabHandle := \"tab\"")
 	tests := []struct {
 		code      string
 		cursor    int // -1: end of code
@@ -40,6 +40,17 @@ func TestComplete(t *testing.T) {
 		{`private_pca(ds, k=2, method="n`, -1, []string{"npm"}, []string{"auto", "myVariable"}, 29},
 		{`private_pca(ds, method="np", k=2)`, 26, []string{"npm"}, []string{"auto"}, 24}, // cursor inside a closed string
 		{`private_pca(ds, neighbours="`, -1, []string{"replace-one", "add-remove"}, []string{""}, 28},
+		// keywords of a DSL call after its first argument: only the
+		// keywords, not yet given; none where a value goes
+		{"private_pca(ds, de", -1, []string{"delta="}, []string{"defer", "delete"}, 16},
+		{"private_pca(ds,\n\tk=2, ", -1, []string{"delta=", "eps=", "method="}, []string{"k="}, 22},
+		{"private_pca(ds, eps=de", -1, []string{"defer"}, []string{"delta="}, 20},
+		// strings the DSL lists: dataset names, a handle's columns
+		{`dataset("`, -1, []string{"wine", "wide"}, []string{"myVariable"}, 9},
+		{`x := dataset("wi`, -1, []string{"wine", "wide"}, nil, 14},
+		{`private_pca(tabHandle, k=1, col="a`, -1, []string{"alcohol", "ash"}, nil, 33},
+		{`private_pca(myVariable, col="`, -1, nil, []string{"alcohol"}, 29},
+		{`private_pca(f(tabHandle), col="`, -1, nil, []string{"alcohol"}, 31},
 		{`s := "my`, -1, nil, []string{"myVariable"}, 8},         // a plain string: no identifiers
 		{`fmt.Println("k=`, -1, nil, []string{"k="}, 15},         // not a keyword's string
 		{"x := 1 // my", -1, nil, []string{"myVariable"}, 12},    // a comment

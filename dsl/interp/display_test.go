@@ -204,3 +204,46 @@ func TestValueDisplayRules(t *testing.T) {
 		t.Errorf("silent cell produced a value")
 	}
 }
+
+// TestTranscript: with Transcript (privnotes run), every top-level bare
+// expression's value is displayed in order with what the script prints,
+// a tuple as one display; prints and calls without a value show nothing
+// of their own. Without it (a cell) only the last value is the cell's
+// Value, as before.
+func TestTranscript(t *testing.T) {
+	const script = "import \"sort\"\nx := 1\nx\nfmt.Println(\"printed\")\nx + 1\nvar s []int\nsort.Ints(s)\ns = append(s, 3)\nfunc f() (int, error) { return 4, nil }\nf()\nx + 4"
+	tests := []struct {
+		name       string
+		transcript bool
+		items      []string
+		value      string
+	}{
+		{"script", true, []string{
+			"display(,update=false):1", "stdout:printed\n", "display(,update=false):2",
+			"display(,update=false):(4, <nil>)", "display(,update=false):5",
+		}, ""},
+		{"cell", false, []string{"stdout:printed\n"}, "5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t)
+			out := &recOutput{}
+			req := engineReq(script)
+			req.Transcript = tt.transcript
+			r := e.Execute(context.Background(), req, out)
+			if r.Error != nil {
+				t.Fatalf("error: %v", r.Error)
+			}
+			if strings.Join(out.items, "|") != strings.Join(tt.items, "|") {
+				t.Errorf("outputs\n%q\nwant\n%q", out.items, tt.items)
+			}
+			value := ""
+			if r.Value != nil {
+				value, _ = r.Value.Data["text/plain"].(string)
+			}
+			if value != tt.value {
+				t.Errorf("value %q, want %q", value, tt.value)
+			}
+		})
+	}
+}

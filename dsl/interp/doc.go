@@ -14,7 +14,10 @@
 // are checked against the allowlist (package stdlib) before anything runs
 // and imported once per session. If the last statement of the cell is an
 // expression, its value is the cell's result (execute_result), unless it
-// is a call of fmt.Print*, print or println.
+// is a call of fmt.Print*, print or println. A script's request
+// (ExecuteRequest.Transcript) displays the value of every such top-level
+// expression statement instead, in order: each runs as a chunk of its own
+// (isolateShown), as the final expression always does.
 //
 // # The Go subset
 //

@@ -266,6 +266,12 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 			chunks = append(chunks, tail)
 		}
 	}
+	if req.Transcript && !req.Silent {
+		var err error
+		if chunks, err = isolateShown(src, chunks); err != nil {
+			return e.errorResult(cs, err)
+		}
+	}
 	// Static checks of the whole cell before anything runs.
 	for i := range chunks {
 		c := &chunks[i]
@@ -280,7 +286,7 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 	}
 
 	if c, id := undefinedName(chunks, e.known); id != nil {
-		return e.errorResult(cs, &posError{name: "CompileError", off: c.off(id.Pos()), msg: explainUndefined("undefined: " + id.Name)})
+		return e.errorResult(cs, &posError{name: nameError, off: c.off(id.Pos()), msg: explainUndefined("undefined: " + id.Name)})
 	}
 
 	cell := &Cell{ID: req.CellID, ExecutionCount: req.ExecutionCount, Source: req.Code, Program: prog, Out: cellOutput{e.router}, Lookup: e.lookup, InCell: e.cells.has}
@@ -300,6 +306,10 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 	for i := range chunks {
 		c := &chunks[i]
 		wrap := i == len(chunks)-1 && !req.Silent && finalExpr(c) != nil
+		if req.Transcript && !req.Silent {
+			// isolateShown made each shown statement a chunk of its own.
+			wrap = c.kind == stmtChunk && len(c.body.List) == 1 && shownStmt(c.body.List[0])
+		}
 		e.result = nil
 		_, failed := e.runChunk(ctx, cs, src, c, wrap)
 		if failed != nil && wrap && failed.Name == "CompileError" && strings.Contains(failed.Value, "as type ()") {
@@ -318,7 +328,12 @@ func (e *Engine) execute(ctx context.Context, req engine.ExecuteRequest) engine.
 			} else {
 				d = renderTuple(e.result)
 			}
-			result.Value = &d
+			if req.Transcript {
+				// In order with what the statements printed.
+				e.router.display(d)
+			} else {
+				result.Value = &d
+			}
 		}
 	}
 	return result
@@ -458,8 +473,12 @@ func (e *Engine) evalError(cs *cellState, src string, c *chunk, err error, gen s
 				off, rest = poff, prest
 			}
 		}
+		name := "CompileError"
+		if strings.HasPrefix(rest, "undefined: ") {
+			name = nameError
+		}
 		rest = explainUndefined(rest)
-		return e.errorAtUser(cs, "CompileError", off, rest).Error
+		return e.errorAtUser(cs, name, off, rest).Error
 	}
 	return &engine.Error{Name: "CompileError", Value: msg, Traceback: []string{"CompileError: " + msg}}
 }
@@ -525,6 +544,12 @@ func hasRange(c *chunk) bool {
 	})
 	return found
 }
+
+// nameError is the error name of an undefined name, as Python names it
+// (NameError) and not a compile or syntax error: the name is misspelt or
+// not defined yet, the code around it is fine. The message keeps Go's
+// wording ("undefined: x") and any did-you-mean.
+const nameError = "NameError"
 
 func explainUndefined(msg string) string {
 	switch msg {

@@ -94,6 +94,20 @@ type ChoiceLister interface {
 	Choices(fn, keyword string) []string
 }
 
+// StringLister is an optional interface of a Plugin, checked with a type
+// assertion: the strings that fit a string argument of the DSL function
+// fn, for completion inside its literal (dataset("| lists the registered
+// datasets, private_sum(ds, col="| the columns of ds). keyword is the
+// keyword's name, or "" for the positional argument number pos (from 0).
+// first is the value of the call's first argument when it is a variable
+// of the session, read without running code (Cell.Lookup), else nil.
+// Like Keywords, it is called while a cell may run: it must not block on
+// the running cell, and may list only what is public (names a cell can
+// see with %datasets or a handle's schema).
+type StringLister interface {
+	Strings(fn, keyword string, pos int, first any) []string
+}
+
 // Program is a cell translated to Go.
 type Program struct {
 	// Go is the translated source.

@@ -100,6 +100,19 @@ func (f *fakeDSL) Keywords(name string) []string {
 	}
 	return nil
 }
+
+// Strings lists dataset names in dataset("…") and, in col="…", the
+// columns of a "handle" (here the string "tab").
+func (f *fakeDSL) Strings(fn, kw string, pos int, first any) []string {
+	switch {
+	case fn == "dataset" && kw == "" && pos == 0:
+		return []string{"wine", "wide"}
+	case kw == "col" && first == "tab":
+		return []string{"alcohol", "ash"}
+	}
+	return nil
+}
+
 func (f *fakeDSL) Choices(fn, kw string) []string {
 	if fn == "private_pca" && kw == "method" {
 		return []string{"auto", "npm", "adaptive", "oja"}

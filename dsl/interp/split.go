@@ -372,6 +372,62 @@ func finalExpr(c *chunk) ast.Expr {
 	return es.X
 }
 
+// isolateShown cuts statement chunks so that every statement whose value
+// a transcript shows (finalExpr of a chunk holding it alone) is a chunk of
+// its own: yaegi's result is reliable only for a lone expression
+// statement, and a call without a value must be run again unwrapped, which
+// is safe only when nothing else of the chunk ran (see Execute).
+// Consecutive other statements stay together.
+func isolateShown(src string, chunks []chunk) ([]chunk, error) {
+	var out []chunk
+	for _, c := range chunks {
+		if c.kind != stmtChunk || len(c.body.List) < 2 {
+			out = append(out, c)
+			continue
+		}
+		cuts := []int{c.start}
+		for i, st := range c.body.List {
+			if !shownStmt(st) {
+				continue
+			}
+			cuts = append(cuts, c.off(st.Pos()))
+			if i+1 < len(c.body.List) {
+				cuts = append(cuts, c.off(c.body.List[i+1].Pos()))
+			}
+		}
+		cuts = append(cuts, c.end)
+		for i := 0; i+1 < len(cuts); i++ {
+			if cuts[i] >= cuts[i+1] {
+				continue
+			}
+			piece := chunk{kind: stmtChunk, start: cuts[i], end: cuts[i+1]}
+			if err := parseChunk(src, &piece); err != nil {
+				return nil, err
+			}
+			if len(piece.body.List) > 0 {
+				out = append(out, piece)
+			}
+		}
+	}
+	return out, nil
+}
+
+// shownStmt reports whether st is an expression statement whose value a
+// transcript shows: not a print (it shows itself) and not a call of the
+// DSL's translation (__pn_budget_begin, __pn_magic: they have no value).
+func shownStmt(st ast.Stmt) bool {
+	es, ok := st.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	if call, ok := es.X.(*ast.CallExpr); ok {
+		if id, ok := call.Fun.(*ast.Ident); ok && strings.HasPrefix(id.Name, "__pn") {
+			return false
+		}
+	}
+	return finalExpr(&chunk{kind: stmtChunk, body: &ast.BlockStmt{List: []ast.Stmt{st}}}) != nil
+}
+
 // goSubsetCheck reports constructs yaegi cannot run (and would crash
 // compiling): range over an integer or a function.
 func goSubsetCheck(c *chunk, isInt func(ast.Expr) bool) error {

@@ -2,7 +2,8 @@ package runtime
 
 // download(result, "name.csv"): a result leaves the notebook as a file the
 // browser saves, from a data URI. The kernel writes no file: the bytes go
-// to the front end in the display message, and the REPL shows their size.
+// to the front end in the display message; the REPL and privnotes run
+// write them (engine.Display.File) to their --out directory.
 
 import (
 	"bytes"
@@ -87,7 +88,8 @@ func downloadDisplay(name, mime string, body []byte) engine.Display {
 	uri := "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(body)
 	link := fmt.Sprintf(`<a download="%s" href="%s">Download %s</a> (%d bytes)`, html.EscapeString(name), uri, html.EscapeString(name), len(body))
 	text := fmt.Sprintf("%s: %d bytes, a download link in the notebook (json.Marshal gives the JSON in any front end)", name, len(body))
-	return engine.Display{Data: engine.MIMEBundle{"text/html": link, "text/plain": text}, Metadata: map[string]any{}}
+	return engine.Display{Data: engine.MIMEBundle{"text/html": link, "text/plain": text}, Metadata: map[string]any{},
+		File: &engine.File{Name: name, MIME: mime, Data: body}}
 }
 
 func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -43,6 +43,10 @@ func TestTranslateErrorNames(t *testing.T) {
 		{`budget eps=x {`, NameSyntaxError},
 		{`private_pca := 3`, NameSyntaxError},
 		{`f(a=1)`, NameSyntaxError},
+		// undefined names: a misspelling, not a syntax error
+		{`r := private_coutn(ds, eps=0.1)`, NameNameError},
+		{`budgt eps=1 {`, NameNameError},
+		{`r := nope`, "NameError"},
 	}
 	for _, c := range cases {
 		res, _ := s.run(c.cell)
@@ -172,7 +176,7 @@ func TestErrorTableListsEveryName(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, must := range []string{NameBudgetExceeded, "CompileError", "RuntimeError", "ImportError", "UnsupportedError", "InternalError", "InterpreterRestarted"} {
+	for _, must := range []string{NameBudgetExceeded, NameNameError, "CompileError", "RuntimeError", "ImportError", "UnsupportedError", "InternalError", "InterpreterRestarted"} {
 		if names[must] == "" {
 			t.Errorf("the scan of the source missed %s: the pattern is out of date", must)
 		}

@@ -127,7 +127,11 @@ func userPos(pos string) string {
 	return fmt.Sprintf("line %d", line)
 }
 
-var _ interp.Plugin = (*Runtime)(nil)
+var (
+	_ interp.Plugin       = (*Runtime)(nil)
+	_ interp.ChoiceLister = (*Runtime)(nil)
+	_ interp.StringLister = (*Runtime)(nil)
+)
 
 func init() {
 	interp.RegisterPlugin(func(stateDir string) (interp.Plugin, error) {
@@ -313,6 +317,47 @@ func (rt *Runtime) Choices(fn, kw string) []string {
 		}
 	}
 	return out
+}
+
+// Strings lists what fits a string argument of a DSL call, for completion
+// inside its literal (interp.StringLister): dataset("…") the registered
+// datasets, col="…" the columns of the call's dataset and by="…" its
+// categorical columns, when the first argument is a handle variable. All
+// of it is public: what %datasets and a handle's schema show. It reads
+// the registry (a read of the WAL database, which a running cell's charge
+// does not block) and the handle table, never data.
+func (rt *Runtime) Strings(fn, keyword string, pos int, first any) []string {
+	switch {
+	case fn == "dataset" && keyword == "" && pos == 0:
+		st, err := rt.Store()
+		if err != nil {
+			return nil
+		}
+		scs, err := st.Datasets()
+		if err != nil {
+			return nil
+		}
+		var names []string
+		for _, sc := range scs {
+			names = append(names, sc.Name)
+		}
+		return names
+	case keyword == "col" || keyword == "by":
+		h, ok := first.(Dataset)
+		if !ok {
+			return nil
+		}
+		e, ok := h.entry()
+		if !ok {
+			return nil
+		}
+		cats := categoricalNames(e.schema)
+		if keyword == "by" {
+			return cats
+		}
+		return append(append([]string(nil), e.schema.Columns...), cats...)
+	}
+	return nil
 }
 
 // Doc returns the help of a DSL function or magic.

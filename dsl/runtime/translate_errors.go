@@ -29,6 +29,11 @@ func (e *translateError) Unwrap() error             { return e.err }
 // neither an argument nor a magic error.
 const NameSyntaxError = "SyntaxError"
 
+// NameNameError is the name of an undefined name the translator finds (a
+// misspelt DSL function, with the name it probably meant), as the engine
+// names an undefined Go name: a misspelling is no syntax error.
+const NameNameError = "NameError"
+
 // argumentMessages and magicMessages recognise dsl/syntax's messages for
 // the argument checks of a DSL call (keywords, types, choices, required
 // and positional arguments, eps and delta ranges) and for magic lines.
@@ -36,6 +41,7 @@ const NameSyntaxError = "SyntaxError"
 // new message of the translator that falls through is caught there.
 var (
 	argumentMessages = regexp.MustCompile(`^(unknown keyword |keyword \w+ given twice|missing value after |positional argument after keyword|too many positional arguments|\w+ of \w+ is positional|\w+ does not take a spread|\w+ needs |eps=.*: eps must be|delta=.*: delta must be|\w+=.*: \w+ of \w+ takes |\w+=.* is not a valid \w+ for )`)
+	undefinedMessage = regexp.MustCompile(`^undefined: `)
 	magicMessages    = regexp.MustCompile(`^(unknown magic |unknown cell magic |a magic needs a name|no help for |%datasets takes no arguments|%%budget must be the first line)`)
 )
 
@@ -51,6 +57,8 @@ func classifyTranslateError(err error) error {
 		return &translateError{name: NameArgumentError, err: se}
 	case magicMessages.MatchString(se.Msg):
 		return &translateError{name: NameMagicError, err: se}
+	case undefinedMessage.MatchString(se.Msg):
+		return &translateError{name: NameNameError, err: se}
 	}
 	return err
 }

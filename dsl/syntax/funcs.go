@@ -318,10 +318,11 @@ var Funcs = sortFuncs([]Func{
 		Name: "download",
 		Positional: []Param{
 			{Name: "res", Type: "any", Required: true, Doc: "a result of a DSL function (PCAResult, CountResult, HistogramResult, …) or a matrix"},
-			{Name: "name", Type: "string", Required: true, Doc: "the file name the browser saves: NAME.csv (a table: loadings, counts per key, …) or NAME.json (every released field and the receipt)"},
+			{Name: "name", Type: "string", Required: true, Doc: "the file name the browser (or the REPL, or run) saves: NAME.csv (a table: loadings, counts per key, …) or NAME.json (every released field and the receipt)"},
 		},
 		Result: "",
-		Doc: "Displays a link that saves a result as a file (a data URI: the kernel writes no file). " +
+		Doc: "Displays a link that saves a result as a file (a data URI: the kernel writes no file); " +
+			"the REPL and privnotes run write the file to their --out directory (default: the current one) and say where. " +
 			"CSV holds the result's table; JSON holds every released field with its receipt, as json.Marshal gives it.",
 		Releases: "only what res already is",
 	},
