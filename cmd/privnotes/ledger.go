@@ -17,14 +17,14 @@ import (
 func init() {
 	register(&command{
 		name:    "ledger",
-		summary: "the privacy ledger: show [--dataset NAME] | export [--json | --csv] | verify",
+		summary: "the privacy ledger: show [--dataset NAME] | export [--json | --csv] [--dataset NAME]... | verify",
 		run:     runLedger,
 	})
 }
 
 const ledgerUsage = `Usage:
   privnotes ledger show [--dataset NAME] [--state DIR]
-  privnotes ledger export [--json | --csv] [--state DIR]
+  privnotes ledger export [--json | --csv] [--dataset NAME]... [--state DIR]
   privnotes ledger verify [--state DIR]
 `
 
@@ -84,7 +84,7 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "export":
-		fs := newFlags("ledger export", "ledger export [--json | --csv] [--state DIR]", `Writes the whole ledger, for audits and other tools: a text table, one JSON
+		fs := newFlags("ledger export", "ledger export [--json | --csv] [--dataset NAME]... [--state DIR]", `Writes the ledger, for audits and other tools: a text table, one JSON
 document (--json), or CSV with one row per registration, charge or removal
 (--csv; the seal records of stored releases are in the JSON chain). Every field is
 public: the ledger holds costs, public parameters, hashes and the released
@@ -92,8 +92,13 @@ public: the ledger holds costs, public parameters, hashes and the released
 the records exactly as hashed, the stored releases and each dataset's
 registered budget, so it can be committed next to an executed notebook and
 checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
-(docs/shared-notebooks.md).`, stderr)
+(docs/shared-notebooks.md). With --dataset (once per dataset), only those
+datasets' records: the JSON document is then a partial export, which still
+verifies from the first record to the head, every other dataset's record
+reduced to its id and hashes (docs/accounting.md §5).`, stderr)
 		asJSON := fs.Bool("json", false, "write one JSON document (default: a text table)")
+		var only ledgerDatasets
+		fs.Var(&only, "dataset", "only this dataset's records (repeat for several); --json: a partial export of those datasets")
 		asCSV := fs.Bool("csv", false, "write CSV, one row per registration, charge or removal: "+strings.Join(ledgerCSVHeader, ","))
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
@@ -110,9 +115,9 @@ checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
 		var out bytes.Buffer
 		err := st.View(context.Background(), func(v *ledger.View) error {
 			if *asCSV {
-				return writeLedgerCSV(&out, v)
+				return writeLedgerCSV(&out, v, only...)
 			}
-			return v.Export(&out, *asJSON)
+			return v.Export(&out, *asJSON, only...)
 		})
 		if err == nil {
 			_, err = out.WriteTo(stdout)
@@ -191,6 +196,19 @@ were altered or damaged.`, stderr)
 	return 2
 }
 
+// ledgerDatasets is a flag given once per dataset.
+type ledgerDatasets []string
+
+func (l *ledgerDatasets) String() string { return strings.Join(*l, ",") }
+
+func (l *ledgerDatasets) Set(name string) error {
+	if name == "" {
+		return errors.New("an empty dataset name")
+	}
+	*l = append(*l, name)
+	return nil
+}
+
 // ledgerCSVHeader names the columns of ledger export --csv: the record's
 // fields, its cost split into the measure and its parameters (empty for
 // register and remove records), and its public parameters as JSON.
@@ -198,11 +216,12 @@ var ledgerCSVHeader = []string{"id", "time", "kind", "dataset", "mechanism", "me
 
 // writeLedgerCSV writes every ledger record of v's snapshot as one CSV
 // row. Numbers are written in the shortest form that reads back exactly.
-func writeLedgerCSV(w io.Writer, v *ledger.View) error {
-	entries, err := v.Entries("")
+func writeLedgerCSV(w io.Writer, v *ledger.View, datasets ...string) error {
+	doc, err := v.ExportDoc(datasets...)
 	if err != nil {
 		return err
 	}
+	entries := doc.Records
 	cw := csv.NewWriter(w)
 	if err := cw.Write(ledgerCSVHeader); err != nil {
 		return err
