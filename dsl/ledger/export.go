@@ -77,7 +77,7 @@ type DatasetBudget struct {
 }
 
 // ExportDoc is the document Export writes with asJSON. Records are the
-// registrations, charges, removals and seals in readable form (Entries);
+// registrations, charges, removals and seals in readable form (Rows);
 // Chain every record as stored, to recompute their hashes.
 //
 // A partial export, of the datasets named in Datasets only, holds their
@@ -121,7 +121,7 @@ func (v *View) ExportDoc(datasets ...string) (*ExportDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := v.Entries("")
+	entries, err := v.Rows("")
 	if err != nil {
 		return nil, err
 	}
