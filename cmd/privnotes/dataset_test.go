@@ -124,7 +124,7 @@ func TestDatasetAndLedgerCommands(t *testing.T) {
 		t.Errorf("ledger show: exit %d:\n%s", code, out)
 	}
 	code, out, _ = runCLI("ledger", "export", "--json")
-	if code != 0 || !strings.Contains(out, `"schema_version": 3`) || strings.Contains(out, `"rows"`) {
+	if code != 0 || !strings.Contains(out, `"schema_version": 4`) || strings.Contains(out, `"rows"`) {
 		t.Errorf("ledger export: exit %d:\n%s", code, out)
 	}
 	code, out, _ = runCLI("ledger", "verify")

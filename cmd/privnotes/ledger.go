@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,14 +18,14 @@ import (
 func init() {
 	register(&command{
 		name:    "ledger",
-		summary: "the privacy ledger: show [--dataset NAME] | export [--json | --csv] | verify",
+		summary: "the privacy ledger: show [--dataset NAME] | export [--json | --csv] [--dataset NAME]... | verify",
 		run:     runLedger,
 	})
 }
 
 const ledgerUsage = `Usage:
   privnotes ledger show [--dataset NAME] [--state DIR]
-  privnotes ledger export [--json | --csv] [--state DIR]
+  privnotes ledger export [--json | --csv] [--dataset NAME]... [--state DIR]
   privnotes ledger verify [--state DIR]
 `
 
@@ -36,32 +37,27 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "show":
-		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints the ledger's registrations, charges and removals with their cost and cell\n(the seal records of stored releases are in ledger export --json), then the live\nreservations of federated calls in progress, which hold budget until they are\ncommitted, aborted or lapse.", stderr)
+		fs := newFlags("ledger show", "ledger show [--dataset NAME] [--state DIR]", "Prints the ledger's records with their cost and cell: registrations, charges,\nremovals, and the cost-free seal records that commit the chain to the stored\nreleases (\"seal of record N\"), numbered as in ledger verify and the exports;\nthen the live reservations of federated calls in progress, which hold budget\nuntil they are committed, aborted or lapse.", stderr)
 		name := fs.String("dataset", "", "only this dataset's records")
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
 			return code
 		}
 		defer st.Close()
-		// One snapshot: the records, the head and the count of seal
-		// records left out agree while a server keeps charging. It is
-		// written once the snapshot is closed: an open snapshot, waiting
-		// on a slow reader of stdout, keeps the write-ahead log from
-		// being checkpointed.
+		// One snapshot: the records and the head agree while a server
+		// keeps charging. It is written once the snapshot is closed: an
+		// open snapshot, waiting on a slow reader of stdout, keeps the
+		// write-ahead log from being checkpointed.
 		var out bytes.Buffer
 		err := st.View(context.Background(), func(v *ledger.View) error {
-			entries, err := v.Entries(*name)
+			rows, err := v.Rows(*name)
 			if err == nil && *name != "" {
 				_, err = v.Schema(*name)
-			}
-			all := entries
-			if err == nil && *name != "" {
-				all, err = v.Entries("")
 			}
 			if err != nil {
 				return err
 			}
-			if err := ledger.WriteTable(&out, entries); err != nil {
+			if err := ledger.WriteTable(&out, rows); err != nil {
 				return err
 			}
 			id, head, err := v.Head()
@@ -69,9 +65,6 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 				return err
 			}
 			fmt.Fprintf(&out, "head: record %d, hash %s\n", id, head)
-			if seals := id - int64(len(all)); seals > 0 {
-				fmt.Fprintf(&out, "(%d seal record(s), which commit the chain to the stored releases, are not listed: privnotes ledger export --json holds every record)\n", seals)
-			}
 			return showHeld(&out, v, *name)
 		})
 		if err != nil {
@@ -84,17 +77,23 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "export":
-		fs := newFlags("ledger export", "ledger export [--json | --csv] [--state DIR]", `Writes the whole ledger, for audits and other tools: a text table, one JSON
-document (--json), or CSV with one row per registration, charge or removal
-(--csv; the seal records of stored releases are in the JSON chain). Every field is
+		fs := newFlags("ledger export", "ledger export [--json | --csv] [--dataset NAME]... [--state DIR]", `Writes the ledger, for audits and other tools: a text table, one JSON
+document (--json), or CSV with one row per record (--csv: a registration's
+budget, accountant, unit, columns and data hash in columns of their own;
+the whole schema is in the JSON). Every field is
 public: the ledger holds costs, public parameters, hashes and the released
 (differentially private) values, never data. The JSON document also holds
 the records exactly as hashed, the stored releases and each dataset's
 registered budget, so it can be committed next to an executed notebook and
 checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
-(docs/shared-notebooks.md).`, stderr)
+(docs/shared-notebooks.md). With --dataset (once per dataset), only those
+datasets' records: the JSON document is then a partial export, which still
+verifies from the first record to the head, every other dataset's record
+reduced to its id and hashes (docs/accounting.md §5).`, stderr)
 		asJSON := fs.Bool("json", false, "write one JSON document (default: a text table)")
-		asCSV := fs.Bool("csv", false, "write CSV, one row per registration, charge or removal: "+strings.Join(ledgerCSVHeader, ","))
+		var only ledgerDatasets
+		fs.Var(&only, "dataset", "only this dataset's records (repeat for several); --json: a partial export of those datasets")
+		asCSV := fs.Bool("csv", false, "write CSV, one row per record: "+strings.Join(ledgerCSVHeader, ","))
 		st, _, code := openState(fs, args, stderr, false)
 		if st == nil {
 			return code
@@ -110,9 +109,9 @@ checked with `+"`privnotes notebook verify FILE.ipynb --ledger FILE.json`"+`
 		var out bytes.Buffer
 		err := st.View(context.Background(), func(v *ledger.View) error {
 			if *asCSV {
-				return writeLedgerCSV(&out, v)
+				return writeLedgerCSV(&out, v, only...)
 			}
-			return v.Export(&out, *asJSON)
+			return v.Export(&out, *asJSON, only...)
 		})
 		if err == nil {
 			_, err = out.WriteTo(stdout)
@@ -191,15 +190,35 @@ were altered or damaged.`, stderr)
 	return 2
 }
 
-// ledgerCSVHeader names the columns of ledger export --csv: the record's
-// fields, its cost split into the measure and its parameters (empty for
-// register and remove records), and its public parameters as JSON.
-var ledgerCSVHeader = []string{"id", "time", "kind", "dataset", "mechanism", "measure", "eps", "delta", "rho", "mu", "cell", "params", "prev_hash", "hash"}
+// ledgerDatasets is a flag given once per dataset.
+type ledgerDatasets []string
 
-// writeLedgerCSV writes every ledger record of v's snapshot as one CSV
-// row. Numbers are written in the shortest form that reads back exactly.
-func writeLedgerCSV(w io.Writer, v *ledger.View) error {
-	entries, err := v.Entries("")
+func (l *ledgerDatasets) String() string { return strings.Join(*l, ",") }
+
+func (l *ledgerDatasets) Set(name string) error {
+	if name == "" {
+		return errors.New("an empty dataset name")
+	}
+	*l = append(*l, name)
+	return nil
+}
+
+// ledgerCSVHeader names the columns of ledger export --csv: the record's
+// fields; its cost split into the measure and its parameters (a charge's
+// only); its public parameters as JSON (a charge's and a seal's); and a
+// registration's schema in columns of its own rather than one JSON cell:
+// the budget and accountant it is charged against, the privacy unit, the
+// numeric columns (space-separated), and the data hash (of a removal too).
+// The rest of a schema (bounds, categories, label, clip, ...) is in the
+// JSON export.
+var ledgerCSVHeader = []string{"id", "time", "kind", "dataset", "mechanism", "measure", "eps", "delta", "rho", "mu", "cell", "params",
+	"budget_eps", "budget_delta", "accountant", "unit", "columns", "data_hash", "prev_hash", "hash"}
+
+// writeLedgerCSV writes every ledger record of v's snapshot (of datasets
+// only, if any are given) as one CSV row, seal records included. Numbers
+// are written in the shortest form that reads back exactly.
+func writeLedgerCSV(w io.Writer, v *ledger.View, datasets ...string) error {
+	doc, err := v.ExportDoc(datasets...)
 	if err != nil {
 		return err
 	}
@@ -208,13 +227,28 @@ func writeLedgerCSV(w io.Writer, v *ledger.View) error {
 		return err
 	}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	for _, e := range entries {
+	for _, e := range doc.Records {
 		measure, eps, delta, rho, mu := "", "", "", "", ""
 		if ev := e.Event; ev != nil {
 			measure, eps, delta, rho, mu = ev.Kind.String(), num(ev.Eps), num(ev.Delta), num(ev.Rho), num(ev.Mu)
 		}
+		params := string(e.Params)
+		var bEps, bDelta, acct, unit, cols, dataHash string
+		if e.Kind == "register" || e.Kind == "remove" {
+			var p struct {
+				Schema   *ledger.Schema `json:"schema"`
+				DataHash string         `json:"data_hash"`
+			}
+			if err := json.Unmarshal(e.Params, &p); err != nil {
+				return fmt.Errorf("record %d: corrupt parameters: %v (privnotes ledger verify checks the ledger)", e.ID, err)
+			}
+			params, dataHash = "", p.DataHash
+			if sc := p.Schema; sc != nil {
+				bEps, bDelta, acct, unit, cols = num(sc.Budget.Eps), num(sc.Budget.Delta), sc.Accountant, sc.Unit, strings.Join(sc.Columns, " ")
+			}
+		}
 		row := []string{strconv.FormatInt(e.ID, 10), e.Time.UTC().Format(time.RFC3339Nano), e.Kind, e.Dataset, e.Mechanism,
-			measure, eps, delta, rho, mu, e.Cell, string(e.Params), e.PrevHash, e.Hash}
+			measure, eps, delta, rho, mu, e.Cell, params, bEps, bDelta, acct, unit, cols, dataHash, e.PrevHash, e.Hash}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

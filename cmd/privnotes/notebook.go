@@ -139,6 +139,9 @@ something fails (the line says why and names the cell), 2 usage.`, stderr)
 	}
 	fmt.Fprintf(stdout, "verified: %d output(s) of %s against %s (head record %d, hash %s; the head covers every record and, through the seal records, every stored value)\n",
 		verifiedN, file, source, doc.HeadID, ledger.ShortHash(doc.HeadHash))
+	if len(led.Datasets) > 0 {
+		fmt.Fprintf(stdout, "the ledger is a partial export of %s: every other dataset's record is in its chain as its id and hashes only (docs/shared-notebooks.md)\n", strings.Join(led.Datasets, ", "))
+	}
 	if *ledgerFile != "" {
 		// The head suffices to pin the ledger (docs/shared-notebooks.md);
 		// the file's digest is an extra for a reader with the owner's copy.

@@ -36,6 +36,42 @@ func newChainWalk() *chainWalk {
 		seals: map[int64]sealSeen{}}
 }
 
+// link checks the place of the i-th record (from 0) in the chain: its id
+// follows the one before and its prev_hash is the hash of the record
+// before. It is all that can be checked of a redacted link of a partial
+// export (ExportDoc.Datasets), whose content is left out; step checks the
+// rest of a full record.
+func (w *chainWalk) link(i int, id int64, prevHash, hash string) error {
+	bad := func(format string, args ...any) error {
+		return &ChainError{ID: id, Reason: fmt.Sprintf(format, args...)}
+	}
+	if id != int64(i+1) {
+		return bad("expected id %d: records are missing or reordered", i+1)
+	}
+	if prevHash != w.prev {
+		return bad("prev_hash does not match the hash of record %d", id-1)
+	}
+	if !isHash(hash) {
+		return bad("its hash %q is not a SHA-256 in hex", hash)
+	}
+	w.prev = hash
+	return nil
+}
+
+// isHash reports whether h is a SHA-256 as the ledger writes it: 64
+// lowercase hex digits.
+func isHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // step checks r, the i-th record (from 0).
 func (w *chainWalk) step(i int, r record) error {
 	bad := func(format string, args ...any) error {

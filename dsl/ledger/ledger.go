@@ -370,11 +370,11 @@ func (s *Store) Remaining(datasetName string) (accounting.Budget, error) {
 // Entry is a ledger record as read back.
 type Entry struct {
 	ID        int64             `json:"id"`
-	Kind      string            `json:"kind"` // "register", "charge" or "remove"
+	Kind      string            `json:"kind"` // "register", "charge", "remove" or "seal"
 	Dataset   string            `json:"dataset"`
 	Mechanism string            `json:"mechanism"`
 	Params    json.RawMessage   `json:"params"`
-	Event     *accounting.Event `json:"event"` // nil for "register" and "remove"
+	Event     *accounting.Event `json:"event"` // nil but for "charge"
 	Cell      string            `json:"cell"`
 	Time      time.Time         `json:"time"`
 	PrevHash  string            `json:"prev_hash"`
@@ -382,10 +382,10 @@ type Entry struct {
 }
 
 // Entries returns the ledger records of one dataset, or of all when name
-// is empty, in order: registrations, charges and removals, what the
-// ledger's tables show. Seal records, which cost nothing and commit the
-// chain to the stored releases (release.go), are in the chain (records,
-// ExportDoc.Chain) but not here, so ids may skip them.
+// is empty, in order: registrations, charges and removals, the records
+// that spend or set a budget. Seal records, which cost nothing and commit
+// the chain to the stored releases (release.go), are left out; Rows has
+// them.
 func (s *Store) Entries(name string) (es []Entry, err error) {
 	err = s.view(func(v *View) error { es, err = v.Entries(name); return err })
 	return es, err
@@ -393,13 +393,25 @@ func (s *Store) Entries(name string) (es []Entry, err error) {
 
 // Entries is Store.Entries in v's snapshot.
 func (v *View) Entries(name string) ([]Entry, error) {
+	return v.entries(name, false)
+}
+
+// Rows returns every ledger record of one dataset, or of all when name is
+// empty, seal records included, in order: what the ledger's tables show
+// (ledger show, %ledger, the exports), so that their ids are the chain's,
+// without the gaps that hidden seal records would leave.
+func (v *View) Rows(name string) ([]Entry, error) {
+	return v.entries(name, true)
+}
+
+func (v *View) entries(name string, seals bool) ([]Entry, error) {
 	recs, err := v.records(name)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Entry, 0, len(recs))
 	for _, r := range recs {
-		if r.Kind == "seal" {
+		if r.Kind == "seal" && !seals {
 			continue
 		}
 		e := Entry{ID: r.ID, Kind: r.Kind, Dataset: r.Dataset, Mechanism: r.Mechanism, Params: json.RawMessage(r.Params),
@@ -629,6 +641,8 @@ var TableHeader = []string{"ID", "TIME (UTC)", "DATASET", "MECHANISM", "COST", "
 // TableRow returns the cells of e's row in the ledger table, in TableHeader
 // order. The cost omits the mechanism (it has its own column) and the hash is
 // shortened to 12 hex digits.
+// A seal record's row names the charge whose release it seals in the
+// mechanism column ("seal of record 3") and costs nothing ("-").
 func (e Entry) TableRow() []string {
 	cost := "-"
 	if e.Event != nil {
@@ -636,11 +650,14 @@ func (e Entry) TableRow() []string {
 		ev.Mechanism = ""
 		cost = ev.String()
 	}
-	hash := e.Hash
-	if len(hash) > 12 {
-		hash = hash[:12]
+	mech := e.Mechanism
+	if e.Kind == "seal" {
+		var p sealParams
+		if json.Unmarshal(e.Params, &p) == nil {
+			mech = fmt.Sprintf("seal of record %d", p.Record)
+		}
 	}
-	return []string{fmt.Sprint(e.ID), e.Time.Format("2006-01-02 15:04:05"), e.Dataset, e.Mechanism, cost, e.Cell, hash}
+	return []string{fmt.Sprint(e.ID), e.Time.Format("2006-01-02 15:04:05"), e.Dataset, mech, cost, e.Cell, ShortHash(e.Hash)}
 }
 
 // WriteTable writes entries as an aligned text table.

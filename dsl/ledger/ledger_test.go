@@ -439,7 +439,7 @@ func TestExport(t *testing.T) {
 	if err := st.Export(&b, true); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"schema_version": 3`, `"kind": "register"`, `"mechanism": "pca/gauss"`, `"method": "gauss"`, `"Kind": "approx"`, `"prev_hash"`} {
+	for _, want := range []string{`"schema_version": 4`, `"kind": "register"`, `"mechanism": "pca/gauss"`, `"method": "gauss"`, `"Kind": "approx"`, `"prev_hash"`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("JSON export lacks %s:\n%s", want, b.String())
 		}

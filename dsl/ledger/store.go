@@ -67,8 +67,10 @@ const SchemaVersion = 5
 
 // ExportVersion is the version of the document Export writes. Version 2
 // adds the chain as stored, the releases and the registered budgets;
-// version 3 chains have seal records, which every stored release needs.
-const ExportVersion = 3
+// version 3 chains have seal records, which every stored release needs;
+// version 4 adds partial exports (ExportDoc.Datasets), whose chain holds
+// redacted links for the records of the datasets left out.
+const ExportVersion = 4
 
 // DBName is the database file inside the state directory.
 const DBName = "state.db"

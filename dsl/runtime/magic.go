@@ -113,20 +113,56 @@ func magicNames() []string {
 	return append(ns, "%%budget")
 }
 
-func (rt *Runtime) ledgerText(name string) (string, string) {
+// ledgerAll is the argument of %ledger for every dataset's records.
+const ledgerAll = "--all"
+
+// ledgerText is %ledger's table. Without an argument it shows the
+// records of the datasets this session opened (dataset("NAME")), not the
+// whole state directory's, which holds other analysts' datasets too;
+// "%ledger NAME" shows one dataset's and "%ledger --all" every record.
+// Seal records are rows of their own, so the ids are the chain's, as
+// `privnotes ledger verify` and the exports number them.
+func (rt *Runtime) ledgerText(arg string) (string, string) {
 	st := rt.mustStore()
-	if name != "" {
-		if _, err := st.Schema(name); err != nil {
-			panic(rt.unknownDataset("%ledger "+name, name))
+	var keep func(dataset string) bool
+	var scope string
+	switch arg {
+	case ledgerAll:
+		keep = func(string) bool { return true }
+	case "":
+		opened := rt.openedDatasets()
+		if len(opened) == 0 {
+			return "this session has opened no dataset yet (dataset(\"NAME\")): %ledger NAME shows one dataset's records, %ledger --all every dataset's\n", ""
 		}
+		set := map[string]bool{}
+		for _, n := range opened {
+			set[n] = true
+		}
+		keep = func(n string) bool { return set[n] }
+		scope = fmt.Sprintf("records of the dataset(s) this session opened: %s (%%ledger --all shows every dataset's, %%ledger NAME one dataset's)", strings.Join(opened, ", "))
+	default:
+		if _, err := st.Schema(arg); err != nil {
+			panic(rt.unknownDataset("%ledger "+arg, arg))
+		}
+		keep = func(n string) bool { return n == arg }
 	}
-	// One snapshot for the rows and the head, so the head is the last
-	// record listed even while another process charges.
-	var entries []ledger.Entry
+	// One snapshot for the rows, the releases and the head, so the head is
+	// the last record of the chain the rows were read from even while
+	// another process charges.
+	var rows []ledger.Entry
+	var rels []ledger.StoredRelease
 	var head string
 	err := st.View(context.Background(), func(v *ledger.View) error {
-		var err error
-		if entries, err = v.Entries(name); err != nil {
+		all, err := v.Rows("")
+		if err != nil {
+			return err
+		}
+		for _, e := range all {
+			if keep(e.Dataset) {
+				rows = append(rows, e)
+			}
+		}
+		if rels, err = v.Releases(""); err != nil {
 			return err
 		}
 		_, head, err = v.Head()
@@ -135,20 +171,46 @@ func (rt *Runtime) ledgerText(name string) (string, string) {
 	if err != nil {
 		panic(errorf(NameLedgerError, "%%ledger: %v", err))
 	}
-	if len(entries) == 0 {
+	if len(rows) == 0 {
 		return "the ledger is empty\n", ""
 	}
 	t := &magicTable{class: "ledger", header: ledger.TableHeader}
-	for _, e := range entries {
+	for _, e := range rows {
 		row := e.TableRow()
 		row[5] = shortCell(e.Cell)
 		t.rows = append(t.rows, row)
 	}
-	if head != "" {
-		t.notes = append(t.notes, rt.ledgerNameNotes(name)...)
-		t.notes = append(t.notes, fmt.Sprintf("head hash %s (keep a copy elsewhere to detect truncation; `privnotes ledger verify` checks the chain; `privnotes ledger show` prints full cell ids)", head))
+	if scope != "" {
+		t.notes = append(t.notes, scope)
 	}
+	t.notes = append(t.notes, rt.ledgerNameNotes(rels, keep)...)
+	t.notes = append(t.notes, fmt.Sprintf("head hash %s (keep a copy elsewhere to detect truncation; `privnotes ledger verify` checks the chain; `privnotes ledger show` prints full cell ids)", head))
 	return t.text(), t.html()
+}
+
+// openedDatasets are the registered datasets this session opened with
+// dataset("NAME"), sorted: what %ledger shows without an argument. A
+// data service's datasets (dataset(NAME, server=...)) are charged in that
+// service's ledger, not this one.
+func (rt *Runtime) openedDatasets() []string {
+	rt.mu.Lock()
+	hs := make([]Dataset, 0, len(rt.byName))
+	for _, h := range rt.byName {
+		hs = append(hs, h)
+	}
+	rt.mu.Unlock()
+	set := map[string]bool{}
+	for _, h := range hs {
+		if e, ok := h.entry(); ok && e.server == "" {
+			set[e.name] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func (rt *Runtime) budgetText(name string) (string, string) {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 )
 
@@ -80,18 +81,14 @@ func (rt *Runtime) noteReplay(b *binding, rc *Receipt) {
 	rt.replays = append(rt.replays, replay{cell: b.label, dataset: rc.Dataset, name: rc.Name, record: rc.LedgerID})
 }
 
-// ledgerNameNotes are %ledger's lines about names: the named releases of
-// the records shown, and the calls this session replayed.
-func (rt *Runtime) ledgerNameNotes(dataset string) []string {
-	st := rt.mustStore()
-	rels, err := st.Releases(dataset)
-	if err != nil {
-		return nil
-	}
+// ledgerNameNotes are %ledger's lines about names: the named releases
+// among rels, and the calls this session replayed, of the datasets keep
+// accepts (those whose records %ledger shows).
+func (rt *Runtime) ledgerNameNotes(rels []ledger.StoredRelease, keep func(dataset string) bool) []string {
 	var notes []string
 	var named []string
 	for _, r := range rels {
-		if r.Name != "" {
+		if r.Name != "" && keep(r.Dataset) {
 			named = append(named, fmt.Sprintf("%q → record %d", r.Name, r.Record))
 		}
 	}
@@ -103,7 +100,7 @@ func (rt *Runtime) ledgerNameNotes(dataset string) []string {
 	rt.mu.Unlock()
 	sort.SliceStable(reps, func(i, j int) bool { return reps[i].record < reps[j].record })
 	for _, r := range reps {
-		if dataset == "" || r.dataset == dataset {
+		if keep(r.dataset) {
 			notes = append(notes, fmt.Sprintf("replayed in %s: %q from record %d, no new charge", r.cell, r.name, r.record))
 		}
 	}

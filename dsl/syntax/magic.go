@@ -14,7 +14,7 @@ import (
 
 // LineMagics lists the line magics with their one-line description.
 var LineMagics = map[string]string{
-	"ledger":   "%ledger [DATASET]: the ledger records (all datasets, or one)",
+	"ledger":   "%ledger [DATASET | --all]: the ledger records of the datasets this session opened (one dataset's, or every dataset's)",
 	"budget":   "%budget [DATASET]: spent and remaining budget per dataset, and the open budget block",
 	"datasets": "%datasets: the registered datasets and their public schema",
 	"help":     "%help [NAME]: help on a DSL function, or the list of functions and magics",

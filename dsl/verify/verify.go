@@ -358,6 +358,9 @@ func checkOutput(where string, o Output, st *Stamp, led *ledger.Verified) Line {
 		return fail("%s: the receipt (ledger record %d) carries no release hash: the release was not stored, or the receipt was edited", what, st.LedgerID)
 	}
 	rec, ok := led.Records[st.LedgerID]
+	if !ok && led.Redacted[st.LedgerID] {
+		return fail("%s: ledger record %d is not in this partial export of %s: export the notebook's datasets (privnotes ledger export --json --dataset NAME, once per dataset)", what, st.LedgerID, strings.Join(led.Datasets, ", "))
+	}
 	if !ok || rec.Kind != "charge" {
 		return fail("%s: ledger record %d is not a charge of this ledger", what, st.LedgerID)
 	}
@@ -709,6 +712,11 @@ func chainPrice(rec ledger.ChainRecord, led *ledger.Verified) (price, error) {
 	}
 	for id := int64(1); id <= last; id++ {
 		r, ok := led.Records[id]
+		if !ok && led.Redacted[id] {
+			// A record of another dataset in a partial export:
+			// VerifyExport checked that rec's dataset's are in full.
+			continue
+		}
 		if !ok {
 			return p, fmt.Errorf("ledger record %d is missing", id)
 		}
