@@ -10,7 +10,6 @@ import (
 	"os/signal"
 
 	"github.com/privnotes/privnotes/dsl/engine"
-	"github.com/privnotes/privnotes/dsl/ledger"
 )
 
 func init() {
@@ -70,7 +69,7 @@ Exit status: 0 ok, 1 error, 2 usage, 3 refused by the budget tracker,
 		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
 		return exitUsage
 	}
-	dir, err := ledger.StateDir(cf.state)
+	dir, err := cellStateDir(cf.state)
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
 		return exitError

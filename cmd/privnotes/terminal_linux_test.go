@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -107,7 +106,7 @@ func TestTracebackColours(t *testing.T) {
 // names the state directory, and a failing cell's traceback is coloured.
 func TestInteractiveReplOnATerminal(t *testing.T) {
 	master, term := openPty(t)
-	state := filepath.Join(t.TempDir(), "state")
+	state := t.TempDir()
 	cmd := exec.Command(os.Args[0], "repl", "--state", state, "--history", "off")
 	cmd.Env = append(os.Environ(), cellChildEnv+"=1", "TERM=xterm", "NO_COLOR=")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = term, term, term

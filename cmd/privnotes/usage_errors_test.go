@@ -364,7 +364,7 @@ func TestGuardReportsKilledChild(t *testing.T) {
 			var errb bytes.Buffer
 			done := make(chan int, 1)
 			go func() {
-				done <- guarded("run", runScript, []string{"--state", filepath.Join(dir, "state"), script}, nil, out, &errb)
+				done <- guarded("run", runScript, []string{"--state", dir, script}, nil, out, &errb)
 			}()
 			waitFor(t, "the script's output", out.String, "started\n")
 			child := childOf(t, script)
