@@ -289,7 +289,7 @@ func scanOwnerNotes(ctx context.Context, info *snapshot.Info, columns []string, 
 			for _, v := range row {
 				s += v * v
 			}
-			if math.Sqrt(s) > clip {
+			if clip > 0 && math.Sqrt(s) > clip {
 				notes.over++
 			}
 			if classes != nil {
