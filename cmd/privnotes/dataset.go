@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -268,6 +269,19 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 	fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
 	fmt.Fprintf(tw, "  registered\t%s\n", info.Created.Format("2006-01-02 15:04:05 UTC"))
 	tw.Flush()
+}
+
+// sourcePath is the source a registration records: the file's absolute
+// path, which names it wherever `dataset show` runs (a relative path as
+// typed names a file only from the directory it was typed in).
+func sourcePath(file string) string {
+	if file == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(file); err == nil {
+		return abs
+	}
+	return file
 }
 
 // clipLabel is a registered clip norm, "none" for a dataset registered
