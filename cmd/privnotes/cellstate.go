@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 )
@@ -40,4 +41,17 @@ func cellStateDir(flagValue string) (string, error) {
 		return "", fmt.Errorf("state directory %s (from %s) is not a directory; give the directory that holds state.db", dir, from)
 	}
 	return dir, nil
+}
+
+// scriptCell is the ledger's "cell" of a script run by privnotes run: its
+// absolute path and line 1, so that a charge names the script whatever
+// directory it was run from (a path as typed, "a.pn", names none).
+// Standard input ("-") stays "-:1".
+func scriptCell(file string) string {
+	if file != "-" {
+		if abs, err := filepath.Abs(file); err == nil {
+			file = abs
+		}
+	}
+	return file + ":1"
 }

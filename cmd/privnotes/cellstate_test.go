@@ -70,3 +70,22 @@ func TestCellCommandsRefuseMissingState(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptCellIsAbsolute: the ledger's "cell" of a script's charge is
+// the script's absolute path, not the relative one typed (which names no
+// file once the ledger is read from elsewhere).
+func TestScriptCellIsAbsolute(t *testing.T) {
+	state, _ := registeredState(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "count.pn"), []byte(`c := private_count(dataset("d"), eps=0.1, delta=1e-6)`+"\n_ = c\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if code, _, errs := runCLI("run", "--state", state, "count.pn"); code != 0 {
+		t.Fatal(errs)
+	}
+	_, out, _ := runCLI("ledger", "export", "--csv", "--state", state)
+	if want := "," + filepath.Join(dir, "count.pn") + ":1"; !strings.Contains(out, want) {
+		t.Errorf("ledger export:\n%s\nwant the cell %q", out, want)
+	}
+}

@@ -82,7 +82,7 @@ Exit status: 0 ok, 1 error, 2 usage, 3 refused by the budget tracker,
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	out := newTextOutput(stdout, stderr, cf.images)
-	res := eng.Execute(ctx, engine.ExecuteRequest{Code: string(src), StoreHistory: true, CellID: file + ":1", ExecutionCount: 1}, out)
+	res := eng.Execute(ctx, engine.ExecuteRequest{Code: string(src), StoreHistory: true, CellID: scriptCell(file), ExecutionCount: 1}, out)
 	out.finish()
 	if res.Value != nil {
 		out.show(*res.Value)
