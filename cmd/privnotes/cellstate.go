@@ -36,7 +36,11 @@ func cellStateDir(flagValue string) (string, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("no privnotes state in %s (from %s): the directory does not exist; check the name, register data there with `privnotes dataset add NAME --state %s ...`, or create it (mkdir -p %s) to start a session without datasets", dir, from, dir, dir)
 	case err != nil:
-		return "", fmt.Errorf("state directory %s (from %s): %w", dir, from, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is named already
+		}
+		return "", fmt.Errorf("state directory %s (from %s): %w; give a directory that holds privnotes state, or one to create with mkdir -p", dir, from, err)
 	case !fi.IsDir():
 		return "", fmt.Errorf("state directory %s (from %s) is not a directory; give the directory that holds state.db", dir, from)
 	}
