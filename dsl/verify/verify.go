@@ -668,8 +668,9 @@ func boundTo(rc *release.Receipt, rel ledger.StoredRelease) string {
 
 // pricedAs checks what the receipt says of the dataset's budget against
 // the chain (chainPrice), to name the field in the usual edits; "" when
-// it matches. A replay names no filter and shows the budget left when it
-// ran, which fromLedger checks.
+// it matches. A replay names the filter of the charge it replays (none,
+// from earlier versions) and shows the budget left when it ran, which
+// fromLedger checks.
 func pricedAs(rc *release.Receipt, rec ledger.ChainRecord, led *ledger.Verified) string {
 	p, err := chainPrice(rec, led)
 	switch {
