@@ -89,7 +89,8 @@ note: keeping $state: $why.
   this state (its named calls replay their stored releases at no cost).
   To run the demo from a fresh state, move this one away first, for example:
     mv $state ${state%/}-$(date +%Y%m%d-%H%M%S)
-  (then point PRIVNOTES_STATE, or a kernel: privnotes install --state DIR, at it).
+  and, to go on working with it there, point PRIVNOTES_STATE (and a kernel:
+  privnotes install --state DIR) at its new path.
 EOF
 	echo kept
 	;;
