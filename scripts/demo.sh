@@ -114,6 +114,9 @@ name=$(basename "$NOTEBOOK" .ipynb)
 if [ "$name" = federated ]; then
 	# Section 4 federates three local data owners: start their servers
 	# (notebooks/scripts/federation.sh) and stop them however this ends.
+	# Their state directories are the demo's own simulation of three
+	# owners, rebuilt each run; no document tells anyone to use them (the
+	# state for your own work is $state, which demo_state.sh keeps).
 	step "starting the three data owners' servers in $build/federation"
 	trap 'sh notebooks/scripts/federation.sh stop "$build/federation"' EXIT
 	rm -rf "$build/federation"
