@@ -17,6 +17,9 @@ import (
 // with DatasetError. An existing directory, even empty, is accepted (mkdir
 // is how to ask for a new state), and so is a registered one.
 func TestCellCommandsRefuseMissingState(t *testing.T) {
+	// A test that gave --servers may have left them in the environment
+	// (apply sets it), where they would exempt the local state.
+	t.Setenv(envServers, "")
 	registered, _ := registeredState(t)
 	empty := t.TempDir()
 	typo := filepath.Join(t.TempDir(), "stat")
