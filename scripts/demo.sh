@@ -7,8 +7,12 @@
 #  2. builds bin/privnotes;
 #  3. installs the kernel spec into a project-local Jupyter path
 #     (build/jupyter/share/jupyter, found through JUPYTER_PATH), pointing the
-#     kernel at a fresh demo state directory (build/demo-state);
-#  4. registers the demo data sets there, as their data owner would;
+#     kernel at the demo state directory (build/demo-state): a new one, or
+#     the previous run's when it holds anything that run did not make (the
+#     README's first analysis registers data there): a ledger is never
+#     deleted (scripts/demo_state.sh);
+#  4. registers the demo data sets there that are missing, as their data
+#     owner would (the generated matrix file is kept in build/demo-data);
 #  5. executes notebooks/quickstart.ipynb through the kernel (nbclient) and
 #     writes the executed notebook and an HTML rendering under build/demo/
 #     (NOTEBOOK=notebooks/federated.ipynb also starts the three local data
@@ -43,6 +47,22 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 step() { printf '\n==> %s\n' "$*"; }
 start=$(now)
 
+step "checking the Go toolchain and its C compiler"
+if ! command -v "$GO" >/dev/null; then
+	echo "error: no Go toolchain ($GO) on PATH; install Go 1.26 from https://go.dev/dl/" >&2
+	exit 1
+fi
+# The data engine links DuckDB through cgo: without a C compiler the build
+# would fail after minutes of compiling, so check for one before anything.
+cc=$("$GO" env CC 2>/dev/null || :)
+cc=${cc%% *}
+if [ "$("$GO" env CGO_ENABLED 2>/dev/null || :)" != 1 ] || ! command -v "${cc:-gcc}" >/dev/null; then
+	echo "error: building privnotes needs cgo and a C compiler (${cc:-gcc}, for DuckDB), and $GO has none:" >&2
+	echo "    sudo apt-get install gcc        # then run make demo again (with CGO_ENABLED unset or 1)" >&2
+	exit 1
+fi
+echo "ok: $("$GO" version), cgo with $cc"
+
 step "checking the Jupyter tools of $PY"
 if ! [ -x "$PY" ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -74,27 +94,29 @@ fi
 echo "ok: $("$PY" -c 'import nbclient, nbconvert; print("nbclient", nbclient.__version__, "nbconvert", nbconvert.__version__)')"
 
 step "building $bin"
-if ! command -v "$GO" >/dev/null; then
-	echo "error: no Go toolchain ($GO) on PATH; install Go 1.26 from https://go.dev/dl/" >&2
-	exit 1
-fi
 t=$(now)
 "$GO" build -o "$bin" ./cmd/privnotes
 echo "built in $(elapsed "$t") s"
 
+step "preparing the state directory $state"
+mode=$(sh scripts/demo_state.sh prepare "$bin" "$state")
+
 step "installing the kernel spec into $jupyter (state: $state)"
-rm -rf "$jupyter" "$state" "$out"
+rm -rf "$jupyter" "$out"
 "$bin" install --prefix "$jupyter" --name "$kernel" --state "$state"
 JUPYTER_PATH=$jupyter/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}
 export JUPYTER_PATH
 
 step "registering the demo data sets in $state (the data owner's step)"
-sh notebooks/scripts/register_datasets.sh "$bin" "$state"
+sh notebooks/scripts/register_datasets.sh "$bin" "$state" "$build/demo-data"
 
 name=$(basename "$NOTEBOOK" .ipynb)
 if [ "$name" = federated ]; then
 	# Section 4 federates three local data owners: start their servers
 	# (notebooks/scripts/federation.sh) and stop them however this ends.
+	# Their state directories are the demo's own simulation of three
+	# owners, rebuilt each run; no document tells anyone to use them (the
+	# state for your own work is $state, which demo_state.sh keeps).
 	step "starting the three data owners' servers in $build/federation"
 	trap 'sh notebooks/scripts/federation.sh stop "$build/federation"' EXIT
 	rm -rf "$build/federation"
@@ -123,6 +145,11 @@ EOF
 
 step "the ledger of the demo state"
 "$bin" ledger show --state "$state" || true
+if [ "$mode" != kept ]; then
+	# What this run made, so that the next run may start afresh if nothing
+	# else is added (never after running on a state it kept).
+	sh scripts/demo_state.sh record "$bin" "$state"
+fi
 
 if [ "$status" -ne 0 ]; then
 	printf "\nerror: %s failed; the executed notebook shows where: %s (kernel log: %s)\n" "$NOTEBOOK" "$out/$name.ipynb" "$out/kernel.log" >&2

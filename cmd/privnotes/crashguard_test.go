@@ -43,7 +43,7 @@ func TestRunCrashIsContained(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	start := time.Now()
-	code := dispatch([]string{"run", "--state", filepath.Join(dir, "state"), p}, &out, &errb)
+	code := dispatch([]string{"run", "--state", dir, p}, &out, &errb)
 	elapsed := time.Since(start)
 	if code != exitCrashed {
 		t.Fatalf("exit status %d, want %d (stderr %q)", code, exitCrashed, errb.String())

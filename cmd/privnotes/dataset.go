@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -26,7 +27,7 @@ func init() {
 }
 
 const datasetUsage = `Usage:
-  privnotes dataset add NAME --from FILE --eps E --delta D --clip NORM [flags]
+  privnotes dataset add NAME --from FILE --eps E --delta D [--clip NORM] [flags]
   privnotes dataset add NAME --matrix FILE --entry-bound B --eps E --delta D [--rectangular]
   privnotes dataset list [--state DIR]
   privnotes dataset show NAME [--owner] [--state DIR]
@@ -105,7 +106,7 @@ type addFlags struct {
 
 // parseAdd parses and validates the flags of dataset add.
 func parseAdd(args []string, stderr io.Writer) (string, *addFlags, error) {
-	fs := newFlags("dataset add", "dataset add NAME (--from FILE | --sql QUERY | --csv FILE) --eps E --delta D --clip NORM [flags]", `Registers data as dataset NAME with a total privacy budget (data owner
+	fs := newFlags("dataset add", "dataset add NAME (--from FILE | --sql QUERY | --csv FILE) --eps E --delta D [--clip NORM] [flags]", `Registers data as dataset NAME with a total privacy budget (data owner
 only). A budget cannot be raised; a dataset that was never charged can be
 removed with "privnotes dataset rm NAME" (a typo at registration) and the
 name registered again.
@@ -135,7 +136,7 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	fs.Var(&f.categories, "categories", "public domain of a categorical column, COLUMN=A,B,C (repeatable; --from and --sql only); other values fall into \"other\"")
 	fs.Var(unsetFloat{&f.eps}, "eps", "total privacy budget ε for this dataset (required, > 0)")
 	fs.Var(unsetFloat{&f.delta}, "delta", "total privacy budget δ (required, in [0, 1); 0 allows pure ε-DP mechanisms only)")
-	fs.Var(unsetFloat{&f.clip}, "clip", "L2 norm each row is clipped to at analysis time (required, > 0; public: choose it without looking at the data)")
+	fs.Var(unsetFloat{&f.clip}, "clip", "L2 norm each row is clipped to at analysis time (> 0; public: choose it without looking at the data). Needed by the matrix methods (private_pca, private_mean of columns=, private_classify_jl, private_fedrep), which refuse a dataset without it; counts, histograms, sums and quantiles do not use it")
 	fs.StringVar(&f.unit, "unit", "row", "privacy unit: row, or user:COLUMN (all rows with the same COLUMN value are one user)")
 	fs.StringVar(&f.columns, "columns", "", "CSV only: feature columns: names, 1-based positions or ranges, comma-separated (default: all but the user, label and sklearn class columns)")
 	fs.StringVar(&f.label, "label", "", "label column for regression (kept apart from the features)")
@@ -171,9 +172,7 @@ FedRep) run only on datasets whose count is public.`, stderr)
 		return "", nil, errors.New("--delta is required: the dataset's total δ (0 allows only pure ε-DP mechanisms; 1e-6 or less than 1/rows is usual)")
 	case !(f.delta >= 0 && f.delta < 1):
 		return "", nil, fmt.Errorf("--delta %v: must be in [0, 1)", f.delta)
-	case math.IsNaN(f.clip):
-		return "", nil, errors.New("--clip NORM is required: rows are clipped to this L2 norm at analysis time (choose it from domain knowledge, not from the data)")
-	case !(f.clip > 0) || math.IsInf(f.clip, 0):
+	case !math.IsNaN(f.clip) && (!(f.clip > 0) || math.IsInf(f.clip, 0)):
 		return "", nil, fmt.Errorf("--clip %v: must be a finite number > 0", f.clip)
 	case f.label == "" && !math.IsNaN(f.labelClip):
 		return "", nil, errors.New("--label-clip is only for --label")
@@ -196,6 +195,13 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	}
 	if _, err := accounting.ParseNeighbour(f.neighbour); err != nil {
 		return "", nil, fmt.Errorf("--neighbour %q: use replace-one or add-remove", f.neighbour)
+	}
+	if math.IsNaN(f.clip) {
+		// No clip norm: counts, histograms, sums, means of a column and
+		// quantiles need none; the methods that clip rows (PCA, row-vector
+		// means, classification, FedRep) refuse the dataset before any
+		// charge unless the call gives clip= (release.clipOf).
+		f.clip = 0
 	}
 	return name, f, nil
 }
@@ -244,7 +250,7 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 	if sc.Label != "" {
 		fmt.Fprintf(tw, "  label\t%s (|label| ≤ %g)\n", sc.Label, sc.LabelClip)
 	}
-	fmt.Fprintf(tw, "  clip norm\t%g\n", sc.Clip)
+	fmt.Fprintf(tw, "  clip norm\t%s\n", clipLabel(sc.Clip))
 	if sc.Center == "public-mean" {
 		fmt.Fprintf(tw, "  centred by\tpublic mean %v\n", sc.Mean)
 	}
@@ -266,6 +272,28 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 	fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
 	fmt.Fprintf(tw, "  registered\t%s\n", info.Created.Format("2006-01-02 15:04:05 UTC"))
 	tw.Flush()
+}
+
+// sourcePath is the source a registration records: the file's absolute
+// path, which names it wherever `dataset show` runs (a relative path as
+// typed names a file only from the directory it was typed in).
+func sourcePath(file string) string {
+	if file == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(file); err == nil {
+		return abs
+	}
+	return file
+}
+
+// clipLabel is a registered clip norm, "none" for a dataset registered
+// without --clip (the matrix methods refuse it).
+func clipLabel(c float64) string {
+	if c == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%g", c)
 }
 
 // accountantLabel names a dataset's accountant for the owner; a dataset
@@ -356,7 +384,7 @@ func datasetList(args []string, stdout, stderr io.Writer) int {
 		if sc.IsMatrix() {
 			unit = "entry" // a matrix dataset: CLIP is its entry bound
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%g\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, unit, sc.Clip, accountantLabel(sc.Accountant),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%g, %g\t%.4g, %.3g\t%.4g, %.3g\n", sc.Name, info.Rows, sc.D, unit, clipLabel(sc.Clip), accountantLabel(sc.Accountant),
 			sc.Budget.Eps, sc.Budget.Delta, s.Spent.Eps, s.Spent.Delta, s.Remaining.Eps, s.Remaining.Delta)
 	}
 	tw.Flush()

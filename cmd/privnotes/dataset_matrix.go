@@ -163,7 +163,7 @@ func datasetAddMatrix(name string, f *addFlags, stdout, stderr io.Writer) int {
 	shape := &ledger.MatrixShape{Rows: m.rows, Cols: m.cols, Symmetric: symmetric, EntryBound: f.entryBound}
 	owner, err := st.Register(ctx, ledger.Registration{
 		Name: name, Snapshot: info.Ref(), Budget: accounting.Budget{Eps: f.eps, Delta: f.delta}, Accountant: mode,
-		Clip: f.entryBound, BadRows: "reject", Source: f.matrix, Matrix: shape,
+		Clip: f.entryBound, BadRows: "reject", Source: sourcePath(f.matrix), Matrix: shape,
 	})
 	if err != nil {
 		snapshot.Discard(info.Path) // nothing registered: the snapshot is not kept

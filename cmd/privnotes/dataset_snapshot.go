@@ -204,7 +204,7 @@ func datasetAddSnapshot(name string, f *addFlags, bounds map[string][2]float64, 
 		return fail(1, fmt.Errorf("%s: line 1 (sklearn header) says %d samples but the file has %d data rows", f.from, csv.layout.Samples, info.Rows+info.Dropped+int64(csv.ragged)))
 	}
 	ref := info.Ref()
-	source := f.from
+	source := sourcePath(f.from)
 	if source == "" {
 		source = "sql: " + f.sql
 	}
@@ -289,7 +289,7 @@ func scanOwnerNotes(ctx context.Context, info *snapshot.Info, columns []string, 
 			for _, v := range row {
 				s += v * v
 			}
-			if math.Sqrt(s) > clip {
+			if clip > 0 && math.Sqrt(s) > clip {
 				notes.over++
 			}
 			if classes != nil {

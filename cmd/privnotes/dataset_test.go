@@ -56,7 +56,6 @@ func TestDatasetAddValidation(t *testing.T) {
 		{"no delta", []string{"d", "--csv", good, "--eps", "1", "--clip", "1"}, 2, "--delta is required"},
 		{"delta one", []string{"d", "--csv", good, "--eps", "1", "--delta", "1", "--clip", "1"}, 2, "--delta 1: must be in [0, 1)"},
 		{"zcdp with delta 0", []string{"d", "--csv", good, "--eps", "1", "--delta", "0", "--clip", "1"}, 2, "use --accountant basic for a pure ε budget"},
-		{"no clip", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6"}, 2, "--clip NORM is required"},
 		{"zero clip", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "0"}, 2, "--clip 0: must be a finite number > 0"},
 		{"bad accountant", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--accountant", "pld"}, 2, `--accountant "pld": use zcdp or basic`},
 		{"bad neighbour", []string{"d", "--csv", good, "--eps", "1", "--delta", "1e-6", "--clip", "1", "--neighbour", "swap"}, 2, `--neighbour "swap": use replace-one or add-remove`},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,7 +39,7 @@ func TestStateDirectoryInBannersOnly(t *testing.T) {
 	if b := replBanner("/x/state"); !strings.Contains(b, "\nState directory: /x/state (") {
 		t.Errorf("REPL banner %q", b)
 	}
-	empty := filepath.Join(t.TempDir(), "empty")
+	empty := t.TempDir()
 	registered, _ := registeredState(t)
 	for dir, want := range map[string]string{
 		empty:      "no datasets are registered in this state directory (its path is in the kernel's or the REPL's banner; ",

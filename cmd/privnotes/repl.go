@@ -21,7 +21,6 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
-	"github.com/privnotes/privnotes/dsl/ledger"
 )
 
 func init() {
@@ -106,7 +105,7 @@ the crash report is withheld, the ledger is unaffected).`, stderr)
 		fmt.Fprintf(stderr, "privnotes repl: %v\n", err)
 		return 2
 	}
-	dir, err := ledger.StateDir(cf.state)
+	dir, err := cellStateDir(cf.state)
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes repl: %v\n", err)
 		return 1

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 
 	"github.com/privnotes/privnotes/dsl/engine"
-	"github.com/privnotes/privnotes/dsl/ledger"
 )
 
 func init() {
@@ -75,7 +74,7 @@ memory: the crash report is withheld), 130 interrupted.`, stderr)
 		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
 		return exitUsage
 	}
-	dir, err := ledger.StateDir(cf.state)
+	dir, err := cellStateDir(cf.state)
 	if err != nil {
 		fmt.Fprintf(stderr, "privnotes run: %v\n", err)
 		return exitError
@@ -88,7 +87,7 @@ memory: the crash report is withheld), 130 interrupted.`, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	out := cf.textOutput(stdout, stderr)
-	res := eng.Execute(ctx, engine.ExecuteRequest{Code: string(src), StoreHistory: true, CellID: file + ":1", ExecutionCount: 1, Transcript: true}, out)
+	res := eng.Execute(ctx, engine.ExecuteRequest{Code: string(src), StoreHistory: true, CellID: scriptCell(file), ExecutionCount: 1, Transcript: true}, out)
 	out.finish()
 	if res.Value != nil {
 		out.show(*res.Value)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -203,7 +202,7 @@ func (p *ptyRepl) wait() error {
 // pseudo-terminal, as a user does: the banner names the state directory,
 // and a failing cell's traceback is coloured.
 func TestInteractiveReplOnATerminal(t *testing.T) {
-	state := filepath.Join(t.TempDir(), "state")
+	state := t.TempDir() // it must exist: repl refuses a missing state directory
 	p := startPtyRepl(t, state)
 	p.expect("[1]> ")
 	p.typeText("var xs []int; _ = xs[3]\r")

@@ -231,10 +231,10 @@ func TestReplAndRunErrors(t *testing.T) {
 		{"repl extra", runRepl, []string{"extra"}, 2, "privnotes repl: unexpected arguments [\"extra\"] (to run a script: privnotes run FILE)\n"},
 		{"repl bad flag", runRepl, []string{"--bogus"}, 2, "flag provided but not defined: -bogus\nUsage: privnotes repl "},
 		{"repl help", runRepl, []string{"-h"}, 0, "Usage: privnotes repl "},
-		{"repl bad state", runRepl, []string{"--state", badState}, 1, "privnotes repl: creating state directory: mkdir " + file + ": not a directory\n"},
+		{"repl bad state", runRepl, []string{"--state", badState}, 1, "privnotes repl: state directory " + badState + " (from --state): not a directory; give a directory that holds privnotes state, or one to create with mkdir -p\n"},
 		{"run two files", runScript, []string{script, script}, exitUsage, "privnotes run: give exactly one script FILE (or - for stdin)\n"},
 		{"run help", runScript, []string{"-h"}, 0, "Usage: privnotes run "},
-		{"run bad state", runScript, []string{"--state", badState, script}, exitError, "privnotes run: creating state directory: mkdir " + file + ": not a directory\n"},
+		{"run bad state", runScript, []string{"--state", badState, script}, exitError, "privnotes run: state directory " + badState + " (from --state): not a directory; give a directory that holds privnotes state, or one to create with mkdir -p\n"},
 		{"run a directory", runScript, []string{dir}, exitError, "privnotes run: read " + dir + ": is a directory\n"},
 	}
 	for _, tt := range tests {
@@ -364,7 +364,7 @@ func TestGuardReportsKilledChild(t *testing.T) {
 			var errb bytes.Buffer
 			done := make(chan int, 1)
 			go func() {
-				done <- guarded("run", runScript, []string{"--state", filepath.Join(dir, "state"), script}, nil, out, &errb)
+				done <- guarded("run", runScript, []string{"--state", dir, script}, nil, out, &errb)
 			}()
 			waitFor(t, "the script's output", out.String, "started\n")
 			child := childOf(t, script)

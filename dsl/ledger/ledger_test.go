@@ -238,7 +238,7 @@ func TestRegisterRefusals(t *testing.T) {
 		{"zero eps", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 0}, Clip: 1}, "ε must be a finite number > 0"},
 		{"inf eps", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: math.Inf(1)}, Clip: 1}, "ε must be a finite number > 0"},
 		{"delta one", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1, Delta: 1}, Clip: 1}, "δ must be in [0, 1)"},
-		{"no clip", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1}}, "clip norm must be a finite number > 0"},
+		{"negative clip", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1}, Clip: -1}, "clip norm must be a finite number > 0"},
 		{"zcdp without delta", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1}, Clip: 1}, "zcdp accountant needs δ > 0"},
 		{"bounds of no column", Registration{Name: "e", Table: tab, Budget: accounting.Budget{Eps: 1, Delta: 1e-6}, Clip: 1, Accountant: accounting.ModeZCDP,
 			Bounds: map[string][2]float64{"nope": {0, 1}}}, `the data have no numeric column "nope"`},

@@ -769,7 +769,7 @@ func checkRegistration(r Registration, hasLabel bool) error {
 		return fmt.Errorf("--eps %v: the budget's ε must be a finite number > 0", r.Budget.Eps)
 	case !(r.Budget.Delta >= 0 && r.Budget.Delta < 1):
 		return fmt.Errorf("--delta %v: the budget's δ must be in [0, 1)", r.Budget.Delta)
-	case !(r.Clip > 0) || math.IsInf(r.Clip, 0):
+	case !(r.Clip >= 0) || math.IsInf(r.Clip, 0): // 0: registered without --clip (the matrix methods refuse it)
 		return fmt.Errorf("--clip %v: the clip norm must be a finite number > 0", r.Clip)
 	case hasLabel && (!(r.LabelClip > 0) || math.IsInf(r.LabelClip, 0)):
 		return fmt.Errorf("--label-clip %v: a dataset with a label needs a finite bound > 0 on |label|", r.LabelClip)

@@ -85,6 +85,9 @@ func clipOf(fn string, a *Args, sc ledger.Schema) float64 {
 	if c == 0 {
 		c = sc.Clip
 	}
+	if c == 0 { // registered without --clip (for counts, histograms, sums, quantiles only): refused at plan time, before any charge
+		panic(Errorf(NameArgumentError, "%s: dataset %q was registered without --clip, a public L2 norm to clip its rows to, which this method needs; give clip=NORM (chosen without looking at the data), or ask its data owner to register it again with --clip NORM", fn, sc.Name))
+	}
 	if !(c >= pca.MinClip && c <= pca.MaxClip) {
 		panic(Errorf(NameArgumentError, "%s: clip=%v must be a number in [%g, %g]", fn, c, float64(pca.MinClip), float64(pca.MaxClip)))
 	}

@@ -671,8 +671,9 @@ func boundTo(rc *release.Receipt, rel ledger.StoredRelease) string {
 
 // pricedAs checks what the receipt says of the dataset's budget against
 // the chain (chainPrice), to name the field in the usual edits; "" when
-// it matches. A replay names no filter and shows the budget left when it
-// ran, which fromLedger checks.
+// it matches. A replay names the filter of the charge it replays (none,
+// from earlier versions) and shows the budget left when it ran, which
+// fromLedger checks.
 func pricedAs(rc *release.Receipt, rec ledger.ChainRecord, led *ledger.Verified) string {
 	p, err := chainPrice(rec, led)
 	switch {
@@ -680,7 +681,7 @@ func pricedAs(rc *release.Receipt, rec ledger.ChainRecord, led *ledger.Verified)
 		return err.Error()
 	case rc.Accountant != p.accountant:
 		return fmt.Sprintf("the receipt names accountant %q, dataset %q was registered with %q", rc.Accountant, rec.Dataset, p.accountant)
-	case !rc.Replayed && rc.Filter != p.filter:
+	case (!rc.Replayed || rc.Filter != "") && rc.Filter != p.filter:
 		return fmt.Sprintf("the receipt says priced by %q, ledger record %d was priced by %q", rc.Filter, rec.ID, p.filter)
 	case !rc.Replayed && rc.Remaining != p.after:
 		return fmt.Sprintf("the receipt says ε=%.6g, δ=%.6g remained, after ledger record %d ε=%.6g, δ=%.6g did",
@@ -821,6 +822,11 @@ func fromLedger(rc *release.Receipt, rec ledger.ChainRecord, rel ledger.StoredRe
 			if b == rc.Remaining {
 				lrc.Remaining = b
 			}
+		}
+		if rc.Filter != "" {
+			// It names the filter that priced the charge (replays of
+			// earlier versions named none).
+			lrc.Filter = p.filter
 		}
 	} else {
 		lrc.Filter, lrc.Remaining = p.filter, p.after

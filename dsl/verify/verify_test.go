@@ -232,6 +232,14 @@ func TestCheck(t *testing.T) {
 		{name: "filter edited", cell: 2, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 1, 3, func(rc *release.Receipt) { rc.Filter = "basic composition ε=0.05, δ=0" })
 		}, line: `FAIL  cell 2 [2]: count/laplace on people: the receipt says priced by "basic composition ε=0.05, δ=0", ledger record 3 was priced by "basic composition ε=0.5, δ=0"`},
+		// A replay names the filter that priced the charge it replays
+		// (issue 29); one of an earlier version names none, and verifies.
+		{name: "replay's filter edited", cell: 7, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 6, 3, func(rc *release.Receipt) { rc.Filter = "basic composition ε=0.05, δ=0" })
+		}, line: `FAIL  cell 7 [7]: count/laplace on people: the receipt says priced by "basic composition ε=0.05, δ=0", ledger record 3 was priced by "basic composition ε=0.5, δ=0"`},
+		{name: "replay of an earlier version names no filter", cell: 7, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 6, 3, func(rc *release.Receipt) { rc.Filter = "" })
+		}, line: `ok    cell 7 [7]: count/laplace on people: record 3 (replayed, name "n"), release `},
 		{name: "unnamed release shown as replayed", cell: 3, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Replayed, rc.Charged = true, false })
 		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says replayed, but only a named release is replayed"},

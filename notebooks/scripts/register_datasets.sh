@@ -3,22 +3,36 @@
 # data owner would. Used by scripts/demo.sh and notebooks/notebooks_test.go,
 # so the demo and the tests see the same registrations.
 #
-#   notebooks/scripts/register_datasets.sh PRIVNOTES_BINARY STATE_DIR
+#   notebooks/scripts/register_datasets.sh PRIVNOTES_BINARY STATE_DIR [SOURCE_DIR]
+#
+# A data set already registered in STATE_DIR is left as it is (make demo
+# reruns on a state the user keeps, scripts/demo_state.sh). SOURCE_DIR
+# (default: the directory holding STATE_DIR) keeps the files generated here,
+# spiked_matrix.txt, so that the source each registration records exists.
 #
 # breast_cancer: 569 rows, 30 features scaled by their published ranges (see
 # notebooks/data/README.md); one row is one person. Total budget ε=3, δ=1e-6
 # under the zCDP accountant; rows are clipped to L2 norm 2.5, a public bound
 # that follows from the scaling (30 coordinates in about [-0.5, 0.5]).
 set -eu
-if [ $# -ne 2 ]; then
-	echo "usage: $0 PRIVNOTES_BINARY STATE_DIR" >&2
+if [ $# -ne 2 ] && [ $# -ne 3 ]; then
+	echo "usage: $0 PRIVNOTES_BINARY STATE_DIR [SOURCE_DIR]" >&2
 	exit 2
 fi
 bin=$1
 state=$2
+sources=${3:-$(dirname "$state")}
 data=$(cd "$(dirname "$0")/../data" && pwd)
 
-"$bin" dataset add breast_cancer --state "$state" \
+# missing succeeds when dataset $1 is not registered in the state yet.
+missing() {
+	if "$bin" dataset show "$1" --state "$state" >/dev/null 2>&1; then
+		echo "$1: already registered in $state, kept as it is"
+		return 1
+	fi
+}
+
+missing breast_cancer && "$bin" dataset add breast_cancer --state "$state" \
 	--csv "$data/breast_cancer_scaled.csv" --header yes \
 	--eps 3 --delta 1e-6 --clip 2.5 --unit row --neighbour replace-one
 
@@ -26,7 +40,7 @@ data=$(cd "$(dirname "$0")/../data" && pwd)
 # typed snapshot (--from): the cultivar is categorical with its public domain,
 # and four columns get public bounds (rounded out from the ranges the data's
 # description publishes, notebooks/data/wine.rst). Total budget ε=6, δ=1e-6.
-"$bin" dataset add wine --state "$state" \
+missing wine && "$bin" dataset add wine --state "$state" \
 	--from "$data/wine.csv" \
 	--categories cultivar=class_0,class_1,class_2 \
 	--bounds alcohol=10:15,magnesium=60:170,proline=200:1800,color_intensity=0:14 \
@@ -40,9 +54,13 @@ data=$(cd "$(dirname "$0")/../data" && pwd)
 # 3 and 5, plus a deterministic symmetric perturbation in (-0.1, 0.1),
 # clamped to [-1, 1]). Budget ε=40, δ=1e-5 under basic composition: the
 # notebook spends one Gaussian and one pure-ε call of ε=16 each.
-matrix=$(mktemp "${TMPDIR:-/tmp}/spiked_matrix.XXXXXX")
-trap 'rm -f "$matrix"' EXIT
-awk -v d=500 -f "$(dirname "$0")/make_spiked_matrix.awk" > "$matrix"
-"$bin" dataset add spiked_matrix --state "$state" \
-	--matrix "$matrix" --entry-bound 1 \
-	--eps 40 --delta 1e-5 --accountant basic
+# The matrix file stays in SOURCE_DIR: the registration records its path.
+if missing spiked_matrix; then
+	mkdir -p "$sources"
+	matrix=$(cd "$sources" && pwd)/spiked_matrix.txt
+	awk -v d=500 -f "$(dirname "$0")/make_spiked_matrix.awk" >"$matrix.tmp"
+	mv "$matrix.tmp" "$matrix"
+	"$bin" dataset add spiked_matrix --state "$state" \
+		--matrix "$matrix" --entry-bound 1 \
+		--eps 40 --delta 1e-5 --accountant basic
+fi
