@@ -77,7 +77,7 @@ func writePublicSchema(w io.Writer, sc ledger.Schema, st *ledger.Status) {
 			}
 			fmt.Fprintf(tw, "  public n\t%d %s (declared public with --public-n)\n", sc.PublicN, unit)
 		}
-		fmt.Fprintf(tw, "  clip norm\t%g\n", sc.Clip)
+		fmt.Fprintf(tw, "  clip norm\t%s\n", clipLabel(sc.Clip))
 		fmt.Fprintf(tw, "  neighbours\t%s\n", sc.Neighbour)
 		fmt.Fprintf(tw, "  bad rows\t%s\n", sc.BadRows)
 	}

@@ -145,8 +145,8 @@ func (h Dataset) HTML() string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<div class=\"privnotes-dataset\"><b>dataset %s</b>: d=%d, unit %s, clip %.4g, %s neighbours, %s accountant, budget ε=%g, δ=%g",
-		html.EscapeString(s.Name), s.D, html.EscapeString(unitString(s)), s.Clip, html.EscapeString(s.Neighbour),
+	fmt.Fprintf(&b, "<div class=\"privnotes-dataset\"><b>dataset %s</b>: d=%d, unit %s, clip %s, %s neighbours, %s accountant, budget ε=%g, δ=%g",
+		html.EscapeString(s.Name), s.D, html.EscapeString(unitString(s)), clipString(s.Clip), html.EscapeString(s.Neighbour),
 		html.EscapeString(s.Accountant), s.Budget.Eps, s.Budget.Delta)
 	if len(numeric) == 0 {
 		numeric = []string{"none"}
@@ -157,6 +157,15 @@ func (h Dataset) HTML() string {
 	}
 	b.WriteString("</div>")
 	return b.String()
+}
+
+// clipString shows a registered clip, or "none" for a dataset registered
+// without --clip (the row-clipping methods then need clip= in the call).
+func clipString(clip float64) string {
+	if clip == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%.4g", clip)
 }
 
 func unitString(s ledger.Schema) string {
@@ -179,8 +188,8 @@ func describeSchema(s ledger.Schema) string {
 	if names := categoricalNames(s); len(names) > 0 {
 		cats = fmt.Sprintf(", categorical=[%s]", strings.Join(names, " "))
 	}
-	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%.4g, budget ε=%g δ=%g, columns=[%s%s]%s%s)",
-		s.Name, s.D, unitString(s), s.Clip, s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more, cats, publicFacts(s))
+	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%s, budget ε=%g δ=%g, columns=[%s%s]%s%s)",
+		s.Name, s.D, unitString(s), clipString(s.Clip), s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more, cats, publicFacts(s))
 }
 
 // publicFacts is the tail of a handle's text: the public bounds of the

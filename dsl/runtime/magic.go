@@ -282,7 +282,7 @@ func (rt *Runtime) datasetsText() (string, string) {
 		if sc.PublicN > 0 {
 			n = fmt.Sprint(sc.PublicN)
 		}
-		t.rows = append(t.rows, []string{sc.Name, fmt.Sprint(sc.D), unitString(sc), n, fmt.Sprintf("%.4g", sc.Clip), sc.Neighbour, sc.Accountant, fmtBudget(sc.Budget), cols})
+		t.rows = append(t.rows, []string{sc.Name, fmt.Sprint(sc.D), unitString(sc), n, clipString(sc.Clip), sc.Neighbour, sc.Accountant, fmtBudget(sc.Budget), cols})
 	}
 	// The public bounds and domains, one row per column that has them:
 	// what an analyst needs to write a sum, a quantile or a by= before
