@@ -254,8 +254,8 @@ for _, i := range idx[:5] {
 ## The ledger
 
 Every charge is a durable, hash-chained record in the data set's state directory. Restarting
-the kernel gives nothing back. `%ledger` shows the records; `privnotes ledger show` prints the
-same from a terminal.
+the kernel gives nothing back. `%ledger` shows the records of the data sets this notebook opened
+(`%ledger --all` every data set's); `privnotes ledger show` prints the whole ledger from a terminal.
 """),
         code("%ledger", checks=[contains("breast_cancer")]),
         code("remaining(bc)", checks=[rng(r"^remaining ε=([0-9.]+)", 1.94, 1.95)]),
