@@ -247,8 +247,20 @@ async function run(page, opts) {
       const drawn = imgs.filter((im) => im.complete && im.naturalWidth > 0 && im.src.startsWith('data:image/png')).length;
       const refusedStreams = refused < 0 ? [] : [...cells[refused].output_area.element[0]
         .querySelectorAll('.output_stream')].map((x) => x.innerText);
-      return { errorCells, refused, tables, pcaRows, imgs: imgs.length, drawn, refusedStreams };
+      // Issue 29: the handle shows the public facts an analyst needs, and
+      // %ledger the records of the data sets this notebook opened.
+      const htmlOf = (needle) => {
+        const c = cells.find((x) => x.cell_type === 'code' && x.get_text().includes(needle));
+        return c ? c.output_area.element[0].innerText : null;
+      };
+      const handle = htmlOf('bc := dataset(');
+      const ledgerOut = htmlOf('%ledger');
+      return { errorCells, refused, tables, pcaRows, imgs: imgs.length, drawn, refusedStreams, handle, ledgerOut };
     });
+    if (r.handle === null) fail('outputs', 'the notebook has no cell with "bc := dataset("');
+    else if (!r.handle.includes('public bounds in brackets')) fail('outputs', `the dataset handle does not show its columns' public bounds: ${clip(r.handle)}`);
+    if (r.ledgerOut === null) fail('outputs', 'the notebook has no %ledger cell');
+    else if (!r.ledgerOut.includes('this session opened: breast_cancer')) fail('outputs', `%ledger does not say it shows the data sets the notebook opened: ${clip(r.ledgerOut)}`);
     if (r.tables < 1) fail('outputs', 'no rendered HTML table with data cells in any output');
     if (r.pcaRows < 0) fail('outputs', 'the notebook has no cell with "pca := private_pca("');
     else if (r.pcaRows < 30) fail('outputs', `the private_pca result shows no HTML table of its loadings (${r.pcaRows} table cells)`);
