@@ -118,7 +118,7 @@ func (e *fedEnv) run(t *testing.T, script string) (int, string, string) {
 
 func (e *fedEnv) charges(t *testing.T, i int) int {
 	_, out, _ := runCLI("ledger", "show", "--dataset", "part", "--state", e.states[i])
-	return len(ledgerRow.FindAllString(out, -1)) - 1 // less the registration
+	return recordRows(out) - 1 // less the registration
 }
 
 const fedOpen = `fed := federate(dataset("part", server="p1"), dataset("part", server="p2"), dataset("part", server="p3"))
