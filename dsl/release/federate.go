@@ -383,7 +383,9 @@ func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSess
 		if err != nil {
 			return struct{}{}, err
 		}
-		us, err := unitSource(ctx, data)
+		// A provider of a federated session holds its users' means at
+		// once (docs/threat-model.md, "Resources after the charge").
+		us, err := unitSource(ctx, data, 0)
 		if err != nil {
 			return struct{}{}, err
 		}
