@@ -77,6 +77,14 @@ func TestUserMeansWindowsAreExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The window a scan holds: w, or every user for w ≤ 0 or w > nu.
+		eff := w
+		if w <= 0 || w > nu {
+			eff = nu
+		}
+		if m.Window() != eff {
+			t.Fatalf("window %d: Window() = %d, want %d", w, m.Window(), eff)
+		}
 		cur, err := m.Scan(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +93,7 @@ func TestUserMeansWindowsAreExact(t *testing.T) {
 		var got [][]float64
 		for {
 			err := cur.Next(b)
-			if c := cur.(*userMeansCursor); len(c.sums) > m.Window()*d || len(c.counts) > m.Window() {
+			if c := cur.(*userMeansCursor); len(c.sums) > eff*d || len(c.counts) > eff {
 				t.Fatalf("window %d: the scan holds %d users", w, len(c.counts))
 			}
 			if err != nil {
@@ -104,13 +112,6 @@ func TestUserMeansWindowsAreExact(t *testing.T) {
 					t.Fatalf("window %d: mean %d[%d] = %v, want %v", w, i, j, got[i][j], want[i][j])
 				}
 			}
-		}
-		eff := m.Window()
-		if w <= 0 || w > nu {
-			eff = nu
-		}
-		if eff != m.Window() {
-			t.Fatalf("window %d: Window() = %d, want %d", w, m.Window(), eff)
 		}
 		// Windows until one holds user 30, the last present.
 		if wantScans := 30/eff + 1; parent.scans != wantScans {
