@@ -422,6 +422,7 @@ func TestServeMatrix(t *testing.T) {
 // (tiny settings) and prints the in-process and grpc rows with a ratio; a
 // workload it does not time is refused.
 func TestBenchTransport(t *testing.T) {
+	testtier.Long(t)
 	for _, w := range []struct{ workload, n, d string }{{"dpspca", "60", "12"}, {"fedrep", "20", "5"}} {
 		code, out, errs := runCLI("bench", "--workload", w.workload, "--transport", "grpc", "--providers", "2", "--reps", "1", "--n", w.n, "--d", w.d, "--k", "1")
 		if code != 0 {
