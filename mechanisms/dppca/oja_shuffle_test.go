@@ -250,6 +250,7 @@ func TestOjaShuffleShape(t *testing.T) {
 //     twin that skips the shuffle reads it first every time and is
 //     refuted.
 func TestOjaShuffleAudit(t *testing.T) {
+	testtier.Long(t)
 	trials := 10000
 	if long() {
 		trials = 50000
