@@ -261,7 +261,7 @@ class ProtocolTests(KernelTestCase):
             self.assertEqual(payload[0]["start"], 0)
             self.assertTrue(payload[0]["data"]["text/plain"].startswith("private_pca(ds, k=1, eps=<float>"), payload[0])
         reply, _ = self.ok("%ledger?")
-        self.assertIn("%ledger [DATASET]", reply["content"]["payload"][0]["data"]["text/plain"])
+        self.assertIn("%ledger [DATASET | --all]", reply["content"]["payload"][0]["data"]["text/plain"])
         # Not help: a plain cell has an empty payload; a misspelt name is an
         # error saying which name was meant.
         reply, _ = self.ok("1")
