@@ -28,6 +28,33 @@ for i := 0; i < 1000000; i++ {
 }
 `
 
+// chargeableState registers the table tab with a budget no test loop
+// exhausts, in a new state directory under a new temporary directory.
+func chargeableState(t *testing.T) (dir, state string) {
+	t.Helper()
+	dir = t.TempDir()
+	state = filepath.Join(dir, "state")
+	if code, _, errs := runCLI("dataset", "add", "tab", "--csv", tabCSV(t, dir), "--eps", "1e6", "--delta", "1e-5",
+		"--clip", "10", "--accountant", "basic", "--state", state); code != 0 {
+		t.Fatalf("dataset add: %s", errs)
+	}
+	return dir, state
+}
+
+// ledgerStopped checks that the ledger holds the 3 charges the loop
+// printed and no more arrive once what killed stopped the loop.
+func ledgerStopped(t *testing.T, state, killed string) {
+	t.Helper()
+	before := ledgerCharges(t, state)
+	if before < 3 {
+		t.Fatalf("the ledger holds %d charges, want at least the 3 printed", before)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if after := ledgerCharges(t, state); after != before {
+		t.Errorf("the ledger grew from %d to %d charges after %s was killed", before, after, killed)
+	}
+}
+
 // ledgerCharges counts the ledger's charges of the dataset tab.
 func ledgerCharges(t *testing.T, state string) int {
 	t.Helper()
@@ -44,12 +71,7 @@ func ledgerCharges(t *testing.T, state string) int {
 // ended), and the ledger must stop growing.
 func TestRunDiesWithItsParent(t *testing.T) {
 	testtier.Integration(t)
-	dir := t.TempDir()
-	state := filepath.Join(dir, "state")
-	if code, _, errs := runCLI("dataset", "add", "tab", "--csv", tabCSV(t, dir), "--eps", "1e6", "--delta", "1e-5",
-		"--clip", "10", "--accountant", "basic", "--state", state); code != 0 {
-		t.Fatalf("dataset add: %s", errs)
-	}
+	dir, state := chargeableState(t)
 	script := filepath.Join(dir, "loop.pn")
 	if err := os.WriteFile(script, []byte(chargingScript), 0o644); err != nil {
 		t.Fatal(err)
@@ -117,26 +139,14 @@ func TestRunDiesWithItsParent(t *testing.T) {
 		}
 	}
 	waitGone(t, children[0])
-	before := ledgerCharges(t, state)
-	if before < 3 {
-		t.Fatalf("the ledger holds %d charges, want at least the 3 printed", before)
-	}
-	time.Sleep(500 * time.Millisecond)
-	if after := ledgerCharges(t, state); after != before {
-		t.Errorf("the ledger grew from %d to %d charges after the run was killed", before, after)
-	}
+	ledgerStopped(t, state, "the run")
 }
 
 // TestKernelWorkerDiesWithKernel kills "privnotes kernel" with SIGKILL
 // while a cell charges the budget in a loop: its worker must end too.
 func TestKernelWorkerDiesWithKernel(t *testing.T) {
 	testtier.Integration(t)
-	dir := t.TempDir()
-	state := filepath.Join(dir, "state")
-	if code, _, errs := runCLI("dataset", "add", "tab", "--csv", tabCSV(t, dir), "--eps", "1e6", "--delta", "1e-5",
-		"--clip", "10", "--accountant", "basic", "--state", state); code != 0 {
-		t.Fatalf("dataset add: %s", errs)
-	}
+	dir, state := chargeableState(t)
 	connFile, conn := connectionFile(t, dir)
 	kernel := exec.Command(os.Args[0], "kernel", "--state", state, connFile)
 	kernel.Env = append(os.Environ(), cellChildEnv+"=1") // its workers are this binary too
@@ -162,14 +172,7 @@ func TestKernelWorkerDiesWithKernel(t *testing.T) {
 	}
 	kernel.Wait()
 	waitGone(t, workers[0])
-	before := ledgerCharges(t, state)
-	if before < 3 {
-		t.Fatalf("the ledger holds %d charges, want at least the 3 printed", before)
-	}
-	time.Sleep(500 * time.Millisecond)
-	if after := ledgerCharges(t, state); after != before {
-		t.Errorf("the ledger grew from %d to %d charges after the kernel was killed", before, after)
-	}
+	ledgerStopped(t, state, "the kernel")
 }
 
 // stderrFile is a file for a process's standard error; its String method
