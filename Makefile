@@ -15,6 +15,11 @@ BROWSERTEST := kernel/browsertest
 # Makefile gets it; `make test` also tests the fallback.
 TAGS    ?= duckdb_arrow
 export GOFLAGS := -tags=$(TAGS)
+# The test tiers (docs/testing.md): `go test -short ./...` (make unit) is the
+# fast tier; the integration tag adds the tests that drive Python/Jupyter,
+# Chromium/Node or real server, kernel and worker processes
+# (internal/testtier.Integration). make test, make mutants and CI set it.
+TEST_GOFLAGS := -tags=$(TAGS),integration
 
 .PHONY: all build test unit vet fmt-check deps browser-deps bench bench-quick bench-kernel install demo clean mutants audit
 
@@ -54,24 +59,29 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet ./...
+	GOFLAGS=$(TEST_GOFLAGS) $(GO) vet ./...
+	$(GO) vet ./internal/testtier/
 	GOFLAGS= $(GO) vet ./dsl/snapshot/
 
+# unit is the fast tier: unit and property tests; audits and long sweeps
+# (testtier.Long) skip under -short, integration tests without the tag.
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -short -count=1 ./...
 
 # test is everything CI runs: formatting, vet, unit, property, audit and
-# integration tests (the latter drive the real kernel with jupyter_client).
+# integration tests (the latter drive the real kernel with jupyter_client,
+# Chromium, and real server processes: the integration tag).
 test: deps browser-deps fmt-check vet build
-	$(GO) test -count=1 -timeout 30m ./...
+	GOFLAGS=$(TEST_GOFLAGS) $(GO) test -count=1 -timeout 30m ./...
 	GOFLAGS= $(GO) test -count=1 ./dsl/snapshot/
 
 # mutants applies each privacy-critical mutation of .ci/mutants.txt to a
 # scratch copy of the repository and runs the tests that should catch it;
 # it fails on a survivor, a snippet that no longer occurs exactly once, or
 # a mutant that does not compile. One mutant: go run ./cmd/mutants -only ID -v
+# The integration tag reaches each mutant's go test through GOFLAGS.
 mutants:
-	$(GO) run ./cmd/mutants -list .ci/mutants.txt
+	GOFLAGS=$(TEST_GOFLAGS) $(GO) run ./cmd/mutants -list .ci/mutants.txt
 
 # audit widens the neighbouring-datasets harness (pairs of extremes, every
 # function on user-level data too) and runs the statistical privacy audits.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // conformanceSummary is the last line of testdata/conformance.py.
@@ -116,6 +118,7 @@ CONFORMANCE {"run": 2, "passed": ["test_kernel_info", "test_x"], "failures": [],
 // testdata/conformance.py. Every test of its KernelTests must pass, none
 // skipped.
 func TestConformance(t *testing.T) {
+	testtier.Integration(t)
 	if out, err := exec.Command(python, "-c", "import jupyter_kernel_test").CombinedOutput(); err != nil {
 		t.Fatalf("%s cannot import jupyter_kernel_test: %v\n%s\nrun: make deps (apt-get install python3-jupyter-kernel-test)", python, err, out)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // python is Debian's interpreter, which has jupyter_client, jsonschema,
@@ -91,6 +93,7 @@ func runPython(t *testing.T, env []string, timeout time.Duration, args ...string
 // order, interrupts, crashes, stop_on_error, restart and shutdown, and
 // forged messages. See testdata/kernel_tests.py.
 func TestJupyterClient(t *testing.T) {
+	testtier.Integration(t)
 	env, dir := buildAndInstall(t)
 	out := runPython(t, env, 4*time.Minute, "kernel_tests.py", "privnotes-test")
 	if !strings.Contains(out, "\nOK") {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/kernel"
 )
 
@@ -35,6 +36,7 @@ const hang = 60 * time.Second
 // as the reason. A kernel that does not watch its parent never ends, and
 // fails.
 func TestKernelExitsWithItsFrontEnd(t *testing.T) {
+	testtier.Integration(t)
 	dir := t.TempDir()
 	bin := buildBinary(t, dir)
 	conn := map[string]any{"transport": "tcp", "ip": "127.0.0.1", "key": "k", "signature_scheme": "hmac-sha256"}

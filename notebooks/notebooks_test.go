@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // python is Debian's interpreter, where apt-get installs the Jupyter modules
@@ -170,6 +172,7 @@ func notebookFiles(t *testing.T) []string {
 // TestNotebooks executes every notebook through the real kernel, each with
 // a fresh state directory holding the registered data sets.
 func TestNotebooks(t *testing.T) {
+	testtier.Integration(t)
 	e := setup(t)
 	for _, nb := range notebookFiles(t) {
 		t.Run(strings.TrimSuffix(nb, ".ipynb"), func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // The shared-notebook workflow (docs/shared-notebooks.md) end to end,
@@ -22,6 +24,7 @@ import (
 // (no new ledger record, the same releases, and it verifies), and reuse a
 // name with other parameters (an ArgumentError showing the stored ones).
 func TestSharedNotebookVerify(t *testing.T) {
+	testtier.Integration(t)
 	e := setup(t)
 	work := t.TempDir()
 	state := filepath.Join(work, "state")

@@ -106,7 +106,7 @@ func TestGuardPassesStatuses(t *testing.T) {
 		stdout, errs string
 	}{
 		{[]string{"run", "--state", dir, ok}, 0, "OK\n", ""},
-		{[]string{"run", "--state", dir, bad}, exitError, "", "CompileError"},
+		{[]string{"run", "--state", dir, bad}, exitError, "", "NameError"},
 		{[]string{"run"}, exitUsage, "", "give exactly one script FILE"},
 		{[]string{"run", "--no-such-flag"}, exitUsage, "", "flag provided but not defined"},
 	}

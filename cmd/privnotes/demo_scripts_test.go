@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // The shell steps of make demo (scripts/demo.sh), tested one by one with
@@ -54,6 +56,7 @@ const demoState = "../../scripts/demo_state.sh"
 // kernel, a file of the user's, or a state the demo did not make, keeps the
 // directory and its ledger as they are.
 func TestDemoStateStep(t *testing.T) {
+	testtier.Long(t)
 	bin := privnotesScript(t)
 	tests := []struct {
 		name   string
@@ -146,9 +149,7 @@ func appendFile(t *testing.T, path, s string) {
 // registered"), and every registration records a source that exists
 // (before, spiked_matrix recorded a temporary file deleted at once).
 func TestRegisterDatasetsAgain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("registers the three demo datasets")
-	}
+	testtier.Long(t) // registers the three demo datasets
 	bin := privnotesScript(t)
 	dir := t.TempDir()
 	state, sources := filepath.Join(dir, "state"), filepath.Join(dir, "sources")

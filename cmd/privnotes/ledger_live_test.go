@@ -22,6 +22,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/runtime"
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -95,9 +96,7 @@ type stated struct {
 // show's table and head must agree; the
 // notebook's receipt must verify every time.
 func TestAuditCommandsOnALiveLedger(t *testing.T) {
-	if testing.Short() {
-		t.Skip("concurrent writers for a few seconds")
-	}
+	testtier.Long(t) // concurrent writers for a few seconds
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	st, err := ledger.Open(state)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // guardedParentEnv makes the test binary run its command line as the
@@ -41,6 +43,7 @@ func ledgerCharges(t *testing.T, state string) int {
 // script must end too (before, it went on charging until the script
 // ended), and the ledger must stop growing.
 func TestRunDiesWithItsParent(t *testing.T) {
+	testtier.Integration(t)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	if code, _, errs := runCLI("dataset", "add", "tab", "--csv", tabCSV(t, dir), "--eps", "1e6", "--delta", "1e-5",
@@ -127,6 +130,7 @@ func TestRunDiesWithItsParent(t *testing.T) {
 // TestKernelWorkerDiesWithKernel kills "privnotes kernel" with SIGKILL
 // while a cell charges the budget in a loop: its worker must end too.
 func TestKernelWorkerDiesWithKernel(t *testing.T) {
+	testtier.Integration(t)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	if code, _, errs := runCLI("dataset", "add", "tab", "--csv", tabCSV(t, dir), "--eps", "1e6", "--delta", "1e-5",

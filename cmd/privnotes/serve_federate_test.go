@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // spikedCSV is n rows of d columns with a strong direction e1: x = 3·g·e1
@@ -118,7 +119,7 @@ func (e *fedEnv) run(t *testing.T, script string) (int, string, string) {
 
 func (e *fedEnv) charges(t *testing.T, i int) int {
 	_, out, _ := runCLI("ledger", "show", "--dataset", "part", "--state", e.states[i])
-	return len(ledgerRow.FindAllString(out, -1)) - 1 // less the registration
+	return recordRows(out) - 1 // less the registration
 }
 
 const fedOpen = `fed := federate(dataset("part", server="p1"), dataset("part", server="p2"), dataset("part", server="p3"))
@@ -131,6 +132,7 @@ const fedOpen = `fed := federate(dataset("part", server="p1"), dataset("part", s
 // rows; a member whose budget is short refuses the call before any
 // member is charged.
 func TestFederateServers(t *testing.T) {
+	testtier.Integration(t)
 	e := newFedEnv(t, [3]string{"20", "20", "20"})
 	const runs = 7
 	script := fedOpen + `for i := 0; i < 7; i++ {
@@ -180,6 +182,7 @@ for i := 0; i < 7; i++ {
 // TestFederateRefusesBeforeCharge: p3 cannot pay the call; nothing is
 // charged anywhere.
 func TestFederateRefusesBeforeCharge(t *testing.T) {
+	testtier.Integration(t)
 	e := newFedEnv(t, [3]string{"20", "20", "0.5"})
 	code, out, errs := e.run(t, fedOpen+`r := private_pca(fed, k=1, eps=1, delta=1e-6, method="federated", iters=5)
 `)
@@ -201,6 +204,7 @@ func TestFederateRefusesBeforeCharge(t *testing.T) {
 // p2 is killed between calls: the next call fails before any charge,
 // naming p2, and works again after a restart.
 func TestFederateKillRestart(t *testing.T) {
+	testtier.Integration(t)
 	e := newFedEnv(t, [3]string{"50", "50", "50"})
 	t.Setenv(envTimeout, "20s")
 	type result struct {
@@ -300,6 +304,7 @@ func readFile(t *testing.T, path string) string {
 // ledger has a charge or a live reservation: p1's and p2's reservations
 // were aborted, p3's was never made. After a restart the call runs.
 func TestFederateDownAtPrepare(t *testing.T) {
+	testtier.Integration(t)
 	e := newFedEnv(t, [3]string{"20", "20", "20"})
 	t.Setenv(envTimeout, "3s")
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.states[2], ledger.DBName)+"?_txlock=immediate")

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/synth"
 )
 
@@ -55,6 +56,7 @@ func newFedRepEnv(t *testing.T, budget string) (*fedEnv, *synth.FedRepData) {
 // charges, and U recovers the planted direction (‖sinΘ‖² < 0.2 at ε = 8,
 // far below the ≈ 5/6 of a random direction; measured: 0.037).
 func TestFedRepServers(t *testing.T) {
+	testtier.Integration(t)
 	const d = 6
 	e, data := newFedRepEnv(t, "20")
 	code, out, errs := e.run(t, fedOpen+`r := private_fedrep(fed, k=1, eps=8, delta=1e-6)
@@ -105,6 +107,7 @@ fmt.Println("U", r.U.RawMatrix().Data)
 // call from its committed reservation and kept rounds, and the call
 // finishes with one more charge per server, not two.
 func TestFedRepKillRestart(t *testing.T) {
+	testtier.Integration(t)
 	e, _ := newFedRepEnv(t, "50")
 	script := fedOpen + `r := private_fedrep(fed, k=1, eps=4, delta=1e-6, rounds=300)
 fmt.Println(r.Receipt)

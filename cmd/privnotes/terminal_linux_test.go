@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/privnotes/privnotes/dsl/engine"
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // openPty opens a pseudo-terminal pair: what is written to the returned
@@ -202,6 +203,7 @@ func (p *ptyRepl) wait() error {
 // pseudo-terminal, as a user does: the banner names the state directory,
 // and a failing cell's traceback is coloured.
 func TestInteractiveReplOnATerminal(t *testing.T) {
+	testtier.Integration(t)
 	state := t.TempDir() // it must exist: repl refuses a missing state directory
 	p := startPtyRepl(t, state)
 	p.expect("[1]> ")
@@ -226,6 +228,7 @@ func TestInteractiveReplOnATerminal(t *testing.T) {
 // "col="), and a column name in col="…; help and ? show the help (and how
 // to leave), and exit leaves, with status 0.
 func TestReplForAPythonUser(t *testing.T) {
+	testtier.Integration(t)
 	state, _ := registeredState(t) // dataset "d", columns a and b
 	p := startPtyRepl(t, state)
 	p.expect("[1]> ")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/privnotes/privnotes/dsl/dataset"
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -96,9 +97,7 @@ func childLiveWriter() {
 // the totals in separate statements reported tampering here, e.g. "no
 // charge record N … for the stored release" or "the seal was deleted".)
 func TestAuditsOfALiveLedger(t *testing.T) {
-	if testing.Short() {
-		t.Skip("concurrent writers for a few seconds")
-	}
+	testtier.Long(t) // concurrent writers for a few seconds
 	st, dir := openTemp(t)
 	register(t, st, "live", accounting.ModeBasic, accounting.Budget{Eps: 1e6})
 

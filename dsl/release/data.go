@@ -135,16 +135,25 @@ func (c *projectedCursor) Close() error { return c.parent.Close() }
 
 // unitSource returns one row per privacy unit: the rows themselves, or for
 // unit=user the mean of each user's rows (a public rule, so one user moves
-// one row: row-level mechanisms on these rows are user-level DP). The user
-// means take one pass and memory for one row per user; each is the sum of
-// the user's rows in row order divided by their number.
-func unitSource(ctx context.Context, d *Data) (rows.Source, error) {
+// one row: row-level mechanisms on these rows are user-level DP). Each
+// mean is the sum of the user's rows in row order divided by their number.
+// window is the plan's userWindow (setWindowedMemory): when the users fit
+// in it (or it is 0) the means take one pass and are held, one row per
+// user, as they always were; else every pass over the result reads the
+// rows once per window of window users and holds only that window's
+// means (rows.UserMeans), the same rows in the same order, so the release
+// is the same to the bit and only the number of passes grows with the
+// private number of users.
+func unitSource(ctx context.Context, d *Data, window int) (rows.Source, error) {
 	units, ok := d.Rows.(rows.Units)
 	if d.Schema.Unit != "user" || !ok || units.NumUnits() == 0 {
 		return d.Rows, nil
 	}
 	cols := d.Rows.Dim()
 	nu := max(units.NumUnits(), 1)
+	if window > 0 && nu > window {
+		return rows.NewUserMeans(d.Rows, window, nil, nil)
+	}
 	out := mat.NewDense(nu, cols, nil)
 	counts := make([]float64, nu)
 	err := rows.ForEach(ctx, d.Rows, 1024, false, true, func(b *rows.Batch) error {
@@ -213,7 +222,7 @@ func unitCount(ctx context.Context, d *Data) (int, error) {
 // unitMatrix is unitSource read into memory, for the mechanisms that
 // take a matrix.
 func unitMatrix(ctx context.Context, d *Data) (*mat.Dense, error) {
-	src, err := unitSource(ctx, d)
+	src, err := unitSource(ctx, d, 0)
 	if err != nil {
 		return nil, err
 	}

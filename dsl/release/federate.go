@@ -386,7 +386,15 @@ func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSess
 		if err != nil {
 			return struct{}{}, err
 		}
-		us, err := unitSource(ctx, data)
+		// The users' means a window at a time, the window of the plan
+		// the call was checked with before its charge (the same public
+		// facts give the same plan; were it to fail now, all users at
+		// once, as before windows).
+		window := 0
+		if p, err := env.Plan(call); err == nil {
+			window = p.userWindow
+		}
+		us, err := unitSource(ctx, data, window)
 		if err != nil {
 			return struct{}{}, err
 		}

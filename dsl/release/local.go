@@ -40,6 +40,11 @@ type Plan struct {
 	// still grows with the private n after the charge. docs/mechanisms.md
 	// lists it by mechanism; docs/threat-model.md says what it leaves.
 	RowBytes int64
+	// userWindow is the most users whose state the run holds at once on
+	// user-level data (0: all), fixed from public facts by
+	// setWindowedMemory; it changes the number of passes, never the
+	// result.
+	userWindow int
 	// memoryFacts names the public facts the estimate was computed from,
 	// and memoryAdvice what the caller can change to lower it.
 	memoryFacts, memoryAdvice string

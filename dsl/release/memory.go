@@ -10,8 +10,12 @@ package release
 // executor's public limit (checkMemory, called once in Local.Plan, which
 // Execute, DryRun and every federated phase go through).
 //
-// What still grows with n after the charge is declared per plan as
-// RowBytes (docs/threat-model.md, "Resources after the charge").
+// State per user on user-level data whose number of users is private is
+// held a window of the user index at a time where the run allows it
+// (setWindowedMemory, rows.UserMeans): the window is fixed here from the
+// limit, so it is counted in the estimate. What still grows with n after
+// the charge is declared per plan as RowBytes (docs/threat-model.md,
+// "Resources after the charge").
 
 import (
 	"fmt"
@@ -215,6 +219,36 @@ func (p *Plan) setStreamMemory(src Ref, extra, perUser int64, facts, advice stri
 		}
 	}
 	p.setMemory(m, facts, advice)
+}
+
+// userWindowMax is the most users a windowed run holds at once (a public
+// constant, so that a small per-user state does not make the estimate the
+// whole limit). Tests lower it to force many windows.
+var userWindowMax = 1 << 24
+
+// setWindowedMemory is setStreamMemory for a run that holds its users'
+// state a window of the user index at a time (unitSource, the tabular
+// user means): where the number of users is private, the window is the
+// most users whose perUser bytes fit env's limit beside the run's other
+// memory (at least one, at most userWindowMax), fixed here from public
+// facts and counted in the estimate, so nothing grows with the private n
+// (the number of passes does: one per window, a timing). It sets
+// p.userWindow (0: all users at once, where their number is public and
+// counted, or on row-level data).
+func (p *Plan) setWindowedMemory(env *Local, src Ref, extra, perUser int64, facts, advice string) {
+	if src.Schema.Unit != "user" || registeredPublicN(src) > 0 || perUser <= 0 {
+		p.setStreamMemory(src, extra, perUser, facts, advice)
+		return
+	}
+	m := add(scanMemory(readWidth(src)), extra)
+	w := int64(1)
+	// A limit that cannot be read is the core's error before the charge
+	// (checkMemory); any window serves until then.
+	if limit, err := env.memoryLimit(); err == nil && limit > m {
+		w = min(max((limit-m)/perUser, 1), int64(userWindowMax))
+	}
+	p.userWindow = int(w)
+	p.setMemory(add(m, mul(w, perUser)), facts+fmt.Sprintf(", users held %d at a time", w), advice)
 }
 
 // registeredPublicN is the registered dataset's public number of units (0:

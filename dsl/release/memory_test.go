@@ -46,6 +46,7 @@ func memArgs(vals map[string]any) *Args {
 func memCalls() []Call {
 	row := Ref{Name: "m", Schema: memSchema(4, "row", 500)}
 	user := Ref{Name: "m", Schema: memSchema(4, "user", 50)}
+	private := Ref{Name: "m", Schema: memSchema(4, "user", 0)}
 	mx := Ref{Name: "mx", Schema: ledger.Schema{Name: "mx", Kind: ledger.KindMatrix, Neighbour: ledger.NeighbourEntry, Accountant: "zcdp",
 		Matrix: &ledger.MatrixShape{Rows: 20, Cols: 20, Symmetric: true, EntryBound: 1}}}
 	c := func(fn string, src Ref, vals map[string]any) Call {
@@ -69,6 +70,12 @@ func memCalls() []Call {
 		c("private_classify_jl", user, map[string]any{"k": 1, "variant": "fedrep-jl"}),
 		c("private_pca", mx, map[string]any{"k": 2, "method": "auto"}),
 		c(fnLowRank, mx, map[string]any{"k": 2}),
+		// A private number of users: the users' state in windows.
+		c("private_mean", private, nil),
+		c("private_sum", private, map[string]any{"col": "x1"}),
+		c("private_quantile", private, map[string]any{"col": "x3", "delta": 0.0}),
+		c("private_pca", private, map[string]any{"k": 2, "method": "gauss"}),
+		c("private_pca", private, map[string]any{"k": 2, "method": "federated", "providers": 2}),
 	}
 	for _, m := range PCAMethods() {
 		vals := map[string]any{"method": m, "k": 2}
@@ -121,14 +128,16 @@ func TestEveryPlannerEstimatesMemory(t *testing.T) {
 		// Whatever the limit, a plan is refused (naming the limit, before
 		// any charge) or fits: FedRep's cap on the records a user keeps
 		// (private_fedrep, classify_jl's fedrep-jl) shrinks with the
-		// limit, every other estimate is fixed.
+		// limit, and so does the window of users whose state a run holds
+		// at once where their number is private; every other estimate is
+		// fixed.
 		for _, limit := range []int64{p.Memory - 1, p.Memory / 2, 1 << 10} {
 			q, err := (&Local{MemoryLimit: limit}).Plan(call)
 			var e *Error
 			switch {
 			case err == nil && q.Memory > limit:
 				t.Errorf("%s: planned %d bytes under a limit of %d", name, q.Memory, limit)
-			case err == nil && (limit == 1<<10 || !strings.Contains(p.Note, "each user's first")):
+			case err == nil && (limit == 1<<10 || !strings.Contains(p.Note, "each user's first") && !(q.userWindow > 0 && q.userWindow < p.userWindow)):
 				t.Errorf("%s: not refused under a limit of %d (estimate %d)", name, limit, p.Memory)
 			case err != nil && (!errors.As(err, &e) || e.Name != NameArgumentError || !strings.Contains(e.Msg, "limit of "+FormatBytes(limit)) || !strings.Contains(e.Msg, "nothing was charged")):
 				t.Errorf("%s: a limit of %d: %v", name, limit, err)
@@ -306,20 +315,33 @@ func TestFedRepRecordsCap(t *testing.T) {
 }
 
 // Per-user state on user-level data is counted in the estimate where the
-// owner declared the number of users public, and declared as RowBytes
-// (growing with the private n) where not.
+// owner declared the number of users public, and held a window of users
+// at a time where not: the window is the most users that fit the limit
+// (at most userWindowMax), counted in the estimate, and nothing is left
+// in RowBytes.
 func TestUserStateCounted(t *testing.T) {
-	plan := func(publicN int) *Plan {
+	plan := func(publicN int, limit int64) *Plan {
 		t.Helper()
-		p, err := (&Local{MemoryLimit: 1 << 62}).Plan(Call{Func: "private_pca", Dataset: Ref{Name: "m", Schema: memSchema(100, "user", publicN)}, Args: memArgs(nil)})
+		p, err := (&Local{MemoryLimit: limit}).Plan(Call{Func: "private_pca", Dataset: Ref{Name: "m", Schema: memSchema(100, "user", publicN)}, Args: memArgs(nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	private, small, large := plan(0), plan(1000), plan(10_000_000)
-	if private.RowBytes != 8*101 || small.RowBytes != 0 || large.RowBytes != 0 {
+	private, small, large := plan(0, 1<<62), plan(1000, 1<<62), plan(10_000_000, 1<<62)
+	if private.RowBytes != 0 || small.RowBytes != 0 || large.RowBytes != 0 {
 		t.Errorf("RowBytes: %d (private n), %d, %d (public n)", private.RowBytes, small.RowBytes, large.RowBytes)
+	}
+	if private.userWindow != userWindowMax || small.userWindow != 0 || large.userWindow != 0 {
+		t.Errorf("windows: %d (private n), %d, %d (public n)", private.userWindow, small.userWindow, large.userWindow)
+	}
+	if private.Memory-small.Memory != int64(userWindowMax-1000)*8*101 {
+		t.Errorf("estimate with a window of %d users %d, for 10³ public users %d: the window is not counted", userWindowMax, private.Memory, small.Memory)
+	}
+	// Under a tighter limit the window shrinks to what fits.
+	tight := plan(0, small.Memory+5000*8*101)
+	if tight.userWindow < 5000 || tight.userWindow > 6000 || tight.Memory > small.Memory+5000*8*101 {
+		t.Errorf("a limit leaving room for ~5000 users: window %d, estimate %d", tight.userWindow, tight.Memory)
 	}
 	if large.Memory-small.Memory != (10_000_000-1000)*8*101 {
 		t.Errorf("estimate for 10⁷ public users %d, for 10³ %d: the users' mean rows are not counted", large.Memory, small.Memory)

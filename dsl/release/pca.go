@@ -216,9 +216,9 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 		if chosen == pca.MethodGauss {
 			advice = "Method gauss holds d×d matrices: use method \"npm\", which holds d×k, or a subset with fewer columns"
 		}
-		p.setStreamMemory(src, pcaPowerMemory(chosen, d, k, autoGap), userVectorBytes(src, d), fmt.Sprintf("d=%d, k=%d", d, k), advice)
+		p.setWindowedMemory(env, src, pcaPowerMemory(chosen, d, k, autoGap), userVectorBytes(src, d), fmt.Sprintf("d=%d, k=%d", d, k), advice)
 		p.run = func(ctx context.Context, data *Data) (any, error) {
-			src, err := unitSource(ctx, data)
+			src, err := unitSource(ctx, data, p.userWindow)
 			if err != nil {
 				return nil, err
 			}
@@ -310,10 +310,11 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %.4g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
 		p.Note += pl.Note
 		p.Params["sparsity"], p.Params["providers"] = s, providers
-		p.setStreamMemory(src, mul(i64(providers), add(mul(i64(d), i64(k), 8, 8), scanMemory(readWidth(src)))), userVectorBytes(src, d),
+		// Each provider makes its own passes, each holding a window.
+		p.setWindowedMemory(env, src, mul(i64(providers), add(mul(i64(d), i64(k), 8, 8), scanMemory(readWidth(src)))), mul(userVectorBytes(src, d), i64(providers)),
 			fmt.Sprintf("d=%d, k=%d, %d provider(s) each with its own pass", d, k, providers), "Use fewer providers or a lower k")
 		p.run = func(ctx context.Context, data *Data) (any, error) {
-			src, err := unitSource(ctx, data)
+			src, err := unitSource(ctx, data, p.userWindow)
 			if err != nil {
 				return nil, err
 			}

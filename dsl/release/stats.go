@@ -167,10 +167,10 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		Note: fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
 			eps, delta, calibrationWords(ev), 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
 		Params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
-	p.setStreamMemory(src, mul(i64(sc.D), 8, 4), userVectorBytes(src, sc.D),
+	p.setWindowedMemory(env, src, mul(i64(sc.D), 8, 4), userVectorBytes(src, sc.D),
 		fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average fewer columns")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
-		units, err := unitSource(ctx, d)
+		units, err := unitSource(ctx, d, p.userWindow)
 		if err != nil {
 			return nil, err
 		}

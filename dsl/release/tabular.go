@@ -204,7 +204,8 @@ func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
 		Note: fmt.Sprintf("sum over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; noise on the lattice of its scale",
 			unit, c.name, c.lo, c.hi, rule, calib),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
-	p.setStreamMemory(src, 0, 16, fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Sum a subset with fewer columns")
+	p.setWindowedMemory(env, src, 0, 16, fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Sum a subset with fewer columns")
+	sp.UserWindow = p.userWindow
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		col, err := columnSource(d, c.name)
@@ -333,8 +334,9 @@ func planQuantile(env *Local, src Ref, a *Args) (*Plan, error) {
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}, "grid": qp.Grid})}
 	// The run bins the values on the grid as it reads them: its memory is
 	// the grid's, not the rows' (tabular.QuantilePlan.Run).
-	p.setStreamMemory(src, mul(i64(qp.Grid)+2, tabular.QuantileBytesPerPoint), 16,
+	p.setWindowedMemory(env, src, mul(i64(qp.Grid)+2, tabular.QuantileBytesPerPoint), 16,
 		fmt.Sprintf("a histogram over a grid of %d points, a pass over rows of width %d", qp.Grid+1, readWidth(src)), "Quantiles of a subset with fewer columns need less")
+	qp.UserWindow = p.userWindow
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		col, err := columnSource(d, c.name)

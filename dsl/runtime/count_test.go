@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -80,6 +81,7 @@ fmt.Println(pca.Receipt.Charged, n.Receipt.Charged, n.Receipt.Mechanism)`)
 // them. ε=0.1 makes σ ≈ 50, so rounding the count to an integer moves the
 // median by about 1%.
 func TestGaussianCountNoise(t *testing.T) {
+	testtier.Long(t)
 	sc := ledger.Schema{Name: "x", Columns: []string{"a"}, D: 1, Clip: 1, Unit: "row", Neighbour: "add-remove", Accountant: "zcdp"}
 	eps, delta := 0.1, 1e-6
 	a, err := parseArgs("private_count", []KW{newKW("eps", eps), newKW("delta", delta)})

@@ -33,6 +33,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -867,6 +868,7 @@ func harnessGrid(wide bool) []harnessCall {
 }
 
 func TestNeighbouringDatasets(t *testing.T) {
+	testtier.Long(t)
 	seed := uint64(1)
 	old := newSampler
 	newSampler = func() *noise.Sampler { return noise.NewSeeded(seed) }
@@ -1016,6 +1018,7 @@ done <- true
 }
 
 func TestNeighbouringDatasetsBlocks(t *testing.T) {
+	testtier.Long(t)
 	for _, c := range []harnessConfig{{accounting.ReplaceOne, false}, {accounting.AddRemove, false}} {
 		for i, bc := range harnessBlockCells {
 			var first string

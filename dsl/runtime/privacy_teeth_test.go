@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -183,6 +184,7 @@ const (
 // σ = 1/√(2ρ), ρ = RhoForTarget(ε, δ) (Gaussian). Small ε keep the scale
 // in the hundreds, so rounding the count moves the median by under 0.5%.
 func TestTeethCountNoise(t *testing.T) {
+	testtier.Long(t)
 	seedNoise(t, 18)
 	sc := teethSchema("add-remove", "row", 1)
 	const n = 1000
@@ -220,6 +222,7 @@ func TestTeethCountNoise(t *testing.T) {
 // 80% of ρ to the sum) gives σ = Δ/√(2·0.8·ρ) with Δ = 2·clip under
 // replace-one; 100 columns give 100 draws per run.
 func TestTeethMeanNoise(t *testing.T) {
+	testtier.Long(t)
 	seedNoise(t, 1818)
 	const n, d, clip, eps, delta = 2000, 100, 1.5, 1.0, 1e-6
 	sc := ledger.Schema{Name: "x", D: d, Clip: clip, Unit: "row", Neighbour: "replace-one", Accountant: "zcdp", Center: "none"}

@@ -13,6 +13,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/pca"
 	"github.com/privnotes/privnotes/mechanisms/rows"
@@ -409,6 +410,7 @@ func TestSnapshotVerifyMemo(t *testing.T) {
 // pread, from the mapped cache in place (lent rows with stored norms),
 // and from memory, for several worker counts.
 func TestPCAIdenticalOverReads(t *testing.T) {
+	testtier.Long(t)
 	defer func(n int) { testRowGroupRows = n }(testRowGroupRows)
 	testRowGroupRows = 2048
 	dir := t.TempDir()

@@ -141,6 +141,7 @@ func names(cols []Column) []string {
 const baseCSV = "a,b,y\n1,2,0.5\n-3.25,4e3,1\n5,6,2\n"
 
 func TestBuildFormats(t *testing.T) {
+	t.Parallel() // own temporary files; reads testRowGroupRows, which only sequential tests change
 	want := []float64{1, 2, 0.5, -3.25, 4000, 1, 5, 6, 2}
 	jsonl := `{"a": 1, "b": 2, "y": 0.5}
 {"a": -3.25, "b": 4e3, "y": 1}
@@ -190,6 +191,7 @@ func TestBuildFormats(t *testing.T) {
 }
 
 func TestColumnRules(t *testing.T) {
+	t.Parallel() // own temporary files; reads testRowGroupRows, which only sequential tests change
 	src := "uid,age,region,score,y\nu1,30,north,0.5,1\nu2,150,west,-2,0\nu1,-5,south,7,1\nu3,40,,3,0\nu2,20,north,1,1\n"
 	tests := []struct {
 		name     string
@@ -255,6 +257,7 @@ func TestStoredValues(t *testing.T) {
 }
 
 func TestBadRows(t *testing.T) {
+	t.Parallel() // own temporary files; reads testRowGroupRows, which only sequential tests change
 	tests := []struct {
 		name    string
 		csv     string
@@ -322,6 +325,7 @@ func TestBadRows(t *testing.T) {
 }
 
 func TestRefused(t *testing.T) {
+	t.Parallel() // own temporary files; reads testRowGroupRows, which only sequential tests change
 	ok := "a,b\n1,2\n"
 	tests := []struct {
 		name string

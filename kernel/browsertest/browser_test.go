@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // What the test runs. Debian's python3 is the one with the notebook module
@@ -41,6 +43,7 @@ const (
 // TestNotebookInChromium runs notebook.js against a fresh Notebook server
 // and reports each check it failed.
 func TestNotebookInChromium(t *testing.T) {
+	testtier.Integration(t)
 	requireTools(t)
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 // long reports whether the larger runs are requested (PRIVNOTES_LONG=1).
@@ -178,6 +180,7 @@ func laplaceCase(eps, noiseFactor float64) auditCase {
 // 0.85·ε for the Laplace (its likelihood ratio reaches e^ε on a set of
 // probability ½, so few trials give a tight bound).
 func TestTightOnCorrectMechanisms(t *testing.T) {
+	testtier.Long(t)
 	trials, gaussFrac := 50000, 0.3
 	if long() {
 		trials, gaussFrac = 1000000, 0.6
@@ -225,6 +228,7 @@ func TestTightOnCorrectMechanisms(t *testing.T) {
 // FPR ≈ 3e-3, and the confidence bounds cost ≈ 0.2 of that; at 50k runs the
 // bound hovers around the claimed 1.0.
 func TestCatchesBrokenMechanisms(t *testing.T) {
+	testtier.Long(t)
 	trials := 200000
 	if long() {
 		trials = 2000000
@@ -398,6 +402,7 @@ func TestProjectOnto(t *testing.T) {
 // slower; the claims are chosen so that a leak as large as the claimed ε
 // would still be visible (Laplace ε = 0.25 is audited to ≈ 0.19 above).
 func TestAuditsProjectSamplers(t *testing.T) {
+	testtier.Long(t)
 	const delta = 1e-5
 	mu := gaussianMu(1, delta)
 	sigma := noise.GaussianScale(1, 1/mu, 1)

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -52,6 +53,7 @@ type auditCase struct {
 //     halves (Λ̂ = 0, the floor Λ_min). Statistic: |ĝ|, audited against the
 //     Gaussian's share (1, 0.01).
 func TestAudits(t *testing.T) {
+	testtier.Long(t)
 	trials := 10000
 	if long() {
 		trials = 50000

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -166,9 +167,7 @@ func TestPlanOjaShuffle(t *testing.T) {
 // seeds gave 0.018, 0.40 and 0.13: Algorithm 2's noise dominates at this
 // n, see docs/mechanisms.md).
 func TestOjaShuffleUtility(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1e6 steps")
-	}
+	testtier.Long(t) // 1e6 steps
 	const n = 1_000_000
 	var sins []float64
 	for seed := uint64(1); seed <= 3; seed++ {
@@ -251,6 +250,7 @@ func TestOjaShuffleShape(t *testing.T) {
 //     twin that skips the shuffle reads it first every time and is
 //     refuted.
 func TestOjaShuffleAudit(t *testing.T) {
+	testtier.Long(t)
 	trials := 10000
 	if long() {
 		trials = 50000

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -77,6 +78,7 @@ func auditPCA(t *testing.T, eps, delta, noiseScale float64, trials int) audit.Re
 // half the noise (a deliberately broken variant) is caught. 40000 runs per
 // neighbour; at α = 0.05 the audit can certify ε up to about 9.
 func TestAuditDPSPCAStep(t *testing.T) {
+	testtier.Long(t)
 	const eps, delta, trials = 2.0, 1e-5, 40000
 	good := auditPCA(t, eps, delta, 1, trials)
 	if err := good.Check(eps); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/federated"
@@ -113,6 +114,7 @@ func auditRelease(t *testing.T, step string, eps, delta, noiseScale float64, tri
 // and the deliberately broken variant with half the noise is caught. 40000
 // runs per neighbour (the audit resolves ε up to about 9).
 func TestAuditFedRep(t *testing.T) {
+	testtier.Long(t)
 	const delta, trials = 1e-5, 40000
 	// The overall ε of each audit is chosen so that the audited release
 	// itself claims about ε = 2 (the initialisation gets μ_init = √0.2·μ*).

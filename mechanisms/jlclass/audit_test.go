@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -82,6 +83,7 @@ func auditPool(t *testing.T, eps float64, epsScale uint64, trials int) audit.Res
 // that forgets the exponential mechanism's factor 2 (it runs at 2ε′) is
 // caught. 40000 runs per neighbour.
 func TestAuditPool(t *testing.T) {
+	testtier.Long(t)
 	const eps, trials = 2, 40000
 	good := auditPool(t, eps, 1, trials)
 	if err := good.Check(eps); err != nil {

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -54,6 +55,7 @@ func column(vals ...float64) *mat.Dense { return mat.NewDense(len(vals), 1, vals
 // chosen so that a few thousand trials can resolve the privacy loss of the
 // broken variants (an audit only sees losses at probabilities ~1/trials).
 func TestAudits(t *testing.T) {
+	testtier.Long(t)
 	trials := 10000
 	if long() {
 		trials = 50000

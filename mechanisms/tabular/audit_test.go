@@ -10,6 +10,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/rows"
@@ -47,6 +48,7 @@ func sumLoss(t *testing.T, p *SumPlan, d0, d1 []float64, thr float64, draws int)
 // bound. With ε = 1 and 20000 draws per data set the standard error is
 // about 0.023, so the bound is near 1.09 and the twin's loss near 2.
 func TestAuditSum(t *testing.T) {
+	testtier.Long(t)
 	const eps, draws = 1.0, 20000
 	for _, c := range []struct {
 		nb     accounting.Neighbour
@@ -96,6 +98,7 @@ func quantileLoss(p *QuantilePlan, d0, d1 []float64) float64 {
 // exceeds e^ε on some pair. The distributions are computed exactly (to
 // float64 logs) from the definitions, not sampled.
 func TestAuditQuantile(t *testing.T) {
+	testtier.Long(t)
 	base := []float64{2, 3.5, 3.5, 5, 6.25, 8}
 	var pairs [][2][]float64
 	for _, x := range []float64{0, 10, 3.5, 4.9} { // add-remove
@@ -166,6 +169,7 @@ func groupLoss(t *testing.T, p *GroupPlan, src0, src1 rows.Source, users bool, e
 // that only changes value), which fails the audit. ε = 1, 20000 draws:
 // the standard error is about 0.035.
 func TestAuditGroupSumMovesBetweenGroups(t *testing.T) {
+	testtier.Long(t)
 	const eps, draws = 1.0, 20000
 	bins, err := NewCategoryBins([]string{"north", "south"}, "other")
 	if err != nil {
@@ -201,6 +205,7 @@ func TestAuditGroupSumMovesBetweenGroups(t *testing.T) {
 // its ratio is e^(2/b) = e^ε; the twin calibrated as if a user counted in
 // one group (ℓ1 = 1) has 2ε and fails. 20000 draws, se about 0.04.
 func TestAuditGroupCountUsers(t *testing.T) {
+	testtier.Long(t)
 	const eps, draws = 1.0, 20000
 	bins, err := NewCategoryBins([]string{"north", "south"}, "other")
 	if err != nil {

@@ -182,36 +182,33 @@ func forEachValue(ctx context.Context, src rows.Source, units bool, f func(v flo
 	})
 }
 
-// userMeans returns one value per user of a one-column user-level source:
-// the mean of the user's clamped values, in row order, clamped again (the
-// rounding of the division may leave [lo, hi] by an ulp). Users without
-// rows and rows whose index lies outside [0, NumUnits) are skipped. Memory:
-// two float64 per user.
-func userMeans(ctx context.Context, src rows.Source, lo, hi float64) ([]float64, error) {
+// userMeans returns a source with one value per user of a one-column
+// user-level source: the mean of the user's clamped values, in row order,
+// clamped again (the rounding of the division may leave [lo, hi] by an
+// ulp), users in index order. Users without rows and rows whose index lies
+// outside [0, NumUnits) are skipped. It holds two float64 per user for at
+// most window users at a time (window ≤ 0: all of them), reading src once
+// per window (rows.UserMeans): the values are the same for every window.
+// Each pass fails past MaxRows rows.
+func userMeans(src rows.Source, lo, hi float64, window int) (rows.Source, error) {
+	if src.Dim() != 1 {
+		return nil, ErrDim
+	}
 	nu, err := unitsOf(src)
 	if err != nil {
 		return nil, err
 	}
-	sums := make([]float64, nu)
-	counts := make([]float64, nu)
-	err = forEachValue(ctx, src, true, func(v float64, u int32) {
-		if u < 0 || int(u) >= nu {
-			return
-		}
-		sums[u] += Clamp(v, lo, hi)
-		counts[u]++
-	})
-	if err != nil {
-		return nil, err
-	}
-	means := sums[:0]
-	for u, c := range counts {
-		if c > 0 {
-			means = append(means, Clamp(sums[u]/c, lo, hi))
-		}
-	}
-	return means, nil
+	clamp := func(row []float64) { row[0] = Clamp(row[0], lo, hi) }
+	return rows.NewUserMeans(countingUnits{countingSource{src}, nu}, window, clamp, clamp)
 }
+
+// countingUnits is a countingSource that keeps its parent's unit count.
+type countingUnits struct {
+	countingSource
+	nu int
+}
+
+func (c countingUnits) NumUnits() int { return c.nu }
 
 // countingSource fails a scan past MaxRows rows, before rowpass would
 // panic on them.

@@ -140,9 +140,10 @@
 // same levels in the same order as the sorted values gave.
 //
 // Memory: a quantile holds its grid's histogram and levels, at most
-// QuantileBytesPerPoint per grid point whatever n (on user-level data, two
-// float64 per user); a sum and a histogram of rows hold a bounded chunk of rows,
-// and on user-level data one value (sum) per user; a histogram or a
-// grouped release of users holds one int32 per user and one term per
-// (user, group) pair.
+// QuantileBytesPerPoint per grid point whatever n; a sum and a histogram of
+// rows hold a bounded chunk of rows. On user-level data a sum and a
+// quantile hold two float64 per user for at most UserWindow users at a
+// time (rows.UserMeans: one pass over the rows per window, the same
+// release for every window); a histogram or a grouped release of users
+// holds one int32 per user and one term per (user, group) pair.
 package tabular

@@ -34,7 +34,11 @@ type QuantilePlan struct {
 	Lo, Hi, Q, Eps float64
 	// Grid is K: the output is one of the K+1 points GridPoint(0..K).
 	Grid int
-	step float64
+	// UserWindow is the most users whose state a run on user-level data
+	// holds at once (0: all): set by the caller from public facts (its
+	// memory limit), it changes the number of passes, never the result.
+	UserWindow int
+	step       float64
 	// ratio is R ≤ e^(ε/2), the most one weight exceeds the next.
 	ratio dyadic
 	Event accounting.Event
@@ -115,8 +119,8 @@ func (p *QuantilePlan) below(v float64) int {
 // point: one int32 count of the histogram (n ≤ MaxRows = 2^30 fits) and
 // one level of the sampler (its loss and count, 16 bytes, and its first
 // grid point, 8), rounded up. The run holds Grid+1 of them whatever the
-// number of rows (on user-level data, two float64 per user as well: the
-// users' sums and counts).
+// number of rows (on user-level data, two float64 per user of a window as
+// well: the users' sums and counts, UserWindow).
 const QuantileBytesPerPoint = 32
 
 // Run releases the private q-quantile of the one-column source src: of its
@@ -130,11 +134,14 @@ func (p *QuantilePlan) Run(ctx context.Context, src rows.Source, users bool, s *
 	hist := make([]int32, p.Grid+1)
 	var err error
 	if users {
-		var means []float64
-		if means, err = userMeans(ctx, src, p.Lo, p.Hi); err == nil {
-			for _, v := range means {
-				hist[p.below(v)]++
-			}
+		var means rows.Source
+		if means, err = userMeans(src, p.Lo, p.Hi, p.UserWindow); err == nil {
+			err = rows.ForEach(ctx, means, 4096, false, false, func(b *rows.Batch) error {
+				for _, v := range b.X[:b.N] {
+					hist[p.below(v)]++
+				}
+				return nil
+			})
 		}
 	} else {
 		err = forEachValue(ctx, src, false, func(v float64, _ int32) { hist[p.below(Clamp(v, p.Lo, p.Hi))]++ })

@@ -34,6 +34,10 @@ type SumPlan struct {
 	Lo, Hi     float64
 	Eps, Delta float64
 	Neighbour  accounting.Neighbour
+	// UserWindow is the most users whose state a run on user-level data
+	// holds at once (0: all): set by the caller from public facts (its
+	// memory limit), it changes the number of passes, never the result.
+	UserWindow int
 	// Sensitivity is that of the exact sum: max(|lo|, |hi|) under
 	// add-remove, hi − lo (rounded up) under replace-one.
 	Sensitivity float64
@@ -84,7 +88,7 @@ func (p *SumPlan) noise() noisePlan {
 // clamped values). It fails only with the source's or ctx's error, or on
 // more than MaxRows rows (which the data registry refuses).
 func (p *SumPlan) Run(ctx context.Context, src rows.Source, users bool, s *noise.Sampler) (float64, error) {
-	sum, err := ClampedSum(ctx, src, users, p.Lo, p.Hi)
+	sum, err := ClampedSum(ctx, src, users, p.Lo, p.Hi, p.UserWindow)
 	if err != nil {
 		return 0, err
 	}
@@ -96,21 +100,27 @@ func (p *SumPlan) Run(ctx context.Context, src rows.Source, users bool, s *noise
 // ClampedSum is the exact-order sum a SumPlan releases: the clamped
 // values of src (or its users' means) summed in rowpass's fixed pairwise
 // order, whose rounding SumExcess bounds. Rows are streamed with memory
-// bounded by a chunk; user means take one value per user.
-func ClampedSum(ctx context.Context, src rows.Source, users bool, lo, hi float64) (float64, error) {
+// bounded by a chunk; user means are streamed too, computed window users
+// at a time (window ≤ 0: all users at once), in user-index order whatever
+// the window, so the sum's bits do not depend on it (PairwiseScan sums a
+// stream exactly as Pairwise sums the same values held in memory).
+func ClampedSum(ctx context.Context, src rows.Source, users bool, lo, hi float64, window int) (float64, error) {
 	if src.Dim() != 1 {
 		return 0, ErrDim
 	}
 	if users {
-		means, err := userMeans(ctx, src, lo, hi)
+		means, err := userMeans(src, lo, hi, window)
 		if err != nil {
 			return 0, err
 		}
-		sum := rowpass.SumVec(len(means), 1, rowpass.Options{}, func(dst []float64, lo, hi int) {
-			for _, v := range means[lo:hi] {
+		sum, err := rowpass.SumVecScan(ctx, means, 1, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
+			for _, v := range b.X[:b.N] {
 				dst[0] += v
 			}
 		})
+		if err != nil {
+			return 0, err
+		}
 		return sum[0], nil
 	}
 	sum, err := rowpass.SumVecScan(ctx, countingSource{src}, 1, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {

@@ -114,25 +114,25 @@ func TestPlanSumRefuses(t *testing.T) {
 func TestClampedSum(t *testing.T) {
 	ctx := context.Background()
 	vals := []float64{1, 20, -5, math.NaN(), math.Inf(1), math.Inf(-1), 3.5}
-	got, err := ClampedSum(ctx, column(t, vals, nil, 0), false, -2, 10)
+	got, err := ClampedSum(ctx, column(t, vals, nil, 0), false, -2, 10, 0)
 	if want := 1 + 10 - 2 + 0 + 10 - 2 + 3.5; err != nil || got != want {
 		t.Errorf("rows: %v, %v; want %v", got, err, want)
 	}
 	// a NaN with bounds excluding 0 counts as the nearer bound
-	if got, _ := ClampedSum(ctx, column(t, []float64{math.NaN()}, nil, 0), false, 3, 4); got != 3 {
+	if got, _ := ClampedSum(ctx, column(t, []float64{math.NaN()}, nil, 0), false, 3, 4, 0); got != 3 {
 		t.Errorf("NaN in [3, 4] counts as %v, want 3", got)
 	}
 	// users 0: {1, 20→10} mean 5.5; user 1: {−5→−2} ; user 2: none; user 3: {4, NaN→0} mean 2
 	units := []int32{0, 0, 1, 3, 3}
-	got, err = ClampedSum(ctx, column(t, []float64{1, 20, -5, 4, math.NaN()}, units, 4), true, -2, 10)
+	got, err = ClampedSum(ctx, column(t, []float64{1, 20, -5, 4, math.NaN()}, units, 4), true, -2, 10, 0)
 	if want := 5.5 - 2 + 2; err != nil || got != want {
 		t.Errorf("users: %v, %v; want %v", got, err, want)
 	}
-	if _, err := ClampedSum(ctx, struct{ rows.Source }{column(t, []float64{1}, nil, 0)}, true, 0, 1); !errors.Is(err, ErrNoUnits) {
+	if _, err := ClampedSum(ctx, struct{ rows.Source }{column(t, []float64{1}, nil, 0)}, true, 0, 1, 0); !errors.Is(err, ErrNoUnits) {
 		t.Errorf("user-level data without user indices: %v", err)
 	}
 	for _, users := range []bool{false, true} {
-		if got, err := ClampedSum(ctx, emptyColumn{}, users, 0, 1); err != nil || got != 0 {
+		if got, err := ClampedSum(ctx, emptyColumn{}, users, 0, 1, 0); err != nil || got != 0 {
 			t.Errorf("no rows (users %v): %v, %v; want 0", users, got, err)
 		}
 	}
@@ -147,7 +147,7 @@ func TestClampedSumIsPairwise(t *testing.T) {
 	for i := range vals {
 		vals[i] = math.Ldexp(r.Float64()-0.3, r.IntN(60)-30)
 	}
-	got, err := ClampedSum(context.Background(), column(t, vals, nil, 0), false, -1e10, 1e10)
+	got, err := ClampedSum(context.Background(), column(t, vals, nil, 0), false, -1e10, 1e10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
