@@ -160,7 +160,7 @@ func TestRegisterDatasetsAgain(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"breast_cancer", "wine", "spiked_matrix"} {
-		_, out, _ := runCLI("dataset", "show", name, "--state", state)
+		_, out, _ := runCLI("dataset", "show", name, "--owner", "--state", state) // the source is an owner-only fact
 		m := regexp.MustCompile(`(?m)^\s*source\s+(\S+)`).FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("dataset show %s names no source:\n%s", name, out)
