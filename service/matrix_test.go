@@ -23,9 +23,12 @@ import (
 // The test binary links the data engine in, as cmd/privnotes does:
 // matrix datasets are snapshots.
 func init() {
-	release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
+	err := release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
 		return snapshot.Open(path, hash)
 	})
+	if err != nil {
+		panic(err) // a second data engine linked in: a build error
+	}
 }
 
 // registerMatrix registers a rows×cols matrix dataset name (symmetric when

@@ -24,9 +24,12 @@ import (
 )
 
 func init() {
-	release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
+	err := release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
 		return snapshot.Open(path, hash)
 	})
+	if err != nil {
+		panic(err) // a second data engine linked in: a build error
+	}
 }
 
 // unsetFloat is a float flag whose NaN means "not given": required flags

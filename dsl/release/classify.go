@@ -17,32 +17,40 @@ import (
 // planClassifyJL validates a private_classify_jl call from public facts
 // and plans it. The release travels as a *FedRep: like private_fedrep's, it
 // is one d×k shared representation (the wire form is the same).
-func planClassifyJL(env *Local, src Ref, a *Args) *Plan {
+func planClassifyJL(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_classify_jl"
 	sc := src.Schema
 	if sc.Unit != "user" {
-		panic(Errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.Name, UnitString(sc)))
+		return nil, Errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.Name, UnitString(sc))
 	}
 	if sc.Label == "" {
-		panic(Errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the class, read by sign: > 0 is +1); %q has none", fn, src.Name))
+		return nil, Errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the class, read by sign: > 0 is +1); %q has none", fn, src.Name)
 	}
 	variant, err := jlclass.ParseVariant(a.Str("variant"))
 	if err != nil {
-		panic(argErr(fn, err))
+		return nil, argErr(fn, err)
 	}
-	nb := neighbourOf(fn, a, src)
-	clip := clipOf(fn, a, sc)
+	nb, err := neighbourOf(fn, a, src)
+	if err != nil {
+		return nil, err
+	}
+	clip, err := clipOf(fn, a, sc)
+	if err != nil {
+		return nil, err
+	}
 	eps, delta := a.Float("eps"), a.Float("delta")
 	n := 0
 	if variant == jlclass.FedRepJL {
 		if nb != accounting.ReplaceOne {
-			panic(Errorf(NameArgumentError, "%s: variant fedrep-jl supports only replace-one neighbours: FedRep averages over the users, and under add-remove their number is private (variant pool supports both)", fn))
+			return nil, Errorf(NameArgumentError, "%s: variant fedrep-jl supports only replace-one neighbours: FedRep averages over the users, and under add-remove their number is private (variant pool supports both)", fn)
 		}
 		if !(delta > 0) {
-			panic(Errorf(NameArgumentError, "%s: variant fedrep-jl adds Gaussian noise and needs delta > 0 (e.g. delta=1e-6); variant pool is pure ε", fn))
+			return nil, Errorf(NameArgumentError, "%s: variant fedrep-jl adds Gaussian noise and needs delta > 0 (e.g. delta=1e-6); variant pool is pure ε", fn)
 		}
 		// FedRep averages over the users: their number must be public.
-		n = publicUnits(fn, "variant fedrep-jl (FedRep averages over the users)", src)
+		if n, err = publicUnits(fn, "variant fedrep-jl (FedRep averages over the users)", src); err != nil {
+			return nil, err
+		}
 	}
 	p := &Plan{Func: fn, Method: "jlclass/" + variant.String(), Eps: eps, Delta: delta, Columns: sc.Columns}
 	opt := jlclass.Options{Variant: variant, K: a.Int("k"), Rho: a.Float("rho"), Gamma: a.Float("gamma"),
@@ -54,7 +62,7 @@ func planClassifyJL(env *Local, src Ref, a *Args) *Plan {
 	}
 	pl, err := jlclass.PlanRun(opt, sc.D, n)
 	if err != nil {
-		panic(argErr(fn, err))
+		return nil, argErr(fn, err)
 	}
 	p.Cost, p.Note = pl.Cost, pl.Note
 	extra := map[string]any{"variant": variant.String(), "k_prime": pl.KPrime, "clip": clip, "neighbour": nb.String()}
@@ -77,7 +85,7 @@ func planClassifyJL(env *Local, src Ref, a *Args) *Plan {
 		}
 		return &FedRep{U: r.U}, nil
 	}
-	return p
+	return p, nil
 }
 
 // jlMemory is private_classify_jl's estimate: the JL map (d×k′), and the

@@ -7,7 +7,6 @@ package release
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -18,6 +17,13 @@ import (
 func derive(parent *Data, sc ledger.Schema, dv *Derivation) (*Data, error) {
 	var conds []string
 	for _, f := range dv.Filters {
+		// The runtime checks op against filter's choices before the
+		// charge; checked again here so that pass, which runs per row,
+		// needs no failure path.
+		if !filterOps[f.Op] {
+			parent.Close()
+			return nil, Errorf(NameArgumentError, "filter: op=%q: use one of ==, !=, <, <=, >, >=", f.Op)
+		}
 		conds = append(conds, f.Column)
 	}
 	columns := func(names []string) (rows.Source, error) {
@@ -111,8 +117,12 @@ func (c *filteredCursor) Next(dst *rows.Batch) error {
 
 func (c *filteredCursor) Close() error { return c.parent.Close() }
 
+// filterOps are the comparisons of filter, which pass implements.
+var filterOps = map[string]bool{"==": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true}
+
 // pass reports whether a row's condition values meet every filter. A NaN
-// meets no comparison but !=, as in Go.
+// meets no comparison but !=, as in Go. Every op is one of filterOps
+// (derive checks).
 func (f *filtered) pass(vals []float64) bool {
 	for i, flt := range f.filters {
 		v := vals[i]
@@ -130,8 +140,6 @@ func (f *filtered) pass(vals []float64) bool {
 			ok = v > flt.Value
 		case ">=":
 			ok = v >= flt.Value
-		default:
-			panic(fmt.Sprintf("release: filter op %q", flt.Op)) // validated before the charge
 		}
 		if !ok {
 			return false

@@ -23,9 +23,9 @@ import (
 )
 
 // Value is a release value the ledger can store and a named call can
-// replay. Every value type of the execution core implements it and is
-// registered with RegisterValue; a new private function's value type must
-// do both, or its releases are not stored and its calls cannot be named.
+// replay. Every value type of the execution core implements it and has a
+// kind in valueKinds; a new private function's value type must have both,
+// or its releases are not stored and its calls cannot be named.
 type Value interface {
 	// EncodeRelease writes every released field into e.
 	EncodeRelease(e *Encoder)
@@ -33,32 +33,29 @@ type Value interface {
 	DecodeRelease(d *Decoder) error
 }
 
-// valueKinds maps the encoding's "kind" to a new value of the type.
-var valueKinds = map[string]func() Value{}
+// valueKinds maps the encoding's "kind" to a new value of the type. It is
+// a literal, so that a kind given twice is a compile error (duplicate
+// constant keys) rather than a registration that panics.
+var valueKinds = map[string]func() Value{
+	"pca":       func() Value { return new(PCA) },
+	"fedrep":    func() Value { return new(FedRep) },
+	"count":     func() Value { return new(Count) },
+	"mean":      func() Value { return new(Mean) },
+	"sum":       func() Value { return new(Sum) },
+	"histogram": func() Value { return new(Histogram) },
+	"quantile":  func() Value { return new(Quantile) },
+	"groups":    func() Value { return new(Groups) },
+	"lowrank":   func() Value { return new(LowRank) },
+}
 
 // kindOf maps a value type's name (fmt %T) to its kind.
-var kindOf = map[string]string{}
-
-// RegisterValue makes the values made by newValue storable under kind.
-func RegisterValue(kind string, newValue func() Value) {
-	if _, dup := valueKinds[kind]; dup {
-		panic("release: value kind " + kind + " registered twice")
+var kindOf = func() map[string]string {
+	m := make(map[string]string, len(valueKinds))
+	for kind, newValue := range valueKinds {
+		m[fmt.Sprintf("%T", newValue())] = kind
 	}
-	valueKinds[kind] = newValue
-	kindOf[fmt.Sprintf("%T", newValue())] = kind
-}
-
-func init() {
-	RegisterValue("pca", func() Value { return new(PCA) })
-	RegisterValue("fedrep", func() Value { return new(FedRep) })
-	RegisterValue("count", func() Value { return new(Count) })
-	RegisterValue("mean", func() Value { return new(Mean) })
-	RegisterValue("sum", func() Value { return new(Sum) })
-	RegisterValue("histogram", func() Value { return new(Histogram) })
-	RegisterValue("quantile", func() Value { return new(Quantile) })
-	RegisterValue("groups", func() Value { return new(Groups) })
-	RegisterValue("lowrank", func() Value { return new(LowRank) })
-}
+	return m
+}()
 
 // Float is a float64 in the canonical encoding.
 type Float float64

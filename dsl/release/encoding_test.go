@@ -90,6 +90,9 @@ func bitsOf(v any) any {
 // encoding, and encoding the decoded value gives the same bytes (so the
 // release hash is a function of the values).
 func TestEncodingRoundTrip(t *testing.T) {
+	if len(kindOf) != len(valueKinds) {
+		t.Errorf("%d value kinds but %d value types: two kinds share a type", len(valueKinds), len(kindOf))
+	}
 	for kind := range valueKinds {
 		if _, ok := samples[kind]; !ok {
 			t.Errorf("value kind %q has no sample in this test: add one", kind)

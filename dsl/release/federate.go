@@ -371,7 +371,10 @@ func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSess
 	sess := &fedSession{data: data}
 	_, err, pv = guarded(func() (struct{}, error) {
 		if call.Func == "private_fedrep" {
-			pl, n, _ := fedRepPlan(env, src, call.Args, nil)
+			pl, n, _, err := fedRepPlan(env, src, call.Args, nil)
+			if err != nil {
+				return struct{}{}, err
+			}
 			users, err := env.fedRepUsers(ctx, src, data, call.Args.Int("k"), n)
 			if err != nil {
 				return struct{}{}, err
@@ -395,7 +398,11 @@ func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSess
 		if err != nil {
 			return struct{}{}, err
 		}
-		prov, err := federated.NewPCAProviderSource(scaledSource(us, clipOf("private_pca", call.Args, src.Schema)), env.sampler())
+		clip, err := clipOf("private_pca", call.Args, src.Schema)
+		if err != nil {
+			return struct{}{}, err
+		}
+		prov, err := federated.NewPCAProviderSource(scaledSource(us, clip), env.sampler())
 		if err != nil {
 			return struct{}{}, err
 		}

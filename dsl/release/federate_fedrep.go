@@ -42,32 +42,18 @@ func fedRepCoordinatorPlan(call Call) (*fedrep.Plan, error) {
 	if call.Args.Str(NameKeyword) != "" {
 		return nil, Errorf(NameArgumentError, "private_fedrep: name= is not available on a federated handle; leave name out")
 	}
-	var pl *fedrep.Plan
-	err := catchArg(func() {
-		checkFedRepK(call.Dataset, call.Args)
-		opt, _ := fedRepOptions(&Local{}, call.Args, call.Dataset.Schema)
-		var err error
-		if pl, err = fedrep.PlanRun(opt, call.Dataset.Schema.D, 1); err != nil {
-			panic(argErr("private_fedrep", err))
-		}
-	})
-	return pl, err
-}
-
-// catchArg runs f, returning the *Error it panics with (the planners'
-// way of refusing).
-func catchArg(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(*Error)
-			if !ok {
-				panic(r)
-			}
-			err = e
-		}
-	}()
-	f()
-	return nil
+	if err := checkFedRepK(call.Dataset, call.Args); err != nil {
+		return nil, err
+	}
+	opt, _, err := fedRepOptions(&Local{}, call.Args, call.Dataset.Schema)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := fedrep.PlanRun(opt, call.Dataset.Schema.D, 1)
+	if err != nil {
+		return nil, argErr("private_fedrep", err)
+	}
+	return pl, nil
 }
 
 // RunFederatedFedRep runs Private FedRep over members, each a silo on its

@@ -26,10 +26,13 @@ const (
 	fedrepLR     = 0.5
 )
 
-func planFedRep(env *Local, src Ref, a *Args) *Plan {
+func planFedRep(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_fedrep"
 	p := &Plan{Func: fn, Method: "fedrep", Eps: a.Float("eps"), Delta: a.Float("delta"), Columns: src.Schema.Columns}
-	pl, n, params := fedRepPlan(env, src, a, p.progress.step)
+	pl, n, params, err := fedRepPlan(env, src, a, p.progress.step)
+	if err != nil {
+		return nil, err
+	}
 	p.Cost, p.Note = pl.Cost, pl.Note
 	p.Noise = fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, params["psi"])
 	p.Params = publicParams(a, params)
@@ -52,44 +55,55 @@ func planFedRep(env *Local, src Ref, a *Args) *Plan {
 		}
 		return &FedRep{U: r.U}, nil
 	}
-	return p
+	return p, nil
 }
 
 // fedRepPlan checks a private_fedrep call on src from public facts and
 // returns its FedRep plan for src's public number of users n, with the
-// public parameters of its receipt. It panics with the refusal. The central
+// public parameters of its receipt, or the refusal. The central
 // run and every silo of a federated run plan with it.
-func fedRepPlan(env *Local, src Ref, a *Args, progress func(step, total int)) (*fedrep.Plan, int, map[string]any) {
+func fedRepPlan(env *Local, src Ref, a *Args, progress func(step, total int)) (*fedrep.Plan, int, map[string]any, error) {
 	const fn = "private_fedrep"
-	checkFedRepK(src, a)
+	if err := checkFedRepK(src, a); err != nil {
+		return nil, 0, nil, err
+	}
 	sc := src.Schema
 	if sc.Unit != "user" {
-		panic(Errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.Name, UnitString(sc)))
+		return nil, 0, nil, Errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.Name, UnitString(sc))
 	}
 	if sc.Label == "" {
-		panic(Errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the regression target); %q has none", fn, src.Name))
+		return nil, 0, nil, Errorf(NameArgumentError, "%s needs a dataset registered with a --label column (the regression target); %q has none", fn, src.Name)
 	}
-	nb := neighbourOf(fn, a, src)
+	nb, err := neighbourOf(fn, a, src)
+	if err != nil {
+		return nil, 0, nil, err
+	}
 	if nb != accounting.ReplaceOne {
-		panic(Errorf(NameArgumentError, "%s: only replace-one neighbours are supported: FedRep averages over the users, and under add-remove their number is private", fn))
+		return nil, 0, nil, Errorf(NameArgumentError, "%s: only replace-one neighbours are supported: FedRep averages over the users, and under add-remove their number is private", fn)
 	}
-	opt, params := fedRepOptions(env, a, sc)
+	opt, params, err := fedRepOptions(env, a, sc)
+	if err != nil {
+		return nil, 0, nil, err
+	}
 	opt.Neighbour, opt.Progress = nb, progress
 	params["neighbour"] = nb.String()
 	// FedRep averages over the users, so it needs their number public;
 	// the plan then uses the true count before the charge, and the run
 	// has exactly that many users.
-	n := publicUnits(fn, "FedRep (an average over the users)", src)
+	n, err := publicUnits(fn, "FedRep (an average over the users)", src)
+	if err != nil {
+		return nil, 0, nil, err
+	}
 	pl, err := fedrep.PlanRun(opt, sc.D, n)
 	if err != nil {
-		panic(argErr(fn, err))
+		return nil, 0, nil, argErr(fn, err)
 	}
-	return pl, n, params
+	return pl, n, params, nil
 }
 
 // fedRepOptions are the FedRep options of a private_fedrep call's keywords
 // on a dataset of schema sc, with the public parameters they resolve to.
-func fedRepOptions(env *Local, a *Args, sc ledger.Schema) (fedrep.Options, map[string]any) {
+func fedRepOptions(env *Local, a *Args, sc ledger.Schema) (fedrep.Options, map[string]any, error) {
 	d := sc.D
 	const fn = "private_fedrep"
 	calib := fedrep.CalibZCDP
@@ -104,7 +118,10 @@ func fedRepOptions(env *Local, a *Args, sc ledger.Schema) (fedrep.Options, map[s
 	if lr == 0 {
 		lr = fedrepLR
 	}
-	psi := clipOf(fn, a, sc)
+	psi, err := clipOf(fn, a, sc)
+	if err != nil {
+		return fedrep.Options{}, nil, err
+	}
 	k := a.Int("k")
 	var start *mat.Dense
 	if a.Str("init") == "random" {
@@ -115,7 +132,7 @@ func fedRepOptions(env *Local, a *Args, sc ledger.Schema) (fedrep.Options, map[s
 	if start != nil {
 		opt.InitFrac = 0
 	}
-	return opt, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String()}
+	return opt, map[string]any{"rounds": rounds, "lr": lr, "psi": psi, "calibration": calib.String()}, nil
 }
 
 // randomBasis is a public random d×k orthonormal basis (public randomness:
@@ -136,10 +153,11 @@ func randomBasis(env *Local, d, k int) *mat.Dense {
 }
 
 // checkFedRepK refuses a k outside 1..d.
-func checkFedRepK(src Ref, a *Args) {
+func checkFedRepK(src Ref, a *Args) error {
 	if a.Int("k") < 1 || a.Int("k") > src.Schema.D {
-		panic(Errorf(NameArgumentError, "private_fedrep: k=%d must satisfy 1 ≤ k ≤ d=%d", a.Int("k"), src.Schema.D))
+		return Errorf(NameArgumentError, "private_fedrep: k=%d must satisfy 1 ≤ k ≤ d=%d", a.Int("k"), src.Schema.D)
 	}
+	return nil
 }
 
 // UnitString is the privacy unit of a schema as users write it: "row" or

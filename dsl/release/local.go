@@ -127,10 +127,10 @@ func (env *Local) sampler() *noise.Sampler {
 }
 
 // planners are the private functions this executor plans.
-var planners = map[string]func(env *Local, src Ref, a *Args) *Plan{
+var planners = map[string]func(env *Local, src Ref, a *Args) (*Plan, error){
 	"private_pca":    planPCA,
 	"private_fedrep": planFedRep,
-	fnLowRank: func(env *Local, src Ref, a *Args) *Plan {
+	fnLowRank: func(env *Local, src Ref, a *Args) (*Plan, error) {
 		return planEntry(env, fnLowRank, src, a)
 	},
 	// private_classify_jl (classify.go)
@@ -145,10 +145,17 @@ var planners = map[string]func(env *Local, src Ref, a *Args) *Plan{
 }
 
 // Plan validates call from public facts and plans it. It reads no data
-// and charges nothing. Plans read public facts only, so a panic there
-// holds no private value; but its text is a mechanism's internal wording
-// (a noise package's check), so it becomes an ArgumentError with a fixed
-// text.
+// and charges nothing. Planners and their helpers refuse by returning an
+// error (an *Error naming it: ArgumentError, DatasetError, NotAvailable),
+// which Plan returns as is.
+//
+// The deferred recover below is the one recovery point of the planners,
+// and dsl/release has no panic of its own on a plan's path: it is a
+// safety net for a mechanism package's panic during planning (a noise
+// package's check of a scale out of range, gonum's of a shape). Plans
+// read public facts only, so such a panic holds no private value; but its
+// text is the mechanism's internal wording, so it becomes an
+// ArgumentError with a fixed text.
 func (env *Local) Plan(call Call) (p *Plan, err error) {
 	plan, ok := planners[call.Func]
 	if !ok {
@@ -166,15 +173,11 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 			return
 		}
 		p = nil
-		if e, ok := r.(error); ok {
-			if _, named := r.(interface{ ErrorName() string }); named {
-				err = e
-				return
-			}
-		}
 		err = Errorf(NameArgumentError, "%s: these parameters cannot be calibrated (a noise scale is out of the representable range); check eps, delta, clip, k and iters against %%help %s", call.Func, call.Func)
 	}()
-	p = plan(env, call.Dataset, call.Args)
+	if p, err = plan(env, call.Dataset, call.Args); err != nil {
+		return nil, err
+	}
 	// One place for every planner: nothing is charged for a run that
 	// might not fit.
 	if err := env.checkMemory(p); err != nil {

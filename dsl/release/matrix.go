@@ -82,34 +82,34 @@ func stringArg(a *Args, name, def string) string {
 
 // planEntry plans private_pca(method="ppm-entry") and private_low_rank on
 // a matrix dataset. It reads no data.
-func planEntry(env *Local, fn string, src Ref, a *Args) *Plan {
+func planEntry(env *Local, fn string, src Ref, a *Args) (*Plan, error) {
 	sc := src.Schema
 	ms := sc.Matrix
 	if ms == nil {
-		panic(Errorf(NameDatasetError, "%s: dataset %q is registered as a matrix without its shape: run `privnotes ledger verify`", fn, src.Name))
+		return nil, Errorf(NameDatasetError, "%s: dataset %q is registered as a matrix without its shape: run `privnotes ledger verify`", fn, src.Name)
 	}
 	for _, kw := range []string{"neighbour", "clip", "providers", "sparsity", "pad", "gap"} {
 		if a.Given[kw] {
-			panic(Errorf(NameArgumentError, "%s: %s= is for row datasets; matrix dataset %q is bounded entrywise (|entry| ≤ %g) and its neighbours differ in one entry: leave it out", fn, kw, src.Name, ms.EntryBound))
+			return nil, Errorf(NameArgumentError, "%s: %s= is for row datasets; matrix dataset %q is bounded entrywise (|entry| ≤ %g) and its neighbours differ in one entry: leave it out", fn, kw, src.Name, ms.EntryBound)
 		}
 	}
 	k := a.Int("k")
 	dim, kk := matrixDim(ms, k)
 	if k < 1 || (!ms.Symmetric && k > min(ms.Rows, ms.Cols)) || kk > dim {
-		panic(Errorf(NameArgumentError, "%s: k=%d: use 1 ≤ k ≤ %d for this %d×%d matrix", fn, k, maxK(ms), ms.Rows, ms.Cols))
+		return nil, Errorf(NameArgumentError, "%s: k=%d: use 1 ≤ k ≤ %d for this %d×%d matrix", fn, k, maxK(ms), ms.Rows, ms.Cols)
 	}
 	eps, delta := a.Float("eps"), a.Float("delta")
 	noiseKind := stringArg(a, "noise", "gaussian")
 	laplace := noiseKind == "laplace"
 	if !laplace && delta == 0 {
-		panic(Errorf(NameArgumentError, "%s: delta=0: Gaussian noise needs δ > 0 (e.g. delta=1e-6); give noise=\"laplace\" for the pure-ε variant", fn))
+		return nil, Errorf(NameArgumentError, "%s: delta=0: Gaussian noise needs δ > 0 (e.g. delta=1e-6); give noise=\"laplace\" for the pure-ε variant", fn)
 	}
 	if laplace && delta != 0 {
-		panic(Errorf(NameArgumentError, "%s: noise=\"laplace\" is pure ε-DP: leave delta out (or give delta=0)", fn))
+		return nil, Errorf(NameArgumentError, "%s: noise=\"laplace\" is pure ε-DP: leave delta out (or give delta=0)", fn)
 	}
 	calib, err := pca.ParseCalibration(stringArg(a, "calibration", "zcdp"))
 	if err != nil {
-		panic(argErr(fn, err))
+		return nil, argErr(fn, err)
 	}
 	opt := pca.EntryOptions{K: kk, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib,
 		Bound: ms.EntryBound, Change: 2 * ms.EntryBound, Laplace: laplace, Noise: env.sampler()}
@@ -122,7 +122,7 @@ func planEntry(env *Local, fn string, src Ref, a *Args) *Plan {
 		pl, err = pca.PlanPPMEntry(opt, dim)
 	}
 	if err != nil {
-		panic(argErr(fn, err))
+		return nil, argErr(fn, err)
 	}
 	p := &Plan{Func: fn, Eps: eps, Delta: delta, Method: "pca/" + pl.Method, Cost: pl.Cost, HasValues: true,
 		Columns: componentRows(sc),
@@ -164,7 +164,7 @@ func planEntry(env *Local, fn string, src Ref, a *Args) *Plan {
 		}
 		return rectangularPCA(r, ms, k)
 	}
-	return p
+	return p, nil
 }
 
 func maxK(ms *ledger.MatrixShape) int {

@@ -57,41 +57,41 @@ func argErr(fn string, err error) *Error {
 // under replace-one would let mechanisms whose minibatches or averages
 // need n run although neighbours differ in n. Public synthetic data have
 // no owner to bind them: there the keyword chooses.
-func neighbourOf(fn string, a *Args, src Ref) accounting.Neighbour {
+func neighbourOf(fn string, a *Args, src Ref) (accounting.Neighbour, error) {
 	sc := src.Schema
 	reg, err := accounting.ParseNeighbour(sc.Neighbour)
 	if err != nil {
-		panic(Errorf(NameDatasetError, "%s: dataset %q has an unknown neighbouring relation %q in the registry: run `privnotes ledger verify`", fn, src.Name, sc.Neighbour))
+		return 0, Errorf(NameDatasetError, "%s: dataset %q has an unknown neighbouring relation %q in the registry: run `privnotes ledger verify`", fn, src.Name, sc.Neighbour)
 	}
 	s := a.Str("neighbour")
 	if s == "" {
-		return reg
+		return reg, nil
 	}
 	nb, err := accounting.ParseNeighbour(s)
 	if err != nil {
-		panic(argErr(fn, err))
+		return 0, argErr(fn, err)
 	}
 	if nb != reg && !src.Synthetic() {
-		panic(Errorf(NameArgumentError, "%s: neighbour=%q: dataset %q was registered with %s neighbours by its data owner, and every call on it is calibrated under that relation; drop the keyword (or give neighbour=%q)", fn, s, src.Name, reg, reg.String()))
+		return 0, Errorf(NameArgumentError, "%s: neighbour=%q: dataset %q was registered with %s neighbours by its data owner, and every call on it is calibrated under that relation; drop the keyword (or give neighbour=%q)", fn, s, src.Name, reg, reg.String())
 	}
-	return nb
+	return nb, nil
 }
 
 // clipOf is the call's clip norm: the keyword, else the registered one.
 // Every mechanism takes clips in [pca.MinClip, pca.MaxClip]: within it no
 // noise scale under- or overflows for any row count up to the row limit.
-func clipOf(fn string, a *Args, sc ledger.Schema) float64 {
+func clipOf(fn string, a *Args, sc ledger.Schema) (float64, error) {
 	c := a.Float("clip")
 	if c == 0 {
 		c = sc.Clip
 	}
 	if c == 0 { // registered without --clip (for counts, histograms, sums, quantiles only): refused at plan time, before any charge
-		panic(Errorf(NameArgumentError, "%s: dataset %q was registered without --clip, a public L2 norm to clip its rows to, which this method needs; give clip=NORM (chosen without looking at the data), or ask its data owner to register it again with --clip NORM", fn, sc.Name))
+		return 0, Errorf(NameArgumentError, "%s: dataset %q was registered without --clip, a public L2 norm to clip its rows to, which this method needs; give clip=NORM (chosen without looking at the data), or ask its data owner to register it again with --clip NORM", fn, sc.Name)
 	}
 	if !(c >= pca.MinClip && c <= pca.MaxClip) {
-		panic(Errorf(NameArgumentError, "%s: clip=%v must be a number in [%g, %g]", fn, c, float64(pca.MinClip), float64(pca.MaxClip)))
+		return 0, Errorf(NameArgumentError, "%s: clip=%v must be a number in [%g, %g]", fn, c, float64(pca.MinClip), float64(pca.MaxClip))
 	}
-	return c
+	return c, nil
 }
 
 // publicUnits is the number of privacy units (rows, or users) of a source
@@ -102,15 +102,15 @@ func clipOf(fn string, a *Args, sc ledger.Schema) float64 {
 // neighbouring relations (a filtered subset's size is a count query), and
 // such a release would reveal it. Without a public n the call is refused
 // before anything is charged.
-func publicUnits(fn, method string, src Ref) int {
+func publicUnits(fn, method string, src Ref) (int, error) {
 	if n := src.Schema.PublicN; n > 0 {
-		return n
+		return n, nil
 	}
 	units := "rows"
 	if src.Schema.Unit == "user" {
 		units = "users"
 	}
-	panic(Errorf(NameArgumentError, "%s: %s depends on the number of %s, which dataset %q keeps private; the data owner can declare it public (privnotes dataset add --public-n), or use a method that does not need it (npm, gauss, adaptive, federated)", fn, method, units, src.Name))
+	return 0, Errorf(NameArgumentError, "%s: %s depends on the number of %s, which dataset %q keeps private; the data owner can declare it public (privnotes dataset add --public-n), or use a method that does not need it (npm, gauss, adaptive, federated)", fn, method, units, src.Name)
 }
 
 func publicParams(a *Args, extra map[string]any) map[string]any {
@@ -127,22 +127,22 @@ func publicParams(a *Args, extra map[string]any) map[string]any {
 // gapAuto reads the gap keyword: "auto" (the adaptive method selects the
 // gap privately) or "" (the default κ₀). It is refused for any other
 // method before anything is charged.
-func gapAuto(fn string, a *Args, method string) bool {
+func gapAuto(fn string, a *Args, method string) (bool, error) {
 	g, _ := a.Vals["gap"].(string) // absent from calls built without the table
 	if g == "" {
-		return false
+		return false, nil
 	}
 	if g != "auto" {
-		panic(Errorf(NameArgumentError, "%s: gap=%q: use gap=\"auto\" (or leave gap out for κ₀ = 0.5)", fn, g))
+		return false, Errorf(NameArgumentError, "%s: gap=%q: use gap=\"auto\" (or leave gap out for κ₀ = 0.5)", fn, g)
 	}
 	if method != pca.MethodAdaptive {
-		panic(Errorf(NameArgumentError, "%s: gap=\"auto\" applies to method \"adaptive\" only (this call runs %q)", fn, method))
+		return false, Errorf(NameArgumentError, "%s: gap=\"auto\" applies to method \"adaptive\" only (this call runs %q)", fn, method)
 	}
-	return true
+	return true, nil
 }
 
 // planPCA validates a private_pca call and plans it. It reads no data.
-func planPCA(env *Local, src Ref, a *Args) *Plan {
+func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_pca"
 	sc := src.Schema
 	if sc.IsMatrix() {
@@ -151,15 +151,21 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 	d, k := sc.D, a.Int("k")
 	method := a.Str("method")
 	if !pcaAvailable[method] {
-		panic(Errorf(NameNotAvailable, "method %q is not available in this build", method))
+		return nil, Errorf(NameNotAvailable, "method %q is not available in this build", method)
 	}
 	chosen := method
 	if method == "auto" {
 		chosen = autoMethod(d, k)
 	}
 	eps, delta := a.Float("eps"), a.Float("delta")
-	nb := neighbourOf(fn, a, src)
-	clip := clipOf(fn, a, sc)
+	nb, err := neighbourOf(fn, a, src)
+	if err != nil {
+		return nil, err
+	}
+	clip, err := clipOf(fn, a, sc)
+	if err != nil {
+		return nil, err
+	}
 	p := &Plan{Func: fn, Eps: eps, Delta: delta, Columns: sc.Columns,
 		Params: publicParams(a, map[string]any{"method": chosen, "requested_method": method, "clip": clip, "neighbour": nb.String()})}
 	if method == "auto" {
@@ -168,12 +174,15 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			p.Note = fmt.Sprintf("method auto chose %s (d=%d > %d). ", chosen, d, autoMaxGaussD)
 		}
 	}
-	autoGap := gapAuto(fn, a, chosen)
+	autoGap, err := gapAuto(fn, a, chosen)
+	if err != nil {
+		return nil, err
+	}
 	switch chosen {
 	case pca.MethodNPM, pca.MethodAdaptive, pca.MethodGauss:
 		calib, err := pca.ParseCalibration(a.Str("calibration"))
 		if err != nil {
-			panic(argErr(fn, err))
+			return nil, argErr(fn, err)
 		}
 		calib = pcaGaussianCalibration(sc, chosen, calib)
 		if calib == pca.CalibGDP {
@@ -181,14 +190,14 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			p.Params["calibration"] = calib.String()
 		}
 		if a.Int("providers") != 0 || a.Int("sparsity") != 0 {
-			panic(Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
+			return nil, Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn)
 		}
 		opt := pca.Options{K: k, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip, Noise: env.sampler(),
 			PublicN: sc.PublicN, AutoGap: autoGap}
 		opt.Progress = p.progress.step
 		pl, err := pca.PlanMethod(chosen, opt, d)
 		if err != nil {
-			panic(argErr(fn, err))
+			return nil, argErr(fn, err)
 		}
 		p.reportsSteps(pl.Iters) // gauss: 1, which reports nothing
 		p.Method, p.Cost, p.HasValues = "pca/"+chosen, pl.Cost, true
@@ -221,21 +230,23 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 		}
 	case dppca.MethodDPPCA, dppca.MethodPrivateOja:
 		if k != 1 {
-			panic(Errorf(NameArgumentError, "%s: method %q estimates the top component only: use k=1 (or method \"npm\" or \"gauss\" for k > 1)", fn, chosen))
+			return nil, Errorf(NameArgumentError, "%s: method %q estimates the top component only: use k=1 (or method \"npm\" or \"gauss\" for k > 1)", fn, chosen)
 		}
 		if nb != accounting.ReplaceOne {
-			panic(Errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (its minibatches need a public n); this dataset or call uses %s", fn, chosen, nb))
+			return nil, Errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (its minibatches need a public n); this dataset or call uses %s", fn, chosen, nb)
 		}
-		n := publicUnits(fn, fmt.Sprintf("method %q", chosen), src)
+		n, err := publicUnits(fn, fmt.Sprintf("method %q", chosen), src)
+		if err != nil {
+			return nil, err
+		}
 		if a.Int("providers") != 0 || a.Int("sparsity") != 0 {
-			panic(Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn))
+			return nil, Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn)
 		}
 		calib, why := dppcaCalibration(chosen, a, sc.Accountant, eps)
 		p.Note += why
 		opt := dppca.Options{Eps: eps, Delta: delta, Calibration: calib, Neighbour: accounting.ReplaceOne,
 			Steps: a.Int("iters"), Centred: sc.Center == "public-mean", Noise: env.sampler(), Progress: p.progress.step}
 		var pl *dppca.Plan
-		var err error
 		if chosen == dppca.MethodDPPCA {
 			pl, err = dppca.PlanDPPCA(opt, d)
 		} else {
@@ -243,7 +254,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			pl, err = dppca.PlanPrivateOja(opt, d)
 		}
 		if err != nil {
-			panic(argErr(fn, err))
+			return nil, argErr(fn, err)
 		}
 		if n < pl.MinRows && !a.Bool("pad") {
 			// The count is public here, so saying it before the charge
@@ -252,7 +263,7 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			if pl.NeededN > pl.MinRows {
 				need += fmt.Sprintf(" (about %d for a useful estimate)", pl.NeededN)
 			}
-			panic(Errorf(NameArgumentError, "%s: method %q at eps=%v, delta=%v with %d steps needs %s rows, and dataset %q has %d (declared public): nothing was charged. Raise eps, lower iters, use method \"gauss\" or \"npm\", or give pad=true to run on zero-padded rows (private, but mostly noise)", fn, chosen, eps, delta, pl.Steps, need, src.Name, n))
+			return nil, Errorf(NameArgumentError, "%s: method %q at eps=%v, delta=%v with %d steps needs %s rows, and dataset %q has %d (declared public): nothing was charged. Raise eps, lower iters, use method \"gauss\" or \"npm\", or give pad=true to run on zero-padded rows (private, but mostly noise)", fn, chosen, eps, delta, pl.Steps, need, src.Name, n)
 		}
 		p.Method, p.Cost = "dppca/"+chosen, pl.Cost
 		p.reportsSteps(pl.Steps)
@@ -278,7 +289,9 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			return &PCA{Components: r.Components}, nil
 		}
 	case dppca.MethodOjaShuffle:
-		planOjaShuffle(env, src, a, p, nb, clip)
+		if err := planOjaShuffle(env, src, a, p, nb, clip); err != nil {
+			return nil, err
+		}
 	case "federated":
 		opt := dpspcaOptions(a, d)
 		s := opt.Sparsity
@@ -287,11 +300,11 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			providers = 1
 		}
 		if providers < 1 || providers > 1000 {
-			panic(Errorf(NameArgumentError, "%s: providers=%d: use 1..1000", fn, providers))
+			return nil, Errorf(NameArgumentError, "%s: providers=%d: use 1..1000", fn, providers)
 		}
 		pl, err := federated.PlanPCA(opt, d)
 		if err != nil {
-			panic(argErr(fn, err))
+			return nil, argErr(fn, err)
 		}
 		p.Method, p.Cost = "federated/dpspca", pl.Cost
 		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %.4g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
@@ -316,9 +329,9 @@ func planPCA(env *Local, src Ref, a *Args) *Plan {
 			return &PCA{Components: r.Q, Support: append([]int(nil), r.Support...)}, nil
 		}
 	default:
-		panic(Errorf(NameNotAvailable, "method %q is not available in this build", chosen))
+		return nil, Errorf(NameNotAvailable, "method %q is not available in this build", chosen)
 	}
-	return p
+	return p, nil
 }
 
 // pcaGaussianCalibration is the calibration of npm, gauss (also when auto
@@ -402,33 +415,36 @@ func roundRobinProviders(env *Local, src rows.Source, n int) ([]federated.Provid
 // which needs the public row count and holds only for tiny ε; a target
 // outside its regime is refused here, with the row counts where it would
 // hold, before anything is charged.
-func planOjaShuffle(env *Local, src Ref, a *Args, p *Plan, nb accounting.Neighbour, clip float64) {
+func planOjaShuffle(env *Local, src Ref, a *Args, p *Plan, nb accounting.Neighbour, clip float64) error {
 	const fn, method = "private_pca", dppca.MethodOjaShuffle
 	sc := src.Schema
 	if a.Int("k") != 1 {
-		panic(Errorf(NameArgumentError, "%s: method %q estimates the top component only: use k=1 (or method \"npm\" or \"gauss\" for k > 1)", fn, method))
+		return Errorf(NameArgumentError, "%s: method %q estimates the top component only: use k=1 (or method \"npm\" or \"gauss\" for k > 1)", fn, method)
 	}
 	if nb != accounting.ReplaceOne {
-		panic(Errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (the shuffling bound needs a public n); this dataset or call uses %s", fn, method, nb))
+		return Errorf(NameArgumentError, "%s: method %q is private under replace-one neighbours only (the shuffling bound needs a public n); this dataset or call uses %s", fn, method, nb)
 	}
 	if a.Int("iters") != 0 || a.Int("providers") != 0 || a.Int("sparsity") != 0 {
-		panic(Errorf(NameArgumentError, "%s: method %q takes one step per row, in a secret random order: drop iters (and providers, sparsity)", fn, method))
+		return Errorf(NameArgumentError, "%s: method %q takes one step per row, in a secret random order: drop iters (and providers, sparsity)", fn, method)
 	}
 	if a.Given["calibration"] && a.Str("calibration") != "paper" {
-		panic(Errorf(NameArgumentError, "%s: method %q is (ε, δ)-DP through the shuffling bound with the paper's Gaussian mechanism only: drop calibration (or give \"paper\")", fn, method))
+		return Errorf(NameArgumentError, "%s: method %q is (ε, δ)-DP through the shuffling bound with the paper's Gaussian mechanism only: drop calibration (or give \"paper\")", fn, method)
 	}
 	if sc.Accountant == accounting.ModeGDP.String() {
-		panic(Errorf(NameArgumentError, "%s: method %q costs an (ε, δ) event, which dataset %q's gdp accountant cannot compose: use method \"oja\" or \"dppca\"", fn, method, src.Name))
+		return Errorf(NameArgumentError, "%s: method %q costs an (ε, δ) event, which dataset %q's gdp accountant cannot compose: use method \"oja\" or \"dppca\"", fn, method, src.Name)
 	}
-	n := publicUnits(fn, fmt.Sprintf("method %q", method), src)
+	n, err := publicUnits(fn, fmt.Sprintf("method %q", method), src)
+	if err != nil {
+		return err
+	}
 	opt := dppca.Options{Eps: a.Float("eps"), Delta: a.Float("delta"), Neighbour: accounting.ReplaceOne, Beta: 1, Gap: ojaGap,
 		PublicN: n, Centred: sc.Center == "public-mean", Noise: env.sampler(), Progress: p.progress.step}
 	pl, err := dppca.PlanOjaShuffle(opt, sc.D)
 	if err != nil {
 		if re, ok := err.(*dppca.RegimeError); ok {
-			panic(Errorf(NameArgumentError, "%s: %v: nothing was charged. Give eps ≤ %s, or use method \"dppca\" or \"oja\" (Eq. 7), which cover larger eps", fn, err, floor4(re.Shuffle.MaxEps)))
+			return Errorf(NameArgumentError, "%s: %v: nothing was charged. Give eps ≤ %s, or use method \"dppca\" or \"oja\" (Eq. 7), which cover larger eps", fn, err, floor4(re.Shuffle.MaxEps))
 		}
-		panic(argErr(fn, err))
+		return argErr(fn, err)
 	}
 	p.Method, p.Cost = "dppca/"+method, pl.Cost
 	p.reportsSteps(dppca.OjaShuffleProgress)
@@ -449,6 +465,7 @@ func planOjaShuffle(env *Local, src Ref, a *Args, p *Plan, nb accounting.Neighbo
 		}
 		return &PCA{Components: r.Components}, nil
 	}
+	return nil
 }
 
 // heldRows is the estimate of the methods that visit the rows in a

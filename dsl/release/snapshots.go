@@ -1,6 +1,7 @@
 package release
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -25,17 +26,19 @@ var (
 // RegisterSnapshots sets how executors open snapshot files: the data
 // engine (DuckDB, cgo) is linked in by the binary that wants it, as a
 // database/sql driver is, so that this package and its callers build
-// without it. It panics on nil or on a second registration.
-func RegisterSnapshots(open SnapshotOpener) {
+// without it. A nil opener or a second registration is an error (a build
+// that links two data engines): the binary's init decides what to do.
+func RegisterSnapshots(open SnapshotOpener) error {
 	snapshotsMu.Lock()
 	defer snapshotsMu.Unlock()
 	if open == nil {
-		panic("release: RegisterSnapshots with a nil opener")
+		return errors.New("release: RegisterSnapshots with a nil opener")
 	}
 	if snapshots != nil {
-		panic("release: RegisterSnapshots called twice")
+		return errors.New("release: RegisterSnapshots called twice")
 	}
 	snapshots = open
+	return nil
 }
 
 func snapshotOpener() SnapshotOpener {

@@ -29,12 +29,14 @@ const countSensitivity = 1
 // error of the mean.
 const meanCountShare = 0.2
 
-func planCount(env *Local, src Ref, a *Args) *Plan {
+func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_count"
 	if optStr(a, "by") != "" {
 		return planGroups(env, src, a, fn, tabular.GroupCount)
 	}
-	noGrouping(fn, a)
+	if err := noGrouping(fn, a); err != nil {
+		return nil, err
+	}
 	eps, delta := a.Float("eps"), a.Float("delta")
 	unit := "rows"
 	if src.Schema.Unit == "user" {
@@ -63,7 +65,7 @@ func planCount(env *Local, src Ref, a *Args) *Plan {
 		v := float64(n) + env.sampler().Laplace(b)
 		return &Count{Value: math.Round(v)}, nil
 	}
-	return p
+	return p, nil
 }
 
 // countMemory is a count's: one pass; on user-level data a subset marks
@@ -76,15 +78,15 @@ func countMemory(p *Plan, src Ref) {
 // mechanism calibrated in zCDP to (ε, δ) (ρ = RhoForTarget(ε, δ)), so that
 // its cost composes with the session's other Gaussian releases instead of
 // costing ρ = ε²/2 as a pure-ε count does.
-func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta float64) *Plan {
+func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta float64) (*Plan, error) {
 	const fn = "private_count"
 	rho, ev, ok := tabular.GaussianTarget(eps, delta, gaussianCalibration(src))
 	if !ok {
-		panic(Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta))
+		return nil, Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta)
 	}
 	z := 1 / math.Sqrt(2*rho)
 	if z > 0x1p37 {
-		panic(Errorf(NameArgumentError, "%s: eps=%v is too small to represent the Noise: raise eps", fn, eps))
+		return nil, Errorf(NameArgumentError, "%s: eps=%v is too small to represent the Noise: raise eps", fn, eps)
 	}
 	// ℓ2 sensitivity 1 under add-remove; under replace-one the count does
 	// not move, but it is noised as if it did so that n is never released.
@@ -104,36 +106,43 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 		v := float64(n) + env.sampler().Gaussian(sigma)
 		return &Count{Value: math.Round(v)}, nil
 	}
-	return p
+	return p, nil
 }
 
-func planMean(env *Local, src Ref, a *Args) *Plan {
+func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_mean"
 	switch {
 	case optStr(a, "by") != "":
 		return planGroups(env, src, a, fn, tabular.GroupMean)
 	case optStr(a, "col") != "":
-		noGrouping(fn, a)
+		if err := noGrouping(fn, a); err != nil {
+			return nil, err
+		}
 		return planColumnMean(env, src, a)
 	}
-	noGrouping(fn, a)
+	if err := noGrouping(fn, a); err != nil {
+		return nil, err
+	}
 	sc := src.Schema
 	eps, delta := a.Float("eps"), a.Float("delta")
 	if delta == 0 {
-		panic(Errorf(NameArgumentError, "%s: the row-vector form (columns=, rows clipped to a norm) uses the Gaussian mechanism and needs delta > 0 (for example delta=1e-6, or leave delta out inside a budget block with a δ: the call takes the block's); for a pure-ε mean of one bounded column give col= without delta", fn))
+		return nil, Errorf(NameArgumentError, "%s: the row-vector form (columns=, rows clipped to a norm) uses the Gaussian mechanism and needs delta > 0 (for example delta=1e-6, or leave delta out inside a budget block with a δ: the call takes the block's); for a pure-ε mean of one bounded column give col= without delta", fn)
 	}
 	idx, err := columnIndex(sc, a.Strs("columns"))
 	if err != nil {
-		panic(argErr(fn, err))
+		return nil, argErr(fn, err)
 	}
-	clip := clipOf(fn, a, sc)
+	clip, err := clipOf(fn, a, sc)
+	if err != nil {
+		return nil, err
+	}
 	nb, err := accounting.ParseNeighbour(sc.Neighbour)
 	if err != nil {
 		nb = accounting.ReplaceOne
 	}
 	rho, ev, ok := tabular.GaussianTarget(eps, delta, gaussianCalibration(src))
 	if !ok {
-		panic(Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta))
+		return nil, Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta)
 	}
 	rhoSum, rhoCount := (1-meanCountShare)*rho, meanCountShare*rho
 	// One unit moves the clipped sum by 2·clip when replaced, clip when
@@ -144,7 +153,7 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 	}
 	zSum, zCount := 1/math.Sqrt(2*rhoSum), 1/math.Sqrt(2*rhoCount)
 	if zSum*math.Sqrt(float64(len(idx))) > 0x1p37 || zCount > 0x1p37 {
-		panic(Errorf(NameArgumentError, "%s: eps=%v is too small to represent the Noise: raise eps", fn, eps))
+		return nil, Errorf(NameArgumentError, "%s: eps=%v is too small to represent the Noise: raise eps", fn, eps)
 	}
 	sigmaSum := noise.GaussianScale(sens, zSum, len(idx))
 	sigmaCount := noise.GaussianScale(countSensitivity, zCount, 1)
@@ -186,7 +195,7 @@ func planMean(env *Local, src Ref, a *Args) *Plan {
 		}
 		return &Mean{Values: mean}, nil
 	}
-	return p
+	return p, nil
 }
 
 // clippedSum returns the sum over the rows of src of their columns idx,

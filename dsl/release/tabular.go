@@ -49,21 +49,21 @@ type tabColumn struct {
 
 // columnOf resolves the col keyword. Unknown columns and centred data are
 // refused here, before the charge.
-func columnOf(fn string, src Ref, a *Args) tabColumn {
+func columnOf(fn string, src Ref, a *Args) (tabColumn, error) {
 	sc := src.Schema
 	col := a.Str("col")
 	if dom, ok := sc.Categorical[col]; ok {
-		return tabColumn{name: col, domain: dom}
+		return tabColumn{name: col, domain: dom}, nil
 	}
 	for _, c := range sc.Columns {
 		if c != col {
 			continue
 		}
 		if sc.Center == "public-mean" {
-			panic(Errorf(NameArgumentError, "%s: dataset %q was registered with --center public-mean, so its stored values of %q are centred on a public mean; sums, histograms and quantiles of a column need the data registered without centring", fn, src.Name, col))
+			return tabColumn{}, Errorf(NameArgumentError, "%s: dataset %q was registered with --center public-mean, so its stored values of %q are centred on a public mean; sums, histograms and quantiles of a column need the data registered without centring", fn, src.Name, col)
 		}
 		b, ok := sc.Bounds[col]
-		return tabColumn{name: col, numeric: true, lo: b[0], hi: b[1], bounded: ok}
+		return tabColumn{name: col, numeric: true, lo: b[0], hi: b[1], bounded: ok}, nil
 	}
 	cats := make([]string, 0, len(sc.Categorical))
 	for c := range sc.Categorical {
@@ -74,7 +74,7 @@ func columnOf(fn string, src Ref, a *Args) tabColumn {
 	if len(cats) > 0 {
 		msg += "; categorical columns: " + strings.Join(cats, ", ")
 	}
-	panic(Errorf(NameArgumentError, "%s", msg))
+	return tabColumn{}, Errorf(NameArgumentError, "%s", msg)
 }
 
 func listOrNone(xs []string) string {
@@ -86,13 +86,14 @@ func listOrNone(xs []string) string {
 
 // needBounds refuses a numeric column without public bounds and a
 // categorical column, for the functions of values (sum, quantile).
-func (c tabColumn) needBounds(fn string) {
+func (c tabColumn) needBounds(fn string) error {
 	if !c.numeric {
-		panic(Errorf(NameArgumentError, "%s: column %q is categorical; %s needs a numeric column with public bounds (private_histogram counts a categorical column's categories)", fn, c.name, fn))
+		return Errorf(NameArgumentError, "%s: column %q is categorical; %s needs a numeric column with public bounds (private_histogram counts a categorical column's categories)", fn, c.name, fn)
 	}
 	if !c.bounded {
-		panic(noBounds(fn, c.name))
+		return noBounds(fn, c.name)
 	}
+	return nil
 }
 
 func noBounds(fn, col string) *Error {
@@ -111,12 +112,12 @@ func tabErr(fn string, c tabColumn, err error) *Error {
 
 // registeredRelation is the neighbouring relation the owner registered,
 // which binds the column analyses (they have no neighbour keyword).
-func registeredRelation(fn string, src Ref) accounting.Neighbour {
+func registeredRelation(fn string, src Ref) (accounting.Neighbour, error) {
 	nb, err := accounting.ParseNeighbour(src.Schema.Neighbour)
 	if err != nil {
-		panic(Errorf(NameDatasetError, "%s: dataset %q has an unknown neighbouring relation %q in the registry: run `privnotes ledger verify`", fn, src.Name, src.Schema.Neighbour))
+		return 0, Errorf(NameDatasetError, "%s: dataset %q has an unknown neighbouring relation %q in the registry: run `privnotes ledger verify`", fn, src.Name, src.Schema.Neighbour)
 	}
-	return nb
+	return nb, nil
 }
 
 // unitWords names the privacy unit and its rule for a receipt's note.
@@ -148,20 +149,30 @@ func columnSource(d *Data, col string) (rows.Source, error) {
 	return d.Columns([]string{col})
 }
 
-func planSum(env *Local, src Ref, a *Args) *Plan {
+func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_sum"
 	if optStr(a, "by") != "" {
 		return planGroups(env, src, a, fn, tabular.GroupSum)
 	}
-	noGrouping(fn, a)
+	if err := noGrouping(fn, a); err != nil {
+		return nil, err
+	}
 	sc := src.Schema
-	c := columnOf(fn, src, a)
-	c.needBounds(fn)
+	c, err := columnOf(fn, src, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.needBounds(fn); err != nil {
+		return nil, err
+	}
 	eps, delta := a.Float("eps"), a.Float("delta")
-	nb := registeredRelation(fn, src)
+	nb, err := registeredRelation(fn, src)
+	if err != nil {
+		return nil, err
+	}
 	sp, err := tabular.PlanSum(c.lo, c.hi, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
-		panic(tabErr(fn, c, err))
+		return nil, tabErr(fn, c, err)
 	}
 	if src.Derived != nil && nb == accounting.ReplaceOne {
 		// A subset of replace-one data: replacing a row of the parent may
@@ -171,7 +182,7 @@ func planSum(env *Local, src Ref, a *Args) *Plan {
 		// replace-one's is not already the larger: bounds that exclude 0).
 		ar, err := tabular.PlanSum(c.lo, c.hi, eps, delta, accounting.AddRemove, gaussianCalibration(src))
 		if err != nil {
-			panic(tabErr(fn, c, err))
+			return nil, tabErr(fn, c, err)
 		}
 		if ar.Sensitivity > sp.Sensitivity {
 			sp = ar
@@ -207,46 +218,55 @@ func planSum(env *Local, src Ref, a *Args) *Plan {
 		}
 		return &Sum{Value: v}, nil
 	}
-	return p
+	return p, nil
 }
 
-func planHistogram(env *Local, src Ref, a *Args) *Plan {
+func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_histogram"
 	sc := src.Schema
-	c := columnOf(fn, src, a)
+	c, err := columnOf(fn, src, a)
+	if err != nil {
+		return nil, err
+	}
 	nbins := a.Int("bins")
 	var bins tabular.Binning
 	var desc string
 	if c.numeric {
 		if !c.bounded {
-			panic(noBounds(fn, c.name))
+			return nil, noBounds(fn, c.name)
 		}
 		if nbins == 0 {
-			panic(Errorf(NameArgumentError, "%s: column %q is numeric: give bins=N (1..%d), the number of equal-width bins over its public bounds [%v, %v]", fn, c.name, tabular.MaxBins, c.lo, c.hi))
+			return nil, Errorf(NameArgumentError, "%s: column %q is numeric: give bins=N (1..%d), the number of equal-width bins over its public bounds [%v, %v]", fn, c.name, tabular.MaxBins, c.lo, c.hi)
 		}
 		nb, err := tabular.NewNumericBins(c.lo, c.hi, nbins)
 		if err != nil {
-			panic(tabErr(fn, c, err))
+			return nil, tabErr(fn, c, err)
 		}
 		bins = nb
 		desc = fmt.Sprintf("%d equal-width bins over the public bounds [%v, %v] (a value falls in the last bin whose left edge is at or below it; NaN in none)", nbins, c.lo, c.hi)
 	} else {
 		if nbins != 0 {
-			panic(Errorf(NameArgumentError, "%s: column %q is categorical: it has one bin per category of its public domain (and %q), so bins must be left out", fn, c.name, ledger.OtherCategory))
+			return nil, Errorf(NameArgumentError, "%s: column %q is categorical: it has one bin per category of its public domain (and %q), so bins must be left out", fn, c.name, ledger.OtherCategory)
 		}
 		cb, err := tabular.NewCategoryBins(c.domain, ledger.OtherCategory)
 		if err != nil {
-			panic(Errorf(NameArgumentError, "%s: column %q: %v", fn, c.name, err))
+			return nil, Errorf(NameArgumentError, "%s: column %q: %v", fn, c.name, err)
 		}
 		bins = cb
 		desc = fmt.Sprintf("one bin per category of the public domain (%d) and %q for every other value", len(c.domain), ledger.OtherCategory)
 	}
 	eps, delta := a.Float("eps"), a.Float("delta")
-	nb := registeredRelation(fn, src)
-	k := maxGroupsOf(fn, src, a, bins.Len(), fmt.Sprintf("the number of keys of the histogram of %q", c.name))
+	nb, err := registeredRelation(fn, src)
+	if err != nil {
+		return nil, err
+	}
+	k, err := maxGroupsOf(fn, src, a, bins.Len(), fmt.Sprintf("the number of keys of the histogram of %q", c.name))
+	if err != nil {
+		return nil, err
+	}
 	hp, err := tabular.PlanHistogram(bins, k, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
-		panic(tabErr(fn, c, err))
+		return nil, tabErr(fn, c, err)
 	}
 	unit, rule := unitWords(sc, fmt.Sprintf("each user counts once in each of the first %d distinct bin(s) of their rows in row order", k))
 	method := "histogram/laplace"
@@ -279,23 +299,31 @@ func planHistogram(env *Local, src Ref, a *Args) *Plan {
 		}
 		return &Histogram{Keys: append([]string(nil), keys...), Counts: counts}, nil
 	}
-	return p
+	return p, nil
 }
 
-func planQuantile(env *Local, src Ref, a *Args) *Plan {
+func planQuantile(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_quantile"
 	sc := src.Schema
-	c := columnOf(fn, src, a)
-	c.needBounds(fn)
+	c, err := columnOf(fn, src, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.needBounds(fn); err != nil {
+		return nil, err
+	}
 	eps, delta, q := a.Float("eps"), a.Float("delta"), a.Float("q")
 	if delta != 0 {
-		panic(Errorf(NameArgumentError, "%s: the exponential mechanism is pure ε-DP: leave delta out (delta=%v was given; it must be 0)", fn, delta))
+		return nil, Errorf(NameArgumentError, "%s: the exponential mechanism is pure ε-DP: leave delta out (delta=%v was given; it must be 0)", fn, delta)
 	}
 	qp, err := tabular.PlanQuantile(c.lo, c.hi, q, eps)
 	if err != nil {
-		panic(tabErr(fn, c, err))
+		return nil, tabErr(fn, c, err)
 	}
-	nb := registeredRelation(fn, src)
+	nb, err := registeredRelation(fn, src)
+	if err != nil {
+		return nil, err
+	}
 	unit, rule := unitWords(sc, "one value per user, the mean of their clamped values")
 	ev := qp.Event
 	ev.Mechanism = "quantile/exponential"
@@ -321,7 +349,7 @@ func planQuantile(env *Local, src Ref, a *Args) *Plan {
 		}
 		return &Quantile{Q: q, Value: v}, nil
 	}
-	return p
+	return p, nil
 }
 
 // Groups is a grouped release (private_count, private_sum or private_mean
@@ -353,10 +381,10 @@ func optFloat(a *Args, name string) float64 { f, _ := a.Vals[name].(float64); re
 // groupDomain resolves the by keyword: a categorical column, whose public
 // domain (and "other") gives the keys. A numeric or unknown column is
 // refused here, before the charge.
-func groupDomain(fn string, src Ref, by string) []string {
+func groupDomain(fn string, src Ref, by string) ([]string, error) {
 	sc := src.Schema
 	if dom, ok := sc.Categorical[by]; ok {
-		return dom
+		return dom, nil
 	}
 	cats := CategoricalColumns(sc)
 	have := "categorical columns: " + listOrNone(cats)
@@ -365,34 +393,35 @@ func groupDomain(fn string, src Ref, by string) []string {
 	}
 	for _, c := range sc.Columns {
 		if c == by {
-			panic(Errorf(NameArgumentError, "%s: column %q is numeric; by= groups by a categorical column, whose public domain gives the keys (%s). To count or sum over ranges of a numeric column, use private_histogram(ds, col=%q, bins=N) for counts, or filter(ds, col=%q, op=\"<\", value=…) for one range at a time", fn, by, have, by, by))
+			return nil, Errorf(NameArgumentError, "%s: column %q is numeric; by= groups by a categorical column, whose public domain gives the keys (%s). To count or sum over ranges of a numeric column, use private_histogram(ds, col=%q, bins=N) for counts, or filter(ds, col=%q, op=\"<\", value=…) for one range at a time", fn, by, have, by, by)
 		}
 	}
-	panic(Errorf(NameArgumentError, "%s: no column %q to group by; %s", fn, by, have))
+	return nil, Errorf(NameArgumentError, "%s: no column %q to group by; %s", fn, by, have)
 }
 
 // maxGroupsOf is the call's max_groups (grouped releases and histograms):
 // 1..keys on user-level data; on row-level data a row is in one group (one
 // bin), so only 1. what names keys in the error.
-func maxGroupsOf(fn string, src Ref, a *Args, keys int, what string) int {
+func maxGroupsOf(fn string, src Ref, a *Args, keys int, what string) (int, error) {
 	k := optInt(a, "max_groups", 1)
 	if src.Schema.Unit != "user" {
 		if k != 1 {
-			panic(Errorf(NameArgumentError, "%s: max_groups=%d applies to user-level data; dataset %q is row-level, where every row lies in exactly one group: leave max_groups out", fn, k, src.Name))
+			return 0, Errorf(NameArgumentError, "%s: max_groups=%d applies to user-level data; dataset %q is row-level, where every row lies in exactly one group: leave max_groups out", fn, k, src.Name)
 		}
-		return 1
+		return 1, nil
 	}
 	if k < 1 || k > keys {
-		panic(Errorf(NameArgumentError, "%s: max_groups=%d must be an integer from 1 to %d, %s", fn, k, keys, what))
+		return 0, Errorf(NameArgumentError, "%s: max_groups=%d must be an integer from 1 to %d, %s", fn, k, keys, what)
 	}
-	return k
+	return k, nil
 }
 
 // noGrouping refuses max_groups on a call without by.
-func noGrouping(fn string, a *Args) {
+func noGrouping(fn string, a *Args) error {
 	if k := optInt(a, "max_groups", 1); k != 1 {
-		panic(Errorf(NameArgumentError, "%s: max_groups=%d needs by=\"column\" (a categorical column to group by)", fn, k))
+		return Errorf(NameArgumentError, "%s: max_groups=%d needs by=\"column\" (a categorical column to group by)", fn, k)
 	}
+	return nil
 }
 
 // columnsSource is some columns of a call, after the charge.
@@ -406,37 +435,52 @@ func columnsSource(d *Data, names []string) (rows.Source, error) {
 // planGroups plans private_count, private_sum or private_mean with by=:
 // one value per key of the by column's public domain (mechanisms/tabular's
 // PlanGroups).
-func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat) *Plan {
+func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat) (*Plan, error) {
 	sc := src.Schema
 	by := optStr(a, "by")
-	dom := groupDomain(fn, src, by)
+	dom, err := groupDomain(fn, src, by)
+	if err != nil {
+		return nil, err
+	}
 	bins, err := tabular.NewCategoryBins(dom, ledger.OtherCategory)
 	if err != nil {
-		panic(Errorf(NameArgumentError, "%s: column %q: %v", fn, by, err))
+		return nil, Errorf(NameArgumentError, "%s: column %q: %v", fn, by, err)
 	}
 	keys := bins.Keys()
-	k := maxGroupsOf(fn, src, a, len(keys), fmt.Sprintf("the number of keys of %q (its categories and %q)", by, ledger.OtherCategory))
+	k, err := maxGroupsOf(fn, src, a, len(keys), fmt.Sprintf("the number of keys of %q (its categories and %q)", by, ledger.OtherCategory))
+	if err != nil {
+		return nil, err
+	}
 	var c tabColumn
 	if stat != tabular.GroupCount {
 		if stat == tabular.GroupMean {
-			meanColumnOnly(fn, a, "by")
+			if err := meanColumnOnly(fn, a, "by"); err != nil {
+				return nil, err
+			}
 			if optStr(a, "col") == "" {
-				panic(Errorf(NameArgumentError, "%s: by= averages one column per group: give col=\"…\", a numeric column with public bounds", fn))
+				return nil, Errorf(NameArgumentError, "%s: by= averages one column per group: give col=\"…\", a numeric column with public bounds", fn)
 			}
 		}
-		c = columnOf(fn, src, a)
-		c.needBounds(fn)
+		if c, err = columnOf(fn, src, a); err != nil {
+			return nil, err
+		}
+		if err := c.needBounds(fn); err != nil {
+			return nil, err
+		}
 	}
 	eps, delta := a.Float("eps"), a.Float("delta")
-	nb := registeredRelation(fn, src)
+	nb, err := registeredRelation(fn, src)
+	if err != nil {
+		return nil, err
+	}
 	spec := tabular.GroupSpec{Stat: stat, Groups: bins, Lo: c.lo, Hi: c.hi, MaxGroups: k, CountShare: meanCountShare,
 		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne}
 	gp, err := tabular.PlanGroups(spec, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
 		if stat == tabular.GroupCount {
-			panic(Errorf(NameArgumentError, "%s: %v", fn, err))
+			return nil, Errorf(NameArgumentError, "%s: %v", fn, err)
 		}
-		panic(tabErr(fn, c, err))
+		return nil, tabErr(fn, c, err)
 	}
 	users := sc.Unit == "user"
 	unit, rule := unitWords(sc, fmt.Sprintf("each user counts once in each of the first %d distinct group(s) of their rows in row order", k))
@@ -508,36 +552,47 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		}
 		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals}, nil
 	}
-	return p
+	return p, nil
 }
 
 // meanColumnOnly refuses the row-vector form's keywords in private_mean's
 // col= and by= forms.
-func meanColumnOnly(fn string, a *Args, form string) {
+func meanColumnOnly(fn string, a *Args, form string) error {
 	if len(a.Strs("columns")) > 0 {
-		panic(Errorf(NameArgumentError, "%s: give col= (one column clamped to its public bounds) or columns= (the row-vector form, rows clipped to a norm), not both", fn))
+		return Errorf(NameArgumentError, "%s: give col= (one column clamped to its public bounds) or columns= (the row-vector form, rows clipped to a norm), not both", fn)
 	}
 	if optFloat(a, "clip") != 0 {
-		panic(Errorf(NameArgumentError, "%s: clip= belongs to the row-vector form (columns=); with %s= the column's values are clamped to its public bounds instead, so leave clip out", fn, form))
+		return Errorf(NameArgumentError, "%s: clip= belongs to the row-vector form (columns=); with %s= the column's values are clamped to its public bounds instead, so leave clip out", fn, form)
 	}
+	return nil
 }
 
 // planColumnMean is private_mean(ds, col=…): the mean of one column clamped
 // to its public bounds, a noisy sum over a noisy count in zCDP (tabular's
 // GroupMean without a grouping column), released as a Mean of one value.
-func planColumnMean(env *Local, src Ref, a *Args) *Plan {
+func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	const fn = "private_mean"
 	sc := src.Schema
-	meanColumnOnly(fn, a, "col")
-	c := columnOf(fn, src, a)
-	c.needBounds(fn)
+	if err := meanColumnOnly(fn, a, "col"); err != nil {
+		return nil, err
+	}
+	c, err := columnOf(fn, src, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.needBounds(fn); err != nil {
+		return nil, err
+	}
 	eps, delta := a.Float("eps"), a.Float("delta")
-	nb := registeredRelation(fn, src)
+	nb, err := registeredRelation(fn, src)
+	if err != nil {
+		return nil, err
+	}
 	spec := tabular.GroupSpec{Stat: tabular.GroupMean, Lo: c.lo, Hi: c.hi, MaxGroups: 1, CountShare: meanCountShare,
 		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne}
 	gp, err := tabular.PlanGroups(spec, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
-		panic(tabErr(fn, c, err))
+		return nil, tabErr(fn, c, err)
 	}
 	unit, rule := unitWords(sc, "each user adds the mean of their clamped values and counts once")
 	method := "bounded-mean/gaussian"
@@ -571,5 +626,5 @@ func planColumnMean(env *Local, src Ref, a *Args) *Plan {
 		}
 		return &Mean{Values: vals}, nil
 	}
-	return p
+	return p, nil
 }

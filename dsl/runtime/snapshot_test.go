@@ -16,9 +16,12 @@ import (
 
 // The test binary links the data engine in, as cmd/privnotes does.
 func init() {
-	release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
+	err := release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
 		return snapshot.Open(path, hash)
 	})
+	if err != nil {
+		panic(err) // a second data engine linked in: a build error
+	}
 }
 
 // registerSnapshot builds a snapshot of csv in dir's state and registers
