@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"testing"
+
+	"github.com/privnotes/privnotes/internal/testtier"
 )
 
 func init() {
@@ -23,6 +25,7 @@ func init() {
 // with 300 users the selection is a little noisier, so the test asks for
 // a gap of 0.04 to random and at most 0.03 above the best candidate.
 func TestClassifyJLPoolBeatsRandom(t *testing.T) {
+	testtier.Long(t)
 	rows, err := runClassifyJL(context.Background(), Config{Seeds: 3, N: 300, Eps: []float64{8},
 		Methods: []string{"pool", "random", "nonprivate-pool"}})
 	if err != nil {

@@ -87,6 +87,7 @@ var requiredJSONKeys = []string{"workload", "method", "n", "d", "k", "eps", "del
 func TestEveryWorkloadTiny(t *testing.T) {
 	for _, w := range Workloads() {
 		t.Run(w.Name, func(t *testing.T) {
+			t.Parallel() // each workload builds its own data and seeds
 			tc, ok := tinyCases[w.Name]
 			if !ok {
 				t.Fatalf("workload %q has no tiny case in tinyCases: add one", w.Name)
@@ -209,6 +210,7 @@ func checkRow(t *testing.T, name string, tc workloadCase, r Row) {
 func TestEveryWorkloadMethodsAndCancel(t *testing.T) {
 	for _, w := range Workloads() {
 		t.Run(w.Name, func(t *testing.T) {
+			t.Parallel() // each workload builds its own data and seeds
 			tc, ok := tinyCases[w.Name]
 			if !ok {
 				t.Fatalf("workload %q has no tiny case in tinyCases: add one", w.Name)

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/pca"
 	"github.com/privnotes/privnotes/mechanisms/synth"
@@ -37,6 +38,7 @@ func firstRows(x *mat.Dense, n int) *mat.Dense {
 // ≤ 0.09, which the paper's split fails. PRIVNOTES_LONG=1 adds d = 10 at n = 2e6, 4e6
 // and 8e6 (pilot 0.07, 0.036, 0.023; asserted ≤ 0.13, 0.07, 0.045).
 func TestPrivacyRate(t *testing.T) {
+	testtier.Long(t)
 	type cfg struct {
 		d, n int
 		eps  float64
@@ -88,6 +90,7 @@ func TestPrivacyRate(t *testing.T) {
 // TestDefaultsPairsAndShuffle runs DP-PCA with every default (shuffle,
 // centring by pair differences) on data with a large unknown mean.
 func TestDefaultsPairsAndShuffle(t *testing.T) {
+	testtier.Long(t)
 	const n, d = 2000000, 10
 	data, _ := synth.Gaussian(11, n, d, []float64{1, 0.5})
 	for i := range n {
@@ -109,6 +112,7 @@ func TestDefaultsPairsAndShuffle(t *testing.T) {
 // Asserted: DP-PCA at σ = 0.001 at least 10× below σ = 0.1; Oja at
 // σ = 0.001 no more than 3× below σ = 0.01; DP-PCA beats Oja at σ = 0.001.
 func TestExample41(t *testing.T) {
+	testtier.Long(t)
 	const d = 10
 	n, seeds := 1000000, uint64(3)
 	if long() {
@@ -277,6 +281,7 @@ func TestOjaReference(t *testing.T) {
 // orthogonal start costs the noise-free run most); asserted with slack:
 // noise-free median ≤ 0.07 and the private median at least 2× larger.
 func TestErrorSource(t *testing.T) {
+	testtier.Long(t)
 	const n, d = 1000000, 10
 	var priv, free []float64
 	for seed := uint64(21); seed <= 25; seed++ {

@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/linalg"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -580,6 +581,7 @@ func TestPrivateRecoversSparseSubspace(t *testing.T) {
 // one grows by more than 3×, and is at least 3× the sparse one at the
 // larger d.
 func TestDimensionFreeAgainstNonSparse(t *testing.T) {
+	testtier.Long(t)
 	n, dLo, dHi := 20000, 100, 400
 	if os.Getenv("PRIVNOTES_LONG") == "1" {
 		n, dLo, dHi = 50000, 200, 1000

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -476,6 +477,7 @@ func TestContextCancelled(t *testing.T) {
 // MSE at ε = 8 (the privacy error falls with ε); and the noise-free
 // baseline (ε = ∞) is at most the ε = 8 value.
 func TestPrivateFedRepLearnsRepresentation(t *testing.T) {
+	testtier.Long(t)
 	n, d := 5000, 20
 	if os.Getenv("PRIVNOTES_LONG") == "1" {
 		n, d = 20000, 50

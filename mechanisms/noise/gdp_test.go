@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting/bignorm"
 )
 
@@ -20,6 +21,7 @@ func TestDiscreteGaussianGDP(t *testing.T) {
 	if gaussianSlackSteps < 3 {
 		t.Fatalf("GaussianSlack charges %d steps per coordinate; the bound needs 1 (rounding) + 1 + 10⁻⁷ (discreteness)", gaussianSlackSteps)
 	}
+	testtier.Long(t) // the numerical check of the bound below
 	zero := new(big.Float)
 	for _, S := range []float64{1, 2, 3, 5} {
 		dg := bignorm.NewDiscreteGaussian(S)

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/synth"
@@ -183,6 +184,7 @@ func apmRecipe(t *testing.T, n int, eps float64, seeds int, cal Calibration) ([]
 // Lap(4/ε_s) they were about 0.07 and 0.003). Under PRIVNOTES_LONG=1 the
 // n=1e5 row runs for every ε.
 func TestAdaptiveRecipeTrends(t *testing.T) {
+	testtier.Long(t)
 	epsGrid := []float64{0.5, 1, 2, 4}
 	med := map[int][]float64{}
 	for _, eps := range epsGrid {

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -226,6 +227,7 @@ func TestAutoGapSelectsConvergedRun(t *testing.T) {
 // ε_sel (pure DP); the broken twin whose loss unit is half a row
 // (sensitivity 2 treated as 1) is.
 func TestAutoGapSelectionAudit(t *testing.T) {
+	testtier.Long(t)
 	trials := 10000
 	if long() {
 		trials = 40000

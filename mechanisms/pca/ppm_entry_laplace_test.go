@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -113,6 +114,7 @@ func TestPPMEntryLaplaceRecovers(t *testing.T) {
 // at its claim; the broken twin cuts the scale to a quarter (loss 2ε) and
 // must be refuted.
 func TestAuditEntryLaplace(t *testing.T) {
+	testtier.Long(t)
 	trials := 10000
 	if long() {
 		trials = 50000

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/synth"
 )
@@ -21,6 +22,7 @@ import (
 // 0.25): median tan θ_k 0.224, 0.111, 0.0598, 0.0272 at m = 2000, 8000,
 // 32000, 128000, i.e. about 1/√m.
 func TestSPMSpikedErrorFallsWithM(t *testing.T) {
+	testtier.Long(t)
 	const d, k, p, L, seeds = 50, 2, 4, 8, 9
 	ms := []int{2000, 8000, 32000, 128000}
 	meds := make([]float64, len(ms))

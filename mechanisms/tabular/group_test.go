@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -101,6 +102,7 @@ func TestGroupSensitivities(t *testing.T) {
 // planned ℓ1 and ℓ2 (plus the rounding excess for sums), and the worst
 // cases come close to them, so the bounds are the right ones.
 func TestGroupSensitivityOnData(t *testing.T) {
+	testtier.Long(t)
 	ctx := context.Background()
 	bins := regions(t)
 	r := rand.New(rand.NewPCG(5, 6))

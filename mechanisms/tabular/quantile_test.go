@@ -9,6 +9,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -179,6 +180,7 @@ func smallGrid(p *QuantilePlan, k int) *QuantilePlan {
 // over 40000 seeded draws every grid point's frequency is within five
 // binomial standard errors (plus 2e-4) of its probability.
 func TestSampleMatchesDistribution(t *testing.T) {
+	testtier.Long(t)
 	vals := []float64{1.3, 2.2, 2.2, 7.9, 9.1, 4.4, 4.4, 4.4, 12}
 	for _, c := range []struct {
 		q, eps  float64

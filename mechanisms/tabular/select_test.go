@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -14,6 +15,7 @@ import (
 // frequency is within five binomial standard errors (plus 2e-4) of the
 // closed form.
 func TestSelectMatchesClosedForm(t *testing.T) {
+	testtier.Long(t)
 	for _, c := range []struct {
 		eps     float64
 		losses  []int64
