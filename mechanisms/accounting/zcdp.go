@@ -245,6 +245,17 @@ func PureToRho(eps float64) float64 {
 	return eps * eps / 2
 }
 
+// BoundedRangeToRho returns ε²/8: an ε-bounded-range mechanism (the
+// exponential mechanism) is ε²/8-zCDP (Cesar and Rogers 2021, Lemma 3.2,
+// after Durfee and Rogers 2019). The product rounds as PureToRho's (the
+// division by 8 is exact).
+func BoundedRangeToRho(eps float64) float64 {
+	if !(eps >= 0) {
+		return math.NaN()
+	}
+	return eps * eps / 8
+}
+
 // validTarget reports whether (ε, δ) is a target the inverses calibrate to:
 // 0 < ε ≤ MaxEps (which also rules out NaN and +Inf) and 0 < δ < 1.
 func validTarget(eps, delta float64) bool {
