@@ -1,0 +1,303 @@
+package sqlplan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Dialect is what the printer needs to know about a SQL engine: how to
+// quote, how to write literals, and how to write the few operations whose
+// spelling or failure behaviour differs between engines. The printed
+// statement must never fail on the data (a failure after the charge would
+// be an outcome that depends on private rows), so each method returns an
+// expression that is total: NULL, never an error, where the engine's plain
+// function would raise one.
+type Dialect interface {
+	// Ident quotes an identifier.
+	Ident(name string) string
+	// Str writes a string literal.
+	Str(s string) string
+	// Num writes a finite number as a DOUBLE literal.
+	Num(x float64) string
+	// ToNumber converts x (a number or a string) to DOUBLE, NULL where it
+	// is not a number; integer rounds it (half away from zero) as a cast
+	// to INTEGER would, without the cast's range error.
+	ToNumber(x string, fromString, integer bool) string
+	// ToText converts a number to text.
+	ToText(x string) string
+	// Ln is the natural logarithm, NULL for x ≤ 0.
+	Ln(x string) string
+	// DatePart is one part ('year', 'month', …) of a date.
+	DatePart(part, x string) string
+	// Clamp limits x to [lo, hi]; NULL stays NULL.
+	Clamp(x, lo, hi string) string
+}
+
+// DuckDB is the Dialect of DuckDB (the snapshots' engine).
+var DuckDB Dialect = duckDB{}
+
+type duckDB struct{}
+
+func (duckDB) Ident(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+// Str doubles embedded quotes: DuckDB's plain string literals have no
+// backslash escapes.
+func (duckDB) Str(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
+
+// Num casts explicitly: DuckDB reads 10 as INTEGER and 0.5 as DECIMAL,
+// whose arithmetic differs from (and can overflow unlike) DOUBLE's.
+func (duckDB) Num(x float64) string {
+	return "CAST(" + strconv.FormatFloat(x, 'g', -1, 64) + " AS DOUBLE)"
+}
+
+func (duckDB) ToNumber(x string, fromString, integer bool) string {
+	if fromString {
+		x = "TRY_CAST(" + x + " AS DOUBLE)"
+	}
+	if integer {
+		x = "round(" + x + ")"
+	}
+	return x
+}
+
+func (duckDB) ToText(x string) string { return "CAST(" + x + " AS VARCHAR)" }
+
+// Ln guards DuckDB's ln, which raises an error for x ≤ 0; DuckDB evaluates
+// a CASE branch only on the rows that select it.
+func (duckDB) Ln(x string) string {
+	return "CASE WHEN " + x + " > 0 THEN ln(" + x + ") END"
+}
+
+func (d duckDB) DatePart(part, x string) string { return "date_part(" + d.Str(part) + ", " + x + ")" }
+
+// Clamp uses GREATEST then LEAST: DuckDB orders NaN above every number, so
+// a NaN becomes hi. GREATEST and LEAST skip NULL arguments (NULL would
+// become lo), so NULL is kept explicitly: it is a missing value, counted
+// by no aggregate.
+func (duckDB) Clamp(x, lo, hi string) string {
+	return "CASE WHEN " + x + " IS NOT NULL THEN least(greatest(" + x + ", " + lo + "), " + hi + ") END"
+}
+
+// Role is what a column of the printed statement holds.
+type Role int
+
+// The roles of the statement's columns.
+const (
+	RoleKey   Role = iota // the value of key Index
+	RoleRows              // COUNT(*) of the group (one column, shared)
+	RoleCount             // aggregate Index: its number of non-NULL values
+	RoleSum               // aggregate Index: the sum of its clamped value (SUM) or of the clamped value minus the midpoint (AVG, VARIANCE, STDDEV)
+	RoleSumSq             // aggregate Index: the sum of squares of the centred clamped value
+	RoleUsers             // aggregate Index: the number of distinct privacy units
+)
+
+// StatementColumn is one column of the printed statement's result.
+type StatementColumn struct {
+	Name  string
+	Role  Role
+	Index int // the key or aggregate it belongs to; 0 for RoleRows
+}
+
+// Statement is the printed statement and the meaning of its columns.
+type Statement struct {
+	SQL     string
+	Columns []StatementColumn
+}
+
+// ErrNotYet marks a plan the printer cannot execute yet.
+var ErrNotYet = errors.New("not yet")
+
+// Print writes the one statement that computes, per group of p, what the
+// noise step needs, over the table reference from (the caller's trusted
+// reference to the dataset's snapshot, such as a read_parquet call). It
+// reads only p: nothing of the analyst's text is copied.
+//
+// For each aggregate, with c the value clamped to [lo, hi] and m the
+// midpoint (lo + hi)/2:
+//
+//	COUNT(*)           the group's row count (column n, shared)
+//	COUNT(DISTINCT u)  the number of distinct units
+//	SUM                Σ c
+//	AVG                count of non-NULL values, Σ (c − m)
+//	VARIANCE, STDDEV   count, Σ (c − m), Σ (c − m)²
+//
+// Re-centring on m halves the sensitivity of the sums that a mean or
+// variance divides (|c − m| ≤ (hi − lo)/2). Sums over no rows print as 0,
+// not NULL. QUANTILE is planned but not executed yet: Print returns an
+// error wrapping ErrNotYet for it.
+func Print(p *Plan, d Dialect, from string) (*Statement, error) {
+	pr := &printer{d: d}
+	st := &Statement{}
+	var sel, group []string
+	add := func(sql string, c StatementColumn) {
+		sel = append(sel, sql+" AS "+d.Ident(c.Name))
+		st.Columns = append(st.Columns, c)
+	}
+	for i, k := range p.Keys {
+		s, err := pr.expr(k.Expr)
+		if err != nil {
+			return nil, err
+		}
+		add(s, StatementColumn{Name: "k" + strconv.Itoa(i), Role: RoleKey, Index: i})
+		group = append(group, s)
+	}
+	add("count(*)", StatementColumn{Name: "n", Role: RoleRows})
+	zero := d.Num(0)
+	for i, a := range p.Aggregates {
+		name := func(s string) string { return "a" + strconv.Itoa(i) + "_" + s }
+		switch a.Kind {
+		case Count:
+			continue // the shared row count
+		case CountDistinct:
+			s, err := pr.expr(a.Arg)
+			if err != nil {
+				return nil, err
+			}
+			add("count(DISTINCT "+s+")", StatementColumn{Name: name("users"), Role: RoleUsers, Index: i})
+			continue
+		case Quantile:
+			return nil, fmt.Errorf("sqlplan: printing %s %s: %w (its mechanism is planned but not executed in the engine)", a.Kind, a.Name, ErrNotYet)
+		}
+		if !finite(a.Lo) || !finite(a.Hi) || !(a.Lo < a.Hi) {
+			return nil, fmt.Errorf("sqlplan: aggregate %s has invalid bounds [%g, %g]", a.Name, a.Lo, a.Hi)
+		}
+		arg, err := pr.expr(a.Arg)
+		if err != nil {
+			return nil, err
+		}
+		c := d.Clamp(arg, d.Num(a.Lo), d.Num(a.Hi))
+		if a.Kind == Sum {
+			add("coalesce(sum("+c+"), "+zero+")", StatementColumn{Name: name("sum"), Role: RoleSum, Index: i})
+			continue
+		}
+		mid := a.Lo/2 + a.Hi/2 // halves first: no overflow for huge bounds
+		cen := "(" + c + " - " + d.Num(mid) + ")"
+		add("count("+arg+")", StatementColumn{Name: name("n"), Role: RoleCount, Index: i})
+		add("coalesce(sum("+cen+"), "+zero+")", StatementColumn{Name: name("sum"), Role: RoleSum, Index: i})
+		if a.Kind == Variance || a.Kind == Stddev {
+			add("coalesce(sum("+cen+" * "+cen+"), "+zero+")", StatementColumn{Name: name("sumsq"), Role: RoleSumSq, Index: i})
+		}
+	}
+	var b strings.Builder
+	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
+	if p.Where != nil {
+		w, err := pr.expr(p.Where)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(" WHERE " + w)
+	}
+	if len(group) > 0 {
+		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
+	}
+	st.SQL = b.String()
+	return st, nil
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// printer writes row expressions in a dialect. Every operation is
+// parenthesised, so the printed text never depends on the engine's
+// precedence rules (and a negative literal never follows a minus sign).
+type printer struct{ d Dialect }
+
+var opText = map[Op]string{
+	OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/",
+	OpEq: "=", OpNe: "<>", OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">=",
+}
+
+func (p *printer) expr(e *Expr) (string, error) {
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		s, err := p.expr(a)
+		if err != nil {
+			return "", err
+		}
+		args[i] = s
+	}
+	d := p.d
+	switch e.Op {
+	case OpColumn:
+		// Numeric columns compute in DOUBLE: integer arithmetic could
+		// overflow (an error on the data), and key domains are
+		// enumerated in float64.
+		if e.Type == TypeNumber {
+			return "CAST(" + d.Ident(e.Column) + " AS DOUBLE)", nil
+		}
+		return d.Ident(e.Column), nil
+	case OpLiteral:
+		switch e.Value.Kind {
+		case ValueNumber:
+			if !finite(e.Value.Num) {
+				return "", fmt.Errorf("sqlplan: the literal %g is not finite", e.Value.Num)
+			}
+			return d.Num(e.Value.Num), nil
+		case ValueString:
+			if strings.ContainsRune(e.Value.Str, 0) {
+				return "", errors.New("sqlplan: a string literal holds a NUL byte")
+			}
+			return d.Str(e.Value.Str), nil
+		}
+		return "NULL", nil
+	case OpNeg:
+		return "(-" + args[0] + ")", nil
+	case OpAdd, OpSub, OpMul, OpDiv, OpEq, OpNe, OpLt, OpLe, OpGt, OpGe:
+		return "(" + args[0] + " " + opText[e.Op] + " " + args[1] + ")", nil
+	case OpAnd:
+		return "(" + strings.Join(args, " AND ") + ")", nil
+	case OpOr:
+		return "(" + strings.Join(args, " OR ") + ")", nil
+	case OpNot:
+		return "(NOT " + args[0] + ")", nil
+	case OpIn:
+		return "(" + args[0] + " IN (" + strings.Join(args[1:], ", ") + "))", nil
+	case OpNotIn:
+		return "(" + args[0] + " NOT IN (" + strings.Join(args[1:], ", ") + "))", nil
+	case OpBetween:
+		return "(" + args[0] + " BETWEEN " + args[1] + " AND " + args[2] + ")", nil
+	case OpIsNull:
+		return "(" + args[0] + " IS NULL)", nil
+	case OpIsNotNull:
+		return "(" + args[0] + " IS NOT NULL)", nil
+	case OpCase:
+		var b strings.Builder
+		b.WriteString("CASE")
+		for i := 0; i+1 < len(args); i += 2 {
+			b.WriteString(" WHEN " + args[i] + " THEN " + args[i+1])
+		}
+		b.WriteString(" ELSE " + args[len(args)-1] + " END")
+		return b.String(), nil
+	case OpCoalesce:
+		return "coalesce(" + strings.Join(args, ", ") + ")", nil
+	case OpCast:
+		if e.Cast == TypeString {
+			if e.Args[0].Type == TypeString {
+				return args[0], nil
+			}
+			return d.ToText(args[0]), nil
+		}
+		return d.ToNumber(args[0], e.Args[0].Type == TypeString, e.Int), nil
+	case OpFunc:
+		switch e.Func {
+		case "ln":
+			return d.Ln(args[0]), nil
+		case "year", "month", "day":
+			return d.DatePart(e.Func, args[0]), nil
+		case "date_part":
+			return d.DatePart(e.Args[0].Value.Str, args[1]), nil
+		case "round":
+			if len(args) == 2 {
+				// The digits are an integer literal (checked by Plan).
+				dg, _ := number(e.Args[1])
+				args[1] = strconv.Itoa(int(dg))
+			}
+			return "round(" + strings.Join(args, ", ") + ")", nil
+		case "exp", "abs", "floor", "ceil", "least", "greatest":
+			return e.Func + "(" + strings.Join(args, ", ") + ")", nil
+		}
+	}
+	return "", fmt.Errorf("sqlplan: cannot print %v", e.Op)
+}

@@ -1,0 +1,103 @@
+package sqlplan
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden statements in testdata/print")
+
+const from = `read_parquet('/snap/people.parquet')`
+
+// TestPrintGolden compares printed statements with testdata/print/*.sql.
+func TestPrintGolden(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, query string }{
+		{"example", example},
+		{"ungrouped", "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people"},
+		{"expressions", `SELECT floor(age / 10) AS band, CASE WHEN city = 'it''s' THEN 'q' END AS c, SUM(ln(income + 1), 0, 20) AS s FROM srv.people WHERE NOT (city IS NULL) AND CAST(city AS DOUBLE) <> -3 AND round(CAST(hours AS INTEGER), 2) >= year(born) AND coalesce(hours, 0) NOT IN (1, 2) GROUP BY band, c`},
+		{"quoting", `SELECT "region" AS "a""b", COUNT(*) AS "n""" FROM people GROUP BY region`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := plan(t, c.query, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := Print(p, DuckDB, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			b.WriteString(st.SQL + "\n")
+			for _, col := range st.Columns {
+				b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users"}[col.Role] + "\n")
+			}
+			golden := filepath.Join("testdata", "print", c.name+".sql")
+			if *update {
+				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+			}
+		})
+	}
+}
+
+// TestPrintFromPlanOnly checks that nothing of the analyst's text reaches
+// the statement: the dataset name and the aliases are not printed.
+func TestPrintFromPlanOnly(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, `SELECT "region" AS "a""b", COUNT(*) AS "n""" FROM people GROUP BY region`, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Print(p, DuckDB, "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"people", `a""b`, `n"""`} {
+		if strings.Contains(st.SQL, s) {
+			t.Errorf("%q is in the statement %s", s, st.SQL)
+		}
+	}
+}
+
+func TestPrintQuantileNotYet(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, "SELECT MEDIAN(age) FROM people", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Print(p, DuckDB, from); !errors.Is(err, ErrNotYet) {
+		t.Errorf("got %v, want ErrNotYet", err)
+	}
+}
+
+func TestDuckDBLiterals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		got, want string
+	}{
+		{DuckDB.Num(10), "CAST(10 AS DOUBLE)"},
+		{DuckDB.Num(-0.1), "CAST(-0.1 AS DOUBLE)"},
+		{DuckDB.Num(1e21), "CAST(1e+21 AS DOUBLE)"},
+		{DuckDB.Str("it's"), "'it''s'"},
+		{DuckDB.Ident(`a"b`), `"a""b"`},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+SELECT "region" AS "k0", "sex" AS "k1", count(*) AS "n", count(CAST("income" AS DOUBLE)) AS "a1_n", coalesce(sum((CASE WHEN CAST("income" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("income" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(100000 AS DOUBLE)) END - CAST(50000 AS DOUBLE))), CAST(0 AS DOUBLE)) AS "a1_sum" FROM read_parquet('/snap/people.parquet') WHERE ((CAST("age" AS DOUBLE) BETWEEN CAST(30 AS DOUBLE) AND CAST(64 AS DOUBLE)) OR ("region" IN ('north', 'east'))) GROUP BY "region", "sex"
+-- k0 key
+-- k1 key
+-- n rows
+-- a1_n count
+-- a1_sum sum

@@ -1,0 +1,12 @@
+SELECT count(*) AS "n", coalesce(sum(CASE WHEN CAST("income" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("income" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(200000 AS DOUBLE)) END), CAST(0 AS DOUBLE)) AS "a1_sum", count(CAST("age" AS DOUBLE)) AS "a2_n", coalesce(sum((CASE WHEN CAST("age" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("age" AS DOUBLE), CAST(18 AS DOUBLE)), CAST(90 AS DOUBLE)) END - CAST(54 AS DOUBLE))), CAST(0 AS DOUBLE)) AS "a2_sum", count(CAST("age" AS DOUBLE)) AS "a3_n", coalesce(sum((CASE WHEN CAST("age" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("age" AS DOUBLE), CAST(-1.5 AS DOUBLE)), CAST(1e+06 AS DOUBLE)) END - CAST(499999.25 AS DOUBLE))), CAST(0 AS DOUBLE)) AS "a3_sum", coalesce(sum((CASE WHEN CAST("age" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("age" AS DOUBLE), CAST(-1.5 AS DOUBLE)), CAST(1e+06 AS DOUBLE)) END - CAST(499999.25 AS DOUBLE)) * (CASE WHEN CAST("age" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("age" AS DOUBLE), CAST(-1.5 AS DOUBLE)), CAST(1e+06 AS DOUBLE)) END - CAST(499999.25 AS DOUBLE))), CAST(0 AS DOUBLE)) AS "a3_sumsq", count(CAST("hours" AS DOUBLE)) AS "a4_n", coalesce(sum((CASE WHEN CAST("hours" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("hours" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(80 AS DOUBLE)) END - CAST(40 AS DOUBLE))), CAST(0 AS DOUBLE)) AS "a4_sum", coalesce(sum((CASE WHEN CAST("hours" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("hours" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(80 AS DOUBLE)) END - CAST(40 AS DOUBLE)) * (CASE WHEN CAST("hours" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("hours" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(80 AS DOUBLE)) END - CAST(40 AS DOUBLE))), CAST(0 AS DOUBLE)) AS "a4_sumsq", count(DISTINCT "user") AS "a5_users" FROM read_parquet('/snap/people.parquet')
+-- n rows
+-- a1_sum sum
+-- a2_n count
+-- a2_sum sum
+-- a3_n count
+-- a3_sum sum
+-- a3_sumsq sumsq
+-- a4_n count
+-- a4_sum sum
+-- a4_sumsq sumsq
+-- a5_users users
