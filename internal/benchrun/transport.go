@@ -1,4 +1,4 @@
-package main
+package benchrun
 
 // `privnotes bench --workload dpspca|fedrep --transport grpc`: a federated
 // call over data services on loopback against the same call with
@@ -101,7 +101,7 @@ func (cfg transportBench) data() (transportData, release.Call, error) {
 	return write, benchCall("private_pca", map[string]any{"k": cfg.k, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": cfg.iters}), nil
 }
 
-func runTransportBench(cfg transportBench, stdout, stderr io.Writer) int {
+func runTransportBench(cfg transportBench, dispatch func(args []string, stdout, stderr io.Writer) int, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "privnotes bench --transport grpc: %v\n", err)
 		return 1
