@@ -25,7 +25,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/internal/callargs"
 	"github.com/privnotes/privnotes/mechanisms/synth"
 	"github.com/privnotes/privnotes/service"
 	"github.com/privnotes/privnotes/service/client"
@@ -247,27 +247,7 @@ func medianDur(ds []time.Duration) time.Duration {
 
 // benchCall is a call of fn with its table's defaults and kw over them.
 func benchCall(fn string, kw map[string]any) release.Call {
-	f, _ := syntax.Lookup(fn)
-	a := &release.Args{Vals: map[string]any{}, Given: map[string]bool{}}
-	for _, p := range f.Keywords {
-		var v any
-		switch p.Type {
-		case "int":
-			v, _ = strconv.Atoi(p.Default)
-		case "float":
-			v, _ = strconv.ParseFloat(p.Default, 64)
-		case "string":
-			v, _ = strconv.Unquote(p.Default)
-		case "bool":
-			v = p.Default == "true"
-		case "[]string":
-			v = []string(nil)
-		}
-		a.Vals[p.Name] = v
-	}
-	for k, v := range kw {
-		a.Vals[k], a.Given[k] = v, true
-	}
+	a, _ := callargs.Args(fn, kw)
 	return release.Call{Func: fn, Args: a, Cell: "bench"}
 }
 
