@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +18,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/internal/callargs"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/service"
 	"github.com/privnotes/privnotes/service/client"
@@ -168,29 +167,9 @@ func (f *fixture) charges() int {
 // filled in as the DSL runtime fills them, and kw over them.
 func call(t testing.TB, fn, ds string, kw map[string]any) release.Call {
 	t.Helper()
-	f, ok := syntax.Lookup(fn)
+	a, ok := callargs.Args(fn, kw)
 	if !ok {
 		t.Fatalf("no function %s", fn)
-	}
-	a := &release.Args{Vals: map[string]any{}, Given: map[string]bool{}}
-	for _, p := range f.Keywords {
-		var v any
-		switch p.Type {
-		case "int":
-			v, _ = strconv.Atoi(p.Default)
-		case "float":
-			v, _ = strconv.ParseFloat(p.Default, 64)
-		case "string":
-			v, _ = strconv.Unquote(p.Default)
-		case "bool":
-			v = p.Default == "true"
-		case "[]string":
-			v = []string(nil)
-		}
-		a.Vals[p.Name] = v
-	}
-	for k, v := range kw {
-		a.Vals[k], a.Given[k] = v, true
 	}
 	return release.Call{Func: fn, Dataset: release.Ref{Name: ds}, Args: a, Cell: "[1]"}
 }

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	"github.com/privnotes/privnotes/internal/benchrun"
 	"github.com/privnotes/privnotes/mechanisms/bench"
 )
 
@@ -54,12 +50,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *trans != "" {
-		cfg, err := newTransportBench(*trans, *workload, *provs, *reps, *n, *d, *k)
+		t, err := benchrun.NewTransport(*trans, *workload, *provs, *reps, *n, *d, *k)
 		if err != nil {
 			fmt.Fprintln(stderr, "privnotes bench:", err)
 			return 2
 		}
-		return runTransportBench(cfg, stdout, stderr)
+		return t.Run(dispatch, stdout, stderr)
 	}
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -108,85 +104,5 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes bench: --calibration %q: use zcdp, analytic, gdp or paper\n", *calib)
 		return 2
 	}
-	todo := bench.Workloads()
-	if *workload != "" {
-		w, err := bench.Lookup(*workload)
-		if err != nil {
-			fmt.Fprintln(stderr, "privnotes", err) // err reads "bench: unknown workload ..."
-			return 2
-		}
-		todo = []bench.Workload{w}
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	enc := json.NewEncoder(stdout)
-	var all []bench.Row
-	status := 0
-	start := time.Now()
-	for _, w := range todo {
-		rows, err := w.Run(ctx, cfg)
-		if *asJSON {
-			for _, r := range rows {
-				if err := enc.Encode(jsonRow(r)); err != nil {
-					fmt.Fprintln(stderr, "privnotes bench:", err)
-					return 1
-				}
-			}
-		}
-		all = append(all, rows...)
-		if err != nil {
-			fmt.Fprintf(stderr, "privnotes bench: workload %s: %v\n", w.Name, err)
-			status = 1
-			if ctx.Err() != nil {
-				break
-			}
-		}
-	}
-	if !*asJSON && len(all) > 0 {
-		printSummary(stdout, bench.Summarize(all))
-		for _, w := range todo {
-			if report := benchReports[w.Name]; report != nil {
-				report(stdout, all)
-			}
-		}
-		fmt.Fprintf(stdout, "\n%d runs in %.1fs (seeded noise, public synthetic data)\n", len(all), time.Since(start).Seconds())
-	}
-	return status
-}
-
-// benchReports are tables a workload prints after the median table, by
-// workload name, for what that table has no column for (bench_tabular.go:
-// the engine against DuckDB's floor).
-var benchReports = map[string]func(w io.Writer, rows []bench.Row){}
-
-// jsonRow replaces non-finite numbers, which encoding/json rejects.
-func jsonRow(r bench.Row) bench.Row {
-	if math.IsNaN(r.Error) || math.IsInf(r.Error, 0) {
-		r.Error = -1
-		if r.Extra == nil {
-			r.Extra = map[string]any{}
-		}
-		r.Extra["error_note"] = "non-finite"
-	}
-	for k, v := range r.Extra {
-		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
-			r.Extra[k] = fmt.Sprint(f)
-		}
-	}
-	return r
-}
-
-func printSummary(w io.Writer, sums []bench.Summary) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tmethod\tn\td\tk\teps\tdelta\tsetting\tseeds\tmedian error\tmedian s\t")
-	for _, s := range sums {
-		setting := s.Setting
-		if setting == "" {
-			setting = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%g\t%g\t%s\t%d\t%.3g\t%.3f\t\n",
-			s.Workload, s.Method, s.N, s.D, s.K, s.Eps, s.Delta, setting, s.Seeds, s.MedianError, s.MedianSeconds)
-	}
-	tw.Flush()
+	return benchrun.Run(benchrun.Options{Workload: *workload, JSON: *asJSON, Config: cfg}, stdout, stderr)
 }

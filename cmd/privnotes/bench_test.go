@@ -28,6 +28,11 @@ func TestBenchList(t *testing.T) {
 			t.Errorf("bench --list does not list %q:\n%s", w.Name, out.String())
 		}
 	}
+	// The binary links internal/benchrun, whose tabular workload registers
+	// itself.
+	if !strings.Contains(out.String(), "tabular ") {
+		t.Errorf("bench --list does not show tabular:\n%s", out.String())
+	}
 }
 
 func TestBenchUnknownWorkload(t *testing.T) {

@@ -97,6 +97,14 @@ var layerRules = []layerRule{
 		}
 		return ""
 	}},
+	{module + "/internal/benchrun", func(imp string) string {
+		for _, p := range []string{"/cmd", "/kernel", "/dsl/runtime", "/dsl/interp"} {
+			if under(imp, module+p) {
+				return "the benchmarks drive the execution core, the data engine and the data service, not the interpreter or a front end (cmd/privnotes wires them in)"
+			}
+		}
+		return ""
+	}},
 	{module + "/stdlib", func(imp string) string {
 		if under(imp, module) {
 			return "the sandbox's symbol tables hold no privnotes package"
@@ -155,6 +163,10 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/service/client", module + "/dsl/release", false},
 		{module + "/service/wire", module + "/dsl/syntax", false},
 		{module + "/kernel/worker", "google.golang.org/grpc", true},
+		{module + "/internal/benchrun", module + "/dsl/runtime", true},
+		{module + "/internal/benchrun", module + "/cmd/privnotes", true},
+		{module + "/internal/benchrun", module + "/dsl/snapshot", false},
+		{module + "/internal/benchrun", module + "/service/client", false},
 	} {
 		if got := len(layerViolations(tc.pkg, []string{tc.imp})) > 0; got != tc.bad {
 			t.Errorf("%s importing %s: violation %v, want %v", tc.pkg, tc.imp, got, tc.bad)

@@ -16,6 +16,13 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
+// ExportVersion is the version of the document Export writes. Version 2
+// adds the chain as stored, the releases and the registered budgets;
+// version 3 chains have seal records, which every stored release needs;
+// version 4 adds partial exports (ExportDoc.Datasets), whose chain holds
+// redacted links for the records of the datasets left out.
+const ExportVersion = 4
+
 // ChainRecord is a ledger record exactly as stored and hashed: its hash is
 // the SHA-256 of the JSON of the other fields, in this order. In a partial
 // export (ExportDoc.Datasets) a record of a dataset left out is a redacted

@@ -44,7 +44,7 @@ func countsUntilRefused(t *testing.T, mode accounting.Mode) (int, string, *ledge
 	}
 	env := &release.Local{Store: func() (*ledger.Store, error) { return st, nil }}
 	call := release.Call{Func: "private_count", Dataset: release.Ref{Name: "d", Schema: sc},
-		Args: &release.Args{Vals: map[string]any{"eps": 1.0, "delta": 1e-5}, Given: map[string]bool{"eps": true, "delta": true}}}
+		Args: release.NewArgs(map[string]any{"eps": 1.0, "delta": 1e-5})}
 	n, filter := 0, ""
 	for ; n < 100; n++ {
 		rel, err := env.Execute(context.Background(), call, nil)

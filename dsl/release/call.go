@@ -75,6 +75,29 @@ type Args struct {
 	Given map[string]bool
 }
 
+// NewArgs returns Args holding given, every keyword marked as given by
+// the caller; WithDefaults adds the others. It copies given. It is how
+// code outside the DSL runtime (the data service's tests, the benchmarks)
+// builds a call's arguments; the runtime converts a cell's keywords itself.
+func NewArgs(given map[string]any) *Args {
+	a := &Args{Vals: make(map[string]any, len(given)), Given: make(map[string]bool, len(given))}
+	for k, v := range given {
+		a.Vals[k], a.Given[k] = v, true
+	}
+	return a
+}
+
+// WithDefaults sets every keyword of defaults that a holds no value for,
+// not marked as given, and returns a.
+func (a *Args) WithDefaults(defaults map[string]any) *Args {
+	for k, v := range defaults {
+		if _, ok := a.Vals[k]; !ok {
+			a.Vals[k] = v
+		}
+	}
+	return a
+}
+
 // Int returns the int keyword name.
 func (a *Args) Int(name string) int { return a.Vals[name].(int) }
 

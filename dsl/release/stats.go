@@ -62,8 +62,7 @@ func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := float64(n) + env.sampler().Laplace(b)
-		return &Count{Value: math.Round(v)}, nil
+		return &Count{Value: tabular.LaplaceCount(n, b, env.sampler())}, nil
 	}
 	return p, nil
 }
@@ -103,8 +102,7 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 		if err != nil {
 			return nil, err
 		}
-		v := float64(n) + env.sampler().Gaussian(sigma)
-		return &Count{Value: math.Round(v)}, nil
+		return &Count{Value: tabular.GaussianCount(n, sigma, env.sampler())}, nil
 	}
 	return p, nil
 }

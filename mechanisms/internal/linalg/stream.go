@@ -19,19 +19,19 @@ type Stream struct {
 	m      int
 	terms  int
 	block  []float64 // the open block's sum
-	nodes  []streamNode
-	free   [][]float64
+	tree   *rowpass.Counter[[]float64]
 	closed bool
-}
-
-type streamNode struct {
-	start, level int // aligned block range [start, start+2^level)
-	acc          []float64
 }
 
 // NewStream returns an empty Stream of m-vectors.
 func NewStream(m int) *Stream {
-	return &Stream{m: m}
+	return &Stream{m: m, tree: rowpass.NewCounter(
+		func(into, from []float64) {
+			for i, v := range from {
+				into[i] += v
+			}
+		},
+		func(a []float64) { clear(a) })}
 }
 
 // Add calls add with the open block's sum; add must add one term into it
@@ -51,38 +51,17 @@ func (s *Stream) Add(add func(acc []float64)) {
 	add(s.block)
 	s.terms++
 	if s.terms%rowpass.BlockRows == 0 {
-		s.push(streamNode{start: s.terms/rowpass.BlockRows - 1, acc: s.block})
+		s.tree.Push(s.terms/rowpass.BlockRows-1, s.block)
 		s.block = nil
 	}
 }
 
+// alloc returns a zero block sum, reusing one the tree freed.
 func (s *Stream) alloc() []float64 {
-	if k := len(s.free); k > 0 {
-		a := s.free[k-1]
-		s.free = s.free[:k-1]
-		clear(a)
+	if a, ok := s.tree.Spare(); ok {
 		return a
 	}
 	return make([]float64, s.m)
-}
-
-// push appends a node and merges siblings, as the binary counter of
-// rowpass.Pairwise does.
-func (s *Stream) push(nd streamNode) {
-	s.nodes = append(s.nodes, nd)
-	for len(s.nodes) >= 2 {
-		r := s.nodes[len(s.nodes)-1]
-		l := &s.nodes[len(s.nodes)-2]
-		if l.level != r.level || l.start%(2<<l.level) != 0 {
-			return
-		}
-		for i, v := range r.acc {
-			l.acc[i] += v
-		}
-		s.free = append(s.free, r.acc)
-		l.level++
-		s.nodes = s.nodes[:len(s.nodes)-1]
-	}
 }
 
 // Terms returns the number of terms added so far.
@@ -95,19 +74,11 @@ func (s *Stream) Sum() []float64 {
 	}
 	s.closed = true
 	if s.block != nil {
-		s.push(streamNode{start: s.terms / rowpass.BlockRows, acc: s.block})
+		s.tree.Push(s.terms/rowpass.BlockRows, s.block)
 		s.block = nil
 	}
-	if len(s.nodes) == 0 {
-		return make([]float64, s.m)
+	if top, ok := s.tree.Sum(); ok {
+		return top
 	}
-	top := s.nodes[len(s.nodes)-1].acc
-	for i := len(s.nodes) - 2; i >= 0; i-- {
-		into := s.nodes[i].acc
-		for j, v := range top {
-			into[j] += v
-		}
-		top = into
-	}
-	return top
+	return make([]float64, s.m)
 }

@@ -82,18 +82,36 @@ type node[A any] struct {
 	acc          A
 }
 
-// counter holds the nodes of a binary-counter reduction, in block order.
-type counter[A any] struct {
+// Counter is the binary tree of Pairwise, the one kernel that combines
+// block sums for Pairwise, PairwiseScan and a stream of terms summed one
+// at a time (mechanisms/internal/linalg.Stream): block sums are pushed in
+// block order, siblings are merged as they complete (the state of a binary
+// counter), and Sum adds the remaining nodes smallest first. Whoever
+// feeds it, every node is left + right of the same two children, so the
+// result depends only on the block sums.
+type Counter[A any] struct {
 	nodes []node[A]
 	free  []A
 	merge func(into, from A)
 	clear func(A)
 }
 
+// NewCounter returns an empty Counter; merge and clear are as for
+// Pairwise.
+func NewCounter[A any](merge func(into, from A), clear func(A)) *Counter[A] {
+	return &Counter[A]{merge: merge, clear: clear}
+}
+
+// Push adds the sum of block number block, which must follow the last
+// block pushed.
+func (c *Counter[A]) Push(block int, acc A) {
+	c.push(node[A]{start: block, level: 0, acc: acc})
+}
+
 // push appends a node that starts where the last one ends and merges
 // siblings: two nodes of the same level whose left one is aligned to twice
 // that level are children of one parent.
-func (c *counter[A]) push(nd node[A]) {
+func (c *Counter[A]) push(nd node[A]) {
 	c.nodes = append(c.nodes, nd)
 	for len(c.nodes) >= 2 {
 		r := c.nodes[len(c.nodes)-1]
@@ -107,6 +125,34 @@ func (c *counter[A]) push(nd node[A]) {
 		l.level++
 		c.nodes = c.nodes[:len(c.nodes)-1]
 	}
+}
+
+// Spare returns a zero accumulator that a merge freed, if there is one.
+func (c *Counter[A]) Spare() (A, bool) {
+	k := len(c.free)
+	if k == 0 {
+		var zero A
+		return zero, false
+	}
+	acc := c.free[k-1]
+	c.free = c.free[:k-1]
+	return acc, true
+}
+
+// Sum returns the sum of the blocks pushed: the remaining nodes, whose
+// levels decrease from the bottom, added smallest first. It reports false
+// if no block was pushed. The Counter must not be used after Sum.
+func (c *Counter[A]) Sum() (A, bool) {
+	if len(c.nodes) == 0 {
+		var zero A
+		return zero, false
+	}
+	top := c.nodes[len(c.nodes)-1].acc
+	for i := len(c.nodes) - 2; i >= 0; i-- {
+		c.merge(c.nodes[i].acc, top)
+		top = c.nodes[i].acc
+	}
+	return top, true
 }
 
 // Pairwise returns the sum over the rows [0, n) with the reduction order
@@ -140,33 +186,26 @@ func Pairwise[A any](n int, opt Options, newAcc func() A, block func(acc A, lo, 
 	}
 	blockOpt := Options{Workers: opt.Workers, MinRows: (minRows + BlockRows - 1) / BlockRows}
 	shards := Split(nb, blockOpt)
-	per := make([]counter[A], len(shards))
+	per := make([]Counter[A], len(shards))
 	For(nb, blockOpt, func(shard, b0, b1 int) {
 		c := &per[shard]
 		c.merge, c.clear = merge, clear
 		for b := b0; b < b1; b++ {
-			var acc A
-			if k := len(c.free); k > 0 {
-				acc, c.free = c.free[k-1], c.free[:k-1]
-			} else {
+			acc, ok := c.Spare()
+			if !ok {
 				acc = newAcc()
 			}
 			block(acc, b*BlockRows, min((b+1)*BlockRows, n))
-			c.push(node[A]{start: b, level: 0, acc: acc})
+			c.Push(b, acc)
 		}
 	})
-	all := counter[A]{merge: merge, clear: clear}
+	all := NewCounter(merge, clear)
 	for i := range per {
 		for _, nd := range per[i].nodes {
 			all.push(nd)
 		}
 	}
-	// The remaining levels decrease from the bottom; add smallest first.
-	top := all.nodes[len(all.nodes)-1].acc
-	for i := len(all.nodes) - 2; i >= 0; i-- {
-		merge(all.nodes[i].acc, top)
-		top = all.nodes[i].acc
-	}
+	top, _ := all.Sum() // nb ≥ 1 blocks
 	return top
 }
 

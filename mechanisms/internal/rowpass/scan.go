@@ -58,7 +58,7 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 	blockOpt := Options{Workers: opt.Workers, MinRows: (minRows + BlockRows - 1) / BlockRows}
 	chunkBlocks := workers * max(chunkBlocksPerWorker, blockOpt.MinRows)
 	sum := &chunkSum[A]{dim: dim, blockOpt: blockOpt, block: block, newAcc: newAcc,
-		all: counter[A]{merge: merge, clear: clear}, shards: shardsPerWorker}
+		all: NewCounter(merge, clear), shards: shardsPerWorker}
 	// A cursor that lends its rows (a memory-mapped file) is summed in
 	// place, chunk by chunk, with no copy and no reader goroutine: the
 	// same blocks, nodes and bits as the copying path below.
@@ -82,14 +82,9 @@ func PairwiseScan[A any](ctx context.Context, src rows.Source, opt Options, labe
 	if err := cur.Close(); err != nil {
 		return zero, err
 	}
-	all := sum.all
-	if len(all.nodes) == 0 {
+	top, ok := sum.all.Sum()
+	if !ok {
 		return newAcc(), nil
-	}
-	top := all.nodes[len(all.nodes)-1].acc
-	for i := len(all.nodes) - 2; i >= 0; i-- {
-		merge(all.nodes[i].acc, top)
-		top = all.nodes[i].acc
 	}
 	return top, nil
 }
@@ -123,7 +118,7 @@ type chunkSum[A any] struct {
 	blockOpt Options
 	block    func(acc A, b *rows.Batch)
 	newAcc   func() A
-	all      counter[A]
+	all      *Counter[A]
 	shards   int // shards per goroutine of a chunk
 	spare    []A // accumulators to reuse
 	total    int // blocks before the current chunk
@@ -248,7 +243,7 @@ func (s *chunkSum[A]) sum(chunk *rows.Batch, filled int) {
 	// other worker waits for the reader to yield.
 	nw := len(Split(nb, s.blockOpt))
 	shards := Split(nb, Options{Workers: nw * s.shards, MinRows: 1})
-	per := make([]counter[A], len(shards))
+	per := make([]Counter[A], len(shards))
 	for i := range per {
 		per[i].merge, per[i].clear = s.all.merge, s.all.clear
 		// Hand each shard spare accumulators from earlier chunks.
@@ -267,16 +262,14 @@ func (s *chunkSum[A]) sum(chunk *rows.Batch, filled int) {
 			}
 			c := &per[t]
 			for b := shards[t].Lo; b < shards[t].Hi; b++ {
-				var acc A
-				if k := len(c.free); k > 0 {
-					acc, c.free = c.free[k-1], c.free[:k-1]
-				} else {
+				acc, ok := c.Spare()
+				if !ok {
 					acc = s.newAcc()
 				}
 				v := sub(chunk, b*BlockRows, min((b+1)*BlockRows, filled), dim)
 				v.First = (total + b) * BlockRows
 				s.block(acc, v)
-				c.push(node[A]{start: total + b, level: 0, acc: acc})
+				c.Push(total+b, acc)
 			}
 			if s.release != nil {
 				s.release(shards[t].Lo*BlockRows, min(shards[t].Hi*BlockRows, filled))

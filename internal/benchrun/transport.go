@@ -1,4 +1,4 @@
-package main
+package benchrun
 
 // `privnotes bench --workload dpspca|fedrep --transport grpc`: a federated
 // call over data services on loopback against the same call with
@@ -25,7 +25,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/dsl/syntax"
+	"github.com/privnotes/privnotes/internal/callargs"
 	"github.com/privnotes/privnotes/mechanisms/synth"
 	"github.com/privnotes/privnotes/service"
 	"github.com/privnotes/privnotes/service/client"
@@ -101,7 +101,7 @@ func (cfg transportBench) data() (transportData, release.Call, error) {
 	return write, benchCall("private_pca", map[string]any{"k": cfg.k, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": cfg.iters}), nil
 }
 
-func runTransportBench(cfg transportBench, stdout, stderr io.Writer) int {
+func runTransportBench(cfg transportBench, dispatch func(args []string, stdout, stderr io.Writer) int, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "privnotes bench --transport grpc: %v\n", err)
 		return 1
@@ -247,27 +247,7 @@ func medianDur(ds []time.Duration) time.Duration {
 
 // benchCall is a call of fn with its table's defaults and kw over them.
 func benchCall(fn string, kw map[string]any) release.Call {
-	f, _ := syntax.Lookup(fn)
-	a := &release.Args{Vals: map[string]any{}, Given: map[string]bool{}}
-	for _, p := range f.Keywords {
-		var v any
-		switch p.Type {
-		case "int":
-			v, _ = strconv.Atoi(p.Default)
-		case "float":
-			v, _ = strconv.ParseFloat(p.Default, 64)
-		case "string":
-			v, _ = strconv.Unquote(p.Default)
-		case "bool":
-			v = p.Default == "true"
-		case "[]string":
-			v = []string(nil)
-		}
-		a.Vals[p.Name] = v
-	}
-	for k, v := range kw {
-		a.Vals[k], a.Given[k] = v, true
-	}
+	a, _ := callargs.Args(fn, kw)
 	return release.Call{Func: fn, Args: a, Cell: "bench"}
 }
 

@@ -1,4 +1,4 @@
-package main
+package benchrun
 
 // The tabular workload of `privnotes bench` (issue 13): it times the data
 // engine (dsl/snapshot) and the tabular analyses (mechanisms/tabular) on a
@@ -6,11 +6,11 @@ package main
 // the floor that no engine built on DuckDB can beat.
 //
 // It lives here rather than in mechanisms/bench because it needs the data
-// engine, which is cgo and is linked only by this binary (see
+// engine, which is cgo and is linked only by the binary (see
 // docs/architecture.md): mechanisms/... may do no I/O. It registers itself
 // with bench.Register like the other workloads, so --list, --workload,
 // --json and the median table treat it as any other; benchReports (in
-// bench.go) prints its second table, the engine-against-floor ratios.
+// benchrun.go) prints its second table, the engine-against-floor ratios.
 //
 // Seeded noise is acceptable here only because the data are public
 // synthetic draws; no private data ever reaches these samplers.

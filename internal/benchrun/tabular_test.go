@@ -1,4 +1,4 @@
-package main
+package benchrun
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/bench"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
@@ -21,14 +22,15 @@ import (
 // fixed anyway).
 const tabTailT = 30
 
-// runTabularJSON runs the workload through the command and returns its
-// JSON rows.
-func runTabularJSON(t *testing.T, extra ...string) []map[string]any {
+// runTabularJSON runs the workload as `privnotes bench --workload tabular
+// --json --n 2000 --seeds 1 [--methods ...]` does and returns its JSON
+// rows.
+func runTabularJSON(t *testing.T, methods ...string) []map[string]any {
 	t.Helper()
 	var out, errb bytes.Buffer
-	args := append([]string{"bench", "--workload", "tabular", "--json", "--n", "2000", "--seeds", "1"}, extra...)
-	if code := dispatch(args, &out, &errb); code != 0 {
-		t.Fatalf("%v: exit %d, stderr %q", args, code, errb.String())
+	opts := Options{Workload: tabularWorkload, JSON: true, Config: bench.Config{N: 2000, Seeds: 1, Methods: methods}}
+	if code := Run(opts, &out, &errb); code != 0 {
+		t.Fatalf("%+v: exit %d, stderr %q", opts, code, errb.String())
 	}
 	var rows []map[string]any
 	sc := bufio.NewScanner(&out)
@@ -212,9 +214,9 @@ func keys(m map[string]map[string]any) []string {
 // table, with a ratio for every step that has a floor.
 func TestBenchTabularTable(t *testing.T) {
 	var out, errb bytes.Buffer
-	args := []string{"bench", "--workload", "tabular", "--n", "2000", "--seeds", "1"}
-	if code := dispatch(args, &out, &errb); code != 0 {
-		t.Fatalf("%v: exit %d, stderr %q", args, code, errb.String())
+	opts := Options{Workload: tabularWorkload, Config: bench.Config{N: 2000, Seeds: 1}}
+	if code := Run(opts, &out, &errb); code != 0 {
+		t.Fatalf("%+v: exit %d, stderr %q", opts, code, errb.String())
 	}
 	text := out.String()
 	for _, s := range []string{"median error", "engine/floor", "Go heap peak MB", "DuckDB's C++ memory is not counted"} {
@@ -245,7 +247,7 @@ func TestBenchTabularTable(t *testing.T) {
 // --methods selects steps; a calibration the workload has not is refused
 // by name.
 func TestBenchTabularFlags(t *testing.T) {
-	rows := runTabularJSON(t, "--methods", "scan,quantile")
+	rows := runTabularJSON(t, "scan", "quantile")
 	var ks []string
 	for _, m := range rows {
 		ks = append(ks, rowKey(m))
@@ -255,12 +257,14 @@ func TestBenchTabularFlags(t *testing.T) {
 		t.Errorf("--methods scan,quantile gave %v, want %v", ks, want)
 	}
 	var out, errb bytes.Buffer
-	if code := dispatch([]string{"bench", "--workload", "tabular", "--n", "500", "--seeds", "1", "--calibration", "gdp"}, &out, &errb); code == 0 ||
+	gdp := Options{Workload: tabularWorkload, Config: bench.Config{N: 500, Seeds: 1, Calibration: "gdp"}}
+	if code := Run(gdp, &out, &errb); code == 0 ||
 		!strings.Contains(errb.String(), `"gdp"`) || !strings.Contains(errb.String(), "zCDP") {
 		t.Errorf("--calibration gdp: exit %d, stderr %q", code, errb.String())
 	}
-	out.Reset()
-	if code := dispatch([]string{"bench", "--list"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "tabular ") {
-		t.Errorf("bench --list does not show tabular:\n%s", out.String())
+	// Importing this package registers the workload, so that the binary's
+	// --list and --workload see it (cmd/privnotes's TestBenchList).
+	if _, err := bench.Lookup(tabularWorkload); err != nil {
+		t.Errorf("the tabular workload is not registered: %v", err)
 	}
 }
