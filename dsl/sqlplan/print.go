@@ -34,6 +34,11 @@ type Dialect interface {
 	DatePart(part, x string) string
 	// Clamp limits x to [lo, hi]; NULL stays NULL.
 	Clamp(x, lo, hi string) string
+	// Quantize is x (a DOUBLE) on the grid g as a 64-bit integer,
+	// clamp(round((x − g.Centre)/g.Step), g.Lo, g.Hi); NULL stays NULL.
+	Quantize(x string, g Grid) string
+	// Square is x·x of a 64-bit integer x as a 128-bit integer.
+	Square(x string) string
 }
 
 // DuckDB is the Dialect of DuckDB (the snapshots' engine).
@@ -81,6 +86,25 @@ func (duckDB) Clamp(x, lo, hi string) string {
 	return "CASE WHEN " + x + " IS NOT NULL THEN least(greatest(" + x + ", " + lo + "), " + hi + ") END"
 }
 
+// Quantize rounds half away from zero (DuckDB's round) and clamps the
+// integer again to the grid's range, so that the range holds whatever the
+// engine's floating-point details; the NULL guard is explicit because
+// GREATEST and LEAST skip NULLs.
+func (d duckDB) Quantize(x string, g Grid) string {
+	v := x
+	if g.Centre != 0 {
+		v = "(" + x + " - " + d.Num(g.Centre) + ")"
+	}
+	q := "CAST(round(" + v + " * " + d.Num(1/g.Step) + ") AS BIGINT)"
+	lo := "CAST(" + strconv.FormatInt(g.Lo, 10) + " AS BIGINT)"
+	hi := "CAST(" + strconv.FormatInt(g.Hi, 10) + " AS BIGINT)"
+	return "CASE WHEN " + x + " IS NOT NULL THEN least(greatest(" + q + ", " + lo + "), " + hi + ") END"
+}
+
+func (duckDB) Square(x string) string {
+	return "(CAST(" + x + " AS HUGEINT) * CAST(" + x + " AS HUGEINT))"
+}
+
 // Role is what a column of the printed statement holds.
 type Role int
 
@@ -89,8 +113,8 @@ const (
 	RoleKey   Role = iota // the value of key Index
 	RoleRows              // COUNT(*) of the group (one column, shared)
 	RoleCount             // aggregate Index: its number of non-NULL values
-	RoleSum               // aggregate Index: the sum of its clamped value (SUM) or of the clamped value minus the midpoint (AVG, VARIANCE, STDDEV)
-	RoleSumSq             // aggregate Index: the sum of squares of the centred clamped value
+	RoleSum               // aggregate Index: Σ q, the exact integer sum of its values on its Grid (SUM: the clamped value; AVG, VARIANCE, STDDEV: the clamped value minus the midpoint)
+	RoleSumSq             // aggregate Index: Σ q², the exact integer sum of the squares
 	RoleUsers             // aggregate Index: the number of distinct privacy units
 )
 
@@ -115,18 +139,20 @@ var ErrNotYet = errors.New("not yet")
 // reference to the dataset's snapshot, such as a read_parquet call). It
 // reads only p: nothing of the analyst's text is copied.
 //
-// For each aggregate, with c the value clamped to [lo, hi] and m the
-// midpoint (lo + hi)/2:
+// For each aggregate, with c the value clamped to [lo, hi], m the
+// midpoint (lo + hi)/2 and q the integer of a value on the aggregate's
+// Grid (GridOf: q·Step ≈ c for SUM, ≈ c − m otherwise):
 //
 //	COUNT(*)           the group's row count (column n, shared)
 //	COUNT(DISTINCT u)  the number of distinct units
-//	SUM                Σ c
-//	AVG                count of non-NULL values, Σ (c − m)
-//	VARIANCE, STDDEV   count, Σ (c − m), Σ (c − m)²
+//	SUM                Σ q
+//	AVG                count of non-NULL values, Σ q
+//	VARIANCE, STDDEV   count, Σ q, Σ q²
 //
-// Re-centring on m halves the sensitivity of the sums that a mean or
-// variance divides (|c − m| ≤ (hi − lo)/2). Sums over no rows print as 0,
-// not NULL. QUANTILE is planned but not executed yet: Print returns an
+// The sums are exact integers (BIGINT terms summed in 128 bits), so they
+// do not depend on the engine's summation order. Re-centring on m halves
+// the sensitivity of the sums that a mean or variance divides
+// (|c − m| ≤ (hi − lo)/2). Sums over no rows print as 0, not NULL. QUANTILE is planned but not executed yet: Print returns an
 // error wrapping ErrNotYet for it.
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 	pr := &printer{d: d}
@@ -145,7 +171,6 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 		group = append(group, s)
 	}
 	add("count(*)", StatementColumn{Name: "n", Role: RoleRows})
-	zero := d.Num(0)
 	for i, a := range p.Aggregates {
 		name := func(s string) string { return "a" + strconv.Itoa(i) + "_" + s }
 		switch a.Kind {
@@ -161,24 +186,21 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 		case Quantile:
 			return nil, fmt.Errorf("sqlplan: printing %s %s: %w (its mechanism is planned but not executed in the engine)", a.Kind, a.Name, ErrNotYet)
 		}
-		if !finite(a.Lo) || !finite(a.Hi) || !(a.Lo < a.Hi) {
-			return nil, fmt.Errorf("sqlplan: aggregate %s has invalid bounds [%g, %g]", a.Name, a.Lo, a.Hi)
+		g, err := GridOf(a)
+		if err != nil {
+			return nil, err
 		}
 		arg, err := pr.expr(a.Arg)
 		if err != nil {
 			return nil, err
 		}
-		c := d.Clamp(arg, d.Num(a.Lo), d.Num(a.Hi))
-		if a.Kind == Sum {
-			add("coalesce(sum("+c+"), "+zero+")", StatementColumn{Name: name("sum"), Role: RoleSum, Index: i})
-			continue
+		q := d.Quantize(d.Clamp(arg, d.Num(a.Lo), d.Num(a.Hi)), g)
+		if a.Kind != Sum {
+			add("count("+arg+")", StatementColumn{Name: name("n"), Role: RoleCount, Index: i})
 		}
-		mid := a.Lo/2 + a.Hi/2 // halves first: no overflow for huge bounds
-		cen := "(" + c + " - " + d.Num(mid) + ")"
-		add("count("+arg+")", StatementColumn{Name: name("n"), Role: RoleCount, Index: i})
-		add("coalesce(sum("+cen+"), "+zero+")", StatementColumn{Name: name("sum"), Role: RoleSum, Index: i})
+		add("coalesce(sum("+q+"), 0)", StatementColumn{Name: name("sum"), Role: RoleSum, Index: i})
 		if a.Kind == Variance || a.Kind == Stddev {
-			add("coalesce(sum("+cen+" * "+cen+"), "+zero+")", StatementColumn{Name: name("sumsq"), Role: RoleSumSq, Index: i})
+			add("coalesce(sum("+d.Square(q)+"), 0)", StatementColumn{Name: name("sumsq"), Role: RoleSumSq, Index: i})
 		}
 	}
 	var b strings.Builder

@@ -1,0 +1,97 @@
+package sqlplan
+
+import (
+	"fmt"
+	"math"
+)
+
+// GridBits is the resolution of an aggregate's fixed-point grid: the
+// largest magnitude of a (centred) clamped value is at most 2^GridBits
+// grid steps. 48 bits keep a square (2^96) summed over 2^30 rows below
+// 2^127, the range of the engine's 128-bit integers, and put the grid's
+// rounding near 2^-49 of the bounds, far below any noise.
+const GridBits = 48
+
+// MaxRows is the most rows the grid's integer sums are sized for: the
+// data registry's limit (mechanisms/tabular.MaxRows, 2^30).
+const MaxRows = 1 << 30
+
+// Grid is the fixed-point form in which the printed statement sums an
+// aggregate's values. Each clamped value c becomes the integer
+//
+//	q = clamp(round((c − Centre) / Step), Lo, Hi)
+//
+// (an exact integer in the engine's BIGINT; NULL stays NULL), and the
+// statement returns Σ q, and Σ q² for a variance, as exact 128-bit
+// integer sums. Integer addition is exact and associative, so the sums do
+// not depend on the engine's summation order or parallelism: the only
+// rounding left is the conversion of the final integer to float64, which
+// the noise step charges (see RoundingExcess). Step is a power of two,
+// so scaling by it is exact.
+type Grid struct {
+	Centre float64 // 0 for SUM, the midpoint (lo + hi)/2 otherwise
+	Step   float64 // a power of two
+	Lo, Hi int64   // the integer range of q
+}
+
+// Low and High are the grid's value range [Lo·Step, Hi·Step]: the range
+// of a term q·Step of the released sums, from which the noise step takes
+// their sensitivities. It contains [lo − Centre, hi − Centre] up to the
+// grid's rounding (half a step).
+func (g Grid) Low() float64  { return float64(g.Lo) * g.Step }
+func (g Grid) High() float64 { return float64(g.Hi) * g.Step }
+
+// Magnitude is the largest |q·Step| of a term.
+func (g Grid) Magnitude() float64 { return max(math.Abs(g.Low()), math.Abs(g.High())) }
+
+// RoundingExcess bounds how much further apart than their exact values
+// the float64 conversions of two neighbouring data sets' sums can be,
+// for terms of magnitude at most m (Magnitude, or its square for Σ q²):
+// each exact sum S has |S| ≤ MaxRows·m, and its correctly rounded
+// conversion moves it by at most 2^-53·|S|, so two sums move apart by at
+// most 2·2^-53·MaxRows·m = 2^-22·m. Scaling by Step is exact. The bound
+// holds for any summation order, since the integer sum is exact.
+func RoundingExcess(m float64) float64 {
+	return m * 0x1p-22 * (1 + 0x1p-50)
+}
+
+// MaxVarianceBound bounds the half-width (hi − lo)/2 of a VARIANCE or
+// STDDEV, so that its squares and their sums stay finite.
+const MaxVarianceBound = 0x1p480
+
+// GridOf returns the grid of a SUM, AVG, VARIANCE or STDDEV aggregate.
+// It fails (before any charge) for bounds whose magnitude is too small to
+// have a normal-range grid step (below about 2^-970) or, for a variance,
+// too large to square.
+func GridOf(a Aggregate) (Grid, error) {
+	var g Grid
+	switch a.Kind {
+	case Sum:
+	case Avg, Variance, Stddev:
+		g.Centre = a.Lo/2 + a.Hi/2 // halves first: no overflow for huge bounds
+	default:
+		return g, fmt.Errorf("sqlplan: %s has no grid", a.Kind)
+	}
+	if !finite(a.Lo) || !finite(a.Hi) || !(a.Lo < a.Hi) {
+		return g, fmt.Errorf("sqlplan: aggregate %s has invalid bounds [%g, %g]", a.Name, a.Lo, a.Hi)
+	}
+	// The same float64 operations the engine performs, so the integer
+	// range below is the range of its q (and the statement clamps q to
+	// it anyway, whatever the engine's rounding).
+	lo, hi := a.Lo-g.Centre, a.Hi-g.Centre
+	m := max(math.Abs(lo), math.Abs(hi))
+	if m == 0 || math.IsInf(m, 0) {
+		return g, fmt.Errorf("sqlplan: aggregate %s has invalid bounds [%g, %g]", a.Name, a.Lo, a.Hi)
+	}
+	_, e := math.Frexp(m) // m < 2^e
+	if e-GridBits < -1000 {
+		return g, refuse(a.Name, -1, "the clamping bounds [%g, %g] are too close to 0 to be summed exactly; scale the value (e.g. x * 1e6) and the bounds", a.Lo, a.Hi)
+	}
+	if (a.Kind == Variance || a.Kind == Stddev) && m > MaxVarianceBound {
+		return g, refuse(a.Name, -1, "the clamping bounds [%g, %g] are too wide for a variance (half-width above 2^480); scale the value and the bounds", a.Lo, a.Hi)
+	}
+	g.Step = math.Ldexp(1, e-GridBits)
+	g.Lo = int64(math.Round(lo / g.Step))
+	g.Hi = int64(math.Round(hi / g.Step))
+	return g, nil
+}
