@@ -203,20 +203,76 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 			add("coalesce(sum("+d.Square(q)+"), 0)", StatementColumn{Name: name("sumsq"), Role: RoleSumSq, Index: i})
 		}
 	}
-	var b strings.Builder
-	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
+	var conds []string
 	if p.Where != nil {
 		w, err := pr.expr(p.Where)
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(" WHERE " + w)
+		conds = append(conds, w)
+	}
+	// Rows whose key lies outside its public domain are in no released
+	// group: the statement drops them, so what comes back is at most the
+	// domain's groups, whatever the data hold.
+	for i, k := range p.Keys {
+		if k.Source == PartitionSelection {
+			continue
+		}
+		c, err := pr.inDomain(group[i], k)
+		if err != nil {
+			return nil, err
+		}
+		conds = append(conds, c)
+	}
+	var b strings.Builder
+	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
+	if len(conds) > 0 {
+		b.WriteString(" WHERE " + strings.Join(conds, " AND "))
 	}
 	if len(group) > 0 {
 		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
 	}
 	st.SQL = b.String()
 	return st, nil
+}
+
+// inDomain is the condition that key expression x (printed) of k lies in
+// k's domain: a range for an enumeration over bounds (whose values are
+// consecutive integers), else a list, with NULL matched explicitly when
+// the domain holds it (x IN (…) is never true for a NULL x).
+func (p *printer) inDomain(x string, k Key) (string, error) {
+	d := p.d
+	var lits []string
+	null := false
+	for _, v := range k.Domain {
+		switch v.Kind {
+		case ValueNull:
+			null = true
+		case ValueNumber:
+			if !finite(v.Num) {
+				return "", fmt.Errorf("sqlplan: the key value %g is not finite", v.Num)
+			}
+			lits = append(lits, d.Num(v.Num))
+		default:
+			if strings.ContainsRune(v.Str, 0) {
+				return "", errors.New("sqlplan: a key holds a NUL byte")
+			}
+			lits = append(lits, d.Str(v.Str))
+		}
+	}
+	var c string
+	switch {
+	case k.Source == FromBounds && len(lits) > 0:
+		c = "(" + x + " BETWEEN " + lits[0] + " AND " + lits[len(lits)-1] + ")"
+	case len(lits) > 0:
+		c = "(" + x + " IN (" + strings.Join(lits, ", ") + "))"
+	default:
+		c = "FALSE"
+	}
+	if null {
+		c = "(" + c + " OR (" + x + " IS NULL))"
+	}
+	return c, nil
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
