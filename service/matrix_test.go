@@ -29,6 +29,9 @@ func init() {
 	if err != nil {
 		panic(err) // a second data engine linked in: a build error
 	}
+	if err := release.RegisterSQLParser(snapshot.ParseSQL); err != nil {
+		panic(err)
+	}
 }
 
 // registerMatrix registers a rows×cols matrix dataset name (symmetric when

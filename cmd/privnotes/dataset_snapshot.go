@@ -30,6 +30,9 @@ func init() {
 	if err != nil {
 		panic(err) // a second data engine linked in: a build error
 	}
+	if err := release.RegisterSQLParser(snapshot.ParseSQL); err != nil {
+		panic(err)
+	}
 }
 
 // unsetFloat is a float flag whose NaN means "not given": required flags

@@ -24,6 +24,9 @@ type Data struct {
 	// the index of their category in Schema.Categorical (the domain's
 	// length for "other"). Names must be columns of the schema.
 	Columns func(names []string) (rows.Source, error)
+	// SQL runs private SQL's printed statement on a snapshot (nil for
+	// data held in memory).
+	SQL SQLReader
 
 	close func() error
 	// derived is set for a subset of a registered dataset, whose users

@@ -46,6 +46,7 @@ var valueKinds = map[string]func() Value{
 	"quantile":  func() Value { return new(Quantile) },
 	"groups":    func() Value { return new(Groups) },
 	"lowrank":   func() Value { return new(LowRank) },
+	"table":     func() Value { return new(Table) },
 }
 
 // kindOf maps a value type's name (fmt %T) to its kind.

@@ -142,6 +142,9 @@ var planners = map[string]func(env *Local, src Ref, a *Args) (*Plan, error){
 	"private_sum":       planSum,
 	"private_histogram": planHistogram,
 	"private_quantile":  planQuantile,
+
+	// private SQL (sql.go)
+	FnSQL: planSQL,
 }
 
 // Plan validates call from public facts and plans it. It reads no data

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -13,6 +14,45 @@ import (
 type SnapshotReader interface {
 	Source(columns []string) (rows.Source, error)
 	Close() error
+}
+
+// SQLReader is what a snapshot reader implements to run private SQL
+// (private_sql): the one statement dsl/sqlplan printed from the plan runs
+// over Table(), the reader's own reference to the snapshot's rows (a
+// read_parquet of the verified file). Query returns every row of the
+// result; its error must have a fixed text (the engine's message can
+// quote values of the data), since it happens after the charge.
+type SQLReader interface {
+	Query(ctx context.Context, stmt string) ([][]any, error)
+	Table() string
+}
+
+// SQLParser returns the engine's own syntax tree of a query as JSON
+// (dsl/snapshot.ParseSQL: DuckDB's json_serialize_sql), without running it.
+type SQLParser func(ctx context.Context, query string) ([]byte, error)
+
+var sqlParser SQLParser
+
+// RegisterSQLParser sets the parser private_sql plans with; like
+// RegisterSnapshots, the binary that links the data engine registers it.
+// A nil parser or a second registration is an error.
+func RegisterSQLParser(parse SQLParser) error {
+	snapshotsMu.Lock()
+	defer snapshotsMu.Unlock()
+	if parse == nil {
+		return errors.New("release: RegisterSQLParser with a nil parser")
+	}
+	if sqlParser != nil {
+		return errors.New("release: RegisterSQLParser called twice")
+	}
+	sqlParser = parse
+	return nil
+}
+
+func registeredSQLParser() SQLParser {
+	snapshotsMu.Lock()
+	defer snapshotsMu.Unlock()
+	return sqlParser
 }
 
 // SnapshotOpener opens a snapshot file whose registered hash is hash.
@@ -73,7 +113,11 @@ func snapshotData(sc ledger.Schema, path, hash string) (*Data, error) {
 		rd.Close()
 		return nil, err
 	}
-	return &Data{Schema: sc, Rows: src, Columns: rd.Source, close: rd.Close}, nil
+	d := &Data{Schema: sc, Rows: src, Columns: rd.Source, close: rd.Close}
+	if q, ok := rd.(SQLReader); ok {
+		d.SQL = q
+	}
+	return d, nil
 }
 
 // Close releases what the data hold open (a snapshot reader).

@@ -22,6 +22,9 @@ func init() {
 	if err != nil {
 		panic(err) // a second data engine linked in: a build error
 	}
+	if err := release.RegisterSQLParser(snapshot.ParseSQL); err != nil {
+		panic(err)
+	}
 }
 
 // registerSnapshot builds a snapshot of csv in dir's state and registers

@@ -87,8 +87,8 @@ func GridOf(a Aggregate) (Grid, error) {
 	if e-GridBits < -1000 {
 		return g, refuse(a.Name, -1, "the clamping bounds [%g, %g] are too close to 0 to be summed exactly; scale the value (e.g. x * 1e6) and the bounds", a.Lo, a.Hi)
 	}
-	if (a.Kind == Variance || a.Kind == Stddev) && m > MaxVarianceBound {
-		return g, refuse(a.Name, -1, "the clamping bounds [%g, %g] are too wide for a variance (half-width above 2^480); scale the value and the bounds", a.Lo, a.Hi)
+	if (a.Kind == Variance || a.Kind == Stddev) && (m > MaxVarianceBound || e-GridBits < -480) {
+		return g, refuse(a.Name, -1, "the clamping bounds [%g, %g] are too wide or too narrow for a variance (its half-width must lie between 2^-430 and 2^480, so that squares stay in float64's normal range); scale the value and the bounds", a.Lo, a.Hi)
 	}
 	g.Step = math.Ldexp(1, e-GridBits)
 	g.Lo = int64(math.Round(lo / g.Step))
