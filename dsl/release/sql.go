@@ -426,6 +426,41 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 			return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrCalibrate)
 		}
 	}
+	rels, err := sqlReleases(sp, groups, nb, shares, eps, rho, gaussian)
+	if err != nil {
+		return nil, err
+	}
+	method := "sql/laplace"
+	calib := fmt.Sprintf("pure ε-DP with ε=%v, split over the releases (sequential composition)%s", eps, zcdpAdvice(sc, eps, true))
+	if gaussian {
+		method = "sql/gaussian"
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, split over the releases", eps, delta, calibrationWords(ev))
+	}
+	ev.Mechanism = method
+	explain := sqlExplain(rels, sp, eps, rho, nb)
+	cols, kinds := sqlOutputs(sp)
+	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
+		Noise: explain,
+		Note: fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none); one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
+			groups, calib),
+		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groups})}
+	p.setMemory(add(1<<20, mul(i64(groups), i64(len(cols)+4*len(rels)), 64)),
+		fmt.Sprintf("%d groups × %d columns", groups, len(cols)), "Group by fewer keys, or coarser ones")
+	p.run = func(ctx context.Context, d *Data) (any, error) {
+		return runSQL(ctx, d, sp, rels, cols, kinds, groups, env.sampler())
+	}
+	return p, nil
+}
+
+// upward is a float64 no smaller than x (one ulp above the rounded sum).
+func upward(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
+
+// sqlReleases fixes each aggregate's vectors: their sensitivities on
+// row-level data under nb (one row, one group), their shares of the call's
+// ε (Laplace) or ρ (Gaussian) and their noise scales over groups groups.
+func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares []float64, eps, rho float64, gaussian bool) ([]sqlRelease, error) {
+	const fn = FnSQL
+	var err error
 	rels := make([]sqlRelease, len(sp.Aggregates))
 	for i, ag := range sp.Aggregates {
 		r := sqlRelease{agg: ag}
@@ -478,30 +513,8 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		}
 		rels[i] = r
 	}
-	method := "sql/laplace"
-	calib := fmt.Sprintf("pure ε-DP with ε=%v, split over the releases (sequential composition)%s", eps, zcdpAdvice(sc, eps, true))
-	if gaussian {
-		method = "sql/gaussian"
-		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, split over the releases", eps, delta, calibrationWords(ev))
-	}
-	ev.Mechanism = method
-	explain := sqlExplain(rels, sp, eps, rho, nb)
-	cols, kinds := sqlOutputs(sp)
-	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
-		Noise: explain,
-		Note: fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none); one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
-			groups, calib),
-		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groups})}
-	p.setMemory(add(1<<20, mul(i64(groups), i64(len(cols)+4*len(rels)), 64)),
-		fmt.Sprintf("%d groups × %d columns", groups, len(cols)), "Group by fewer keys, or coarser ones")
-	p.run = func(ctx context.Context, d *Data) (any, error) {
-		return runSQL(ctx, d, sp, rels, cols, kinds, groups, env.sampler())
-	}
-	return p, nil
+	return rels, nil
 }
-
-// upward is a float64 no smaller than x (one ulp above the rounded sum).
-func upward(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
 
 // checkSQLBounds refuses bounds the sensitivities cannot take (beyond
 // ±2^990, as the other sums).

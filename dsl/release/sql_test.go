@@ -1,0 +1,157 @@
+package release
+
+import (
+	"math"
+	"testing"
+
+	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/tabular"
+)
+
+// The sensitivities of every vector of every aggregate, by hand, on
+// row-level data: a row adds or removes one value (add-remove), or is
+// replaced by one that may lie in another group or in none (replace-one:
+// the larger of the move within a group, the move between groups, and
+// add-remove's).
+func TestSQLSensitivities(t *testing.T) {
+	t.Parallel()
+	type vec struct{ l1, l2 float64 }
+	r2 := math.Sqrt2
+	cases := []struct {
+		name   string
+		kind   sqlplan.AggKind
+		lo, hi float64
+		groups int
+		nb     accounting.Neighbour
+		want   []vec
+	}{
+		{"count add-remove", sqlplan.Count, 0, 0, 4, accounting.AddRemove, []vec{{1, 1}}},
+		{"count replace-one", sqlplan.Count, 0, 0, 4, accounting.ReplaceOne, []vec{{2, r2}}},
+		{"count replace-one ungrouped", sqlplan.Count, 0, 0, 1, accounting.ReplaceOne, []vec{{1, 1}}},
+		{"sum add-remove", sqlplan.Sum, -3, 10, 4, accounting.AddRemove, []vec{{10, 10}}},
+		{"sum replace-one grouped", sqlplan.Sum, 5, 10, 4, accounting.ReplaceOne, []vec{{20, 10 * r2}}},
+		// One group: a replacement moves the sum by hi − lo = 5 within the
+		// group, or by |v| ≤ 10 when a row leaves the selection.
+		{"sum replace-one ungrouped", sqlplan.Sum, 5, 10, 1, accounting.ReplaceOne, []vec{{10, 10}}},
+		// AVG re-centres on the midpoint 50: terms in [−50, 50].
+		{"avg add-remove", sqlplan.Avg, 0, 100, 3, accounting.AddRemove, []vec{{1, 1}, {50, 50}}},
+		{"avg replace-one", sqlplan.Avg, 0, 100, 3, accounting.ReplaceOne, []vec{{2, r2}, {100, 100}}},
+		{"variance add-remove", sqlplan.Variance, 10, 30, 1, accounting.AddRemove, []vec{{1, 1}, {10, 10}, {100, 100}}},
+		{"stddev replace-one", sqlplan.Stddev, 10, 30, 2, accounting.ReplaceOne, []vec{{2, r2}, {20, 20}, {200, 100 * r2}}},
+	}
+	for _, c := range cases {
+		sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{{Name: "a", Kind: c.kind, Lo: c.lo, Hi: c.hi}}}
+		rels, err := sqlReleases(sp, c.groups, c.nb, []float64{1}, 1, 0, false)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		vs := rels[0].vecs
+		if len(vs) != len(c.want) {
+			t.Fatalf("%s: %d vectors, want %d", c.name, len(vs), len(c.want))
+		}
+		for j, w := range c.want {
+			// The sensitivities are rounded up by at most a few ulps.
+			if !(vs[j].l1 >= w.l1 && vs[j].l1 <= w.l1*(1+1e-12)) || !(vs[j].l2 >= w.l2*(1-1e-15) && vs[j].l2 <= w.l2*(1+1e-12)) {
+				t.Errorf("%s: %s sensitivities (%v, %v), want (%v, %v)", c.name, vs[j].what, vs[j].l1, vs[j].l2, w.l1, w.l2)
+			}
+			if vs[j].what != "count" {
+				m := max(math.Abs(w.l1), 0)
+				if !(vs[j].excess > 0) || vs[j].excess > m*1e-6 {
+					t.Errorf("%s: %s rounding excess %v", c.name, vs[j].what, vs[j].excess)
+				}
+			}
+		}
+	}
+}
+
+// The shares of the budget: even over the aggregates by default, by the
+// weights otherwise, and within an aggregate over its vectors; they never
+// add up to more than the whole, and each scale is calibrated to its share.
+func TestSQLBudgetSplit(t *testing.T) {
+	t.Parallel()
+	sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{
+		{Name: "n", Kind: sqlplan.Count},
+		{Name: "s", Kind: sqlplan.Sum, Lo: 0, Hi: 10},
+		{Name: "m", Kind: sqlplan.Avg, Lo: 0, Hi: 10},
+		{Name: "v", Kind: sqlplan.Variance, Lo: 0, Hi: 10},
+	}}
+	for _, weights := range []any{nil, []float64{1, 2, 3, 4}} {
+		shares, err := sqlWeights(weights, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gaussian := range []bool{false, true} {
+			eps, rho := 2.0, 0.0
+			if gaussian {
+				rho = 0.5
+			}
+			rels, err := sqlReleases(sp, 3, accounting.AddRemove, shares, eps, rho, gaussian)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0.0
+			for i, r := range rels {
+				agg := 0.0
+				for _, v := range r.vecs {
+					total += v.share
+					agg += v.share
+					var want float64
+					if gaussian {
+						want = v.l2 / math.Sqrt(2*rho*v.share)
+					} else {
+						want = v.l1 / (eps * v.share)
+					}
+					if v.scale < want {
+						t.Errorf("%s %s: scale %v below %v for its share", r.agg.Name, v.what, v.scale, want)
+					}
+				}
+				if math.Abs(agg-shares[i]) > 1e-12 {
+					t.Errorf("weights %v: %s has share %v, want %v", weights, r.agg.Name, agg, shares[i])
+				}
+			}
+			if total > 1 {
+				t.Errorf("the shares add up to %v > 1", total)
+			}
+		}
+	}
+	if s, _ := sqlWeights(nil, 4); s[0] != 0.25 || s[3] != 0.25 {
+		t.Errorf("default shares %v, want even", s)
+	}
+}
+
+// The post-processing: a mean is the midpoint plus the centred sum over
+// the count, clamped to the bounds, and the midpoint for a count below 1;
+// a variance is clamped to [0, ((hi − lo)/2)²].
+func TestSQLFinish(t *testing.T) {
+	t.Parallel()
+	avg := sqlRelease{agg: sqlplan.Aggregate{Kind: sqlplan.Avg, Lo: 0, Hi: 100}}
+	var err error
+	if avg.grid, err = sqlplan.GridOf(avg.agg); err != nil {
+		t.Fatal(err)
+	}
+	got := sqlFinish(avg, [][]float64{{10, 0.4, 10, 10}, {-100, 1e6, 1e9, -1e9}})
+	want := []float64{40, 50, 100, 0}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("mean %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	v := sqlRelease{agg: sqlplan.Aggregate{Kind: sqlplan.Variance, Lo: 0, Hi: 100}}
+	got = sqlFinish(v, [][]float64{{10, 10, 0}, {0, 0, 5}, {1000, 1e9, 5}})
+	want = []float64{100, 2500, 0}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("variance %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	sd := sqlRelease{agg: sqlplan.Aggregate{Kind: sqlplan.Stddev, Lo: 0, Hi: 100}}
+	if got := sqlFinish(sd, [][]float64{{10}, {0}, {1000}}); got[0] != 10 {
+		t.Errorf("stddev %v, want 10", got[0])
+	}
+	c := sqlRelease{agg: sqlplan.Aggregate{Kind: sqlplan.Count}}
+	if got := sqlFinish(c, [][]float64{{2.6}}); got[0] != 3 {
+		t.Errorf("count %v, want 3", got[0])
+	}
+	_ = tabular.MeanRoundDown
+}
