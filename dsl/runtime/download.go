@@ -135,6 +135,8 @@ func csvRows(x any) (rows [][]string, ok bool) {
 		return rows, true
 	case *QuantileResult:
 		return [][]string{{"column", "q", "value"}, {r.Column, fmtNum(r.Q), fmtNum(r.Value)}}, true
+	case *TableResult:
+		return r.tableRows(), true
 	case mat.Matrix:
 		return matrixRows(r, nil, "c"), true
 	}
@@ -197,6 +199,8 @@ func isNilResult(x any) bool {
 	case *HistogramResult:
 		return r == nil || r.Receipt == nil
 	case *QuantileResult:
+		return r == nil || r.Receipt == nil
+	case *TableResult:
 		return r == nil || r.Receipt == nil
 	case *mat.Dense:
 		return r == nil || r.IsEmpty()

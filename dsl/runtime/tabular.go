@@ -246,7 +246,7 @@ func plotHistogram(res any, kws ...KW) *Plot {
 	a := mustArgs(fn, kws)
 	keys, vals, what, ylabel, ok := barsOf(res)
 	if !ok {
-		panic(errorf(NameArgumentError, "%s: want a result of private_histogram, or of private_count, private_sum or private_mean with by=, got %s", fn, typeName(res)))
+		panic(errorf(NameArgumentError, "%s: want a result of private_histogram, of private_count, private_sum or private_mean with by=, or of private_sql with one key and one value column, got %s", fn, typeName(res)))
 	}
 	title := a.str("title")
 	if title == "" {
@@ -294,6 +294,13 @@ func barsOf(res any) (keys []string, vals []float64, title, ylabel string, ok bo
 		if r != nil {
 			g = r.GroupResult
 		}
+	case *TableResult:
+		keys, vals, ok := r.bars()
+		if !ok {
+			return nil, nil, "", "", false
+		}
+		v := r.ValueColumns()[0]
+		return keys, vals, fmt.Sprintf("private %s by %s", v, r.KeyColumns()[0]), v + " (DP)", true
 	}
 	if g == nil || len(g.Keys) == 0 || len(g.Keys) != len(g.Values) {
 		return nil, nil, "", "", false
