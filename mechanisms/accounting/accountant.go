@@ -154,6 +154,15 @@ func (s *exactSum) float() float64 {
 	return f
 }
 
+// floatUp returns the sum rounded up to a float64.
+func (s *exactSum) floatUp() float64 {
+	f, acc := s.v.Float64()
+	if acc == big.Below {
+		f = math.Nextafter(f, math.Inf(1))
+	}
+	return f
+}
+
 func (s *exactSum) clone() exactSum {
 	var c exactSum
 	c.v.SetPrec(exactPrec)

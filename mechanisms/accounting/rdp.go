@@ -136,6 +136,46 @@ func PureRDP(eps, alpha float64) float64 {
 	return math.Max(0, math.Min(r, eps))
 }
 
+// BoundedRangeRDP returns the largest Rényi divergence of order α > 1 over
+// the pairs of output distributions of ε-bounded-range mechanisms (the
+// exponential mechanism). For such a pair the privacy loss L lies in an
+// interval [t−ε, t] with 0 ≤ t ≤ ε and E_Q[e^L] = 1; e^{αL} is convex in
+// e^L, so E_Q[e^{αL}] = e^{(α−1)D_α} is largest when L sits on the two
+// endpoints, i.e. for the binary pair with Q-mass q_t = (1 − e^{t−ε})/
+// (e^t(1 − e^{−ε})) on loss t. As a function of u = e^t,
+// E(u) = A·u^α + c·u^{α−1} with k = e^{−ε}, c = (1−k^α)/(1−k) and
+// A = k^α − ck < 0, whose only critical point on u > 0 is the maximum
+// u* = (α−1)(1−k^α)/(α(k−k^α)); the supremum over t ∈ [0, ε] is at u*
+// clamped to [1, e^ε]. The result never exceeds PureRDP (an ε-BR mechanism
+// is ε-DP) nor αε²/8 (Cesar and Rogers 2021). NaN for ε < 0, α ≤ 1 or NaN.
+func BoundedRangeRDP(eps, alpha float64) float64 {
+	if !(eps >= 0) || !(alpha > 1) {
+		return math.NaN()
+	}
+	if eps == 0 {
+		return 0
+	}
+	if math.IsInf(eps, 1) {
+		return math.Inf(1)
+	}
+	if math.IsInf(alpha, 1) {
+		return eps
+	}
+	a := alpha - 1
+	// ln u* = ln(a/α) + ln(1 − e^{−αε}) + ε − ln(1 − e^{−aε}), through expm1.
+	t := math.Log(a/alpha) + math.Log(-math.Expm1(-alpha*eps)) + eps - math.Log(-math.Expm1(-a*eps))
+	t = math.Max(0, math.Min(eps, t))
+	q := -math.Expm1(t-eps) / (math.Exp(t) * -math.Expm1(-eps))
+	// E = q e^{αt} + (1−q) e^{α(t−ε)}, in logarithms: αt + ln(q + (1−q)e^{−αε}).
+	r := (alpha*t + math.Log(q+(1-q)*math.Exp(-alpha*eps))) / a
+	return math.Max(0, math.Min(r, eps))
+}
+
+// rdpCurveSlack bounds the absolute rounding error of PureRDP and
+// BoundedRangeRDP at order 1+a: their last step divides a logarithm of a
+// number of order 1 (error a few 1e-16) by a.
+func rdpCurveSlack(a float64) float64 { return 4e-15 / a }
+
 // rdpPrice returns the Rényi divergence at order α = 1+a that the rdp
 // accountant charges for e, rounded up (rdpPriceBits), or ok = false when e
 // has no Rényi bound (approximate events). Every event is charged at most
@@ -149,7 +189,11 @@ func (e Event) rdpPrice(alpha float64) (r float64, ok bool) {
 	}
 	r = alpha * e.rho()
 	if e.Kind == PureDP {
-		r = math.Min(r, PureRDP(e.Eps, alpha))
+		curve := PureRDP(e.Eps, alpha)
+		if e.BoundedRange {
+			curve = math.Min(curve, BoundedRangeRDP(e.Eps, alpha))
+		}
+		r = math.Min(r, curve+rdpCurveSlack(alpha-1))
 	}
 	if math.IsNaN(r) {
 		return 0, false
@@ -181,11 +225,9 @@ func rdpAdmissible(e Event, alpha float64) error {
 // budget's δ: the smaller of the Rényi branch's ε at α₀ and, if every event
 // was pure, Σε_i (then at δ = 0).
 func rdpCost(t *totals, D float64) Budget {
-	r := t.rdp.float()
-	r = math.Nextafter(r, math.Inf(1)) // the float64 nearest the sum may lie below it
-	eps := rdpEps(t.order-1, r, D)
+	eps := rdpEps(t.order-1, t.rdp.floatUp(), D)
 	if t.impure == 0 {
-		if pure := math.Nextafter(t.pureEps.float(), math.Inf(1)); pure <= eps {
+		if pure := t.pureEps.floatUp(); pure <= eps {
 			return Budget{Eps: pure, Delta: 0}
 		}
 	}
