@@ -123,7 +123,7 @@ func brDelta(eps0 float64, k int, eps float64) float64 {
 	for i := 0; i <= 400; i++ {
 		t := eps0 * float64(i) / 400
 		q := -math.Expm1(t-eps0) / (math.Exp(t) * -math.Expm1(-eps0)) // Q(loss t)
-		p := math.Exp(t) * q                                             // P(loss t)
+		p := math.Exp(t) * q                                          // P(loss t)
 		if !(p >= 0 && p <= 1) {
 			continue
 		}
