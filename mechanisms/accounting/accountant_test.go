@@ -404,14 +404,14 @@ func TestPreviewAndEmptySpend(t *testing.T) {
 }
 
 func TestParseMode(t *testing.T) {
-	for _, m := range []Mode{ModeZCDP, ModeBasic, ModeAdvanced} {
+	for _, m := range []Mode{ModeZCDP, ModeBasic, ModeAdvanced, ModeGDP, ModeRDP} {
 		got, err := ParseMode(strings.ToUpper(m.String()))
 		if err != nil || got != m {
 			t.Errorf("ParseMode(%q) = %v, %v", m.String(), got, err)
 		}
 	}
-	if _, err := ParseMode("rdp"); err == nil || !strings.Contains(err.Error(), "zcdp, basic, advanced") {
-		t.Errorf("ParseMode(rdp) error = %v, want the valid names listed", err)
+	if _, err := ParseMode("pld"); err == nil || !strings.Contains(err.Error(), "zcdp, basic, advanced, gdp, rdp") {
+		t.Errorf("ParseMode(pld) error = %v, want the valid names listed", err)
 	}
 	var zero Mode
 	if zero != ModeZCDP {

@@ -39,7 +39,10 @@
 // (a privacy filter); see [Mode] for the other modes and their conditions,
 // among them [ModeGDP], the Gaussian-DP filter (Smith–Thakurta 2022) that
 // prices every event by a μ that dominates it ([PureToMu] for pure ε) and
-// refuses events without one.
+// refuses events without one, and [ModeRDP], a Rényi-DP filter at one
+// order fixed from the budget ([RDPOrder]) run together with the pure-ε
+// filter, which charges pure events their tight Rényi curve ([PureRDP],
+// [BoundedRangeRDP]) and pure sessions their basic composition.
 // Its running totals are exact, and [Accountant.State] snapshots them in a
 // form that [Resume] continues from and that encodes to text exactly, so a
 // durable ledger need not replay its history to compose the next charge.

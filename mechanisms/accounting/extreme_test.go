@@ -302,13 +302,13 @@ func exerciseAccountant(t testing.TB, a *Accountant, events []Event, rounds int)
 }
 
 func TestExtremeAccountant(t *testing.T) {
-	for _, mode := range []Mode{ModeZCDP, ModeBasic, ModeAdvanced, ModeGDP, Mode(-1), Mode(4)} {
+	for _, mode := range []Mode{ModeZCDP, ModeBasic, ModeAdvanced, ModeGDP, ModeRDP, Mode(-1), Mode(5)} {
 		for _, x := range extremes {
 			for _, y := range extremes {
 				b := Budget{Eps: x, Delta: y}
 				name := fmt.Sprintf("NewAccountant(%v, %v)", mode, b)
 				res := call(t, name, func() *Accountant { a, _ := NewAccountant(mode, b); return a })
-				okBudget := x > 0 && !math.IsInf(x, 1) && y >= 0 && y < 1 && mode >= 0 && mode <= ModeGDP && ((mode != ModeZCDP && mode != ModeGDP) || y > 0)
+				okBudget := x > 0 && !math.IsInf(x, 1) && y >= 0 && y < 1 && mode >= 0 && mode <= ModeRDP && ((mode != ModeZCDP && mode != ModeGDP && mode != ModeRDP) || y > 0)
 				if (res != nil) != okBudget {
 					t.Errorf("%s accepted: %v, want %v", name, res != nil, okBudget)
 				}

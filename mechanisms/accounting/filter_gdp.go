@@ -191,6 +191,13 @@ func (m Mode) Pricing(e Event) string {
 			return "GDP filter: not composable"
 		}
 		return fmt.Sprintf("GDP filter μ=%.4g", math.Sqrt(hi+lo))
+	case ModeRDP:
+		// The order comes from the budget, which a Mode does not know:
+		// Accountant.Pricing states the amount.
+		if _, ok := e.rdpPrice(2); !ok {
+			return "Rényi filter: not composable"
+		}
+		return "Rényi filter at the data set's order"
 	case ModeZCDP:
 		s := fmt.Sprintf("zCDP filter ρ=%.4g", e.rho())
 		if d := e.approxDelta(); d > 0 {
@@ -214,6 +221,13 @@ func (a *Accountant) Filter() string {
 	case ModeGDP:
 		ms := MuForTarget(a.budget.Eps, a.budget.Delta)
 		return fmt.Sprintf("GDP filter Σμ²=%.4g of μ*²=%.4g", a.tot.muSq.float(), ms*ms)
+	case ModeRDP:
+		alpha := a.tot.order
+		s := fmt.Sprintf("Rényi filter at α=%.4g Σρ(α)=%.4g of B=%.4g", alpha, a.tot.rdp.float(), rdpBound(alpha-1, a.budget.Eps, a.budget.Delta))
+		if a.tot.impure == 0 {
+			s += fmt.Sprintf("; pure ε-DP filter Σε=%.4g of ε=%.4g", a.tot.pureEps.float(), a.budget.Eps)
+		}
+		return s
 	case ModeZCDP:
 		s := fmt.Sprintf("zCDP filter Σρ=%.4g", a.tot.rho.float())
 		if conv := a.budget.Delta - a.tot.apDelta.float(); conv > 0 {
@@ -223,4 +237,24 @@ func (a *Accountant) Filter() string {
 	default:
 		return fmt.Sprintf("basic composition Σε=%.4g, Σδ=%.4g", a.tot.eps.float(), a.tot.delta.float())
 	}
+}
+
+// Pricing describes, for receipts, the amount the accountant charges for e
+// in its own measure; it is Mode.Pricing with the rdp accountant's order,
+// e.g. "Rényi filter ρ(α=5.711)=0.06423 (pure ε=0.3)".
+func (a *Accountant) Pricing(e Event) string {
+	if a.mode != ModeRDP {
+		return a.mode.Pricing(e)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := e.rdpPrice(a.tot.order)
+	if !ok {
+		return "Rényi filter: not composable"
+	}
+	s := fmt.Sprintf("Rényi filter ρ(α=%.4g)=%.4g", a.tot.order, r)
+	if e.Kind == PureDP {
+		s += fmt.Sprintf(" (pure ε=%.4g)", e.Eps)
+	}
+	return s
 }

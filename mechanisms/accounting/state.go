@@ -32,10 +32,19 @@ import (
 // written in version 2, which appends musq=…:
 //
 //	accounting-state/2 events=1 rho=… apdelta=0 eps=… delta=… musq=…
+//
+// The RDP mode also records its Rényi order α₀ (as a hexadecimal float),
+// the sum of the Rényi divergences at α₀, the sum of the pure events' ε and
+// the number of events that are not pure, in version 3:
+//
+//	accounting-state/3 events=2 rho=… apdelta=0 eps=… delta=… order=0x1.2p+02 rdp=… pureeps=… impure=1
 type State struct {
 	events int64
 	// Canonical exact text of each sum (big.Float 'p' format); "" is 0.
 	rho, apDelta, eps, delta, muSq string
+	// RDP mode only ("" and 0 otherwise, and for an empty accountant).
+	order, rdp, pureEps string
+	impure              int64
 }
 
 // stateMagic starts the text form and versions it; stateMagicGDP is the
@@ -43,6 +52,7 @@ type State struct {
 const (
 	stateMagic    = "accounting-state/1"
 	stateMagicGDP = "accounting-state/2"
+	stateMagicRDP = "accounting-state/3"
 )
 
 // Events returns the number of events the snapshot composes.
@@ -52,8 +62,12 @@ func (s State) Events() int64 { return s.events }
 func (a *Accountant) State() State {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return State{events: a.tot.n, rho: sumText(&a.tot.rho), apDelta: sumText(&a.tot.apDelta),
+	s := State{events: a.tot.n, rho: sumText(&a.tot.rho), apDelta: sumText(&a.tot.apDelta),
 		eps: sumText(&a.tot.eps), delta: sumText(&a.tot.delta), muSq: sumText(&a.tot.muSq)}
+	if a.mode == ModeRDP && a.tot.n > 0 {
+		s.order, s.rdp, s.pureEps, s.impure = orderText(a.tot.order), sumText(&a.tot.rdp), sumText(&a.tot.pureEps), a.tot.impure
+	}
+	return s
 }
 
 // Resume returns an accountant with the given mode and budget whose totals
@@ -77,12 +91,31 @@ func Resume(mode Mode, budget Budget, s State) (*Accountant, error) {
 	if mode != ModeGDP && s.muSq != "" {
 		return nil, fmt.Errorf("accounting: resume: the %s accountant cannot continue totals composed by the gdp accountant", mode)
 	}
+	// Likewise the Rényi sums: they hold at the order recorded with them,
+	// which the resumed accountant keeps (a budget changed since does not
+	// move the order its sums were taken at).
+	if mode == ModeRDP && s.events > 0 && s.order == "" {
+		return nil, errors.New("accounting: resume: the rdp accountant cannot continue totals composed by another accountant (they hold no Rényi sums)")
+	}
+	if mode != ModeRDP && (s.order != "" || s.rdp != "" || s.pureEps != "" || s.impure != 0) {
+		return nil, fmt.Errorf("accounting: resume: the %s accountant cannot continue totals composed by the rdp accountant", mode)
+	}
+	if s.order != "" {
+		alpha, err := parseOrder(s.order)
+		if err != nil {
+			return nil, fmt.Errorf("accounting: resume: %w", err)
+		}
+		if s.impure < 0 || s.impure > s.events {
+			return nil, fmt.Errorf("accounting: resume: %d events that are not pure of %d", s.impure, s.events)
+		}
+		a.tot.order, a.tot.impure = alpha, s.impure
+	}
 	fields := []struct {
 		name string
 		text string
 		dst  *exactSum
 	}{{"rho", s.rho, &a.tot.rho}, {"apdelta", s.apDelta, &a.tot.apDelta}, {"eps", s.eps, &a.tot.eps}, {"delta", s.delta, &a.tot.delta},
-		{"musq", s.muSq, &a.tot.muSq}}
+		{"musq", s.muSq, &a.tot.muSq}, {"rdp", s.rdp, &a.tot.rdp}, {"pureeps", s.pureEps, &a.tot.pureEps}}
 	for _, f := range fields {
 		v, err := parseSum(f.text)
 		if err != nil {
@@ -155,6 +188,10 @@ func (s State) String() string {
 	if s.muSq != "" {
 		return stateMagicGDP + " " + base + " musq=" + s.muSq
 	}
+	if s.order != "" {
+		return fmt.Sprintf("%s %s order=%s rdp=%s pureeps=%s impure=%d", stateMagicRDP, base, s.order,
+			textOrZero(s.rdp), textOrZero(s.pureEps), s.impure)
+	}
 	return stateMagic + " " + base
 }
 
@@ -172,6 +209,9 @@ func (s *State) UnmarshalText(b []byte) error {
 	if len(f) > 0 && f[0] == stateMagicGDP {
 		magic = stateMagicGDP
 		keys = append(keys, "musq")
+	}
+	if len(f) > 0 && f[0] == stateMagicRDP {
+		return s.unmarshalRDP(b, f)
 	}
 	if len(f) != 1+len(keys) || f[0] != magic {
 		return fmt.Errorf("accounting: state %q: want %q followed by %s", b, magic, strings.Join(keys, "=…, ")+"=…")
@@ -209,6 +249,56 @@ func (s *State) UnmarshalText(b []byte) error {
 	if n == 0 && out != (State{}) {
 		return errors.New("accounting: state: non-zero sums with no events")
 	}
+	*s = out
+	return nil
+}
+
+// unmarshalRDP decodes a version-3 (rdp accountant) State: the version-1
+// fields, then order, rdp, pureeps and impure, canonical as MarshalText
+// writes them.
+func (s *State) unmarshalRDP(b []byte, f []string) error {
+	keys := []string{"events", "rho", "apdelta", "eps", "delta", "order", "rdp", "pureeps", "impure"}
+	if len(f) != 1+len(keys) {
+		return fmt.Errorf("accounting: state %q: want %q followed by %s", b, stateMagicRDP, strings.Join(keys, "=…, ")+"=…")
+	}
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		v, ok := strings.CutPrefix(f[i+1], k+"=")
+		if !ok {
+			return fmt.Errorf("accounting: state %q: field %d is not %s=…", b, i+1, k)
+		}
+		vals[i] = v
+	}
+	// The version-1 part decodes as a version-1 State.
+	var out State
+	if err := out.UnmarshalText([]byte(stateMagic + " " + strings.Join(f[1:6], " "))); err != nil {
+		return err
+	}
+	if out.events == 0 {
+		return fmt.Errorf("accounting: state %q: version 3 is written only for an rdp accountant that composed events", b)
+	}
+	if _, err := parseOrder(vals[5]); err != nil {
+		return fmt.Errorf("accounting: state: %w", err)
+	}
+	out.order = vals[5]
+	for i, dst := range []*string{&out.rdp, &out.pureEps} {
+		v := vals[6+i]
+		switch v {
+		case "":
+			return fmt.Errorf("accounting: state: %s is empty (zero is written 0)", keys[6+i])
+		case "0":
+			v = ""
+		}
+		if _, err := parseSum(v); err != nil {
+			return fmt.Errorf("accounting: state: %s: %w", keys[6+i], err)
+		}
+		*dst = v
+	}
+	n, err := strconv.ParseInt(vals[8], 10, 64)
+	if err != nil || n < 0 || n > out.events || strconv.FormatInt(n, 10) != vals[8] {
+		return fmt.Errorf("accounting: state %q: bad count of events that are not pure %q", b, vals[8])
+	}
+	out.impure = n
 	*s = out
 	return nil
 }

@@ -110,7 +110,8 @@ func TestStateTextRejects(t *testing.T) {
 	}{
 		{"", `want "accounting-state/1"`},
 		{"accounting-state/2 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0", `want "accounting-state/2" followed by events=…, rho=…, apdelta=…, eps=…, delta=…, musq=…`},
-		{"accounting-state/3 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0", `want "accounting-state/1"`},
+		{"accounting-state/4 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0", `want "accounting-state/1"`},
+		{"accounting-state/3 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0", `want "accounting-state/3"`},
 		{"accounting-state/2 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0 musq=0", "musq=0 is written in version 1"},
 		{"accounting-state/1 events=1 rho=0x.8p-2 apdelta=0 eps=0x.8p+0", `want "accounting-state/1"`},
 		{"accounting-state/1 events=1  rho=0x.8p-2 apdelta=0 eps=0x.8p+0 delta=0", `want "accounting-state/1"`},
