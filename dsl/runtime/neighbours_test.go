@@ -220,10 +220,16 @@ type harnessCall struct {
 	// federate runs the call on federate(dataset): a one-member
 	// federation, the provider's side of a federated call.
 	federate bool
+	// query is private_sql's query, passed instead of the dataset handle
+	// (its FROM names the dataset; dataset names the ledger to watch).
+	query string
 }
 
 func (c harnessCall) String() string {
 	ds := fmt.Sprintf("dataset(%q)", c.dataset)
+	if c.query != "" {
+		ds = "`" + c.query + "`"
+	}
 	if c.filter != nil {
 		var fs []string
 		for _, k := range c.filter {
@@ -313,6 +319,9 @@ func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
 			ds = w.rt.selectColumns(ds, newKW("cols", c.cols))
 		}
 		var arg any = ds
+		if c.query != "" {
+			arg = c.query
+		}
 		if c.federate {
 			arg = w.rt.federate(ds)
 		}

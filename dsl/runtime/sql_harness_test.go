@@ -1,0 +1,124 @@
+package runtime
+
+// private_sql in the neighbouring-datasets harness: a grammar of queries
+// over the harness's snapshot datasets ("cats": x1 in [-0.5, 0.5], x2 in
+// [-1, 2], x3 without bounds, g categorical {a, b} with values a, b, c and
+// the extreme unit's zzz; "ucats" its user-level twin; "rows" held in
+// memory), sampled with a fixed seed. Every world must give the same
+// outcome: the same refusal before the charge, or a release of the same
+// shape and receipt.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// sqlHarnessSeed fixes the sample of the default grid; the wide grid
+// (make audit) samples more queries from the same grammar.
+const sqlHarnessSeed = 27
+
+// sqlQueryGen draws random queries from the harness grammar.
+type sqlQueryGen struct{ r *rand.Rand }
+
+func (g sqlQueryGen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
+
+// bounds are clamping bounds, extremes included: huge, tiny, inverted
+// (refused), and the owner's (none given).
+func (g sqlQueryGen) bounds() string {
+	return g.pick("", "", ", 0, 1", ", -1, 1", ", -1e300, 1e300", ", 1e-300, 2e-300", ", 5, -5", ", 0, 0.001", ", -1e15, 1e15")
+}
+
+func (g sqlQueryGen) value() string {
+	return g.pick("x1", "x2", "x3", "x1 * 1e300", "ln(x2 + 1)", "abs(x1) / 0", "CAST('nan' AS DOUBLE)", "coalesce(x3, 0)", "CASE WHEN g = 'a' THEN x1 ELSE NULL END", "greatest(x1, x2)")
+}
+
+func (g sqlQueryGen) aggregate() string {
+	switch g.r.IntN(6) {
+	case 0:
+		return "COUNT(*)"
+	case 1:
+		return "SUM(" + g.value() + g.bounds() + ")"
+	case 2:
+		return "AVG(" + g.value() + g.bounds() + ")"
+	case 3:
+		return "VARIANCE(" + g.value() + g.bounds() + ")"
+	case 4:
+		return "STDDEV(" + g.value() + g.bounds() + ")"
+	}
+	return g.pick("MEDIAN(x1)", "COUNT(x1)", "SUM(x3)", "COUNT(DISTINCT uid)", "random()")
+}
+
+func (g sqlQueryGen) cond(depth int) string {
+	if depth > 0 && g.r.IntN(3) == 0 {
+		op := g.pick(" AND ", " OR ")
+		return "(" + g.cond(depth-1) + op + g.cond(depth-1) + ")"
+	}
+	if depth > 0 && g.r.IntN(5) == 0 {
+		return "NOT (" + g.cond(depth-1) + ")"
+	}
+	return g.pick("x1 > 0", "x2 BETWEEN -1 AND 1", "g = 'a'", "g IN ('a', 'zzz')", "g <> 'it''s'", "x3 IS NULL",
+		"x1 * 1e308 > 1e308", "ln(x2) < 0", "floor(x2) = 1", "g = 1", "nosuch > 0")
+}
+
+// query draws one query over dataset ds; keys, when not nil, is the
+// keys= keyword it needs.
+func (g sqlQueryGen) query(ds string) (string, any) {
+	var sel, group []string
+	var keys any
+	switch g.r.IntN(6) {
+	case 1:
+		sel, group = append(sel, "g"), append(group, "g")
+	case 2:
+		sel, group = append(sel, "floor(x2) AS b"), append(group, "b")
+	case 3:
+		sel, group = append(sel, "CASE WHEN x1 > 0 THEN 'p' ELSE 'n' END AS s"), append(group, "s")
+	case 4:
+		sel, group = append(sel, "g", "round(x1 * 4) AS r"), append(group, "g", "r")
+		keys = map[string]any{"r": []any{-2.0, -1.0, 0.0, 1.0, 2.0}}
+	case 5:
+		sel, group = append(sel, "x3"), append(group, "x3") // no public domain: refused
+	}
+	for i := range 1 + g.r.IntN(3) {
+		sel = append(sel, g.aggregate()+fmt.Sprintf(" AS a%d", i))
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + ds
+	if g.r.IntN(2) == 0 {
+		q += " WHERE " + g.cond(2)
+	}
+	if len(group) > 0 {
+		q += " GROUP BY " + strings.Join(group, ", ")
+	}
+	return q, keys
+}
+
+// sqlHarnessCalls are the harness's private_sql calls: fixed refusals of
+// the grammar, the data sets other than snapshots, then n random queries
+// over "cats" at both δ = 0 and δ > 0.
+func sqlHarnessCalls(n int) []harnessCall {
+	call := func(ds, q string, kws ...KW) harnessCall {
+		return harnessCall{fn: "private_sql", dataset: ds, query: q, kws: kws}
+	}
+	calls := []harnessCall{
+		call("cats", "SELECT g, COUNT(*) AS n, AVG(x1) AS m FROM cats GROUP BY g", newKW("eps", 1.0)),
+		call("cats", "SELECT * FROM cats", newKW("eps", 1.0)),
+		call("cats", "SELECT COUNT(*) FROM cats LIMIT 1", newKW("eps", 1.0)),
+		call("cats", "SELECT x3, COUNT(*) FROM cats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
+		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0)),
+		call("rows", "SELECT SUM(x1) FROM rows", newKW("eps", 1.0)),
+		call("cats", "SELECT COUNT(*) FROM rows", newKW("eps", 1.0)),
+	}
+	g := sqlQueryGen{rand.New(rand.NewPCG(sqlHarnessSeed, 0))}
+	for i := range n {
+		q, keys := g.query("cats")
+		kws := []KW{newKW("eps", 0.5)}
+		if i%2 == 1 {
+			kws = append(kws, newKW("delta", 1e-6))
+		}
+		if keys != nil {
+			kws = append(kws, newKW("keys", keys))
+		}
+		calls = append(calls, call("cats", q, kws...))
+	}
+	return calls
+}
