@@ -89,11 +89,19 @@ var layerRules = []layerRule{
 	{module + "/dsl/release", func(imp string) string {
 		// The execution core sits below the language: a remote executor
 		// (the data service) must run it without an interpreter.
-		if under(imp, module+"/dsl") && imp != module+"/dsl/ledger" {
-			return "the execution core knows only the ledger of dsl/"
+		if under(imp, module+"/dsl") && imp != module+"/dsl/ledger" && imp != module+"/dsl/catalog" {
+			return "the execution core knows only the ledger and the catalog of dsl/"
 		}
 		if under(imp, "google.golang.org/grpc") {
 			return "the execution core has no transport"
+		}
+		return ""
+	}},
+	{module + "/dsl/catalog", func(imp string) string {
+		// The execution core keys its planners by the catalog's entries:
+		// the catalog must sit below it and everything else.
+		if strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+			return "the catalog is a leaf: it imports only the standard library"
 		}
 		return ""
 	}},
@@ -142,6 +150,10 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/dsl/release", module + "/dsl/runtime", true},
 		{module + "/dsl/release", module + "/dsl/syntax", true},
 		{module + "/dsl/release", module + "/dsl/ledger", false},
+		{module + "/dsl/release", module + "/dsl/catalog", false},
+		{module + "/dsl/catalog", module + "/dsl/ledger", true},
+		{module + "/dsl/catalog", "gonum.org/v1/gonum/mat", true},
+		{module + "/dsl/catalog", "sort", false},
 		{module + "/dsl/runtime", module + "/dsl/release", false},
 		{module + "/dsl/release", module + "/dsl/snapshot", true},
 		{module + "/dsl/snapshot", module + "/dsl/ledger", false},
@@ -154,6 +166,7 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/service", module + "/dsl/runtime", true},
 		{module + "/service/client", module + "/dsl/release", false},
 		{module + "/service/wire", module + "/dsl/syntax", false},
+		{module + "/service/wire", module + "/dsl/catalog", false},
 		{module + "/kernel/worker", "google.golang.org/grpc", true},
 	} {
 		if got := len(layerViolations(tc.pkg, []string{tc.imp})) > 0; got != tc.bad {
