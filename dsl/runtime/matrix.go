@@ -33,11 +33,6 @@ type LowRankResult struct {
 	Receipt    *Receipt
 }
 
-func (rt *Runtime) privateLowRank(ds any, kws ...KW) *LowRankResult {
-	rel, _ := rt.runPrivate("private_low_rank", ds, kws)
-	return lowRankResult(rel)
-}
-
 func lowRankResult(rel *release.Release) *LowRankResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &LowRankResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
