@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"sort"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -35,24 +36,24 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 	}
 	var ev accounting.Event
 	switch fn {
-	case "private_count": // with or without by=: δ chooses the noise
+	case catalog.PrivateCount.Name: // with or without by=: δ chooses the noise
 		if gaussian {
 			ev = gaussianFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
-	case "private_sum", "private_histogram": // δ chooses the noise, as for private_count
+	case catalog.PrivateSum.Name, catalog.PrivateHistogram.Name: // δ chooses the noise, as for private_count
 		if gaussian {
 			ev = gaussianFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
-	case "private_quantile": // the exponential mechanism: pure ε, δ must be 0
+	case catalog.PrivateQuantile.Name: // the exponential mechanism: pure ε, δ must be 0
 		if gaussian {
 			return ev, false
 		}
 		ev = accounting.Pure(eps)
-	case "private_mean": // with δ every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ); without, col= (method "col") is pure ε and columns= is refused
+	case catalog.PrivateMean.Name: // with δ every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ); without, col= (method "col") is pure ε and columns= is refused
 		switch {
 		case gaussian:
 			ev = gaussianFor(eps, delta)
@@ -61,13 +62,13 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		default:
 			return ev, false
 		}
-	case "private_classify_jl": // variant pool: pure ε (δ must be 0); fedrep-jl: FedRep's zCDP (δ > 0); the plan refuses the other pairs
+	case catalog.PrivateClassifyJL.Name: // variant pool: pure ε (δ must be 0); fedrep-jl: FedRep's zCDP (δ > 0); the plan refuses the other pairs
 		if gaussian {
 			ev = accounting.ZcdpFor(eps, delta)
 		} else {
 			ev = accounting.Pure(eps)
 		}
-	case "private_low_rank": // δ > 0: the Gaussian run (as ppm-entry); δ = 0: the Laplace variant, pure ε
+	case catalog.PrivateLowRank.Name: // δ > 0: the Gaussian run (as ppm-entry); δ = 0: the Laplace variant, pure ε
 		switch {
 		case !gaussian:
 			ev = accounting.Pure(eps)
@@ -76,7 +77,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		default:
 			ev = accounting.GaussianZcdpFor(eps, delta)
 		}
-	case "private_fedrep":
+	case catalog.PrivateFedRep.Name:
 		if !gaussian {
 			return ev, false
 		}
@@ -85,7 +86,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		} else {
 			ev = accounting.ZcdpFor(eps, delta)
 		}
-	case "private_pca":
+	case catalog.PrivatePCA.Name:
 		if !gaussian {
 			return ev, false
 		}
@@ -198,7 +199,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			}
 			calib = *v
 		}
-		if v, ok := lit["col"]; ok && c.Func == "private_mean" {
+		if v, ok := lit["col"]; ok && c.Func == catalog.PrivateMean.Name {
 			if v == nil {
 				return staticCost{}, false // the form is known when the call runs
 			}
@@ -211,7 +212,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		// release.pcaGaussianCalibration, pca.planAdaptiveAuto), so a literal
 		// gap leaves the price alone; a non-literal one is left to the
 		// run-time charge.
-		if v, ok := lit["gap"]; ok && v == nil && c.Func == "private_pca" {
+		if v, ok := lit["gap"]; ok && v == nil && c.Func == catalog.PrivatePCA.Name {
 			return staticCost{}, false
 		}
 		ds := rt.callDataset(c, lookup)
@@ -224,7 +225,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		mode := ""
 		if s := schemaOf(ds); s != nil {
 			mode = s.Accountant
-			if c.Func == "private_pca" {
+			if c.Func == catalog.PrivatePCA.Name {
 				method = staticPCAMethod(method, *s)
 			}
 		}
