@@ -131,7 +131,7 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
-// Every function of syntax.Funcs but show (the engine's) is exported, with
+// Every function of catalog.Funcs but show (the engine's) is exported, with
 // positional parameters then ...KW.
 func TestExportsCoverFuncs(t *testing.T) {
 	rt, _ := New(Config{StateDir: t.TempDir()})
