@@ -32,6 +32,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"os"
 	"strings"
 
@@ -252,7 +253,7 @@ func (s *Server) FedOpen(ctx context.Context, req *pb.CallRequest) (*pb.ReceiptR
 func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.FedRoundReply, error) {
 	var round int
 	var answer func(ctx context.Context, c release.Call) (*pb.FedRoundReply, error)
-	if req.GetCall().GetFunction() == "private_fedrep" {
+	if req.GetCall().GetFunction() == catalog.PrivateFedRep.Name {
 		index, step, u, err := wire.DecodeFedRepRound(req)
 		if err != nil {
 			return nil, wire.Status(err, false).Err()
@@ -261,7 +262,7 @@ func (s *Server) FedRound(ctx context.Context, req *pb.FedRoundRequest) (*pb.Fed
 		answer = func(ctx context.Context, c release.Call) (*pb.FedRoundReply, error) {
 			rq, err := release.FedRepRequestAt(c, index)
 			if err == nil && rq.Step != step {
-				err = release.Errorf(release.NameArgumentError, "private_fedrep: round %d is a %v round, not %v", index, rq.Step, step)
+				err = release.Errorf(release.NameArgumentError, "%s: round %d is a %v round, not %v", catalog.PrivateFedRep.Name, index, rq.Step, step)
 			}
 			if err == nil {
 				rq, err = wire.WithU(rq, u)

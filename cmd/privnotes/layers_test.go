@@ -89,8 +89,8 @@ var layerRules = []layerRule{
 	{module + "/dsl/release", func(imp string) string {
 		// The execution core sits below the language: a remote executor
 		// (the data service) must run it without an interpreter.
-		if under(imp, module+"/dsl") && imp != module+"/dsl/ledger" {
-			return "the execution core knows only the ledger of dsl/"
+		if under(imp, module+"/dsl") && imp != module+"/dsl/ledger" && imp != module+"/dsl/catalog" {
+			return "the execution core knows only the ledger and the catalog of dsl/"
 		}
 		if under(imp, "google.golang.org/grpc") {
 			return "the execution core has no transport"
@@ -102,6 +102,14 @@ var layerRules = []layerRule{
 			if under(imp, module+p) {
 				return "the benchmarks drive the execution core, the data engine and the data service, not the interpreter or a front end (cmd/privnotes wires them in)"
 			}
+		}
+		return ""
+	}},
+	{module + "/dsl/catalog", func(imp string) string {
+		// The execution core keys its planners by the catalog's entries:
+		// the catalog must sit below it and everything else.
+		if strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+			return "the catalog is a leaf: it imports only the standard library"
 		}
 		return ""
 	}},
@@ -150,6 +158,10 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/dsl/release", module + "/dsl/runtime", true},
 		{module + "/dsl/release", module + "/dsl/syntax", true},
 		{module + "/dsl/release", module + "/dsl/ledger", false},
+		{module + "/dsl/release", module + "/dsl/catalog", false},
+		{module + "/dsl/catalog", module + "/dsl/ledger", true},
+		{module + "/dsl/catalog", "gonum.org/v1/gonum/mat", true},
+		{module + "/dsl/catalog", "sort", false},
 		{module + "/dsl/runtime", module + "/dsl/release", false},
 		{module + "/dsl/release", module + "/dsl/snapshot", true},
 		{module + "/dsl/snapshot", module + "/dsl/ledger", false},
@@ -162,6 +174,7 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/service", module + "/dsl/runtime", true},
 		{module + "/service/client", module + "/dsl/release", false},
 		{module + "/service/wire", module + "/dsl/syntax", false},
+		{module + "/service/wire", module + "/dsl/catalog", false},
 		{module + "/kernel/worker", "google.golang.org/grpc", true},
 		{module + "/internal/benchrun", module + "/dsl/runtime", true},
 		{module + "/internal/benchrun", module + "/cmd/privnotes", true},

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/fedrep"
 	"github.com/privnotes/privnotes/mechanisms/jlclass"
@@ -18,7 +19,7 @@ import (
 // and plans it. The release travels as a *FedRep: like private_fedrep's, it
 // is one d×k shared representation (the wire form is the same).
 func planClassifyJL(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_classify_jl"
+	fn := catalog.PrivateClassifyJL.Name
 	sc := src.Schema
 	if sc.Unit != "user" {
 		return nil, Errorf(NameArgumentError, "%s needs a dataset registered with --unit user:COLUMN (user-level privacy); %q has unit %s", fn, src.Name, UnitString(sc))

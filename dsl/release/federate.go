@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
@@ -95,15 +96,15 @@ func dpspcaOptions(a *Args, d int) federated.PCAOptions {
 // fedCall checks that call is a federation member's private_pca call and
 // returns its DPS-PCA plan.
 func fedCall(call Call) (*federated.PCAPlan, error) {
-	if call.Func != "private_pca" || call.Args == nil || call.Args.Str("method") != "federated" {
-		return nil, Errorf(NameArgumentError, "private_pca: a federated handle runs method=\"federated\" only (DPS-PCA, each provider adding its own noise)")
+	if call.Func != catalog.PrivatePCA.Name || call.Args == nil || call.Args.Str("method") != "federated" {
+		return nil, Errorf(NameArgumentError, "%s: a federated handle runs method=\"federated\" only (DPS-PCA, each provider adding its own noise)", catalog.PrivatePCA.Name)
 	}
 	if p := call.Args.Int("providers"); p > 1 {
-		return nil, Errorf(NameArgumentError, "private_pca: providers=%d: on a federated handle each dataset is one provider; leave providers out", p)
+		return nil, Errorf(NameArgumentError, "%s: providers=%d: on a federated handle each dataset is one provider; leave providers out", catalog.PrivatePCA.Name, p)
 	}
 	pl, err := federated.PlanPCA(dpspcaOptions(call.Args, call.Dataset.Schema.D), call.Dataset.Schema.D)
 	if err != nil {
-		return nil, argErr("private_pca", err)
+		return nil, argErr(catalog.PrivatePCA.Name, err)
 	}
 	return pl, nil
 }
@@ -337,7 +338,7 @@ func (env *Local) FedOpened(id string) bool {
 // with method "federated", or private_fedrep) from its arguments alone and
 // returns the number of rounds it answers.
 func fedRounds(call Call) (int, error) {
-	if call.Func == "private_fedrep" {
+	if call.Func == catalog.PrivateFedRep.Name {
 		pl, err := fedRepCoordinatorPlan(call)
 		if err != nil {
 			return 0, err
@@ -357,7 +358,7 @@ func fedRounds(call Call) (int, error) {
 func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSession, error) {
 	src := call.Dataset
 	mech := "federated/dpspca"
-	if call.Func == "private_fedrep" {
+	if call.Func == catalog.PrivateFedRep.Name {
 		mech = "federated/fedrep"
 	}
 	data, err, pv := guarded(func() (*Data, error) { return env.load(src) })
@@ -370,7 +371,7 @@ func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSess
 	}
 	sess := &fedSession{data: data}
 	_, err, pv = guarded(func() (struct{}, error) {
-		if call.Func == "private_fedrep" {
+		if call.Func == catalog.PrivateFedRep.Name {
 			pl, n, _, err := fedRepPlan(env, src, call.Args, nil)
 			if err != nil {
 				return struct{}{}, err
@@ -398,7 +399,7 @@ func (env *Local) fedSession(ctx context.Context, call Call, next int) (*fedSess
 		if err != nil {
 			return struct{}{}, err
 		}
-		clip, err := clipOf("private_pca", call.Args, src.Schema)
+		clip, err := clipOf(catalog.PrivatePCA.Name, call.Args, src.Schema)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -480,7 +481,7 @@ func (env *Local) fedAnswer(ctx context.Context, call Call, round int, answer fu
 		return Errorf(NameInterrupted, "%s: round %d was interrupted", call.Func, round)
 	}
 	mech := "federated/dpspca"
-	if call.Func == "private_fedrep" {
+	if call.Func == catalog.PrivateFedRep.Name {
 		mech = "federated/fedrep"
 	}
 	return Errorf(NameMechanismFailed, "%s (%s) could not answer round %d on %q; the reason is not shown because it may depend on the data", call.Func, mech, round, call.Dataset.Name)
@@ -492,7 +493,7 @@ func (env *Local) fedAnswer(ctx context.Context, call Call, round int, answer fu
 // DP with respect to its own data, and members hold different data.
 func RunFederatedPCA(ctx context.Context, members []Member, gate Gate) (*Release, error) {
 	if len(members) == 0 {
-		return nil, Errorf(NameArgumentError, "private_pca: a federation needs at least one dataset")
+		return nil, Errorf(NameArgumentError, "%s: a federation needs at least one dataset", catalog.PrivatePCA.Name)
 	}
 	if err := sameDim(members); err != nil {
 		return nil, err

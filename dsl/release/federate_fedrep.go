@@ -17,6 +17,7 @@ package release
 import (
 	"context"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/mechanisms/fedrep"
 )
 
@@ -36,11 +37,11 @@ type FedRepProvider interface {
 // the run (d, k, rounds, step size, initialisation), the same for every
 // member. Its noise and number of users are unused: the silos noise.
 func fedRepCoordinatorPlan(call Call) (*fedrep.Plan, error) {
-	if call.Func != "private_fedrep" || call.Args == nil {
+	if call.Func != catalog.PrivateFedRep.Name || call.Args == nil {
 		return nil, Errorf(NameArgumentError, "%s: not a private_fedrep call", call.Func)
 	}
 	if call.Args.Str(NameKeyword) != "" {
-		return nil, Errorf(NameArgumentError, "private_fedrep: name= is not available on a federated handle; leave name out")
+		return nil, Errorf(NameArgumentError, "%s: name= is not available on a federated handle; leave name out", catalog.PrivateFedRep.Name)
 	}
 	if err := checkFedRepK(call.Dataset, call.Args); err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func fedRepCoordinatorPlan(call Call) (*fedrep.Plan, error) {
 	}
 	pl, err := fedrep.PlanRun(opt, call.Dataset.Schema.D, 1)
 	if err != nil {
-		return nil, argErr("private_fedrep", err)
+		return nil, argErr(catalog.PrivateFedRep.Name, err)
 	}
 	return pl, nil
 }
@@ -61,7 +62,7 @@ func fedRepCoordinatorPlan(call Call) (*fedrep.Plan, error) {
 // member's charge. gate is asked once, with the call's cost.
 func RunFederatedFedRep(ctx context.Context, members []Member, gate Gate) (*Release, error) {
 	if len(members) == 0 {
-		return nil, Errorf(NameArgumentError, "private_fedrep: a federation needs at least one dataset")
+		return nil, Errorf(NameArgumentError, "%s: a federation needs at least one dataset", catalog.PrivateFedRep.Name)
 	}
 	if err := sameDim(members); err != nil {
 		return nil, err
@@ -70,7 +71,7 @@ func RunFederatedFedRep(ctx context.Context, members []Member, gate Gate) (*Rele
 	for i, m := range members {
 		fp, ok := m.Exec.(FedRepProvider)
 		if !ok {
-			return nil, Errorf(NameNotAvailable, "private_fedrep: %s cannot take part in a federated FedRep call (its executor answers no FedRep rounds); nothing was charged", m.Label)
+			return nil, Errorf(NameNotAvailable, "%s: %s cannot take part in a federated FedRep call (its executor answers no FedRep rounds); nothing was charged", catalog.PrivateFedRep.Name, m.Label)
 		}
 		execs[i] = fp
 	}
@@ -120,7 +121,7 @@ func FedRepRequestAt(call Call, index int) (fedrep.Request, error) {
 		return fedrep.Request{}, err
 	}
 	if index < 0 || index >= pl.Rounds() {
-		return fedrep.Request{}, Errorf(NameArgumentError, "private_fedrep: round %d is outside the call's %d rounds", index, pl.Rounds())
+		return fedrep.Request{}, Errorf(NameArgumentError, "%s: round %d is outside the call's %d rounds", catalog.PrivateFedRep.Name, index, pl.Rounds())
 	}
 	return pl.RequestAt(index), nil
 }

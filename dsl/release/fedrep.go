@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/federated"
@@ -27,7 +28,7 @@ const (
 )
 
 func planFedRep(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_fedrep"
+	fn := catalog.PrivateFedRep.Name
 	p := &Plan{Func: fn, Method: "fedrep", Eps: a.Float("eps"), Delta: a.Float("delta"), Columns: src.Schema.Columns}
 	pl, n, params, err := fedRepPlan(env, src, a, p.progress.step)
 	if err != nil {
@@ -63,7 +64,7 @@ func planFedRep(env *Local, src Ref, a *Args) (*Plan, error) {
 // public parameters of its receipt, or the refusal. The central
 // run and every silo of a federated run plan with it.
 func fedRepPlan(env *Local, src Ref, a *Args, progress func(step, total int)) (*fedrep.Plan, int, map[string]any, error) {
-	const fn = "private_fedrep"
+	fn := catalog.PrivateFedRep.Name
 	if err := checkFedRepK(src, a); err != nil {
 		return nil, 0, nil, err
 	}
@@ -105,7 +106,7 @@ func fedRepPlan(env *Local, src Ref, a *Args, progress func(step, total int)) (*
 // on a dataset of schema sc, with the public parameters they resolve to.
 func fedRepOptions(env *Local, a *Args, sc ledger.Schema) (fedrep.Options, map[string]any, error) {
 	d := sc.D
-	const fn = "private_fedrep"
+	fn := catalog.PrivateFedRep.Name
 	calib := fedrep.CalibZCDP
 	if a.Str("calibration") == "paper" {
 		calib = fedrep.CalibGDP
@@ -155,7 +156,7 @@ func randomBasis(env *Local, d, k int) *mat.Dense {
 // checkFedRepK refuses a k outside 1..d.
 func checkFedRepK(src Ref, a *Args) error {
 	if a.Int("k") < 1 || a.Int("k") > src.Schema.D {
-		return Errorf(NameArgumentError, "private_fedrep: k=%d must satisfy 1 ≤ k ≤ d=%d", a.Int("k"), src.Schema.D)
+		return Errorf(NameArgumentError, "%s: k=%d must satisfy 1 ≤ k ≤ d=%d", catalog.PrivateFedRep.Name, a.Int("k"), src.Schema.D)
 	}
 	return nil
 }

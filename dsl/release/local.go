@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -126,25 +127,35 @@ func (env *Local) sampler() *noise.Sampler {
 	return noise.New()
 }
 
-// planners are the private functions this executor plans.
-var planners = map[string]func(env *Local, src Ref, a *Args) (*Plan, error){
-	"private_pca":    planPCA,
-	"private_fedrep": planFedRep,
-	fnLowRank: func(env *Local, src Ref, a *Args) (*Plan, error) {
+// planner plans one private function's call from public facts.
+type planner func(env *Local, src Ref, a *Args) (*Plan, error)
+
+// planners are the private functions this executor plans, keyed by their
+// catalog entry: the function's name is written only in dsl/catalog.
+var planners = map[*catalog.Func]planner{
+	catalog.PrivatePCA:    planPCA,
+	catalog.PrivateFedRep: planFedRep,
+	catalog.PrivateLowRank: func(env *Local, src Ref, a *Args) (*Plan, error) {
 		return planEntry(env, fnLowRank, src, a)
 	},
-	// private_classify_jl (classify.go)
-	"private_classify_jl": planClassifyJL,
-	"private_count":       planCount,
-	"private_mean":        planMean,
+	catalog.PrivateClassifyJL: planClassifyJL, // classify.go
+	catalog.PrivateCount:      planCount,
+	catalog.PrivateMean:       planMean,
 
 	// the column analyses (tabular.go)
-	"private_sum":       planSum,
-	"private_histogram": planHistogram,
-	"private_quantile":  planQuantile,
+	catalog.PrivateSum:       planSum,
+	catalog.PrivateHistogram: planHistogram,
+	catalog.PrivateQuantile:  planQuantile,
 
 	// private SQL (sql.go)
-	FnSQL: planSQL,
+	catalog.PrivateSQL: planSQL,
+}
+
+// Plans reports whether this executor plans f's calls (the tests check
+// that every private function of the catalog has a planner).
+func Plans(f *catalog.Func) bool {
+	_, ok := planners[f]
+	return ok
 }
 
 // Plan validates call from public facts and plans it. It reads no data
@@ -160,7 +171,8 @@ var planners = map[string]func(env *Local, src Ref, a *Args) (*Plan, error){
 // text is the mechanism's internal wording, so it becomes an
 // ArgumentError with a fixed text.
 func (env *Local) Plan(call Call) (p *Plan, err error) {
-	plan, ok := planners[call.Func]
+	f, _ := catalog.Lookup(call.Func)
+	plan, ok := planners[f]
 	if !ok {
 		return nil, Errorf(NameNotAvailable, "%s is not a private function of this build", call.Func)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -130,5 +131,23 @@ func TestPlanPanicsBecomeArgumentErrors(t *testing.T) {
 	call.Func = "private_nothing"
 	if _, err := (&Local{}).Plan(call); !errors.As(err, &e) || e.Name != NameNotAvailable {
 		t.Errorf("unknown function: err = %v", err)
+	}
+}
+
+// Every private function of the catalog has a planner, and Plan refuses a
+// name the catalog has but does not mark private.
+func TestEveryPrivateFunctionHasAPlanner(t *testing.T) {
+	for _, f := range catalog.Private() {
+		if !Plans(f) {
+			t.Errorf("%s: no planner in dsl/release (add one to planners, keyed by its catalog entry)", f.Name)
+		}
+	}
+	for f := range planners {
+		if !f.Private {
+			t.Errorf("%s has a planner but is not private in the catalog", f.Name)
+		}
+	}
+	if _, err := (&Local{}).Plan(Call{Func: "dataset", Args: &Args{}}); err == nil {
+		t.Error("Plan planned dataset, which is not a private function")
 	}
 }

@@ -22,16 +22,16 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/pca"
 )
 
 // matrixFuncs are the functions that take a matrix dataset, and the
 // private_pca method that does.
-const (
-	fnLowRank       = "private_low_rank"
-	matrixPCAMethod = pca.MethodPPMEntry
-)
+var fnLowRank = catalog.PrivateLowRank.Name
+
+const matrixPCAMethod = pca.MethodPPMEntry
 
 // checkKind refuses, before anything is planned or charged, a function
 // on the wrong kind of dataset: row functions on a matrix dataset and
@@ -40,7 +40,7 @@ func checkKind(call Call) error {
 	src := call.Dataset
 	matrix := src.Schema.IsMatrix() || src.Derived != nil && src.Derived.ParentSchema.IsMatrix()
 	wantsMatrix := call.Func == fnLowRank
-	if call.Func == "private_pca" && call.Args != nil {
+	if call.Func == catalog.PrivatePCA.Name && call.Args != nil {
 		m, _ := call.Args.Vals["method"].(string)
 		wantsMatrix = m == matrixPCAMethod || matrix && m == "auto"
 	}
@@ -48,14 +48,14 @@ func checkKind(call Call) error {
 	case matrix && src.Derived != nil:
 		return Errorf(NameArgumentError, "%s: dataset %q is a matrix dataset, which cannot be filtered or have columns selected: call the function on dataset(%q) itself", call.Func, src.Name, src.Name)
 	case matrix && !wantsMatrix:
-		if call.Func == "private_pca" {
+		if call.Func == catalog.PrivatePCA.Name {
 			return Errorf(NameArgumentError, "%s: dataset %q is a matrix dataset (entry-level neighbours); private_pca takes it with method=%q only (the other methods take row datasets); or use private_low_rank", call.Func, src.Name, matrixPCAMethod)
 		}
 		return Errorf(NameArgumentError, "%s takes a row dataset, and %q is a matrix dataset (entry-level neighbours): use private_pca(ds, method=%q) or private_low_rank(ds, k=...) on it", call.Func, src.Name, matrixPCAMethod)
 	case !matrix && wantsMatrix:
 		what := call.Func
-		if call.Func == "private_pca" {
-			what = fmt.Sprintf("private_pca with method=%q", matrixPCAMethod)
+		if call.Func == catalog.PrivatePCA.Name {
+			what = fmt.Sprintf("%s with method=%q", catalog.PrivatePCA.Name, matrixPCAMethod)
 		}
 		return Errorf(NameArgumentError, "%s takes a matrix dataset (registered with privnotes dataset add --matrix), and %q is a row dataset: use private_pca with a row method (npm, gauss, adaptive, ...)", what, src.Name)
 	}

@@ -147,9 +147,9 @@ func TestEveryPlannerEstimatesMemory(t *testing.T) {
 			t.Errorf("%s: a limit equal to the estimate: %v", name, err)
 		}
 	}
-	for fn := range planners {
-		if !covered[fn] {
-			t.Errorf("planner %s has no call in memCalls", fn)
+	for f := range planners {
+		if !covered[f.Name] {
+			t.Errorf("planner %s has no call in memCalls", f.Name)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/dppca"
@@ -143,7 +144,7 @@ func gapAuto(fn string, a *Args, method string) (bool, error) {
 
 // planPCA validates a private_pca call and plans it. It reads no data.
 func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_pca"
+	fn := catalog.PrivatePCA.Name
 	sc := src.Schema
 	if sc.IsMatrix() {
 		return planEntry(env, fn, src, a)
@@ -416,7 +417,7 @@ func roundRobinProviders(env *Local, src rows.Source, n int) ([]federated.Provid
 // outside its regime is refused here, with the row counts where it would
 // hold, before anything is charged.
 func planOjaShuffle(env *Local, src Ref, a *Args, p *Plan, nb accounting.Neighbour, clip float64) error {
-	const fn, method = "private_pca", dppca.MethodOjaShuffle
+	fn, method := catalog.PrivatePCA.Name, dppca.MethodOjaShuffle
 	sc := src.Schema
 	if a.Int("k") != 1 {
 		return Errorf(NameArgumentError, "%s: method %q estimates the top component only: use k=1 (or method \"npm\" or \"gauss\" for k > 1)", fn, method)

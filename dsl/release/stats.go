@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/rows"
@@ -30,7 +31,7 @@ const countSensitivity = 1
 const meanCountShare = 0.2
 
 func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_count"
+	fn := catalog.PrivateCount.Name
 	if optStr(a, "by") != "" {
 		return planGroups(env, src, a, fn, tabular.GroupCount)
 	}
@@ -78,7 +79,7 @@ func countMemory(p *Plan, src Ref) {
 // its cost composes with the session's other Gaussian releases instead of
 // costing ρ = ε²/2 as a pure-ε count does.
 func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta float64) (*Plan, error) {
-	const fn = "private_count"
+	fn := catalog.PrivateCount.Name
 	rho, ev, ok := tabular.GaussianTarget(eps, delta, gaussianCalibration(src))
 	if !ok {
 		return nil, Errorf(NameArgumentError, "%s: could not calibrate to eps=%v, delta=%v", fn, eps, delta)
@@ -108,7 +109,7 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 }
 
 func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_mean"
+	fn := catalog.PrivateMean.Name
 	switch {
 	case optStr(a, "by") != "":
 		return planGroups(env, src, a, fn, tabular.GroupMean)

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/rows"
@@ -150,7 +151,7 @@ func columnSource(d *Data, col string) (rows.Source, error) {
 }
 
 func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_sum"
+	fn := catalog.PrivateSum.Name
 	if optStr(a, "by") != "" {
 		return planGroups(env, src, a, fn, tabular.GroupSum)
 	}
@@ -222,7 +223,7 @@ func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
 }
 
 func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_histogram"
+	fn := catalog.PrivateHistogram.Name
 	sc := src.Schema
 	c, err := columnOf(fn, src, a)
 	if err != nil {
@@ -303,7 +304,7 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 }
 
 func planQuantile(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_quantile"
+	fn := catalog.PrivateQuantile.Name
 	sc := src.Schema
 	c, err := columnOf(fn, src, a)
 	if err != nil {
@@ -571,7 +572,7 @@ func meanColumnOnly(fn string, a *Args, form string) error {
 // to its public bounds, a noisy sum over a noisy count in zCDP (tabular's
 // GroupMean without a grouping column), released as a Mean of one value.
 func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = "private_mean"
+	fn := catalog.PrivateMean.Name
 	sc := src.Schema
 	if err := meanColumnOnly(fn, a, "col"); err != nil {
 		return nil, err

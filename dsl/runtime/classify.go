@@ -6,16 +6,12 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/catalog"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/dsl/release"
 )
-
-func (rt *Runtime) privateClassifyJL(ds any, kws ...KW) *ClassifyJLResult {
-	rel, _ := rt.runPrivate("private_classify_jl", ds, kws)
-	return classifyJLResult(rel)
-}
 
 func classifyJLResult(rel *release.Release) *ClassifyJLResult {
 	if rel.Value == nil { // a dry run: the receipt only
@@ -55,7 +51,7 @@ func (r *ClassifyJLResult) HTML() string {
 		return noResultHTML
 	}
 	d, k := r.U.Dims()
-	return representationHTML(fmt.Sprintf("private_classify_jl: U_priv (%d×%d)", d, k), r.U, r.Columns, r.Receipt)
+	return representationHTML(fmt.Sprintf("%s: U_priv (%d×%d)", catalog.PrivateClassifyJL.Name, d, k), r.U, r.Columns, r.Receipt)
 }
 
 // Metadata carries the receipt into the output metadata.

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
 // parentEntry returns the entry of a registered dataset's handle (or of a
@@ -98,7 +98,7 @@ func (rt *Runtime) filter(ds any, kws ...KW) Dataset {
 }
 
 // floatParam converts filter's value when its column is numeric.
-var floatParam = syntax.Param{Name: "value", Type: "float"}
+var floatParam = catalog.Param{Name: "value", Type: "float"}
 
 // number converts a keyword's numeric value.
 func number(v any) (float64, bool) {

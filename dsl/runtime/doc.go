@@ -1,6 +1,6 @@
 // Package runtime is the privacy DSL's runtime: the functions a privnotes
 // cell calls bare (dataset, filter, federate, the private_* functions of
-// dsl/syntax.Funcs, remaining, download, plot_*, synth_*), the budget tracker that
+// dsl/catalog.Funcs, remaining, download, plot_*, synth_*), the budget tracker that
 // refuses a cell before it runs and charges every private call durably
 // before the mechanism reads data, the results with their privacy
 // receipts, and the magics (%ledger, %budget, %datasets, %help).

@@ -7,22 +7,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
 const (
-	refBegin = "<!-- BEGIN FUNCTION REFERENCE (generated from dsl/syntax.Funcs by dsl/runtime's TestDocsDSL; PRIVNOTES_UPDATE_DOCS=1 rewrites it) -->"
+	refBegin = "<!-- BEGIN FUNCTION REFERENCE (generated from dsl/catalog.Funcs by dsl/runtime's TestDocsDSL; PRIVNOTES_UPDATE_DOCS=1 rewrites it) -->"
 	refEnd   = "<!-- END FUNCTION REFERENCE -->"
 )
 
 // reference renders the function reference of docs/dsl.md from
-// syntax.Funcs, so that the document cannot drift from the table.
+// catalog.Funcs, so that the document cannot drift from the table.
 func reference() string {
 	var b strings.Builder
 	b.WriteString(refBegin + "\n\n")
-	for _, f := range syntax.Funcs {
+	for _, f := range catalog.Funcs {
 		fmt.Fprintf(&b, "### `%s`\n\n`%s`", f.Name, f.Signature())
 		if f.Result != "" {
 			fmt.Fprintf(&b, " → `%s`", f.Result)
@@ -93,7 +93,7 @@ func TestDocsDSL(t *testing.T) {
 			}
 			return
 		}
-		t.Errorf("docs/dsl.md's function reference is out of date with syntax.Funcs: run PRIVNOTES_UPDATE_DOCS=1 go test ./dsl/runtime -run TestDocsDSL")
+		t.Errorf("docs/dsl.md's function reference is out of date with catalog.Funcs: run PRIVNOTES_UPDATE_DOCS=1 go test ./dsl/runtime -run TestDocsDSL")
 	}
 	// every magic, error name and pca method is documented outside the
 	// generated part

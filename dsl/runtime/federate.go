@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/release"
 )
 
@@ -85,9 +86,17 @@ func (f Federation) String() string {
 // Len is the number of providers.
 func (f Federation) Len() int { return len(f.members) }
 
+// federatedRuns are the private functions that also run on a federated
+// handle, by catalog entry, each with its own path: a federated call is
+// rounds between providers, not one plan.
+var federatedRuns = map[*catalog.Func]func(rt *Runtime, fn string, f Federation, kws []KW) any{
+	catalog.PrivatePCA:    func(rt *Runtime, fn string, f Federation, kws []KW) any { return rt.federatedPCA(fn, f, kws) },
+	catalog.PrivateFedRep: func(rt *Runtime, fn string, f Federation, kws []KW) any { return rt.federatedFedRep(fn, f, kws) },
+}
+
 // federatedPCA runs private_pca on a federation.
-func (rt *Runtime) federatedPCA(f Federation, kws []KW) *PCAResult {
-	rel, first := rt.federated("private_pca", f, kws, release.RunFederatedPCA)
+func (rt *Runtime) federatedPCA(fn string, f Federation, kws []KW) *PCAResult {
+	rel, first := rt.federated(fn, f, kws, release.RunFederatedPCA)
 	if rel.Value == nil { // a dry run
 		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
 	}
@@ -98,8 +107,8 @@ func (rt *Runtime) federatedPCA(f Federation, kws []KW) *PCAResult {
 
 // federatedFedRep runs private_fedrep on a federation: Private FedRep
 // cross-silo, each member a silo that clips and noises its own users.
-func (rt *Runtime) federatedFedRep(f Federation, kws []KW) *FedRepResult {
-	rel, _ := rt.federated("private_fedrep", f, kws, release.RunFederatedFedRep)
+func (rt *Runtime) federatedFedRep(fn string, f Federation, kws []KW) *FedRepResult {
+	rel, _ := rt.federated(fn, f, kws, release.RunFederatedFedRep)
 	return fedRepResult(rel)
 }
 

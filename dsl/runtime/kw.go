@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/syntax"
@@ -30,7 +31,7 @@ const blockKW = "\x00block"
 // function, given or defaulted, converted to its table type.
 type args struct {
 	*release.Args
-	fn *syntax.Func
+	fn *catalog.Func
 	// block is the budget block the call was written in, if any.
 	block *block
 	// deltaFromBlock: the call gave no delta and takes block's δ.
@@ -45,7 +46,7 @@ func (a *args) str(name string) string    { return a.Str(name) }
 // repeated keywords, types, choices, required keywords, and eps/delta
 // ranges for private functions. Errors name the keyword.
 func parseArgs(name string, kws []KW) (*args, error) {
-	f, ok := syntax.Lookup(name)
+	f, ok := catalog.Lookup(name)
 	if !ok {
 		return nil, errorf(NameArgumentError, "%s is not a DSL function", name)
 	}
@@ -114,7 +115,7 @@ func parseArgs(name string, kws []KW) (*args, error) {
 }
 
 // convert checks v against the parameter's type and choices.
-func convert(p *syntax.Param, v any) (any, error) {
+func convert(p *catalog.Param, v any) (any, error) {
 	rv := reflect.ValueOf(v)
 	switch p.Type {
 	case "int":
@@ -190,7 +191,7 @@ func convert(p *syntax.Param, v any) (any, error) {
 	return v, nil
 }
 
-func defaultValue(p *syntax.Param) (any, error) {
+func defaultValue(p *catalog.Param) (any, error) {
 	switch p.Type {
 	case "int":
 		return strconv.Atoi(p.Default)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/syntax"
@@ -355,7 +356,7 @@ func helpText(name string) string {
 	if name == "" {
 		var b strings.Builder
 		b.WriteString("privnotes DSL functions (%help NAME for details):\n")
-		for _, f := range syntax.Funcs {
+		for _, f := range catalog.Funcs {
 			first, _, _ := strings.Cut(f.Doc, ". ")
 			fmt.Fprintf(&b, "  %-18s %s\n", f.Name, strings.TrimSuffix(first, "."))
 		}
@@ -364,7 +365,7 @@ func helpText(name string) string {
 		b.WriteString("\nTopics: %help budget, %help keywords, %help magics\n")
 		return b.String()
 	}
-	if f, ok := syntax.Lookup(name); ok {
+	if f, ok := catalog.Lookup(name); ok {
 		return f.Help()
 	}
 	if t, ok := magicDoc(name); ok {

@@ -2,8 +2,8 @@ package runtime
 
 // Matrix datasets in the DSL: private_low_rank and the result types'
 // matrix parts. private_pca(ds, method="ppm-entry") runs through
-// privatePCA; dsl/release/matrix.go plans both and refuses functions on
-// the wrong kind of dataset before the charge.
+// private_pca's binding (bindings.go); dsl/release/matrix.go plans both
+// and refuses functions on the wrong kind of dataset before the charge.
 
 import (
 	"encoding/json"
@@ -31,11 +31,6 @@ type LowRankResult struct {
 	Values     []float64
 	Method     string
 	Receipt    *Receipt
-}
-
-func (rt *Runtime) privateLowRank(ds any, kws ...KW) *LowRankResult {
-	rel, _ := rt.runPrivate("private_low_rank", ds, kws)
-	return lowRankResult(rel)
 }
 
 func lowRankResult(rel *release.Release) *LowRankResult {

@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -27,12 +28,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/snapshot"
-	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -259,34 +260,34 @@ type outcome struct {
 	notes   []string
 }
 
-// harnessFuncs are the private functions the harness calls; a private
-// function of the DSL table missing here fails TestHarnessCoversEveryPrivateFunction.
-var harnessFuncs = map[string]func(rt *Runtime, ds any, kws ...KW) any{
-	"private_pca":         func(rt *Runtime, ds any, kws ...KW) any { return rt.privatePCA(ds, kws...) },
-	"private_fedrep":      func(rt *Runtime, ds any, kws ...KW) any { return rt.privateFedRep(ds, kws...) },
-	"private_classify_jl": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateClassifyJL(ds, kws...) },
-	"private_low_rank":    func(rt *Runtime, ds any, kws ...KW) any { return rt.privateLowRank(ds, kws...) },
-	"private_count":       func(rt *Runtime, ds any, kws ...KW) any { return rt.privateCount(ds, kws...) },
-	"private_mean":        func(rt *Runtime, ds any, kws ...KW) any { return rt.privateMean(ds, kws...) },
-
-	"private_sum":       func(rt *Runtime, ds any, kws ...KW) any { return rt.privateSum(ds, kws...) },
-	"private_histogram": func(rt *Runtime, ds any, kws ...KW) any { return rt.privateHistogram(ds, kws...) },
-	"private_quantile":  func(rt *Runtime, ds any, kws ...KW) any { return rt.privateQuantile(ds, kws...) },
+// callPrivate calls the private function fn through the binding a cell
+// gets (Exports), so that the harness runs exactly what cells run.
+func callPrivate(rt *Runtime, fn string, ds any, kws ...KW) any {
+	f, ok := catalog.Lookup(fn)
+	if !ok || !f.Private {
+		panic(fmt.Sprintf("harness: %s is not a private function of the catalog", fn))
+	}
+	b, err := rt.privateBinding(f)
+	if err != nil {
+		panic(fmt.Sprintf("harness: %v", err))
+	}
+	return b.CallSlice([]reflect.Value{reflect.ValueOf(&ds).Elem(), reflect.ValueOf(kws)})[0].Interface()
 }
 
+// Every private function of the catalog has a row in the harness's grid.
 func TestHarnessCoversEveryPrivateFunction(t *testing.T) {
-	for _, f := range syntax.Funcs {
-		if f.Private && harnessFuncs[f.Name] == nil {
-			t.Errorf("private function %s is not in the neighbouring-datasets harness (harnessFuncs, harnessGrid)", f.Name)
-		}
-	}
 	grid := map[string]bool{}
 	for _, c := range harnessGrid(false) {
 		grid[c.fn] = true
 	}
-	for name := range harnessFuncs {
-		if !grid[name] {
-			t.Errorf("the harness grid has no call of %s", name)
+	for _, f := range catalog.Private() {
+		if !grid[f.Name] {
+			t.Errorf("private function %s is not in the neighbouring-datasets harness: add a call of it to harnessGrid", f.Name)
+		}
+	}
+	for fn := range grid {
+		if f, ok := catalog.Lookup(fn); !ok || !f.Private {
+			t.Errorf("the harness grid calls %s, which is not a private function of the catalog", fn)
 		}
 	}
 }
@@ -325,7 +326,7 @@ func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
 		if c.federate {
 			arg = w.rt.federate(ds)
 		}
-		done <- result{v: harnessFuncs[c.fn](w.rt, arg, c.kws...)}
+		done <- result{v: callPrivate(w.rt, c.fn, arg, c.kws...)}
 	}()
 	var o outcome
 	select {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"sort"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -11,132 +12,62 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
-// costFor is the event a private call will charge, from the function, its
-// method and calibration keywords and its (ε, δ); ok is false when the
-// cost cannot be known without running the call (for example a private_mean
-// without δ, which the call itself refuses). A test checks it against
-// every mechanism's plan.
-//
-// calibration is "" when the call gives none; for DP-PCA and private Oja
-// the calibration then follows the dataset's accountant (mode, "" when
-// unknown; see dppcaCalibration). Under basic and advanced composition an
-// event counts as its (ε, δ) target whatever its kind, so an unknown mode
-// taken as zcdp gives the same check.
-func costFor(fn, method, calibration, mode string, eps, delta float64) (accounting.Event, bool) {
-	if !(eps > 0) || !(delta >= 0 && delta < 1) {
+// staticEvent is the event a static call c of the private function f will
+// charge on src: its plan's, from src's public schema and the call's
+// keywords (lits, from keywordLiterals) with eps and delta as the
+// translator read them (a block's δ included). A keyword whose value is
+// not a literal is planned at its default when the catalog marks it
+// CostFree; ok is false when another is not a literal, or when the call
+// does not plan (it is refused when it runs, or by validateLiteralCall).
+// It reads no data and charges nothing.
+func (rt *Runtime) staticEvent(c syntax.Call, f *catalog.Func, src *source, lits map[string]any) (accounting.Event, bool) {
+	kws := []KW{{name: "eps", value: c.Eps}, {name: "delta", value: c.Delta}}
+	for n, v := range lits {
+		if _, ok := v.(nonLiteral); ok {
+			if p, ok := f.Keyword(n); !ok || !p.CostFree {
+				return accounting.Event{}, false
+			}
+			continue
+		}
+		switch n {
+		case "eps", "delta", "dry_run", release.NameKeyword:
+			continue // the cost's own, and what the caller has checked
+		}
+		kws = append(kws, KW{name: n, value: v})
+	}
+	a, err := parseArgs(c.Func, kws)
+	if err != nil {
 		return accounting.Event{}, false
 	}
-	gaussian := delta > 0
-	// The dataset's Gaussian calls are calibrated to exact GDP under the
-	// gdp accountant (release.gaussianCalibration), to zCDP otherwise.
-	gaussianFor := accounting.GaussianZcdpFor
-	if mode == accounting.ModeGDP.String() {
-		gaussianFor = accounting.GdpFor
+	p, err := rt.exec.Plan(rt.call(nil, c.Func, src, a))
+	if err != nil {
+		return accounting.Event{}, false
 	}
-	var ev accounting.Event
-	switch fn {
-	case "private_count": // with or without by=: δ chooses the noise
-		if gaussian {
-			ev = gaussianFor(eps, delta)
-		} else {
-			ev = accounting.Pure(eps)
-		}
-	case "private_sum", "private_histogram": // δ chooses the noise, as for private_count
-		if gaussian {
-			ev = gaussianFor(eps, delta)
-		} else {
-			ev = accounting.Pure(eps)
-		}
-	case "private_quantile": // the exponential mechanism: pure ε, δ must be 0
-		if gaussian {
-			return ev, false
-		}
-		ev = accounting.Pure(eps)
-	case "private_mean": // with δ every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ); without, col= (method "col") is pure ε and columns= is refused
-		switch {
-		case gaussian:
-			ev = gaussianFor(eps, delta)
-		case method == "col":
-			ev = accounting.Pure(eps)
-		default:
-			return ev, false
-		}
-	case "private_classify_jl": // variant pool: pure ε (δ must be 0); fedrep-jl: FedRep's zCDP (δ > 0); the plan refuses the other pairs
-		if gaussian {
-			ev = accounting.ZcdpFor(eps, delta)
-		} else {
-			ev = accounting.Pure(eps)
-		}
-	case "private_low_rank": // δ > 0: the Gaussian run (as ppm-entry); δ = 0: the Laplace variant, pure ε
-		switch {
-		case !gaussian:
-			ev = accounting.Pure(eps)
-		case calibration == "paper":
-			ev = accounting.Approx(eps, delta)
-		default:
-			ev = accounting.GaussianZcdpFor(eps, delta)
-		}
-	case "private_fedrep":
-		if !gaussian {
-			return ev, false
-		}
-		if calibration == "paper" {
-			ev = accounting.GdpFor(eps, delta)
-		} else {
-			ev = accounting.ZcdpFor(eps, delta)
-		}
-	case "private_pca":
-		if !gaussian {
-			return ev, false
-		}
-		switch method {
-		case "dppca", "oja-shuffle": // oja-shuffle: always (ε, δ), the shuffling bound
-			ev = accounting.Approx(eps, delta)
-		case "oja":
-			paper := calibration == "paper"
-			if calibration == "" && mode != "" && mode != accounting.ModeZCDP.String() && mode != accounting.ModeGDP.String() {
-				paper = release.PaperEpsOK("oja", eps)
-			}
-			if paper {
-				ev = accounting.Approx(eps, delta)
-			} else {
-				ev = accounting.GdpFor(eps, delta)
-			}
-		case "npm", "gauss", "auto", "ppm-entry": // auto is gauss or npm (on a matrix dataset ppm-entry, which the caller names); all are Gaussian compositions
-			switch {
-			case calibration == "paper":
-				ev = accounting.Approx(eps, delta)
-			case method != "ppm-entry":
-				ev = gaussianFor(eps, delta) // exact GDP on gdp datasets (release.pcaGaussianCalibration)
-			default:
-				ev = accounting.GaussianZcdpFor(eps, delta)
-			}
-		default: // adaptive (a sparse-vector step, also with gap="auto"; exact GDP on gdp datasets, release.pcaGaussianCalibration), federated
-			switch {
-			case calibration == "paper":
-				ev = accounting.Approx(eps, delta)
-			case method == "adaptive" && mode == accounting.ModeGDP.String():
-				ev = accounting.GdpFor(eps, delta)
-			default:
-				ev = accounting.ZcdpFor(eps, delta)
-			}
-		}
-	default:
-		return ev, false
-	}
-	ev.Mechanism = fn
+	ev := p.Event()
+	ev.Mechanism = c.Func // messages name the call, as the block's refusal does
 	return ev, ev.Validate() == nil
 }
 
-// staticPCAMethod is the method a private_pca call with the literal
-// method runs on a dataset of schema sc, as costFor names it: auto runs
-// ppm-entry on a matrix dataset (calibrated in zCDP under every
-// accountant), gauss or npm otherwise.
-func staticPCAMethod(method string, sc ledger.Schema) string {
-	if method == "auto" && sc.IsMatrix() {
-		return "ppm-entry"
+// floorEvent is the least a call of f at (ε, δ) charges on a dataset the
+// pre-check cannot know (a handle from a slice, synthetic data): pure ε at
+// δ = 0, else ρ*(ε, δ)-zCDP. Every mechanism calibrated to (ε, δ) charges
+// at least that under every composition rule (basic and advanced count
+// each event as its (ε, δ) target; under zCDP ρ*(ε, δ) is the largest ρ
+// that meets the target, and an approximate or GDP event converts to no
+// less), so a block refused with floors is refused at run time too. ok
+// is false for a call that cannot run at δ = 0 (f's delta is required).
+func floorEvent(f *catalog.Func, eps, delta float64) (accounting.Event, bool) {
+	if !(eps > 0) || !(delta >= 0 && delta < 1) {
+		return accounting.Event{}, false
 	}
-	return method
+	ev := accounting.Pure(eps)
+	if delta > 0 {
+		ev = accounting.ZcdpFor(eps, delta)
+	} else if p, ok := f.Keyword("delta"); ok && p.Required {
+		return accounting.Event{}, false
+	}
+	ev.Mechanism = f.Name
+	return ev, ev.Validate() == nil
 }
 
 // staticCost is one statically known charge.
@@ -147,9 +78,11 @@ type staticCost struct {
 }
 
 // precheck sums the statically known costs of a cell per budget block and
-// per dataset and refuses the cell if one would be exceeded. Run-time
-// charges stay authoritative; a call whose cost is not static (inside a
-// loop, a non-literal eps, method or calibration) is left to them.
+// per dataset and refuses the cell if one would be exceeded. A static
+// call's cost is its plan's (staticEvent). Run-time charges stay
+// authoritative; a call whose cost is not static (inside a loop, a
+// non-literal eps, or another keyword the catalog does not mark CostFree)
+// is left to them.
 //
 // A call's dataset is known when the cell names it (dataset("name"), or a
 // variable assigned from it earlier in the cell) or, through lookup, when
@@ -178,57 +111,27 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		return sc
 	}
 	cost := func(c syntax.Call) (staticCost, bool) {
-		if !c.Static {
+		f, ok := catalog.Lookup(c.Func)
+		if !c.Static || !ok || !f.Private {
 			return staticCost{}, false
 		}
 		lit := kws[callKey{c.Line, c.Col}]
-		if v, ok := lit["dry_run"]; ok && (v == nil || *v != "false") {
+		if v, ok := vals[callKey{c.Line, c.Col}]["dry_run"]; ok && v != false {
 			return staticCost{}, false // a dry run spends nothing (or is not known statically)
 		}
-		method, calib := "auto", ""
-		if v, ok := lit["method"]; ok {
-			if v == nil {
-				return staticCost{}, false
-			}
-			method = *v
-		}
-		if v, ok := lit["calibration"]; ok {
-			if v == nil {
-				return staticCost{}, false
-			}
-			calib = *v
-		}
-		if v, ok := lit["col"]; ok && c.Func == "private_mean" {
-			if v == nil {
-				return staticCost{}, false // the form is known when the call runs
-			}
-			if *v != "" {
-				method = "col" // col= (and by=): pure ε without δ
-			}
-		}
-		// private_pca's gap="auto" costs what the plain adaptive call costs
-		// (ρ* under zcdp and basic, μ* on gdp datasets:
-		// release.pcaGaussianCalibration, pca.planAdaptiveAuto), so a literal
-		// gap leaves the price alone; a non-literal one is left to the
-		// run-time charge.
-		if v, ok := lit["gap"]; ok && v == nil && c.Func == "private_pca" {
-			return staticCost{}, false
-		}
 		ds := rt.callDataset(c, lookup)
-		if v, ok := lit["name"]; ok && (v == nil || rt.namedRelease(ds, *v)) {
+		if v, ok := lit[release.NameKeyword]; ok && (v == nil || rt.namedRelease(ds, *v)) {
 			// A named call whose release is stored replays it for free
 			// (or is refused for other parameters); a name known only at
 			// run time is left to the run-time charge.
 			return staticCost{}, false
 		}
-		mode := ""
-		if s := schemaOf(ds); s != nil {
-			mode = s.Accountant
-			if c.Func == "private_pca" {
-				method = staticPCAMethod(method, *s)
-			}
+		s := schemaOf(ds)
+		if s == nil {
+			ev, ok := floorEvent(f, c.Eps, c.Delta)
+			return staticCost{dataset: ds, ev: ev, call: c}, ok
 		}
-		ev, ok := costFor(c.Func, method, calib, mode, c.Eps, c.Delta)
+		ev, ok := rt.staticEvent(c, f, &source{name: ds, schema: *s}, vals[callKey{c.Line, c.Col}])
 		return staticCost{dataset: ds, ev: ev, call: c}, ok
 	}
 	// Public arguments first: a call whose keywords are all literals is

@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"context"
-	"github.com/privnotes/privnotes/dsl/engine"
-	"github.com/privnotes/privnotes/dsl/ledger"
 	"strings"
 	"testing"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
+	"github.com/privnotes/privnotes/dsl/engine"
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -165,5 +167,65 @@ fmt.Println(p.Receipt)`, 4)
 	}
 	if len(es) != 2 || es[1].Cell != rawID+"[4]" {
 		t.Errorf("ledger records %+v, want the charge of cell %s[4]", es, rawID)
+	}
+}
+
+// The pre-check prices a call by planning it: a keyword whose value is not
+// a literal is planned at its default only when the catalog marks it
+// CostFree; one that can change the cost (method, calibration) leaves the
+// call to the run-time charge.
+func TestStaticEventPlansCostFreeKeywordsAtDefaults(t *testing.T) {
+	dir := t.TempDir()
+	register(t, dir, "d", table(60, 3, 1, 0.3), accounting.Budget{Eps: 10, Delta: 1e-5}, accounting.ModeZCDP)
+	rt, _ := New(Config{StateDir: dir})
+	defer rt.Close()
+	sc, err := rt.mustStore().Schema("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &source{name: "d", schema: sc}
+	fn := catalog.PrivatePCA
+	c := syntax.Call{Func: fn.Name, Eps: 0.5, Delta: 1e-6, Static: true}
+	a, err := parseArgs(fn.Name, []KW{newKW("eps", 0.5), newKW("delta", 1e-6), newKW("method", "npm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	npm := rt.planCall(fn.Name, src, a).Event()
+	for _, tc := range []struct {
+		lits map[string]any
+		ok   bool
+	}{
+		{map[string]any{"eps": 0.5, "delta": 1e-6, "method": "npm"}, true},
+		{map[string]any{"eps": 0.5, "delta": 1e-6, "method": "npm", "k": nonLiteral{}}, true},
+		{map[string]any{"eps": 0.5, "delta": 1e-6, "method": "npm", "iters": nonLiteral{}}, true},
+		{map[string]any{"eps": 0.5, "delta": 1e-6, "method": nonLiteral{}}, false},
+		{map[string]any{"eps": 0.5, "delta": 1e-6, "method": "npm", "calibration": nonLiteral{}}, false},
+		{map[string]any{"eps": 0.5, "delta": 1e-6, "method": "npm", "k": 7}, false}, // k > d: refused when it runs
+	} {
+		ev, ok := rt.staticEvent(c, fn, src, tc.lits)
+		if ok != tc.ok {
+			t.Errorf("%v: priced %v, want %v", tc.lits, ok, tc.ok)
+			continue
+		}
+		if ok && (!sameCost(ev, npm) || ev.Mechanism != fn.Name) {
+			t.Errorf("%v: event %+v, want the plan's %+v named %s", tc.lits, ev, npm, fn.Name)
+		}
+	}
+	// On a dataset the pre-check cannot know it composes floors: pure ε,
+	// or ρ*(ε, δ); nothing for a function that needs δ > 0 at δ = 0.
+	for _, tc := range []struct {
+		f          *catalog.Func
+		eps, delta float64
+		want       accounting.Event
+		ok         bool
+	}{
+		{catalog.PrivateCount, 0.5, 0, accounting.Pure(0.5), true},
+		{catalog.PrivatePCA, 0.5, 1e-6, accounting.ZcdpFor(0.5, 1e-6), true},
+		{catalog.PrivatePCA, 0.5, 0, accounting.Event{}, false},
+	} {
+		ev, ok := floorEvent(tc.f, tc.eps, tc.delta)
+		if ok != tc.ok || ok && !sameCost(ev, tc.want) {
+			t.Errorf("floor of %s at (%g, %g): %+v %v, want %+v %v", tc.f.Name, tc.eps, tc.delta, ev, ok, tc.want, tc.ok)
+		}
 	}
 }

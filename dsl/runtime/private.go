@@ -10,15 +10,6 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
-// privatePCA implements private_pca.
-func (rt *Runtime) privatePCA(ds any, kws ...KW) *PCAResult {
-	if f, ok := federationOf(ds); ok {
-		return rt.federatedPCA(f, kws)
-	}
-	rel, _ := rt.runPrivate("private_pca", ds, kws)
-	return pcaResult(rel)
-}
-
 func pcaResult(rel *release.Release) *PCAResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}

@@ -3,10 +3,10 @@ package runtime
 // Named releases in the runtime. Naming and replaying happen in the
 // execution core (release.Local): every private call passes name= through
 // its keywords, so a new private function gets them for free. This file
-// holds what the runtime adds: the conversion of a release into its
-// function's result (shared by a cell's call and `privnotes notebook
-// verify`, which renders stored releases as the kernel does), the session's
-// list of replays, and what %ledger says about names.
+// holds what the runtime adds: the session's list of replays and what
+// %ledger says about names. The conversion of a release into its
+// function's result, shared by a cell's call and `privnotes notebook
+// verify`, is in bindings.go.
 
 import (
 	"fmt"
@@ -14,56 +14,7 @@ import (
 	"strings"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
-	"github.com/privnotes/privnotes/dsl/release"
 )
-
-// resultBuilders turn a private function's release into its DSL result.
-var resultBuilders = map[string]func(*release.Release) any{}
-
-// registerResult makes build the conversion of fn's releases. A new
-// private function registers its own, so that notebooks showing its
-// results can be verified.
-func registerResult[T any](fn string, build func(*release.Release) T) {
-	resultBuilders[fn] = func(rel *release.Release) any { return build(rel) }
-}
-
-func init() {
-	registerResult("private_pca", pcaResult)
-	registerResult("private_fedrep", fedRepResult)
-	registerResult("private_count", countResult)
-	registerResult("private_mean", meanResult)
-	registerResult("private_sum", sumResult)
-	registerResult("private_histogram", histogramResult)
-	registerResult("private_quantile", quantileResult)
-	registerResult("private_classify_jl", classifyJLResult)
-	registerResult("private_low_rank", lowRankResult)
-}
-
-// Result is the DSL result of fn for rel, the value a cell's call of fn
-// returns (a *PCAResult, *CountResult, …): rendered with interp.Render it
-// is what the kernel displays.
-func Result(fn string, rel *release.Release) (any, error) {
-	build, ok := resultBuilders[fn]
-	if !ok {
-		return nil, fmt.Errorf("%s has no result conversion in this build", fn)
-	}
-	if rel == nil || rel.Receipt == nil {
-		return nil, fmt.Errorf("%s: a release without a receipt", fn)
-	}
-	return safeBuild(fn, rel, build)
-}
-
-// safeBuild runs build, turning a panic (a stored value of another type
-// than fn releases, say) into an error: a reader's notebook must not
-// crash the verifier.
-func safeBuild(fn string, rel *release.Release, build func(*release.Release) any) (res any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("%s: the stored release is not one %s makes (%T)", fn, fn, rel.Value)
-		}
-	}()
-	return build(rel), nil
-}
 
 // replay is a named call the session replayed.
 type replay struct {

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
-	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -175,15 +175,29 @@ func regionSpec() snapshot.Spec {
 
 // Every private function of the table has a result conversion, so its
 // named calls replay and notebooks showing its results can be verified: a
-// new function that forgets registerResult fails here, not in a reader's
-// CI.
+// new function whose result type has no conversion fails here, not in a
+// reader's CI. Its binding returns that type, as the catalog says.
 func TestEveryPrivateFunctionHasAResult(t *testing.T) {
-	for _, f := range syntax.Funcs {
-		if !f.Private {
+	rt, _ := New(Config{StateDir: t.TempDir()})
+	for _, f := range catalog.Private() {
+		conv, err := resultOf(f)
+		if err != nil {
+			t.Errorf("%v: add resultType(…) for it in dsl/runtime/bindings.go", err)
 			continue
 		}
-		if _, ok := resultBuilders[f.Name]; !ok {
-			t.Errorf("%s has no result conversion: call registerResult(%q, …) in dsl/runtime", f.Name, f.Name)
+		if got := resultTypeName(conv.typ); got != f.Result {
+			t.Errorf("%s: the conversion makes %s, the catalog says %s", f.Name, got, f.Result)
 		}
+		b, err := rt.privateBinding(f)
+		if err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+			continue
+		}
+		if ty := b.Type(); ty.NumOut() != 1 || resultTypeName(ty.Out(0)) != f.Result {
+			t.Errorf("%s: the binding has type %s, want a result %s", f.Name, ty, f.Result)
+		}
+	}
+	if _, err := Result("dataset", &release.Release{Receipt: &release.Receipt{}}); err == nil {
+		t.Error("Result converted a release of dataset, which is not a private function")
 	}
 }

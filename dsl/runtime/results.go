@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/release"
 
 	"fmt"
@@ -364,7 +365,7 @@ func (r *FedRepResult) HTML() string {
 		return noResultHTML
 	}
 	d, k := r.U.Dims()
-	return representationHTML(fmt.Sprintf("private_fedrep: U (%d×%d)", d, k), r.U, r.Columns, r.Receipt)
+	return representationHTML(fmt.Sprintf("%s: U (%d×%d)", catalog.PrivateFedRep.Name, d, k), r.U, r.Columns, r.Receipt)
 }
 
 // Metadata carries the receipt into the output metadata.

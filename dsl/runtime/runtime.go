@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -192,32 +193,23 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		syntax.BlockFunc:    reflect.ValueOf(rt.blockArg),
 		"__pn_magic":        reflect.ValueOf(rt.magic),
 
-		"dataset":             reflect.ValueOf(rt.dataset),
-		"filter":              reflect.ValueOf(rt.filter),
-		"federate":            reflect.ValueOf(rt.federate),
-		"select_columns":      reflect.ValueOf(rt.selectColumns),
-		"private_pca":         reflect.ValueOf(rt.privatePCA),
-		"private_fedrep":      reflect.ValueOf(rt.privateFedRep),
-		"private_classify_jl": reflect.ValueOf(rt.privateClassifyJL),
-		"private_low_rank":    reflect.ValueOf(rt.privateLowRank),
-		"private_count":       reflect.ValueOf(rt.privateCount),
-		"private_mean":        reflect.ValueOf(rt.privateMean),
-		"remaining":           reflect.ValueOf(rt.remaining),
-		"download":            reflect.ValueOf(rt.download),
-		"plot_loadings":       reflect.ValueOf(plotLoadings),
-		"plot_eigenvalues":    reflect.ValueOf(plotEigenvalues),
-		"synth_spiked":        reflect.ValueOf(synthSpiked),
-		"synth_fedrep":        reflect.ValueOf(synthFedRep),
+		"dataset":          reflect.ValueOf(rt.dataset),
+		"filter":           reflect.ValueOf(rt.filter),
+		"federate":         reflect.ValueOf(rt.federate),
+		"select_columns":   reflect.ValueOf(rt.selectColumns),
+		"remaining":        reflect.ValueOf(rt.remaining),
+		"download":         reflect.ValueOf(rt.download),
+		"plot_loadings":    reflect.ValueOf(plotLoadings),
+		"plot_eigenvalues": reflect.ValueOf(plotEigenvalues),
+		"synth_spiked":     reflect.ValueOf(synthSpiked),
+		"synth_fedrep":     reflect.ValueOf(synthFedRep),
 
 		// the column analyses (tabular.go)
-		"private_sum":       reflect.ValueOf(rt.privateSum),
-		"private_histogram": reflect.ValueOf(rt.privateHistogram),
-		"private_quantile":  reflect.ValueOf(rt.privateQuantile),
-		"plot_histogram":    reflect.ValueOf(plotHistogram),
-		"SumResult":         reflect.ValueOf((*SumResult)(nil)),
-		"HistogramResult":   reflect.ValueOf((*HistogramResult)(nil)),
-		"QuantileResult":    reflect.ValueOf((*QuantileResult)(nil)),
-		"GroupResult":       reflect.ValueOf((*GroupResult)(nil)),
+		"plot_histogram":  reflect.ValueOf(plotHistogram),
+		"SumResult":       reflect.ValueOf((*SumResult)(nil)),
+		"HistogramResult": reflect.ValueOf((*HistogramResult)(nil)),
+		"QuantileResult":  reflect.ValueOf((*QuantileResult)(nil)),
+		"GroupResult":     reflect.ValueOf((*GroupResult)(nil)),
 
 		"Dataset":          reflect.ValueOf((*Dataset)(nil)),
 		"Federation":       reflect.ValueOf((*Federation)(nil)),
@@ -232,8 +224,20 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"Plot":             reflect.ValueOf((*Plot)(nil)),
 		"SynthData":        reflect.ValueOf((*SynthData)(nil)),
 	}
+	// The private functions' bindings derive from their catalog entries
+	// (bindings.go).
+	for _, f := range catalog.Private() {
+		b, err := rt.privateBinding(f)
+		if err != nil {
+			// Only a build whose catalog names a result type without a
+			// conversion gets here; TestEveryPrivateFunctionHasAResult
+			// fails on it first.
+			panic("runtime: " + err.Error())
+		}
+		ex[f.Name] = b
+	}
 	// show is the engine's display function (interp provides it); every
-	// other entry of syntax.Funcs must be provided here.
+	// other entry of catalog.Funcs must be provided here.
 	return ex
 }
 
@@ -288,11 +292,11 @@ func (rt *Runtime) End(cell *interp.Cell) {
 }
 
 // Names lists the DSL function names.
-func (rt *Runtime) Names() []string { return syntax.Names() }
+func (rt *Runtime) Names() []string { return catalog.Names() }
 
 // Keywords lists the keyword names of a DSL function.
 func (rt *Runtime) Keywords(name string) []string {
-	if f, ok := syntax.Lookup(name); ok {
+	if f, ok := catalog.Lookup(name); ok {
 		return f.KeywordNames()
 	}
 	return nil
@@ -302,7 +306,7 @@ func (rt *Runtime) Keywords(name string) []string {
 // (nil when any value goes), for completion inside a call: the table's
 // Param.Choices without the empty "use the default" value.
 func (rt *Runtime) Choices(fn, kw string) []string {
-	f, ok := syntax.Lookup(fn)
+	f, ok := catalog.Lookup(fn)
 	if !ok {
 		return nil
 	}
@@ -362,7 +366,7 @@ func (rt *Runtime) Strings(fn, keyword string, pos int, first any) []string {
 
 // Doc returns the help of a DSL function or magic.
 func (rt *Runtime) Doc(name string) (string, bool) {
-	if f, ok := syntax.Lookup(name); ok {
+	if f, ok := catalog.Lookup(name); ok {
 		if name == "show" {
 			return "", false // the engine documents its own show
 		}

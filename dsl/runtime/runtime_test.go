@@ -17,8 +17,10 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/pca"
 )
 
-// The pre-check's cost table must be the cost the mechanisms' plans
-// charge, for every function, method and calibration.
+// Every plan charges the event costFor (costoracle_test.go), the tests'
+// independent statement of each mechanism's accounting, says, for every
+// function, method and calibration: the pre-check prices a call by its
+// plan, so a plan that charged the wrong event would mislead it too.
 func TestCostForMatchesPlans(t *testing.T) {
 	sc := ledger.Schema{Name: "x", Columns: []string{"a", "b", "c", "d", "e", "f"}, D: 6, Clip: 1, Unit: "row",
 		Neighbour: "replace-one", Accountant: "zcdp", Center: "none", PublicN: 100}
@@ -129,7 +131,7 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
-// Every function of syntax.Funcs but show (the engine's) is exported, with
+// Every function of catalog.Funcs but show (the engine's) is exported, with
 // positional parameters then ...KW.
 func TestExportsCoverFuncs(t *testing.T) {
 	rt, _ := New(Config{StateDir: t.TempDir()})

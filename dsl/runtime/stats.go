@@ -6,11 +6,6 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 )
 
-func (rt *Runtime) privateCount(ds any, kws ...KW) *CountResult {
-	rel, _ := rt.runPrivate("private_count", ds, kws)
-	return countResult(rel)
-}
-
 func countResult(rel *release.Release) *CountResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &CountResult{Receipt: rel.Receipt}
@@ -19,11 +14,6 @@ func countResult(rel *release.Release) *CountResult {
 		return &CountResult{Value: total(g.Values), Receipt: rel.Receipt, GroupResult: g}
 	}
 	return &CountResult{Value: rel.Value.(*release.Count).Value, Receipt: rel.Receipt}
-}
-
-func (rt *Runtime) privateMean(ds any, kws ...KW) *MeanResult {
-	rel, _ := rt.runPrivate("private_mean", ds, kws)
-	return meanResult(rel)
 }
 
 func meanResult(rel *release.Release) *MeanResult {

@@ -15,11 +15,6 @@ import (
 	"github.com/privnotes/privnotes/dsl/release"
 )
 
-func (rt *Runtime) privateSum(ds any, kws ...KW) *SumResult {
-	rel, _ := rt.runPrivate("private_sum", ds, kws)
-	return sumResult(rel)
-}
-
 func sumResult(rel *release.Release) *SumResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &SumResult{Receipt: rel.Receipt}
@@ -30,22 +25,12 @@ func sumResult(rel *release.Release) *SumResult {
 	return &SumResult{Value: rel.Value.(*release.Sum).Value, Column: rel.Columns[0], Receipt: rel.Receipt}
 }
 
-func (rt *Runtime) privateHistogram(ds any, kws ...KW) *HistogramResult {
-	rel, _ := rt.runPrivate("private_histogram", ds, kws)
-	return histogramResult(rel)
-}
-
 func histogramResult(rel *release.Release) *HistogramResult {
 	if rel.Value == nil { // a dry run: the receipt only
 		return &HistogramResult{Receipt: rel.Receipt}
 	}
 	h := rel.Value.(*release.Histogram)
 	return &HistogramResult{Column: rel.Columns[0], Keys: h.Keys, Counts: h.Counts, Receipt: rel.Receipt}
-}
-
-func (rt *Runtime) privateQuantile(ds any, kws ...KW) *QuantileResult {
-	rel, _ := rt.runPrivate("private_quantile", ds, kws)
-	return quantileResult(rel)
 }
 
 func quantileResult(rel *release.Release) *QuantileResult {

@@ -23,6 +23,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/internal/callargs"
@@ -87,7 +88,7 @@ func (cfg transportBench) data() (transportData, release.Call, error) {
 			return []string{"--unit", "user:uid", "--label", "y", "--label-clip", "10", "--public-n", "--clip", "10"},
 				writeFedRepCSV(path, data, j*cfg.n, (j+1)*cfg.n)
 		}
-		return write, benchCall("private_fedrep", map[string]any{"k": cfg.k, "eps": 8.0, "delta": 1e-6}), nil
+		return write, benchCall(catalog.PrivateFedRep.Name, map[string]any{"k": cfg.k, "eps": 8.0, "delta": 1e-6}), nil
 	}
 	// Provider j holds rows j, j+P, ... of one public synthetic data set
 	// (federated.md §1.6's model).
@@ -98,7 +99,7 @@ func (cfg transportBench) data() (transportData, release.Call, error) {
 	write := func(path string, j int) ([]string, error) {
 		return []string{"--clip", "1"}, writeBenchCSV(path, data.X, j, cfg.providers)
 	}
-	return write, benchCall("private_pca", map[string]any{"k": cfg.k, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": cfg.iters}), nil
+	return write, benchCall(catalog.PrivatePCA.Name, map[string]any{"k": cfg.k, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": cfg.iters}), nil
 }
 
 func runTransportBench(cfg transportBench, dispatch func(args []string, stdout, stderr io.Writer) int, stdout, stderr io.Writer) int {
@@ -206,7 +207,7 @@ func runTransportBench(cfg transportBench, dispatch func(args []string, stdout, 
 		}
 	}
 	// private_count: one call's round trip.
-	cc := benchCall("private_count", map[string]any{"eps": 1e-3})
+	cc := benchCall(catalog.PrivateCount.Name, map[string]any{"eps": 1e-3})
 	cc.Dataset = local[0].Call.Dataset
 	lexec := local[0].Exec.(*release.Local)
 	rexec := remote[0].Exec.(*client.Client)
@@ -230,8 +231,8 @@ func runTransportBench(cfg transportBench, dispatch func(args []string, stdout, 
 	fmt.Fprintf(tw, "%s\t%s\tin-process\t%d\t%v\t1.00\t\n", cfg.workload, setting, cfg.reps, ml.Round(time.Microsecond))
 	fmt.Fprintf(tw, "%s\t%s\tgrpc (loopback, mTLS)\t%d\t%v\t%.2f\t\n", cfg.workload, setting, cfg.reps, mr.Round(time.Microsecond), float64(mr)/float64(ml))
 	ml, mr = medianDur(cl), medianDur(cr)
-	fmt.Fprintf(tw, "private_count\tone call, %s=%d\tin-process\t%d\t%v\t1.00\t\n", unit, cfg.n, cfg.countReps, ml.Round(time.Microsecond))
-	fmt.Fprintf(tw, "private_count\tone call, %s=%d\tgrpc (loopback, mTLS)\t%d\t%v\t%.2f\t\n", unit, cfg.n, cfg.countReps, mr.Round(time.Microsecond), float64(mr)/float64(ml))
+	fmt.Fprintf(tw, "%s\tone call, %s=%d\tin-process\t%d\t%v\t1.00\t\n", catalog.PrivateCount.Name, unit, cfg.n, cfg.countReps, ml.Round(time.Microsecond))
+	fmt.Fprintf(tw, "%s\tone call, %s=%d\tgrpc (loopback, mTLS)\t%d\t%v\t%.2f\t\n", catalog.PrivateCount.Name, unit, cfg.n, cfg.countReps, mr.Round(time.Microsecond), float64(mr)/float64(ml))
 	tw.Flush()
 	return 0
 }

@@ -1,5 +1,5 @@
 // Package callargs fills a private call's keywords from the DSL's function
-// table (dsl/syntax) as the DSL runtime does, for the code that builds
+// table (dsl/catalog) as the DSL runtime does, for the code that builds
 // release.Calls without a notebook: the benchmarks (internal/benchrun) and
 // the data service's tests.
 package callargs
@@ -7,14 +7,14 @@ package callargs
 import (
 	"strconv"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
 // Defaults returns every keyword of fn's table at its default value,
 // converted to the keyword's type; false if fn is not in the table.
 func Defaults(fn string) (map[string]any, bool) {
-	f, ok := syntax.Lookup(fn)
+	f, ok := catalog.Lookup(fn)
 	if !ok {
 		return nil, false
 	}

@@ -18,9 +18,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	pb "github.com/privnotes/privnotes/api/privnotes/v1"
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/dsl/syntax"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -85,7 +85,7 @@ func DecodeCall(req *pb.CallRequest) (fn, dataset string, args *release.Args, er
 	case dataset == "":
 		return "", "", nil, bad("no dataset")
 	}
-	f, ok := syntax.Lookup(fn)
+	f, ok := catalog.Lookup(fn)
 	if !ok || !f.Private {
 		return "", "", nil, release.Errorf(release.NameNotAvailable, "%q is not a private function of this server's build", fn)
 	}
@@ -115,7 +115,7 @@ func DecodeCall(req *pb.CallRequest) (fn, dataset string, args *release.Args, er
 	return fn, dataset, args, nil
 }
 
-func decodeValue(p *syntax.Param, v *pb.Value) (any, error) {
+func decodeValue(p *catalog.Param, v *pb.Value) (any, error) {
 	switch p.Type {
 	case "int":
 		x, ok := v.GetKind().(*pb.Value_Int)
