@@ -59,11 +59,17 @@ type Func struct {
 	// Variadic marks a function whose last positional parameter repeats
 	// (federate(h1, h2, ...)).
 	Variadic bool
-	// Private marks a function that spends a dataset's budget: its first
-	// positional argument is the dataset and its eps and delta keywords
-	// are its cost (delta defaults to 0 unless it is Required: then the
-	// function's mechanisms need δ > 0).
+	// Private marks a function that spends a dataset's budget: its eps
+	// and delta keywords are its cost (delta defaults to 0 unless it is
+	// Required: then the function's mechanisms need δ > 0), and
+	// DatasetFrom says which dataset it charges.
 	Private bool
+	// DatasetFrom says how a private call names its dataset: "" (every
+	// function but one) when its first positional argument is the dataset
+	// handle; DatasetFromQuery when its first positional argument is a SQL
+	// query whose FROM names the registered dataset (private_sql), which
+	// the runtime and the pre-check find by parsing the query.
+	DatasetFrom string
 	// PureWith names the keyword whose presence lets delta=0 choose a
 	// pure-ε release; without it every mechanism of f is Gaussian, so a
 	// call without delta in a block with a δ takes the block's (see
@@ -350,9 +356,10 @@ var Funcs = sortFuncs([]*Func{
 	PrivateSum,
 	PrivateHistogram,
 	PrivateQuantile,
+	PrivateSQL,
 	{
 		Name:       "plot_histogram",
-		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result, or a grouped result (private_count, private_sum or private_mean with by=)"}},
+		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result, a grouped result (private_count, private_sum or private_mean with by=), or a private_sql table of one key and one value"}},
 		Keywords:   []Param{{Name: "title", Type: "string", Default: `""`, Doc: "plot title"}},
 		Result:     "*Plot",
 		Doc:        "Bar chart (PNG) of a private histogram's noisy counts per key, or of a grouped release's noisy values per key (counts, sums or means by a categorical column).",
@@ -458,6 +465,31 @@ var Funcs = sortFuncs([]*Func{
 		Releases: "nothing: a description of a projection (public parameters only)",
 	},
 })
+
+// DatasetFromQuery is Func.DatasetFrom of a function whose first
+// positional argument is a query naming its dataset in FROM.
+const DatasetFromQuery = "query"
+
+// PrivateSQL is private_sql.
+var PrivateSQL = &Func{
+	Name: "private_sql",
+	Positional: []Param{{Name: "query", Type: "string", Required: true,
+		Doc: "one SQL SELECT over one registered dataset, named in FROM, whose items are group keys and aggregates: COUNT(*), SUM(x, lo, hi), AVG(x, lo, hi), VARIANCE(x, lo, hi), STDDEV(x, lo, hi) (lo, hi: clamping bounds; left out, the owner's bounds of the column); WHERE and GROUP BY take row expressions (docs/sql.md)"}},
+	DatasetFrom: DatasetFromQuery,
+	Keywords: []Param{
+		epsParam, deltaPure,
+		{Name: "keys", Type: "any", CostFree: true, Default: "nil",
+			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds"},
+		{Name: "weights", Type: "any", CostFree: true, Default: "nil",
+			Doc: "[]float64: one positive weight per aggregate, in SELECT order, its share of the budget (default: even shares)"},
+	},
+	Private: true,
+	Result:  "*TableResult",
+	Doc: "A table of noisy aggregates per group of the keys' public domains, from one SQL query planned from public facts, charged once and run as one statement in the data engine (snapshot datasets, row-level). " +
+		"Every group of the domains is released whatever the data; AVG, VARIANCE and STDDEV re-centre on the bounds' midpoint. dry_run=true shows each release's mechanism, sensitivity, noise scale and share of the cost (EXPLAIN).",
+	Paper:    "discrete Laplace (delta=0) or discrete Gaussian in zCDP (delta > 0) per aggregate vector (counts, clamped sums, midpoint-centred sums and their squares), the budget split over them; exact integer sums in the engine (docs/mechanisms.md, private_sql)",
+	Releases: "one noisy value per aggregate and group of the keys' public domains",
+}
 
 // dryRunParam is a keyword of every private function.
 var dryRunParam = Param{Name: "dry_run", Type: "bool", Default: "false",

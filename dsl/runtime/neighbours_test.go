@@ -413,6 +413,8 @@ func receiptOf(v any) *Receipt {
 		return r.Receipt
 	case *QuantileResult:
 		return r.Receipt
+	case *TableResult:
+		return r.Receipt
 	}
 	return nil
 }
@@ -451,6 +453,16 @@ func describeRelease(v any) string {
 		shape = fmt.Sprintf("histogram of %s, %d counts, keys %q", r.Column, len(r.Counts), r.Keys)
 	case *QuantileResult:
 		shape = fmt.Sprintf("quantile %v of %s", r.Q, r.Column)
+	case *TableResult:
+		keys := make([]string, 0, len(r.Rows))
+		for _, row := range r.Rows {
+			for j, c := range row {
+				if r.Kinds[j] == "key" {
+					keys = append(keys, cellText(c))
+				}
+			}
+		}
+		shape = fmt.Sprintf("table %v %v, %d rows, keys %q", r.Columns, r.Kinds, len(r.Rows), keys)
 	default:
 		shape = fmt.Sprintf("%T", v)
 	}
@@ -874,6 +886,13 @@ func harnessGrid(wide bool) []harnessCall {
 		add("private_histogram", c.ds, hbase, "eps", floats(harnessEps))
 		add("private_histogram", c.ds, hbase, "delta", floats(harnessDelta))
 	}
+	// private_sql: fixed refusals and a seeded sample of its grammar
+	// (sql_harness_test.go); the wide grid samples more.
+	sqlQueries := 14
+	if wide {
+		sqlQueries = 200
+	}
+	calls = append(calls, sqlHarnessCalls(sqlQueries)...)
 	return append(calls, harnessMatrixGrid(wide)...)
 }
 

@@ -38,6 +38,9 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 	b := rt.current(fn)
 	defer rt.lineOnError(b, fn)
 	a := mustArgs(fn, kws)
+	if sqlFunc(fn) {
+		ds = rt.sqlDataset(fn, ds, a) // FROM names the dataset
+	}
 	src := rt.resolve(fn, ds)
 	gate := &blockGate{rt: rt, b: b, own: a.block}
 	if a.Bool("dry_run") {

@@ -98,3 +98,91 @@ func TestPrivateSQLCentredOnExact(t *testing.T) {
 		})
 	}
 }
+
+// A cell runs private_sql on a snapshot dataset: the table, its text and
+// HTML displays, Get, CSV, and a named call that replays for free.
+func TestPrivateSQLFromCells(t *testing.T) {
+	dir, _, st := sqlPeople(t, accounting.ReplaceOne)
+	st.Close()
+	s := newSession(t, dir)
+	out := s.ok("r := private_sql(`SELECT region, COUNT(*) AS n, AVG(income, 0, 30000) AS m FROM people WHERE age BETWEEN 30 AND 64 GROUP BY region`, eps=1, delta=1e-6, name=\"by-region\")\n" +
+		"fmt.Println(r.Columns, r.Kinds, len(r.Rows), r.KeyColumns(), r.ValueColumns())\n" +
+		"fmt.Println(r.Get(\"north\", \"m\") >= 0)\n" +
+		"fmt.Print(r.CSV())\n" +
+		"fmt.Println(r)\n")
+	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,m\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	before := ledgerRecords(t, dir, "people")
+	out2 := s.ok("r2 := private_sql(`SELECT region, COUNT(*) AS n, AVG(income, 0, 30000) AS m FROM people WHERE age BETWEEN 30 AND 64 GROUP BY region`, eps=1, delta=1e-6, name=\"by-region\")\nfmt.Print(r2.CSV())\nfmt.Println(r2.Receipt.Replayed)")
+	if after := ledgerRecords(t, dir, "people"); after != before {
+		t.Errorf("a replay wrote %d ledger records", after-before)
+	}
+	if !strings.Contains(out2, "true") || strings.Split(out2, "\n")[1] != strings.Split(out[strings.Index(out, "region,n,m"):], "\n")[1] {
+		t.Errorf("the replay differs:\n%s\nfirst:\n%s", out2, out)
+	}
+	dry := s.ok("d := private_sql(`SELECT SUM(age) AS s, VARIANCE(income, 0, 1000) AS v FROM people`, eps=0.5, dry_run=true)\nfmt.Println(d)")
+	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)"} {
+		if !strings.Contains(dry, want) {
+			t.Errorf("the dry run lacks %q:\n%s", want, dry)
+		}
+	}
+	if after := ledgerRecords(t, dir, "people"); after != before {
+		t.Errorf("a dry run wrote %d ledger records", after-before)
+	}
+}
+
+func ledgerRecords(t *testing.T, dir, name string) int {
+	t.Helper()
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	es, err := st.Entries(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// Every refusal of the grammar, the schema or the call is an
+// ArgumentError raised before the charge: the ledger gets no record.
+func TestPrivateSQLRefusals(t *testing.T) {
+	dir, _, st := sqlPeople(t, accounting.AddRemove)
+	st.Close()
+	s := newSession(t, dir)
+	before := ledgerRecords(t, dir, "people")
+	for _, c := range []struct{ query, kws, want string }{
+		{"INSERT INTO people VALUES (1, 2, 'north')", "eps=1", "SELECT"},
+		{"SELECT age FROM people", "eps=1", "aggregate"},
+		{"SELECT * FROM people", "eps=1", "SELECT *"},
+		{"SELECT COUNT(*) FROM people LIMIT 5", "eps=1", "LIMIT"},
+		{"SELECT COUNT(*) FROM read_csv('/etc/passwd')", "eps=1", "registered dataset"},
+		{"SELECT COUNT(*) FROM '/etc/passwd'", "eps=1", ""},
+		{"SELECT COUNT(*) FROM people; SELECT COUNT(*) FROM people", "eps=1", "second statement"},
+		{"SELECT SUM(random(), 0, 1) FROM people", "eps=1", "random()"},
+		{"SELECT SUM(nosuch, 0, 1) FROM people", "eps=1", "nosuch"},
+		{"SELECT SUM(income * 2) FROM people", "eps=1", "bounds"},
+		{"SELECT income, COUNT(*) FROM people GROUP BY income", "eps=1", "delta > 0"},
+		{"SELECT income, COUNT(*) FROM people GROUP BY income", "eps=1, delta=1e-6", "partition selection"},
+		{"SELECT COUNT(*) FROM nobody", "eps=1", "nobody"},
+		{"SELECT MEDIAN(age) FROM people", "eps=1", "private_quantile"},
+		{"SELECT COUNT(*) AS n, AVG(age) AS m FROM people", "eps=1, weights=[]float64{1}", "weights"},
+		{"SELECT floor(age / 10) AS d, COUNT(*) FROM people GROUP BY d", "eps=1, keys=map[string][]any{\"x\": {1}}", "keys="},
+	} {
+		res, _ := s.run(fmt.Sprintf("r := private_sql(`%s`, %s)\n_ = r", c.query, c.kws))
+		if res.Error == nil {
+			t.Errorf("%s: no error", c.query)
+			continue
+		}
+		if res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: got %s: %s, want an ArgumentError mentioning %q", c.query, res.Error.Name, res.Error.Value, c.want)
+		}
+	}
+	if after := ledgerRecords(t, dir, "people"); after != before {
+		t.Errorf("refusals wrote %d ledger records", after-before)
+	}
+}

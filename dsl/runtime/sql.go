@@ -1,0 +1,113 @@
+package runtime
+
+// private_sql in the runtime: its first argument is the query, whose FROM
+// names the dataset (catalog.DatasetFromQuery). The runtime finds the
+// dataset by parsing the query with the registered engine's parser (the
+// planner checks again that FROM names the call's dataset), then runs the
+// call as every private call runs.
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/privnotes/privnotes/dsl/catalog"
+	"github.com/privnotes/privnotes/dsl/release"
+)
+
+func init() { resultType(tableResult) }
+
+// sqlDataset resolves private_sql's first argument v (the query text) to
+// the dataset its FROM names, records the query among the call's public
+// arguments a, and brings keys= and weights= to the canonical forms the
+// ledger records (maps of []any, []float64).
+func (rt *Runtime) sqlDataset(fn string, v any, a *args) Dataset {
+	q, ok := v.(string)
+	if !ok {
+		panic(errorf(NameArgumentError, "%s: the first argument is the query, a string such as `SELECT COUNT(*) FROM name`; got %s", fn, typeName(v)))
+	}
+	server, name, err := release.SQLDataset(context.Background(), q)
+	if err != nil {
+		panic(err)
+	}
+	if server != "" {
+		panic(errorf(NameArgumentError, "%s: FROM %s.%s names a dataset on a data server; private_sql runs on local datasets so far", fn, server, name))
+	}
+	st, err := rt.Store()
+	if err != nil {
+		panic(errorf(NameLedgerError, "%v", err))
+	}
+	if _, err := st.Schema(name); err != nil {
+		e := rt.unknownDataset("FROM", name)
+		panic(errorf(NameArgumentError, "%s: %s", fn, e.Msg))
+	}
+	a.Vals["query"] = q
+	a.Vals["keys"] = canonicalKeys(a.Vals["keys"])
+	a.Vals["weights"] = canonicalWeights(a.Vals["weights"])
+	return rt.dataset(name)
+}
+
+// canonicalKeys turns a keys= map (a cell writes map[string][]any or
+// map[string][]string, …) into map[string]any of []any with float64
+// numbers; anything else is left for the planner to refuse.
+func canonicalKeys(v any) any {
+	rv := reflect.ValueOf(v)
+	if v == nil || rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
+		return v
+	}
+	out := map[string]any{}
+	for _, k := range rv.MapKeys() {
+		l := rv.MapIndex(k)
+		for l.Kind() == reflect.Interface && !l.IsNil() {
+			l = l.Elem()
+		}
+		if l.Kind() != reflect.Slice {
+			return v
+		}
+		vals := make([]any, l.Len())
+		for i := range vals {
+			vals[i] = canonicalScalar(l.Index(i).Interface())
+		}
+		out[k.String()] = vals
+	}
+	return out
+}
+
+func canonicalScalar(x any) any {
+	rv := reflect.ValueOf(x)
+	switch {
+	case x == nil:
+		return nil
+	case rv.CanInt():
+		return float64(rv.Int())
+	case rv.CanUint():
+		return float64(rv.Uint())
+	case rv.CanFloat():
+		return rv.Float()
+	case rv.Kind() == reflect.String:
+		return rv.String()
+	}
+	return x
+}
+
+// canonicalWeights turns a weights= list of numbers into []float64.
+func canonicalWeights(v any) any {
+	rv := reflect.ValueOf(v)
+	if v == nil || rv.Kind() != reflect.Slice {
+		return v
+	}
+	out := make([]float64, rv.Len())
+	for i := range out {
+		f, ok := canonicalScalar(rv.Index(i).Interface()).(float64)
+		if !ok {
+			return v
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// sqlFunc reports whether fn names its dataset in its query's FROM.
+func sqlFunc(fn string) bool {
+	f, ok := catalog.Lookup(fn)
+	return ok && f.DatasetFrom == catalog.DatasetFromQuery
+}
