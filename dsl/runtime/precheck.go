@@ -39,6 +39,7 @@ func (rt *Runtime) staticEvent(c syntax.Call, f *catalog.Func, src *source, lits
 	if err != nil {
 		return accounting.Event{}, false
 	}
+	staticQuery(c, a)
 	p, err := rt.exec.Plan(rt.call(nil, c.Func, src, a))
 	if err != nil {
 		return accounting.Event{}, false
@@ -138,6 +139,9 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 	// planned against its dataset's public schema, so that a k > d or an
 	// unknown method refuses the cell before anything of it runs.
 	for _, c := range p.AllCalls() {
+		if err := literalQueryError(c); err != nil {
+			return err
+		}
 		ds := rt.callDataset(c, lookup)
 		sc := schemaOf(ds)
 		if sc == nil {
@@ -255,7 +259,9 @@ func (rt *Runtime) validateLiteralCall(c syntax.Call, src *source, lits map[stri
 			err = &Error{Name: e.Name, Msg: fmt.Sprintf("line %d: %s (cell refused before running: nothing ran)", c.Line, e.Msg)}
 		}
 	}()
-	rt.planCall(c.Func, src, mustArgs(c.Func, kws))
+	a := mustArgs(c.Func, kws)
+	staticQuery(c, a)
+	rt.planCall(c.Func, src, a)
 	return nil
 }
 
@@ -273,6 +279,9 @@ func (rt *Runtime) planCall(fn string, src *source, a *args) *release.Plan {
 // when it is not known before the cell runs (or the argument is public
 // synthetic data, which charges no dataset).
 func (rt *Runtime) callDataset(c syntax.Call, lookup func(string) (any, bool)) string {
+	if sqlFunc(c.Func) {
+		return queryDataset(c)
+	}
 	if c.Dataset != "" || c.DatasetVar == "" || lookup == nil {
 		return c.Dataset
 	}

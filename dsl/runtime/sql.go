@@ -8,10 +8,13 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/dsl/syntax"
 )
 
 func init() { resultType(tableResult) }
@@ -110,4 +113,44 @@ func canonicalWeights(v any) any {
 func sqlFunc(fn string) bool {
 	f, ok := catalog.Lookup(fn)
 	return ok && f.DatasetFrom == catalog.DatasetFromQuery
+}
+
+// queryDataset is the local dataset a static call's literal query names
+// in FROM ("" when the query is not a literal or does not parse: the call
+// reports that when it runs).
+func queryDataset(c syntax.Call) string {
+	if c.Query == "" {
+		return ""
+	}
+	server, name, err := release.SQLDataset(context.Background(), c.Query)
+	if err != nil || server != "" {
+		return ""
+	}
+	return name
+}
+
+// staticQuery gives a statically planned call of a function that names
+// its dataset in its query the query, as sqlDataset does at run time.
+func staticQuery(c syntax.Call, a *args) {
+	if !sqlFunc(c.Func) {
+		return
+	}
+	a.Vals["query"] = c.Query
+	a.Vals["keys"] = canonicalKeys(a.Vals["keys"])
+	a.Vals["weights"] = canonicalWeights(a.Vals["weights"])
+}
+
+// literalQueryError is the refusal of a static call's literal query that
+// is outside the grammar (before its dataset is known): the pre-check
+// refuses the cell with it, as it refuses other literal calls.
+func literalQueryError(c syntax.Call) *Error {
+	if !sqlFunc(c.Func) || c.Query == "" {
+		return nil
+	}
+	_, _, err := release.SQLDataset(context.Background(), c.Query)
+	var e *Error
+	if !errors.As(err, &e) || e.Name != NameArgumentError {
+		return nil
+	}
+	return &Error{Name: e.Name, Msg: fmt.Sprintf("line %d: %s (cell refused before running: nothing ran)", c.Line, e.Msg)}
 }

@@ -186,3 +186,27 @@ func TestPrivateSQLRefusals(t *testing.T) {
 		t.Errorf("refusals wrote %d ledger records", after-before)
 	}
 }
+
+// The pre-check knows a literal query's dataset and cost before the cell
+// runs: a cell whose private_sql calls together exceed the dataset's
+// budget is refused before any of it runs, and a literal query the
+// planner refuses refuses the cell.
+func TestPrivateSQLPrecheck(t *testing.T) {
+	dir := t.TempDir()
+	registerSnapshot(t, dir, "small", "age,region\n30,north\n40,south\n", snapshot.Spec{Bounds: map[string][2]float64{"age": {0, 120}}, Categories: map[string][]string{"region": {"north", "south"}}},
+		ledger.Registration{Budget: accounting.Budget{Eps: 1}, Accountant: accounting.ModeBasic, Neighbour: accounting.AddRemove, Clip: 1})
+	s := newSession(t, dir)
+	before := ledgerRecords(t, dir, "small")
+	res, out := s.run("fmt.Println(\"ran\")\na := private_sql(`SELECT region, COUNT(*) FROM small GROUP BY region`, eps=0.6)\nb := private_sql(`SELECT AVG(age) FROM small`, eps=0.6)\n_, _ = a, b")
+	if res.Error == nil || res.Error.Name != NameBudgetExceeded || strings.Contains(out.stdout(), "ran") {
+		t.Errorf("the cell ran or was not refused as over budget: %+v, output %q", res.Error, out.stdout())
+	}
+	res, out = s.run("fmt.Println(\"ran\")\na := private_sql(`SELECT * FROM small`, eps=0.1)\n_ = a")
+	if res.Error == nil || res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, "nothing ran") || strings.Contains(out.stdout(), "ran\n") {
+		t.Errorf("a refused literal query did not refuse the cell: %+v, output %q", res.Error, out.stdout())
+	}
+	if n := ledgerRecords(t, dir, "small"); n != before {
+		t.Errorf("%d ledger records after refused cells", n-before)
+	}
+	s.ok("a := private_sql(`SELECT COUNT(*) FROM small`, eps=0.6)\n_ = a")
+}

@@ -7,6 +7,8 @@ import (
 	"go/types"
 	"strconv"
 	"strings"
+
+	"github.com/privnotes/privnotes/dsl/catalog"
 )
 
 // recordCall records a private call's static cost.
@@ -42,6 +44,12 @@ func (t *translator) recordCall(i int, f *Func, args []arg, values map[string][]
 	for _, a := range args {
 		if a.kw != "" {
 			continue
+		}
+		if f.DatasetFrom == catalog.DatasetFromQuery {
+			if q, ok := literalValue(t.toks[a.from:a.to]); ok {
+				call.Query, _ = q.(string)
+			}
+			break
 		}
 		call.Dataset = t.staticDataset(t.toks[a.from:a.to])
 		if call.Dataset == "" && a.to-a.from == 1 && t.toks[a.from].t == token.IDENT && !t.mayRebind(t.toks[a.from].lit, i) {

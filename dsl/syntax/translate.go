@@ -72,6 +72,10 @@ type Call struct {
 	// a DSL function or a Go builtin is called before it (it could assign
 	// the variable): the call is then left to the run-time charge.
 	DatasetVar string
+	// Query is the literal query of a function that names its dataset in
+	// its query's FROM (catalog.DatasetFromQuery), "" otherwise: the
+	// runtime's pre-check finds the dataset, and plans the call, from it.
+	Query      string
 	Eps, Delta float64
 	// Static: Eps and Delta are literals and the call runs exactly once per
 	// execution of the cell. Otherwise Eps and Delta are the literals that
