@@ -89,8 +89,8 @@ var layerRules = []layerRule{
 	{module + "/dsl/release", func(imp string) string {
 		// The execution core sits below the language: a remote executor
 		// (the data service) must run it without an interpreter.
-		if under(imp, module+"/dsl") && imp != module+"/dsl/ledger" && imp != module+"/dsl/catalog" {
-			return "the execution core knows only the ledger and the catalog of dsl/"
+		if under(imp, module+"/dsl") && imp != module+"/dsl/ledger" && imp != module+"/dsl/catalog" && imp != module+"/dsl/sqlplan" {
+			return "the execution core knows only the ledger, the catalog and the SQL planner of dsl/"
 		}
 		if under(imp, "google.golang.org/grpc") {
 			return "the execution core has no transport"

@@ -24,6 +24,8 @@ var samples = map[string]Value{
 	"histogram": &Histogram{Keys: []string{"[0, 10)", "<b>x</b>", "\"q\""}, Counts: []float64{1, 0, -2}},
 	"quantile":  &Quantile{Q: 0.9, Value: 41.5},
 	"groups":    &Groups{Stat: "mean", Column: "age", By: "region", Keys: []string{"north", "other"}, Values: []float64{40.25, -1}},
+	"table": &Table{Columns: []string{"region", "band", "n", "m"}, Kinds: []string{"key", "key", "count", "avg"},
+		Rows: [][]any{{"north", 3.0, 12.0, 0.1}, {nil, -0.0, -2.0, math.Inf(1)}, {"2", 1e300, 0.0, math.NaN()}}},
 }
 
 // sameBits compares two values of a type field by field, floats by their

@@ -76,6 +76,8 @@ func memCalls() []Call {
 		c("private_quantile", private, map[string]any{"col": "x3", "delta": 0.0}),
 		c("private_pca", private, map[string]any{"k": 2, "method": "gauss"}),
 		c("private_pca", private, map[string]any{"k": 2, "method": "federated", "providers": 2}),
+		// private SQL, its query parsed by the recorded trees (sql_test.go)
+		c("private_sql", sqlPeopleRef(), map[string]any{"query": sqlMemQuery, "delta": 0.0}),
 	}
 	for _, m := range PCAMethods() {
 		vals := map[string]any{"method": m, "k": 2}

@@ -1,9 +1,15 @@
 package release
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"strings"
 	"testing"
 
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
@@ -154,4 +160,66 @@ func TestSQLFinish(t *testing.T) {
 		t.Errorf("count %v, want 3", got[0])
 	}
 	_ = tabular.MeanRoundDown
+}
+
+// This package's tests link no SQL engine: the parser they register
+// answers with the syntax trees dsl/sqlplan's tests record from DuckDB
+// (dsl/snapshot's TestParseSQLRecorded keeps them equal to the engine's).
+func init() {
+	b, err := os.ReadFile("../sqlplan/testdata/ast.json")
+	if err != nil {
+		panic(err)
+	}
+	var trees map[string]json.RawMessage
+	if err := json.Unmarshal(b, &trees); err != nil {
+		panic(err)
+	}
+	err = RegisterSQLParser(func(_ context.Context, q string) ([]byte, error) {
+		t, ok := trees[q]
+		if !ok {
+			return nil, fmt.Errorf("no recorded syntax tree for %q", q)
+		}
+		return t, nil
+	})
+	if err != nil {
+		panic(err)
+	}
+}
+
+// sqlMemQuery is a recorded query over sqlPeopleRef.
+const sqlMemQuery = "SELECT floor(age / 10) AS band, COUNT(*) FROM people GROUP BY band"
+
+// sqlPeopleRef is a row-level dataset "people" with age bounded in [0, 120].
+func sqlPeopleRef() Ref {
+	sc := ledger.Schema{Name: "people", Columns: []string{"age", "income"}, D: 2, Clip: 1, Unit: "row", Center: "none",
+		Neighbour: "replace-one", Accountant: "zcdp", Bounds: map[string][2]float64{"age": {0, 120}}}
+	return Ref{Name: "people", Schema: sc}
+}
+
+// The planner's refusals that need no engine: FROM naming another
+// dataset, a plan without a parser's tree.
+func TestSQLPlanRefusals(t *testing.T) {
+	t.Parallel()
+	env := &Local{}
+	call := func(ref Ref, q string) error {
+		_, err := env.Plan(Call{Func: FnSQL, Dataset: ref, Args: memArgs(map[string]any{"query": q, "delta": 0.0})})
+		return err
+	}
+	other := sqlPeopleRef()
+	other.Name = "others"
+	if err := call(other, sqlMemQuery); err == nil || !containsAll(err.Error(), "FROM names dataset \"people\"", "\"others\"") {
+		t.Errorf("FROM naming another dataset: %v", err)
+	}
+	if err := call(sqlPeopleRef(), sqlMemQuery); err != nil {
+		t.Errorf("the recorded query: %v", err)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
 }

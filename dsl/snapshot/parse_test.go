@@ -209,8 +209,16 @@ func TestPrintedStatementRuns(t *testing.T) {
 		if err := res.Scan(dst...); err != nil {
 			t.Fatal(err)
 		}
-		// Columns: k0, n, a1_sum, a2_n, a2_sum, a3_n, a3_sum, a3_sumsq, a4_sum.
-		got[g] = []float64{v[0], v[1], v[2], v[3], v[6], v[7]}
+		// Columns: k0, n, a1_sum, a2_n, a2_sum, a3_n, a3_sum, a3_sumsq, a4_sum;
+		// the sums are integers on each aggregate's grid (sqlplan.GridOf).
+		step := func(i int) float64 {
+			gr, err := sqlplan.GridOf(p.Aggregates[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return gr.Step
+		}
+		got[g] = []float64{v[0], v[1] * step(1), v[2], v[3] * step(2), v[6] * step(3) * step(3), v[7] * step(4)}
 		if v[4] != v[2] || v[5] != v[3] {
 			t.Errorf("group %s: AVG and VARIANCE disagree on the count or centred sum: %v", g, v)
 		}
