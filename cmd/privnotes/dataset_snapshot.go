@@ -23,9 +23,19 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
+// snapshotPool keeps the process's snapshot readers open across calls
+// (dsl/snapshot's Pool): a call leases the reader of its dataset instead
+// of starting and stopping a DuckDB. main closes it when the command
+// ends.
+var snapshotPool = &snapshot.Pool{}
+
 func init() {
 	err := release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
-		return snapshot.Open(path, hash)
+		l, err := snapshotPool.Open(path, hash)
+		if err != nil {
+			return nil, err // not a nil *Lease in an interface
+		}
+		return l, nil
 	})
 	if err != nil {
 		panic(err) // a second data engine linked in: a build error

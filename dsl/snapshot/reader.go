@@ -161,11 +161,18 @@ func Open(path, hash string) (*Reader, error) {
 	if err := Verify(abs, hash); err != nil {
 		return nil, err
 	}
+	return openVerified(abs, hash)
+}
+
+// openVerified is Open of the absolute path abs once the file verified
+// against hash.
+func openVerified(abs, hash string) (*Reader, error) {
 	r := &Reader{path: abs,
 		errRead: fmt.Errorf("snapshot: reading the snapshot %s failed", filepath.Base(abs))}
 	fail := func(why string) (*Reader, error) {
 		return nil, fmt.Errorf("snapshot: cannot open %s: %s", abs, why)
 	}
+	var err error
 	if r.db, err = openDuck(""); err != nil {
 		return fail("DuckDB did not start")
 	}
@@ -381,6 +388,12 @@ func (labeledUnitSource) HasLabels() bool { return true }
 func (s unitSource) NumUnits() int        { return s.units }
 func (s labeledUnitSource) NumUnits() int { return s.units }
 func (s *source) Dim() int                { return len(s.cols) }
+
+// NumRows returns the snapshot's number of rows, which every pass of the
+// source reads, without a pass: the count in its schema, which Open
+// checked against the file's row groups (and the hash against the
+// registration). It is private, as the rows are: a mechanism's input.
+func (s *source) NumRows() int64 { return s.r.info.Rows }
 
 // scanSpec is what a window scan converts: the value columns (features,
 // then the label) and whether the unit index is read.
