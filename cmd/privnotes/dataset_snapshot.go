@@ -278,7 +278,8 @@ func scanOwnerNotes(ctx context.Context, info *snapshot.Info, columns []string, 
 		return notes, err
 	}
 	defer r.Close()
-	src, err := r.Source(columns)
+	// Parquet, not the row cache: one pass would not repay writing it.
+	src, err := r.ParquetSource(columns)
 	if err != nil {
 		return notes, err
 	}

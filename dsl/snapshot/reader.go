@@ -297,11 +297,14 @@ func (r *Reader) Close() error {
 
 // shut releases the database and the cache file.
 func (r *Reader) shut() error {
-	if r.cache != nil {
-		r.cache.once.Do(func() {}) // no verification after the close
-		if r.cache.file != nil {
-			r.cache.file.close()
+	if c := r.cache; c != nil {
+		c.mu.Lock()
+		c.resolved = true // no verification or write after the close
+		if c.file != nil {
+			c.file.close()
+			c.file = nil
 		}
+		c.mu.Unlock()
 	}
 	return r.db.Close()
 }
@@ -333,11 +336,19 @@ func (r *Reader) release() {
 // rows.Units when it has a user column.
 //
 // A pass reads the snapshot's row cache (cache.go) instead of its Parquet
-// when the cache is there and valid and the features are at least half
-// of the columns; the values are the same. A source of the numeric
+// when the features are at least half of the columns and the cache is
+// valid (the first such pass writes a missing one); the values are the
+// same. A source of the numeric
 // columns in schema order then also implements rows.Normed.
 func (r *Reader) Source(features []string) (rows.Source, error) {
 	return r.source(features, true)
+}
+
+// ParquetSource is Source reading the Parquet file only: it neither
+// reads nor writes the row cache, for a single pass (the owner's notes at
+// registration) that a cache would not repay.
+func (r *Reader) ParquetSource(features []string) (rows.Source, error) {
+	return r.source(features, false)
 }
 
 func (r *Reader) source(features []string, cache bool) (rows.Source, error) {
@@ -466,8 +477,8 @@ func (s *source) Scan(ctx context.Context) (rows.Cursor, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.useCache() {
-		return s.scanCache(ctx, s.r.cache.file)
+	if file := s.useCache(ctx, true); file != nil {
+		return s.scanCache(ctx, file)
 	}
 	if err := s.r.acquire(); err != nil {
 		return nil, err
