@@ -26,6 +26,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -107,7 +108,7 @@ func runSnapshotBench(ctx context.Context, cfg bench.Config) (out []bench.Row, e
 	for rep := range reps {
 		dir := filepath.Join(tmp, fmt.Sprintf("state-%d", rep))
 		var path string
-		s, err := measure(func() (err error) {
+		secs, cpu, err := timed(func() (err error) {
 			path, err = b.register(dir, "people", big)
 			return err
 		})
@@ -115,15 +116,15 @@ func runSnapshotBench(ctx context.Context, cfg bench.Config) (out []bench.Row, e
 			return b.rows, err
 		}
 		if b.cfg.WantMethod("register") {
-			b.add("register", sideEngine, n, s.secs)
+			b.add("register", sideEngine, n, secs, cpu)
 			pq := filepath.Join(tmp, fmt.Sprintf("copy-%d.parquet", rep))
-			s, err = measure(func() error {
+			secs, cpu, err = timed(func() error {
 				return b.floor("COPY (SELECT * FROM read_csv(" + quoteSQL(big) + ")) TO " + quoteSQL(pq) + " (FORMAT parquet)")
 			})
 			if err != nil {
 				return b.rows, fmt.Errorf("DuckDB floor of register: %w", err)
 			}
-			b.add("register", sideFloor, n, s.secs)
+			b.add("register", sideFloor, n, secs, cpu)
 			os.Remove(pq)
 		}
 		if rep == 0 {
@@ -165,16 +166,16 @@ func runSnapshotBench(ctx context.Context, cfg bench.Config) (out []bench.Row, e
 			if err := ctx.Err(); err != nil {
 				return b.rows, err
 			}
-			s, err := measure(func() error { _, err := exec.Execute(ctx, call, nil); return err })
+			secs, cpu, err := timed(func() error { _, err := exec.Execute(ctx, call, nil); return err })
 			if err != nil {
 				return b.rows, fmt.Errorf("%s: %w", step.method, err)
 			}
-			b.add(step.method, sideEngine, n, s.secs)
-			s, err = measure(func() error { return b.floor(step.floor) })
+			b.add(step.method, sideEngine, n, secs, cpu)
+			secs, cpu, err = timed(func() error { return b.floor(step.floor) })
 			if err != nil {
 				return b.rows, fmt.Errorf("DuckDB floor of %s: %w", step.method, err)
 			}
-			b.add(step.method, sideFloor, n, s.secs)
+			b.add(step.method, sideFloor, n, secs, cpu)
 		}
 	}
 	if b.cfg.WantMethod("small") {
@@ -183,6 +184,16 @@ func runSnapshotBench(ctx context.Context, cfg bench.Config) (out []bench.Row, e
 		}
 	}
 	return b.rows, nil
+}
+
+// timed runs f once after a GC and returns its wall and process CPU
+// seconds (all threads, DuckDB's included: the engine and its floor run
+// in this one process, one after the other).
+func timed(f func() error) (wall, cpu float64, err error) {
+	runtime.GC()
+	c0, t0 := processCPU(), time.Now()
+	err = f()
+	return max(time.Since(t0).Seconds(), 1e-9), processCPU() - c0, err
 }
 
 // snapBench is one run's state.
@@ -195,9 +206,9 @@ type snapBench struct {
 	rows  []bench.Row
 }
 
-func (b *snapBench) add(method, side string, n int, secs float64) {
+func (b *snapBench) add(method, side string, n int, secs, cpu float64) {
 	b.rows = append(b.rows, bench.Row{Workload: snapshotWorkload, Method: method, N: n, D: 3, Seconds: secs,
-		Extra: map[string]any{"setting": side, "side": side, "metric": "none (always 0)"}})
+		Extra: map[string]any{"setting": side, "side": side, "metric": "none (always 0)", "cpu_s": cpu}})
 }
 
 // register runs the owner's `dataset add --from` into the state directory
@@ -260,16 +271,16 @@ func (b *snapBench) small(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		start := time.Now()
-		if _, err := exec.Execute(ctx, call, nil); err != nil {
+		secs, cpu, err := timed(func() error { _, err := exec.Execute(ctx, call, nil); return err })
+		if err != nil {
 			return fmt.Errorf("small: %w", err)
 		}
-		b.add("small", sideEngine, smallRows, time.Since(start).Seconds())
-		start = time.Now()
-		if err := b.floor(q); err != nil {
+		b.add("small", sideEngine, smallRows, secs, cpu)
+		secs, cpu, err = timed(func() error { return b.floor(q) })
+		if err != nil {
 			return fmt.Errorf("DuckDB floor of small: %w", err)
 		}
-		b.add("small", sideFloor, smallRows, time.Since(start).Seconds())
+		b.add("small", sideFloor, smallRows, secs, cpu)
 	}
 	return nil
 }
@@ -284,6 +295,7 @@ func printSnapshotReport(w io.Writer, all []bench.Row) {
 	}
 	var order []key
 	secs := map[key]map[string][]float64{}
+	cpus := map[key]map[string][]float64{}
 	for _, r := range all {
 		if r.Workload != snapshotWorkload {
 			continue
@@ -291,25 +303,31 @@ func printSnapshotReport(w io.Writer, all []bench.Row) {
 		side, _ := r.Extra["side"].(string)
 		k := key{r.Method, r.N}
 		if secs[k] == nil {
-			secs[k] = map[string][]float64{}
+			secs[k], cpus[k] = map[string][]float64{}, map[string][]float64{}
 			order = append(order, k)
 		}
 		secs[k][side] = append(secs[k][side], r.Seconds)
+		cpu, _ := r.Extra["cpu_s"].(float64)
+		cpus[k][side] = append(cpus[k][side], cpu)
 	}
 	if len(order) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%s: a private call through the executor against DuckDB's own query on the same file, medians per call\n", snapshotWorkload)
+	fmt.Fprintf(w, "\n%s: a private call through the executor against DuckDB's own query on the same file, medians per call;\n", snapshotWorkload)
+	fmt.Fprintln(w, "CPU is the process's (user + system, DuckDB's threads included)")
+	ratio := func(e, f float64) string {
+		if !(f > 0) || math.IsNaN(e) {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f×", e/f)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "step\tn\tcalls\tengine s\tDuckDB s\tengine/DuckDB\tengine − DuckDB ms\t")
+	fmt.Fprintln(tw, "step\tn\tcalls\tengine s\tDuckDB s\tengine/DuckDB\tengine − DuckDB ms\tengine CPU s\tDuckDB CPU s\tCPU ratio\t")
 	for _, k := range order {
 		e, f := bench.Median(secs[k][sideEngine]), bench.Median(secs[k][sideFloor])
-		ratio := "-"
-		if f > 0 && !math.IsNaN(e) {
-			ratio = fmt.Sprintf("%.2f×", e/f)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%s\t%s\t\n", k.method, k.n, len(secs[k][sideEngine]), e, f, ratio,
-			strconv.FormatFloat(1000*(e-f), 'f', 1, 64))
+		ec, fc := bench.Median(cpus[k][sideEngine]), bench.Median(cpus[k][sideFloor])
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%s\t%s\t%.4f\t%.4f\t%s\t\n", k.method, k.n, len(secs[k][sideEngine]), e, f, ratio(e, f),
+			strconv.FormatFloat(1000*(e-f), 'f', 1, 64), ec, fc, ratio(ec, fc))
 	}
 	tw.Flush()
 }

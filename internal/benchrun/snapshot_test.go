@@ -97,7 +97,7 @@ func TestBenchSnapshot(t *testing.T) {
 				line = f
 			}
 		}
-		if len(line) != 7 || line[1] != strconv.Itoa(step.n) || line[2] != strconv.Itoa(step.k) || !strings.HasSuffix(line[5], "×") {
+		if len(line) != 10 || line[1] != strconv.Itoa(step.n) || line[2] != strconv.Itoa(step.k) || !strings.HasSuffix(line[5], "×") {
 			t.Errorf("%s: report line %q, want n=%d, %d calls and a ratio", step.method, line, step.n, step.k)
 			continue
 		}
