@@ -85,10 +85,11 @@ func (p *Pool) Open(path, hash string) (*Lease, error) {
 	}
 	// On every lease: the memo makes it one open and stat for the same
 	// unchanged file, and a changed file is hashed again and refused.
+	key := poolKey{abs, hash}
 	if err := Verify(abs, hash); err != nil {
+		p.drop(key) // removed or changed: its reader serves no later call
 		return nil, err
 	}
-	key := poolKey{abs, hash}
 	if l := p.lend(key); l != nil {
 		return l, nil
 	}
@@ -115,6 +116,22 @@ func (p *Pool) Open(path, hash string) (*Lease, error) {
 	l := p.lendLocked(e)
 	p.evictLocked()
 	return l, nil
+}
+
+// drop takes the reader of key out of the pool: closed now if idle, else
+// by its last lease.
+func (p *Pool) drop(key poolKey) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.readers[key]
+	if e == nil {
+		return
+	}
+	delete(p.readers, key)
+	e.evicted = true
+	if e.leases == 0 {
+		e.r.Close()
+	}
 }
 
 func (p *Pool) lend(key poolKey) *Lease {

@@ -165,6 +165,9 @@ func TestPoolRefusesChangedFile(t *testing.T) {
 	if _, err := p.Open(a.Path, a.Hash); err == nil || !strings.Contains(err.Error(), "changed after registration") {
 		t.Errorf("a changed snapshot leased: %v", err)
 	}
+	if scans(l.Reader, "a") {
+		t.Error("the reader of a file that no longer verifies stayed open in the pool")
+	}
 	if _, err := p.Open(a.Path, strings.Repeat("0", 64)); err == nil {
 		t.Error("a lease under another hash")
 	}
