@@ -90,11 +90,11 @@ func TestBenchSnapshot(t *testing.T) {
 	for _, step := range []struct {
 		method string
 		n, k   int
-	}{{"register", 2000, 2}, {"count", 2000, 2}, {"sum", 2000, 2}, {"by-count", 2000, 2}, {"small", 500, 5}} {
+	}{{"register", 2000, 2}, {"count", 2000, 2}, {"sum", 2000, 2}, {"by-count", 2000, 2}, {"small", 500, 5}, {"first call", 2000, 1}} {
 		var line []string
 		for _, l := range strings.Split(report, "\n") {
-			if f := strings.Fields(l); len(f) > 0 && f[0] == step.method {
-				line = f
+			if strings.HasPrefix(strings.TrimSpace(l), step.method+" ") {
+				line = strings.Fields(strings.Replace(strings.TrimSpace(l), step.method, "step", 1))
 			}
 		}
 		if len(line) != 10 || line[1] != strconv.Itoa(step.n) || line[2] != strconv.Itoa(step.k) || !strings.HasSuffix(line[5], "×") {
