@@ -232,7 +232,8 @@ func verifyMatrixSnapshot(ctx context.Context, info *snapshot.Info, m *matrixFil
 		return err
 	}
 	defer r.Close()
-	src, err := r.Source(cols)
+	// Parquet, not the row cache: this one check would not repay it.
+	src, err := r.ParquetSource(cols)
 	if err != nil {
 		return err
 	}
