@@ -203,7 +203,7 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if err := tx.Commit(); err != nil {
 		return nil, dbErr("ledger: committing the charge", err)
 	}
-	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Filter: acc.Mode().Pricing(ev), Budget: sc.Budget,
+	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Filter: acc.Pricing(ev), Budget: sc.Budget,
 		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: r.Hash, Time: now}, nil
 }
 
@@ -332,6 +332,23 @@ func (s *Store) WouldRemain(datasetName string, events ...accounting.Event) (rem
 		return nil
 	})
 	return remaining, err
+}
+
+// Pricing names the filter of the dataset's accountant that prices ev and
+// what it charges, as the receipt of a charge of ev says
+// (accounting.Accountant.Pricing: the rdp accountant's amount depends on
+// the order its dataset's state records, which the mode alone does not
+// know).
+func (s *Store) Pricing(datasetName string, ev accounting.Event) (p string, err error) {
+	err = s.view(func(v *View) error {
+		acc, _, err := readAccountant(v.ctx, v.q, datasetName)
+		if err != nil {
+			return err
+		}
+		p = acc.Pricing(ev)
+		return nil
+	})
+	return p, err
 }
 
 // Status returns a dataset's budget, spent and remaining, and what its

@@ -86,7 +86,7 @@ func (env *Local) named(call Call, p *Plan) (namedCall, error) {
 	if left, err := st.Remaining(src.Name); err == nil {
 		ch.remaining = left
 	}
-	ch.filter = pricing(ch.mode, nr.Event)
+	ch.filter = pricing(st, src.Name, ch.mode, nr.Event)
 	rc := newReceipt(src, p, nr.Event, ch)
 	rc.Charged, rc.Replayed, rc.Name, rc.ReleaseHash = false, true, name, nr.ValueHash
 	return namedCall{replay: &Release{Value: value, Receipt: rc, Columns: p.Columns}}, nil
