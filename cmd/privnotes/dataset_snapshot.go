@@ -28,6 +28,9 @@ import (
 // ends.
 var snapshotPool = &snapshot.Pool{}
 
+// The pool's leases run private SQL's statements (release.SQLReader).
+var _ release.SQLReader = (*snapshot.Lease)(nil)
+
 func init() {
 	err := release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
 		l, err := snapshotPool.Open(path, hash)

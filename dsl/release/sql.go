@@ -676,6 +676,11 @@ func runSQL(ctx context.Context, d *Data, sp *sqlplan.Plan, rels []sqlRelease, c
 			exact[i][j] = make([]float64, groups)
 		}
 	}
+	if d == nil || d.SQL == nil {
+		// A build whose data layer has no SQL access (a public fact of
+		// the build, not of the data): nothing to release.
+		return nil, errNoSQL
+	}
 	if rows, err := querySQL(ctx, d, sp); err == nil {
 		if !fillSQL(rows, sp, rels, index, exact) {
 			for i := range exact {
@@ -758,8 +763,9 @@ func sqlFinish(r sqlRelease, noisy [][]float64) []float64 {
 	return out
 }
 
-// errNoSQL is the run's failure without a SQL reader (a plan refuses such
-// data before the charge; the run then releases the noise alone).
+// errNoSQL is the run's failure without a SQL reader: the plan refuses
+// data outside the engine before the charge, so only a build whose
+// snapshot reader lacks SQLReader gets here.
 var errNoSQL = errors.New("release: the data give no SQL access")
 
 // querySQL prints the plan over the reader's table and runs it.
