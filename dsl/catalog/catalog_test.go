@@ -49,8 +49,17 @@ func TestFuncsTable(t *testing.T) {
 				t.Errorf("%s's %s keyword is marked CostFree, but it is (or decides) the cost", f.Name, kw)
 			}
 		}
-		if len(f.Positional) == 0 || f.Positional[0].Type != "dataset" {
-			t.Errorf("%s: a private function's first argument is its dataset", f.Name)
+		switch f.DatasetFrom {
+		case "":
+			if len(f.Positional) == 0 || f.Positional[0].Type != "dataset" {
+				t.Errorf("%s: a private function's first argument is its dataset", f.Name)
+			}
+		case DatasetFromQuery:
+			if len(f.Positional) == 0 || f.Positional[0].Type != "string" || f.Positional[0].Name != "query" {
+				t.Errorf("%s: a private function that names its dataset in a query takes the query first", f.Name)
+			}
+		default:
+			t.Errorf("%s: unknown DatasetFrom %q", f.Name, f.DatasetFrom)
 		}
 	}
 }

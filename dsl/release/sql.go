@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -33,7 +34,7 @@ import (
 )
 
 // FnSQL is the private SQL function's name.
-const FnSQL = "private_sql"
+var FnSQL = catalog.PrivateSQL.Name
 
 // Table is a private_sql release: one row per group of the keys' public
 // domains (their cross product, first key slowest), one column per SELECT
@@ -154,7 +155,7 @@ func parseSQL(ctx context.Context, query string) (*sqlplan.Query, error) {
 func sqlRefusal(err error) *Error {
 	var pe *sqlplan.Error
 	if errors.As(err, &pe) {
-		return Errorf(NameArgumentError, "%s", pe.Error())
+		return Errorf(NameArgumentError, "%s: %s", FnSQL, pe.Error())
 	}
 	return Errorf(NameArgumentError, "%s: %v", FnSQL, err)
 }
@@ -328,7 +329,7 @@ var sqlVectorShares = map[sqlplan.AggKind][]float64{
 }
 
 func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
-	const fn = FnSQL
+	fn := FnSQL
 	query, _ := a.Vals["query"].(string)
 	if strings.TrimSpace(query) == "" {
 		return nil, Errorf(NameArgumentError, "%s: give the query as the first argument: private_sql(`SELECT COUNT(*) FROM name`, eps=…)", fn)
@@ -464,7 +465,7 @@ func upward(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
 // row-level data under nb (one row, one group), their shares of the call's
 // ε (Laplace) or ρ (Gaussian) and their noise scales over groups groups.
 func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares []float64, eps, rho float64, gaussian bool) ([]sqlRelease, error) {
-	const fn = FnSQL
+	fn := FnSQL
 	var err error
 	rels := make([]sqlRelease, len(sp.Aggregates))
 	for i, ag := range sp.Aggregates {

@@ -16,11 +16,13 @@ type Error struct {
 	Msg string
 }
 
+// Error names the construct, its offset and the reason; the caller
+// prefixes the function's name.
 func (e *Error) Error() string {
 	if e.Pos >= 0 {
-		return fmt.Sprintf("private_sql: %s (at offset %d): %s", e.Construct, e.Pos, e.Msg)
+		return fmt.Sprintf("%s (at offset %d): %s", e.Construct, e.Pos, e.Msg)
 	}
-	return fmt.Sprintf("private_sql: %s: %s", e.Construct, e.Msg)
+	return fmt.Sprintf("%s: %s", e.Construct, e.Msg)
 }
 
 // refuse builds an *Error with a formatted message.

@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"errors"
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"go/parser"
 	"go/scanner"
 	"go/token"
@@ -282,8 +283,8 @@ func TestFuncsTable(t *testing.T) {
 			if _, ok := f.Keyword("delta"); !ok {
 				t.Errorf("%s: private function without delta", f.Name)
 			}
-			if len(f.Positional) == 0 || f.Positional[0].Type != "dataset" {
-				t.Errorf("%s: private function whose first argument is not a dataset", f.Name)
+			if want := map[string]string{"": "dataset", catalog.DatasetFromQuery: "string"}[f.DatasetFrom]; len(f.Positional) == 0 || f.Positional[0].Type != want {
+				t.Errorf("%s: private function whose first argument is not a %s", f.Name, want)
 			}
 			if f.Paper == "" || f.Releases == "" {
 				t.Errorf("%s: private function without paper or releases", f.Name)
