@@ -374,6 +374,31 @@ func (v *View) Status(datasetName string) (*Status, error) {
 		Reservations: len(h.held.events), Held: h.heldCost(), Available: h.Remaining(), Lapse: h.held.lapse}, nil
 }
 
+// Fits is what one more call on the dataset may spend, with its live
+// reservations counted: the largest pure, bounded-range and Gaussian ε its
+// accountant admits now (the Gaussian one calibrated to the budget's δ, or
+// under basic composition to the δ that is left). It searches, so it is
+// for remaining() and %budget, not for every receipt.
+func (s *Store) Fits(datasetName string) (f accounting.Fits, err error) {
+	err = s.view(func(v *View) error {
+		acc, sc, err := readAccountant(v.ctx, v.q, datasetName)
+		if err != nil {
+			return err
+		}
+		h, err := holdOn(v.ctx, v.q, datasetName, acc, "")
+		if err != nil {
+			return err
+		}
+		delta := sc.Budget.Delta
+		if acc.Mode() == accounting.ModeBasic || acc.Mode() == accounting.ModeAdvanced {
+			delta = h.Remaining().Delta
+		}
+		f = h.Fits(delta)
+		return nil
+	})
+	return f, err
+}
+
 // Remaining returns a dataset's remaining budget (a display value: under
 // zCDP, check a spend with Precheck rather than comparing to it).
 func (s *Store) Remaining(datasetName string) (accounting.Budget, error) {

@@ -41,6 +41,18 @@ func TestRDPAccountantEndToEnd(t *testing.T) {
 	if !strings.Contains(budgetText, "Rényi filter at α=") || !strings.Contains(budgetText, "pure ε-DP filter Σε=4") {
 		t.Errorf("%%budget does not state the two branches of the filter:\n%s", budgetText)
 	}
+	// What still fits, in the analyst's terms (issue 28, item 4): a call
+	// of exactly the reported ε is admitted on both accountants, where the
+	// ε = 1 the zcdp dataset refused is above it.
+	fits := s.ok(`bz := remaining(dataset("z"))
+br := remaining(dataset("r"))
+fmt.Println(bz.FitsPure > 0.5, bz.FitsPure < 1, br.FitsPure > 0, br.FitsPure < 1, bz.FitsGaussian > 1)
+fmt.Println(bz)
+private_count(dataset("z"), eps=bz.FitsPure)
+private_count(dataset("r"), eps=br.FitsPure)`)
+	if !strings.Contains(fits, "true true true true true") || !strings.Contains(fits, "one more call fits: pure ε≤") {
+		t.Errorf("remaining() does not say what fits:\n%s", fits)
+	}
 	verify(t, dir)
 }
 

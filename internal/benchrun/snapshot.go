@@ -34,6 +34,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/bench"
@@ -152,10 +153,10 @@ func runSnapshotBench(ctx context.Context, cfg bench.Config) (out []bench.Row, e
 		kw         map[string]any
 		floor      string
 	}{
-		{"count", "private_count", map[string]any{"eps": 1.0}, "SELECT count(*) FROM read_parquet(" + p + ")"},
-		{"sum", "private_sum", map[string]any{"eps": 1.0, "col": "income"},
+		{"count", catalog.PrivateCount.Name, map[string]any{"eps": 1.0}, "SELECT count(*) FROM read_parquet(" + p + ")"},
+		{"sum", catalog.PrivateSum.Name, map[string]any{"eps": 1.0, "col": "income"},
 			fmt.Sprintf("SELECT sum(least(greatest(income, %g), %g)) FROM read_parquet(%s)", tabIncomeBounds[0], tabIncomeBounds[1], p)},
-		{"by-count", "private_count", map[string]any{"eps": 1.0, "by": "region"},
+		{"by-count", catalog.PrivateCount.Name, map[string]any{"eps": 1.0, "by": "region"},
 			"SELECT region, count(*) FROM read_parquet(" + p + ") GROUP BY region"},
 	}
 	cold := true
@@ -279,7 +280,7 @@ func (b *snapBench) small(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	call := benchCall("private_sum", map[string]any{"eps": 1.0, "col": "age"})
+	call := benchCall(catalog.PrivateSum.Name, map[string]any{"eps": 1.0, "col": "age"})
 	call.Dataset = ref
 	q := fmt.Sprintf("SELECT sum(least(greatest(age, %g), %g)) FROM read_parquet(%s)", tabAgeBounds[0], tabAgeBounds[1], quoteSQL(snap))
 	for range smallCalls {
