@@ -9,6 +9,8 @@ package release
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"testing"
@@ -194,5 +196,47 @@ func TestAuditPrivateSQL(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// failingSQL is an engine that fails, or returns a row it should not.
+type failingSQL struct{ rows [][]any }
+
+func (failingSQL) Table() string { return "T" }
+
+func (f failingSQL) Query(context.Context, string) ([][]any, error) {
+	if f.rows == nil {
+		return nil, errors.New("engine: out of memory near value 42") // a message that must not surface
+	}
+	return f.rows, nil
+}
+
+// After the charge an engine failure, or a result the run cannot read,
+// still gives a release, and one that does not depend on the data: the
+// noise around zero aggregates, the same draws as on an empty result.
+func TestSQLEngineFailureReleasesNoise(t *testing.T) {
+	t.Parallel()
+	sp := auditPlan(sqlplan.Avg, 0, 10, []string{"a", "b"})
+	rels, err := sqlReleases(sp, 2, accounting.AddRemove, []float64{1}, 1, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, kinds := sqlOutputs(sp)
+	run := func(q SQLReader) *Table {
+		v, err := runSQL(context.Background(), &Data{SQL: q}, sp, rels, cols, kinds, 2, noise.NewSeeded(3))
+		if err != nil {
+			t.Fatalf("the run failed after the charge: %v", err)
+		}
+		return v.(*Table)
+	}
+	empty := run(stubSQL{sp, nil})
+	for _, q := range []SQLReader{failingSQL{}, failingSQL{rows: [][]any{{"a", "not a number", int64(1), int64(2)}}}} {
+		got := run(q)
+		if fmt.Sprint(got.Rows) != fmt.Sprint(empty.Rows) {
+			t.Errorf("%T: released %v, want the empty result's %v", q, got.Rows, empty.Rows)
+		}
+	}
+	if _, err := runSQL(context.Background(), &Data{}, sp, rels, cols, kinds, 2, noise.NewSeeded(3)); !errors.Is(err, errNoSQL) {
+		t.Errorf("data without SQL access: %v, want errNoSQL", err)
 	}
 }

@@ -210,3 +210,41 @@ func TestPrivateSQLPrecheck(t *testing.T) {
 	}
 	s.ok("a := private_sql(`SELECT COUNT(*) FROM small`, eps=0.6)\n_ = a")
 }
+
+// The table's displays: keys as they are (NULL for a nil key), values
+// rounded for display only, long tables elided in the middle, and
+// plot_histogram's bars for one key and one value.
+func TestTableResultDisplay(t *testing.T) {
+	rc := &Receipt{Function: "private_sql", Mechanism: "sql/laplace"}
+	r := &TableResult{Columns: []string{"g", "n"}, Kinds: []string{"key", "count"}, Receipt: rc,
+		Rows: [][]any{{"a<b", 3.0}, {nil, -1.0}}}
+	txt, h := r.String(), r.HTML()
+	for _, want := range []string{"g      n\n", "a<b    3\n", "NULL  -1\n", "sql/laplace"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("text lacks %q:\n%s", want, txt)
+		}
+	}
+	if !strings.Contains(h, "a&lt;b") || strings.Contains(h, "a<b") || !strings.Contains(h, "n (DP)") {
+		t.Errorf("HTML not escaped or unlabelled:\n%s", h)
+	}
+	if got := r.CSV(); got != "g,n\na<b,3\nNULL,-1\n" {
+		t.Errorf("CSV %q", got)
+	}
+	if r.Get("a<b", "n") != 3 || r.Get(nil, "n") != -1 {
+		t.Error("Get")
+	}
+	keys, vals, title, _, ok := barsOf(r)
+	if !ok || fmt.Sprint(keys, vals) != "[a<b NULL] [3 -1]" || title != "private n by g" {
+		t.Errorf("bars %v %v %q %v", keys, vals, title, ok)
+	}
+	long := &TableResult{Columns: []string{"k", "m"}, Kinds: []string{"key", "avg"}, Receipt: rc}
+	for i := range 100 {
+		long.Rows = append(long.Rows, []any{float64(i), 1.0 / 3})
+	}
+	if s := long.String(); !strings.Contains(s, "⋮ 60 more groups") || !strings.Contains(s, "0.333333") || strings.Contains(s, "0.3333333333") {
+		t.Errorf("long table:\n%s", s)
+	}
+	if !strings.Contains(long.CSV(), "0.3333333333333333") {
+		t.Error("the CSV lost digits")
+	}
+}
