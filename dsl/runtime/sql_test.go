@@ -248,3 +248,24 @@ func TestTableResultDisplay(t *testing.T) {
 		t.Error("the CSV lost digits")
 	}
 }
+
+// keys= and weights= from a cell: a key's domain by its output name, the
+// budget split by weights, and a named call with them replays.
+func TestPrivateSQLKeysAndWeights(t *testing.T) {
+	dir, _, st := sqlPeople(t, accounting.AddRemove)
+	st.Close()
+	s := newSession(t, dir)
+	cell := "r := private_sql(`SELECT round(age / 10) AS d, COUNT(*) AS n, AVG(income, 0, 50000) AS m FROM people GROUP BY d`, eps=1, " +
+		"keys=map[string][]any{\"d\": {3, 4, 5}}, weights=[]float64{1, 3}, name=\"decades\")\nfmt.Print(r.CSV())\nfmt.Println(r.Receipt.NoiseScale)"
+	out := s.ok(cell)
+	for _, want := range []string{"d,n,m\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	before := ledgerRecords(t, dir, "people")
+	again := s.ok(cell)
+	if ledgerRecords(t, dir, "people") != before || strings.Split(again, "\n")[1] != strings.Split(out, "\n")[1] {
+		t.Errorf("the named call with keys= did not replay:\n%s\nfirst:\n%s", again, out)
+	}
+}
