@@ -18,7 +18,6 @@ import (
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/internal/callargs"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/service"
 	"github.com/privnotes/privnotes/service/client"
@@ -167,9 +166,9 @@ func (f *fixture) charges() int {
 // filled in as the DSL runtime fills them, and kw over them.
 func call(t testing.TB, fn, ds string, kw map[string]any) release.Call {
 	t.Helper()
-	a, ok := callargs.Args(fn, kw)
-	if !ok {
-		t.Fatalf("no function %s", fn)
+	a, err := release.ArgsFor(fn, kw)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return release.Call{Func: fn, Dataset: release.Ref{Name: ds}, Args: a, Cell: "[1]"}
 }

@@ -90,7 +90,7 @@ func TestOpenFederationTwoPhase(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fakes := []*fakeMember{{id: 1}, {id: 2}, {id: 3}}
 			tc.setup(fakes)
-			args := &Args{Vals: map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": 2, "sparsity": 0, "calibration": "zcdp", "providers": 0}, Given: map[string]bool{}}
+			args := mustArgs("private_pca", map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": 2})
 			var members []Member
 			for i, f := range fakes {
 				members = append(members, Member{Label: fmt.Sprintf("p%d:x", i+1), Exec: f,

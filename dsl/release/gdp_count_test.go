@@ -52,7 +52,7 @@ func countReleases(t *testing.T, mode accounting.Mode, eps float64) (int, string
 	t.Helper()
 	env, ref, st := gdpTestEnv(t, mode, accounting.Budget{Eps: 4.4, Delta: 1e-5}, "a\n1\n2\n3\n")
 	call := Call{Func: "private_count", Dataset: ref,
-		Args: &Args{Vals: map[string]any{"eps": eps, "delta": 1e-5}, Given: map[string]bool{"eps": true, "delta": true}}}
+		Args: mustArgs("private_count", map[string]any{"eps": eps, "delta": 1e-5})}
 	n, noise := 0, ""
 	for ; n < 100; n++ {
 		rel, err := env.Execute(context.Background(), call, nil)
@@ -149,18 +149,10 @@ func TestPCAOnGDPDataset(t *testing.T) {
 		for _, method := range []string{"auto", "gauss", "npm", "adaptive"} {
 			env, ref, st := gdpTestEnv(t, mode, accounting.Budget{Eps: 10, Delta: 1e-5}, csv.String())
 			vals := map[string]any{"eps": 1.0, "delta": 1e-6, "k": 1, "method": method, "iters": 0}
-			given := map[string]bool{}
-			for k := range vals {
-				given[k] = true
-			}
 			if method == "adaptive" {
 				vals["iters"] = 5
 			}
-			// The keywords the call table defaults (not given).
-			for k, v := range map[string]any{"calibration": "", "providers": 0, "sparsity": 0, "clip": 0.0, "neighbour": ""} {
-				vals[k] = v
-			}
-			rel, err := env.Execute(context.Background(), Call{Func: "private_pca", Dataset: ref, Args: &Args{Vals: vals, Given: given}}, nil)
+			rel, err := env.Execute(context.Background(), Call{Func: "private_pca", Dataset: ref, Args: mustArgs("private_pca", vals)}, nil)
 			if err != nil {
 				t.Fatalf("%s dataset, %s: %v", mode, method, err)
 			}
