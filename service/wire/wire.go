@@ -89,7 +89,7 @@ func DecodeCall(req *pb.CallRequest) (fn, dataset string, args *release.Args, er
 	if !ok || !f.Private {
 		return "", "", nil, release.Errorf(release.NameNotAvailable, "%q is not a private function of this server's build", fn)
 	}
-	args = &release.Args{Vals: map[string]any{}, Given: map[string]bool{}}
+	args = release.NewArgs(nil) // filled below: every keyword is sent, and which were given
 	for k, v := range req.GetArgs() {
 		p, ok := f.Keyword(k)
 		if !ok {
