@@ -211,7 +211,7 @@ func (env *Local) FedCommit(ctx context.Context, call Call) (*Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := &charged{}
+	var ch Charge
 	first := true
 	if !call.Dataset.Synthetic() {
 		st, err := env.store()
@@ -223,7 +223,7 @@ func (env *Local) FedCommit(ctx context.Context, call Call) (*Receipt, error) {
 			return nil, reserveErr(ctx, call, ev, err, "nothing was charged")
 		}
 		first = ok
-		ch.ledgerID, ch.remaining, ch.spent, ch.mode, ch.filter = rec.ID, rec.Remaining, rec.Spent, rec.Mode, rec.Filter
+		ch = ledgerCharge(rec)
 	}
 	rc := newReceipt(call.Dataset, p, ev, ch)
 	if !first {
@@ -232,7 +232,7 @@ func (env *Local) FedCommit(ctx context.Context, call Call) (*Receipt, error) {
 	sess, err := env.fedSession(ctx, call, 0)
 	if err != nil {
 		// After the charge: a provider failure, whose charge stands.
-		return nil, Errorf(NameProviderFailed, "%s (ledger record %d stands)", err.Error(), ch.ledgerID)
+		return nil, Errorf(NameProviderFailed, "%s (ledger record %d stands)", err.Error(), ch.LedgerID)
 	}
 	sess.rc = rc
 	fedSessions.Store(key, sess)
@@ -565,7 +565,7 @@ func openFederation(ctx context.Context, members []Member, gate Gate, mech, note
 	id := rand.Text()
 	calls := make([]Call, len(members))
 	rcpt := &Receipt{Dataset: Federation(members), Function: fn, Mechanism: mech,
-		Eps: plans[0].Eps, Delta: plans[0].Delta, Cost: ev, Accountant: plans[0].Accountant, Filter: plans[0].Filter,
+		Eps: plans[0].Eps, Delta: plans[0].Delta, Cost: ev, Charge: Charge{Accountant: plans[0].Accountant, Filter: plans[0].Filter},
 		NoiseScale: fedNoiseScale(plans[0].NoiseScale, len(members)),
 		Params:     map[string]any{},
 		Note:       note}

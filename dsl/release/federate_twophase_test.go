@@ -22,7 +22,7 @@ type fakeMember struct {
 }
 
 func (f *fakeMember) DryRun(_ context.Context, c Call, _ Gate) (*Receipt, error) {
-	return &Receipt{Dataset: c.Dataset.Name, Function: c.Func, Cost: accounting.Pure(1), Eps: 1, Delta: 1e-6, Remaining: accounting.Budget{Eps: 9}}, nil
+	return &Receipt{Dataset: c.Dataset.Name, Function: c.Func, Cost: accounting.Pure(1), Eps: 1, Delta: 1e-6, Charge: Charge{Remaining: accounting.Budget{Eps: 9}}}, nil
 }
 func (f *fakeMember) FedPrepare(context.Context, Call) (time.Time, error) {
 	f.asked = append(f.asked, "prepare")
@@ -33,7 +33,7 @@ func (f *fakeMember) FedCommit(context.Context, Call) (*Receipt, error) {
 	if f.failCommit != nil {
 		return nil, f.failCommit
 	}
-	return &Receipt{Charged: true, LedgerID: f.id, Cost: accounting.Pure(1)}, nil
+	return &Receipt{Charged: true, Charge: Charge{LedgerID: f.id}, Cost: accounting.Pure(1)}, nil
 }
 func (f *fakeMember) FedAbort(context.Context, Call) error {
 	f.asked = append(f.asked, "abort")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -289,7 +290,7 @@ func TestGroupCostForMatchesPlans(t *testing.T) {
 // that embed them, carry the receipt into the metadata and marshal every
 // released field to JSON.
 func TestGroupDisplay(t *testing.T) {
-	rc := &Receipt{Dataset: "people", Mechanism: "count-by/laplace", Eps: 1, Charged: true, LedgerID: 9}
+	rc := &Receipt{Dataset: "people", Mechanism: "count-by/laplace", Eps: 1, Charged: true, Charge: release.Charge{LedgerID: 9}}
 	keys := []string{"<b>north</b>", "south", "other"}
 	g := &GroupResult{Stat: "count", By: "re<gion>", Keys: keys, Values: []float64{12, -1, 3}, Receipt: rc}
 	c := &CountResult{Value: 14, Receipt: rc, GroupResult: g}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -233,7 +234,7 @@ func TestTabularCostForMatchesPlans(t *testing.T) {
 // carry the receipt into the output metadata and marshal every released
 // field to JSON.
 func TestTabularDisplay(t *testing.T) {
-	rc := &Receipt{Dataset: "people", Mechanism: "histogram/laplace", Eps: 1, Charged: true, LedgerID: 7}
+	rc := &Receipt{Dataset: "people", Mechanism: "histogram/laplace", Eps: 1, Charged: true, Charge: release.Charge{LedgerID: 7}}
 	keys := []string{"<b>north</b>", "south", "other"}
 	h := &HistogramResult{Column: "re<gion>", Keys: keys, Counts: []float64{12, -1, 3}, Receipt: rc}
 	if s := h.String(); !strings.Contains(s, "private histogram of re<gion> (3 keys)") || !strings.Contains(s, "south") || !strings.Contains(s, "ledger record 7") {
