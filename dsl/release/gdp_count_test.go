@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/accounting/bignorm"
 )
@@ -25,23 +25,9 @@ import (
 // returns an execution core on it and its store.
 func gdpTestEnv(t *testing.T, mode accounting.Mode, b accounting.Budget, csv string) (*Local, Ref, *ledger.Store) {
 	t.Helper()
-	st, err := ledger.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	tab, err := dataset.Read(strings.NewReader(csv), dataset.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: "d", Table: tab,
-		Budget: b, Accountant: mode, Neighbour: accounting.AddRemove, Clip: 1}); err != nil {
-		t.Fatal(err)
-	}
-	sc, err := st.Schema("d")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testfix.Store(t, "")
+	sc := testfix.Register(t, st, ledger.Registration{Name: "d", Table: testfix.Table(t, csv),
+		Budget: b, Accountant: mode, Neighbour: accounting.AddRemove, Clip: 1})
 	return &Local{Store: func() (*ledger.Store, error) { return st, nil }}, Ref{Name: "d", Schema: sc}, st
 }
 

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -42,20 +42,8 @@ func TestReceiptEncodingGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("testdata", "receipt_"+name+".json")
-		if *updateGolden {
-			if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = bytes.TrimSuffix(want, []byte("\n"))
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: receipt encodes as\n%s\nwant\n%s", name, got, want)
-		}
+		testfix.Golden(t, filepath.Join("testdata", "receipt_"+name+".json"), append(got, '\n'), *updateGolden)
+		want := got // the other forms must agree with it
 		if byValue, _ := json.Marshal(*r); !bytes.Equal(byValue, want) {
 			t.Errorf("%s: receipt value encodes as\n%s\nwant\n%s", name, byValue, want)
 		}

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -122,23 +122,5 @@ func TestResultRenderingsGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&got, "=== %s: String\n%s\n=== %s: HTML\n%s\n=== %s: Metadata\n%s\n", c.name, c.r.String(), c.name, c.r.HTML(), c.name, meta)
 	}
-	path := filepath.Join("testdata", "render.golden")
-	if *updateRender {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		gl, wl := bytes.Split(got.Bytes(), []byte("\n")), bytes.Split(want, []byte("\n"))
-		for i := range min(len(gl), len(wl)) {
-			if !bytes.Equal(gl[i], wl[i]) {
-				t.Fatalf("renderings differ from %s at line %d:\n got %s\nwant %s", path, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("renderings differ from %s in length: %d lines, want %d", path, len(gl), len(wl))
-	}
+	testfix.Golden(t, filepath.Join("testdata", "render.golden"), got.Bytes(), *updateRender)
 }
