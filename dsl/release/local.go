@@ -386,7 +386,7 @@ func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.
 const CallIDParam = "call_id"
 
 // chargeMeta is what the ledger records with call's charge (or its
-// reservation, federate.go): the plan's public parameters, the lineage of a
+// reservation, federate_member.go): the plan's public parameters, the lineage of a
 // derived source, the call id, the cell and the registration planned from.
 func chargeMeta(call Call, p *Plan, rel *ledger.ReleaseMeta) ledger.ChargeMeta {
 	src := call.Dataset
