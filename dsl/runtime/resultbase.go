@@ -49,7 +49,7 @@ func (b *releaseBase) shownText(empty bool) (s string, ok bool) {
 func (b *releaseBase) shownHTML(empty bool) (s string, ok bool) {
 	switch {
 	case b.Receipt != nil && b.Receipt.DryRun:
-		return "<div class=\"privnotes-result\"><p><b>dry run</b>: nothing charged, no data read</p>" + b.Receipt.HTML() + "</div>", true
+		return dryRunHTML(b.Receipt), true
 	case empty:
 		return noResultHTML, true
 	}
@@ -72,4 +72,9 @@ func (b *releaseBase) html(values string) string {
 // reads back.
 func (b *releaseBase) metadata() map[string]any {
 	return b.Receipt.Metadata()
+}
+
+// dryRunHTML shows a dry run's receipt: what the call would cost.
+func dryRunHTML(rc *Receipt) string {
+	return "<div class=\"privnotes-result\"><p><b>dry run</b>: nothing charged, no data read</p>" + rc.HTML() + "</div>"
 }
