@@ -112,6 +112,62 @@ func (r *Runner) Test(ctx context.Context, pkgs []string, run string, timeout ti
 	return o
 }
 
+// List runs `go test -list run pkgs`: it compiles the tests and reports, in
+// Ran, the top-level tests run selects ("pkg TestName"), without running
+// any. A baseline that lists instead of running trusts an earlier run of
+// the same tree (CI's make test) to have shown that the tests pass.
+func (r *Runner) List(ctx context.Context, pkgs []string, run string) Outcome {
+	args := append([]string{"test", "-vet=off", "-json", "-list", run}, pkgs...)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(len(pkgs))*10*time.Minute)
+	defer cancel()
+	cmd := r.command(ctx, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	o := parseEvents(bytes.NewReader(out), r.Log)
+	o.Ran = listed(out)
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		o.Output += s + "\n"
+	}
+	switch {
+	case ctx.Err() != nil:
+		o.Err = fmt.Errorf("go test -list did not finish: %v", ctx.Err())
+	case err != nil && len(o.Failed) == 0 && !o.BuildFailed:
+		o.Err = fmt.Errorf("go test %s: %v: %s", strings.Join(args[1:], " "), err, lastLines(o.Output, 15))
+	}
+	return o
+}
+
+// listed reads the test names a `go test -json -list` stream prints: one
+// output line per test, besides the package's "ok" line.
+func listed(stream []byte) []string {
+	var names []string
+	sc := bufio.NewScanner(bytes.NewReader(stream))
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	for sc.Scan() {
+		var ev testEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Action != "output" || ev.Test != "" {
+			continue
+		}
+		name := strings.TrimSpace(ev.Output)
+		if isTestName(name) {
+			names = append(names, ev.Package+" "+name)
+		}
+	}
+	return names
+}
+
+// isTestName reports whether s is a test, benchmark, fuzz test or example
+// name as go test -list prints it (one identifier, no spaces).
+func isTestName(s string) bool {
+	for _, p := range []string{"Test", "Benchmark", "Fuzz", "Example"} {
+		if strings.HasPrefix(s, p) && !strings.ContainsAny(s, " \t") {
+			return true
+		}
+	}
+	return false
+}
+
 // parseEvents reads a go test -json stream.
 func parseEvents(rd io.Reader, log io.Writer) Outcome {
 	var o Outcome

@@ -216,6 +216,21 @@ return 2
 			t.Errorf("%s after the run: %q, %v", name, b, err)
 		}
 	}
+	// A listing baseline finds the same unselected regex without running
+	// a test; it trusts an earlier run to have shown the tests pass, so
+	// the package that fails without mutants is no longer caught here
+	// (make test catches it first in CI).
+	var listOut strings.Builder
+	listed := runAll(context.Background(), s, r, ms, &config{timeout: time.Minute, listBaseline: true}, &listOut)
+	want["unjudged"] = StatusKilled
+	for _, res := range listed {
+		if res.Status != want[res.Mutant.ID] {
+			t.Errorf("list baseline: %s: %s (%s), want %s", res.Mutant.ID, res.Status, res.By, want[res.Mutant.ID])
+		}
+	}
+	if !strings.Contains(listOut.String(), "listed") {
+		t.Errorf("the list baseline does not say it listed:\n%s", listOut.String())
+	}
 	var sum strings.Builder
 	writeSummary(&sum, results, 3*time.Second)
 	for _, w := range []string{"ID  ", "calc/calc.go:4", "killed    calc TestAdd", "SURVIVED survives", "a test of this property is missing",

@@ -9,7 +9,14 @@
 //
 // Usage (from the repository root; `make mutants` runs it):
 //
-//	go run ./cmd/mutants [-list .ci/mutants.txt] [-only ID,ID] [-v] [-check]
+//	go run ./cmd/mutants [-list .ci/mutants.txt] [-only ID,ID] [-v] [-check] [-list-baseline]
+//
+// Before the mutants, a baseline runs each package's selected tests once
+// on the unmutated copy (a kill means nothing if the test fails anyway)
+// and finds regexes that select no test. With -list-baseline it only
+// lists them (go test -list): CI uses it right after make test has run
+// every test of the same tree, which saves the longest runs (dsl/runtime's
+// take minutes).
 //
 // The working tree is never written: the tracked and untracked (not
 // ignored) files are copied once into a temporary directory, each mutant is
@@ -49,6 +56,10 @@ type config struct {
 	keep    bool
 	timeout time.Duration
 	goCmd   string
+	// listBaseline makes the baseline list the selected tests (go test
+	// -list) instead of running them: for CI, where make test has just run
+	// every test of the same tree.
+	listBaseline bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -62,8 +73,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the scratch copy and print its path")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "default go test -timeout of one mutant's run (a package's baseline gets 3×)")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command")
+	fs.BoolVar(&c.listBaseline, "list-baseline", false, "baseline: list the selected tests instead of running them (when the same tree's tests have just passed, as in CI after make test)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mutants [-list FILE] [-only ID,ID] [-v] [-check] [-keep] [-timeout D]\n")
+		fmt.Fprintf(stderr, "usage: mutants [-list FILE] [-only ID,ID] [-v] [-check] [-keep] [-timeout D] [-list-baseline]\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -244,7 +256,12 @@ func runAll(ctx context.Context, s *Scratch, r *Runner, ms []*Mutant, cfg *confi
 		// at once (dsl/runtime's take minutes), so it gets a multiple of
 		// one mutant's timeout: a slow machine must not read as a broken
 		// baseline.
-		o := r.Test(ctx, []string{p}, strings.Join(union[p], "|"), baselineFactor*cfg.timeout)
+		var o Outcome
+		if cfg.listBaseline {
+			o = r.List(ctx, []string{p}, strings.Join(union[p], "|"))
+		} else {
+			o = r.Test(ctx, []string{p}, strings.Join(union[p], "|"), baselineFactor*cfg.timeout)
+		}
 		switch {
 		case o.Err != nil:
 			broken[p] = o.Err.Error()
@@ -255,6 +272,9 @@ func runAll(ctx context.Context, s *Scratch, r *Runner, ms []*Mutant, cfg *confi
 		}
 		ran[p] = o.Ran
 		verdict := "ok"
+		if cfg.listBaseline {
+			verdict = "listed (not run: -list-baseline)"
+		}
 		if why, bad := broken[p]; bad {
 			verdict = "FAILED: " + why
 		}

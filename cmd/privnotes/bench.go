@@ -104,5 +104,5 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes bench: --calibration %q: use zcdp, analytic, gdp or paper\n", *calib)
 		return 2
 	}
-	return benchrun.Run(benchrun.Options{Workload: *workload, JSON: *asJSON, Config: cfg}, stdout, stderr)
+	return benchrun.Run(benchrun.Options{Workload: *workload, JSON: *asJSON, Config: cfg, Dispatch: dispatch}, stdout, stderr)
 }

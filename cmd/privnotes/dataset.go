@@ -143,7 +143,7 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	fs.Var(unsetFloat{&f.labelClip}, "label-clip", "bound on |label| (required with --label)")
 	fs.StringVar(&f.center, "center", "none", "no longer offered (snapshots keep values as given): subtract a public mean in --sql")
 	fs.StringVar(&f.mean, "mean", "", "no longer offered, as --center")
-	fs.StringVar(&f.accountant, "accountant", "zcdp", "composition: zcdp (default, tight) or basic (sum of ε and δ, for paper reproductions), or gdp (exact Gaussian DP: the tightest for sessions of Gaussian and pure-ε calls; it refuses calls it cannot price, such as DP-PCA); all are sound when analysts choose each ε after seeing earlier results")
+	fs.StringVar(&f.accountant, "accountant", "zcdp", "composition: zcdp (default, tight) or basic (sum of ε and δ, for paper reproductions), or gdp (exact Gaussian DP: the tightest for sessions of Gaussian calls; it refuses calls it cannot price, such as DP-PCA), or rdp (a Rényi filter: the tightest for sessions with pure-ε counts, sums and quantiles; it refuses approximate (ε, δ) calls such as oja-shuffle and calibration=\"paper\"); all are sound when analysts choose each ε after seeing earlier results")
 	fs.StringVar(&f.neighbour, "neighbour", "replace-one", "default neighbouring relation: replace-one or add-remove")
 	fs.StringVar(&f.header, "header", "auto", "CSV only: line 1 is auto (detected), yes (column names), no (data), sklearn (n_samples,n_features,label names...)")
 	fs.StringVar(&f.badRows, "bad-rows", "reject", "malformed or non-finite rows: reject (the file) or drop (the rows, counted here)")
@@ -184,13 +184,13 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	mode, err := accounting.ParseMode(f.accountant)
 	switch {
 	case err != nil:
-		return "", nil, fmt.Errorf("--accountant %q: use zcdp or basic (or gdp, for sessions of Gaussian and pure-ε calls)", f.accountant)
+		return "", nil, fmt.Errorf("--accountant %q: use zcdp or basic (or gdp or rdp, for sessions of Gaussian, pure-ε and exponential-mechanism calls)", f.accountant)
 	case mode == accounting.ModeAdvanced:
 		// Kept by the accounting package for datasets registered with it
 		// by earlier versions, which now compose as basic.
 		return "", nil, errors.New(`--accountant advanced is no longer offered: it assumed every call's ε fixed in advance, which interactive analysis does not do. Use zcdp (tighter, the default) or basic`)
 	}
-	if (mode == accounting.ModeZCDP || mode == accounting.ModeGDP) && f.delta == 0 {
+	if (mode == accounting.ModeZCDP || mode == accounting.ModeGDP || mode == accounting.ModeRDP) && f.delta == 0 {
 		return "", nil, fmt.Errorf("--delta 0: the %s accountant states costs as (ε, δ) with δ > 0; give --delta (e.g. 1e-6) or use --accountant basic for a pure ε budget", mode)
 	}
 	if _, err := accounting.ParseNeighbour(f.neighbour); err != nil {

@@ -122,7 +122,7 @@ func checkMatrixFlags(f *addFlags) error {
 	}
 	mode, err := accounting.ParseMode(f.accountant)
 	if err != nil || mode == accounting.ModeAdvanced {
-		return fmt.Errorf("--accountant %q: use zcdp, basic or gdp", f.accountant)
+		return fmt.Errorf("--accountant %q: use zcdp, basic, gdp or rdp", f.accountant)
 	}
 	if mode != accounting.ModeBasic && f.delta == 0 {
 		return fmt.Errorf("--delta 0: the %s accountant states costs as (ε, δ) with δ > 0; give --delta (e.g. 1e-6) or use --accountant basic for a pure ε budget", mode)
@@ -232,7 +232,8 @@ func verifyMatrixSnapshot(ctx context.Context, info *snapshot.Info, m *matrixFil
 		return err
 	}
 	defer r.Close()
-	src, err := r.Source(cols)
+	// Parquet, not the row cache: this one check would not repay it.
+	src, err := r.ParquetSource(cols)
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,14 @@ func TestDatasetRecache(t *testing.T) {
 	if code, _, errs := runCLI("dataset", "add", "gen", "--state", state, "--from", src, "--eps", "5", "--delta", "1e-6", "--clip", "10"); code != 0 {
 		t.Fatalf("add: %d %s", code, errs)
 	}
+	// Registration writes no row cache (the first pass that reads one
+	// does); recache writes a missing one.
+	if found, _ := filepath.Glob(filepath.Join(state, "snapshots", "gen-*.rows")); len(found) != 0 {
+		t.Fatalf("registration wrote row caches %v", found)
+	}
+	if code, out, errs := runCLI("dataset", "recache", "gen", "--state", state); code != 0 || !strings.Contains(out, `dataset "gen": rebuilt the row cache`) {
+		t.Fatalf("recache of a missing cache: %d %q %q", code, out, errs)
+	}
 	found, _ := filepath.Glob(filepath.Join(state, "snapshots", "gen-*.rows"))
 	if len(found) != 1 {
 		t.Fatalf("row caches %v, want one", found)
@@ -85,7 +93,7 @@ func TestDatasetRecache(t *testing.T) {
 		t.Fatalf("recache of a format-1 cache: %d %q %q", code, out, errs)
 	}
 	if got, _ := os.ReadFile(cache); string(got) != string(current) {
-		t.Error("the rebuilt cache differs from the one registration wrote")
+		t.Error("the rebuilt cache differs from the one the first recache wrote")
 	}
 	if after := records(); after != before {
 		t.Errorf("recache changed the registry or ledger:\nbefore %s\nafter %s", before, after)

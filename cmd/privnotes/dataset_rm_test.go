@@ -29,7 +29,16 @@ func TestDatasetRm(t *testing.T) {
 	add("brest_cancer")
 	add("used")
 	snaps := func() int { f, _ := os.ReadDir(filepath.Join(state, "snapshots")); return len(f) }
-	// Each snapshot has its row cache beside it (dsl/snapshot/cache.go).
+	if snaps() != 2 {
+		t.Fatalf("%d snapshot files, want 2 (registration writes no row cache)", snaps())
+	}
+	// Each snapshot gets its row cache beside it (dsl/snapshot/cache.go),
+	// as the first pass that reads it would write it.
+	for _, name := range []string{"brest_cancer", "used"} {
+		if code, _, errs := runCLI("dataset", "recache", name, "--state", state); code != 0 {
+			t.Fatalf("recache %s: %d %s", name, code, errs)
+		}
+	}
 	if snaps() != 4 {
 		t.Fatalf("%d snapshot files, want 4 (2 snapshots and their row caches)", snaps())
 	}

@@ -37,7 +37,9 @@ func register(c *command) {
 }
 
 func main() {
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	code := dispatch(os.Args[1:], os.Stdout, os.Stderr)
+	snapshotPool.Close() // the data engine's readers (dataset_snapshot.go)
+	os.Exit(code)
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {

@@ -363,8 +363,11 @@ var Funcs = sortFuncs([]*Func{
 		Name:       "remaining",
 		Positional: []Param{dsParam},
 		Result:     "Budget",
-		Doc:        "The dataset's remaining budget (ε, δ) under its accountant, read from the ledger shared by all sessions.",
-		Releases:   "public: the budget and what has been spent",
+		Doc: "The dataset's remaining budget (ε, δ) under its accountant, read from the ledger shared by all sessions, and what one more call fits: " +
+			"FitsPure (the largest ε of a pure call: a Laplace count, sum or histogram), FitsQuantile (of a quantile, priced as bounded range) and FitsGaussian " +
+			"(of a Gaussian call at δ=FitsDelta, the dataset's δ), each exactly what the accountant admits now. Under zcdp, gdp and rdp the remaining ε is a " +
+			"composed total, which a single call of that ε may not fit; the Fits fields are what does.",
+		Releases: "public: the budget and what has been spent",
 	},
 	{
 		Name: "download",

@@ -203,7 +203,7 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if err := tx.Commit(); err != nil {
 		return nil, dbErr("ledger: committing the charge", err)
 	}
-	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Filter: acc.Mode().Pricing(ev), Budget: sc.Budget,
+	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Filter: acc.Pricing(ev), Budget: sc.Budget,
 		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: r.Hash, Time: now}, nil
 }
 
@@ -334,6 +334,23 @@ func (s *Store) WouldRemain(datasetName string, events ...accounting.Event) (rem
 	return remaining, err
 }
 
+// Pricing names the filter of the dataset's accountant that prices ev and
+// what it charges, as the receipt of a charge of ev says
+// (accounting.Accountant.Pricing: the rdp accountant's amount depends on
+// the order its dataset's state records, which the mode alone does not
+// know).
+func (s *Store) Pricing(datasetName string, ev accounting.Event) (p string, err error) {
+	err = s.view(func(v *View) error {
+		acc, _, err := readAccountant(v.ctx, v.q, datasetName)
+		if err != nil {
+			return err
+		}
+		p = acc.Pricing(ev)
+		return nil
+	})
+	return p, err
+}
+
 // Status returns a dataset's budget, spent and remaining, and what its
 // live reservations hold.
 func (s *Store) Status(datasetName string) (st *Status, err error) {
@@ -355,6 +372,31 @@ func (v *View) Status(datasetName string) (*Status, error) {
 	return &Status{Dataset: datasetName, Mode: sc.Accountant, Filter: acc.Filter(), Budget: sc.Budget, Spent: acc.Spent(),
 		Remaining: acc.Remaining(), Charges: int(acc.State().Events()),
 		Reservations: len(h.held.events), Held: h.heldCost(), Available: h.Remaining(), Lapse: h.held.lapse}, nil
+}
+
+// Fits is what one more call on the dataset may spend, with its live
+// reservations counted: the largest pure, bounded-range and Gaussian ε its
+// accountant admits now (the Gaussian one calibrated to the budget's δ, or
+// under basic composition to the δ that is left). It searches, so it is
+// for remaining() and %budget, not for every receipt.
+func (s *Store) Fits(datasetName string) (f accounting.Fits, err error) {
+	err = s.view(func(v *View) error {
+		acc, sc, err := readAccountant(v.ctx, v.q, datasetName)
+		if err != nil {
+			return err
+		}
+		h, err := holdOn(v.ctx, v.q, datasetName, acc, "")
+		if err != nil {
+			return err
+		}
+		delta := sc.Budget.Delta
+		if acc.Mode() == accounting.ModeBasic || acc.Mode() == accounting.ModeAdvanced {
+			delta = h.Remaining().Delta
+		}
+		f = h.Fits(delta)
+		return nil
+	})
+	return f, err
 }
 
 // Remaining returns a dataset's remaining budget (a display value: under

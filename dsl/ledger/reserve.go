@@ -428,7 +428,7 @@ func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting
 		return nil, false, dbErr("ledger: committing the charge", err)
 	}
 	// Spent is the charges'; Remaining counts the other live reservations.
-	return &Receipt{ID: rec.ID, Dataset: r.Dataset, Event: ev, Mode: sc.Accountant, Filter: acc.Mode().Pricing(ev), Budget: sc.Budget,
+	return &Receipt{ID: rec.ID, Dataset: r.Dataset, Event: ev, Mode: sc.Accountant, Filter: acc.Pricing(ev), Budget: sc.Budget,
 		Spent: acc.Spent(), Remaining: h.Remaining(), Hash: rec.Hash, Time: now}, true, nil
 }
 
@@ -448,7 +448,7 @@ func (s *Store) committedReceipt(ctx context.Context, q queryer, r *Reservation)
 		return nil, err
 	}
 	t, _ := time.Parse(time.RFC3339Nano, at)
-	return &Receipt{ID: r.Record, Dataset: r.Dataset, Event: r.Event, Mode: sc.Accountant, Filter: acc.Mode().Pricing(r.Event), Budget: sc.Budget,
+	return &Receipt{ID: r.Record, Dataset: r.Dataset, Event: r.Event, Mode: sc.Accountant, Filter: acc.Pricing(r.Event), Budget: sc.Budget,
 		Spent: acc.Spent(), Remaining: h.Remaining(), Hash: hash, Time: t}, nil
 }
 

@@ -202,14 +202,24 @@ func unitSource(ctx context.Context, d *Data, window int) (rows.Source, error) {
 	return rows.FromDense(out), nil
 }
 
-// unitCount is the number of privacy units: users, or rows counted in one
-// pass.
+// rowCounter is a source that knows its number of rows without a pass:
+// a snapshot's, from the counts in its hash-verified metadata (Parquet
+// key-value metadata, checked against the file's row groups when it was
+// opened). The count is private: it only feeds a mechanism.
+type rowCounter interface{ NumRows() int64 }
+
+// unitCount is the number of privacy units: users, or rows, taken from the
+// data's own metadata when they have one (a registered snapshot: its
+// whole row set, never a subset's) and else counted in one pass.
 func unitCount(ctx context.Context, d *Data) (int, error) {
 	if d.derived && d.Schema.Unit == "user" {
 		return presentUnits(ctx, d.Rows)
 	}
 	if units, ok := d.Rows.(rows.Units); ok && d.Schema.Unit == "user" && units.NumUnits() > 0 {
 		return units.NumUnits(), nil
+	}
+	if rc, ok := d.Rows.(rowCounter); ok && !d.derived && d.Schema.Unit != "user" {
+		return int(rc.NumRows()), nil
 	}
 	n := 0
 	err := rows.ForEach(ctx, d.Rows, 4096, false, false, func(b *rows.Batch) error {

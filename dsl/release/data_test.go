@@ -102,3 +102,42 @@ func TestColumnsProjectAndClamp(t *testing.T) {
 		t.Error("an unknown column was accepted")
 	}
 }
+
+// counted is a source of n rows that knows n (a snapshot's, from its
+// metadata), counting its passes.
+type counted struct {
+	rows.Source
+	n      int64
+	passes *int
+}
+
+func (c counted) NumRows() int64 { return c.n }
+
+func (c counted) Scan(ctx context.Context) (rows.Cursor, error) {
+	*c.passes++
+	return c.Source.Scan(ctx)
+}
+
+// An unfiltered count of rows takes n from a source that knows it,
+// without a pass; a subset's count never does.
+func TestUnitCountFromMetadata(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		derived    bool
+		want       int
+		wantPasses int
+	}{
+		{"whole dataset", false, 1000, 0},
+		// The metadata says 1000, the rows are 4: a subset is counted.
+		{"subset", true, 4, 1},
+	} {
+		passes := 0
+		src := counted{Source: rows.FromDense(mat.NewDense(4, 1, nil)), n: 1000, passes: &passes}
+		d := &Data{Schema: ledger.Schema{Unit: "row"}, Rows: src, derived: tc.derived}
+		got, err := unitCount(ctx, d)
+		if err != nil || got != tc.want || passes != tc.wantPasses {
+			t.Errorf("%s: count %d after %d passes (%v), want %d after %d", tc.name, got, passes, err, tc.want, tc.wantPasses)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -195,7 +196,30 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 	if err := env.checkMemory(p); err != nil {
 		return nil, err
 	}
+	// An event the dataset's accountant can never compose (an (ε, δ) one
+	// on a gdp or rdp dataset) is refused from the plan's public cost,
+	// before any gate or charge.
+	if err := composable(call.Dataset, p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// composable refuses a plan whose event the accountant of src's dataset
+// cannot compose, naming the accountant that can.
+func composable(src Ref, p *Plan) error {
+	mode := src.Schema.Accountant
+	if src.Derived != nil {
+		mode = src.Derived.ParentSchema.Accountant
+	}
+	m, err := accounting.ParseMode(mode)
+	if err != nil || src.Synthetic() {
+		return nil
+	}
+	if err := m.Composes(p.Event()); err != nil {
+		return Errorf(NameArgumentError, "%s on dataset %q: %v (nothing was charged)", p.Func, src.Name, strings.TrimPrefix(err.Error(), "accounting: "))
+	}
+	return nil
 }
 
 // Execute plans call, charges it (gate first, then the ledger), loads the
@@ -310,9 +334,7 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 			return nil, Errorf(NameLedgerError, "dataset %q: %v", src.Name, err)
 		}
 		ch.Remaining, ch.Accountant = left, src.Schema.Accountant
-		if m, err := accounting.ParseMode(src.Schema.Accountant); err == nil {
-			ch.Filter = m.Pricing(ev)
-		}
+		ch.Filter = pricing(st, src.Name, src.Schema.Accountant, ev)
 	}
 	r := newReceipt(src, p, ev, ch)
 	r.DryRun, r.Charged = true, false

@@ -371,9 +371,9 @@ func dppcaCalibration(method string, a *Args, accountant string, eps float64) (d
 		}
 		return dppca.CalibAnalytic, ""
 	}
-	if accountant == "" || accountant == accounting.ModeZCDP.String() || accountant == accounting.ModeGDP.String() {
+	if accountant == "" || accountant == accounting.ModeZCDP.String() || accountant == accounting.ModeGDP.String() || accountant == accounting.ModeRDP.String() {
 		// Analytic costs are zCDP/GDP events; the paper's are (ε, δ),
-		// which the gdp accountant cannot compose.
+		// which the gdp and rdp accountants cannot compose.
 		if accountant == "" {
 			accountant = accounting.ModeZCDP.String()
 		}

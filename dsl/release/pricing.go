@@ -1,14 +1,25 @@
 package release
 
-import "github.com/privnotes/privnotes/mechanisms/accounting"
+import (
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
 
-// pricing names the filter of a dataset's accountant (mode) that prices
-// the event, as the ledger's receipt of its charge does: a replay's receipt
-// shows what priced the charge it replays, not an empty "priced by".
-func pricing(mode string, ev accounting.Event) string {
+// pricing names the filter of a dataset's accountant that prices the
+// event and what it charges, as the ledger's receipt of its charge does: a
+// replay's or a dry run's receipt shows what priced (or would price) the
+// charge, not an empty "priced by". The rdp accountant's amount depends on
+// the order the dataset's state records, so it is asked of the ledger;
+// the other modes price from the mode alone.
+func pricing(st *ledger.Store, dataset, mode string, ev accounting.Event) string {
 	m, err := accounting.ParseMode(mode)
 	if err != nil {
 		return ""
+	}
+	if m == accounting.ModeRDP && st != nil {
+		if p, err := st.Pricing(dataset, ev); err == nil {
+			return p
+		}
 	}
 	return m.Pricing(ev)
 }

@@ -86,7 +86,7 @@ func (env *Local) named(call Call, p *Plan) (namedCall, error) {
 	if left, err := st.Remaining(src.Name); err == nil {
 		ch.Remaining = left
 	}
-	ch.Filter = pricing(ch.Accountant, nr.Event)
+	ch.Filter = pricing(st, src.Name, ch.Accountant, nr.Event)
 	rc := newReceipt(src, p, nr.Event, ch)
 	rc.Charged, rc.Replayed, rc.Name, rc.ReleaseHash = false, true, name, nr.ValueHash
 	return namedCall{replay: &Release{Value: value, Receipt: rc, Columns: p.Columns}}, nil

@@ -142,6 +142,16 @@ func zcdpAdvice(sc ledger.Schema, eps float64, gaussianHint bool) string {
 	return s
 }
 
+// boundedRangeAdvice is the note of an exponential-mechanism release on a
+// dataset whose accountant composes in zCDP: it is ε-bounded range, which
+// costs ρ = ε²/8 there (a quarter of a general pure ε's ε²/2).
+func boundedRangeAdvice(sc ledger.Schema, eps float64) string {
+	if sc.Accountant != accounting.ModeZCDP.String() {
+		return ""
+	}
+	return fmt.Sprintf(". The exponential mechanism is ε-bounded range: this dataset's zcdp accountant prices it ρ=ε²/8=%.4g", accounting.BoundedRangeToRho(eps))
+}
+
 // columnSource is the one column of a call, after the charge.
 func columnSource(d *Data, col string) (rows.Source, error) {
 	if d.Columns == nil {
@@ -331,7 +341,7 @@ func planQuantile(env *Local, src Ref, a *Args) (*Plan, error) {
 	p := &Plan{Func: fn, Method: "quantile/exponential", Cost: ev, Eps: eps, Columns: []string{c.name},
 		Noise: fmt.Sprintf("exponential mechanism, weights falling by R=%.6g ≤ e^(ε/2) per rank of distance from q·n (utility sensitivity 1 under %s)", qp.Ratio(), nb),
 		Note: fmt.Sprintf("q=%v of %s of column %q clamped to its public bounds [%v, %v]%s; pure ε-DP with ε=%v; the value is a point of the public grid of %d equal steps over the bounds, drawn exactly with integer arithmetic%s",
-			q, unit, c.name, c.lo, c.hi, rule, eps, qp.Grid, zcdpAdvice(sc, eps, false)),
+			q, unit, c.name, c.lo, c.hi, rule, eps, qp.Grid, boundedRangeAdvice(sc, eps)),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}, "grid": qp.Grid})}
 	// The run bins the values on the grid as it reads them: its memory is
 	// the grid's, not the rows' (tabular.QuantilePlan.Run).

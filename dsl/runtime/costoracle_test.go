@@ -45,11 +45,11 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		} else {
 			ev = accounting.Pure(eps)
 		}
-	case catalog.PrivateQuantile.Name: // the exponential mechanism: pure ε, δ must be 0
+	case catalog.PrivateQuantile.Name: // the exponential mechanism: ε-bounded range (pure ε), δ must be 0
 		if gaussian {
 			return ev, false
 		}
-		ev = accounting.Pure(eps)
+		ev = accounting.BoundedRange(eps)
 	case catalog.PrivateMean.Name: // with δ every form (columns=, col=, by=) is one zCDP event at RhoForTarget(ε, δ); without, col= (method "col") is pure ε and columns= is refused
 		switch {
 		case gaussian:
@@ -59,11 +59,11 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		default:
 			return ev, false
 		}
-	case catalog.PrivateClassifyJL.Name: // variant pool: pure ε (δ must be 0); fedrep-jl: FedRep's zCDP (δ > 0); the plan refuses the other pairs
+	case catalog.PrivateClassifyJL.Name: // variant pool: the exponential mechanism, ε-bounded range (δ must be 0); fedrep-jl: FedRep's zCDP (δ > 0); the plan refuses the other pairs
 		if gaussian {
 			ev = accounting.ZcdpFor(eps, delta)
 		} else {
-			ev = accounting.Pure(eps)
+			ev = accounting.BoundedRange(eps)
 		}
 	case catalog.PrivateLowRank.Name: // δ > 0: the Gaussian run (as ppm-entry); δ = 0: the Laplace variant, pure ε
 		switch {

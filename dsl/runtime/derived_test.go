@@ -30,7 +30,7 @@ few := select_columns(north, cols=[]string{"income", "region"})
 fmt.Println(few)
 c := private_count(old, eps=0.5, delta=1e-6)
 h := private_histogram(north, col="region", eps=0.5, delta=1e-6)
-a := private_histogram(old, col="age", bins=4, eps=0.5, delta=1e-6)
+a := private_histogram(old, col="age", bins=4, eps=4, delta=1e-6) // little noise: the bin below 30 is empty in the subset
 su := private_sum(few, col="income", eps=0.5, delta=1e-6)
 p := private_pca(few, k=1, eps=1, delta=1e-6, method="gauss")
 fmt.Println(c.Receipt.Dataset)

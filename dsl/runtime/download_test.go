@@ -75,12 +75,10 @@ func missingFields(t reflect.Type, obj map[string]any, path string) []string {
 		if !f.IsExported() || f.Anonymous || f.Tag.Get("json") == "-" {
 			continue
 		}
-		v, ok := obj[f.Name]
-		if !ok && t == reflect.TypeOf(accounting.Event{}) && strings.Contains(f.Tag.Get("json"), "omitempty") {
-			// fill sets an Event whole, and a Gaussian zCDP event is not
-			// bounded-range: its marks that do not apply are left out.
-			continue
+		if t == reflect.TypeOf(accounting.Event{}) && f.Name == "BoundedRange" {
+			continue // an event's marks exclude each other: fill's event is the Gaussian one
 		}
+		v, ok := obj[f.Name]
 		if !ok {
 			miss = append(miss, path+f.Name)
 			continue

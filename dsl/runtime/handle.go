@@ -268,15 +268,26 @@ type Budget struct {
 	Spent      accounting.Budget
 	Total      accounting.Budget
 	Charges    int
+	// FitsPure, FitsQuantile and FitsGaussian are what one more call may
+	// spend, exactly what the accountant admits now: the largest ε of a
+	// pure call (a Laplace count, sum or histogram), of a quantile (the
+	// exponential mechanism, priced as bounded range) and of a Gaussian
+	// call calibrated to (ε, FitsDelta): the dataset's δ, or under basic
+	// composition what is left of it (0: no Gaussian call fits).
+	FitsPure, FitsQuantile, FitsGaussian, FitsDelta float64
+}
+
+func (b Budget) fits() accounting.Fits {
+	return accounting.Fits{Pure: b.FitsPure, BoundedRange: b.FitsQuantile, Gaussian: b.FitsGaussian, GaussianDelta: b.FitsDelta}
 }
 
 func (b Budget) String() string {
-	return fmt.Sprintf("remaining ε=%.6g, δ=%.6g of %s (spent ε=%.6g, δ=%.6g in %d charges; %s accountant)",
-		b.Eps, b.Delta, fmtBudget(b.Total), b.Spent.Eps, b.Spent.Delta, b.Charges, b.Accountant)
+	return fmt.Sprintf("remaining ε=%.6g, δ=%.6g of %s (spent ε=%.6g, δ=%.6g in %d charges; %s accountant)\none more call fits: %s",
+		b.Eps, b.Delta, fmtBudget(b.Total), b.Spent.Eps, b.Spent.Delta, b.Charges, b.Accountant, fitsText(b.fits()))
 }
 
 // HTML renders the budget state.
 func (b Budget) HTML() string {
-	return fmt.Sprintf("<div class=\"privnotes-budget\"><b>%s</b>: remaining ε=%.6g, δ=%.6g of ε=%.6g, δ=%.6g (spent ε=%.6g, δ=%.6g in %d charges; %s accountant)</div>",
-		html.EscapeString(b.Dataset), b.Eps, b.Delta, b.Total.Eps, b.Total.Delta, b.Spent.Eps, b.Spent.Delta, b.Charges, html.EscapeString(b.Accountant))
+	return fmt.Sprintf("<div class=\"privnotes-budget\"><b>%s</b>: remaining ε=%.6g, δ=%.6g of ε=%.6g, δ=%.6g (spent ε=%.6g, δ=%.6g in %d charges; %s accountant)<br>one more call fits: %s</div>",
+		html.EscapeString(b.Dataset), b.Eps, b.Delta, b.Total.Eps, b.Total.Delta, b.Spent.Eps, b.Spent.Delta, b.Charges, html.EscapeString(b.Accountant), html.EscapeString(fitsText(b.fits())))
 }

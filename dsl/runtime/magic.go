@@ -228,13 +228,17 @@ func (rt *Runtime) budgetText(name string) (string, string) {
 			names = append(names, sc.Name)
 		}
 	}
-	t := &magicTable{class: "budget", header: []string{"DATASET", "ACCOUNTANT", "BUDGET", "SPENT", "REMAINING", "CHARGES", "FILTER"}}
+	t := &magicTable{class: "budget", header: []string{"DATASET", "ACCOUNTANT", "BUDGET", "SPENT", "REMAINING", "CHARGES", "FILTER", "ONE MORE CALL FITS"}}
 	for _, n := range names {
 		s, err := st.Status(n)
 		if err != nil {
 			panic(rt.unknownDataset("%budget "+n, n))
 		}
-		t.rows = append(t.rows, []string{n, s.Mode, fmtBudget(s.Budget), fmtBudget(s.Spent), fmtBudget(s.Remaining), fmt.Sprint(s.Charges), s.Filter})
+		fits, err := st.Fits(n)
+		if err != nil {
+			panic(errorf(NameLedgerError, "%%budget %s: %v", n, err))
+		}
+		t.rows = append(t.rows, []string{n, s.Mode, fmtBudget(s.Budget), fmtBudget(s.Spent), fmtBudget(s.Remaining), fmt.Sprint(s.Charges), s.Filter, fitsText(fits)})
 		if held := ledger.HeldSummary(s); held != "" { // live reservations of federated calls hold budget too
 			t.notes = append(t.notes, held)
 		}

@@ -436,14 +436,14 @@ func (rt *Runtime) budgetEnd() {
 }
 
 // blockMode is the composition rule of a block: the dataset's, except
-// that a block without δ composes with the basic rule (zCDP and GDP need
-// δ > 0).
+// that a block without δ composes with the basic rule (zCDP, GDP and the
+// Rényi filter state their totals at a δ > 0).
 func blockMode(capDelta float64, datasetMode string) accounting.Mode {
 	m, err := accounting.ParseMode(datasetMode)
 	if err != nil {
 		m = accounting.ModeZCDP
 	}
-	if capDelta == 0 && (m == accounting.ModeZCDP || m == accounting.ModeGDP) {
+	if capDelta == 0 && (m == accounting.ModeZCDP || m == accounting.ModeGDP || m == accounting.ModeRDP) {
 		m = accounting.ModeBasic
 	}
 	return m

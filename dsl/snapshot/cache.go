@@ -25,6 +25,17 @@ package snapshot
 // read-only memory map where the platform has one (cachedFile), and
 // through a read buffer elsewhere; its memory is bounded either way
 // (mapped pages are the page cache's, not the process's).
+//
+// The cache is built lazily: registration writes none (it would cost a
+// full pass and 8·n·width bytes of writes that a dataset read only by
+// counts and one-column scans never repays). The first pass that would
+// read it (features at least half of the columns: useCache) finds it
+// missing, writes it (WriteCache) and reads it; a reader that cannot
+// write it (a read-only directory) reads Parquet and notes the owner's
+// `privnotes dataset recache` once. A cache that is there but does not
+// match is removed and not rewritten by that reader (the next reader of
+// the snapshot, finding none, writes it), and `dataset recache` writes
+// it at once.
 
 import (
 	"bufio"
@@ -167,8 +178,9 @@ func asBytes(f []float64) []byte {
 // WriteCache writes the row cache of the opened snapshot r beside it,
 // unless a valid one is already there. It reads the snapshot once through
 // DuckDB; the file appears whole or not at all (temporary file, then
-// rename) and is read-only. The data owner's registration calls it; a
-// reader that finds no cache reads Parquet.
+// rename) and is read-only. The first pass that would read a missing
+// cache calls it (cacheFile), and so does `privnotes dataset recache`;
+// a reader that has no cache reads Parquet.
 func (r *Reader) WriteCache(ctx context.Context) error {
 	dst := CachePath(r.path)
 	if r.checkCache(dst) == nil {
@@ -308,12 +320,15 @@ func payloadDigest(hs []hash.Hash) []byte {
 	return all.Sum(nil)
 }
 
-// rowCache is an opened row cache, verified on first use.
+// rowCache is a reader's row cache, verified (and if missing, written)
+// on first use.
 type rowCache struct {
 	path   string
 	layout cacheLayout
-	once   sync.Once
-	file   *cachedFile // nil when the cache is absent or invalid
+
+	mu       sync.Mutex
+	resolved bool        // file is final: the cache's state is known
+	file     *cachedFile // nil when the cache is absent or invalid
 }
 
 // cachedFile is an opened row cache file and, where the platform maps
@@ -486,20 +501,45 @@ const hashPieceBytes = 16 << 20
 
 // cacheFile returns the verified cache file, verifying it on the first
 // call; nil when there is none or it does not match (then it is removed
-// if the process may, so that the owner's next registration rewrites it).
-func (r *Reader) cacheFile() *cachedFile {
+// if the process may, so that the next reader rewrites it). With write
+// set, a missing cache is first written (WriteCache, a pass through
+// Parquet under ctx); without it, or when ctx ends during the write, a
+// missing cache gives nil and the question stays open for a later pass.
+func (r *Reader) cacheFile(ctx context.Context, write bool) *cachedFile {
 	c := r.cache
-	c.once.Do(func() {
-		f, err := r.openCache(c.path)
-		if errors.Is(err, errStale) {
-			os.Remove(c.path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.resolved {
+		return c.file
+	}
+	f, err := r.openCache(c.path)
+	if errors.Is(err, os.ErrNotExist) {
+		if !write {
+			return nil
 		}
-		if f == nil {
-			noteNoCache(c.path)
+		// The write is a pass, which takes the reader's lock: c.mu is
+		// not held across it (Close takes the reader's lock, then c.mu).
+		// Concurrent passes may both write; each renames the same bytes
+		// into place.
+		c.mu.Unlock()
+		werr := r.WriteCache(ctx)
+		c.mu.Lock()
+		switch {
+		case c.resolved: // another pass, or Close, settled it meanwhile
+			return c.file
+		case werr != nil && ctx.Err() != nil:
+			return nil // interrupted: a later pass may write it
 		}
-		c.file = f
-	})
-	return c.file
+		f, err = r.openCache(c.path)
+	}
+	if errors.Is(err, errStale) {
+		os.Remove(c.path)
+	}
+	if f == nil {
+		noteNoCache(c.path)
+	}
+	c.file, c.resolved = f, true
+	return f
 }
 
 // CacheNotes receives, once per process and cache file, the note that a
@@ -567,21 +607,24 @@ func newCacheScan(s *source) *cacheScan {
 	return cs
 }
 
-// useCache reports whether a pass of s reads the cache: the cache must
-// be there and valid, and the features must be at least half of the
-// columns (reading a few, DuckDB's columnar scan reads less).
-func (s *source) useCache() bool {
+// useCache returns the cache file a pass of s reads, or nil: the features
+// must be at least half of the columns (reading a few, DuckDB's columnar
+// scan reads less) and the cache valid; with write, a missing one is
+// written first (cacheFile).
+func (s *source) useCache(ctx context.Context, write bool) *cachedFile {
 	if !s.cache || s.r.cache == nil || 2*len(s.cols) < len(s.r.info.Columns) {
-		return false
+		return nil
 	}
-	return s.r.cacheFile() != nil
+	return s.r.cacheFile(ctx, write)
 }
 
 // HasNorms reports whether the source's batches carry stored norms: its
 // features are the snapshot's numeric columns, in order, and the row
-// cache is valid.
+// cache is there and valid. It writes no cache (it has no context to
+// stop a pass with): before the first pass has written a missing one it
+// reports false, and that pass's batches carry no norms unless asked.
 func (s *source) HasNorms() bool {
-	return s.cscan.norms && s.useCache()
+	return s.cscan.norms && s.useCache(context.Background(), false) != nil
 }
 
 type cacheCursor struct {

@@ -92,7 +92,7 @@ func TestCacheReleasesPages(t *testing.T) {
 	}
 	r, src := open()
 	defer r.Close()
-	file := r.cacheFile()
+	file := r.cacheFile(context.Background(), true)
 	if file == nil || file.vals == nil {
 		t.Fatal("the row cache is not mapped")
 	}

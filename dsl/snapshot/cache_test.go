@@ -21,7 +21,8 @@ import (
 
 // cacheFixture builds a snapshot of every kind of column (numeric with
 // and without bounds, categorical, a label and a user column) over several
-// row groups, with its row cache.
+// row groups, and its row cache, which the first pass that reads it
+// writes (Build writes none).
 func cacheFixture(t *testing.T) (*Info, string) {
 	t.Helper()
 	defer func(n int) { testRowGroupRows = n }(testRowGroupRows)
@@ -36,10 +37,50 @@ func cacheFixture(t *testing.T) (*Info, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(CachePath(info.Path)); err != nil {
-		t.Fatalf("Build wrote no row cache: %v", err)
+	if _, err := os.Stat(CachePath(info.Path)); !os.IsNotExist(err) {
+		t.Fatalf("Build wrote a row cache (%v)", err)
 	}
+	writeCacheByPass(t, info)
 	return info, dir
+}
+
+// writeCacheByPass makes the first pass over most columns of the built
+// snapshot info, which writes its missing row cache, and checks that it
+// did, that the pass read it, and that a pass over few columns, and the
+// stored norms' query, did not write it before.
+func writeCacheByPass(t *testing.T, info *Info) {
+	t.Helper()
+	r, err := Open(info.Path, info.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	few, err := r.Source(names(info.Columns[:1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, few, 4096)
+	all, err := r.Source(names(info.Columns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nm, ok := all.(rows.Normed); ok && nm.HasNorms() {
+		t.Error("stored norms offered before the cache is written")
+	}
+	if _, err := os.Stat(CachePath(info.Path)); !os.IsNotExist(err) {
+		t.Fatalf("a pass that reads no cache wrote it (%v)", err)
+	}
+	cur, err := all.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, isCache := cur.(*cacheCursor); !isCache {
+		t.Error("the first pass over most columns did not read the cache it wrote")
+	}
+	cur.Close()
+	if _, err := os.Stat(CachePath(info.Path)); err != nil {
+		t.Fatalf("the first pass over most columns wrote no row cache: %v", err)
+	}
 }
 
 // readNorms is readAll that also collects the stored norms.
@@ -209,6 +250,7 @@ func TestCacheVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeCacheByPass(t, other)
 	otherCache, err := os.ReadFile(CachePath(other.Path))
 	if err != nil {
 		t.Fatal(err)
@@ -263,9 +305,7 @@ func TestDiscardRemovesTheCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(CachePath(info.Path)); err != nil {
-		t.Fatalf("no row cache: %v", err)
-	}
+	writeCacheByPass(t, info)
 	if err := Discard(info.Path); err != nil {
 		t.Fatal(err)
 	}
@@ -555,4 +595,37 @@ func TestMain(m *testing.M) {
 	// Tests that make caches stale would print the owner's note.
 	CacheNotes = io.Discard
 	os.Exit(m.Run())
+}
+
+// A write of the missing cache that is interrupted leaves the question
+// open: no cache, no note, and the next pass that reads the cache writes
+// it.
+func TestLazyCacheInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	info, err := Build(context.Background(), Spec{From: write(t, dir, "s.csv", baseCSV)}, dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(info.Path, info.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if f := r.cacheFile(ctx, true); f != nil {
+		t.Fatal("an interrupted write gave a cache")
+	}
+	if _, err := os.Stat(CachePath(info.Path)); !os.IsNotExist(err) {
+		t.Errorf("an interrupted write left a cache (%v)", err)
+	}
+	if r.cache.resolved {
+		t.Error("an interrupted write settled the cache as absent")
+	}
+	if f := r.cacheFile(context.Background(), true); f == nil {
+		t.Fatal("the pass after an interrupted write wrote no cache")
+	}
+	if _, err := os.Stat(CachePath(info.Path)); err != nil {
+		t.Error(err)
+	}
 }

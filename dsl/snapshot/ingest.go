@@ -85,19 +85,7 @@ func Build(ctx context.Context, spec Spec, dir, name string) (*Info, error) {
 	if err := install(tmp, info.Path, dir); err != nil {
 		return nil, err
 	}
-	// The row cache is derived data that passes read instead of Parquet;
-	// without it (a failed write) they read Parquet, so only a
-	// cancellation fails the build.
-	r, err := Open(info.Path, info.Hash)
-	if err != nil {
-		return nil, err
-	}
-	r.WriteCache(ctx)
-	r.Close()
-	if ctx.Err() != nil {
-		Discard(info.Path)
-		return nil, ctx.Err()
-	}
+	// No row cache: the first pass that reads one writes it (cache.go).
 	return info, nil
 }
 

@@ -161,11 +161,18 @@ func Open(path, hash string) (*Reader, error) {
 	if err := Verify(abs, hash); err != nil {
 		return nil, err
 	}
+	return openVerified(abs, hash)
+}
+
+// openVerified is Open of the absolute path abs once the file verified
+// against hash.
+func openVerified(abs, hash string) (*Reader, error) {
 	r := &Reader{path: abs,
 		errRead: fmt.Errorf("snapshot: reading the snapshot %s failed", filepath.Base(abs))}
 	fail := func(why string) (*Reader, error) {
 		return nil, fmt.Errorf("snapshot: cannot open %s: %s", abs, why)
 	}
+	var err error
 	if r.db, err = openDuck(""); err != nil {
 		return fail("DuckDB did not start")
 	}
@@ -290,11 +297,14 @@ func (r *Reader) Close() error {
 
 // shut releases the database and the cache file.
 func (r *Reader) shut() error {
-	if r.cache != nil {
-		r.cache.once.Do(func() {}) // no verification after the close
-		if r.cache.file != nil {
-			r.cache.file.close()
+	if c := r.cache; c != nil {
+		c.mu.Lock()
+		c.resolved = true // no verification or write after the close
+		if c.file != nil {
+			c.file.close()
+			c.file = nil
 		}
+		c.mu.Unlock()
 	}
 	return r.db.Close()
 }
@@ -326,11 +336,19 @@ func (r *Reader) release() {
 // rows.Units when it has a user column.
 //
 // A pass reads the snapshot's row cache (cache.go) instead of its Parquet
-// when the cache is there and valid and the features are at least half
-// of the columns; the values are the same. A source of the numeric
+// when the features are at least half of the columns and the cache is
+// valid (the first such pass writes a missing one); the values are the
+// same. A source of the numeric
 // columns in schema order then also implements rows.Normed.
 func (r *Reader) Source(features []string) (rows.Source, error) {
 	return r.source(features, true)
+}
+
+// ParquetSource is Source reading the Parquet file only: it neither
+// reads nor writes the row cache, for a single pass (the owner's notes at
+// registration) that a cache would not repay.
+func (r *Reader) ParquetSource(features []string) (rows.Source, error) {
+	return r.source(features, false)
 }
 
 func (r *Reader) source(features []string, cache bool) (rows.Source, error) {
@@ -381,6 +399,12 @@ func (labeledUnitSource) HasLabels() bool { return true }
 func (s unitSource) NumUnits() int        { return s.units }
 func (s labeledUnitSource) NumUnits() int { return s.units }
 func (s *source) Dim() int                { return len(s.cols) }
+
+// NumRows returns the snapshot's number of rows, which every pass of the
+// source reads, without a pass: the count in its schema, which Open
+// checked against the file's row groups (and the hash against the
+// registration). It is private, as the rows are: a mechanism's input.
+func (s *source) NumRows() int64 { return s.r.info.Rows }
 
 // scanSpec is what a window scan converts: the value columns (features,
 // then the label) and whether the unit index is read.
@@ -453,8 +477,8 @@ func (s *source) Scan(ctx context.Context) (rows.Cursor, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.useCache() {
-		return s.scanCache(ctx, s.r.cache.file)
+	if file := s.useCache(ctx, true); file != nil {
+		return s.scanCache(ctx, file)
 	}
 	if err := s.r.acquire(); err != nil {
 		return nil, err

@@ -57,7 +57,9 @@
 // private in-memory DuckDB that may read that file and nothing else
 // (enable_external_access=false with allowed_paths, configuration locked,
 // no extension installation or autoloading); several processes may read
-// one snapshot at once. [Reader.Source] returns a rows.Source over chosen
+// one snapshot at once. A [Pool] keeps readers open across calls in a
+// process and lends them (pool.go), verifying the file on every lease.
+// [Reader.Source] returns a rows.Source over chosen
 // columns (a categorical column gives its category's index), which also
 // implements rows.Labeled when the snapshot has a label and rows.Units
 // when it has a user column. Values are clamped to a column's public

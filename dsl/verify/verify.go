@@ -756,7 +756,7 @@ func chainPrice(rec ledger.ChainRecord, led *ledger.Verified) (price, error) {
 			switch {
 			case id < rec.ID:
 			case id == rec.ID:
-				p.filter, p.after = acc.Mode().Pricing(ev), acc.Remaining()
+				p.filter, p.after = acc.Pricing(ev), acc.Remaining()
 				p.later = append(p.later, p.after)
 			default:
 				p.later = append(p.later, acc.Remaining())

@@ -32,6 +32,10 @@ type Options struct {
 	Workload string // run only this workload; "" runs them all
 	JSON     bool   // one JSON object per run instead of the median table
 	Config   bench.Config
+	// Dispatch runs a privnotes command line; the snapshot workload
+	// registers its datasets through it, as the data owner does. Without
+	// it that workload fails.
+	Dispatch func(args []string, stdout, stderr io.Writer) int
 }
 
 // Run runs the workloads opts selects, writes their results to stdout and
@@ -40,6 +44,8 @@ type Options struct {
 // after the workload in progress.
 func Run(opts Options, stdout, stderr io.Writer) int {
 	cfg := opts.Config
+	dispatchCmd = opts.Dispatch
+	defer func() { dispatchCmd = nil }()
 	todo := bench.Workloads()
 	if opts.Workload != "" {
 		w, err := bench.Lookup(opts.Workload)

@@ -441,6 +441,20 @@ func (a *Accountant) Spend(events ...Event) error {
 	return nil
 }
 
+// Composes reports why the accountant of mode m can never compose e (an
+// approximate (ε, δ) event has no μ-GDP or Rényi bound), or returns nil.
+// It depends on the event's kind only, not on a budget or a spend, so an
+// executor can refuse such a call when it plans it, before any charge.
+func (m Mode) Composes(e Event) error {
+	switch m {
+	case ModeGDP:
+		return gdpAdmissible(e)
+	case ModeRDP:
+		return rdpAdmissible(e, 2) // whether an event has a Rényi price does not depend on the order
+	}
+	return nil
+}
+
 // admissible validates e and checks that this mode can compose it.
 func (a *Accountant) admissible(e Event) error {
 	if err := e.Validate(); err != nil {

@@ -255,7 +255,9 @@ func PlanRun(opt Options, d, n int) (*Plan, error) {
 	}
 	pl.EffectiveEps = EffectiveEps(opt.Eps)
 	pl.Theta = opt.ScoreMargin * opt.Clip
-	pl.Cost = accounting.Pure(opt.Eps)
+	// The exponential mechanism is ε-bounded range (Durfee–Rogers 2019),
+	// which the zcdp accountant prices ε²/8 (accounting.BoundedRange).
+	pl.Cost = accounting.BoundedRange(opt.Eps)
 	pl.Cost.Mechanism = "jlclass/pool"
 	what := fmt.Sprintf("%d random candidates", pl.Candidates)
 	if pl.Grid {

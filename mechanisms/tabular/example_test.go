@@ -49,5 +49,5 @@ func ExamplePlanQuantile() {
 	}
 	fmt.Printf("grid of %d intervals, step %.4g; R = %.12f; cost %v\n", p.Grid, p.GridPoint(1), p.Ratio(), p.Event)
 	// Output:
-	// grid of 1048576 intervals, step 0.0001144; R = 1.648721270700; cost pure ε=1
+	// grid of 1048576 intervals, step 0.0001144; R = 1.648721270700; cost bounded-range ε=1
 }

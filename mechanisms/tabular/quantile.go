@@ -67,7 +67,7 @@ func PlanQuantile(lo, hi, q, eps float64) (*QuantilePlan, error) {
 		k /= 2
 	}
 	return &QuantilePlan{Lo: lo, Hi: hi, Q: q, Eps: eps, Grid: k, step: (hi - lo) / float64(k),
-		ratio: ratioFor(eps), Event: accounting.Pure(eps)}, nil
+		ratio: ratioFor(eps), Event: accounting.BoundedRange(eps)}, nil
 }
 
 // Ratio is R, the bound on the ratio of the weights of neighbouring loss

@@ -19,7 +19,7 @@ func TestPlanQuantile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Grid != 1<<20 || p.Event != accounting.Pure(1) || p.GridPoint(0) != 0 || p.GridPoint(p.Grid) != 100 || p.GridPoint(1<<19) != 50 {
+	if p.Grid != 1<<20 || p.Event != accounting.BoundedRange(1) || p.GridPoint(0) != 0 || p.GridPoint(p.Grid) != 100 || p.GridPoint(1<<19) != 50 {
 		t.Errorf("plan %+v", p)
 	}
 	// bounds close together relative to their size: a coarser grid

@@ -1,0 +1,74 @@
+package accounting
+
+import "math"
+
+// Fits says, in an analyst's terms, what one more call may still spend:
+// the largest ε of a pure call and of a Gaussian call that the accountant
+// admits now (issue 28, item 4). A receipt's "remaining (ε, δ)" is a
+// composed total, which under zcdp, gdp or rdp a call of that ε does not
+// fit; these are what Check admits.
+type Fits struct {
+	// Pure is the largest ε of a pure ε-DP call (a Laplace count, sum or
+	// histogram) that fits; BoundedRange that of an exponential-mechanism
+	// call (a quantile), which costs less under zcdp and rdp. 0 when none.
+	Pure, BoundedRange float64
+	// Gaussian is the largest ε of a Gaussian call calibrated to
+	// (ε, GaussianDelta), the dataset's own calibration (exact GDP on a gdp
+	// dataset, zCDP otherwise); 0 when none, or when GaussianDelta is 0.
+	Gaussian, GaussianDelta float64
+}
+
+// fitsTol is the relative width at which the searches stop: the value
+// reported fits, and one fitsTol larger may not.
+const fitsTol = 1e-7
+
+// Fits returns the largest calls that fit now; delta is the calibration
+// target of the Gaussian call (a dataset's δ, or under basic composition
+// what is left of it).
+func (a *Accountant) Fits(delta float64) Fits {
+	f := Fits{
+		Pure:         a.largest(Pure),
+		BoundedRange: a.largest(BoundedRange),
+	}
+	if delta > 0 && delta < 1 {
+		gaussian := GaussianZcdpFor
+		if a.mode == ModeGDP {
+			gaussian = GdpFor
+		}
+		f.Gaussian = a.largest(func(eps float64) Event { return gaussian(eps, delta) })
+		f.GaussianDelta = delta
+	}
+	return f
+}
+
+// largest bisects for the largest ε in (0, MaxEps] whose event fits; the
+// admission of a larger ε is never easier (costs grow with ε). 0 when not
+// even the smallest positive ε fits.
+func (a *Accountant) largest(event func(eps float64) Event) float64 {
+	fits := func(eps float64) bool {
+		e := event(eps)
+		return e.Validate() == nil && a.Check(e) == nil
+	}
+	// Bracket: a call of the budget's ε fits only under basic composition
+	// (and, for small ε, under the rdp accountant's pure branch), so start
+	// there and double while it fits.
+	lo, hi := 0.0, a.budget.Eps
+	if !(hi > 0 && hi <= MaxEps) {
+		hi = MaxEps
+	}
+	for fits(hi) {
+		if hi == MaxEps {
+			return MaxEps
+		}
+		lo, hi = hi, math.Min(2*hi, MaxEps)
+	}
+	for hi-lo > fitsTol*hi {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
