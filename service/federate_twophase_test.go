@@ -149,11 +149,7 @@ func TestFedKeptRepliesBoundToRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := a
-	other.Args = &release.Args{Vals: map[string]any{}, Given: a.Args.Given}
-	for k, v := range a.Args.Vals {
-		other.Args.Vals[k] = v
-	}
-	other.Args.Vals["k"] = 2
+	other.Args = a.Args.With("k", 2) // k is given in both
 	if _, err := c.FedPrepare(ctx, other); !isName(err, release.NameArgumentError) || !strings.Contains(err.Error(), "different request") {
 		t.Errorf("a prepare of another call under the same id: %v", err)
 	}

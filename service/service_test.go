@@ -18,7 +18,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/internal/callargs"
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/service"
 	"github.com/privnotes/privnotes/service/client"
@@ -56,21 +56,15 @@ func newFixtureBudget(t testing.TB, budget accounting.Budget) *fixture {
 	if err := tlsdir.Init(f.tls, []string{"127.0.0.1", "localhost"}, "tester"); err != nil {
 		t.Fatal(err)
 	}
-	st, err := ledger.Open(f.state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testfix.Store(t, f.state)
 	f.st = st
 	r := rand.New(rand.NewPCG(1, 2))
 	tab := &dataset.Table{Rows: 200, Columns: []string{"x1", "x2", "x3"}}
 	for range 200 * 3 {
 		tab.X = append(tab.X, 0.3*r.NormFloat64())
 	}
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: "tab", Table: tab, Budget: budget,
-		Accountant: accounting.ModeZCDP, Clip: 1, Source: "test"}); err != nil {
-		t.Fatal(err)
-	}
+	testfix.Register(t, st, ledger.Registration{Name: "tab", Table: tab, Budget: budget,
+		Accountant: accounting.ModeZCDP, Clip: 1, Source: "test"})
 	f.start("127.0.0.1:0")
 	t.Cleanup(f.stop)
 	return f
@@ -167,9 +161,9 @@ func (f *fixture) charges() int {
 // filled in as the DSL runtime fills them, and kw over them.
 func call(t testing.TB, fn, ds string, kw map[string]any) release.Call {
 	t.Helper()
-	a, ok := callargs.Args(fn, kw)
-	if !ok {
-		t.Fatalf("no function %s", fn)
+	a, err := release.ArgsFor(fn, kw)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return release.Call{Func: fn, Dataset: release.Ref{Name: ds}, Args: a, Cell: "[1]"}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/privnotes/privnotes/internal/testfix"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -19,14 +21,8 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 // table alignment.
 func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func writeCSV(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// writeCSV writes a data file for a command to read (testfix.WriteFile).
+var writeCSV = testfix.WriteFile
 
 func TestDatasetAddValidation(t *testing.T) {
 	dir := t.TempDir()

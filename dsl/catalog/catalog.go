@@ -15,6 +15,7 @@ package catalog
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -544,6 +545,57 @@ func Names() []string {
 		names[i] = f.Name
 	}
 	return names
+}
+
+// DefaultValue returns p's Default literal converted to p's type: an int,
+// a float64, a string, a bool, or a nil []string (no []string parameter
+// has another default). A parameter with no literal (a Required one)
+// gets its type's zero value, so that code building a call outside a
+// cell (the benchmarks, the data service's tests) can hold every keyword;
+// the runtime refuses a missing required keyword before it asks for a
+// default. A literal that does not parse is an error of the table.
+// Parameters of other types (dataset, result, any) have no default: nil.
+func (p *Param) DefaultValue() (any, error) {
+	lit := p.Default
+	switch p.Type {
+	case "int":
+		if lit == "" {
+			return 0, nil
+		}
+		return strconv.Atoi(lit)
+	case "float":
+		if lit == "" {
+			return 0.0, nil
+		}
+		return strconv.ParseFloat(lit, 64)
+	case "string":
+		if lit == "" {
+			return "", nil
+		}
+		return strconv.Unquote(lit)
+	case "bool":
+		if lit == "" {
+			return false, nil
+		}
+		return strconv.ParseBool(lit)
+	case "[]string":
+		return []string(nil), nil
+	}
+	return nil, nil
+}
+
+// Defaults returns every keyword of f at its DefaultValue.
+func (f *Func) Defaults() (map[string]any, error) {
+	out := make(map[string]any, len(f.Keywords))
+	for i := range f.Keywords {
+		p := &f.Keywords[i]
+		v, err := p.DefaultValue()
+		if err != nil {
+			return nil, fmt.Errorf("%s: default of %s: %v", f.Name, p.Name, err)
+		}
+		out[p.Name] = v
+	}
+	return out, nil
 }
 
 // Keyword returns the keyword parameter called name.

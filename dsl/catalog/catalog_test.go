@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"reflect"
 	"sort"
 	"testing"
 )
@@ -60,6 +61,74 @@ func TestFuncsTable(t *testing.T) {
 			}
 		default:
 			t.Errorf("%s: unknown DatasetFrom %q", f.Name, f.DatasetFrom)
+		}
+	}
+}
+
+// DefaultValue converts a literal to its parameter's type, gives a
+// parameter without one its type's zero value, and refuses a literal
+// that does not parse.
+func TestDefaultValue(t *testing.T) {
+	tests := []struct {
+		p       Param
+		want    any
+		wantErr bool
+	}{
+		{Param{Type: "int", Default: "3"}, 3, false},
+		{Param{Type: "int", Default: "-1"}, -1, false},
+		{Param{Type: "int"}, 0, false},
+		{Param{Type: "int", Default: "1.5"}, nil, true},
+		{Param{Type: "float", Default: "0.5"}, 0.5, false},
+		{Param{Type: "float", Default: "1e-6"}, 1e-6, false},
+		{Param{Type: "float"}, 0.0, false},
+		{Param{Type: "float", Default: "x"}, nil, true},
+		{Param{Type: "string", Default: `"npm"`}, "npm", false},
+		{Param{Type: "string", Default: `""`}, "", false},
+		{Param{Type: "string"}, "", false},
+		{Param{Type: "string", Default: "npm"}, nil, true},
+		{Param{Type: "bool", Default: "true"}, true, false},
+		{Param{Type: "bool", Default: "false"}, false, false},
+		{Param{Type: "bool"}, false, false},
+		{Param{Type: "bool", Default: "yes"}, nil, true},
+		{Param{Type: "[]string", Default: "nil"}, []string(nil), false},
+		{Param{Type: "dataset"}, nil, false},
+	}
+	for _, tt := range tests {
+		got, err := tt.p.DefaultValue()
+		if tt.wantErr {
+			if err == nil {
+				t.Errorf("%s %q: got %#v, want an error", tt.p.Type, tt.p.Default, got)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s %q: got %#v, %v; want %#v", tt.p.Type, tt.p.Default, got, err, tt.want)
+		}
+	}
+}
+
+// Every keyword's default literal parses, to a value of its type: a
+// table bug is caught here rather than in a cell.
+func TestDefaultsParse(t *testing.T) {
+	kinds := map[string]reflect.Kind{"int": reflect.Int, "float": reflect.Float64, "string": reflect.String,
+		"bool": reflect.Bool, "[]string": reflect.Slice}
+	for _, f := range Funcs {
+		d, err := f.Defaults()
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if len(d) != len(f.Keywords) {
+			t.Errorf("%s: %d defaults for %d keywords", f.Name, len(d), len(f.Keywords))
+		}
+		for _, p := range f.Keywords {
+			k, ok := kinds[p.Type]
+			if !ok {
+				continue
+			}
+			if v := reflect.ValueOf(d[p.Name]); v.Kind() != k {
+				t.Errorf("%s: default of %s is %#v, not a %s", f.Name, p.Name, d[p.Name], p.Type)
+			}
 		}
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/accounting/bignorm"
 )
@@ -25,23 +25,9 @@ import (
 // number released, the receipts' filter text and the store's directory.
 func countsUntilRefused(t *testing.T, mode accounting.Mode) (int, string, *ledger.Store) {
 	t.Helper()
-	st, err := ledger.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	tab, err := dataset.Read(strings.NewReader("a\n1\n2\n3\n"), dataset.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: "d", Table: tab,
-		Budget: accounting.Budget{Eps: 4.4, Delta: 1e-5}, Accountant: mode, Neighbour: accounting.AddRemove, Clip: 1}); err != nil {
-		t.Fatal(err)
-	}
-	sc, err := st.Schema("d")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testfix.Store(t, "")
+	sc := testfix.Register(t, st, ledger.Registration{Name: "d", Table: testfix.Table(t, "a\n1\n2\n3\n"),
+		Budget: accounting.Budget{Eps: 4.4, Delta: 1e-5}, Accountant: mode, Neighbour: accounting.AddRemove, Clip: 1})
 	env := &release.Local{Store: func() (*ledger.Store, error) { return st, nil }}
 	call := release.Call{Func: "private_count", Dataset: release.Ref{Name: "d", Schema: sc},
 		Args: release.NewArgs(map[string]any{"eps": 1.0, "delta": 1e-5})}

@@ -2,7 +2,10 @@ package release
 
 import (
 	"context"
+	"fmt"
+	"maps"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -76,9 +79,10 @@ type Args struct {
 }
 
 // NewArgs returns Args holding given, every keyword marked as given by
-// the caller; WithDefaults adds the others. It copies given. It is how
-// code outside the DSL runtime (the data service's tests, the benchmarks)
-// builds a call's arguments; the runtime converts a cell's keywords itself.
+// the caller; WithDefaults adds the others. It copies given. ArgsFor
+// builds a call's arguments from its catalog entry with it; the runtime
+// converts a cell's keywords itself and then takes the catalog's defaults
+// (catalog.Param.DefaultValue) as ArgsFor does.
 func NewArgs(given map[string]any) *Args {
 	a := &Args{Vals: make(map[string]any, len(given)), Given: make(map[string]bool, len(given))}
 	for k, v := range given {
@@ -96,6 +100,38 @@ func (a *Args) WithDefaults(defaults map[string]any) *Args {
 		}
 	}
 	return a
+}
+
+// ArgsFor returns the arguments of a call of the catalog function fn
+// with the keywords given and every other keyword of its entry at its
+// default (catalog.Func.Defaults): what the DSL runtime passes for a
+// cell's call that gives those keywords. It is how code outside the
+// runtime (the benchmarks, the data service and the tests) builds a
+// call's arguments. The values in given are not checked against the
+// entry's types.
+func ArgsFor(fn string, given map[string]any) (*Args, error) {
+	f, ok := catalog.Lookup(fn)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a DSL function", fn)
+	}
+	d, err := f.Defaults()
+	if err != nil {
+		return nil, err
+	}
+	return NewArgs(given).WithDefaults(d), nil
+}
+
+// With returns a copy of a with keyword name set to v and marked given.
+func (a *Args) With(name string, v any) *Args {
+	out := &Args{Vals: maps.Clone(a.Vals), Given: maps.Clone(a.Given)}
+	if out.Vals == nil {
+		out.Vals = map[string]any{}
+	}
+	if out.Given == nil {
+		out.Given = map[string]bool{}
+	}
+	out.Vals[name], out.Given[name] = v, true
+	return out
 }
 
 // Int returns the int keyword name.

@@ -155,7 +155,7 @@ func TestEncodingIsCanonical(t *testing.T) {
 // leaves out name and dry_run, and changes with any parameter.
 func TestPublicParams(t *testing.T) {
 	call := func(vals map[string]any) Call {
-		return Call{Func: "private_count", Dataset: Ref{Name: "people"}, Args: &Args{Vals: vals}}
+		return Call{Func: "private_count", Dataset: Ref{Name: "people"}, Args: NewArgs(vals)}
 	}
 	a, err := PublicParams(call(map[string]any{"eps": 0.5, "delta": 0.0, "by": "", "name": "x", "dry_run": false}))
 	if err != nil {
@@ -171,8 +171,8 @@ func TestPublicParams(t *testing.T) {
 	}
 	for _, other := range []Call{
 		call(map[string]any{"eps": 0.5000000000000001, "delta": 0.0, "by": ""}),
-		{Func: "private_sum", Dataset: Ref{Name: "people"}, Args: &Args{Vals: map[string]any{"eps": 0.5, "delta": 0.0, "by": ""}}},
-		{Func: "private_count", Dataset: Ref{Name: "people", Derived: &Derivation{Lineage: "people | age >= 30"}}, Args: &Args{Vals: map[string]any{"eps": 0.5, "delta": 0.0, "by": ""}}},
+		{Func: "private_sum", Dataset: Ref{Name: "people"}, Args: NewArgs(map[string]any{"eps": 0.5, "delta": 0.0, "by": ""})},
+		{Func: "private_count", Dataset: Ref{Name: "people", Derived: &Derivation{Lineage: "people | age >= 30"}}, Args: NewArgs(map[string]any{"eps": 0.5, "delta": 0.0, "by": ""})},
 	} {
 		if p, _ := PublicParams(other); p == a {
 			t.Errorf("%+v has the same PublicParams as the first call", other)

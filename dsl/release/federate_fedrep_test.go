@@ -39,7 +39,7 @@ func (p *pcaOnly) FedRound(context.Context, Call, federated.PCARequest) (federat
 // members of different dimensions, is refused before any member is
 // planned or charged.
 func TestFederatedFedRepRefusesBeforeAnyMember(t *testing.T) {
-	args := &Args{Vals: map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6}, Given: map[string]bool{}}
+	args := mustArgs("private_fedrep", map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6})
 	ref := func(d int) Ref { return Ref{Name: "x", Schema: ledger.Schema{D: d, Unit: "user", Label: "y"}} }
 	for _, tc := range []struct {
 		name string

@@ -22,7 +22,7 @@ type fakeMember struct {
 }
 
 func (f *fakeMember) DryRun(_ context.Context, c Call, _ Gate) (*Receipt, error) {
-	return &Receipt{Dataset: c.Dataset.Name, Function: c.Func, Cost: accounting.Pure(1), Eps: 1, Delta: 1e-6, Remaining: accounting.Budget{Eps: 9}}, nil
+	return &Receipt{Dataset: c.Dataset.Name, Function: c.Func, Cost: accounting.Pure(1), Eps: 1, Delta: 1e-6, Charge: Charge{Remaining: accounting.Budget{Eps: 9}}}, nil
 }
 func (f *fakeMember) FedPrepare(context.Context, Call) (time.Time, error) {
 	f.asked = append(f.asked, "prepare")
@@ -33,7 +33,7 @@ func (f *fakeMember) FedCommit(context.Context, Call) (*Receipt, error) {
 	if f.failCommit != nil {
 		return nil, f.failCommit
 	}
-	return &Receipt{Charged: true, LedgerID: f.id, Cost: accounting.Pure(1)}, nil
+	return &Receipt{Charged: true, Charge: Charge{LedgerID: f.id}, Cost: accounting.Pure(1)}, nil
 }
 func (f *fakeMember) FedAbort(context.Context, Call) error {
 	f.asked = append(f.asked, "abort")
@@ -90,7 +90,7 @@ func TestOpenFederationTwoPhase(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fakes := []*fakeMember{{id: 1}, {id: 2}, {id: 3}}
 			tc.setup(fakes)
-			args := &Args{Vals: map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": 2, "sparsity": 0, "calibration": "zcdp", "providers": 0}, Given: map[string]bool{}}
+			args := mustArgs("private_pca", map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "federated", "iters": 2})
 			var members []Member
 			for i, f := range fakes {
 				members = append(members, Member{Label: fmt.Sprintf("p%d:x", i+1), Exec: f,

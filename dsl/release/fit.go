@@ -27,26 +27,13 @@ func (env *Local) FitNote(call Call, fits func(accounting.Event) bool) string {
 	return env.fitNote(call, p, fits, true)
 }
 
-// withArg is a copy of a with keyword name set to v.
-func withArg(a *Args, name string, v any) *Args {
-	out := &Args{Vals: map[string]any{}, Given: map[string]bool{}}
-	for k, x := range a.Vals {
-		out.Vals[k] = x
-	}
-	for k, x := range a.Given {
-		out.Given[k] = x
-	}
-	out.Vals[name], out.Given[name] = v, true
-	return out
-}
-
 // fitNote says what the refused call could have asked for instead: the
 // largest ε, at the call's δ, whose cost every budget involved accepts
 // (found by re-planning the call, which reads no data), or that no ε fits.
 // check reports whether a cost fits; retry allows trying a smaller δ.
 func (env *Local) fitNote(call Call, p *Plan, check func(accounting.Event) bool, retry bool) string {
 	costAt := func(eps float64) (accounting.Event, bool) {
-		q, err := env.Plan(Call{Func: call.Func, Dataset: call.Dataset, Args: withArg(call.Args, "eps", eps), Cell: call.Cell})
+		q, err := env.Plan(Call{Func: call.Func, Dataset: call.Dataset, Args: call.Args.With("eps", eps), Cell: call.Cell})
 		if err != nil {
 			return accounting.Event{}, false
 		}
@@ -76,7 +63,7 @@ func (env *Local) fitNote(call Call, p *Plan, check func(accounting.Event) bool,
 		if p.Delta > 0 && retry {
 			for _, smaller := range []float64{p.Delta / 10, p.Delta / 100} {
 				alt := call
-				alt.Args = withArg(call.Args, "delta", smaller)
+				alt.Args = call.Args.With("delta", smaller)
 				q, err := env.Plan(alt)
 				if err == nil {
 					if note := env.fitNote(alt, q, check, false); !strings.HasPrefix(note, "No eps") {

@@ -26,15 +26,8 @@ func TestPCAGapAutoOnGDPDataset(t *testing.T) {
 	mu := muStarBig(1, 1e-6)
 	for _, mode := range []accounting.Mode{accounting.ModeGDP, accounting.ModeZCDP} {
 		env, ref, st := gdpTestEnv(t, mode, accounting.Budget{Eps: 10, Delta: 1e-5}, csv.String())
-		vals := map[string]any{"eps": 1.0, "delta": 1e-6, "k": 1, "method": "adaptive", "iters": 4, "gap": "auto"}
-		given := map[string]bool{}
-		for k := range vals {
-			given[k] = true
-		}
-		for k, v := range map[string]any{"calibration": "", "providers": 0, "sparsity": 0, "clip": 0.0, "neighbour": ""} {
-			vals[k] = v
-		}
-		rel, err := env.Execute(context.Background(), Call{Func: "private_pca", Dataset: ref, Args: &Args{Vals: vals, Given: given}}, nil)
+		args := mustArgs("private_pca", map[string]any{"eps": 1.0, "delta": 1e-6, "k": 1, "method": "adaptive", "iters": 4, "gap": "auto"})
+		rel, err := env.Execute(context.Background(), Call{Func: "private_pca", Dataset: ref, Args: args}, nil)
 		if err != nil {
 			t.Fatalf("%s dataset: %v", mode, err)
 		}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/accounting/bignorm"
 )
@@ -25,23 +25,9 @@ import (
 // returns an execution core on it and its store.
 func gdpTestEnv(t *testing.T, mode accounting.Mode, b accounting.Budget, csv string) (*Local, Ref, *ledger.Store) {
 	t.Helper()
-	st, err := ledger.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	tab, err := dataset.Read(strings.NewReader(csv), dataset.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: "d", Table: tab,
-		Budget: b, Accountant: mode, Neighbour: accounting.AddRemove, Clip: 1}); err != nil {
-		t.Fatal(err)
-	}
-	sc, err := st.Schema("d")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testfix.Store(t, "")
+	sc := testfix.Register(t, st, ledger.Registration{Name: "d", Table: testfix.Table(t, csv),
+		Budget: b, Accountant: mode, Neighbour: accounting.AddRemove, Clip: 1})
 	return &Local{Store: func() (*ledger.Store, error) { return st, nil }}, Ref{Name: "d", Schema: sc}, st
 }
 
@@ -52,7 +38,7 @@ func countReleases(t *testing.T, mode accounting.Mode, eps float64) (int, string
 	t.Helper()
 	env, ref, st := gdpTestEnv(t, mode, accounting.Budget{Eps: 4.4, Delta: 1e-5}, "a\n1\n2\n3\n")
 	call := Call{Func: "private_count", Dataset: ref,
-		Args: &Args{Vals: map[string]any{"eps": eps, "delta": 1e-5}, Given: map[string]bool{"eps": true, "delta": true}}}
+		Args: mustArgs("private_count", map[string]any{"eps": eps, "delta": 1e-5})}
 	n, noise := 0, ""
 	for ; n < 100; n++ {
 		rel, err := env.Execute(context.Background(), call, nil)
@@ -149,18 +135,10 @@ func TestPCAOnGDPDataset(t *testing.T) {
 		for _, method := range []string{"auto", "gauss", "npm", "adaptive"} {
 			env, ref, st := gdpTestEnv(t, mode, accounting.Budget{Eps: 10, Delta: 1e-5}, csv.String())
 			vals := map[string]any{"eps": 1.0, "delta": 1e-6, "k": 1, "method": method, "iters": 0}
-			given := map[string]bool{}
-			for k := range vals {
-				given[k] = true
-			}
 			if method == "adaptive" {
 				vals["iters"] = 5
 			}
-			// The keywords the call table defaults (not given).
-			for k, v := range map[string]any{"calibration": "", "providers": 0, "sparsity": 0, "clip": 0.0, "neighbour": ""} {
-				vals[k] = v
-			}
-			rel, err := env.Execute(context.Background(), Call{Func: "private_pca", Dataset: ref, Args: &Args{Vals: vals, Given: given}}, nil)
+			rel, err := env.Execute(context.Background(), Call{Func: "private_pca", Dataset: ref, Args: mustArgs("private_pca", vals)}, nil)
 			if err != nil {
 				t.Fatalf("%s dataset, %s: %v", mode, method, err)
 			}

@@ -269,7 +269,7 @@ func TestGroupSubsetSensitivity(t *testing.T) {
 	sub := ref
 	sub.Derived = &Derivation{ParentSchema: sc, Lineage: "t | age >= 55"}
 	plan := func(r Ref, vals map[string]any) *Plan {
-		p, err := env.Plan(Call{Func: "private_mean", Dataset: r, Args: tabArgs(vals)})
+		p, err := env.Plan(Call{Func: "private_mean", Dataset: r, Args: tabArgs("private_mean", vals)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -257,7 +257,7 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 		if pv == nil {
 			why = loadError(err)
 		}
-		return nil, Errorf(NameLedgerError, "%s: the data of %q could not be read after the charge (ledger record %d stands): %s", p.Func, src.Name, ch.ledgerID, why)
+		return nil, Errorf(NameLedgerError, "%s: the data of %q could not be read after the charge (ledger record %d stands): %s", p.Func, src.Name, ch.LedgerID, why)
 	}
 	defer data.Close()
 	var wrap RunWrapper
@@ -271,12 +271,12 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	p.progress.finish(interrupted)
 	if !failed {
 		if named.meta != nil {
-			env.seal(ctx, ch.ledgerID, named.meta, out, p.Columns, rcpt)
+			env.seal(ctx, ch.LedgerID, named.meta, out, p.Columns, rcpt)
 		}
 		return &Release{Value: out, Receipt: rcpt, Columns: p.Columns}, nil
 	}
 	if interrupted {
-		return nil, Errorf(NameInterrupted, "%s was interrupted; its charge (ledger record %d) stands", p.Func, ch.ledgerID)
+		return nil, Errorf(NameInterrupted, "%s was interrupted; its charge (ledger record %d) stands", p.Func, ch.LedgerID)
 	}
 	if src.Synthetic() { // public data: the reason may be shown
 		if pv != nil {
@@ -286,7 +286,7 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	}
 	// One message for an error and a panic alike, so that the message
 	// tells no more than the fact of failure (see docs/threat-model.md).
-	return nil, Errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s", p.Func, p.Method, src.Name, ch.ledgerID, p.Func)
+	return nil, Errorf(NameMechanismFailed, "%s (%s) could not produce a release on %q with these parameters; its charge (ledger record %d) stands. The reason is not shown because it may depend on the data; check the parameters against %%help %s", p.Func, p.Method, src.Name, ch.LedgerID, p.Func)
 }
 
 // DryRun plans call and says what it would cost and leave, as a receipt
@@ -310,7 +310,7 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 		r.DryRun = true
 		return r, nil
 	}
-	ch := &charged{}
+	var ch Charge
 	if gc, ok := gate.(GateChecker); ok {
 		if err := gc.Check(ev, src); err != nil {
 			var be *BudgetError
@@ -336,8 +336,8 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 			}
 			return nil, Errorf(NameLedgerError, "dataset %q: %v", src.Name, err)
 		}
-		ch.remaining, ch.mode = left, src.Schema.Accountant
-		ch.filter = pricing(st, src.Name, src.Schema.Accountant, ev)
+		ch.Remaining, ch.Accountant = left, src.Schema.Accountant
+		ch.Filter = pricing(st, src.Name, src.Schema.Accountant, ev)
 	}
 	r := newReceipt(src, p, ev, ch)
 	r.DryRun, r.Charged = true, false
@@ -359,69 +359,59 @@ func (env *Local) fitsFunc(src Ref, gate Gate) func(accounting.Event) bool {
 	}
 }
 
-// charged is what a charge reports for the receipt.
-type charged struct {
-	ledgerID  int64
-	remaining accounting.Budget
-	spent     accounting.Budget
-	mode      string
-	filter    string // the filter that priced the charge (accounting.Mode.Pricing)
-	block     string
-}
-
 // charge asks the gate, then, for a registered dataset, charges the ledger
 // durably; the gate records the spend only when the ledger accepted it.
 // Charges are serialized in-process; the ledger transaction serializes
 // processes.
-func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.Event, gate Gate, rel *ledger.ReleaseMeta) (*Ticket, *charged, error) {
+func (env *Local) charge(ctx context.Context, call Call, p *Plan, ev accounting.Event, gate Gate, rel *ledger.ReleaseMeta) (*Ticket, Charge, error) {
 	env.mu.Lock()
 	defer env.mu.Unlock()
 	commit, abort := func() string { return "" }, func() {}
 	if gate != nil {
 		var err error
 		if commit, abort, err = gate.Admit(ctx, ev, call.Dataset); err != nil {
-			return nil, nil, err
+			return nil, Charge{}, err
 		}
 	}
-	ch := &charged{}
+	var ch Charge
 	src := call.Dataset
 	if !src.Synthetic() {
 		st, err := env.store()
 		if err != nil {
 			abort()
-			return nil, nil, err
+			return nil, Charge{}, err
 		}
 		rec, err := st.Charge(ctx, src.Name, ev, chargeMeta(call, p, rel))
 		if err != nil {
 			abort()
 			if errors.Is(err, ledger.ErrNameTaken) {
-				return nil, nil, Errorf(NameArgumentError, "%s: name %q was just given to another release of dataset %q (%v); run the call again to replay that release, or give it another name (nothing was spent)", p.Func, rel.Name, src.Name, err)
+				return nil, Charge{}, Errorf(NameArgumentError, "%s: name %q was just given to another release of dataset %q (%v); run the call again to replay that release, or give it another name (nothing was spent)", p.Func, rel.Name, src.Name, err)
 			}
 			if errors.Is(err, ledger.ErrRegistrationChanged) {
-				return nil, nil, Errorf(NameDatasetError, "dataset %q was removed and registered again with another schema since this handle was opened; open it again with dataset(%q) (nothing was spent)", src.Name, src.Name)
+				return nil, Charge{}, Errorf(NameDatasetError, "dataset %q was removed and registered again with another schema since this handle was opened; open it again with dataset(%q) (nothing was spent)", src.Name, src.Name)
 			}
 			if be, ok := AsBudgetError(fmt.Sprintf("dataset %q", src.Name), err, false); ok {
 				if n := ApproxNote(ev, src.Schema.Accountant); n != "" {
 					be.Notes = append(be.Notes, n)
 				}
-				return nil, nil, be
+				return nil, Charge{}, be
 			}
 			if ctx.Err() != nil {
-				return nil, nil, Errorf(NameInterrupted, "interrupted before the charge: nothing was spent")
+				return nil, Charge{}, Errorf(NameInterrupted, "interrupted before the charge: nothing was spent")
 			}
-			return nil, nil, Errorf(NameLedgerError, "charging dataset %q: %v (nothing was spent)", src.Name, err)
+			return nil, Charge{}, Errorf(NameLedgerError, "charging dataset %q: %v (nothing was spent)", src.Name, err)
 		}
-		ch.ledgerID, ch.remaining, ch.spent, ch.mode, ch.filter = rec.ID, rec.Remaining, rec.Spent, rec.Mode, rec.Filter
+		ch = ledgerCharge(rec)
 	}
-	ch.block = commit()
-	return &Ticket{plan: p, ledgerID: ch.ledgerID}, ch, nil
+	ch.Block = commit()
+	return &Ticket{plan: p, ledgerID: ch.LedgerID}, ch, nil
 }
 
 // CallIDParam is the ledger parameter that records a call's ID.
 const CallIDParam = "call_id"
 
 // chargeMeta is what the ledger records with call's charge (or its
-// reservation, federate.go): the plan's public parameters, the lineage of a
+// reservation, federate_member.go): the plan's public parameters, the lineage of a
 // derived source, the call id, the cell and the registration planned from.
 func chargeMeta(call Call, p *Plan, rel *ledger.ReleaseMeta) ledger.ChargeMeta {
 	src := call.Dataset

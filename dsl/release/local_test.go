@@ -35,7 +35,7 @@ func TestGuarded(t *testing.T) {
 func publicCall(n int) Call {
 	sc := ledger.Schema{Name: "x", Columns: []string{"a"}, D: 1, Clip: 1, Unit: "row", Neighbour: "add-remove", Accountant: "zcdp"}
 	return Call{Func: "private_count",
-		Args:    &Args{Vals: map[string]any{"eps": 1.0, "delta": 0.0}, Given: map[string]bool{"eps": true}},
+		Args:    mustArgs("private_count", map[string]any{"eps": 1.0}),
 		Dataset: Ref{Name: "synthetic:zeros", Schema: sc, Public: &ledger.Data{Schema: sc, X: mat.NewDense(n, 1, nil)}}}
 }
 
@@ -147,7 +147,7 @@ func TestEveryPrivateFunctionHasAPlanner(t *testing.T) {
 			t.Errorf("%s has a planner but is not private in the catalog", f.Name)
 		}
 	}
-	if _, err := (&Local{}).Plan(Call{Func: "dataset", Args: &Args{}}); err == nil {
+	if _, err := (&Local{}).Plan(Call{Func: "dataset", Args: NewArgs(nil)}); err == nil {
 		t.Error("Plan planned dataset, which is not a private function")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -29,14 +30,23 @@ func memSchema(d int, unit string, publicN int) ledger.Schema {
 	return sc
 }
 
-// memArgs are a call's keywords with every default the planners read.
-func memArgs(vals map[string]any) *Args {
-	a := &Args{Vals: map[string]any{"eps": 1.0, "delta": 1e-6, "k": 1, "method": "npm", "iters": 0, "calibration": "",
-		"neighbour": "", "clip": 0.0, "providers": 0, "sparsity": 0, "pad": false, "bins": 0, "q": 0.5, "col": "", "columns": []string(nil),
-		"rounds": 0, "lr": 0.0, "init": "", "init_frac": 0.0, "variant": "pool", "rho": 0.5, "gamma": 0.5, "candidates": 1000, "score_margin": 0.0,
-		"noise": "gaussian"}, Given: map[string]bool{}}
-	for k, v := range vals {
-		a.Vals[k], a.Given[k] = v, true
+// memArgs are the arguments of a call of fn giving eps=1, delta=1e-6
+// (and private_pca's method="npm") unless vals gives them, vals, and the
+// catalog's defaults of the rest.
+func memArgs(fn string, vals map[string]any) *Args {
+	kw := map[string]any{"eps": 1.0, "delta": 1e-6}
+	if fn == "private_pca" {
+		kw["method"] = "npm"
+	}
+	maps.Copy(kw, vals)
+	return mustArgs(fn, kw)
+}
+
+// mustArgs is ArgsFor for a function the test names.
+func mustArgs(fn string, given map[string]any) *Args {
+	a, err := ArgsFor(fn, given)
+	if err != nil {
+		panic(err)
 	}
 	return a
 }
@@ -50,7 +60,7 @@ func memCalls() []Call {
 	mx := Ref{Name: "mx", Schema: ledger.Schema{Name: "mx", Kind: ledger.KindMatrix, Neighbour: ledger.NeighbourEntry, Accountant: "zcdp",
 		Matrix: &ledger.MatrixShape{Rows: 20, Cols: 20, Symmetric: true, EntryBound: 1}}}
 	c := func(fn string, src Ref, vals map[string]any) Call {
-		return Call{Func: fn, Dataset: src, Args: memArgs(vals)}
+		return Call{Func: fn, Dataset: src, Args: memArgs(fn, vals)}
 	}
 	calls := []Call{
 		c("private_count", row, nil),
@@ -163,7 +173,7 @@ func TestEveryPlannerEstimatesMemory(t *testing.T) {
 func TestMemoryEstimatesGrow(t *testing.T) {
 	plan := func(fn string, src Ref, vals map[string]any) int64 {
 		t.Helper()
-		p, err := (&Local{MemoryLimit: 1 << 62}).Plan(Call{Func: fn, Dataset: src, Args: memArgs(vals)})
+		p, err := (&Local{MemoryLimit: 1 << 62}).Plan(Call{Func: fn, Dataset: src, Args: memArgs(fn, vals)})
 		if err != nil {
 			t.Fatalf("%s %v: %v", fn, vals, err)
 		}
@@ -205,7 +215,7 @@ func TestMemoryEstimatesGrow(t *testing.T) {
 		if c.src.Schema.Unit == "user" {
 			fn = "private_fedrep"
 		}
-		_, err := (&Local{}).Plan(Call{Func: fn, Dataset: c.src, Args: memArgs(c.vals)})
+		_, err := (&Local{}).Plan(Call{Func: fn, Dataset: c.src, Args: memArgs(fn, c.vals)})
 		if err == nil || !strings.Contains(err.Error(), "limit of 8.0 GiB") {
 			t.Errorf("%s d=%d %v under the default limit: %v", fn, c.src.Schema.D, c.vals, err)
 		}
@@ -248,7 +258,7 @@ func TestMemoryLimitSetting(t *testing.T) {
 // not read.
 func TestMemoryRefusedBeforeCharge(t *testing.T) {
 	env, ref, st := gdpTestEnv(t, accounting.ModeZCDP, accounting.Budget{Eps: 10, Delta: 1e-5}, "a,b\n1,2\n3,4\n")
-	call := Call{Func: "private_count", Dataset: ref, Args: memArgs(nil)}
+	call := Call{Func: "private_count", Dataset: ref, Args: memArgs("private_count", nil)}
 	env.MemoryLimit = 1 << 10
 	read := false
 	env.Wrap = func() RunWrapper {
@@ -306,12 +316,12 @@ func TestFedRepRecordsCap(t *testing.T) {
 			t.Errorf("limit %s: estimate %s, %d records per user (%d under the larger limit)", FormatBytes(limit), FormatBytes(m), maxRecords, last)
 		}
 		last = maxRecords
-		p, err := env.Plan(Call{Func: "private_fedrep", Dataset: src, Args: memArgs(map[string]any{"k": 2})})
+		p, err := env.Plan(Call{Func: "private_fedrep", Dataset: src, Args: memArgs("private_fedrep", map[string]any{"k": 2})})
 		if err != nil || p.Memory != m || !strings.Contains(p.Note, fmt.Sprintf("each user's first %d records", maxRecords)) {
 			t.Errorf("limit %s: plan %v, %v", FormatBytes(limit), p, err)
 		}
 	}
-	if _, err := (&Local{MemoryLimit: 32 << 20}).Plan(Call{Func: "private_fedrep", Dataset: src, Args: memArgs(map[string]any{"k": 2})}); err == nil {
+	if _, err := (&Local{MemoryLimit: 32 << 20}).Plan(Call{Func: "private_fedrep", Dataset: src, Args: memArgs("private_fedrep", map[string]any{"k": 2})}); err == nil {
 		t.Error("a limit leaving fewer than MinRecords records per user was not refused")
 	}
 }
@@ -324,7 +334,7 @@ func TestFedRepRecordsCap(t *testing.T) {
 func TestUserStateCounted(t *testing.T) {
 	plan := func(publicN int, limit int64) *Plan {
 		t.Helper()
-		p, err := (&Local{MemoryLimit: limit}).Plan(Call{Func: "private_pca", Dataset: Ref{Name: "m", Schema: memSchema(100, "user", publicN)}, Args: memArgs(nil)})
+		p, err := (&Local{MemoryLimit: limit}).Plan(Call{Func: "private_pca", Dataset: Ref{Name: "m", Schema: memSchema(100, "user", publicN)}, Args: memArgs("private_pca", nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,7 +358,7 @@ func TestUserStateCounted(t *testing.T) {
 	if large.Memory-small.Memory != (10_000_000-1000)*8*101 {
 		t.Errorf("estimate for 10⁷ public users %d, for 10³ %d: the users' mean rows are not counted", large.Memory, small.Memory)
 	}
-	if _, err := (&Local{}).Plan(Call{Func: "private_pca", Dataset: Ref{Name: "m", Schema: memSchema(1000, "user", 20_000_000)}, Args: memArgs(nil)}); err == nil {
+	if _, err := (&Local{}).Plan(Call{Func: "private_pca", Dataset: Ref{Name: "m", Schema: memSchema(1000, "user", 20_000_000)}, Args: memArgs("private_pca", nil)}); err == nil {
 		t.Error("npm on 2·10⁷ public users of width 1000 (160 GB of mean rows) was not refused")
 	}
 }

@@ -25,9 +25,8 @@ func pcaCall(method string, iters, n, d int) Call {
 			x.Set(i, j, float64((i*7+j*3)%11)/11-0.5)
 		}
 	}
-	vals := map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6, "method": method, "iters": iters,
-		"calibration": "zcdp", "neighbour": "", "clip": 0.0, "providers": 0, "sparsity": 0, "pad": false}
-	return Call{Func: "private_pca", Args: &Args{Vals: vals, Given: map[string]bool{"eps": true, "delta": true}},
+	args := mustArgs("private_pca", map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6, "method": method, "iters": iters})
+	return Call{Func: "private_pca", Args: args,
 		Dataset: Ref{Name: "synthetic:test", Schema: sc, Public: &ledger.Data{Schema: sc, X: x}}}
 }
 

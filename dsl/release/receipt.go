@@ -1,10 +1,13 @@
 package release
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"html"
 	"strings"
 
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -17,22 +20,15 @@ type Receipt struct {
 	// Eps and Delta are the target the mechanism was calibrated to.
 	Eps, Delta float64
 	// Cost is the charged event in its native measure.
-	Cost       accounting.Event
-	Accountant string
-	// Filter is the filter of the dataset's accountant that priced the
-	// charge and its amount ("zCDP filter ρ=0.03056", "GDP filter
-	// μ=0.2472"); "" on synthetic data.
-	Filter     string
+	Cost accounting.Event
+	// Charge is the ledger's record of the charge (its fields are
+	// promoted: r.LedgerID, r.Remaining, …).
+	Charge
 	NoiseScale string
 	Note       string
 	// Charged is false for public synthetic data (nothing was spent).
-	Charged  bool
-	LedgerID int64
-	// Block is the budget block the call ran in ("" outside any).
-	Block string
-	// Remaining is the dataset's budget left after the charge.
-	Remaining accounting.Budget
-	Params    map[string]any
+	Charged bool
+	Params  map[string]any
 	// DryRun is set for the receipt of a dry run (dry_run=true): nothing
 	// was charged or read, and Remaining is what the call would leave.
 	DryRun bool
@@ -51,10 +47,75 @@ type Receipt struct {
 	Providers []ProviderCharge `json:",omitempty"`
 }
 
-func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch *charged) *Receipt {
+// Charge is what a receipt shows of the ledger's record of its charge
+// (ledger.Receipt): the dataset's accountant and the filter that priced
+// the charge, the record's id, the budget block it ran in and the budget
+// it left. A dry run's is what the charge would leave; a replay's names
+// the record whose release it returns.
+type Charge struct {
+	Accountant string
+	// Filter is the filter of the dataset's accountant that priced the
+	// charge and its amount ("zCDP filter ρ=0.03056", "GDP filter
+	// μ=0.2472"); "" on synthetic data.
+	Filter   string
+	LedgerID int64
+	// Block is the budget block the call ran in ("" outside any).
+	Block string
+	// Remaining is the dataset's budget left after the charge.
+	Remaining accounting.Budget
+}
+
+// ledgerCharge is the receipt's view of the ledger's record rec.
+func ledgerCharge(rec *ledger.Receipt) Charge {
+	return Charge{Accountant: rec.Mode, Filter: rec.Filter, LedgerID: rec.ID, Remaining: rec.Remaining}
+}
+
+// receiptKeys is the order of a receipt's JSON keys. It is the order the
+// receipt's fields had before it embedded its Charge, whose fields
+// encoding/json would otherwise write together: a receipt stays
+// byte-identical in notebooks and downloads made before
+// (testdata/receipt_*.json). A new field of Receipt or Charge goes here
+// too: MarshalJSON refuses a key it does not know.
+var receiptKeys = []string{"Dataset", "Function", "Mechanism", "Eps", "Delta", "Cost", "Accountant", "Filter",
+	"NoiseScale", "Note", "Charged", "LedgerID", "Block", "Remaining", "Params", "DryRun", "Name", "Replayed",
+	"ReleaseHash", "Providers"}
+
+// MarshalJSON is encoding/json's encoding of r with its keys in
+// receiptKeys' order.
+func (r Receipt) MarshalJSON() ([]byte, error) {
+	type fields Receipt // without this method
+	b, err := json.Marshal(fields(r))
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for _, k := range receiptKeys {
+		v, ok := m[k]
+		if !ok {
+			continue // omitempty
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		fmt.Fprintf(&out, "%q:", k)
+		out.Write(v)
+		delete(m, k)
+	}
+	for k := range m {
+		return nil, fmt.Errorf("release: receipt field %s has no place in receiptKeys", k)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+func newReceipt(ref Ref, p *Plan, ev accounting.Event, ch Charge) *Receipt {
 	r := &Receipt{Dataset: ref.Name, Function: p.Func, Mechanism: p.Method, Eps: p.Eps, Delta: p.Delta, Cost: ev,
-		NoiseScale: p.Noise, Note: strings.TrimSpace(p.Note), Charged: !ref.Synthetic(), LedgerID: ch.ledgerID,
-		Block: ch.block, Remaining: ch.remaining, Accountant: ch.mode, Filter: ch.filter, Params: p.Params}
+		NoiseScale: p.Noise, Note: strings.TrimSpace(p.Note), Charged: !ref.Synthetic(), Charge: ch, Params: p.Params}
 	if ref.Synthetic() {
 		r.Accountant = "none (public synthetic data: not charged)"
 	}

@@ -79,14 +79,14 @@ func (env *Local) named(call Call, p *Plan) (namedCall, error) {
 	if err != nil {
 		return namedCall{}, Errorf(NameLedgerError, "%s: release %q of ledger record %d cannot be read back: %v (run `privnotes ledger verify`)", p.Func, name, nr.Record, err)
 	}
-	ch := &charged{ledgerID: nr.Record, mode: src.Schema.Accountant}
+	ch := Charge{LedgerID: nr.Record, Accountant: src.Schema.Accountant}
 	if src.Derived != nil {
-		ch.mode = src.Derived.ParentSchema.Accountant
+		ch.Accountant = src.Derived.ParentSchema.Accountant
 	}
 	if left, err := st.Remaining(src.Name); err == nil {
-		ch.remaining = left
+		ch.Remaining = left
 	}
-	ch.filter = pricing(st, src.Name, ch.mode, nr.Event)
+	ch.Filter = pricing(st, src.Name, ch.Accountant, nr.Event)
 	rc := newReceipt(src, p, nr.Event, ch)
 	rc.Charged, rc.Replayed, rc.Name, rc.ReleaseHash = false, true, name, nr.ValueHash
 	return namedCall{replay: &Release{Value: value, Receipt: rc, Columns: p.Columns}}, nil

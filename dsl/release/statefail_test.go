@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -23,21 +23,11 @@ func constrainedEnv(t *testing.T, c ledger.Constraints) (*Local, Ref, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := dataset.Read(strings.NewReader("a,b\n0.1,2\n0.3,4\n0.5,1\n"), dataset.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: "d", Table: tab, Budget: accounting.Budget{Eps: 10, Delta: 1e-5},
-		Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Clip: 1, Bounds: map[string][2]float64{"a": {0, 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	sc, err := st.Schema("d")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := testfix.Register(t, st, ledger.Registration{Name: "d", Table: testfix.Table(t, "a,b\n0.1,2\n0.3,4\n0.5,1\n"), Budget: accounting.Budget{Eps: 10, Delta: 1e-5},
+		Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Clip: 1, Bounds: map[string][2]float64{"a": {0, 1}}})
 	ref := Ref{Name: "d", Schema: sc}
 	env := &Local{Store: func() (*ledger.Store, error) { return st, nil }}
-	if _, err := env.Execute(context.Background(), Call{Func: "private_count", Dataset: ref, Args: memArgs(nil)}, nil); err != nil {
+	if _, err := env.Execute(context.Background(), Call{Func: "private_count", Dataset: ref, Args: memArgs("private_count", nil)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -117,7 +107,7 @@ func TestChargeOnReadOnlyOrFullState(t *testing.T) {
 			g := &abortGate{}
 			// a histogram of many bins: its charge's public parameters fill
 			// more than the spare page
-			call := Call{Func: "private_histogram", Dataset: ref, Cell: strings.Repeat("c", 8<<10), Args: memArgs(map[string]any{"col": "a", "bins": 10, "delta": 0.0})}
+			call := Call{Func: "private_histogram", Dataset: ref, Cell: strings.Repeat("c", 8<<10), Args: memArgs("private_histogram", map[string]any{"col": "a", "bins": 10, "delta": 0.0})}
 			_, err := env.Execute(context.Background(), call, g)
 			var e *Error
 			if !errors.As(err, &e) || e.Name != NameLedgerError || !strings.Contains(e.Msg, "nothing was spent") || !strings.Contains(e.Msg, c.want) {
@@ -139,7 +129,7 @@ func TestChargeOnReadOnlyOrFullState(t *testing.T) {
 // its release reserved unsealed.
 func TestSealFailsAfterCharge(t *testing.T) {
 	env, ref, dir := constrainedEnv(t, ledger.Constraints{MaxPages: -4})
-	call := Call{Func: "private_histogram", Dataset: ref, Args: memArgs(map[string]any{"col": "a", "bins": 10000, "delta": 0.0})}
+	call := Call{Func: "private_histogram", Dataset: ref, Args: memArgs("private_histogram", map[string]any{"col": "a", "bins": 10000, "delta": 0.0})}
 	rel, err := env.Execute(context.Background(), call, nil)
 	if err != nil {
 		t.Fatalf("a failed seal failed the call: %v", err)

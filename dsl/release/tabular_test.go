@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"strings"
@@ -25,17 +26,17 @@ func tabSchema(nb, unit string) ledger.Schema {
 		Categorical: map[string][]string{"region": {"north", "south", "east"}}}
 }
 
-func tabArgs(vals map[string]any) *Args {
-	a := &Args{Vals: map[string]any{"eps": 1.0, "delta": 0.0, "bins": 0, "q": 0.5}, Given: map[string]bool{}}
-	for k, v := range vals {
-		a.Vals[k], a.Given[k] = v, true
-	}
-	return a
+// tabArgs are the arguments of a call of fn giving eps=1 unless vals
+// gives it, and vals.
+func tabArgs(fn string, vals map[string]any) *Args {
+	kw := map[string]any{"eps": 1.0}
+	maps.Copy(kw, vals)
+	return mustArgs(fn, kw)
 }
 
 func tabPlan(t *testing.T, env *Local, fn string, sc ledger.Schema, vals map[string]any) (*Plan, error) {
 	t.Helper()
-	return env.Plan(Call{Func: fn, Dataset: Ref{Name: "t", Schema: sc}, Args: tabArgs(vals)})
+	return env.Plan(Call{Func: fn, Dataset: Ref{Name: "t", Schema: sc}, Args: tabArgs(fn, vals)})
 }
 
 // Everything that can fail fails in the plan, from the public schema,
@@ -205,7 +206,7 @@ func TestTabularExecute(t *testing.T) {
 	x := mat.NewDense(6, 2, []float64{20, 0.5, 30, math.NaN(), 40, 9, 150, -3, -5, 0.25, 60, math.Inf(1)})
 	ref := Ref{Name: "synthetic:t", Schema: sc, Public: &ledger.Data{Schema: sc, X: x}}
 	run := func(fn string, vals map[string]any) any {
-		rel, err := env.Execute(context.Background(), Call{Func: fn, Dataset: ref, Args: tabArgs(vals)}, nil)
+		rel, err := env.Execute(context.Background(), Call{Func: fn, Dataset: ref, Args: tabArgs(fn, vals)}, nil)
 		if err != nil {
 			t.Fatalf("%s %v: %v", fn, vals, err)
 		}

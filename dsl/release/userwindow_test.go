@@ -37,7 +37,9 @@ func userData(n, nu int) Ref {
 // windowCalls are the releases that hold their users' state a window of
 // the user index at a time (setWindowedMemory).
 func windowCalls(src Ref) []Call {
-	c := func(fn string, vals map[string]any) Call { return Call{Func: fn, Dataset: src, Args: memArgs(vals)} }
+	c := func(fn string, vals map[string]any) Call {
+		return Call{Func: fn, Dataset: src, Args: memArgs(fn, vals)}
+	}
 	return []Call{
 		c("private_mean", map[string]any{"eps": 5.0}),
 		c("private_sum", map[string]any{"col": "x1"}),

@@ -15,9 +15,9 @@ import (
 
 func classifyJLResult(rel *release.Release) *ClassifyJLResult {
 	if rel.Value == nil { // a dry run: the receipt only
-		return &ClassifyJLResult{Receipt: rel.Receipt}
+		return &ClassifyJLResult{releaseBase: releaseBase{rel.Receipt}}
 	}
-	return &ClassifyJLResult{U: rel.Value.(*release.FedRep).U, Columns: rel.Columns, Receipt: rel.Receipt}
+	return &ClassifyJLResult{U: rel.Value.(*release.FedRep).U, Columns: rel.Columns, releaseBase: releaseBase{rel.Receipt}}
 }
 
 // ClassifyJLResult is a private_classify_jl release: U_priv = MᵀŨ, the
@@ -28,30 +28,30 @@ func classifyJLResult(rel *release.Release) *ClassifyJLResult {
 type ClassifyJLResult struct {
 	U       *mat.Dense
 	Columns []string
-	Receipt *Receipt
+	releaseBase
 }
 
 func (r *ClassifyJLResult) String() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return r.Receipt.String()
-	}
-	if r == nil || r.U == nil {
+	if r == nil {
 		return noResult
 	}
+	if s, ok := r.shownText(r.U == nil); ok {
+		return s
+	}
 	d, k := r.U.Dims()
-	return representationText(fmt.Sprintf("ClassifyJLResult: shared representation U_priv = MᵀŨ (%d×%d)", d, k), r.U, r.Columns, r.Receipt)
+	return r.text(representationText(fmt.Sprintf("ClassifyJLResult: shared representation U_priv = MᵀŨ (%d×%d)", d, k), r.U, r.Columns))
 }
 
 // HTML renders U and the receipt.
 func (r *ClassifyJLResult) HTML() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
-	}
-	if r == nil || r.U == nil {
+	if r == nil {
 		return noResultHTML
 	}
+	if s, ok := r.shownHTML(r.U == nil); ok {
+		return s
+	}
 	d, k := r.U.Dims()
-	return representationHTML(fmt.Sprintf("%s: U_priv (%d×%d)", catalog.PrivateClassifyJL.Name, d, k), r.U, r.Columns, r.Receipt)
+	return r.html(representationHTML(fmt.Sprintf("%s: U_priv (%d×%d)", catalog.PrivateClassifyJL.Name, d, k), r.U, r.Columns))
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -59,7 +59,7 @@ func (r *ClassifyJLResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // MarshalJSON encodes every released field, U as rows.

@@ -19,8 +19,12 @@ import (
 // cannot hide behind omitempty.
 func fill(t *testing.T, v reflect.Value) {
 	t.Helper()
-	for _, f := range reflect.VisibleFields(v.Elem().Type()) {
-		if !f.IsExported() || len(f.Index) > 1 {
+	typ := v.Elem().Type()
+	for _, f := range reflect.VisibleFields(typ) {
+		// A field promoted through an exported embedded field is filled
+		// with it; one promoted through an unexported one (the results'
+		// releaseBase) only here.
+		if !f.IsExported() || len(f.Index) > 1 && typ.Field(f.Index[0]).IsExported() {
 			continue
 		}
 		fv := v.Elem().FieldByIndex(f.Index)
@@ -111,7 +115,7 @@ func TestResultsMarshalEveryField(t *testing.T) {
 		})
 	}
 	// Matrices are rows of numbers, not gonum's {}.
-	b, _ := json.Marshal(&PCAResult{Components: mat.NewDense(2, 1, []float64{0.6, 0.8}), Receipt: &Receipt{}})
+	b, _ := json.Marshal(&PCAResult{Components: mat.NewDense(2, 1, []float64{0.6, 0.8}), releaseBase: releaseBase{&Receipt{}}})
 	if !strings.Contains(string(b), `"Components":[[0.6],[0.8]]`) {
 		t.Errorf("components: %s", b)
 	}

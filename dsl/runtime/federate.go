@@ -98,11 +98,11 @@ var federatedRuns = map[*catalog.Func]func(rt *Runtime, fn string, f Federation,
 func (rt *Runtime) federatedPCA(fn string, f Federation, kws []KW) *PCAResult {
 	rel, first := rt.federated(fn, f, kws, release.RunFederatedPCA)
 	if rel.Value == nil { // a dry run
-		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
+		return &PCAResult{releaseBase: releaseBase{rel.Receipt}, Method: rel.Receipt.Mechanism}
 	}
 	v := rel.Value.(*release.PCA)
 	return &PCAResult{Components: v.Components, Support: v.Support, Method: rel.Receipt.Mechanism,
-		Columns: append([]string(nil), first.schema.Columns...), Receipt: rel.Receipt}
+		Columns: append([]string(nil), first.schema.Columns...), releaseBase: releaseBase{rel.Receipt}}
 }
 
 // federatedFedRep runs private_fedrep on a federation: Private FedRep

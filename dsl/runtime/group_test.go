@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
@@ -289,23 +290,23 @@ func TestGroupCostForMatchesPlans(t *testing.T) {
 // that embed them, carry the receipt into the metadata and marshal every
 // released field to JSON.
 func TestGroupDisplay(t *testing.T) {
-	rc := &Receipt{Dataset: "people", Mechanism: "count-by/laplace", Eps: 1, Charged: true, LedgerID: 9}
+	rc := &Receipt{Dataset: "people", Mechanism: "count-by/laplace", Eps: 1, Charged: true, Charge: release.Charge{LedgerID: 9}}
 	keys := []string{"<b>north</b>", "south", "other"}
-	g := &GroupResult{Stat: "count", By: "re<gion>", Keys: keys, Values: []float64{12, -1, 3}, Receipt: rc}
-	c := &CountResult{Value: 14, Receipt: rc, GroupResult: g}
+	g := &GroupResult{Stat: "count", By: "re<gion>", Keys: keys, Values: []float64{12, -1, 3}, releaseBase: releaseBase{rc}}
+	c := &CountResult{Value: 14, releaseBase: releaseBase{rc}, GroupResult: g}
 	if s := c.String(); !strings.Contains(s, "private count by re<gion> (3 keys):") || !strings.Contains(s, "south") || !strings.Contains(s, "        -1") || !strings.Contains(s, "ledger record 9") {
 		t.Errorf("text:\n%s", s)
 	}
 	if s := c.HTML(); strings.Contains(s, "<b>north") || !strings.Contains(s, "&lt;b&gt;north") || !strings.Contains(s, "re&lt;gion&gt;") || !strings.Contains(s, "privnotes-receipt") {
 		t.Errorf("HTML: %s", s)
 	}
-	gs := &GroupResult{Stat: "sum", Column: "income", By: "region", Keys: keys, Values: []float64{1234.5678, 0, -2}, Receipt: rc}
-	sum := &SumResult{Value: 1232.5678, Column: "income", Receipt: rc, GroupResult: gs}
+	gs := &GroupResult{Stat: "sum", Column: "income", By: "region", Keys: keys, Values: []float64{1234.5678, 0, -2}, releaseBase: releaseBase{rc}}
+	sum := &SumResult{Value: 1232.5678, Column: "income", releaseBase: releaseBase{rc}, GroupResult: gs}
 	if s := sum.String(); !strings.HasPrefix(s, "private sum of income by region (3 keys):\n") || !strings.Contains(s, "1234.57") {
 		t.Errorf("sum text:\n%s", s)
 	}
-	gm := &GroupResult{Stat: "mean", Column: "age", By: "region", Keys: keys, Values: []float64{41.5, 0, 7}, Receipt: rc}
-	mean := &MeanResult{Columns: []string{"age"}, Values: gm.Values, Receipt: rc, GroupResult: gm}
+	gm := &GroupResult{Stat: "mean", Column: "age", By: "region", Keys: keys, Values: []float64{41.5, 0, 7}, releaseBase: releaseBase{rc}}
+	mean := &MeanResult{Columns: []string{"age"}, Values: gm.Values, releaseBase: releaseBase{rc}, GroupResult: gm}
 	if s := mean.String(); !strings.HasPrefix(s, "private mean of age by region (3 keys):\n") || mean.Get("other") != 7 || !strings.Contains(mean.HTML(), "<caption>private mean of <code>age</code> by <code>region</code></caption>") {
 		t.Errorf("mean: %s", s)
 	}
@@ -321,7 +322,7 @@ func TestGroupDisplay(t *testing.T) {
 		{c, []string{`"Value":14`, `"By":"re\u003cgion\u003e"`, `"Keys":["\u003cb\u003enorth\u003c/b\u003e","south","other"]`, `"Values":[12,-1,3]`, `"Stat":"count"`, `"Receipt":{`}},
 		{sum, []string{`"Value":1232.5678`, `"Column":"income"`, `"Values":[1234.5678,0,-2]`, `"By":"region"`}},
 		{mean, []string{`"Columns":["age"]`, `"Values":[41.5,0,7]`, `"Keys":[`, `"Stat":"mean"`}},
-		{&CountResult{Value: 3, Receipt: rc}, []string{`{"Value":3,"Receipt":{`}},
+		{&CountResult{Value: 3, releaseBase: releaseBase{rc}}, []string{`{"Value":3,"Receipt":{`}},
 	} {
 		b, err := json.Marshal(x.v)
 		if err != nil {
@@ -333,11 +334,11 @@ func TestGroupDisplay(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(fmt.Sprint(mustJSON(t, &CountResult{Value: 3, Receipt: rc})), `"Keys"`) {
+	if strings.Contains(fmt.Sprint(mustJSON(t, &CountResult{Value: 3, releaseBase: releaseBase{rc}})), `"Keys"`) {
 		t.Error("an ungrouped count marshals group fields")
 	}
 	// many keys are elided in the middle
-	long := &GroupResult{Stat: "count", By: "x", Receipt: rc}
+	long := &GroupResult{Stat: "count", By: "x", releaseBase: releaseBase{rc}}
 	for i := range 200 {
 		long.Keys = append(long.Keys, fmt.Sprint(i))
 		long.Values = append(long.Values, float64(i))

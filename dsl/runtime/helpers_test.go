@@ -16,6 +16,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/engine"
 	"github.com/privnotes/privnotes/dsl/interp"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -190,14 +191,7 @@ func registerPublicN(t testing.TB, dir, name string, tab *dataset.Table, b accou
 // registerWith registers r in the state directory dir.
 func registerWith(t testing.TB, dir string, r ledger.Registration) {
 	t.Helper()
-	st, err := ledger.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Register(context.Background(), r); err != nil {
-		t.Fatalf("Register(%s): %v", r.Name, err)
-	}
+	testfix.RegisterIn(t, dir, r)
 }
 
 // breastCancer registers the breast cancer data (30 features) as name.
@@ -212,14 +206,7 @@ func breastCancer(t testing.TB, dir, name string, b accounting.Budget) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := ledger.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Register(context.Background(), ledger.Registration{Name: name, Table: tab, Budget: b, Accountant: accounting.ModeZCDP, Clip: 3000, Source: "breast_cancer.csv"}); err != nil {
-		t.Fatal(err)
-	}
+	testfix.RegisterIn(t, dir, ledger.Registration{Name: name, Table: tab, Budget: b, Accountant: accounting.ModeZCDP, Clip: 3000, Source: "breast_cancer.csv"})
 }
 
 func status(t testing.TB, dir, name string) *ledger.Status {

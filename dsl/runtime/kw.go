@@ -50,7 +50,7 @@ func parseArgs(name string, kws []KW) (*args, error) {
 	if !ok {
 		return nil, errorf(NameArgumentError, "%s is not a DSL function", name)
 	}
-	a := &args{Args: &release.Args{Vals: map[string]any{}, Given: map[string]bool{}}, fn: f}
+	a := &args{Args: release.NewArgs(nil), fn: f}
 	for _, kw := range kws {
 		if kw.name == blockKW {
 			a.block, _ = kw.value.(*block)
@@ -96,7 +96,7 @@ func parseArgs(name string, kws []KW) (*args, error) {
 		if p.Required {
 			return nil, errorf(NameArgumentError, "%s: keyword %s is required (%s)", name, p.Name, p.Doc)
 		}
-		v, err := defaultValue(p)
+		v, err := p.DefaultValue()
 		if err != nil {
 			return nil, errorf(NameArgumentError, "%s: default of %s: %v", name, p.Name, err) // a table bug
 		}
@@ -189,22 +189,6 @@ func convert(p *catalog.Param, v any) (any, error) {
 		return out, nil
 	}
 	return v, nil
-}
-
-func defaultValue(p *catalog.Param) (any, error) {
-	switch p.Type {
-	case "int":
-		return strconv.Atoi(p.Default)
-	case "float":
-		return strconv.ParseFloat(p.Default, 64)
-	case "string":
-		return strconv.Unquote(p.Default)
-	case "bool":
-		return strconv.ParseBool(p.Default)
-	case "[]string":
-		return []string(nil), nil
-	}
-	return nil, nil
 }
 
 // typeName names a value's type without printing the value.

@@ -30,16 +30,16 @@ type LowRankResult struct {
 	Right      *mat.Dense
 	Values     []float64
 	Method     string
-	Receipt    *Receipt
+	releaseBase
 }
 
 func lowRankResult(rel *release.Release) *LowRankResult {
 	if rel.Value == nil { // a dry run: the receipt only
-		return &LowRankResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
+		return &LowRankResult{releaseBase: releaseBase{rel.Receipt}, Method: rel.Receipt.Mechanism}
 	}
 	v := rel.Value.(*release.LowRank)
 	return &LowRankResult{Matrix: v.Matrix, Components: v.Components, Right: v.Right, Values: v.Values,
-		Method: rel.Receipt.Mechanism, Receipt: rel.Receipt}
+		Method: rel.Receipt.Mechanism, releaseBase: releaseBase{rel.Receipt}}
 }
 
 // Component returns column j (1-based) of Components.
@@ -55,11 +55,11 @@ func (r *LowRankResult) Component(j int) []float64 {
 }
 
 func (r *LowRankResult) String() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return r.Receipt.String()
-	}
-	if r == nil || r.Matrix == nil {
+	if r == nil {
 		return noResult
+	}
+	if s, ok := r.shownText(r.Matrix == nil); ok {
+		return s
 	}
 	m, n := r.Matrix.Dims()
 	_, k := r.Components.Dims()
@@ -80,25 +80,20 @@ func (r *LowRankResult) String() string {
 	}
 	fmt.Fprintf(&b, "  values: %v\n", fmtFloats(r.Values))
 	writeRight(&b, r.Right)
-	b.WriteString(r.Receipt.String())
-	return b.String()
+	return r.text(b.String())
 }
 
 // HTML renders the values and the receipt (the matrix is in .Matrix).
 func (r *LowRankResult) HTML() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
-	}
-	if r == nil || r.Matrix == nil {
+	if r == nil {
 		return noResultHTML
 	}
+	if s, ok := r.shownHTML(r.Matrix == nil); ok {
+		return s
+	}
 	m, n := r.Matrix.Dims()
-	var b strings.Builder
-	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><p>private_low_rank (%s): a %d×%d approximation of rank ≤ %d in <code>.Matrix</code>; values %s</p>\n",
-		html.EscapeString(r.Method), m, n, 2*len(r.Values), html.EscapeString(fmtFloats(r.Values)))
-	b.WriteString(r.Receipt.HTML())
-	b.WriteString("</div>")
-	return b.String()
+	return r.html(fmt.Sprintf("<p>private_low_rank (%s): a %d×%d approximation of rank ≤ %d in <code>.Matrix</code>; values %s</p>\n",
+		html.EscapeString(r.Method), m, n, 2*len(r.Values), html.EscapeString(fmtFloats(r.Values))))
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -106,7 +101,7 @@ func (r *LowRankResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // MarshalJSON encodes every released field, matrices as rows.

@@ -12,11 +12,11 @@ import (
 
 func pcaResult(rel *release.Release) *PCAResult {
 	if rel.Value == nil { // a dry run: the receipt only
-		return &PCAResult{Receipt: rel.Receipt, Method: rel.Receipt.Mechanism}
+		return &PCAResult{releaseBase: releaseBase{rel.Receipt}, Method: rel.Receipt.Mechanism}
 	}
 	v := rel.Value.(*release.PCA)
 	return &PCAResult{Components: v.Components, Values: v.Values, Support: v.Support, Right: v.Right, Gap: v.Gap,
-		Method: rel.Receipt.Mechanism, Columns: append([]string(nil), rel.Columns...), Receipt: rel.Receipt}
+		Method: rel.Receipt.Mechanism, Columns: append([]string(nil), rel.Columns...), releaseBase: releaseBase{rel.Receipt}}
 }
 
 func mustArgs(fn string, kws []KW) *args {

@@ -152,7 +152,7 @@ func TestResultOfStoredRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Result("private_histogram", &release.Release{Value: v, Columns: cols, Receipt: &Receipt{Function: "private_histogram", LedgerID: nr.Record}})
+	res, err := Result("private_histogram", &release.Release{Value: v, Columns: cols, Receipt: &Receipt{Function: "private_histogram", Charge: release.Charge{LedgerID: nr.Record}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,6 @@ const (
 	noResultHTML = "<div class=\"privnotes-result\"><p>no result</p></div>"
 )
 
-// dryRunHTML shows a dry run's receipt: what the call would cost.
-func dryRunHTML(rc *Receipt) string {
-	return "<div class=\"privnotes-result\"><p><b>dry run</b>: nothing charged, no data read</p>" + rc.HTML() + "</div>"
-}
-
 // PCAResult is a private_pca release.
 type PCAResult struct {
 	// Components has orthonormal columns (d×k), the leading direction first.
@@ -48,7 +43,7 @@ type PCAResult struct {
 	Gap     float64
 	Method  string
 	Columns []string
-	Receipt *Receipt
+	releaseBase
 }
 
 // Component returns column j (1-based) of Components.
@@ -64,11 +59,11 @@ func (r *PCAResult) Component(j int) []float64 {
 }
 
 func (r *PCAResult) String() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return r.Receipt.String()
-	}
-	if r == nil || r.Components == nil {
+	if r == nil {
 		return noResult
+	}
+	if s, ok := r.shownText(r.Components == nil); ok {
+		return s
 	}
 	d, k := r.Components.Dims()
 	var b strings.Builder
@@ -92,21 +87,20 @@ func (r *PCAResult) String() string {
 		fmt.Fprintf(&b, "  gap=auto selected κ = %v\n", r.Gap)
 	}
 	writeRight(&b, r.Right)
-	b.WriteString(r.Receipt.String())
-	return b.String()
+	return r.text(b.String())
 }
 
 // HTML renders the components as a table, then the receipt.
 func (r *PCAResult) HTML() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
-	}
-	if r == nil || r.Components == nil {
+	if r == nil {
 		return noResultHTML
+	}
+	if s, ok := r.shownHTML(r.Components == nil); ok {
+		return s
 	}
 	d, k := r.Components.Dims()
 	var b strings.Builder
-	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>private_pca (%s): %d component(s)</caption>\n<thead><tr><th>column</th>", html.EscapeString(r.Method), k)
+	fmt.Fprintf(&b, "<table class=\"privnotes-matrix\"><caption>private_pca (%s): %d component(s)</caption>\n<thead><tr><th>column</th>", html.EscapeString(r.Method), k)
 	for j := range k {
 		fmt.Fprintf(&b, "<th>PC%d</th>", j+1)
 	}
@@ -139,9 +133,7 @@ func (r *PCAResult) HTML() string {
 		fmt.Fprintf(&b, "<tr><th>gap=auto κ</th><td colspan=\"%d\">%v</td></tr>\n", k, r.Gap)
 	}
 	b.WriteString("</tbody></table>\n")
-	b.WriteString(r.Receipt.HTML())
-	b.WriteString("</div>")
-	return b.String()
+	return r.html(b.String())
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -149,45 +141,45 @@ func (r *PCAResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // CountResult is a private_count release.
 type CountResult struct {
 	// Value is the noisy count, rounded to an integer (it may be negative
 	// for tiny datasets); with by=, the total of the groups' noisy counts.
-	Value   float64
-	Receipt *Receipt
+	Value float64
+	releaseBase
 	// GroupResult is set with by= (tabular.go): By, Keys, Values (one
 	// noisy count per key) and Get(key).
 	*GroupResult
 }
 
 func (r *CountResult) String() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return r.Receipt.String()
-	}
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResult
+	}
+	if s, ok := r.shownText(r.Receipt == nil); ok {
+		return s
 	}
 	if r.GroupResult != nil {
 		return r.GroupResult.String()
 	}
-	return fmt.Sprintf("private count ≈ %.0f\n%s", r.Value, r.Receipt)
+	return r.text(fmt.Sprintf("private count ≈ %.0f\n", r.Value))
 }
 
 // HTML renders the count and the receipt.
 func (r *CountResult) HTML() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
-	}
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResultHTML
+	}
+	if s, ok := r.shownHTML(r.Receipt == nil); ok {
+		return s
 	}
 	if r.GroupResult != nil {
 		return r.GroupResult.HTML()
 	}
-	return fmt.Sprintf("<div class=\"privnotes-result\"><p>private count ≈ <b>%.0f</b></p>%s</div>", r.Value, r.Receipt.HTML())
+	return r.html(fmt.Sprintf("<p>private count ≈ <b>%.0f</b></p>", r.Value))
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -195,7 +187,7 @@ func (r *CountResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // MeanResult is a private_mean release.
@@ -203,8 +195,8 @@ type MeanResult struct {
 	Columns []string
 	// Values are one mean per column; with by=, one mean per key of
 	// GroupResult.Keys (Columns then names the one averaged column).
-	Values  []float64
-	Receipt *Receipt
+	Values []float64
+	releaseBase
 	// GroupResult is set with by= (tabular.go): By, Keys and Get(key).
 	*GroupResult
 }
@@ -226,14 +218,16 @@ func (r *MeanResult) Get(column string) float64 {
 }
 
 func (r *MeanResult) String() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return r.Receipt.String()
-	}
-	if r != nil && r.GroupResult != nil {
-		return r.GroupResult.String()
-	}
-	if r == nil || r.Receipt == nil || len(r.Values) != len(r.Columns) {
+	if r == nil {
 		return noResult
+	}
+	// A grouped mean shows its groups (and their receipt) even without a
+	// receipt of its own.
+	if s, ok := r.shownText(r.GroupResult == nil && (r.Receipt == nil || len(r.Values) != len(r.Columns))); ok {
+		return s
+	}
+	if r.GroupResult != nil {
+		return r.GroupResult.String()
 	}
 	var b strings.Builder
 	b.WriteString("private mean:\n")
@@ -241,30 +235,27 @@ func (r *MeanResult) String() string {
 	for i, c := range r.Columns {
 		fmt.Fprintf(&b, "  %s % .6g\n", padRight(c, width), r.Values[i])
 	}
-	b.WriteString(r.Receipt.String())
-	return b.String()
+	return r.text(b.String())
 }
 
 // HTML renders the mean vector and the receipt.
 func (r *MeanResult) HTML() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
-	}
-	if r != nil && r.GroupResult != nil {
-		return r.GroupResult.HTML()
-	}
-	if r == nil || r.Receipt == nil || len(r.Values) != len(r.Columns) {
+	if r == nil {
 		return noResultHTML
 	}
+	if s, ok := r.shownHTML(r.GroupResult == nil && (r.Receipt == nil || len(r.Values) != len(r.Columns))); ok {
+		return s
+	}
+	if r.GroupResult != nil {
+		return r.GroupResult.HTML()
+	}
 	var b strings.Builder
-	b.WriteString("<div class=\"privnotes-result\"><table><caption>private mean</caption>\n")
+	b.WriteString("<table><caption>private mean</caption>\n")
 	for i, c := range r.Columns {
 		fmt.Fprintf(&b, "<tr><th>%s</th><td>%.6g</td></tr>\n", html.EscapeString(c), r.Values[i])
 	}
 	b.WriteString("</table>\n")
-	b.WriteString(r.Receipt.HTML())
-	b.WriteString("</div>")
-	return b.String()
+	return r.html(b.String())
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -272,7 +263,7 @@ func (r *MeanResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // FedRepResult is a private_fedrep release: the shared representation.
@@ -280,23 +271,23 @@ type FedRepResult struct {
 	// U is the d×k shared representation (orthonormal columns).
 	U       *mat.Dense
 	Columns []string
-	Receipt *Receipt
+	releaseBase
 }
 
 func (r *FedRepResult) String() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return r.Receipt.String()
-	}
-	if r == nil || r.U == nil {
+	if r == nil {
 		return noResult
 	}
+	if s, ok := r.shownText(r.U == nil); ok {
+		return s
+	}
 	d, k := r.U.Dims()
-	return representationText(fmt.Sprintf("FedRepResult: shared representation U (%d×%d)", d, k), r.U, r.Columns, r.Receipt)
+	return r.text(representationText(fmt.Sprintf("FedRepResult: shared representation U (%d×%d)", d, k), r.U, r.Columns))
 }
 
 // representationText renders a d×k representation, one row per column
-// name, then the receipt (FedRepResult and ClassifyJLResult).
-func representationText(title string, u *mat.Dense, cols []string, rc *Receipt) string {
+// name (FedRepResult and ClassifyJLResult).
+func representationText(title string, u *mat.Dense, cols []string) string {
 	d, k := u.Dims()
 	var b strings.Builder
 	b.WriteString(title + "\n")
@@ -308,15 +299,14 @@ func representationText(title string, u *mat.Dense, cols []string, rc *Receipt) 
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString(rc.String())
 	return b.String()
 }
 
 // representationHTML is representationText's HTML form.
-func representationHTML(caption string, u *mat.Dense, cols []string, rc *Receipt) string {
+func representationHTML(caption string, u *mat.Dense, cols []string) string {
 	d, k := u.Dims()
 	var b strings.Builder
-	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table class=\"privnotes-matrix\"><caption>%s</caption>\n", html.EscapeString(caption))
+	fmt.Fprintf(&b, "<table class=\"privnotes-matrix\"><caption>%s</caption>\n", html.EscapeString(caption))
 	for i := range d {
 		fmt.Fprintf(&b, "<tr><th>%s</th>", html.EscapeString(columnName(cols, i)))
 		for j := range k {
@@ -325,8 +315,6 @@ func representationHTML(caption string, u *mat.Dense, cols []string, rc *Receipt
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</table>\n")
-	b.WriteString(rc.HTML())
-	b.WriteString("</div>")
 	return b.String()
 }
 
@@ -358,14 +346,14 @@ func padRight(s string, width int) string {
 
 // HTML renders U and the receipt.
 func (r *FedRepResult) HTML() string {
-	if r != nil && r.Receipt != nil && r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
-	}
-	if r == nil || r.U == nil {
+	if r == nil {
 		return noResultHTML
 	}
+	if s, ok := r.shownHTML(r.U == nil); ok {
+		return s
+	}
 	d, k := r.U.Dims()
-	return representationHTML(fmt.Sprintf("%s: U (%d×%d)", catalog.PrivateFedRep.Name, d, k), r.U, r.Columns, r.Receipt)
+	return r.html(representationHTML(fmt.Sprintf("%s: U (%d×%d)", catalog.PrivateFedRep.Name, d, k), r.U, r.Columns))
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -373,7 +361,7 @@ func (r *FedRepResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 func fmtFloats(xs []float64) string {

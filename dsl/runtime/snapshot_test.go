@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
+	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -31,10 +31,7 @@ func init() {
 // it as name.
 func registerSnapshot(t testing.TB, dir, name, csv string, spec snapshot.Spec, r ledger.Registration) {
 	t.Helper()
-	src := filepath.Join(t.TempDir(), name+".csv")
-	if err := os.WriteFile(src, []byte(csv), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	src := testfix.WriteFile(t, t.TempDir(), name+".csv", csv)
 	st, err := ledger.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -12,22 +12,22 @@ import (
 
 func countResult(rel *release.Release) *CountResult {
 	if rel.Value == nil { // a dry run: the receipt only
-		return &CountResult{Receipt: rel.Receipt}
+		return &CountResult{releaseBase: releaseBase{rel.Receipt}}
 	}
 	if g := groupResult(rel); g != nil { // by= (tabular.go)
-		return &CountResult{Value: total(g.Values), Receipt: rel.Receipt, GroupResult: g}
+		return &CountResult{Value: total(g.Values), releaseBase: releaseBase{rel.Receipt}, GroupResult: g}
 	}
-	return &CountResult{Value: rel.Value.(*release.Count).Value, Receipt: rel.Receipt}
+	return &CountResult{Value: rel.Value.(*release.Count).Value, releaseBase: releaseBase{rel.Receipt}}
 }
 
 func meanResult(rel *release.Release) *MeanResult {
 	if rel.Value == nil { // a dry run: the receipt only
-		return &MeanResult{Receipt: rel.Receipt}
+		return &MeanResult{releaseBase: releaseBase{rel.Receipt}}
 	}
 	if g := groupResult(rel); g != nil { // by= (tabular.go)
-		return &MeanResult{Values: g.Values, Columns: []string{g.Column}, Receipt: rel.Receipt, GroupResult: g}
+		return &MeanResult{Values: g.Values, Columns: []string{g.Column}, releaseBase: releaseBase{rel.Receipt}, GroupResult: g}
 	}
-	return &MeanResult{Values: rel.Value.(*release.Mean).Values, Columns: rel.Columns, Receipt: rel.Receipt}
+	return &MeanResult{Values: rel.Value.(*release.Mean).Values, Columns: rel.Columns, releaseBase: releaseBase{rel.Receipt}}
 }
 
 // remaining implements remaining(ds): the dataset's public budget state.

@@ -17,68 +17,67 @@ import (
 
 func sumResult(rel *release.Release) *SumResult {
 	if rel.Value == nil { // a dry run: the receipt only
-		return &SumResult{Receipt: rel.Receipt}
+		return &SumResult{releaseBase: releaseBase{rel.Receipt}}
 	}
 	if g := groupResult(rel); g != nil {
-		return &SumResult{Value: total(g.Values), Column: g.Column, Receipt: rel.Receipt, GroupResult: g}
+		return &SumResult{Value: total(g.Values), Column: g.Column, releaseBase: releaseBase{rel.Receipt}, GroupResult: g}
 	}
-	return &SumResult{Value: rel.Value.(*release.Sum).Value, Column: rel.Columns[0], Receipt: rel.Receipt}
+	return &SumResult{Value: rel.Value.(*release.Sum).Value, Column: rel.Columns[0], releaseBase: releaseBase{rel.Receipt}}
 }
 
 func histogramResult(rel *release.Release) *HistogramResult {
 	if rel.Value == nil { // a dry run: the receipt only
-		return &HistogramResult{Receipt: rel.Receipt}
+		return &HistogramResult{releaseBase: releaseBase{rel.Receipt}}
 	}
 	h := rel.Value.(*release.Histogram)
-	return &HistogramResult{Column: rel.Columns[0], Keys: h.Keys, Counts: h.Counts, Receipt: rel.Receipt}
+	return &HistogramResult{Column: rel.Columns[0], Keys: h.Keys, Counts: h.Counts, releaseBase: releaseBase{rel.Receipt}}
 }
 
 func quantileResult(rel *release.Release) *QuantileResult {
 	if rel.Value == nil { // a dry run: the receipt only
-		return &QuantileResult{Receipt: rel.Receipt}
+		return &QuantileResult{releaseBase: releaseBase{rel.Receipt}}
 	}
 	q := rel.Value.(*release.Quantile)
-	return &QuantileResult{Column: rel.Columns[0], Q: q.Q, Value: q.Value, Receipt: rel.Receipt}
+	return &QuantileResult{Column: rel.Columns[0], Q: q.Q, Value: q.Value, releaseBase: releaseBase{rel.Receipt}}
 }
 
 // SumResult is a private_sum release.
 type SumResult struct {
 	// Value is the noisy sum of the column's clamped values; with by=,
 	// the total of the groups' noisy sums (post-processing).
-	Value   float64
-	Column  string
-	Receipt *Receipt
+	Value  float64
+	Column string
+	releaseBase
 	// GroupResult is set with by=: By, Keys, Values (one noisy sum per
 	// key) and Get(key).
 	*GroupResult
 }
 
 func (r *SumResult) String() string {
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResult
 	}
-	if r.Receipt.DryRun {
-		return r.Receipt.String()
+	if s, ok := r.shownText(r.Receipt == nil); ok {
+		return s
 	}
-	if r != nil && r.GroupResult != nil {
+	if r.GroupResult != nil {
 		return r.GroupResult.String()
 	}
-	return fmt.Sprintf("private sum of %s ≈ %.6g\n%s", r.Column, r.Value, r.Receipt)
+	return r.text(fmt.Sprintf("private sum of %s ≈ %.6g\n", r.Column, r.Value))
 }
 
 // HTML renders the sum and the receipt.
 func (r *SumResult) HTML() string {
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResultHTML
 	}
-	if r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
+	if s, ok := r.shownHTML(r.Receipt == nil); ok {
+		return s
 	}
-	if r != nil && r.GroupResult != nil {
+	if r.GroupResult != nil {
 		return r.GroupResult.HTML()
 	}
-	return fmt.Sprintf("<div class=\"privnotes-result\"><p>private sum of <code>%s</code> ≈ <b>%.6g</b></p>%s</div>",
-		html.EscapeString(r.Column), r.Value, r.Receipt.HTML())
+	return r.html(fmt.Sprintf("<p>private sum of <code>%s</code> ≈ <b>%.6g</b></p>", html.EscapeString(r.Column), r.Value))
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -86,7 +85,7 @@ func (r *SumResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // HistogramResult is a private_histogram release: a noisy count for every
@@ -96,8 +95,8 @@ type HistogramResult struct {
 	Keys   []string
 	// Counts are the noisy counts, rounded to integers (they may be
 	// negative for small counts).
-	Counts  []float64
-	Receipt *Receipt
+	Counts []float64
+	releaseBase
 }
 
 // Get returns the count of a key.
@@ -122,11 +121,11 @@ func (r *HistogramResult) Get(key string) float64 {
 const histogramRows = 60
 
 func (r *HistogramResult) String() string {
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResult
 	}
-	if r.Receipt.DryRun {
-		return r.Receipt.String()
+	if s, ok := r.shownText(r.Receipt == nil); ok {
+		return s
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "private histogram of %s (%d keys):\n", r.Column, len(r.Keys))
@@ -140,20 +139,19 @@ func (r *HistogramResult) String() string {
 		}
 		fmt.Fprintf(&b, "  %s %8.0f\n", padRight(k, width), r.Counts[i])
 	}
-	b.WriteString(r.Receipt.String())
-	return b.String()
+	return r.text(b.String())
 }
 
 // HTML renders the counts as a table, then the receipt.
 func (r *HistogramResult) HTML() string {
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResultHTML
 	}
-	if r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
+	if s, ok := r.shownHTML(r.Receipt == nil); ok {
+		return s
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table><caption>private histogram of <code>%s</code></caption>\n<thead><tr><th>key</th><th>count (DP)</th></tr></thead>\n<tbody>\n",
+	fmt.Fprintf(&b, "<table><caption>private histogram of <code>%s</code></caption>\n<thead><tr><th>key</th><th>count (DP)</th></tr></thead>\n<tbody>\n",
 		html.EscapeString(r.Column))
 	for i, k := range r.Keys {
 		if len(r.Keys) > histogramRows && i >= histogramRows/2 && i < len(r.Keys)-10 {
@@ -165,9 +163,7 @@ func (r *HistogramResult) HTML() string {
 		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td>%.0f</td></tr>\n", html.EscapeString(k), r.Counts[i])
 	}
 	b.WriteString("</tbody></table>\n")
-	b.WriteString(r.Receipt.HTML())
-	b.WriteString("</div>")
-	return b.String()
+	return r.html(b.String())
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -175,7 +171,7 @@ func (r *HistogramResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // QuantileResult is a private_quantile release.
@@ -184,29 +180,29 @@ type QuantileResult struct {
 	// Q is the quantile asked for, Value the private estimate: a point of
 	// the public grid over the column's bounds.
 	Q, Value float64
-	Receipt  *Receipt
+	releaseBase
 }
 
 func (r *QuantileResult) String() string {
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResult
 	}
-	if r.Receipt.DryRun {
-		return r.Receipt.String()
+	if s, ok := r.shownText(r.Receipt == nil); ok {
+		return s
 	}
-	return fmt.Sprintf("private %s of %s ≈ %.6g\n%s", quantileName(r.Q), r.Column, r.Value, r.Receipt)
+	return r.text(fmt.Sprintf("private %s of %s ≈ %.6g\n", quantileName(r.Q), r.Column, r.Value))
 }
 
 // HTML renders the quantile and the receipt.
 func (r *QuantileResult) HTML() string {
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResultHTML
 	}
-	if r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
+	if s, ok := r.shownHTML(r.Receipt == nil); ok {
+		return s
 	}
-	return fmt.Sprintf("<div class=\"privnotes-result\"><p>private %s of <code>%s</code> ≈ <b>%.6g</b></p>%s</div>",
-		html.EscapeString(quantileName(r.Q)), html.EscapeString(r.Column), r.Value, r.Receipt.HTML())
+	return r.html(fmt.Sprintf("<p>private %s of <code>%s</code> ≈ <b>%.6g</b></p>",
+		html.EscapeString(quantileName(r.Q)), html.EscapeString(r.Column), r.Value))
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -214,7 +210,7 @@ func (r *QuantileResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // quantileName is "median" or "0.9-quantile".
@@ -311,10 +307,10 @@ type GroupResult struct {
 	// data; Values hold one noisy value per key: counts rounded to
 	// integers (they may be negative), sums, or means (noisy sum /
 	// max(noisy count, 1), not clamped to the bounds).
-	By      string
-	Keys    []string
-	Values  []float64
-	Receipt *Receipt
+	By     string
+	Keys   []string
+	Values []float64
+	releaseBase
 }
 
 // Get returns the value of a key.
@@ -349,6 +345,9 @@ func (r *GroupResult) format(v float64) string {
 	return fmt.Sprintf("%.6g", v)
 }
 
+// String and HTML have no dry-run form: a dry run releases no groups
+// (its result's GroupResult is nil), and the grouped results show a dry
+// run's receipt before they reach their groups.
 func (r *GroupResult) String() string {
 	if r == nil || r.Receipt == nil || len(r.Keys) != len(r.Values) {
 		return noResult
@@ -365,8 +364,7 @@ func (r *GroupResult) String() string {
 		}
 		fmt.Fprintf(&b, "  %s %10s\n", padRight(k, width), r.format(r.Values[i]))
 	}
-	b.WriteString(r.Receipt.String())
-	return b.String()
+	return r.text(b.String())
 }
 
 // HTML renders the values as a table of keys, then the receipt.
@@ -379,7 +377,7 @@ func (r *GroupResult) HTML() string {
 	if r.Column != "" {
 		caption = fmt.Sprintf("private %s of <code>%s</code> by <code>%s</code>", html.EscapeString(r.Stat), html.EscapeString(r.Column), html.EscapeString(r.By))
 	}
-	fmt.Fprintf(&b, "<div class=\"privnotes-result\"><table><caption>%s</caption>\n<thead><tr><th>%s</th><th>%s (DP)</th></tr></thead>\n<tbody>\n",
+	fmt.Fprintf(&b, "<table><caption>%s</caption>\n<thead><tr><th>%s</th><th>%s (DP)</th></tr></thead>\n<tbody>\n",
 		caption, html.EscapeString(r.By), html.EscapeString(r.Stat))
 	for i, k := range r.Keys {
 		if len(r.Keys) > histogramRows && i >= histogramRows/2 && i < len(r.Keys)-10 {
@@ -391,9 +389,7 @@ func (r *GroupResult) HTML() string {
 		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td>%s</td></tr>\n", html.EscapeString(k), r.format(r.Values[i]))
 	}
 	b.WriteString("</tbody></table>\n")
-	b.WriteString(r.Receipt.HTML())
-	b.WriteString("</div>")
-	return b.String()
+	return r.html(b.String())
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -401,7 +397,7 @@ func (r *GroupResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // groupResult is the GroupResult of a grouped release, nil for another.
@@ -410,7 +406,7 @@ func groupResult(rel *release.Release) *GroupResult {
 	if !ok {
 		return nil
 	}
-	return &GroupResult{Stat: g.Stat, Column: g.Column, By: g.By, Keys: g.Keys, Values: g.Values, Receipt: rel.Receipt}
+	return &GroupResult{Stat: g.Stat, Column: g.Column, By: g.By, Keys: g.Keys, Values: g.Values, releaseBase: releaseBase{rel.Receipt}}
 }
 
 // total is the sum of a grouped release's values, in order: the Value of

@@ -9,6 +9,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -233,24 +234,24 @@ func TestTabularCostForMatchesPlans(t *testing.T) {
 // carry the receipt into the output metadata and marshal every released
 // field to JSON.
 func TestTabularDisplay(t *testing.T) {
-	rc := &Receipt{Dataset: "people", Mechanism: "histogram/laplace", Eps: 1, Charged: true, LedgerID: 7}
+	rc := &Receipt{Dataset: "people", Mechanism: "histogram/laplace", Eps: 1, Charged: true, Charge: release.Charge{LedgerID: 7}}
 	keys := []string{"<b>north</b>", "south", "other"}
-	h := &HistogramResult{Column: "re<gion>", Keys: keys, Counts: []float64{12, -1, 3}, Receipt: rc}
+	h := &HistogramResult{Column: "re<gion>", Keys: keys, Counts: []float64{12, -1, 3}, releaseBase: releaseBase{rc}}
 	if s := h.String(); !strings.Contains(s, "private histogram of re<gion> (3 keys)") || !strings.Contains(s, "south") || !strings.Contains(s, "ledger record 7") {
 		t.Errorf("text: %s", s)
 	}
 	if s := h.HTML(); strings.Contains(s, "<b>north") || !strings.Contains(s, "&lt;b&gt;north") || !strings.Contains(s, "re&lt;gion&gt;") || !strings.Contains(s, "privnotes-receipt") {
 		t.Errorf("HTML: %s", s)
 	}
-	sum := &SumResult{Value: 1234.5678, Column: "income", Receipt: rc}
-	q := &QuantileResult{Column: "age", Q: 0.5, Value: 41.25, Receipt: rc}
+	sum := &SumResult{Value: 1234.5678, Column: "income", releaseBase: releaseBase{rc}}
+	q := &QuantileResult{Column: "age", Q: 0.5, Value: 41.25, releaseBase: releaseBase{rc}}
 	if s := sum.String(); !strings.HasPrefix(s, "private sum of income ≈ 1234.57\n") {
 		t.Errorf("sum text: %s", s)
 	}
 	if s := q.String(); !strings.HasPrefix(s, "private median of age ≈ 41.25\n") || !strings.Contains(q.HTML(), "<b>41.25</b>") {
 		t.Errorf("quantile text: %s", s)
 	}
-	if s := (&QuantileResult{Q: 0.9, Column: "age", Receipt: rc}).String(); !strings.HasPrefix(s, "private 0.9-quantile of age") {
+	if s := (&QuantileResult{Q: 0.9, Column: "age", releaseBase: releaseBase{rc}}).String(); !strings.HasPrefix(s, "private 0.9-quantile of age") {
 		t.Errorf("quantile text: %s", s)
 	}
 	for _, r := range []interface{ Metadata() map[string]any }{h, sum, q} {
@@ -277,7 +278,7 @@ func TestTabularDisplay(t *testing.T) {
 		}
 	}
 	// a long histogram is elided in the middle
-	long := &HistogramResult{Column: "x", Receipt: rc}
+	long := &HistogramResult{Column: "x", releaseBase: releaseBase{rc}}
 	for i := range 200 {
 		long.Keys = append(long.Keys, fmt.Sprint(i))
 		long.Counts = append(long.Counts, float64(i))

@@ -54,7 +54,7 @@ func TestReceiptsSums(t *testing.T) {
 		return Output{Type: "display_data", Data: map[string]json.RawMessage{"text/plain": mustJSON(t, "x")}, Metadata: md}
 	}
 	charge := func(ds string, id int64, ev accounting.Event) *release.Receipt {
-		return &release.Receipt{Dataset: ds, Mechanism: ev.Mechanism, Cost: ev, Charged: true, LedgerID: id, ReleaseHash: "h", Accountant: "zcdp"}
+		return &release.Receipt{Dataset: ds, Mechanism: ev.Mechanism, Cost: ev, Charged: true, ReleaseHash: "h", Charge: release.Charge{LedgerID: id, Accountant: "zcdp"}}
 	}
 	one, two := 1, 2
 	nb := &Notebook{Cells: []Cell{
@@ -72,7 +72,7 @@ func TestReceiptsSums(t *testing.T) {
 			out(charge("b", 8, accounting.Event{Mechanism: "f", Kind: accounting.GDP, Mu: 0.4})),
 			// Sealing the release failed: no release hash, so no full
 			// receipt in the metadata.
-			out(&release.Receipt{Dataset: "b", Mechanism: "f", Cost: accounting.Event{Kind: accounting.GDP, Mu: 0.5}, Charged: true, LedgerID: 9, Accountant: "gdp"}),
+			out(&release.Receipt{Dataset: "b", Mechanism: "f", Cost: accounting.Event{Kind: accounting.GDP, Mu: 0.5}, Charged: true, Charge: release.Charge{LedgerID: 9, Accountant: "gdp"}}),
 		}},
 	}}
 	sp, err := Receipts(nb)

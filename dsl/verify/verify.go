@@ -809,8 +809,8 @@ func fromLedger(rc *release.Receipt, rec ledger.ChainRecord, rel ledger.StoredRe
 	if err != nil {
 		return nil, "", err
 	}
-	lrc = &release.Receipt{Function: call.Function, Dataset: call.Dataset, Cost: ev, Accountant: p.accountant,
-		LedgerID: rec.ID, Name: rel.Name, ReleaseHash: rel.ValueHash, Replayed: rc.Replayed, Charged: !rc.Replayed}
+	lrc = &release.Receipt{Function: call.Function, Dataset: call.Dataset, Cost: ev,
+		Charge: release.Charge{Accountant: p.accountant, LedgerID: rec.ID}, Name: rel.Name, ReleaseHash: rel.ValueHash, Replayed: rc.Replayed, Charged: !rc.Replayed}
 	if call.Lineage != "" {
 		lrc.Dataset = call.Lineage
 	}

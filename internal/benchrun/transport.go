@@ -26,7 +26,6 @@ import (
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/internal/callargs"
 	"github.com/privnotes/privnotes/mechanisms/synth"
 	"github.com/privnotes/privnotes/service"
 	"github.com/privnotes/privnotes/service/client"
@@ -248,7 +247,10 @@ func medianDur(ds []time.Duration) time.Duration {
 
 // benchCall is a call of fn with its table's defaults and kw over them.
 func benchCall(fn string, kw map[string]any) release.Call {
-	a, _ := callargs.Args(fn, kw)
+	a, err := release.ArgsFor(fn, kw)
+	if err != nil {
+		panic(err) // fn is a literal of this package
+	}
 	return release.Call{Func: fn, Args: a, Cell: "bench"}
 }
 

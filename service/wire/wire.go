@@ -89,7 +89,7 @@ func DecodeCall(req *pb.CallRequest) (fn, dataset string, args *release.Args, er
 	if !ok || !f.Private {
 		return "", "", nil, release.Errorf(release.NameNotAvailable, "%q is not a private function of this server's build", fn)
 	}
-	args = &release.Args{Vals: map[string]any{}, Given: map[string]bool{}}
+	args = release.NewArgs(nil) // filled below: every keyword is sent, and which were given
 	for k, v := range req.GetArgs() {
 		p, ok := f.Keyword(k)
 		if !ok {
@@ -255,8 +255,9 @@ func ReceiptOf(r *pb.Receipt) (*release.Receipt, error) {
 		return nil, err
 	}
 	out := &release.Receipt{Dataset: r.GetDataset(), Function: r.GetFunction(), Mechanism: r.GetMechanism(), Eps: r.GetEps(), Delta: r.GetDelta(),
-		Cost: ev, Accountant: r.GetAccountant(), NoiseScale: r.GetNoiseScale(), Note: r.GetNote(), Charged: r.GetCharged(),
-		LedgerID: r.GetLedgerId(), Remaining: accounting.Budget{Eps: r.GetRemaining().GetEps(), Delta: r.GetRemaining().GetDelta()}, DryRun: r.GetDryRun(), Filter: r.GetFilter(),
+		Cost: ev, NoiseScale: r.GetNoiseScale(), Note: r.GetNote(), Charged: r.GetCharged(), DryRun: r.GetDryRun(),
+		Charge: release.Charge{Accountant: r.GetAccountant(), Filter: r.GetFilter(), LedgerID: r.GetLedgerId(),
+			Remaining: accounting.Budget{Eps: r.GetRemaining().GetEps(), Delta: r.GetRemaining().GetDelta()}},
 		Name: r.GetName(), Replayed: r.GetReplayed(), ReleaseHash: r.GetReleaseHash()}
 	if err := unmarshalParams(r.GetParamsJson(), &out.Params); err != nil {
 		return nil, err

@@ -89,9 +89,10 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("call round trip: %+v, %v; want %+v", back, err, args)
 	}
 	rc := &release.Receipt{Dataset: "tab", Function: "private_pca", Mechanism: "pca/gauss", Eps: 0.5, Delta: 1e-6,
-		Cost: accounting.GaussianZcdpFor(0.5, 1e-6), Accountant: "gdp", Filter: "GDP filter μ=0.2472", NoiseScale: "σ = 1", Charged: true, LedgerID: 7,
-		Remaining: accounting.Budget{Eps: 1, Delta: 1e-5}, Params: map[string]any{"k": 2.0, "method": "gauss"},
-		Name: "pcs", Replayed: true, ReleaseHash: "9bb7705a971a"}
+		Cost: accounting.GaussianZcdpFor(0.5, 1e-6), NoiseScale: "σ = 1", Charged: true,
+		Charge: release.Charge{Accountant: "gdp", Filter: "GDP filter μ=0.2472", LedgerID: 7, Remaining: accounting.Budget{Eps: 1, Delta: 1e-5}},
+		Params: map[string]any{"k": 2.0, "method": "gauss"},
+		Name:   "pcs", Replayed: true, ReleaseHash: "9bb7705a971a"}
 	rc.Cost.Mechanism = "pca/gauss"
 	values := []any{
 		&release.PCA{Components: mat.NewDense(3, 2, []float64{1, 2, 3, 4, 5, 6}), Values: []float64{3, 1}, Support: []int{0, 2}},
