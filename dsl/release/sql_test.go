@@ -202,7 +202,7 @@ func TestSQLPlanRefusals(t *testing.T) {
 	t.Parallel()
 	env := &Local{}
 	call := func(ref Ref, q string) error {
-		_, err := env.Plan(Call{Func: FnSQL, Dataset: ref, Args: memArgs(map[string]any{"query": q, "delta": 0.0})})
+		_, err := env.Plan(Call{Func: FnSQL, Dataset: ref, Args: memArgs(FnSQL, map[string]any{"query": q, "delta": 0.0})})
 		return err
 	}
 	other := sqlPeopleRef()
