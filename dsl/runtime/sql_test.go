@@ -216,7 +216,7 @@ func TestPrivateSQLPrecheck(t *testing.T) {
 // plot_histogram's bars for one key and one value.
 func TestTableResultDisplay(t *testing.T) {
 	rc := &Receipt{Function: "private_sql", Mechanism: "sql/laplace"}
-	r := &TableResult{Columns: []string{"g", "n"}, Kinds: []string{"key", "count"}, Receipt: rc,
+	r := &TableResult{Columns: []string{"g", "n"}, Kinds: []string{"key", "count"}, releaseBase: releaseBase{rc},
 		Rows: [][]any{{"a<b", 3.0}, {nil, -1.0}}}
 	txt, h := r.String(), r.HTML()
 	for _, want := range []string{"g      n\n", "a<b    3\n", "NULL  -1\n", "sql/laplace"} {
@@ -237,7 +237,7 @@ func TestTableResultDisplay(t *testing.T) {
 	if !ok || fmt.Sprint(keys, vals) != "[a<b NULL] [3 -1]" || title != "private n by g" {
 		t.Errorf("bars %v %v %q %v", keys, vals, title, ok)
 	}
-	long := &TableResult{Columns: []string{"k", "m"}, Kinds: []string{"key", "avg"}, Receipt: rc}
+	long := &TableResult{Columns: []string{"k", "m"}, Kinds: []string{"key", "avg"}, releaseBase: releaseBase{rc}}
 	for i := range 100 {
 		long.Rows = append(long.Rows, []any{float64(i), 1.0 / 3})
 	}

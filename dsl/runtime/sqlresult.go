@@ -22,17 +22,17 @@ type TableResult struct {
 	Columns []string
 	// Kinds says what each column holds: "key", or the aggregate
 	// ("count", "sum", "avg", "variance", "stddev").
-	Kinds   []string
-	Rows    [][]any
-	Receipt *Receipt
+	Kinds []string
+	Rows  [][]any
+	releaseBase
 }
 
 func tableResult(rel *release.Release) *TableResult {
 	if rel.Value == nil { // a dry run: the receipt (EXPLAIN) only
-		return &TableResult{Receipt: rel.Receipt}
+		return &TableResult{releaseBase: releaseBase{rel.Receipt}}
 	}
 	t := rel.Value.(*release.Table)
-	return &TableResult{Columns: t.Columns, Kinds: t.Kinds, Rows: t.Rows, Receipt: rel.Receipt}
+	return &TableResult{Columns: t.Columns, Kinds: t.Kinds, Rows: t.Rows, releaseBase: releaseBase{rel.Receipt}}
 }
 
 // KeyColumns and ValueColumns name the key and the value columns.
@@ -178,11 +178,11 @@ func (r *TableResult) displayCell(i int, v any) string {
 }
 
 func (r *TableResult) String() string {
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResult
 	}
-	if r.Receipt.DryRun {
-		return r.Receipt.String()
+	if s, ok := r.shownText(r.Receipt == nil); ok {
+		return s
 	}
 	grid := [][]string{r.Columns}
 	for _, i := range shownRows(len(r.Rows)) {
@@ -222,20 +222,19 @@ func (r *TableResult) String() string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(r.Receipt.String())
-	return b.String()
+	return r.text(b.String())
 }
 
 // HTML renders the table, then the receipt.
 func (r *TableResult) HTML() string {
-	if r == nil || r.Receipt == nil {
+	if r == nil {
 		return noResultHTML
 	}
-	if r.Receipt.DryRun {
-		return dryRunHTML(r.Receipt)
+	if s, ok := r.shownHTML(r.Receipt == nil); ok {
+		return s
 	}
 	var b strings.Builder
-	b.WriteString("<div class=\"privnotes-result\"><table><caption>private SQL</caption>\n<thead><tr>")
+	b.WriteString("<table><caption>private SQL</caption>\n<thead><tr>")
 	for i, c := range r.Columns {
 		suffix := ""
 		if r.Kinds[i] != "key" {
@@ -260,9 +259,7 @@ func (r *TableResult) HTML() string {
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table>\n")
-	b.WriteString(r.Receipt.HTML())
-	b.WriteString("</div>")
-	return b.String()
+	return r.html(b.String())
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -270,7 +267,7 @@ func (r *TableResult) Metadata() map[string]any {
 	if r == nil {
 		return nil
 	}
-	return r.Receipt.Metadata()
+	return r.metadata()
 }
 
 // bars is what plot_histogram draws of a table: one key column and one
