@@ -10,6 +10,11 @@ package benchrun
 //	count      private_count, unfiltered, against SELECT count(*)
 //	sum        private_sum of income against DuckDB's clamped sum
 //	by-count   private_count by= region against GROUP BY region count(*)
+//	sql-by-sum-avg
+//	           private_sql of a SUM and an AVG of income (clamped in the
+//	           query) GROUP BY region, against DuckDB's grouped clamped
+//	           sum and avg
+//	sql-count  private_sql of an unfiltered COUNT(*) against count(*)
 //	small      200 private_sum calls of age on a 10⁵-row dataset, per call,
 //	           against DuckDB's clamped sum of the same file, per query
 //
@@ -53,7 +58,7 @@ func init() {
 	bench.Register(bench.Workload{
 		Name: snapshotWorkload,
 		Summary: "private calls through the executor on a registered snapshot vs DuckDB's equivalent query on the same file: " +
-			"register (vs CSV→Parquet COPY), count, sum, grouped count at n=1e6 (quick 1e5), and 200 small sums on 1e5 rows",
+			"register (vs CSV→Parquet COPY), count, sum, grouped count, private_sql grouped SUM+AVG and COUNT(*) at n=1e6 (quick 1e5), and 200 small sums on 1e5 rows",
 		Run: runSnapshotBench,
 	})
 	benchReports[snapshotWorkload] = printSnapshotReport
@@ -158,6 +163,15 @@ func runSnapshotBench(ctx context.Context, cfg bench.Config) (out []bench.Row, e
 			fmt.Sprintf("SELECT sum(least(greatest(income, %g), %g)) FROM read_parquet(%s)", tabIncomeBounds[0], tabIncomeBounds[1], p)},
 		{"by-count", catalog.PrivateCount.Name, map[string]any{"eps": 1.0, "by": "region"},
 			"SELECT region, count(*) FROM read_parquet(" + p + ") GROUP BY region"},
+		// private_sql's queries name their clamping bounds, as an analyst
+		// would; the floors clamp the same way in DuckDB's own SQL.
+		{"sql-by-sum-avg", catalog.PrivateSQL.Name, map[string]any{"eps": 1.0, "query": fmt.Sprintf(
+			"SELECT region, SUM(income, %g, %g) AS s, AVG(income, %g, %g) AS a FROM people GROUP BY region",
+			tabIncomeBounds[0], tabIncomeBounds[1], tabIncomeBounds[0], tabIncomeBounds[1])},
+			fmt.Sprintf("SELECT region, sum(c), avg(c) FROM (SELECT region, least(greatest(income, %g), %g) AS c FROM read_parquet(%s)) GROUP BY region",
+				tabIncomeBounds[0], tabIncomeBounds[1], p)},
+		{"sql-count", catalog.PrivateSQL.Name, map[string]any{"eps": 1.0, "query": "SELECT COUNT(*) AS n FROM people"},
+			"SELECT count(*) FROM read_parquet(" + p + ")"},
 	}
 	cold := true
 	for _, step := range steps {

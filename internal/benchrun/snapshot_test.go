@@ -18,12 +18,16 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/bench"
 )
 
-// The test binary links the data engine in, as cmd/privnotes does.
+// The test binary links the data engine and its SQL parser in, as
+// cmd/privnotes does.
 func init() {
 	err := release.RegisterSnapshots(func(path, hash string) (release.SnapshotReader, error) {
 		return snapshot.Open(path, hash)
 	})
 	if err != nil {
+		panic(err)
+	}
+	if err := release.RegisterSQLParser(snapshot.ParseSQL); err != nil {
 		panic(err)
 	}
 }
@@ -90,7 +94,8 @@ func TestBenchSnapshot(t *testing.T) {
 	for _, step := range []struct {
 		method string
 		n, k   int
-	}{{"register", 2000, 2}, {"count", 2000, 2}, {"sum", 2000, 2}, {"by-count", 2000, 2}, {"small", 500, 5}, {"first call", 2000, 1}} {
+	}{{"register", 2000, 2}, {"count", 2000, 2}, {"sum", 2000, 2}, {"by-count", 2000, 2},
+		{"sql-by-sum-avg", 2000, 2}, {"sql-count", 2000, 2}, {"small", 500, 5}, {"first call", 2000, 1}} {
 		var line []string
 		for _, l := range strings.Split(report, "\n") {
 			if strings.HasPrefix(strings.TrimSpace(l), step.method+" ") {
