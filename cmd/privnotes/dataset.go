@@ -190,7 +190,7 @@ FedRep) run only on datasets whose count is public.`, stderr)
 		// by earlier versions, which now compose as basic.
 		return "", nil, errors.New(`--accountant advanced is no longer offered: it assumed every call's ε fixed in advance, which interactive analysis does not do. Use zcdp (tighter, the default) or basic`)
 	}
-	if (mode == accounting.ModeZCDP || mode == accounting.ModeGDP || mode == accounting.ModeRDP) && f.delta == 0 {
+	if mode.NeedsDelta() && f.delta == 0 {
 		return "", nil, fmt.Errorf("--delta 0: the %s accountant states costs as (ε, δ) with δ > 0; give --delta (e.g. 1e-6) or use --accountant basic for a pure ε budget", mode)
 	}
 	if _, err := accounting.ParseNeighbour(f.neighbour); err != nil {

@@ -8,18 +8,18 @@ import (
 // pricing names the filter of a dataset's accountant that prices the
 // event and what it charges, as the ledger's receipt of its charge does: a
 // replay's or a dry run's receipt shows what priced (or would price) the
-// charge, not an empty "priced by". The rdp accountant's amount depends on
-// the order the dataset's state records, so it is asked of the ledger;
-// the other modes price from the mode alone.
+// charge, not an empty "priced by". The ledger's accountant prices it
+// (accounting.Accountant.Pricing: the rdp accountant's amount depends on
+// the order its dataset's state records); without a store, the mode alone.
 func pricing(st *ledger.Store, dataset, mode string, ev accounting.Event) string {
-	m, err := accounting.ParseMode(mode)
-	if err != nil {
-		return ""
-	}
-	if m == accounting.ModeRDP && st != nil {
+	if st != nil {
 		if p, err := st.Pricing(dataset, ev); err == nil {
 			return p
 		}
+	}
+	m, err := accounting.ParseMode(mode)
+	if err != nil {
+		return ""
 	}
 	return m.Pricing(ev)
 }

@@ -443,7 +443,7 @@ func blockMode(capDelta float64, datasetMode string) accounting.Mode {
 	if err != nil {
 		m = accounting.ModeZCDP
 	}
-	if capDelta == 0 && (m == accounting.ModeZCDP || m == accounting.ModeGDP || m == accounting.ModeRDP) {
+	if capDelta == 0 && m.NeedsDelta() {
 		m = accounting.ModeBasic
 	}
 	return m

@@ -441,6 +441,11 @@ func (a *Accountant) Spend(events ...Event) error {
 	return nil
 }
 
+// NeedsDelta reports whether mode m states its totals at a δ > 0 (zCDP,
+// GDP and the Rényi filter convert to (ε, δ) there), so that a budget or
+// a block without δ must compose by the basic rule instead.
+func (m Mode) NeedsDelta() bool { return m == ModeZCDP || m == ModeGDP || m == ModeRDP }
+
 // Composes reports why the accountant of mode m can never compose e (an
 // approximate (ε, δ) event has no μ-GDP or Rényi bound), or returns nil.
 // It depends on the event's kind only, not on a budget or a spend, so an

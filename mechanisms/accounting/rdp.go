@@ -119,21 +119,29 @@ func RDPOrder(budget Budget) float64 {
 // ε + (log1p(e^{−(2α−1)ε}) − log1p(e^{−ε}))/(α−1), which neither
 // overflows nor loses ε's scale. NaN for ε < 0, α ≤ 1 or NaN.
 func PureRDP(eps, alpha float64) float64 {
-	if !(eps >= 0) || !(alpha > 1) {
-		return math.NaN()
-	}
-	if eps == 0 {
-		return 0
-	}
-	if math.IsInf(eps, 1) {
-		return math.Inf(1)
-	}
-	if math.IsInf(alpha, 1) {
-		return eps
+	if r, edge := rdpEdge(eps, alpha); edge {
+		return r
 	}
 	a := alpha - 1
 	r := eps + (math.Log1p(math.Exp(-(2*a+1)*eps))-math.Log1p(math.Exp(-eps)))/a
 	return math.Max(0, math.Min(r, eps))
+}
+
+// rdpEdge is the value both Rényi curves take at the edges of their
+// domain (edge set): NaN for ε < 0, α ≤ 1 or NaN; 0 at ε = 0; +Inf at
+// ε = +Inf; and ε at α = +Inf (the order ∞ divergence of an ε-DP pair).
+func rdpEdge(eps, alpha float64) (r float64, edge bool) {
+	switch {
+	case !(eps >= 0) || !(alpha > 1):
+		return math.NaN(), true
+	case eps == 0:
+		return 0, true
+	case math.IsInf(eps, 1):
+		return math.Inf(1), true
+	case math.IsInf(alpha, 1):
+		return eps, true
+	}
+	return 0, false
 }
 
 // BoundedRangeRDP returns the largest Rényi divergence of order α > 1 over
@@ -149,17 +157,8 @@ func PureRDP(eps, alpha float64) float64 {
 // clamped to [1, e^ε]. The result never exceeds PureRDP (an ε-BR mechanism
 // is ε-DP) nor αε²/8 (Cesar and Rogers 2021). NaN for ε < 0, α ≤ 1 or NaN.
 func BoundedRangeRDP(eps, alpha float64) float64 {
-	if !(eps >= 0) || !(alpha > 1) {
-		return math.NaN()
-	}
-	if eps == 0 {
-		return 0
-	}
-	if math.IsInf(eps, 1) {
-		return math.Inf(1)
-	}
-	if math.IsInf(alpha, 1) {
-		return eps
+	if r, edge := rdpEdge(eps, alpha); edge {
+		return r
 	}
 	a := alpha - 1
 	// ln u* = ln(a/α) + ln(1 − e^{−αε}) + ε − ln(1 − e^{−aε}), through expm1.
