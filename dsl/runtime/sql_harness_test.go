@@ -120,6 +120,11 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0)),
 		call("rows", "SELECT SUM(x1) FROM rows", newKW("eps", 1.0)),
 		call("cats", "SELECT COUNT(*) FROM rows", newKW("eps", 1.0)),
+		// weights= splits the budget unevenly; a zero or a missing weight
+		// is refused.
+		call("cats", "SELECT g, COUNT(*) AS n, AVG(x1, -1, 1) AS m FROM cats GROUP BY g", newKW("eps", 1.0), newKW("weights", []float64{3, 1})),
+		call("cats", "SELECT g, COUNT(*) AS n, AVG(x1, -1, 1) AS m FROM cats GROUP BY g", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("weights", []float64{1, 0})),
+		call("cats", "SELECT COUNT(*) AS n, SUM(x1, -1, 1) AS s FROM cats", newKW("eps", 1.0), newKW("weights", []float64{1})),
 	}
 	g := sqlQueryGen{rand.New(rand.NewPCG(sqlHarnessSeed, 0))}
 	for i := range n {
