@@ -188,6 +188,11 @@ func newWorld(t *testing.T, c harnessConfig, v variant) *world {
 			Neighbour: c.neighbour, Clip: 1, LabelClip: 1, Source: "harness", Bounds: harnessBounds})
 		registerSnapshot(t, dir, "gcats", harnessCSV(v, false), snapshot.Spec{Bounds: harnessBounds, Categories: map[string][]string{"g": {"a", "b"}}},
 			ledger.Registration{Budget: budget, Accountant: accounting.ModeGDP, Neighbour: c.neighbour, Clip: 1})
+		// And under the rdp accountant (a Rényi filter beside the pure-ε
+		// one), which prices pure, bounded-range and Gaussian calls by
+		// their Rényi curves and refuses (ε, δ) ones when planned.
+		registerSnapshot(t, dir, "rcats", harnessCSV(v, false), snapshot.Spec{Bounds: harnessBounds, Categories: map[string][]string{"g": {"a", "b"}}},
+			ledger.Registration{Budget: budget, Accountant: accounting.ModeRDP, Neighbour: c.neighbour, Clip: 1})
 		// Matrix datasets (matrix_test.go): neighbours differ in one entry.
 		registerHarnessMatrices(t, dir, v, budget)
 	}
@@ -852,6 +857,15 @@ func harnessGrid(wide bool) []harnessCall {
 	ga := []KW{kw("k", 1), kw("method", "adaptive"), kw("iters", 4), kw("gap", "auto"), kw("eps", 1.0), kw("delta", 1e-6)}
 	calls = append(calls, harnessCall{fn: "private_pca", dataset: "grows", kws: ga})
 	add("private_pca", "grows", ga, "eps", floats(harnessEps))
+	// Calls on the rdp dataset: pure and Gaussian counts, a quantile
+	// (bounded range), a grouped sum.
+	rc := []KW{kw("eps", 1.0)}
+	calls = append(calls, harnessCall{fn: "private_count", dataset: "rcats", kws: rc})
+	add("private_count", "rcats", rc, "eps", floats(harnessEps))
+	add("private_count", "rcats", rc, "delta", floats(harnessDelta))
+	rq := []KW{kw("col", "x2"), kw("eps", 1.0)}
+	calls = append(calls, harnessCall{fn: "private_quantile", dataset: "rcats", kws: rq})
+	calls = append(calls, harnessCall{fn: "private_sum", dataset: "rcats", kws: []KW{kw("col", "x1"), kw("by", "g"), kw("eps", 1.0), kw("delta", 1e-6)}})
 	hg := []KW{kw("col", "g"), kw("eps", 1.0), kw("delta", 1e-6)}
 	calls = append(calls, harnessCall{fn: "private_histogram", dataset: "gcats", kws: hg})
 	add("private_histogram", "gcats", hg, "delta", floats(harnessDelta))
