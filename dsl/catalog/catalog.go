@@ -44,6 +44,11 @@ type Param struct {
 	// the call's cost to the run-time charge. Left false, a keyword costs
 	// the pre-check a static price, never soundness.
 	CostFree bool
+	// Late marks a keyword added after releases were stored in ledgers:
+	// a named call's stored parameters leave it out while it is at its
+	// default, so that the calls named before it was added keep replaying
+	// (dsl/release.PublicParams).
+	Late bool
 }
 
 // Func describes one function callable bare from a cell. Funcs is the
@@ -121,6 +126,18 @@ var deltaPure = Param{Name: "delta", Type: "float", Default: "0",
 
 var dsParam = Param{Name: "ds", Type: "dataset", Required: true,
 	Doc: "a dataset handle from dataset(name)"}
+
+// The post-processing keywords (docs/dsl.md, "Post-processing"): each
+// changes only what is done with the noisy values after the mechanism,
+// never the cost.
+var (
+	nonnegativeParam = Param{Name: "nonnegative", Type: "bool", CostFree: true, Late: true, Default: "true",
+		Doc: "post-processing: a negative noisy count is shown as 0 (the receipt names the rule); false shows the raw noisy counts, which are unbiased"}
+	clampParam = Param{Name: "clamp", Type: "bool", CostFree: true, Late: true, Default: "true",
+		Doc: "post-processing (col= and by= forms): a noisy mean outside the column's public bounds is shown at the nearer bound (the receipt names the rule); false shows the raw ratio, which may lie outside them"}
+	otherParam = Param{Name: "other", Type: "bool", CostFree: true, Late: true, Default: "true",
+		Doc: "with a categorical grouping: true releases the key \"other\" for the rows whose value is outside the public domain; false leaves it out, and those rows are in no group (a public rule applied before aggregation)"}
+)
 
 // Funcs lists the DSL functions, sorted by name.
 // PrivatePCA is private_pca.
@@ -237,7 +254,8 @@ var PrivateCount = &Func{
 		{Name: "by", Type: "string", CostFree: true, Default: `""`,
 			Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
 		{Name: "max_groups", Type: "int", CostFree: true, Default: "1",
-			Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"}},
+			Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"},
+		nonnegativeParam, otherParam},
 	Private: true,
 	Result:  "*CountResult",
 	Doc: "A noisy count of the dataset's privacy units (rows, or users under user-level DP). With delta > 0 the noise is Gaussian (zCDP), else Laplace (pure ε). " +
@@ -260,6 +278,7 @@ var PrivateMean = &Func{
 			Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
 		{Name: "max_groups", Type: "int", CostFree: true, Default: "1",
 			Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"},
+		clampParam, otherParam,
 	},
 	Private: true,
 	Result:  "*MeanResult",
@@ -280,6 +299,7 @@ var PrivateSum = &Func{
 			Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
 		{Name: "max_groups", Type: "int", CostFree: true, Default: "1",
 			Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"},
+		otherParam,
 	},
 	Private: true,
 	Result:  "*SumResult",
@@ -299,7 +319,7 @@ var PrivateHistogram = &Func{
 		{Name: "bins", Type: "int", CostFree: true, Default: "0", Doc: "numeric columns: the number of equal-width bins over the public bounds, 1..10000 (required there); leave it out for a categorical column"},
 		{Name: "max_groups", Type: "int", CostFree: true, Default: "1",
 			Doc: "on user-level data: each user counts once in each of at most this many bins, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups); row-level data take only 1"},
-		epsParam, deltaPure,
+		epsParam, deltaPure, nonnegativeParam, otherParam,
 	},
 	Private: true,
 	Result:  "*HistogramResult",

@@ -17,9 +17,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/catalog"
 )
 
 // Value is a release value the ledger can store and a named call can
@@ -406,9 +409,10 @@ func PublicParams(call Call) (string, error) {
 		m["lineage"] = call.Dataset.Derived.Lineage
 	}
 	args := map[string]any{}
+	f, _ := catalog.Lookup(call.Func)
 	if call.Args != nil {
 		for k, v := range call.Args.Vals {
-			if k == NameKeyword || k == "dry_run" {
+			if k == NameKeyword || k == "dry_run" || f != nil && lateDefault(f, k, v) {
 				continue
 			}
 			args[k] = v
@@ -420,6 +424,19 @@ func PublicParams(call Call) (string, error) {
 		return "", fmt.Errorf("release: %s: %w", call.Func, err)
 	}
 	return string(b), nil
+}
+
+// lateDefault reports whether keyword k of f was added after releases
+// were stored (catalog.Param.Late) and v is its default: the parameters
+// stored with a named call leave it out, so that a call named before the
+// keyword existed still matches them.
+func lateDefault(f *catalog.Func, k string, v any) bool {
+	p, ok := f.Keyword(k)
+	if !ok || !p.Late {
+		return false
+	}
+	def, err := p.DefaultValue()
+	return err == nil && reflect.DeepEqual(def, v)
 }
 
 // NameKeyword is the keyword that names a private call's release.

@@ -259,13 +259,17 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 		if nbins != 0 {
 			return nil, Errorf(NameArgumentError, "%s: column %q is categorical: it has one bin per category of its public domain (and %q), so bins must be left out", fn, c.name, ledger.OtherCategory)
 		}
-		cb, err := tabular.NewCategoryBins(c.domain, ledger.OtherCategory)
+		cb, what, err := categoryBins(a, c.domain)
 		if err != nil {
 			return nil, Errorf(NameArgumentError, "%s: column %q: %v", fn, c.name, err)
 		}
 		bins = cb
-		desc = fmt.Sprintf("one bin per category of the public domain (%d) and %q for every other value", len(c.domain), ledger.OtherCategory)
+		desc = "one bin per category of the public domain: " + what
 	}
+	if c.numeric && !optBool(a, "other", true) {
+		return nil, Errorf(NameArgumentError, "%s: other=false applies to a categorical column; column %q is numeric, binned over its public bounds with no bucket of other values: leave other out", fn, c.name)
+	}
+	post := countRule(a)
 	eps, delta := a.Float("eps"), a.Float("delta")
 	nb, err := registeredRelation(fn, src)
 	if err != nil {
@@ -293,8 +297,8 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 	keys := bins.Keys()
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: []string{c.name},
 		Noise: kind,
-		Note: fmt.Sprintf("counts of %s of column %q in %s%s; %s; every key is released, counts rounded to integers",
-			unit, c.name, desc, rule, calib),
+		Note: fmt.Sprintf("counts of %s of column %q in %s%s; %s; every key is released, counts rounded to integers%s",
+			unit, c.name, desc, rule, calib, post.note()),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k})}
 	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
 		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Use fewer bins")
@@ -308,6 +312,7 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		post.apply(counts)
 		return &Histogram{Keys: append([]string(nil), keys...), Counts: counts}, nil
 	}
 	return p, nil
@@ -427,10 +432,13 @@ func maxGroupsOf(fn string, src Ref, a *Args, keys int, what string) (int, error
 	return k, nil
 }
 
-// noGrouping refuses max_groups on a call without by.
+// noGrouping refuses max_groups and other=false on a call without by.
 func noGrouping(fn string, a *Args) error {
 	if k := optInt(a, "max_groups", 1); k != 1 {
 		return Errorf(NameArgumentError, "%s: max_groups=%d needs by=\"column\" (a categorical column to group by)", fn, k)
+	}
+	if !optBool(a, "other", true) {
+		return Errorf(NameArgumentError, "%s: other=false needs by=\"column\" (a categorical column to group by): it leaves out the key \"other\" of the groups", fn)
 	}
 	return nil
 }
@@ -453,12 +461,12 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	if err != nil {
 		return nil, err
 	}
-	bins, err := tabular.NewCategoryBins(dom, ledger.OtherCategory)
+	bins, keysWhat, err := categoryBins(a, dom)
 	if err != nil {
 		return nil, Errorf(NameArgumentError, "%s: column %q: %v", fn, by, err)
 	}
 	keys := bins.Keys()
-	k, err := maxGroupsOf(fn, src, a, len(keys), fmt.Sprintf("the number of keys of %q (its categories and %q)", by, ledger.OtherCategory))
+	k, err := maxGroupsOf(fn, src, a, len(keys), fmt.Sprintf("the number of keys of %q (%s)", by, keysWhat))
 	if err != nil {
 		return nil, err
 	}
@@ -493,6 +501,13 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		}
 		return nil, tabErr(fn, c, err)
 	}
+	var post postRule
+	switch stat {
+	case tabular.GroupCount:
+		post = countRule(a)
+	case tabular.GroupMean:
+		post = meanRule(a, c.lo, c.hi)
+	}
 	users := sc.Unit == "user"
 	unit, rule := unitWords(sc, fmt.Sprintf("each user counts once in each of the first %d distinct group(s) of their rows in row order", k))
 	if users && stat != tabular.GroupCount {
@@ -505,14 +520,14 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	case stat == tabular.GroupMean && !gp.Gaussian:
 		noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g per key's sum (ℓ1 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding) and b=%.4g per key's count (ℓ1 sensitivity %v)",
 			gp.SumScale, gp.SumL1, nb, gp.Excess, gp.CountScale, gp.CountL1)
-		calib = fmt.Sprintf("pure ε-DP with ε=%v: %.0f%% to the sums, %.0f%% to the counts (sequential composition); mean = noisy sum / max(noisy count, 1) per key, not clamped to the bounds%s",
-			eps, 100*(1-meanCountShare), 100*meanCountShare, zcdpAdvice(sc, eps, true))
+		calib = fmt.Sprintf("pure ε-DP with ε=%v: %.0f%% to the sums, %.0f%% to the counts (sequential composition); mean = noisy sum / max(noisy count, 1) per key, %s%s",
+			eps, 100*(1-meanCountShare), 100*meanCountShare, post.meanWords(), zcdpAdvice(sc, eps, true))
 	case stat == tabular.GroupMean:
 		method = base + "/gaussian"
 		noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key's sum (ℓ2 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding) and std %.4g per key's count (ℓ2 sensitivity %.4g)",
 			gp.SumScale, gp.SumL2, nb, gp.Excess, gp.CountScale, gp.CountL2)
-		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sums, %.0f%% to the counts; mean = noisy sum / max(noisy count, 1) per key, not clamped to the bounds",
-			eps, delta, calibrationWords(gp.Event), 100*(1-meanCountShare), 100*meanCountShare)
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sums, %.0f%% to the counts; mean = noisy sum / max(noisy count, 1) per key, %s",
+			eps, delta, calibrationWords(gp.Event), 100*(1-meanCountShare), 100*meanCountShare, post.meanWords())
 	case gp.Gaussian:
 		method = base + "/gaussian"
 		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s", eps, delta, calibrationWords(gp.Event))
@@ -544,8 +559,8 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	ev.Mechanism = method
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
 		Noise: noiseText,
-		Note: fmt.Sprintf("%s per key of the categorical column %q: its %d categories and %q for every other value, every key released whatever the data%s; %s; noise on the lattice of its scale",
-			what, by, len(dom), ledger.OtherCategory, rule, calib),
+		Note: fmt.Sprintf("%s per key of the categorical column %q: %s, every key released whatever the data%s; %s; noise on the lattice of its scale%s",
+			what, by, keysWhat, rule, calib, post.note()),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k})}
 	if stat != tabular.GroupCount {
 		p.Params["bounds"] = []float64{c.lo, c.hi}
@@ -561,6 +576,7 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		if err != nil {
 			return nil, err
 		}
+		post.apply(vals)
 		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals}, nil
 	}
 	return p, nil
@@ -605,6 +621,7 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, tabErr(fn, c, err)
 	}
+	post := meanRule(a, c.lo, c.hi)
 	unit, rule := unitWords(sc, "each user adds the mean of their clamped values and counts once")
 	method := "bounded-mean/gaussian"
 	noiseText := fmt.Sprintf("discrete Gaussian, std %.4g on the sum (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding) and std %.4g on the count (sensitivity 1)",
@@ -621,8 +638,8 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	ev.Mechanism = method
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: []string{c.name},
 		Noise: noiseText,
-		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; mean = noisy sum / max(noisy count, 1), not clamped to the bounds",
-			unit, c.name, c.lo, c.hi, rule, calib),
+		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; mean = noisy sum / max(noisy count, 1), %s%s",
+			unit, c.name, c.lo, c.hi, rule, calib, post.meanWords(), post.note()),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
 	p.setStreamMemory(src, 0, groupUserBytes(1), fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average a subset with fewer columns")
 	users := sc.Unit == "user"
@@ -635,6 +652,7 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		post.apply(vals)
 		return &Mean{Values: vals}, nil
 	}
 	return p, nil
