@@ -283,7 +283,7 @@ var PrivateMean = &Func{
 	Private: true,
 	Result:  "*MeanResult",
 	Doc: "A noisy mean vector of the (clipped) rows; with col=\"c\", the mean of one column clamped to its public bounds (a MeanResult of one value); " +
-		"with col and by, one mean per key of the categorical column by (noisy sum / max(noisy count, 1) per key, not clamped; Keys, Values, Get(key)).",
+		"with col and by, one mean per key of the categorical column by (noisy sum / max(noisy count, 1) per key, clamped to the bounds unless clamp=false; Keys, Values, Get(key)).",
 	Paper:    "Gaussian mechanism on a clipped (or bounded) sum over a noisy count (zCDP, Bun & Steinke 2016); discrete Gaussian noise (Canonne, Kamath & Steinke 2020) for col and by, or discrete Laplace (pure ε, sequential composition) when they are given without delta",
 	Releases: "a noisy mean vector (one value per column), or one noisy mean per key of the public domain",
 }
