@@ -234,3 +234,16 @@ func TestPostProcessingKeepsNamedCalls(t *testing.T) {
 		t.Errorf("nonnegative=false: %s", got)
 	}
 }
+
+// What is shown as fitting fits: rounded down to 3 digits, and round
+// values shown as they are.
+func TestFitEps(t *testing.T) {
+	for _, c := range []struct {
+		eps  float64
+		want string
+	}{{0.1, "0.1"}, {0.09999999, "0.0999"}, {0.09999999999999999, "0.0999"}, {0.001, "0.001"}, {123456, "1.23e+05"}, {0.7568, "0.756"}, {0.7564, "0.756"}, {1, "1"}, {12.97, "12.9"}, {0, "0 (none fits)"}, {1e-5, "1e-05"}, {0.30000000000000004, "0.3"}} {
+		if got := fitEps(c.eps); got != c.want {
+			t.Errorf("fitEps(%v) = %q, want %q", c.eps, got, c.want)
+		}
+	}
+}
