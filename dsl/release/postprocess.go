@@ -9,6 +9,7 @@ package release
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
@@ -85,4 +86,69 @@ func categoryBins(a *Args, domain []string) (bins *tabular.CategoryBins, what st
 	}
 	bins, err = tabular.NewDomainBins(domain)
 	return bins, fmt.Sprintf("its %d categories (other=false: rows with any other value are in no group)", len(domain)), err
+}
+
+// consistentCounts post-processes noisy group counts y[:G] and their noisy
+// total y[G], all with the same noise scale, into G counts that add up to
+// a total: the least-squares estimate under the constraint (each part
+// moves by (T − Σy)/(G+1)), then, with nonneg, the Euclidean projection
+// onto the counts ≥ 0 with the same total (raised to 0 if negative), then
+// integers that keep the rounded total (largest remainders; ties to the
+// first key). Public parameters and released values only.
+func consistentCounts(y []float64, nonneg bool) []float64 {
+	g := len(y) - 1
+	sum := 0.0
+	for _, v := range y[:g] {
+		sum += v
+	}
+	shift := (y[g] - sum) / float64(g+1)
+	x := make([]float64, g)
+	total := 0.0
+	for i := range x {
+		x[i] = y[i] + shift
+		total += x[i]
+	}
+	if nonneg {
+		total = max(total, 0)
+		projectSimplex(x, total)
+	}
+	want := math.Round(total)
+	order := make([]int, g)
+	floors := 0.0
+	for i := range x {
+		order[i] = i
+		f := math.Floor(x[i])
+		floors += f
+		x[i], y[i] = f, x[i]-f // y now holds the fractional parts
+	}
+	sort.SliceStable(order, func(a, b int) bool { return y[order[a]] > y[order[b]] })
+	for r := 0; r < int(want-floors) && r < g; r++ {
+		x[order[r]]++
+	}
+	return x
+}
+
+// projectSimplex replaces x by its Euclidean projection onto
+// {z ≥ 0, Σz = s} (s ≥ 0): z_i = max(x_i − θ, 0) for the θ that makes the
+// sum s.
+func projectSimplex(x []float64, s float64) {
+	if s <= 0 {
+		for i := range x {
+			x[i] = 0
+		}
+		return
+	}
+	sorted := append([]float64(nil), x...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(sorted)))
+	theta, run := 0.0, 0.0
+	for k, v := range sorted {
+		run += v
+		t := (run - s) / float64(k+1)
+		if v-t > 0 {
+			theta = t
+		}
+	}
+	for i := range x {
+		x[i] = max(x[i]-theta, 0)
+	}
 }

@@ -440,6 +440,9 @@ func noGrouping(fn string, a *Args) error {
 	if !optBool(a, "other", true) {
 		return Errorf(NameArgumentError, "%s: other=false needs by=\"column\" (a categorical column to group by): it leaves out the key \"other\" of the groups", fn)
 	}
+	if optBool(a, "consistent", false) {
+		return Errorf(NameArgumentError, "%s: consistent=true needs by=\"column\": it makes the groups' counts add up to their total", fn)
+	}
 	return nil
 }
 
@@ -492,8 +495,12 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	if err != nil {
 		return nil, err
 	}
+	consistent := optBool(a, "consistent", false)
+	if consistent && k != 1 {
+		return nil, Errorf(NameArgumentError, "%s: consistent=true releases a total of the groups' counts, which needs each unit in one group: leave max_groups out (it is %d)", fn, k)
+	}
 	spec := tabular.GroupSpec{Stat: stat, Groups: bins, Lo: c.lo, Hi: c.hi, MaxGroups: k, CountShare: meanCountShare,
-		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne}
+		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne, Total: consistent}
 	gp, err := tabular.PlanGroups(spec, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
 		if stat == tabular.GroupCount {
@@ -544,6 +551,10 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 			noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g per key (ℓ1 sensitivity %v under %s)", gp.CountScale, gp.CountL1, nb)
 		}
 		calib += "; counts rounded to integers"
+		if consistent {
+			noiseText += ", on the counts and their total"
+			calib += "; consistent=true (post-processing): the total of the counts is released in the same vector, and the parts shown are its least-squares fit to it, made nonnegative if asked and rounded so that they add up to the rounded total"
+		}
 	case tabular.GroupSum:
 		if gp.Gaussian {
 			noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key (ℓ2 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding)", gp.SumScale, gp.SumL2, nb, gp.Excess)
@@ -575,6 +586,9 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		vals, err := gp.Run(ctx, s, users, env.sampler())
 		if err != nil {
 			return nil, err
+		}
+		if consistent {
+			vals = consistentCounts(vals, post.nonnegative)
 		}
 		post.apply(vals)
 		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals}, nil

@@ -876,6 +876,7 @@ func harnessGrid(wide bool) []harnessCall {
 		cb := append([]KW{kw("eps", 1.0)}, by...)
 		add("private_count", ds, cb, "other", []any{true, false})
 		add("private_count", ds, cb, "nonnegative", []any{false, true})
+		add("private_count", ds, cb, "consistent", []any{false, true})
 		mb := append([]KW{kw("col", "x2"), kw("eps", 1.0), kw("delta", 1e-6)}, by...)
 		add("private_mean", ds, mb, "other", []any{true, false})
 		add("private_mean", ds, mb, "clamp", []any{false, true})
