@@ -284,8 +284,14 @@ func TestPlanErrors(t *testing.T) {
 		plan func() error
 	}{
 		{"no features", ErrFeatures, func() error { _, e := PlanLinear(nil, Bounds{0, 1}, 1, 1e-6, accounting.AddRemove, false); return e }},
-		{"empty bounds", ErrBounds, func() error { _, e := PlanLinear([]Bounds{{1, 1}}, Bounds{0, 1}, 1, 1e-6, accounting.AddRemove, false); return e }},
-		{"bad target", ErrBounds, func() error { _, e := PlanLinear(ok, Bounds{0, math.Inf(1)}, 1, 1e-6, accounting.AddRemove, false); return e }},
+		{"empty bounds", ErrBounds, func() error {
+			_, e := PlanLinear([]Bounds{{1, 1}}, Bounds{0, 1}, 1, 1e-6, accounting.AddRemove, false)
+			return e
+		}},
+		{"bad target", ErrBounds, func() error {
+			_, e := PlanLinear(ok, Bounds{0, math.Inf(1)}, 1, 1e-6, accounting.AddRemove, false)
+			return e
+		}},
 		{"eps", ErrEps, func() error { _, e := PlanLinear(ok, Bounds{0, 1}, 0, 1e-6, accounting.AddRemove, false); return e }},
 		{"delta", ErrDelta, func() error { _, e := PlanLinear(ok, Bounds{0, 1}, 1, 0, accounting.AddRemove, false); return e }},
 		{"iters", ErrIters, func() error { _, e := PlanLogistic(ok, -1, 0, 0, 1, 1e-6, accounting.AddRemove, false); return e }},
