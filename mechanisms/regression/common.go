@@ -92,10 +92,10 @@ func sumExcess(m float64) float64 {
 	return 2 * rowpass.Gamma(sumRoundings) * MaxRows * m * roundUp
 }
 
-// gaussian is one Gaussian release of a plan: its ℓ2 sensitivity (the
+// Gaussian is one Gaussian release of a plan: its ℓ2 sensitivity (the
 // rounding excess included), its share ρ of the zCDP budget, the number of
 // coordinates and the noise std on the lattice.
-type gaussian struct {
+type Gaussian struct {
 	Sens  float64
 	Rho   float64
 	Coord int
@@ -104,7 +104,7 @@ type gaussian struct {
 
 // calibrate fixes g.Sigma = Sens/√(2ρ) (Bun and Steinke 2016, Prop. 1.6)
 // plus the lattice's rounding (noise.GaussianScaleChecked).
-func (g *gaussian) calibrate() error {
+func (g *Gaussian) calibrate() error {
 	z := 1 / math.Sqrt(2*g.Rho)
 	s, err := noise.GaussianScaleChecked(g.Sens, z, g.Coord)
 	if err != nil {

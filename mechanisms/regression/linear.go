@@ -69,7 +69,7 @@ type LinearPlan struct {
 	B2 float64
 	// Min, XX and XY are the three Gaussian releases: λ_min(AᵀA), the
 	// upper triangle of AᵀA and Aᵀỹ.
-	Min, XX, XY gaussian
+	Min, XX, XY Gaussian
 	// RidgeScale is σ₂·√(q·log(2q²/ξ)), the high-probability spectral
 	// bound of the noise E that the adaptive ridge must dominate.
 	RidgeScale float64
@@ -102,10 +102,10 @@ func PlanLinear(x []Bounds, y Bounds, eps, delta float64, nb accounting.Neighbou
 		sensXX, sensXY = math.Sqrt2*b2, 2*b*hy
 	}
 	share := rho * linearShare
-	p.Min = gaussian{Sens: up((b2 + sumExcess(b2) + eigExcess(q, b2)) * roundUp), Rho: share, Coord: 1}
-	p.XX = gaussian{Sens: up((sensXX + sumExcess(b2)) * roundUp), Rho: share, Coord: q * (q + 1) / 2}
-	p.XY = gaussian{Sens: up((sensXY*roundUp + sumExcess(b*hy)) * roundUp), Rho: share, Coord: q}
-	for _, g := range []*gaussian{&p.Min, &p.XX, &p.XY} {
+	p.Min = Gaussian{Sens: up((b2 + sumExcess(b2) + eigExcess(q, b2)) * roundUp), Rho: share, Coord: 1}
+	p.XX = Gaussian{Sens: up((sensXX + sumExcess(b2)) * roundUp), Rho: share, Coord: q * (q + 1) / 2}
+	p.XY = Gaussian{Sens: up((sensXY*roundUp + sumExcess(b*hy)) * roundUp), Rho: share, Coord: q}
+	for _, g := range []*Gaussian{&p.Min, &p.XX, &p.XY} {
 		if err := g.calibrate(); err != nil {
 			return nil, err
 		}

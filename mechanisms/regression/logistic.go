@@ -64,7 +64,7 @@ type LogisticPlan struct {
 	B, Step float64
 	// Grad is one step's gradient release (its ρ is per step), Count the
 	// row count's.
-	Grad, Count gaussian
+	Grad, Count Gaussian
 	// Event is the exact cost of the whole fit.
 	Event accounting.Event
 }
@@ -97,9 +97,9 @@ func PlanLogistic(x []Bounds, positive, iters int, l2, eps, delta float64, nb ac
 		Positive: positive, B: b, Step: 1 / (b2/4 + l2), Event: ev}
 	// A term (σ − ℓ)·a_k has magnitude ≤ |a_k| (1 + u): the ℓ2 norm of
 	// the terms' bounds is B.
-	p.Grad = gaussian{Sens: up((sens*roundUp + sumExcess(b)) * roundUp), Rho: rho * (1 - countShare) / float64(iters), Coord: len(x) + 1}
-	p.Count = gaussian{Sens: 1, Rho: rho * countShare, Coord: 1}
-	for _, g := range []*gaussian{&p.Grad, &p.Count} {
+	p.Grad = Gaussian{Sens: up((sens*roundUp + sumExcess(b)) * roundUp), Rho: rho * (1 - countShare) / float64(iters), Coord: len(x) + 1}
+	p.Count = Gaussian{Sens: 1, Rho: rho * countShare, Coord: 1}
+	for _, g := range []*Gaussian{&p.Grad, &p.Count} {
 		if err := g.calibrate(); err != nil {
 			return nil, err
 		}

@@ -242,7 +242,7 @@ func TestSensitivities(t *testing.T) {
 		if got := 10*gp.Grad.Rho + gp.Count.Rho; math.Abs(got-rho) > 1e-12*rho {
 			t.Errorf("%v: logistic shares sum to ρ=%v, want %v", tt.nb, got, rho)
 		}
-		for _, g := range []gaussian{lp.Min, lp.XX, lp.XY, gp.Grad, gp.Count} {
+		for _, g := range []Gaussian{lp.Min, lp.XX, lp.XY, gp.Grad, gp.Count} {
 			if want := g.Sens / math.Sqrt(2*g.Rho); g.Sigma < want {
 				t.Errorf("%v: σ=%v below Δ/√(2ρ)=%v", tt.nb, g.Sigma, want)
 			}
