@@ -142,6 +142,29 @@ func TestRegressionRefusals(t *testing.T) {
 // The pre-check's cost table (costFor) is what the plans charge, under
 // the zcdp and gdp accountants.
 func TestRegressionCostForMatchesPlans(t *testing.T) {
+	// The registered relation calibrates the noise: replace-one's stds
+	// are larger than add-remove's, not only named differently.
+	noiseText := map[string]string{}
+	for _, nb := range []string{"replace-one", "add-remove"} {
+		sc := ledger.Schema{Name: "x", Columns: []string{"a", "b"}, D: 2, Clip: 1, Unit: "row", Neighbour: nb,
+			Accountant: "zcdp", Center: "none", Bounds: map[string][2]float64{"a": {0, 100}, "b": {0, 1}}}
+		for _, fn := range []string{"private_linear_regression", "private_logistic_regression"} {
+			a, err := parseArgs(fn, []KW{newKW("y", "b"), newKW("x", []string{"a"}), newKW("eps", 0.7), newKW("delta", 1e-6)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := planRT.exec.Plan(planRT.call(nil, fn, &source{name: "x", schema: sc}, a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			noiseText[fn+" "+nb] = strings.ReplaceAll(p.Noise, nb, "NB")
+		}
+	}
+	for _, fn := range []string{"private_linear_regression", "private_logistic_regression"} {
+		if noiseText[fn+" replace-one"] == noiseText[fn+" add-remove"] {
+			t.Errorf("%s: the same noise under both relations: %s", fn, noiseText[fn+" add-remove"])
+		}
+	}
 	for _, acct := range []string{"zcdp", "gdp"} {
 		sc := ledger.Schema{Name: "x", Columns: []string{"a", "b"}, D: 2, Clip: 1, Unit: "row", Neighbour: "replace-one",
 			Accountant: acct, Center: "none", Bounds: map[string][2]float64{"a": {0, 100}, "b": {0, 1}}}

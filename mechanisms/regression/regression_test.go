@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
@@ -225,6 +226,11 @@ func TestSensitivities(t *testing.T) {
 		if !close(lp.Min.Sens, tt.min) || !close(lp.XX.Sens, tt.xx) || !close(lp.XY.Sens, tt.xy) {
 			t.Errorf("%v: linear sensitivities %v, %v, %v, want %v, %v, %v", tt.nb, lp.Min.Sens, lp.XX.Sens, lp.XY.Sens, tt.min, tt.xx, tt.xy)
 		}
+		// The pairwise sums' rounding is charged on top: 2·γ_h·2³⁰·m.
+		excess := func(m float64) float64 { return 2 * rowpass.Gamma(sumRoundings) * MaxRows * m }
+		if lp.XX.Sens < tt.xx+excess(9) || lp.XY.Sens < tt.xy+excess(15) || lp.Min.Sens < tt.min+excess(9) {
+			t.Errorf("%v: linear sensitivities %v, %v, %v leave out the rounding excess", tt.nb, lp.Min.Sens, lp.XX.Sens, lp.XY.Sens)
+		}
 		if lp.XX.Coord != 6 || lp.XY.Coord != 3 || lp.Min.Coord != 1 {
 			t.Errorf("%v: coordinates %d, %d, %d, want 6, 3, 1", tt.nb, lp.XX.Coord, lp.XY.Coord, lp.Min.Coord)
 		}
@@ -235,6 +241,9 @@ func TestSensitivities(t *testing.T) {
 		gp, err := PlanLogistic(x, -1, 10, 0, 1, 1e-6, tt.nb, false)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if gp.Grad.Sens < tt.grad+excess(3) {
+			t.Errorf("%v: the gradient's sensitivity %v leaves out the rounding excess", tt.nb, gp.Grad.Sens)
 		}
 		if !close(gp.Grad.Sens, tt.grad) || gp.Count.Sens != tt.cnt {
 			t.Errorf("%v: logistic sensitivities %v, %v, want %v, %v", tt.nb, gp.Grad.Sens, gp.Count.Sens, tt.grad, tt.cnt)
