@@ -212,3 +212,51 @@ func TestRegressionDisplay(t *testing.T) {
 		t.Error("a nil result does not show as no result")
 	}
 }
+
+// A categorical label with its positive class, on a snapshot dataset: the
+// fit runs, shows one progress bar that ends at iters of iters, and
+// positive= is checked against the public domain before the charge.
+func TestLogisticCategoricalLabelAndProgress(t *testing.T) {
+	seedNoise(t, 33)
+	dir := t.TempDir()
+	registerRegions(t, dir, "people", 300, false, accounting.ReplaceOne)
+	s := newSession(t, dir)
+	res, out := s.run(`ds := dataset("people")
+m := private_logistic_regression(ds, y="region", positive="north", x=[]string{"age", "income"}, eps=1, delta=1e-6, iters=5)
+fmt.Println(len(m.Coef), m.Predict([]float64{30, 100}) > 0, m.Predict([]float64{30, 100}) < 1)`)
+	if res.Error != nil {
+		t.Fatalf("%s: %s", res.Error.Name, res.Error.Value)
+	}
+	if got := out.stdout(); got != "2 true true\n" {
+		t.Errorf("fit: %q", got)
+	}
+	ds := progressDisplays(out)
+	if len(ds) == 0 || ds[len(ds)-1].Progress.Done != 5 || ds[len(ds)-1].Progress.Total != 5 {
+		t.Errorf("progress: %d displays, want a bar ending at 5 of 5", len(ds))
+	}
+	for _, c := range []struct{ cell, want string }{
+		{`private_logistic_regression(ds, y="region", x=[]string{"age"}, eps=1, delta=1e-6)`, `positive="…", one of north, south`},
+		{`private_logistic_regression(ds, y="region", positive="mars", x=[]string{"age"}, eps=1, delta=1e-6)`, `positive="mars" is not a category`},
+		{`private_linear_regression(ds, y="region", x=[]string{"age"}, eps=1, delta=1e-6)`, `column "region" is categorical`},
+	} {
+		res, out := s.fails("fmt.Println(\"ran\")\n"+c.cell, NameArgumentError)
+		if !strings.Contains(res.Error.Value, c.want) || out.stdout() != "" {
+			t.Errorf("%s: %s (output %q), want %q before the cell runs", c.cell, res.Error.Value, out.stdout(), c.want)
+		}
+	}
+	if st := status(t, dir, "people"); st.Charges != 1 {
+		t.Errorf("%d charges, want 1", st.Charges)
+	}
+	// User-level data: refused before the charge (a user's rows would
+	// each count as a unit).
+	registerRegions(t, dir, "users", 300, true, accounting.ReplaceOne)
+	for _, fn := range []string{"private_linear_regression", "private_logistic_regression"} {
+		res, _ := s.fails(fn+`(dataset("users"), y="income", x=[]string{"age"}, eps=1, delta=1e-6)`, NameArgumentError)
+		if !strings.Contains(res.Error.Value, "row-level data only") {
+			t.Errorf("%s on user-level data: %s", fn, res.Error.Value)
+		}
+	}
+	if st := status(t, dir, "users"); st.Charges != 0 {
+		t.Errorf("user-level refusals charged %d times", st.Charges)
+	}
+}
