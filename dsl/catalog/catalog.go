@@ -380,6 +380,8 @@ var Funcs = sortFuncs([]*Func{
 	PrivateHistogram,
 	PrivateQuantile,
 	PrivateSQL,
+	PrivateLinearRegression,
+	PrivateLogisticRegression,
 	{
 		Name:       "plot_histogram",
 		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result, a grouped result (private_count, private_sum or private_mean with by=), or a private_sql table of one key and one value"}},
@@ -707,3 +709,40 @@ func (f *Func) Help() string {
 }
 
 func strconvQuote(s string) string { return `"` + s + `"` }
+
+// PrivateLinearRegression is private_linear_regression.
+var PrivateLinearRegression = &Func{
+	Name:       "private_linear_regression",
+	Positional: []Param{dsParam},
+	Keywords: []Param{
+		{Name: "y", Type: "string", CostFree: true, Required: true, Doc: "the numeric target column; the data owner must have declared its public bounds (`dataset add --bounds y=lo:hi`)"},
+		{Name: "x", Type: "[]string", CostFree: true, Required: true, Doc: "the numeric feature columns, in the order of Coef (1..256); each needs public bounds declared by the data owner"},
+		epsParam, deltaGaussian,
+	},
+	Private: true,
+	Result:  "*RegressionResult",
+	Doc: "A private least-squares fit of y on the x columns with an intercept (Coef, one per x column in order, Intercept, Predict(row)). " +
+		"Features and target are clamped to their public bounds and centred on the bounds' midpoints (a NaN counts as the midpoint); AdaSSP releases the sufficient statistics XᵀX and Xᵀy and a lower bound of λ_min(XᵀX) with Gaussian noise, ρ/3 each, and solves the ridge regression whose λ it chose from that bound. Row-level datasets only.",
+	Paper:    "AdaSSP, Wang 2018 (Revisiting differentially private linear regression: optimal and adaptive prediction & estimation, Algorithm 2), in zCDP (Bun & Steinke 2016) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020) (docs/mechanisms.md, private linear and logistic regression)",
+	Releases: "the fitted coefficients and intercept (post-processing of the noisy XᵀX, Xᵀy and λ_min); the ridge λ it chose",
+}
+
+// PrivateLogisticRegression is private_logistic_regression.
+var PrivateLogisticRegression = &Func{
+	Name:       "private_logistic_regression",
+	Positional: []Param{dsParam},
+	Keywords: []Param{
+		{Name: "y", Type: "string", CostFree: true, Required: true, Doc: "the label column: numeric with values 0/1 (clamped to [0, 1]), or categorical with positive= naming the positive class"},
+		{Name: "x", Type: "[]string", CostFree: true, Required: true, Doc: "the numeric feature columns, in the order of Coef (1..256); each needs public bounds declared by the data owner"},
+		epsParam, deltaGaussian,
+		{Name: "positive", Type: "string", CostFree: true, Default: `""`, Doc: "a categorical y: the category of its public domain that is the positive class (required there); leave it out for a numeric 0/1 column"},
+		{Name: "l2", Type: "float", CostFree: true, Default: "0.001", Doc: "the public ridge penalty (l2/2)·‖θ‖² added to the mean logistic loss (≥ 0)"},
+		{Name: "iters", Type: "int", CostFree: true, Default: "100", Doc: "the number of noisy full-batch gradient steps (1..10000), each a pass over the rows; the budget is split evenly over them, so the cost does not change"},
+	},
+	Private: true,
+	Result:  "*RegressionResult",
+	Doc: "A private logistic regression of the 0/1 (or positive-class) label y on the x columns with an intercept (Coef, Intercept, Predict(row) giving the positive class's probability). " +
+		"Features are clamped to their public bounds and centred on their midpoints; iters full-batch gradient steps each release the summed gradient with Gaussian noise (ℓ2 sensitivity the row norm bound B, 2B under replace-one), scaled by a noisy row count. Row-level datasets only.",
+	Paper:    "noisy gradient descent (Bassily, Smith & Thakurta 2014, full batch) in zCDP (Bun & Steinke 2016) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020) (docs/mechanisms.md, private linear and logistic regression)",
+	Releases: "the coefficients and intercept of the last iterate (post-processing of the noisy gradients and count)",
+}

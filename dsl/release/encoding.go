@@ -40,16 +40,17 @@ type Value interface {
 // a literal, so that a kind given twice is a compile error (duplicate
 // constant keys) rather than a registration that panics.
 var valueKinds = map[string]func() Value{
-	"pca":       func() Value { return new(PCA) },
-	"fedrep":    func() Value { return new(FedRep) },
-	"count":     func() Value { return new(Count) },
-	"mean":      func() Value { return new(Mean) },
-	"sum":       func() Value { return new(Sum) },
-	"histogram": func() Value { return new(Histogram) },
-	"quantile":  func() Value { return new(Quantile) },
-	"groups":    func() Value { return new(Groups) },
-	"lowrank":   func() Value { return new(LowRank) },
-	"table":     func() Value { return new(Table) },
+	"pca":        func() Value { return new(PCA) },
+	"fedrep":     func() Value { return new(FedRep) },
+	"count":      func() Value { return new(Count) },
+	"mean":       func() Value { return new(Mean) },
+	"sum":        func() Value { return new(Sum) },
+	"histogram":  func() Value { return new(Histogram) },
+	"quantile":   func() Value { return new(Quantile) },
+	"groups":     func() Value { return new(Groups) },
+	"lowrank":    func() Value { return new(LowRank) },
+	"table":      func() Value { return new(Table) },
+	"regression": func() Value { return new(Regression) },
 }
 
 // kindOf maps a value type's name (fmt %T) to its kind.

@@ -150,6 +150,10 @@ var planners = map[*catalog.Func]planner{
 
 	// private SQL (sql.go)
 	catalog.PrivateSQL: planSQL,
+
+	// regression (regression.go)
+	catalog.PrivateLinearRegression:   planLinearRegression,
+	catalog.PrivateLogisticRegression: planLogisticRegression,
 }
 
 // Plans reports whether this executor plans f's calls (the tests check

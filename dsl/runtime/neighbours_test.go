@@ -784,6 +784,26 @@ func harnessGrid(wide bool) []harnessCall {
 			}
 		}
 	}
+	// private_linear_regression and private_logistic_regression on the
+	// snapshot datasets: x3 has no bounds, g is categorical, user-level
+	// data are refused, and a subset's neighbours may add or remove rows.
+	lr := []KW{kw("y", "x2"), kw("x", []string{"x1"}), kw("eps", 1.0), kw("delta", 1e-6)}
+	calls = append(calls, harnessCall{fn: "private_linear_regression", dataset: "cats", kws: lr},
+		harnessCall{fn: "private_linear_regression", dataset: "ucats", kws: lr},
+		harnessCall{fn: "private_linear_regression", dataset: "cats", kws: lr, filter: []KW{kw("col", "x1"), kw("op", ">="), kw("value", 0.0)}})
+	add("private_linear_regression", "cats", lr, "eps", floats([]float64{0, 1e-300, 1e300}))
+	add("private_linear_regression", "cats", lr, "delta", floats([]float64{0, 1e-300, 1}))
+	add("private_linear_regression", "cats", lr, "x", []any{[]string{"x3"}, []string{"nope"}, []string{"x1", "x1"}, []string{}, []string{"x2"}, []string{"g"}})
+	add("private_linear_regression", "cats", lr, "y", []any{"x3", "g"})
+	lg := []KW{kw("y", "g"), kw("positive", "a"), kw("x", []string{"x1", "x2"}), kw("eps", 1.0), kw("delta", 1e-6), kw("iters", 3)}
+	calls = append(calls, harnessCall{fn: "private_logistic_regression", dataset: "cats", kws: lg},
+		harnessCall{fn: "private_logistic_regression", dataset: "ucats", kws: lg},
+		harnessCall{fn: "private_logistic_regression", dataset: "cats", kws: []KW{kw("y", "x1"), kw("x", []string{"x2"}), kw("eps", 1.0), kw("delta", 1e-6), kw("iters", 2)}})
+	add("private_logistic_regression", "cats", lg, "positive", []any{"", "zzz", "other"})
+	add("private_logistic_regression", "cats", lg, "iters", ints([]int{0, 1, 10001}))
+	add("private_logistic_regression", "cats", lg, "l2", floats([]float64{-1, 0, math.Inf(1)}))
+	add("private_logistic_regression", "cats", lg, "eps", floats([]float64{1e-300, 1e300}))
+	add("private_logistic_regression", "cats", lg, "delta", floats([]float64{0, 1}))
 	// calls on subsets: the neighbour's extra or replaced row may enter
 	// or leave the subset, and the subset's size is private (so the
 	// methods that need n refuse it, in every world alike).
