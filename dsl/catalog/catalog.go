@@ -382,6 +382,7 @@ var Funcs = sortFuncs([]*Func{
 	PrivateSQL,
 	PrivateLinearRegression,
 	PrivateLogisticRegression,
+	PrivateSynthesize,
 	{
 		Name:       "plot_histogram",
 		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result, a grouped result (private_count, private_sum or private_mean with by=), or a private_sql table of one key and one value"}},
@@ -745,4 +746,23 @@ var PrivateLogisticRegression = &Func{
 		"Features are clamped to their public bounds and centred on their midpoints; iters full-batch gradient steps each release the summed gradient with Gaussian noise (ℓ2 sensitivity the row norm bound B, 2B under replace-one), scaled by a noisy row count. Row-level datasets only.",
 	Paper:    "noisy gradient descent (Bassily, Smith & Thakurta 2014, full batch) in zCDP (Bun & Steinke 2016) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020) (docs/mechanisms.md, private linear and logistic regression)",
 	Releases: "the coefficients and intercept of the last iterate (post-processing of the noisy gradients and count)",
+}
+
+// PrivateSynthesize is private_synthesize.
+var PrivateSynthesize = &Func{
+	Name:       "private_synthesize",
+	Positional: []Param{dsParam},
+	Keywords: []Param{
+		{Name: "cols", Type: "[]string", CostFree: true, Required: true, Doc: "the columns of the synthetic table, in order (2..64): categorical columns (their public domain and \"other\") and numeric columns with public bounds declared by the data owner (binned)"},
+		epsParam, deltaGaussian,
+		{Name: "rows", Type: "int", CostFree: true, Default: "0", DefaultDoc: "the dataset's public number of rows if the owner declared it, else 10000",
+			Doc: "the number of synthetic rows to sample (1..1000000); sampling is post-processing, so it does not change the cost"},
+		{Name: "bins", Type: "int", CostFree: true, Default: "10", Doc: "the number of equal-width bins of each numeric column over its public bounds (1..1024); a numeric value is emitted as its bin's midpoint"},
+	},
+	Private: true,
+	Result:  "*SynthTable",
+	Doc: "A public synthetic table (Columns, Rows, CSV()) sampled from a private model of the columns' pairwise structure: MST measures every column's one-way marginal, chooses a maximum spanning tree of column pairs by the exponential mechanism on how badly independence explains each pair, and measures the two-way marginals on the tree's edges, ρ/3 each, with Gaussian noise; the rows are sampled from the tree model those marginals define with a public seeded generator. " +
+		"The table is public: explore it freely with Go code, at no further cost. Row-level datasets only.",
+	Paper:    "MST, McKenna, Miklau & Sheldon 2021 (Winning the NIST Contest: a scalable and general approach to differentially private synthetic data, Algorithm 1), in zCDP (Bun & Steinke 2016) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020) and the exponential mechanism as bounded range (Cesar & Rogers 2021) (docs/mechanisms.md, private synthetic data)",
+	Releases: "the noisy one-way marginals, the chosen tree and its noisy two-way marginals, as the fitted tree model; the synthetic rows are post-processing of it",
 }

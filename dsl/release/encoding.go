@@ -51,6 +51,7 @@ var valueKinds = map[string]func() Value{
 	"lowrank":    func() Value { return new(LowRank) },
 	"table":      func() Value { return new(Table) },
 	"regression": func() Value { return new(Regression) },
+	"synth":      func() Value { return new(Synth) },
 }
 
 // kindOf maps a value type's name (fmt %T) to its kind.

@@ -154,6 +154,9 @@ var planners = map[*catalog.Func]planner{
 	// regression (regression.go)
 	catalog.PrivateLinearRegression:   planLinearRegression,
 	catalog.PrivateLogisticRegression: planLogisticRegression,
+
+	// synthetic data (synthesize.go)
+	catalog.PrivateSynthesize: planSynthesize,
 }
 
 // Plans reports whether this executor plans f's calls (the tests check

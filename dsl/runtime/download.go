@@ -143,6 +143,8 @@ func csvRows(x any) (rows [][]string, ok bool) {
 		return [][]string{{"column", "q", "value"}, {r.Column, fmtNum(r.Q), fmtNum(r.Value)}}, true
 	case *TableResult:
 		return r.tableRows(), true
+	case *SynthTable:
+		return r.tableRows(), true
 	case mat.Matrix:
 		return matrixRows(r, nil, "c"), true
 	}
@@ -210,6 +212,8 @@ func isNilResult(x any) bool {
 		return r == nil || r.Receipt == nil
 	case *TableResult:
 		return r == nil || r.Receipt == nil
+	case *SynthTable:
+		return r == nil || r.Receipt == nil || (r.Rows == nil && !r.Receipt.DryRun)
 	case *mat.Dense:
 		return r == nil || r.IsEmpty()
 	}

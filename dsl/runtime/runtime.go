@@ -221,6 +221,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"ClassifyJLResult": reflect.ValueOf((*ClassifyJLResult)(nil)),
 		"LowRankResult":    reflect.ValueOf((*LowRankResult)(nil)),
 		"RegressionResult": reflect.ValueOf((*RegressionResult)(nil)),
+		"SynthTable":       reflect.ValueOf((*SynthTable)(nil)),
 		"Receipt":          reflect.ValueOf((*Receipt)(nil)),
 		"Plot":             reflect.ValueOf((*Plot)(nil)),
 		"SynthData":        reflect.ValueOf((*SynthData)(nil)),
