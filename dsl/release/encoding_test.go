@@ -24,7 +24,9 @@ var samples = map[string]Value{
 	"histogram":  &Histogram{Keys: []string{"[0, 10)", "<b>x</b>", "\"q\""}, Counts: []float64{1, 0, -2}},
 	"quantile":   &Quantile{Q: 0.9, Value: 41.5},
 	"regression": &Regression{Model: "logistic", Coef: []float64{1.5, math.Copysign(0, -1), 5e-324}, Intercept: -0.25, Ridge: 0},
-	"groups":     &Groups{Stat: "mean", Column: "age", By: "region", Keys: []string{"north", "other"}, Values: []float64{40.25, -1}},
+	"synth": &Synth{Columns: []string{"g", "x"}, Numeric: []bool{false, true}, Labels: [][]string{{"a", "other"}, {"0.25", "0.75"}},
+		Mids: [][]float64{nil, {0.25, 0.75}}, Parent: []int{-1, 0}, Tables: [][]float64{{0.3, 0.7}, {1, 0, 0.5, 0.5}}, N: 3},
+	"groups": &Groups{Stat: "mean", Column: "age", By: "region", Keys: []string{"north", "other"}, Values: []float64{40.25, -1}},
 	"table": &Table{Columns: []string{"region", "band", "n", "m"}, Kinds: []string{"key", "key", "count", "avg"},
 		Rows: [][]any{{"north", 3.0, 12.0, 0.1}, {nil, -0.0, -2.0, math.Inf(1)}, {"2", 1e300, 0.0, math.NaN()}}},
 }

@@ -804,6 +804,19 @@ func harnessGrid(wide bool) []harnessCall {
 	add("private_logistic_regression", "cats", lg, "l2", floats([]float64{-1, 0, math.Inf(1)}))
 	add("private_logistic_regression", "cats", lg, "eps", floats([]float64{1e-300, 1e300}))
 	add("private_logistic_regression", "cats", lg, "delta", floats([]float64{0, 1}))
+	// private_synthesize on the snapshot datasets (and the gdp one): x3
+	// has no bounds, user-level data are refused, a subset's neighbours
+	// may add or remove rows; rows and bins never change the cost.
+	sy := []KW{kw("cols", []string{"g", "x1", "x2"}), kw("eps", 1.0), kw("delta", 1e-6), kw("rows", 50), kw("bins", 3)}
+	calls = append(calls, harnessCall{fn: "private_synthesize", dataset: "cats", kws: sy},
+		harnessCall{fn: "private_synthesize", dataset: "gcats", kws: sy},
+		harnessCall{fn: "private_synthesize", dataset: "ucats", kws: sy},
+		harnessCall{fn: "private_synthesize", dataset: "cats", kws: sy, filter: []KW{kw("col", "x1"), kw("op", ">="), kw("value", 0.0)}})
+	add("private_synthesize", "cats", sy, "cols", []any{[]string{"g"}, []string{"g", "x3"}, []string{"g", "g"}, []string{"g", "nope"}, []string{"x1", "x2"}})
+	add("private_synthesize", "cats", sy, "eps", floats([]float64{0, 1e-300, 1e300}))
+	add("private_synthesize", "cats", sy, "delta", floats([]float64{0, 1}))
+	add("private_synthesize", "cats", sy, "bins", ints([]int{0, 1, 1025}))
+	add("private_synthesize", "cats", sy, "rows", ints([]int{-1, 1}))
 	// calls on subsets: the neighbour's extra or replaced row may enter
 	// or leave the subset, and the subset's size is private (so the
 	// methods that need n refuse it, in every world alike).
