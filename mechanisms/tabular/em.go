@@ -263,11 +263,14 @@ func tableWeights(ratio dyadic, lv []level, bound int) ([]dyadic, int) {
 	}
 	tab := make([]dyadic, len(lv))
 	cur := dyadicOne
+	// The levels come in non-decreasing d, so one index walks them
+	// beside d: O(top + len(lv)) work, whatever the losses are (a loop
+	// over every level at every d made MST's many selections quadratic).
+	next := 0
 	for d := 0; ; d++ {
-		for i := range lv {
-			if lv[i].d == d {
-				tab[i] = cur
-			}
+		for next < len(lv) && lv[next].d == d {
+			tab[next] = cur
+			next++
 		}
 		if d == top {
 			return tab, d
