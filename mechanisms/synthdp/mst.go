@@ -357,7 +357,28 @@ func (p *Plan) measure(c *counts, s *noise.Sampler) *Measured {
 	if err != nil {
 		panic("synthdp: the plan checked SelectEps")
 	}
-	bit := func() bool { return s.Bernoulli(1, 2) }
+	m.Edges = selectTree(c, probs, nHat, p.SelectSens, sel, func() bool { return s.Bernoulli(1, 2) })
+	flat = flat[:0]
+	for _, e := range m.Edges {
+		for _, v := range c.pair[e.A][e.B-e.A-1] {
+			flat = append(flat, float64(v))
+		}
+	}
+	s.AddGaussian(flat, p.Two.Sigma)
+	for _, e := range m.Edges {
+		k := p.Cols[e.A].Size() * p.Cols[e.B].Size()
+		m.Two = append(m.Two, flat[:k:k])
+		flat = flat[k:]
+	}
+	return m
+}
+
+// selectTree runs the r−1 rounds of Kruskal's algorithm with the
+// exponential mechanism sel over the pairs joining two components, on the
+// pairs' losses (pairLoss with divisor sens) against the public product
+// of the one-way marginals probs scaled to nHat.
+func selectTree(c *counts, probs [][]float64, nHat, sens int64, sel *tabular.Selector, bit func() bool) []Edge {
+	r := len(probs)
 	comp := make([]int, r)
 	for i := range comp {
 		comp[i] = i
@@ -374,11 +395,12 @@ func (p *Plan) measure(c *counts, s *noise.Sampler) *Measured {
 	for i := range r {
 		loss[i] = make([]int64, r)
 		for j := i + 1; j < r; j++ {
-			l, b := pairLoss(c.pair[i][j-i-1], probs[i], probs[j], nHat, c.n, p.SelectSens)
+			l, b := pairLoss(c.pair[i][j-i-1], probs[i], probs[j], nHat, c.n, sens)
 			loss[i][j] = l
 			bound = max(bound, b)
 		}
 	}
+	var edges []Edge
 	for range r - 1 {
 		var cand []Edge
 		var ls []int64
@@ -395,21 +417,9 @@ func (p *Plan) measure(c *counts, s *noise.Sampler) *Measured {
 		k, _ := sel.SelectWithin(ls, bound, bit)
 		e := cand[k]
 		comp[find(e.A)] = find(e.B)
-		m.Edges = append(m.Edges, e)
+		edges = append(edges, e)
 	}
-	flat = flat[:0]
-	for _, e := range m.Edges {
-		for _, v := range c.pair[e.A][e.B-e.A-1] {
-			flat = append(flat, float64(v))
-		}
-	}
-	s.AddGaussian(flat, p.Two.Sigma)
-	for _, e := range m.Edges {
-		k := p.Cols[e.A].Size() * p.Cols[e.B].Size()
-		m.Two = append(m.Two, flat[:k:k])
-		flat = flat[k:]
-	}
-	return m
+	return edges
 }
 
 // pairLoss is a pair's loss for the selector, ⌊max(0, 2S − n + N̂)/sens⌋
