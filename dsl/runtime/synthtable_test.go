@@ -169,6 +169,19 @@ func TestSynthesizeCostForMatchesPlans(t *testing.T) {
 			}
 		}
 	}
+	// rows= defaults to the owner's public n when declared (else 10000).
+	for _, c := range []struct{ publicN, want int }{{0, 10000}, {777, 777}, {5000000, 1000000}} {
+		sc := ledger.Schema{Name: "x", Columns: []string{"a", "b"}, D: 2, Clip: 1, Unit: "row", Neighbour: "add-remove",
+			Accountant: "zcdp", Center: "none", Bounds: map[string][2]float64{"a": {0, 100}, "b": {0, 1}}, PublicN: c.publicN}
+		a, err := parseArgs(fn, []KW{newKW("cols", []string{"a", "b"}), newKW("eps", 0.7), newKW("delta", 1e-6)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := planRT.exec.Plan(planRT.call(nil, fn, &source{name: "x", schema: sc}, a))
+		if err != nil || p.Params["rows"] != c.want {
+			t.Errorf("public n %d: rows %v (%v), want %d", c.publicN, p.Params["rows"], err, c.want)
+		}
+	}
 	if noiseText["replace-one zcdp"] == noiseText["add-remove zcdp"] {
 		t.Errorf("the same noise under both relations: %s", noiseText["add-remove zcdp"])
 	}
