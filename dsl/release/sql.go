@@ -11,7 +11,10 @@ package release
 //     data held in memory, synthetic data, subsets (filter/select) and
 //     user-level datasets are refused (contribution bounding inside the
 //     statement is not implemented yet);
-//   - COUNT(*), SUM, AVG, VARIANCE, STDDEV; QUANTILE/MEDIAN are refused;
+//   - COUNT(*), SUM, AVG, VARIANCE, STDDEV (noise on exact integer sums),
+//     QUANTILE and MEDIAN (the exponential mechanism of private_quantile,
+//     run here on per-group histograms the statement returns on the
+//     mechanism's public grid);
 //   - keys with a public domain (declared categories, CASE literals,
 //     floor over bounds, keys=); keys that would need partition
 //     selection are refused.
@@ -43,7 +46,7 @@ var FnSQL = catalog.PrivateSQL.Name
 type Table struct {
 	Columns []string
 	// Kinds says what each column holds: "key", or the aggregate it
-	// releases ("count", "sum", "avg", "variance", "stddev").
+	// releases ("count", "sum", "avg", "variance", "stddev", "quantile").
 	Kinds []string
 	Rows  [][]any
 }
@@ -314,7 +317,12 @@ type sqlVector struct {
 type sqlRelease struct {
 	agg  sqlplan.Aggregate
 	grid sqlplan.Grid
-	vecs []sqlVector // COUNT: [count]; SUM: [sum]; AVG: [count, sum]; VARIANCE/STDDEV: [count, sum, sumsq]
+	vecs []sqlVector // COUNT: [count]; SUM: [sum]; AVG: [count, sum]; VARIANCE/STDDEV: [count, sum, sumsq]; QUANTILE: none
+	// QUANTILE: the exponential mechanism run on each group's histogram
+	// (at the per-group ε of sqlQuantileEps), and the aggregate's share.
+	qp     *tabular.QuantilePlan
+	share  float64
+	halved bool // replace-one over several groups: two histograms change
 }
 
 // The shares of an aggregate's budget among its vectors: an AVG spends
@@ -381,6 +389,10 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		return nil, sqlRefusal(err)
 	}
 	eps, delta := a.Float("eps"), a.Float("delta")
+	quantiles := false
+	for _, ag := range sp.Aggregates {
+		quantiles = quantiles || ag.Kind == sqlplan.Quantile
+	}
 	if sp.PartitionSelection() {
 		var names []string
 		for _, k := range sp.Keys {
@@ -393,17 +405,6 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 			why = "that needs DP partition selection, which needs delta > 0 (and is not implemented yet)"
 		}
 		return nil, Errorf(NameArgumentError, "%s: GROUP BY key(s) %s have no public domain, and %s; give their values with keys={%q: […]}, or group by a column with declared categories, a CASE with literal results or floor(col / c) over a bounded column", fn, strings.Join(names, ", "), why, names[0])
-	}
-	for _, ag := range sp.Aggregates {
-		if ag.Kind == sqlplan.Quantile {
-			return nil, Errorf(NameArgumentError, "%s: %s (%s) is not executed by private SQL yet; use private_quantile(ds, col=…, q=…) for one column's quantile", fn, ag.Name, ag.Kind)
-		}
-	}
-	// The statement must print from the plan alone; printing it now makes
-	// every printing failure a refusal before the charge (the run prints
-	// the same plan again over the reader's table).
-	if _, err := sqlplan.Print(sp, sqlplan.DuckDB, "T"); err != nil {
-		return nil, sqlRefusal(err)
 	}
 	nb, err := registeredRelation(fn, src)
 	if err != nil {
@@ -424,6 +425,11 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrDelta)
 	}
 	gaussian := delta > 0
+	if gaussian && quantiles && gaussianCalibration(src) == tabular.CalibrateGDP {
+		// The gdp accountant composes Gaussian releases exactly, but an
+		// exponential mechanism has no GDP bound of its own.
+		return nil, Errorf(NameArgumentError, "%s: dataset %q is accounted in Gaussian DP, where a QUANTILE (the exponential mechanism) has no GDP cost of its own at delta > 0; run the quantiles with delta=0 in their own query, or private_quantile", fn, src.Name)
+	}
 	ev := accounting.Pure(eps)
 	rho := 0.0
 	if gaussian {
@@ -431,10 +437,22 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		if rho, ev, ok = tabular.GaussianTarget(eps, delta, gaussianCalibration(src)); !ok {
 			return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrCalibrate)
 		}
+		if quantiles {
+			// Not a composition of Gaussian releases only: a plain zCDP
+			// event (the quantiles' share is bounded range, ε²/8-zCDP).
+			ev = accounting.Zcdp(rho).WithTarget(eps, delta)
+		}
 	}
 	rels, err := sqlReleases(sp, groups, nb, shares, eps, rho, gaussian)
 	if err != nil {
 		return nil, err
+	}
+	// The statement must print from the plan alone (with the quantiles'
+	// grids, set by sqlReleases); printing it now makes every printing
+	// failure a refusal before the charge (the run prints the same plan
+	// again over the reader's table).
+	if _, err := sqlplan.Print(sp, sqlplan.DuckDB, "T"); err != nil {
+		return nil, sqlRefusal(err)
 	}
 	method := "sql/laplace"
 	calib := fmt.Sprintf("pure ε-DP with ε=%v, split over the releases (sequential composition)%s", eps, zcdpAdvice(sc, eps, true))
@@ -447,11 +465,19 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	cols, kinds := sqlOutputs(sp)
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
 		Noise: explain,
-		Note: fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none); one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
+		Note: fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none); one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
 			groups, calib),
 		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groups})}
-	p.setMemory(add(1<<20, mul(i64(groups), i64(len(cols)+4*len(rels)), 64)),
-		fmt.Sprintf("%d groups × %d columns", groups, len(cols)), "Group by fewer keys, or coarser ones")
+	mem, facts := add(1<<20, mul(i64(groups), i64(len(cols)+4*len(rels)), 64)), fmt.Sprintf("%d groups × %d columns", groups, len(cols))
+	for _, r := range rels {
+		if r.qp != nil {
+			// One dense histogram for the group being drawn, and the
+			// engine's sparse one per group, at most a bin per grid point.
+			mem = add(mem, add(mul(i64(r.qp.Grid)+2, tabular.QuantileBytesPerPoint), mul(i64(groups), mul(i64(r.qp.Grid)+1, 48))))
+			facts += fmt.Sprintf(", a histogram of %d points per group for %s", r.qp.Grid+1, r.agg.Name)
+		}
+	}
+	p.setMemory(mem, facts, "Group by fewer keys, or coarser ones; a quantile over narrower bounds has a smaller grid only when the bounds are within 2^24 ulps")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		return runSQL(ctx, d, sp, rels, cols, kinds, groups, env.sampler())
 	}
@@ -461,15 +487,52 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 // upward is a float64 no smaller than x (one ulp above the rounded sum).
 func upward(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
 
+// sqlQuantileEps is the ε of the exponential mechanism each group's
+// quantile runs at, for an aggregate with the given share of the call's
+// ε (Laplace, pure) or ρ (Gaussian, zCDP). The groups are disjoint, so
+// one row enters one group's histogram (add-remove) — except under
+// replace-one with more than one group, where a replaced row can leave
+// one group and enter another: two histograms change, so each group's ε
+// is halved (pure), or ρ shared by two (zCDP). In zCDP the mechanism,
+// ε-bounded range, costs ε²/8 (accounting.BoundedRange): ε = √(8ρ_i).
+func sqlQuantileEps(share float64, groups int, nb accounting.Neighbour, eps, rho float64, gaussian bool) float64 {
+	touched := 1.0
+	if nb == accounting.ReplaceOne && groups > 1 {
+		touched = 2
+	}
+	if gaussian {
+		return math.Sqrt(8 * rho * share / touched)
+	}
+	return eps * share / touched
+}
+
 // sqlReleases fixes each aggregate's vectors: their sensitivities on
 // row-level data under nb (one row, one group), their shares of the call's
-// ε (Laplace) or ρ (Gaussian) and their noise scales over groups groups.
+// ε (Laplace) or ρ (Gaussian) and their noise scales over groups groups;
+// for a QUANTILE, the exponential mechanism's plan, whose grid it sets in
+// sp (Aggregate.Bins) for the printer.
 func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares []float64, eps, rho float64, gaussian bool) ([]sqlRelease, error) {
 	fn := FnSQL
 	var err error
 	rels := make([]sqlRelease, len(sp.Aggregates))
 	for i, ag := range sp.Aggregates {
 		r := sqlRelease{agg: ag}
+		if ag.Kind == sqlplan.Quantile {
+			if err := checkSQLBounds(ag); err != nil {
+				return nil, err
+			}
+			r.share = shares[i] * tabular.MeanRoundDown
+			qp, err := tabular.PlanQuantile(ag.Lo, ag.Hi, ag.Q, sqlQuantileEps(r.share, groups, nb, eps, rho, gaussian))
+			if err != nil {
+				return nil, Errorf(NameArgumentError, "%s: %s: %v", fn, ag.Name, err)
+			}
+			r.qp = qp
+			r.halved = nb == accounting.ReplaceOne && groups > 1
+			sp.Aggregates[i].Bins = qp.Grid
+			r.agg.Bins = qp.Grid
+			rels[i] = r
+			continue
+		}
 		// Sensitivities on row-level data (one row, one group). A row
 		// may leave the selection (WHERE, a key outside its domain, a
 		// NULL value) when it is replaced, so under replace-one the
@@ -558,6 +621,19 @@ func sqlExplain(rels []sqlRelease, sp *sqlplan.Plan, eps, rho float64, nb accoun
 			fmt.Fprintf(&b, " over [%v, %v] (%s bounds)", ag.Lo, ag.Hi, map[sqlplan.BoundsSource]string{sqlplan.FromQuery: "query", sqlplan.FromSchema: "owner's"}[ag.Bounds])
 		}
 		b.WriteString(":")
+		if r.qp != nil {
+			fmt.Fprintf(&b, " q=%v, exponential mechanism over a grid of %d steps, per group ε=%.4g (weights falling by R=%.6g per rank of distance from q·n; utility sensitivity 1 under %s", ag.Q, r.qp.Grid, r.qp.Eps, r.qp.Ratio(), nb)
+			if r.halved {
+				b.WriteString("; halved: under replace-one a row can leave one group's histogram and enter another's")
+			}
+			if rho > 0 {
+				fmt.Fprintf(&b, "; bounded range, ρ=%.4g", rho*r.share)
+			} else {
+				fmt.Fprintf(&b, "; ε=%.4g", eps*r.share)
+			}
+			b.WriteString(")")
+			continue
+		}
 		for _, v := range r.vecs {
 			if v.gaussian {
 				fmt.Fprintf(&b, " %s discrete Gaussian σ=%.4g (ℓ2 sensitivity %.4g under %s", v.what, v.scale, v.l2, nb)
@@ -682,12 +758,20 @@ func runSQL(ctx context.Context, d *Data, sp *sqlplan.Plan, rels []sqlRelease, c
 		// the build, not of the data): nothing to release.
 		return nil, errNoSQL
 	}
+	// hists[i][g]: quantile i's histogram at group g, sparse.
+	hists := make([][][]binCount, len(rels))
+	for i, r := range rels {
+		if r.qp != nil {
+			hists[i] = make([][]binCount, groups)
+		}
+	}
 	if rows, err := querySQL(ctx, d, sp); err == nil {
-		if !fillSQL(rows, sp, rels, index, exact) {
+		if !fillSQL(rows, sp, rels, index, exact, hists) {
 			for i := range exact {
 				for j := range exact[i] {
 					clear(exact[i][j])
 				}
+				clear(hists[i])
 			}
 		}
 	} else if ctx.Err() != nil {
@@ -696,6 +780,24 @@ func runSQL(ctx context.Context, d *Data, sp *sqlplan.Plan, rels []sqlRelease, c
 	t := &Table{Columns: cols, Kinds: kinds, Rows: make([][]any, groups)}
 	vals := make([][]float64, len(rels))
 	for i, r := range rels {
+		if r.qp != nil {
+			// The exponential mechanism per group, on a dense histogram
+			// of the grid (one buffer, refilled per group).
+			buf := make([]int32, r.qp.Grid+1)
+			vals[i] = make([]float64, groups)
+			for g := range groups {
+				clear(buf)
+				for _, bc := range hists[i][g] {
+					buf[bc.bin] = bc.count
+				}
+				v, err := r.qp.SampleHistogram(buf, s)
+				if err != nil {
+					return nil, err
+				}
+				vals[i][g] = v
+			}
+			continue
+		}
 		for j, v := range r.vecs {
 			x := exact[i][j]
 			if v.what != "count" {
@@ -785,9 +887,50 @@ func querySQL(ctx context.Context, d *Data, sp *sqlplan.Plan) ([][]any, error) {
 	return rows, nil
 }
 
-// fillSQL places the statement's rows in exact; false when a row cannot
-// be read (then the caller releases the noise alone).
-func fillSQL(rows [][]any, sp *sqlplan.Plan, rels []sqlRelease, index map[string]int, exact [][][]float64) bool {
+// binCount is one non-empty bin of a quantile's histogram.
+type binCount struct {
+	bin   int
+	count int32
+}
+
+// readHist reads a histogram cell (the engine's map from bin to count,
+// as its key, value pairs; nil for a group without values) for a grid of
+// bins+1 points: false when a bin or count is out of range, a bin is
+// repeated or the total exceeds the rows a quantile takes.
+func readHist(v any, bins int) ([]binCount, bool) {
+	if v == nil {
+		return nil, true
+	}
+	pairs, ok := v.([][2]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]binCount, 0, len(pairs))
+	seen := make(map[int64]bool, len(pairs))
+	var total int64
+	for _, kv := range pairs {
+		b, ok1 := exactInt(kv[0])
+		c, ok2 := exactInt(kv[1])
+		if !ok1 || !ok2 || !b.IsInt64() || !c.IsInt64() {
+			return nil, false
+		}
+		bi, ci := b.Int64(), c.Int64()
+		if bi < 0 || bi > int64(bins) || ci < 1 || ci > tabular.MaxRows || seen[bi] {
+			return nil, false
+		}
+		seen[bi] = true
+		if total += ci; total > tabular.MaxRows {
+			return nil, false
+		}
+		out = append(out, binCount{bin: int(bi), count: int32(ci)})
+	}
+	return out, true
+}
+
+// fillSQL places the statement's rows in exact and the quantiles'
+// histograms in hists; false when a row cannot be read (then the caller
+// releases the noise alone, and the quantiles of empty histograms).
+func fillSQL(rows [][]any, sp *sqlplan.Plan, rels []sqlRelease, index map[string]int, exact [][][]float64, hists [][][]binCount) bool {
 	st, err := sqlplan.Print(sp, sqlplan.DuckDB, "T")
 	if err != nil {
 		return false
@@ -811,6 +954,14 @@ func fillSQL(rows [][]any, sp *sqlplan.Plan, rels []sqlRelease, index map[string
 			continue // outside the domains: the statement already drops these
 		}
 		for c, col := range st.Columns {
+			if col.Role == sqlplan.RoleHist {
+				h, ok := readHist(row[c], rels[col.Index].qp.Grid)
+				if !ok {
+					return false
+				}
+				hists[col.Index][g] = h
+				continue
+			}
 			x, ok := exactInt(row[c])
 			if !ok && col.Role != sqlplan.RoleKey {
 				return false

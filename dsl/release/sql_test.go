@@ -223,3 +223,84 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// A quantile's exponential mechanism runs per group at its share of ε
+// (pure) or at the ε whose bounded-range cost ε²/8 is its share of ρ
+// (zCDP), halved when a replaced row can change two groups' histograms.
+func TestSQLQuantileEps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		share    float64
+		groups   int
+		nb       accounting.Neighbour
+		eps, rho float64
+		gaussian bool
+		want     float64
+	}{
+		{"pure add-remove grouped", 0.5, 3, accounting.AddRemove, 2, 0, false, 1},
+		{"pure replace-one ungrouped", 0.5, 1, accounting.ReplaceOne, 2, 0, false, 1},
+		{"pure replace-one grouped", 0.5, 3, accounting.ReplaceOne, 2, 0, false, 0.5},
+		{"zcdp add-remove grouped", 0.5, 3, accounting.AddRemove, 0, 0.5, true, math.Sqrt2},
+		{"zcdp replace-one ungrouped", 0.25, 1, accounting.ReplaceOne, 0, 0.5, true, 1},
+		{"zcdp replace-one grouped", 0.5, 2, accounting.ReplaceOne, 0, 0.5, true, 1},
+	} {
+		if got := sqlQuantileEps(c.share, c.groups, c.nb, c.eps, c.rho, c.gaussian); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: ε %v, want %v", c.name, got, c.want)
+		}
+	}
+	// sqlReleases plans the mechanism at that ε, over the bounds and q
+	// of the aggregate, and gives the printer its grid.
+	sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{
+		{Name: "n", Kind: sqlplan.Count},
+		{Name: "p90", Kind: sqlplan.Quantile, Lo: -5, Hi: 5, Q: 0.9},
+	}}
+	rels, err := sqlReleases(sp, 2, accounting.ReplaceOne, []float64{0.25, 0.75}, 2, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp := rels[1].qp
+	if qp == nil || qp.Lo != -5 || qp.Hi != 5 || qp.Q != 0.9 || math.Abs(qp.Eps-0.75) > 1e-9 || qp.Eps > 0.75 || !rels[1].halved {
+		t.Fatalf("the quantile's plan %+v (halved %v), want q=0.9 over [-5, 5] at ε=0.75", qp, rels[1].halved)
+	}
+	if sp.Aggregates[1].Bins != qp.Grid || qp.Grid != 1<<tabular.GridBits {
+		t.Errorf("the printer's grid has %d steps, the mechanism's %d", sp.Aggregates[1].Bins, qp.Grid)
+	}
+	if len(rels[1].vecs) != 0 || rels[0].vecs[0].share > 0.25 {
+		t.Errorf("the shares: count %v, quantile vectors %d", rels[0].vecs[0].share, len(rels[1].vecs))
+	}
+}
+
+// A query with a quantile at δ > 0 is one zCDP event that is not marked
+// as a composition of Gaussian releases (the exponential mechanism is
+// not Gaussian), priced at the call's ρ; at δ = 0 it is pure ε.
+func TestSQLQuantileCost(t *testing.T) {
+	t.Parallel()
+	env := &Local{}
+	for _, c := range []struct {
+		q     string
+		delta float64
+		kind  accounting.Kind
+		gauss bool
+	}{
+		{"SELECT MEDIAN(age) FROM people", 1e-6, accounting.ZCDP, false},
+		{"SELECT MEDIAN(age) FROM people", 0, accounting.PureDP, false},
+		{sqlMemQuery, 1e-6, accounting.ZCDP, true},
+	} {
+		p, err := env.Plan(Call{Func: FnSQL, Dataset: sqlPeopleRef(), Args: memArgs(FnSQL, map[string]any{"query": c.q, "delta": c.delta})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Cost.Kind != c.kind || p.Cost.Gaussian != c.gauss || (c.delta > 0 && p.Cost.Rho != accounting.RhoForTarget(1, c.delta)) {
+			t.Errorf("%s δ=%v: cost %v", c.q, c.delta, p.Cost)
+		}
+		if err := p.Cost.Validate(); err != nil {
+			t.Errorf("%s δ=%v: %v", c.q, c.delta, err)
+		}
+	}
+	gdp := sqlPeopleRef()
+	gdp.Schema.Accountant = accounting.ModeGDP.String()
+	if _, err := env.Plan(Call{Func: FnSQL, Dataset: gdp, Args: memArgs(FnSQL, map[string]any{"query": "SELECT MEDIAN(age) FROM people", "delta": 1e-6})}); err == nil || !strings.Contains(err.Error(), "Gaussian DP") {
+		t.Errorf("a quantile at δ > 0 on a gdp dataset: %v", err)
+	}
+}

@@ -36,19 +36,24 @@ func (g sqlQueryGen) value() string {
 	return g.pick("x1", "x2", "x3", "x1 * 1e300", "ln(x2 + 1)", "abs(x1) / 0", "CAST('nan' AS DOUBLE)", "coalesce(x3, 0)", "CASE WHEN g = 'a' THEN x1 ELSE NULL END", "greatest(x1, x2)")
 }
 
-// aggregate is one aggregate; a column with the owner's bounds goes
-// without bounds half of the time; one in twelve is refused.
+// aggregate is one aggregate, each of the seven kinds equally often; a
+// column with the owner's bounds goes without bounds half of the time;
+// one in twelve is refused.
 func (g sqlQueryGen) aggregate() string {
 	if g.r.IntN(12) == 0 {
-		return g.pick("MEDIAN(x1)", "COUNT(x1)", "SUM(x3)", "COUNT(DISTINCT uid)", "random()")
+		return g.pick("MEDIAN(x3)", "QUANTILE(x1, 1.5)", "COUNT(x1)", "SUM(x3)", "COUNT(DISTINCT uid)", "random()")
 	}
 	v, b := g.value(), g.bounds()
 	if (v == "x1" || v == "x2") && g.r.IntN(2) == 0 {
 		b = ""
 	}
-	switch g.r.IntN(5) {
+	switch g.r.IntN(7) {
 	case 0:
 		return "COUNT(*)"
+	case 4:
+		return "MEDIAN(" + v + b + ")"
+	case 5:
+		return "QUANTILE(" + v + ", " + g.pick("0.1", "0.5", "0.9", "0.999") + b + ")"
 	case 1:
 		return "SUM(" + v + b + ")"
 	case 2:

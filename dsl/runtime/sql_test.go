@@ -169,7 +169,11 @@ func TestPrivateSQLRefusals(t *testing.T) {
 		{"SELECT income, COUNT(*) FROM people GROUP BY income", "eps=1", "delta > 0"},
 		{"SELECT income, COUNT(*) FROM people GROUP BY income", "eps=1, delta=1e-6", "partition selection"},
 		{"SELECT COUNT(*) FROM nobody", "eps=1", "nobody"},
-		{"SELECT MEDIAN(age) FROM people", "eps=1", "private_quantile"},
+		{"SELECT MEDIAN(age, 10, 10) FROM people", "eps=1", "lo < hi"},
+		{"SELECT QUANTILE(age, 1, 0, 100) FROM people", "eps=1", "strictly between 0 and 1"},
+		{"SELECT QUANTILE(age, 0.5, 0, 100, 3) FROM people", "eps=1", "quantile(x, q, lo, hi)"},
+		{"SELECT MEDIAN(income) FROM people", "eps=1", "no declared bounds"},
+		{"SELECT MEDIAN(region, 0, 1) FROM people", "eps=1", "numeric"},
 		{"SELECT COUNT(*) AS n, AVG(age) AS m FROM people", "eps=1, weights=[]float64{1}", "weights"},
 		{"SELECT floor(age / 10) AS d, COUNT(*) FROM people GROUP BY d", "eps=1, keys=map[string][]any{\"x\": {1}}", "keys="},
 	} {
@@ -267,5 +271,74 @@ func TestPrivateSQLKeysAndWeights(t *testing.T) {
 	again := s.ok(cell)
 	if ledgerRecords(t, dir, "people") != before || strings.Split(again, "\n")[1] != strings.Split(out, "\n")[1] {
 		t.Errorf("the named call with keys= did not replay:\n%s\nfirst:\n%s", again, out)
+	}
+}
+
+// QUANTILE and MEDIAN run in the engine as per-group histograms on the
+// mechanism's grid: with a huge ε the exponential mechanism's draw is the
+// exact quantile (to the grid), several per query and per group, with
+// the owner's bounds or the query's, under both relations and both noise
+// kinds; the dry run names the mechanism, its grid and its share.
+func TestPrivateSQLQuantiles(t *testing.T) {
+	for _, nb := range []accounting.Neighbour{accounting.AddRemove, accounting.ReplaceOne} {
+		t.Run(nb.String(), func(t *testing.T) {
+			_, ref, st := sqlPeople(t, nb)
+			env := &release.Local{Store: func() (*ledger.Store, error) { return st, nil }, NewSampler: func() *noise.Sampler { return noise.NewSeeded(3) }}
+			q := `SELECT region, MEDIAN(age) AS med, QUANTILE(income, 0.9, 0, 30000) AS p90, COUNT(*) AS n
+			      FROM people WHERE age BETWEEN 30 AND 64 GROUP BY region`
+			for _, delta := range []float64{0, 1e-6} {
+				args := release.NewArgs(map[string]any{"query": q, "eps": 1000.0, "delta": delta})
+				rel, err := env.Execute(context.Background(), release.Call{Func: release.FnSQL, Dataset: ref, Args: args}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tab := rel.Value.(*release.Table)
+				if got := strings.Join(tab.Kinds, ","); got != "key,quantile,quantile,count" {
+					t.Fatalf("kinds %s", got)
+				}
+				for _, row := range tab.Rows {
+					var ages, incomes []float64
+					for i := range 600 {
+						age := 20 + i%60
+						if age < 30 || age > 64 || []string{"north", "south", "mars"}[i%3] != row[0] {
+							continue
+						}
+						ages, incomes = append(ages, float64(age)), append(incomes, float64(min(1000*(i%50), 30000)))
+					}
+					// The exponential mechanism's loss of a point g is
+					// |#{x ≤ g} − q·n|: at this ε the draw is one of the
+					// best points (to one rank, and one grid step of
+					// the engine's binning).
+					for j, c := range []struct {
+						xs        []float64
+						q, margin float64
+					}{{ages, 0.5, 120.0 / (1 << 19)}, {incomes, 0.9, 30000.0 / (1 << 19)}} {
+						loss := func(g float64) float64 {
+							r := 0
+							for _, x := range c.xs {
+								if x <= g {
+									r++
+								}
+							}
+							return math.Abs(float64(r) - c.q*float64(len(c.xs)))
+						}
+						best := loss(-1)
+						for _, x := range c.xs {
+							best = min(best, loss(x))
+						}
+						got := row[j+1].(float64)
+						if min(loss(got-c.margin), loss(got+c.margin), loss(got)) > best+1 {
+							t.Errorf("δ=%v %s %s = %v: loss %v, the best is %v", delta, row[0], tab.Columns[j+1], got, loss(got), best)
+						}
+					}
+				}
+				if !strings.Contains(rel.Receipt.NoiseScale, "med = QUANTILE over [0, 120] (owner's bounds): q=0.5, exponential mechanism over a grid of 1048576 steps") {
+					t.Errorf("receipt: %s", rel.Receipt.NoiseScale)
+				}
+				if halved := strings.Contains(rel.Receipt.NoiseScale, "halved"); halved != (nb == accounting.ReplaceOne) {
+					t.Errorf("%s: halved=%v in %s", nb, halved, rel.Receipt.NoiseScale)
+				}
+			}
+		})
 	}
 }

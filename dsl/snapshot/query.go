@@ -13,6 +13,8 @@ import (
 	"database/sql"
 	"errors"
 	"math/big"
+
+	"github.com/duckdb/duckdb-go/v2"
 )
 
 // ErrQuery is the one error of Query: its text is fixed, because DuckDB's
@@ -25,7 +27,8 @@ func (r *Reader) Table() string { return "read_parquet(" + quoteString(r.path) +
 
 // Query runs stmt on the snapshot and returns every row of its result,
 // each value as the driver scans it (string, float64, int64, *big.Int for
-// 128-bit integers, nil for NULL). Any failure is ErrQuery.
+// 128-bit integers, nil for NULL), a MAP as its [][2]any key, value
+// pairs. Any failure is ErrQuery.
 func (r *Reader) Query(ctx context.Context, stmt string) ([][]any, error) {
 	if err := r.acquire(); err != nil {
 		return nil, ErrQuery
@@ -53,8 +56,17 @@ func (r *Reader) Query(ctx context.Context, stmt string) ([][]any, error) {
 			return nil, ErrQuery
 		}
 		for i, v := range row {
-			if b, ok := v.(*big.Int); ok {
-				row[i] = new(big.Int).Set(b)
+			switch x := v.(type) {
+			case *big.Int:
+				row[i] = new(big.Int).Set(x)
+			case duckdb.OrderedMap:
+				// A MAP (a quantile's histogram) as its key, value
+				// pairs, in a form that names no driver type.
+				pairs := make([][2]any, x.Len())
+				for j, k := range x.Keys() {
+					pairs[j] = [2]any{k, x.Values()[j]}
+				}
+				row[i] = pairs
 			}
 		}
 		out = append(out, row)
