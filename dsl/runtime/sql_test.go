@@ -129,6 +129,12 @@ func TestPrivateSQLFromCells(t *testing.T) {
 			t.Errorf("the dry run lacks %q:\n%s", want, dry)
 		}
 	}
+	dryq := s.ok("d2 := private_sql(`SELECT region, MEDIAN(age) AS med FROM people GROUP BY region`, eps=0.5, dry_run=true)\nfmt.Println(d2)")
+	for _, want := range []string{"dry run", "med = QUANTILE over [0, 120] (owner's bounds): q=0.5, exponential mechanism over a grid of 1048576 steps, per group ε=0.25", "halved", "ε=0.5)"} {
+		if !strings.Contains(dryq, want) {
+			t.Errorf("the quantile's dry run lacks %q:\n%s", want, dryq)
+		}
+	}
 	if after := ledgerRecords(t, dir, "people"); after != before {
 		t.Errorf("a dry run wrote %d ledger records", after-before)
 	}
