@@ -393,18 +393,11 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	for _, ag := range sp.Aggregates {
 		quantiles = quantiles || ag.Kind == sqlplan.Quantile
 	}
-	if sp.PartitionSelection() {
-		var names []string
-		for _, k := range sp.Keys {
-			if k.Source == sqlplan.PartitionSelection {
-				names = append(names, k.Name)
-			}
+	selecting := sp.PartitionSelection()
+	if selecting {
+		if err := checkPartitionSelection(sp, src, delta); err != nil {
+			return nil, err
 		}
-		why := "DP partition selection is not implemented yet"
-		if delta == 0 {
-			why = "that needs DP partition selection, which needs delta > 0 (and is not implemented yet)"
-		}
-		return nil, Errorf(NameArgumentError, "%s: GROUP BY key(s) %s have no public domain, and %s; give their values with keys={%q: […]}, or group by a column with declared categories, a CASE with literal results or floor(col / c) over a bounded column", fn, strings.Join(names, ", "), why, names[0])
 	}
 	nb, err := registeredRelation(fn, src)
 	if err != nil {
@@ -418,13 +411,35 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sel *sqlSelection
+	if selecting {
+		// The released groups are data-dependent, at most MaxGroups of
+		// them by the plan's reckoning: the sensitivities are those of
+		// more than one group, the noise scales sized for MaxGroups.
+		groups = sqlplan.MaxGroups
+		if !(eps > 0) || math.IsInf(eps, 0) {
+			return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrEps)
+		}
+		if !(delta > 0 && delta < 1) {
+			return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrDelta)
+		}
+		// Partition selection takes one share, as one more aggregate;
+		// the aggregates split the rest by their weights.
+		ps := 1 / float64(len(sp.Aggregates)+1)
+		for i := range shares {
+			shares[i] *= 1 - ps
+		}
+		if sel, err = planSelection(ps*tabular.MeanRoundDown*eps, delta, nb); err != nil {
+			return nil, err
+		}
+	}
 	if !(eps > 0) || math.IsInf(eps, 0) {
 		return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrEps)
 	}
 	if !(delta >= 0 && delta < 1) {
 		return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrDelta)
 	}
-	gaussian := delta > 0
+	gaussian := delta > 0 && !selecting
 	if gaussian && quantiles && gaussianCalibration(src) == tabular.CalibrateGDP {
 		// The gdp accountant composes Gaussian releases exactly, but an
 		// exponential mechanism has no GDP bound of its own.
@@ -456,33 +471,65 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	method := "sql/laplace"
 	calib := fmt.Sprintf("pure ε-DP with ε=%v, split over the releases (sequential composition)%s", eps, zcdpAdvice(sc, eps, true))
-	if gaussian {
+	switch {
+	case selecting:
+		method = "sql/laplace+partition-selection"
+		ev = accounting.Approx(eps, delta)
+		calib = fmt.Sprintf("(ε=%v, δ=%v)-DP: discrete Laplace noise for the aggregates and the partition selection's thresholded counts (sequential composition of their shares of ε), the selection's δ", eps, delta)
+	case gaussian:
 		method = "sql/gaussian"
 		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, split over the releases", eps, delta, calibrationWords(ev))
 	}
 	ev.Mechanism = method
 	explain := sqlExplain(rels, sp, eps, rho, nb)
+	if sel != nil {
+		explain = sel.explain(sp, nb) + "; " + explain
+	}
 	cols, kinds := sqlOutputs(sp)
+	var groupsParam any = groups
+	if sel != nil {
+		groupsParam = "partition selection"
+	}
+	note := fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none)", groups)
+	if sel != nil {
+		note = "groups chosen by DP partition selection: a candidate group (a combination of key values the data hold, public keys within their domains) is released when its row count plus discrete Laplace noise reaches the threshold"
+	}
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
 		Noise: explain,
-		Note: fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none); one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
-			groups, calib),
-		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groups})}
-	mem, facts := add(1<<20, mul(i64(groups), i64(len(cols)+4*len(rels)), 64)), fmt.Sprintf("%d groups × %d columns", groups, len(cols))
+		Note: fmt.Sprintf("%s; one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
+			note, calib),
+		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groupsParam})}
+	memGroups := groups
+	if sel != nil {
+		// The candidates are the data's; the estimate assumes a nominal
+		// number of them.
+		memGroups = sqlNominalCandidates
+	}
+	mem, facts := add(1<<20, mul(i64(memGroups), i64(len(cols)+4*len(rels)), 64)), fmt.Sprintf("%d groups × %d columns", memGroups, len(cols))
 	for _, r := range rels {
 		if r.qp != nil {
 			// One dense histogram for the group being drawn, and the
-			// engine's sparse one per group, at most a bin per grid point.
-			mem = add(mem, add(mul(i64(r.qp.Grid)+2, tabular.QuantileBytesPerPoint), mul(i64(groups), mul(i64(r.qp.Grid)+1, 48))))
-			facts += fmt.Sprintf(", a histogram of %d points per group for %s", r.qp.Grid+1, r.agg.Name)
+			// engine's sparse ones: at most a bin per grid point and
+			// group, and at most one per row in all — counted for up to
+			// sqlHistEntries (the rows are not a public fact).
+			entries := min(mul(i64(memGroups), i64(r.qp.Grid)+1), sqlHistEntries)
+			mem = add(mem, add(mul(i64(r.qp.Grid)+2, tabular.QuantileBytesPerPoint), mul(entries, 48)))
+			facts += fmt.Sprintf(", a histogram of %d points for %s and up to %d sparse bins", r.qp.Grid+1, r.agg.Name, entries)
 		}
 	}
 	p.setMemory(mem, facts, "Group by fewer keys, or coarser ones; a quantile over narrower bounds has a smaller grid only when the bounds are within 2^24 ulps")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
+		if sel != nil {
+			return runSelectedSQL(ctx, d, sp, rels, cols, kinds, sel, env.sampler())
+		}
 		return runSQL(ctx, d, sp, rels, cols, kinds, groups, env.sampler())
 	}
 	return p, nil
 }
+
+// sqlHistEntries is the most sparse histogram bins a quantile's memory
+// estimate counts (each of the engine's bins comes from at least one row).
+const sqlHistEntries = 1 << 24
 
 // upward is a float64 no smaller than x (one ulp above the rounded sum).
 func upward(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
@@ -738,7 +785,22 @@ func toFloat(x *big.Int) float64 {
 // the release is then the noise alone, data-independent, and the call
 // still returns a release; the engine's message is never shown.
 func runSQL(ctx context.Context, d *Data, sp *sqlplan.Plan, rels []sqlRelease, cols, kinds []string, groups int, s *noise.Sampler) (any, error) {
-	keyRows := sqlGroups(sp, groups)
+	if d == nil || d.SQL == nil {
+		// A build whose data layer has no SQL access (a public fact of
+		// the build, not of the data): nothing to release.
+		return nil, errNoSQL
+	}
+	rows, err := querySQL(ctx, d, sp)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return releaseSQL(rows, err == nil, sp, rels, cols, kinds, sqlGroups(sp, groups), s)
+}
+
+// releaseSQL adds the noise to the statement's rows (ok false: the
+// engine failed, every aggregate is 0) for the groups keyRows, in order.
+func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols, kinds []string, keyRows [][]any, s *noise.Sampler) (any, error) {
+	groups := len(keyRows)
 	index := make(map[string]int, groups)
 	for g, r := range keyRows {
 		k, _ := groupKey(r)
@@ -753,11 +815,6 @@ func runSQL(ctx context.Context, d *Data, sp *sqlplan.Plan, rels []sqlRelease, c
 			exact[i][j] = make([]float64, groups)
 		}
 	}
-	if d == nil || d.SQL == nil {
-		// A build whose data layer has no SQL access (a public fact of
-		// the build, not of the data): nothing to release.
-		return nil, errNoSQL
-	}
 	// hists[i][g]: quantile i's histogram at group g, sparse.
 	hists := make([][][]binCount, len(rels))
 	for i, r := range rels {
@@ -765,17 +822,13 @@ func runSQL(ctx context.Context, d *Data, sp *sqlplan.Plan, rels []sqlRelease, c
 			hists[i] = make([][]binCount, groups)
 		}
 	}
-	if rows, err := querySQL(ctx, d, sp); err == nil {
-		if !fillSQL(rows, sp, rels, index, exact, hists) {
-			for i := range exact {
-				for j := range exact[i] {
-					clear(exact[i][j])
-				}
-				clear(hists[i])
+	if ok && !fillSQL(rows, sp, rels, index, exact, hists) {
+		for i := range exact {
+			for j := range exact[i] {
+				clear(exact[i][j])
 			}
+			clear(hists[i])
 		}
-	} else if ctx.Err() != nil {
-		return nil, ctx.Err()
 	}
 	t := &Table{Columns: cols, Kinds: kinds, Rows: make([][]any, groups)}
 	vals := make([][]float64, len(rels))

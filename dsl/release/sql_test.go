@@ -304,3 +304,50 @@ func TestSQLQuantileCost(t *testing.T) {
 		t.Errorf("a quantile at δ > 0 on a gdp dataset: %v", err)
 	}
 }
+
+// Partition selection's threshold and noise: a group that one row makes
+// is released with probability at most δ/Δ₀, and the noise's scale gives
+// ε over the Δ₀ groups a change touches; in rows, the threshold is
+// 1 + (Δ₀/ε)·ln(Δ₀/δ) and the scale Δ₀/ε, to 2^-20.
+func TestSQLPartitionThreshold(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		eps, delta float64
+		nb         accounting.Neighbour
+		touched    int
+	}{
+		{1, 1e-6, accounting.AddRemove, 1},
+		{0.5, 1e-6, accounting.ReplaceOne, 2},
+		{3, 1e-9, accounting.AddRemove, 1},
+		{0.01, 0.1, accounting.ReplaceOne, 2},
+	} {
+		sel, err := planSelection(c.eps, c.delta, c.nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel.Touched != c.touched {
+			t.Errorf("%v: Δ₀ = %d, want %d", c, sel.Touched, c.touched)
+		}
+		u, d0 := float64(selectionUnits), float64(c.touched)
+		scale, tau := float64(sel.Scale), float64(sel.Threshold)
+		// ε: a shift of U units in Δ₀ groups.
+		if d0*u/scale > c.eps {
+			t.Errorf("%v: the noise gives ε = %v > %v", c, d0*u/scale, c.eps)
+		}
+		// δ: a one-row group's release probability, bounded by the
+		// discrete Laplace tail e^(−(τ−U)/t).
+		if p := math.Exp(-(tau - u) / scale); p > c.delta/d0*(1+1e-12) {
+			t.Errorf("%v: a one-row group is released with probability up to %v > δ/Δ₀ = %v", c, p, c.delta/d0)
+		}
+		wantTau := 1 + d0/c.eps*math.Log(d0/c.delta)
+		if got := tau / u; math.Abs(got-wantTau) > 1e-5*wantTau {
+			t.Errorf("%v: threshold %v rows, want %v", c, got, wantTau)
+		}
+		if got := scale / u; math.Abs(got-d0/c.eps) > 1e-5*d0/c.eps {
+			t.Errorf("%v: scale %v rows, want %v", c, got, d0/c.eps)
+		}
+	}
+	if _, err := planSelection(1e-300, 1e-6, accounting.AddRemove); err == nil {
+		t.Error("an ε too small to calibrate was accepted")
+	}
+}

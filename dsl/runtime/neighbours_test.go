@@ -468,6 +468,12 @@ func describeRelease(v any) string {
 			}
 		}
 		shape = fmt.Sprintf("table %v %v, %d rows, keys %q", r.Columns, r.Kinds, len(r.Rows), keys)
+		if r.Receipt != nil && strings.Contains(r.Receipt.Mechanism, "partition-selection") {
+			// DP partition selection releases the groups that pass a
+			// noisy threshold: which ones is a private output, like a
+			// noisy value, not an outcome class.
+			shape = fmt.Sprintf("table %v %v, groups by partition selection", r.Columns, r.Kinds)
+		}
 	default:
 		shape = fmt.Sprintf("%T", v)
 	}

@@ -6,7 +6,8 @@ package runtime
 // the extreme unit's zzz; "ucats" its user-level twin; "rows" held in
 // memory), sampled with a fixed seed. Every world must give the same
 // outcome: the same refusal before the charge, or a release of the same
-// shape and receipt.
+// shape and receipt (under partition selection the released groups are
+// a private output, so only the columns are compared; describeRelease).
 
 import (
 	"fmt"
@@ -84,7 +85,7 @@ func (g sqlQueryGen) cond(depth int) string {
 func (g sqlQueryGen) query(ds string) (string, any) {
 	var sel, group []string
 	var keys any
-	switch g.r.IntN(7) {
+	switch g.r.IntN(9) {
 	case 1, 6:
 		sel, group = append(sel, "g"), append(group, "g")
 	case 2:
@@ -95,7 +96,12 @@ func (g sqlQueryGen) query(ds string) (string, any) {
 		sel, group = append(sel, "g", "round(x1 * 4) AS r"), append(group, "g", "r")
 		keys = map[string]any{"r": []any{-2.0, -1.0, 0.0, 1.0, 2.0}}
 	case 5:
-		sel, group = append(sel, "x3"), append(group, "x3") // no public domain: refused
+		// No public domain: partition selection (refused at δ = 0).
+		sel, group = append(sel, "x3"), append(group, "x3")
+	case 7:
+		sel, group = append(sel, "CAST(round(x1 * 4) AS VARCHAR) AS t"), append(group, "t") // a string key
+	case 8:
+		sel, group = append(sel, "g", "floor(x3) AS f"), append(group, "g", "f") // a public key and a selected one
 	}
 	for i := range 1 + g.r.IntN(3) {
 		sel = append(sel, g.aggregate()+fmt.Sprintf(" AS a%d", i))
@@ -121,7 +127,11 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("cats", "SELECT g, COUNT(*) AS n, AVG(x1) AS m FROM cats GROUP BY g", newKW("eps", 1.0)),
 		call("cats", "SELECT * FROM cats", newKW("eps", 1.0)),
 		call("cats", "SELECT COUNT(*) FROM cats LIMIT 1", newKW("eps", 1.0)),
+		// Partition selection: δ = 0 is refused; at δ > 0 the groups the
+		// data hold pass a noisy threshold.
+		call("cats", "SELECT x3, COUNT(*) FROM cats GROUP BY x3", newKW("eps", 1.0)),
 		call("cats", "SELECT x3, COUNT(*) FROM cats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
+		call("cats", "SELECT g, x3, COUNT(*) AS n, MEDIAN(x1) AS m FROM cats GROUP BY g, x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0)),
 		call("rows", "SELECT SUM(x1) FROM rows", newKW("eps", 1.0)),
 		call("cats", "SELECT COUNT(*) FROM rows", newKW("eps", 1.0)),
