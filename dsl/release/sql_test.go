@@ -351,3 +351,43 @@ func TestSQLPartitionThreshold(t *testing.T) {
 		t.Error("an ε too small to calibrate was accepted")
 	}
 }
+
+// A key without a public domain plans a partition selection: refused
+// before the charge at δ = 0 and on the accountants that take no (ε, δ)
+// event (gdp, rdp); otherwise one (ε, δ) event, Laplace noise for the
+// aggregates, and the selection's share as one more aggregate's.
+func TestSQLPartitionSelectionPlan(t *testing.T) {
+	t.Parallel()
+	env := &Local{}
+	const q = "SELECT income, COUNT(*) FROM people GROUP BY income"
+	plan := func(ref Ref, delta float64) (*Plan, error) {
+		return env.Plan(Call{Func: FnSQL, Dataset: ref, Args: memArgs(FnSQL, map[string]any{"query": q, "eps": 1.0, "delta": delta})})
+	}
+	if _, err := plan(sqlPeopleRef(), 0); err == nil || !strings.Contains(err.Error(), "needs delta > 0") {
+		t.Errorf("δ = 0: %v", err)
+	}
+	for _, mode := range []accounting.Mode{accounting.ModeGDP, accounting.ModeRDP} {
+		ref := sqlPeopleRef()
+		ref.Schema.Accountant = mode.String()
+		if _, err := plan(ref, 1e-6); err == nil || !strings.Contains(err.Error(), "no (ε, δ) events") {
+			t.Errorf("%s accountant: %v", mode, err)
+		}
+	}
+	for _, mode := range []accounting.Mode{accounting.ModeZCDP, accounting.ModeBasic} {
+		ref := sqlPeopleRef()
+		ref.Schema.Accountant = mode.String()
+		p, err := plan(ref, 1e-6)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if p.Cost.Kind != accounting.ApproxDP || p.Cost.Eps != 1 || p.Cost.Delta != 1e-6 || p.Method != "sql/laplace+partition-selection" {
+			t.Errorf("%s: cost %v, method %s", mode, p.Cost, p.Method)
+		}
+		// The selection takes half of ε (one aggregate besides it), so
+		// the count's Laplace noise has scale Δ/(ε/2) = 2·2 under
+		// replace-one.
+		if !strings.Contains(p.Noise, "partition selection for key(s) income") || !strings.Contains(p.Noise, "ε=0.5") || !strings.Contains(p.Noise, "b=4") {
+			t.Errorf("%s: explain %s", mode, p.Noise)
+		}
+	}
+}
