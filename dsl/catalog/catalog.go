@@ -483,16 +483,16 @@ var PrivateSQL = &Func{
 	Keywords: []Param{
 		epsParam, deltaPure,
 		{Name: "keys", Type: "any", CostFree: true, Default: "nil",
-			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds"},
+			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds, and a key with none of these is chosen by DP partition selection (needs delta > 0)"},
 		{Name: "weights", Type: "any", CostFree: true, Default: "nil",
 			Doc: "[]float64: one positive weight per aggregate, in SELECT order, its share of the budget (default: even shares)"},
 	},
 	Private: true,
 	Result:  "*TableResult",
 	Doc: "A table of noisy aggregates per group of the keys' public domains, from one SQL query planned from public facts, charged once and run as one statement in the data engine (snapshot datasets, row-level). " +
-		"Every group of the domains is released whatever the data; AVG, VARIANCE and STDDEV re-centre on the bounds' midpoint; QUANTILE and MEDIAN draw a point of a public grid per group (the engine returns each group's histogram on it). dry_run=true shows each release's mechanism, sensitivity, noise scale and share of the cost (EXPLAIN).",
+		"Every group of the domains is released whatever the data; AVG, VARIANCE and STDDEV re-centre on the bounds' midpoint; QUANTILE and MEDIAN draw a point of a public grid per group (the engine returns each group's histogram on it); keys without a public domain release the groups whose noisy row count passes a threshold (DP partition selection, delta > 0, one (ε, δ) charge). dry_run=true shows each release's mechanism, sensitivity, noise scale and share of the cost (EXPLAIN).",
 	Paper:    "discrete Laplace (delta=0) or discrete Gaussian in zCDP (delta > 0) per aggregate vector (counts, clamped sums, midpoint-centred sums and their squares), and private_quantile's exponential mechanism per group for quantiles (bounded range in zCDP), the budget split over them; exact integer sums in the engine (docs/mechanisms.md, private_sql)",
-	Releases: "one noisy value per aggregate and group of the keys' public domains",
+	Releases: "one noisy value per aggregate and group of the keys' public domains (or of the groups partition selection releases)",
 }
 
 // dryRunParam is a keyword of every private function.

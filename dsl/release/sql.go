@@ -16,8 +16,8 @@ package release
 //     run here on per-group histograms the statement returns on the
 //     mechanism's public grid);
 //   - keys with a public domain (declared categories, CASE literals,
-//     floor over bounds, keys=); keys that would need partition
-//     selection are refused.
+//     floor over bounds, keys=), every group released; keys without one
+//     by DP partition selection at delta > 0 (sql_select.go).
 
 import (
 	"context"
