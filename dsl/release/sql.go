@@ -46,7 +46,8 @@ var FnSQL = catalog.PrivateSQL.Name
 type Table struct {
 	Columns []string
 	// Kinds says what each column holds: "key", or the aggregate it
-	// releases ("count", "sum", "avg", "variance", "stddev", "quantile").
+	// releases ("count", "count distinct", "sum", "avg", "variance",
+	// "stddev", "quantile").
 	Kinds []string
 	Rows  [][]any
 }
@@ -184,6 +185,11 @@ func sqlSchema(sc ledger.Schema) sqlplan.Schema {
 	}
 	for _, c := range CategoricalColumns(sc) {
 		s.Columns = append(s.Columns, sqlplan.Column{Name: c, Kind: sqlplan.Categorical, Categories: sc.Categorical[c]})
+	}
+	if sc.Unit == "user" {
+		// The unit column is not a column of values: it may stand only
+		// in COUNT(DISTINCT unit).
+		s.Unit = sc.UserColumn
 	}
 	return s
 }
@@ -329,11 +335,12 @@ type sqlRelease struct {
 // half on its count and half on its centred sum (as Google's BoundedMean);
 // a VARIANCE a third on each of its three.
 var sqlVectorShares = map[sqlplan.AggKind][]float64{
-	sqlplan.Count:    {1},
-	sqlplan.Sum:      {1},
-	sqlplan.Avg:      {0.5, 0.5},
-	sqlplan.Variance: {1.0 / 3, 1.0 / 3, 1.0 / 3},
-	sqlplan.Stddev:   {1.0 / 3, 1.0 / 3, 1.0 / 3},
+	sqlplan.Count:         {1},
+	sqlplan.CountDistinct: {1},
+	sqlplan.Sum:           {1},
+	sqlplan.Avg:           {0.5, 0.5},
+	sqlplan.Variance:      {1.0 / 3, 1.0 / 3, 1.0 / 3},
+	sqlplan.Stddev:        {1.0 / 3, 1.0 / 3, 1.0 / 3},
 }
 
 func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
@@ -359,9 +366,6 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	sc := src.Schema
 	if sc.IsMatrix() {
 		return nil, Errorf(NameArgumentError, "%s: dataset %q is a matrix dataset; private SQL reads row datasets", fn, src.Name)
-	}
-	if sc.Unit == "user" {
-		return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level (--unit user:%s): bounding each user's contribution inside the query is not implemented yet, so private SQL runs on row-level datasets only; use private_count/private_sum/private_mean with by= on this dataset", fn, src.Name, sc.UserColumn)
 	}
 	if sc.Center == "public-mean" {
 		return nil, Errorf(NameArgumentError, "%s: dataset %q was registered with --center public-mean, so its stored values are centred on a public mean; private SQL needs the data registered without centring", fn, src.Name)
@@ -392,6 +396,14 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	quantiles := false
 	for _, ag := range sp.Aggregates {
 		quantiles = quantiles || ag.Kind == sqlplan.Quantile
+		if sc.Unit == "user" && ag.Kind != sqlplan.CountDistinct {
+			// A user's rows are not bounded in number, so only the
+			// number of users per group has a sensitivity.
+			return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level (--unit user:%s): bounding each user's rows (max_groups, rows per group) inside the query is not implemented yet, so %s (%s) is refused; on this dataset private SQL releases COUNT(DISTINCT %s) (users per group), or use private_count/private_sum/private_mean with by=", fn, src.Name, sc.UserColumn, ag.Name, ag.Kind, sc.UserColumn)
+		}
+	}
+	if sc.Unit == "user" && sp.PartitionSelection() {
+		return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level: a user can make many candidate groups, and partition selection with a bounded number of groups per user is not implemented yet; give the keys' values with keys=", fn, src.Name)
 	}
 	selecting := sp.PartitionSelection()
 	if selecting {
@@ -527,6 +539,15 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	return p, nil
 }
 
+// sqrtUp is a float64 no smaller than √k.
+func sqrtUp(k int) float64 {
+	r := math.Sqrt(float64(k))
+	if r*r < float64(k) {
+		r = math.Nextafter(r, math.Inf(1))
+	}
+	return r
+}
+
 // sqlHistEntries is the most sparse histogram bins a quantile's memory
 // estimate counts (each of the engine's bins comes from at least one row).
 const sqlHistEntries = 1 << 24
@@ -586,7 +607,7 @@ func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares [
 		// sensitivities are also at least add-remove's (addRemoveToo).
 		cl1, cl2 := tabular.GroupCountSensitivity(groups, 1, nb, true)
 		count := sqlVector{what: "count", l1: cl1, l2: cl2}
-		if ag.Kind != sqlplan.Count {
+		if ag.Kind != sqlplan.Count && ag.Kind != sqlplan.CountDistinct {
 			if r.grid, err = sqlplan.GridOf(ag); err != nil {
 				return nil, sqlRefusal(err)
 			}
@@ -603,6 +624,13 @@ func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares [
 		switch ag.Kind {
 		case sqlplan.Count:
 			r.vecs = []sqlVector{count}
+		case sqlplan.CountDistinct:
+			// A user counts once in each of up to all G groups, and each
+			// group's number of users moves by at most one: ℓ1 ≤ G,
+			// ℓ2 ≤ √G under either relation (GroupCountSensitivity with
+			// k = G, capped at them).
+			ul1, ul2 := tabular.GroupCountSensitivity(groups, groups, nb, true)
+			r.vecs = []sqlVector{{what: "count of users", l1: min(ul1, float64(groups)), l2: min(ul2, sqrtUp(groups))}}
 		case sqlplan.Sum:
 			r.vecs = []sqlVector{sum("sum", g.Low(), g.High())}
 		case sqlplan.Avg:
@@ -664,7 +692,7 @@ func sqlExplain(rels []sqlRelease, sp *sqlplan.Plan, eps, rho float64, nb accoun
 		}
 		ag := r.agg
 		fmt.Fprintf(&b, "%s = %s", ag.Name, ag.Kind)
-		if ag.Kind != sqlplan.Count {
+		if ag.Kind != sqlplan.Count && ag.Kind != sqlplan.CountDistinct {
 			fmt.Fprintf(&b, " over [%v, %v] (%s bounds)", ag.Lo, ag.Hi, map[sqlplan.BoundsSource]string{sqlplan.FromQuery: "query", sqlplan.FromSchema: "owner's"}[ag.Bounds])
 		}
 		b.WriteString(":")
@@ -853,7 +881,7 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 		}
 		for j, v := range r.vecs {
 			x := exact[i][j]
-			if v.what != "count" {
+			if !strings.HasPrefix(v.what, "count") { // sums are in grid steps
 				step := r.grid.Step
 				for g := range x {
 					x[g] *= step
@@ -890,8 +918,8 @@ func sqlFinish(r sqlRelease, noisy [][]float64) []float64 {
 	out := make([]float64, len(noisy[0]))
 	for g := range out {
 		switch ag.Kind {
-		case sqlplan.Count:
-			out[g] = math.Round(noisy[0][g])
+		case sqlplan.Count, sqlplan.CountDistinct:
+			out[g] = math.Round(noisy[0][g]) + 0 // + 0: no "-0"
 		case sqlplan.Sum:
 			out[g] = noisy[0][g]
 		case sqlplan.Avg:
@@ -1026,7 +1054,7 @@ func fillSQL(rows [][]any, sp *sqlplan.Plan, rels []sqlRelease, index map[string
 						exact[i][0][g] = toFloat(x)
 					}
 				}
-			case sqlplan.RoleCount:
+			case sqlplan.RoleCount, sqlplan.RoleUsers:
 				exact[col.Index][0][g] = toFloat(x)
 			case sqlplan.RoleSum:
 				j := 1

@@ -133,6 +133,10 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("cats", "SELECT x3, COUNT(*) FROM cats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		call("cats", "SELECT g, x3, COUNT(*) AS n, MEDIAN(x1) AS m FROM cats GROUP BY g, x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0)),
+		// On user-level data: users per group (every unit may be in every
+		// group), at both δ.
+		call("ucats", "SELECT g, COUNT(DISTINCT uid) AS u FROM ucats WHERE x1 > 0 GROUP BY g", newKW("eps", 1.0)),
+		call("ucats", "SELECT COUNT(DISTINCT uid) AS u FROM ucats", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		call("rows", "SELECT SUM(x1) FROM rows", newKW("eps", 1.0)),
 		call("cats", "SELECT COUNT(*) FROM rows", newKW("eps", 1.0)),
 		// weights= splits the budget unevenly; a zero or a missing weight

@@ -401,3 +401,59 @@ func TestPrivateSQLPartitionSelection(t *testing.T) {
 		})
 	}
 }
+
+// On a user-level dataset private SQL releases the number of users per
+// group, COUNT(DISTINCT unit), at a sensitivity of one user in every
+// group; the other aggregates (a user's rows are not bounded yet) and
+// partition selection are refused before the charge.
+func TestPrivateSQLCountUsers(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("uid,age,region\n")
+	// 30 users; user u has u mod 4 + 1 rows, in region north (u even) or
+	// south (u odd), the last row of users divisible by 3 in east.
+	users := map[string]map[int]bool{}
+	for u := range 30 {
+		for j := range u%4 + 1 {
+			reg := []string{"north", "south"}[u%2]
+			if u%3 == 0 && j == u%4 {
+				reg = "east"
+			}
+			fmt.Fprintf(&b, "u%d,%d,%s\n", u, 20+u, reg)
+			if users[reg] == nil {
+				users[reg] = map[int]bool{}
+			}
+			users[reg][u] = true
+		}
+	}
+	registerSnapshot(t, dir, "visits", b.String(),
+		snapshot.Spec{UserColumn: "uid", Bounds: map[string][2]float64{"age": {0, 120}}, Categories: map[string][]string{"region": {"north", "south", "east"}}},
+		ledger.Registration{Budget: accounting.Budget{Eps: 1e6, Delta: 0.5}, Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Clip: 1})
+	s := newSession(t, dir)
+	out := s.ok("r := private_sql(`SELECT region, COUNT(DISTINCT uid) AS users FROM visits GROUP BY region`, eps=1000)\nfmt.Print(r.CSV())\nfmt.Println(r.Kinds)\nfmt.Println(r.Receipt.NoiseScale)")
+	for _, reg := range []string{"north", "south", "east"} {
+		if want := fmt.Sprintf("%s,%d\n", reg, len(users[reg])); !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"[key count distinct]", "count of users discrete Laplace", "ℓ1 sensitivity 3 under add-remove"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	before := ledgerRecords(t, dir, "visits")
+	for _, c := range []struct{ query, kws, want string }{
+		{"SELECT region, COUNT(*) FROM visits GROUP BY region", "eps=1", "user-level"},
+		{"SELECT SUM(age) FROM visits", "eps=1", "COUNT(DISTINCT uid)"},
+		{"SELECT age, COUNT(DISTINCT uid) FROM visits GROUP BY age", "eps=1, delta=1e-6", "keys="},
+		{"SELECT COUNT(DISTINCT age) FROM visits", "eps=1", "counts users"},
+	} {
+		res, _ := s.run(fmt.Sprintf("r := private_sql(`%s`, %s)\n_ = r", c.query, c.kws))
+		if res.Error == nil || res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: got %v, want an ArgumentError mentioning %q", c.query, res.Error, c.want)
+		}
+	}
+	if after := ledgerRecords(t, dir, "visits"); after != before {
+		t.Errorf("refusals wrote %d ledger records", after-before)
+	}
+}

@@ -22,8 +22,17 @@ import (
 var ErrQuery = errors.New("snapshot: the private query could not be evaluated")
 
 // Table is the table reference a printed statement reads the snapshot's
-// rows through: a read_parquet of the verified file.
-func (r *Reader) Table() string { return "read_parquet(" + quoteString(r.path) + ")" }
+// rows through: a read_parquet of the verified file. On user-level data
+// the privacy unit, stored as the dense index __pn_unit, is also named by
+// the registered user column, which is how a plan names it (in
+// COUNT(DISTINCT unit)).
+func (r *Reader) Table() string {
+	t := "read_parquet(" + quoteString(r.path) + ")"
+	if r.info.UserColumn != "" {
+		t = "(SELECT *, " + unitColumn + " AS " + quoteIdent(r.info.UserColumn) + " FROM " + t + ")"
+	}
+	return t
+}
 
 // Query runs stmt on the snapshot and returns every row of its result,
 // each value as the driver scans it (string, float64, int64, *big.Int for
