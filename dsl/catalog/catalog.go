@@ -478,7 +478,7 @@ const DatasetFromQuery = "query"
 var PrivateSQL = &Func{
 	Name: "private_sql",
 	Positional: []Param{{Name: "query", Type: "string", Required: true,
-		Doc: "one SQL SELECT over one registered dataset, named in FROM, whose items are group keys and aggregates: COUNT(*), SUM(x, lo, hi), AVG(x, lo, hi), VARIANCE(x, lo, hi), STDDEV(x, lo, hi), QUANTILE(x, q, lo, hi), MEDIAN(x, lo, hi) (lo, hi: clamping bounds; left out, the owner's bounds of the column); WHERE and GROUP BY take row expressions (docs/sql.md)"}},
+		Doc: "one SQL SELECT over one registered dataset, named in FROM, whose items are group keys and aggregates: COUNT(*), SUM(x, lo, hi), AVG(x, lo, hi), VARIANCE(x, lo, hi), STDDEV(x, lo, hi), QUANTILE(x, q, lo, hi), MEDIAN(x, lo, hi) (lo, hi: clamping bounds; left out, the owner's bounds of the column), and on user-level datasets COUNT(DISTINCT unit) (users per group; the only aggregate there so far); WHERE and GROUP BY take row expressions (docs/sql.md)"}},
 	DatasetFrom: DatasetFromQuery,
 	Keywords: []Param{
 		epsParam, deltaPure,
@@ -489,7 +489,7 @@ var PrivateSQL = &Func{
 	},
 	Private: true,
 	Result:  "*TableResult",
-	Doc: "A table of noisy aggregates per group of the keys' public domains, from one SQL query planned from public facts, charged once and run as one statement in the data engine (snapshot datasets, row-level). " +
+	Doc: "A table of noisy aggregates per group of the keys' public domains, from one SQL query planned from public facts, charged once and run as one statement in the data engine (snapshot datasets; on user-level ones, users per group only). " +
 		"Every group of the domains is released whatever the data; AVG, VARIANCE and STDDEV re-centre on the bounds' midpoint; QUANTILE and MEDIAN draw a point of a public grid per group (the engine returns each group's histogram on it); keys without a public domain release the groups whose noisy row count passes a threshold (DP partition selection, delta > 0, one (ε, δ) charge). dry_run=true shows each release's mechanism, sensitivity, noise scale and share of the cost (EXPLAIN).",
 	Paper:    "discrete Laplace (delta=0) or discrete Gaussian in zCDP (delta > 0) per aggregate vector (counts, clamped sums, midpoint-centred sums and their squares), and private_quantile's exponential mechanism per group for quantiles (bounded range in zCDP), the budget split over them; exact integer sums in the engine (docs/mechanisms.md, private_sql)",
 	Releases: "one noisy value per aggregate and group of the keys' public domains (or of the groups partition selection releases)",
