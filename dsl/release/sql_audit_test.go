@@ -302,6 +302,43 @@ func TestSQLEngineFailureReleasesNoise(t *testing.T) {
 	}
 }
 
+// The same for a quantile: an engine failure, or a histogram the run
+// cannot read (a bin outside the grid, a repeated bin, a count below 1),
+// releases the draws from empty histograms, as an empty result does.
+func TestSQLEngineFailureQuantile(t *testing.T) {
+	t.Parallel()
+	sp := auditPlan(sqlplan.Quantile, 0x1p44, 0x1p44+10, []string{"a", "b"})
+	rels, err := sqlReleases(sp, 2, accounting.AddRemove, []float64{1}, 1, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := int64(sp.Aggregates[0].Bins)
+	cols, kinds := sqlOutputs(sp)
+	run := func(q SQLReader) *Table {
+		v, err := runSQL(context.Background(), &Data{SQL: q}, sp, rels, cols, kinds, 2, noise.NewSeeded(3))
+		if err != nil {
+			t.Fatalf("the run failed after the charge: %v", err)
+		}
+		return v.(*Table)
+	}
+	empty := run(stubSQL{sp, nil})
+	full := run(stubSQL{sp, []auditRow{{"a", 0x1p44 + 1}, {"a", 0x1p44 + 1}, {"b", 0x1p44 + 9}}})
+	if fmt.Sprint(full.Rows) == fmt.Sprint(empty.Rows) {
+		t.Fatalf("the data change nothing: %v", full.Rows)
+	}
+	for _, q := range []SQLReader{
+		failingSQL{},
+		failingSQL{rows: [][]any{{"a", int64(1), [][2]any{{bins + 1, uint64(1)}}}}},
+		failingSQL{rows: [][]any{{"a", int64(2), [][2]any{{int64(3), uint64(1)}, {int64(3), uint64(1)}}}}},
+		failingSQL{rows: [][]any{{"a", int64(1), [][2]any{{int64(3), uint64(0)}}}}},
+		failingSQL{rows: [][]any{{"a", int64(1), "not a histogram"}}},
+	} {
+		if got := run(q); fmt.Sprint(got.Rows) != fmt.Sprint(empty.Rows) {
+			t.Errorf("%v: released %v, want the empty result's %v", q, got.Rows, empty.Rows)
+		}
+	}
+}
+
 // Partition selection, audited on the whole run (runSelectedSQL on the
 // engine's candidates): group a holds one row in D and two in D′, both
 // near the threshold (ε = 1 for the selection, δ = 0.2: about 2.6 rows),
@@ -376,5 +413,46 @@ func TestAuditSQLPartitionSelection(t *testing.T) {
 				t.Errorf("the audit does not catch half the noise: %v", twin)
 			}
 		})
+	}
+}
+
+// Under partition selection an engine failure, or a candidate the run
+// cannot read, releases no group: an empty table, whatever the data.
+func TestSQLEngineFailureSelection(t *testing.T) {
+	t.Parallel()
+	sp := auditPlan(sqlplan.Count, 0, 0, []string{"a"})
+	sp.Keys[0].Source, sp.Keys[0].Domain = sqlplan.PartitionSelection, nil
+	rels, err := sqlReleases(sp, sqlplan.MaxGroups, accounting.AddRemove, []float64{0.5}, 1, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := planSelection(0.5, 0.5, accounting.AddRemove)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, kinds := sqlOutputs(sp)
+	run := func(q SQLReader) *Table {
+		v, err := runSelectedSQL(context.Background(), &Data{SQL: q}, sp, rels, cols, kinds, sel, noise.NewSeeded(3))
+		if err != nil {
+			t.Fatalf("the run failed after the charge: %v", err)
+		}
+		return v.(*Table)
+	}
+	var many []auditRow
+	for range 200 {
+		many = append(many, auditRow{"a", 1})
+	}
+	if got := run(stubSQL{sp, many}); len(got.Rows) != 1 || got.Rows[0][0] != "a" {
+		t.Fatalf("a group of 200 rows is not selected: %v", got.Rows)
+	}
+	for _, q := range []SQLReader{
+		failingSQL{},
+		failingSQL{rows: [][]any{{"a", "200"}}},
+		failingSQL{rows: [][]any{{"a", int64(200)}, {"a", int64(200)}}},
+		failingSQL{rows: [][]any{{true, int64(200)}}},
+	} {
+		if got := run(q); len(got.Rows) != 0 {
+			t.Errorf("%v: released %v, want no group", q, got.Rows)
+		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 type TableResult struct {
 	Columns []string
 	// Kinds says what each column holds: "key", or the aggregate
-	// ("count", "sum", "avg", "variance", "stddev").
+	// ("count", "count distinct", "sum", "avg", "variance", "stddev", "quantile").
 	Kinds []string
 	Rows  [][]any
 	releaseBase
