@@ -147,6 +147,9 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) ([]float64, er
 	}
 	v := append(sum, float64(n))
 	newSource(pl.opt).gaussianVec(v, pl.CenterStd)
+	if pl.opt.knob != nil && pl.opt.knob.trace != nil {
+		pl.opt.knob.trace.center = append([]float64(nil), v...)
+	}
 	mu, count := v[:d], math.Max(v[d], 1)
 	norm := 0.0
 	for j := range mu {
@@ -162,17 +165,25 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) ([]float64, er
 }
 
 // shifted is src with the public vector mu subtracted from every row: the
-// rows the method sees after centring. A row with a NaN or an infinity
-// stays non-finite and so still counts as the zero vector. Norms stored
-// with the source's rows are not handed on (they are the unshifted rows'):
-// shifted implements neither rows.Normed nor rows.Viewer, and clears a
-// batch's norm buffers, so every pass computes the shifted rows' norms.
+// rows the method sees after centring, which its row rule then clips to
+// the clip again, so that each enters with norm ≤ 1 and the method's
+// sensitivity is the uncentred one. A row with a NaN or an infinity stays
+// non-finite and so still counts as the zero vector. shifted does not
+// lend rows (rows.Viewer) and does not hand on the norms a source stores
+// with its rows (HasNorms).
 type shifted struct {
 	src rows.Source
 	mu  []float64
 }
 
 func (s *shifted) Dim() int { return s.src.Dim() }
+
+// HasNorms is false whatever the source stores: its norms are the
+// unshifted rows', and a pass that took a centred row's scale from them
+// would scale a − μ by 1/max(clip, ‖a‖), leaving it as long as
+// (‖a‖ + ‖μ‖)/clip, beyond the unit ball the sensitivities assume
+// (TestCenterSensitivity, on a source with stored norms).
+func (s *shifted) HasNorms() bool { return false }
 
 func (s *shifted) Scan(ctx context.Context) (rows.Cursor, error) {
 	cur, err := s.src.Scan(ctx)
@@ -188,7 +199,6 @@ type shiftedCursor struct {
 }
 
 func (c *shiftedCursor) Next(dst *rows.Batch) error {
-	dst.NormBig, dst.NormRel = nil, nil
 	err := c.cur.Next(dst)
 	if err != nil && err != io.EOF {
 		return err

@@ -164,6 +164,9 @@ type trace struct {
 	// itself DP; privacy audits use it as the strongest statistic.
 	first []float64
 	start []float64 // the public random start X_0 (column-major)
+	// center is the released (Σ s·a, n) of a centred run's private mean,
+	// after its noise (itself DP).
+	center []float64
 	// laplace records every Laplace draw of the run, in order: the scale
 	// the sampler was asked for (after the test-only noise scale) and the
 	// value drawn (the adaptive method's sparse-vector noise).
