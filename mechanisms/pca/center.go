@@ -110,7 +110,7 @@ func (pl *Plan) planCenter(opt Options, total, runRho float64) error {
 		return err
 	}
 	pl.CenterStd = std
-	pl.Note += fmt.Sprintf("; centred by a private mean: %.3g of ρ, std %s on each of the d+1 coordinates (Σ rows, n), rows centred then clipped again", opt.CenterShare, fmtG(std))
+	pl.Note += fmt.Sprintf("; centred by a private mean (%.3g of ρ, std %s per coordinate), the centred rows clipped again", opt.CenterShare, fmtG(std))
 	return nil
 }
 
