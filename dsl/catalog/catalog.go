@@ -164,6 +164,10 @@ var PrivatePCA = &Func{
 		{Name: "pad", Type: "bool", CostFree: true, Default: "false", Doc: "methods \"dppca\" and \"oja\": run even when the dataset's public row count is below what the minibatches need (the rows are padded with zero rows: still private, but the estimate is then mostly noise); without it such a call is refused before anything is charged"},
 		{Name: "gap", Type: "string", Default: `""`, DefaultDoc: "κ₀ = 0.5", Choices: []string{"", "auto"},
 			Doc: "method=\"adaptive\": \"auto\" when the eigengap κ is unknown: one run per guess κ ∈ {0.75, 0.5, 0.25, 0.125}, then the exponential mechanism picks one run by its residual energy (budget: 90% to the runs, 10% to the choice, all within eps and delta); needs iters (read as the T of κ₀ = 0.5) or a public row count. Left out, T assumes κ₀ = 0.5"},
+		{Name: "center", Type: "bool", CostFree: true, Late: true, Default: "false",
+			Doc: "methods \"gauss\", \"npm\" and \"adaptive\" (and auto): centred PCA, as sklearn's: a private mean of the clipped rows first, then the method on the rows centred by it (each centred row clipped again to the clip norm, so the method's sensitivity is unchanged). The call costs what the uncentred one costs: the mean takes center_share of its budget. Refused for the other methods, calibration=\"paper\" and gap=\"auto\""},
+		{Name: "center_share", Type: "float", CostFree: true, Late: true, Default: "0", DefaultDoc: "0.1",
+			Doc: "with center=true: the private mean's share of the call's zCDP budget, in (0, 0.5]; 0 = 0.1. The receipt states it"},
 	},
 	Private: true,
 	Result:  "*PCAResult",
@@ -172,7 +176,7 @@ var PrivatePCA = &Func{
 	Paper: "npm: Hardt & Price 2014 (noisy power method); adaptive: Nguyen, Ene & Nguyen 2026 (adaptive power iteration, k=1); " +
 		"dppca/oja/oja-shuffle: Liu, Kong, Jain & Oh 2022 (DP-PCA, private Oja: Eq. 7, Algorithm 2 with shuffling); gauss: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014); " +
 		"federated: distributed DP sparse PCA (DPS-PCA); ppm-entry: Hardt & Price 2014, Figure 3 (entry-level private power method)",
-	Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates; never n",
+	Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates (gauss: also the private total variance and explained-variance ratios); with center=true the private mean; never n",
 }
 
 // PrivateLowRank is private_low_rank.

@@ -454,15 +454,24 @@ func (v *PCA) EncodeRelease(e *Encoder) {
 	if v.Gap != 0 { // only gap="auto" selects one; other releases encode as before
 		e.Float("gap", v.Gap)
 	}
+	if v.Center != nil { // center=true only
+		e.Floats("center", v.Center)
+	}
+	if v.TotalVariance != 0 { // gauss only
+		e.Float("total_variance", v.TotalVariance)
+	}
 }
 
 // DecodeRelease implements Value.
 func (v *PCA) DecodeRelease(d *Decoder) error {
 	v.Components, v.Values, v.Support = d.Matrix("components"), d.Floats("values"), d.Ints("support")
 	v.Right = d.Matrix("right")
-	var gap Float
+	var gap, total Float
 	d.read("gap", &gap, true)
 	v.Gap = float64(gap)
+	v.Center = d.Floats("center")
+	d.read("total_variance", &total, true)
+	v.TotalVariance = float64(total)
 	return d.Err()
 }
 

@@ -40,9 +40,21 @@ type PCAResult struct {
 	Right *mat.Dense
 	// Gap is the κ (relative eigengap guess) that private_pca(gap="auto")
 	// selected privately; 0 for every other call.
-	Gap     float64
-	Method  string
-	Columns []string
+	Gap float64
+	// Center is the private mean the rows were centred by
+	// (private_pca(center=true)), one value per column; nil otherwise.
+	Center []float64
+	// TotalVariance is the private estimate of the total variance (the
+	// trace of the estimand), which method gauss releases as the trace of
+	// its noisy matrix; 0 for the other methods.
+	TotalVariance float64
+	// ExplainedVarianceRatio is each component's eigenvalue estimate over
+	// TotalVariance: its share of the private total variance estimate (not
+	// of the true total), as sklearn's explained_variance_ratio_; nil when
+	// the method releases no total (npm, adaptive) or it is not positive.
+	ExplainedVarianceRatio []float64
+	Method                 string
+	Columns                []string
 	releaseBase
 }
 
@@ -82,6 +94,12 @@ func (r *PCAResult) String() string {
 	}
 	if r.Values != nil {
 		fmt.Fprintf(&b, "  eigenvalue estimates: %v\n", fmtFloats(r.Values))
+	}
+	if r.ExplainedVarianceRatio != nil {
+		fmt.Fprintf(&b, "  explained-variance ratio (of the private total variance estimate %.4g): %v\n", r.TotalVariance, fmtFloats(r.ExplainedVarianceRatio))
+	}
+	if r.Center != nil {
+		fmt.Fprintf(&b, "  centred by the private mean: %v\n", fmtFloats(r.Center))
 	}
 	if r.Gap != 0 {
 		fmt.Fprintf(&b, "  gap=auto selected κ = %v\n", r.Gap)
@@ -128,6 +146,17 @@ func (r *PCAResult) HTML() string {
 			fmt.Fprintf(&b, "<td>%.4g</td>", v)
 		}
 		b.WriteString("</tr>\n")
+	}
+	if r.ExplainedVarianceRatio != nil {
+		b.WriteString("<tr><th>explained-variance ratio (DP)</th>")
+		for _, v := range r.ExplainedVarianceRatio {
+			fmt.Fprintf(&b, "<td>%.4g</td>", v)
+		}
+		fmt.Fprintf(&b, "</tr>\n<tr><th>total variance (DP)</th><td colspan=\"%d\">%.4g (the ratios' denominator)</td></tr>\n", k, r.TotalVariance)
+	}
+	if r.Center != nil {
+		b.WriteString("<tr><th>centred by the private mean</th>")
+		fmt.Fprintf(&b, "<td colspan=\"%d\">%s</td></tr>\n", k, html.EscapeString(fmtFloats(r.Center)))
 	}
 	if r.Gap != 0 {
 		fmt.Fprintf(&b, "<tr><th>gap=auto κ</th><td colspan=\"%d\">%v</td></tr>\n", k, r.Gap)
@@ -404,10 +433,14 @@ func (r *PCAResult) MarshalJSON() ([]byte, error) {
 		Support    []int       `json:",omitempty"`
 		Right      [][]float64 `json:",omitempty"`
 		Gap        float64     `json:",omitempty"`
-		Method     string
-		Columns    []string
-		Receipt    *Receipt
-	}{rowsOf(r.Components), r.Values, r.Support, rowsOrNil(r.Right), r.Gap, r.Method, r.Columns, r.Receipt})
+		Center     []float64   `json:",omitempty"`
+		// TotalVariance and ExplainedVarianceRatio: method gauss only.
+		TotalVariance          float64   `json:",omitempty"`
+		ExplainedVarianceRatio []float64 `json:",omitempty"`
+		Method                 string
+		Columns                []string
+		Receipt                *Receipt
+	}{rowsOf(r.Components), r.Values, r.Support, rowsOrNil(r.Right), r.Gap, r.Center, r.TotalVariance, r.ExplainedVarianceRatio, r.Method, r.Columns, r.Receipt})
 }
 
 // MarshalJSON encodes every released field, U as rows.
