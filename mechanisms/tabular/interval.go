@@ -1,0 +1,41 @@
+package tabular
+
+import (
+	"context"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// RunParts is Run, returning as well the noisy counts and sums a GroupMean
+// divides (nil for GroupCount and GroupSum). Both are released by the
+// mechanism already — the plan charges for the two releases composed
+// (PlanGroups), and the mean is a function of them — so handing them out
+// costs nothing more; a confidence interval for the mean is built from
+// them (noise.RatioInterval): the mean alone does not say how many units
+// it averages.
+func (p *GroupPlan) RunParts(ctx context.Context, src rows.Source, users bool, s *noise.Sampler) (vals, counts, sums []float64, err error) {
+	if p.Stat != GroupMean {
+		vals, err = p.Run(ctx, src, users, s)
+		return vals, nil, nil, err
+	}
+	counts, sums, err = p.Totals(ctx, src, users)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p.count.add(s, counts)
+	p.sum.add(s, sums)
+	vals = make([]float64, len(sums))
+	for i := range vals {
+		vals[i] = sums[i] / max(counts[i], 1)
+	}
+	return vals, counts, sums, nil
+}
+
+// RankBound is the quantile's error at the given level, in ranks: with
+// probability at least level the released grid point's rank lies within
+// k of q·n beyond the least distance any grid point has (noise.RankErrorBound
+// over the Grid+1 points with the plan's weight ratio R ≤ e^(ε/2)). It
+// depends on the public grid and ε only.
+func (p *QuantilePlan) RankBound(level float64) (int, error) {
+	return noise.RankErrorBound(p.Grid+1, p.Ratio(), level)
+}
