@@ -48,7 +48,12 @@ func (b *releaseBase) valueInterval(vals, sums, counts []float64, i int, level f
 	case release.ErrLaplace, release.ErrGaussian:
 		lo, hi, err = m.Interval(vals[i], level)
 	case release.ErrRatio:
-		// A vector mean divides every column by one noisy count.
+		// One sum per value, and one count per value or (a vector mean,
+		// which divides every column by one noisy count) one in all:
+		// parts of any other shape are not this release's.
+		if len(sums) != len(vals) || len(counts) != 1 && len(counts) != len(vals) {
+			return math.NaN(), math.NaN(), false
+		}
 		c := counts
 		if len(c) == 1 {
 			c = nil
