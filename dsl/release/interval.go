@@ -60,10 +60,11 @@ type ErrorModel struct {
 	WeightRatio float64 `json:"weight_ratio,omitempty"`
 	// HalfWidth95 is the 95 % half-width of each value (ErrLaplace,
 	// ErrGaussian); for a ratio, SumHalfWidth and CountHalfWidth are its
-	// parts' at 97.5 % each (the union bound gives the mean 95 %).
+	// parts' (a mean's interval depends on them and on the mean itself:
+	// noise.MeanInterval).
 	HalfWidth95    float64 `json:"half_width_95,omitempty"`
-	SumHalfWidth   float64 `json:"sum_half_width_975,omitempty"`
-	CountHalfWidth float64 `json:"count_half_width_975,omitempty"`
+	SumHalfWidth   float64 `json:"sum_half_width_95,omitempty"`
+	CountHalfWidth float64 `json:"count_half_width_95,omitempty"`
 	// RankError95 is the exponential mechanism's rank bound at 95 %.
 	RankError95 int `json:"rank_error_95,omitempty"`
 }
@@ -125,7 +126,9 @@ func ratioModel(gaussian bool, sumScale, countScale, excess, lo, hi float64) Err
 		kind = ErrGaussian
 	}
 	m := ErrorModel{Kind: ErrRatio, Noise: kind, Scale: sumScale, CountScale: countScale, Excess: excess, Lo: lo, Hi: hi}
-	m.SumHalfWidth, m.CountHalfWidth, _ = m.parts(DefaultLevel)
+	m.SumHalfWidth, _ = noiseHalfWidth(kind, sumScale, false, DefaultLevel)
+	m.SumHalfWidth += excess
+	m.CountHalfWidth, _ = noiseHalfWidth(kind, countScale, false, DefaultLevel)
 	return m
 }
 
@@ -135,23 +138,6 @@ func rankModel(candidates int, ratio float64) ErrorModel {
 	m := ErrorModel{Kind: ErrExponential, Candidates: candidates, WeightRatio: ratio}
 	m.RankError95, _ = noise.RankErrorBound(candidates, ratio, DefaultLevel)
 	return m
-}
-
-// partLevel is the level of each of a ratio's two parts for a ratio at
-// level: 1 − (1 − level)/2, so that both hold with probability ≥ level.
-func partLevel(level float64) float64 { return 1 - (1-level)/2 }
-
-// parts returns a ratio's sum and count half-widths for level.
-func (m ErrorModel) parts(level float64) (hs, hc float64, err error) {
-	if !(level > 0 && level < 1) {
-		return 0, 0, noise.ErrLevel
-	}
-	if hs, err = noiseHalfWidth(m.Noise, m.Scale, false, partLevel(level)); err != nil {
-		return 0, 0, err
-	}
-	hs += m.Excess
-	hc, err = noiseHalfWidth(m.Noise, m.CountScale, false, partLevel(level))
-	return hs, hc, err
 }
 
 // HalfWidth is the level half-width of each value of a Laplace or
@@ -173,18 +159,19 @@ func (m ErrorModel) Interval(v, level float64) (lo, hi float64, err error) {
 }
 
 // RatioInterval is the level confidence interval of the true mean behind
-// a ratio release with noisy sum s and noisy count c (noise.RatioInterval
-// over both parts at level 1 − (1 − level)/2).
+// a ratio release with noisy sum s and noisy count c: noise.MeanInterval,
+// with a lattice step of each part's scale and the sum's floating-point
+// excess as slack.
 func (m ErrorModel) RatioInterval(s, c, level float64) (lo, hi float64, err error) {
-	if m.Kind != ErrRatio {
+	if m.Kind != ErrRatio || m.Noise != ErrLaplace && m.Noise != ErrGaussian {
 		return math.NaN(), math.NaN(), errNoInterval
 	}
-	hs, hc, err := m.parts(level)
-	if err != nil {
-		return math.NaN(), math.NaN(), err
+	if noise.CheckScale(m.Scale) != nil || noise.CheckScale(m.CountScale) != nil {
+		return math.NaN(), math.NaN(), errNoInterval
 	}
-	lo, hi = noise.RatioInterval(s, hs, c, hc, m.Lo, m.Hi)
-	return lo, hi, nil
+	slackS := noise.LatticeStep(m.Scale) + m.Excess
+	slackC := noise.LatticeStep(m.CountScale)
+	return noise.MeanInterval(m.Noise == ErrGaussian, m.Scale, m.CountScale, s, c, slackS, slackC, m.Lo, m.Hi, level)
 }
 
 // RankError is the exponential mechanism's rank bound at level.
@@ -241,7 +228,7 @@ func (r *Receipt) errorText() string {
 	case ErrLaplace, ErrGaussian:
 		return fmt.Sprintf("95 %% interval: ± %s for each value", FormatHalfWidth(m.HalfWidth95))
 	case ErrRatio:
-		return fmt.Sprintf("95 %% interval of each mean from its noisy sum (± %s) and count (± %s), each at 97.5 %%, clipped to the bounds",
+		return fmt.Sprintf("each mean's 95 %% interval follows from its noisy sum (noise ± %s at 95 %%) and noisy count (± %s), within the bounds",
 			FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.CountHalfWidth))
 	case ErrExponential:
 		return fmt.Sprintf("with probability ≥ 95 %% the value's rank is within ±%d rows of the target rank, beyond the closest any grid point comes", m.RankError95)

@@ -112,7 +112,7 @@ func (b *releaseBase) intervalNote() string {
 	}
 	switch m.Kind {
 	case release.ErrRatio:
-		return "± : 95 % confidence interval of the noise (sum and count at 97.5 % each, union bound; clipped to the bounds)\n"
+		return "± : 95 % confidence interval from the noisy sum and count (Fieller; within the bounds)\n"
 	case release.ErrExponential:
 		return ""
 	}

@@ -88,7 +88,7 @@ fmt.Println(h.HTML())
 fmt.Println(q.String())`)
 	for _, w := range []string{
 		fmt.Sprintf("private count ≈ %s ± %v\n", strings.Fields(s.ok(`fmt.Println(n.Value)`))[0], math.Ceil(h95)),
-		"± : 95 % confidence interval of the noise (sum and count at 97.5 % each",
+		"± : 95 % confidence interval from the noisy sum and count (Fieller",
 		"<th>± 95 %</th>",
 		"its rank is within ±",
 	} {

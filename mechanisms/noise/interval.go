@@ -137,26 +137,145 @@ func halfWidth(scale, level float64, steps func(uint64, float64) uint64) (float6
 	return float64(steps(l.units, alpha)) * l.step, nil
 }
 
-// RatioInterval returns a sound interval for the ratio S/C of an unknown
-// sum S ∈ [s−hs, s+hs] and an unknown count C ∈ [c−hc, c+hc] of at least
-// one unit, clipped to [lo, hi] (the bounds every clamped value, hence the
-// mean, lies in). C is an integer ≥ 1, so it lies in
-// [max(1, ⌈c−hc⌉), ⌊c+hc⌋]; over that box the ratio is monotone in each
-// coordinate, so its range is spanned by the corners. When no integer ≥ 1
-// is left the interval is [lo, hi].
-// With both parts' intervals at level 1 − (1−L)/2 the union bound makes
-// the result an interval of level L for the mean S/C.
-func RatioInterval(s, hs, c, hc, lo, hi float64) (float64, float64) {
-	c1, c2 := math.Max(math.Ceil(c-hc), 1), math.Floor(c+hc)
-	if !(c2 >= c1) || math.IsNaN(s) {
-		return lo, hi
+// Means: a noisy sum s = S + Zs over a noisy count c = C + Zc estimates
+// μ = S/C. The pivot s − μc = Zs − μ·Zc has a law that depends on μ and
+// the public scales only, so the set of μ with |s − μc| within its level
+// quantile is a confidence set of exactly that level (Fieller's
+// construction; Fieller 1954). It needs neither C nor a union bound: the
+// union bound over the sum's and the count's intervals (each at
+// 1 − (1 − level)/2) is sound too, but covers 99.9 % at level 0.95 for
+// typical bounded means, since the count's error enters through μ·Zc.
+
+// DiffTail returns P(|a·X − b·Y| > t) for independent standard noise
+// X, Y of the samplers (Laplace: P(x) ∝ e^(−|x|), Gaussian: N(0, 1)),
+// scales a, b ≥ 0, t ≥ 0. It uses the continuous laws, which the
+// lattice noise matches to a relative 2^-40 in scale (doc.go); callers
+// add a lattice step per part for the rounding onto the lattice.
+//
+// For the Laplace the characteristic function of aX − bY is
+// 1/((1+a²w²)(1+b²w²)) = (a²/(1+a²w²) − b²/(1+b²w²))/(a² − b²), so its
+// tail is (a²e^(−t/a) − b²e^(−t/b))/(a² − b²), and (1 + t/(2a))e^(−t/a)
+// when a = b; for the Gaussian it is erfc(t/√(2(a² + b²))).
+func DiffTail(gaussian bool, a, b, t float64) float64 {
+	a, b = math.Abs(a), math.Abs(b)
+	if a < b {
+		a, b = b, a
 	}
-	s1, s2 := s-hs, s+hs
-	rlo := math.Min(s1/c1, s1/c2)
-	rhi := math.Max(s2/c1, s2/c2)
-	// One division each: widen by an ulp so rounding never narrows it.
-	rlo, rhi = math.Nextafter(rlo, math.Inf(-1)), math.Nextafter(rhi, math.Inf(1))
-	return math.Min(math.Max(rlo, lo), hi), math.Max(math.Min(rhi, hi), lo)
+	switch {
+	case a == 0:
+		if t < 0 {
+			return 1
+		}
+		return 0
+	case gaussian:
+		return math.Erfc(t / math.Sqrt(2*(a*a+b*b)))
+	case b == 0:
+		return math.Exp(-t / a)
+	case b > a*(1-1e-6):
+		// a ≈ b: the closed form cancels; the limit, at the larger scale.
+		return (1 + t/(2*a)) * math.Exp(-t/a)
+	}
+	r := b / a
+	return (math.Exp(-t/a) - r*r*math.Exp(-t/b)) / (1 - r*r)
+}
+
+// diffQuantile is the least t with DiffTail(gaussian, a, b, t) ≤ α (the
+// tail raised by tailMargin), found by bisection on a bracket.
+func diffQuantile(gaussian bool, a, b, alpha float64) float64 {
+	tail := func(t float64) float64 { return DiffTail(gaussian, a, b, t) * (1 + tailMargin) }
+	lo, hi := 0.0, math.Max(math.Abs(a), math.Abs(b))
+	if hi == 0 {
+		return 0
+	}
+	for tail(hi) > alpha {
+		lo, hi = hi, 2*hi
+	}
+	for range 100 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if tail(mid) > alpha {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// MeanGrid is how many points of [lo, hi] MeanInterval tests before
+// refining the ends of its set.
+const MeanGrid = 256
+
+// MeanInterval returns the level confidence interval of μ = S/C ∈ [lo, hi]
+// from a noisy sum s = S + Zs and a noisy count c = C + Zc (C ≥ 1), Zs
+// and Zc independent of scales sumScale and countScale (both Laplace, or
+// both Gaussian): the hull of {μ ∈ [lo, hi] : |s − μc| ≤ q(μ) + slackS +
+// |μ|·slackC}, q(μ) the level quantile of |Zs − μZc| (DiffTail), slackS
+// and slackC the parts' other errors (lattice rounding, a sum's
+// floating-point excess). The set is found on MeanGrid points and the
+// estimate s/c, its ends refined by bisection; an empty set gives
+// [lo, hi]. It reads only public scales and the released s and c.
+func MeanInterval(gaussian bool, sumScale, countScale, s, c, slackS, slackC, lo, hi, level float64) (float64, float64, error) {
+	alpha, err := checkLevel(level)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !(lo < hi) || math.IsNaN(s) || math.IsNaN(c) {
+		return lo, hi, nil
+	}
+	in := func(mu float64) bool {
+		q := diffQuantile(gaussian, sumScale, mu*countScale, alpha)
+		return math.Abs(s-mu*c) <= q+slackS+math.Abs(mu)*slackC
+	}
+	pts := make([]float64, 0, MeanGrid+2)
+	for i := range MeanGrid + 1 {
+		pts = append(pts, lo+(hi-lo)*float64(i)/MeanGrid)
+	}
+	pts[MeanGrid] = hi
+	if c != 0 {
+		if m := s / c; m > lo && m < hi {
+			k := int((m - lo) / (hi - lo) * MeanGrid)
+			k = min(max(k+1, 1), MeanGrid)
+			pts = append(pts[:k], append([]float64{m}, pts[k:]...)...)
+		}
+	}
+	first, last := -1, -1
+	for i, mu := range pts {
+		if in(mu) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return lo, hi, nil
+	}
+	// The boundary lies between an outside point and an inside one.
+	edge := func(out, inside float64) float64 {
+		for range 60 {
+			mid := out + (inside-out)/2
+			if mid == out || mid == inside {
+				break
+			}
+			if in(mid) {
+				inside = mid
+			} else {
+				out = mid
+			}
+		}
+		return inside
+	}
+	rlo, rhi := pts[first], pts[last]
+	if first > 0 {
+		rlo = edge(pts[first-1], rlo)
+	}
+	if last < len(pts)-1 {
+		rhi = edge(pts[last+1], rhi)
+	}
+	return rlo, rhi, nil
 }
 
 // RankErrorBound returns the smallest k ≥ 0 such that, with probability at

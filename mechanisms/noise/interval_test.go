@@ -160,28 +160,75 @@ func TestHalfWidthMonotoneInLevel(t *testing.T) {
 	}
 }
 
-func TestRatioInterval(t *testing.T) {
+func TestDiffTail(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name                 string
-		s, hs, c, hc, lo, hi float64
-		wantLo, wantHi       float64
-	}{
-		// S ∈ [90, 110], C ∈ [9, 11] (integers): S/C ∈ [90/11, 110/9].
-		{"inside", 100, 10, 10, 1, 0, 100, 90.0 / 11, 110.0 / 9},
-		// C ∈ [9.5, 10.5] holds only the integer 10.
-		{"integer count", 100, 10, 10, 0.5, 0, 100, 9, 11},
-		// A negative sum: the corners swap.
-		{"negative", -100, 10, 10, 1, -100, 0, -110.0 / 9, -90.0 / 11},
-		// The count may be 1: the ratio reaches S's ends, clipped.
-		{"clipped", 5, 20, 1, 3, -3, 8, -3, 8},
-		// No integer ≥ 1 in the count's interval: the bounds.
-		{"empty", 5, 1, -5, 2, 0, 10, 0, 10},
-	} {
-		lo, hi := RatioInterval(tc.s, tc.hs, tc.c, tc.hc, tc.lo, tc.hi)
-		if lo > tc.wantLo || lo < tc.wantLo-1e-12*math.Abs(tc.wantLo)-1e-300 || hi < tc.wantHi || hi > tc.wantHi+1e-12*math.Abs(tc.wantHi)+1e-300 {
-			t.Errorf("%s: RatioInterval = [%v, %v], want [%v, %v]", tc.name, lo, hi, tc.wantLo, tc.wantHi)
+	// One part: the Laplace and Gaussian tails themselves.
+	if got, want := DiffTail(false, 2, 0, 3), math.Exp(-1.5); math.Abs(got-want) > 1e-15 {
+		t.Errorf("Laplace alone: %v, want %v", got, want)
+	}
+	if got, want := DiffTail(true, 0, 2, 3.92), 0.05; math.Abs(got-want) > 1e-4 {
+		t.Errorf("Gaussian alone: %v, want %v", got, want)
+	}
+	// Equal scales: the closed form's limit, continuous across it.
+	for _, tt := range []float64{0.5, 3, 10} {
+		near := DiffTail(false, 1, 0.9999, tt)
+		at := DiffTail(false, 1, 1, tt)
+		if math.Abs(near-at) > 1e-3*at {
+			t.Errorf("t=%v: a≈b %v, a=b %v", tt, near, at)
 		}
+	}
+	// Against the samplers' own lattice noise.
+	s := NewSeeded(7)
+	const n = 20000
+	for _, g := range []bool{false, true} {
+		draw := s.Laplace
+		if g {
+			draw = s.Gaussian
+		}
+		out := 0
+		for range n {
+			if math.Abs(3*draw(1)-draw(1.5)) > 6 {
+				out++
+			}
+		}
+		want := DiffTail(g, 3, 1.5, 6)
+		// binomial std √(p(1−p)/n) ≤ 0.0035; 4.5 of them.
+		if f := float64(out) / n; math.Abs(f-want) > 0.016 {
+			t.Errorf("gaussian=%v: %.4f of the draws beyond 6, DiffTail %.4f", g, f, want)
+		}
+	}
+}
+
+func TestMeanInterval(t *testing.T) {
+	t.Parallel()
+	// Gaussian parts without slack: Fieller's quadratic
+	// μ²(c² − z²σc²) − 2scμ + s² − z²σs² ≤ 0.
+	const sigS, sigC, s, c = 30.0, 4.0, 4150.0, 100.0
+	z := math.Sqrt2 * math.Erfcinv(0.05)
+	A, B, C := c*c-z*z*sigC*sigC, -2*s*c, s*s-z*z*sigS*sigS
+	d := math.Sqrt(B*B - 4*A*C)
+	wantLo, wantHi := (-B-d)/(2*A), (-B+d)/(2*A)
+	lo, hi, err := MeanInterval(true, sigS, sigC, s, c, 0, 0, 0, 120, 0.95)
+	if err != nil || math.Abs(lo-wantLo) > 1e-6 || math.Abs(hi-wantHi) > 1e-6 {
+		t.Errorf("Gaussian: [%v, %v], %v; want [%v, %v]", lo, hi, err, wantLo, wantHi)
+	}
+	// Wider at a higher level, clipped to the bounds, and the bounds when
+	// the count says nothing.
+	lo99, hi99, _ := MeanInterval(true, sigS, sigC, s, c, 0, 0, 0, 120, 0.99)
+	if !(lo99 < lo && hi99 > hi) {
+		t.Errorf("99 %% [%v, %v] not wider than 95 %% [%v, %v]", lo99, hi99, lo, hi)
+	}
+	if lo, hi, _ := MeanInterval(false, 50, 5, 100, 2, 0, 0, 0, 10, 0.95); lo != 0 || hi != 10 {
+		t.Errorf("a count of 2 ± 15: [%v, %v], want the bounds", lo, hi)
+	}
+	// The estimate lies in its interval; the slack widens it.
+	lo, hi, _ = MeanInterval(false, 10, 2, 500, 50, 0, 0, 0, 100, 0.9)
+	lo2, hi2, _ := MeanInterval(false, 10, 2, 500, 50, 5, 0, 0, 100, 0.9)
+	if !(lo < 10 && 10 < hi) || !(lo2 < lo && hi2 > hi) {
+		t.Errorf("Laplace: [%v, %v], with slack [%v, %v]", lo, hi, lo2, hi2)
+	}
+	if _, _, err := MeanInterval(true, 1, 1, 1, 1, 0, 0, 0, 1, 1); !errors.Is(err, ErrLevel) {
+		t.Errorf("level 1: %v", err)
 	}
 }
 
