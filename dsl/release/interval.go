@@ -13,6 +13,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
@@ -234,4 +235,49 @@ func (r *Receipt) errorText() string {
 		return fmt.Sprintf("with probability ≥ 95 %% the value's rank is within ±%d rows of the target rank, beyond the closest any grid point comes", m.RankError95)
 	}
 	return ""
+}
+
+// ErrorsParam is the key of a private_sql plan's Params that maps each
+// COUNT and SUM output column to its ErrorModel. AVG, VARIANCE and STDDEV
+// columns are post-processed from several noisy vectors (rounded,
+// clamped) without their parts in the release, so they carry none.
+const ErrorsParam = "errors"
+
+// sqlErrors are the ErrorModels of a private_sql plan's COUNT and SUM
+// output columns, by name.
+func sqlErrors(outputs []sqlplan.Output, rels []sqlRelease, cols []string) map[string]ErrorModel {
+	out := map[string]ErrorModel{}
+	for c, o := range outputs {
+		if o.Key >= 0 || o.Agg < 0 || o.Agg >= len(rels) || c >= len(cols) {
+			continue
+		}
+		r := rels[o.Agg]
+		switch r.agg.Kind {
+		case sqlplan.Count:
+			v := r.vecs[0]
+			out[cols[c]] = noiseModel(v.gaussian, v.scale, true, 0)
+		case sqlplan.Sum:
+			v := r.vecs[0]
+			out[cols[c]] = noiseModel(v.gaussian, v.scale, false, v.excess)
+		}
+	}
+	return out
+}
+
+// ErrorsOf reads a private_sql receipt's per-column ErrorModels (the
+// plan's own, or their JSON form read back from the ledger).
+func ErrorsOf(params map[string]any) map[string]ErrorModel {
+	switch v := params[ErrorsParam].(type) {
+	case nil:
+		return nil
+	case map[string]ErrorModel:
+		return v
+	default:
+		var m map[string]ErrorModel
+		b, err := json.Marshal(v)
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			return nil
+		}
+		return m
+	}
 }

@@ -81,23 +81,49 @@ func (b *releaseBase) mustInterval(fn string, vals, sums, counts []float64, i in
 	return lo, hi
 }
 
-// plusMinus is the display of value i's 95 % interval: "± h", h the
-// larger distance from the value to the interval's ends (the interval is
-// symmetric but for means, whose box over sum and count is not), or ""
-// without one.
-func (b *releaseBase) plusMinus(vals, sums, counts []float64, i int) string {
+// halfWidth95 is value i's 95 % half-width: the noise's, or for a mean
+// (whose interval is not symmetric) the larger distance from the value to
+// its interval's ends, so that value ± h holds the interval.
+func (b *releaseBase) halfWidth95(vals, sums, counts []float64, i int) (float64, bool) {
 	lo, hi, ok := b.valueInterval(vals, sums, counts, i, release.DefaultLevel)
 	if !ok {
-		return ""
+		return 0, false
 	}
 	if m, _ := b.errorModel(); m.Kind != release.ErrRatio {
 		// The half-width itself, not the interval's ends (widened by an
 		// ulp of the value).
-		h, _ := m.HalfWidth(release.DefaultLevel)
-		return "± " + fmtHalfWidth(h)
+		h, err := m.HalfWidth(release.DefaultLevel)
+		return h, err == nil
 	}
-	v := vals[i]
-	return "± " + fmtHalfWidth(math.Max(v-lo, hi-v))
+	return math.Max(vals[i]-lo, hi-vals[i]), true
+}
+
+// plusMinus is the display of value i's 95 % interval, "± h", or ""
+// without one.
+func (b *releaseBase) plusMinus(vals, sums, counts []float64, i int) string {
+	h, ok := b.halfWidth95(vals, sums, counts, i)
+	if !ok {
+		return ""
+	}
+	return "± " + fmtHalfWidth(h)
+}
+
+// csvWithHalfWidth appends a "±95%" column to a download's rows (a header
+// and one row per value of vals), when the release carries intervals.
+func (b *releaseBase) csvWithHalfWidth(rows [][]string, vals, sums, counts []float64) [][]string {
+	if _, ok := b.halfWidth95(vals, sums, counts, 0); !ok || len(rows) != len(vals)+1 {
+		return rows
+	}
+	rows[0] = append(rows[0], "±95%")
+	for i := range vals {
+		h, ok := b.halfWidth95(vals, sums, counts, i)
+		cell := ""
+		if ok {
+			cell = fmtNum(h)
+		}
+		rows[i+1] = append(rows[i+1], cell)
+	}
+	return rows
 }
 
 // fmtHalfWidth writes a half-width (release.FormatHalfWidth).
