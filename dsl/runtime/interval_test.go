@@ -155,3 +155,59 @@ func TestErrorModelFromJSON(t *testing.T) {
 		t.Errorf("interval [%v, %v], want half-width %v", lo, hi, want)
 	}
 }
+
+// eps_for inverts the half-width from public parameters: at the ε it
+// returns the call's half-width is within the target, and 2 % below it is
+// not; it charges nothing and refuses means and quantiles.
+func TestEpsFor(t *testing.T) {
+	dir := t.TempDir()
+	registerRegions(t, dir, "people", 50, false, accounting.ReplaceOne)
+	s := newSession(t, dir)
+	s.ok(`ds := dataset("people")`)
+	for _, c := range []struct {
+		call   string
+		within float64
+		run    string // a call at ε = x and its interval
+	}{
+		{`eps_for(ds, "private_count", within=10)`, 10, `r := private_count(ds, eps=x)
+lo, hi := r.Interval(0.95)`},
+		{`eps_for(ds, "private_sum", col="age", within=100, delta=1e-6)`, 100, `r := private_sum(ds, col="age", eps=x, delta=1e-6)
+lo, hi := r.Interval(0.95)`},
+		{`eps_for(ds, "private_histogram", col="age", bins=4, within=5, level=0.9)`, 5, `r := private_histogram(ds, col="age", bins=4, eps=x)
+lo, hi := r.IntervalOf("[0, 30)", 0.9)`},
+		{`eps_for(ds, "private_count", by="region", within=20)`, 20, `r := private_count(ds, by="region", eps=x)
+lo, hi := r.IntervalOf("north", 0.95)`},
+	} {
+		before := status(t, dir, "people").Charges
+		var e float64
+		if _, err := fmt.Sscan(s.ok(`fmt.Println(`+c.call+`)`), &e); err != nil || !(e > 0) {
+			t.Fatalf("%s: %v", c.call, err)
+		}
+		if after := status(t, dir, "people").Charges; after != before {
+			t.Errorf("%s charged %d times", c.call, after-before)
+		}
+		half := func(x float64) float64 {
+			var h float64
+			fmt.Sscan(s.ok(fmt.Sprintf("x := %v\n%s\nfmt.Println((hi - lo) / 2)", x, c.run)), &h)
+			return h
+		}
+		if h := half(e); h > c.within*(1+1e-12) {
+			t.Errorf("%s = %v: half-width %v > %v", c.call, e, h, c.within)
+		}
+		if h := half(e * 0.98); h <= c.within {
+			t.Errorf("%s = %v: at 0.98 of it the half-width is %v, still within %v", c.call, e, h, c.within)
+		}
+	}
+	for _, c := range []struct{ code, want string }{
+		{`eps_for(dataset("people"), "private_mean", col="age", within=1)`, "has no interval of values to invert"},
+		{`eps_for(dataset("people"), "private_quantile", col="age", within=1)`, "a quantile's error is a rank bound"},
+		{`eps_for(dataset("people"), "private_count", within=-1)`, "within=-1 must be"},
+		{`eps_for(dataset("people"), "private_count", col="age", within=1)`, "private_count has no keyword col"},
+		{`eps_for(dataset("people"), "private_count", within=0.1)`, "no ε up to"},
+	} {
+		res, _ := s.fails(c.code, NameArgumentError)
+		if !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: %q, want %q", c.code, res.Error.Value, c.want)
+		}
+	}
+}
