@@ -30,12 +30,3 @@ func (p *GroupPlan) RunParts(ctx context.Context, src rows.Source, users bool, s
 	}
 	return vals, counts, sums, nil
 }
-
-// RankBound is the quantile's error at the given level, in ranks: with
-// probability at least level the released grid point's rank lies within
-// k of q·n beyond the least distance any grid point has (noise.RankErrorBound
-// over the Grid+1 points with the plan's weight ratio R ≤ e^(ε/2)). It
-// depends on the public grid and ε only.
-func (p *QuantilePlan) RankBound(level float64) (int, error) {
-	return noise.RankErrorBound(p.Grid+1, p.Ratio(), level)
-}
