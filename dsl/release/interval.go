@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -223,7 +225,7 @@ func FormatHalfWidth(h float64) string {
 func (r *Receipt) errorText() string {
 	m, ok := ErrorOf(r.Params)
 	if !ok {
-		return ""
+		return sqlErrorText(ErrorsOf(r.Params))
 	}
 	switch m.Kind {
 	case ErrLaplace, ErrGaussian:
@@ -280,4 +282,22 @@ func ErrorsOf(params map[string]any) map[string]ErrorModel {
 		}
 		return m
 	}
+}
+
+// sqlErrorText is a private_sql dry run's statement of its COUNT and SUM
+// columns' 95 % half-widths, in column order, or "".
+func sqlErrorText(errs map[string]ErrorModel) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	cols := make([]string, 0, len(errs))
+	for c := range errs {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = fmt.Sprintf("%s ± %s", c, FormatHalfWidth(errs[c].HalfWidth95))
+	}
+	return "95 % interval of each group's value: " + strings.Join(parts, ", ")
 }
