@@ -187,6 +187,17 @@ func diffQuantile(gaussian bool, a, b, alpha float64) float64 {
 	if hi == 0 {
 		return 0
 	}
+	if gaussian {
+		// Closed form, then raised until the tail (with its margin) is
+		// within α: erfcinv is accurate to a few ulps.
+		t := math.Sqrt(a*a+b*b) * math.Sqrt2 * math.Erfcinv(alpha)
+		for range 64 {
+			if !(tail(t) > alpha) {
+				return t
+			}
+			t = math.Nextafter(t*(1+1e-13), math.Inf(1))
+		}
+	}
 	for tail(hi) > alpha {
 		lo, hi = hi, 2*hi
 	}
