@@ -17,9 +17,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/catalog"
 )
 
 // Value is a release value the ledger can store and a named call can
@@ -37,16 +40,17 @@ type Value interface {
 // a literal, so that a kind given twice is a compile error (duplicate
 // constant keys) rather than a registration that panics.
 var valueKinds = map[string]func() Value{
-	"pca":       func() Value { return new(PCA) },
-	"fedrep":    func() Value { return new(FedRep) },
-	"count":     func() Value { return new(Count) },
-	"mean":      func() Value { return new(Mean) },
-	"sum":       func() Value { return new(Sum) },
-	"histogram": func() Value { return new(Histogram) },
-	"quantile":  func() Value { return new(Quantile) },
-	"groups":    func() Value { return new(Groups) },
-	"lowrank":   func() Value { return new(LowRank) },
-	"table":     func() Value { return new(Table) },
+	"pca":        func() Value { return new(PCA) },
+	"fedrep":     func() Value { return new(FedRep) },
+	"count":      func() Value { return new(Count) },
+	"mean":       func() Value { return new(Mean) },
+	"sum":        func() Value { return new(Sum) },
+	"histogram":  func() Value { return new(Histogram) },
+	"quantile":   func() Value { return new(Quantile) },
+	"groups":     func() Value { return new(Groups) },
+	"lowrank":    func() Value { return new(LowRank) },
+	"table":      func() Value { return new(Table) },
+	"regression": func() Value { return new(Regression) },
 }
 
 // kindOf maps a value type's name (fmt %T) to its kind.
@@ -406,9 +410,10 @@ func PublicParams(call Call) (string, error) {
 		m["lineage"] = call.Dataset.Derived.Lineage
 	}
 	args := map[string]any{}
+	f, _ := catalog.Lookup(call.Func)
 	if call.Args != nil {
 		for k, v := range call.Args.Vals {
-			if k == NameKeyword || k == "dry_run" {
+			if k == NameKeyword || k == "dry_run" || f != nil && lateDefault(f, k, v) {
 				continue
 			}
 			args[k] = v
@@ -420,6 +425,19 @@ func PublicParams(call Call) (string, error) {
 		return "", fmt.Errorf("release: %s: %w", call.Func, err)
 	}
 	return string(b), nil
+}
+
+// lateDefault reports whether keyword k of f was added after releases
+// were stored (catalog.Param.Late) and v is its default: the parameters
+// stored with a named call leave it out, so that a call named before the
+// keyword existed still matches them.
+func lateDefault(f *catalog.Func, k string, v any) bool {
+	p, ok := f.Keyword(k)
+	if !ok || !p.Late {
+		return false
+	}
+	def, err := p.DefaultValue()
+	return err == nil && reflect.DeepEqual(def, v)
 }
 
 // NameKeyword is the keyword that names a private call's release.

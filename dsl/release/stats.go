@@ -49,7 +49,8 @@ func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 	b := noise.LaplaceScale(countSensitivity, eps, 1)
 	ev := accounting.Pure(eps)
 	ev.Mechanism = "count/laplace"
-	note := fmt.Sprintf("counts %s; pure ε-DP with ε=%v; n + discrete Laplace noise on the integers, rounded", unit, eps)
+	post := countRule(a)
+	note := fmt.Sprintf("counts %s; pure ε-DP with ε=%v; n + discrete Laplace noise on the integers, rounded%s", unit, eps, post.note())
 	if src.Schema.Accountant == accounting.ModeZCDP.String() {
 		note += fmt.Sprintf(". Under this dataset's zcdp accountant a pure ε costs ρ=ε²/2=%.4g; give delta (for example delta=1e-6) for the Gaussian count, whose cost composes far better with other calls", accounting.PureToRho(eps))
 	}
@@ -63,7 +64,9 @@ func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Count{Value: tabular.LaplaceCount(n, b, env.sampler())}, nil
+		v := []float64{tabular.LaplaceCount(n, b, env.sampler())}
+		post.apply(v)
+		return &Count{Value: v[0]}, nil
 	}
 	return p, nil
 }
@@ -92,10 +95,11 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 	// not move, but it is noised as if it did so that n is never released.
 	sigma := noise.GaussianScale(countSensitivity, z, 1)
 	ev.Mechanism = "count/gaussian"
+	post := countRule(a)
 	p := &Plan{Func: fn, Method: "count/gaussian", Cost: ev, Eps: eps, Delta: delta,
 		Noise: fmt.Sprintf("discrete Gaussian, std %.4g (sensitivity 1)", sigma),
-		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v %s; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)",
-			unit, eps, delta, calibrationWords(ev)),
+		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v %s; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)%s",
+			unit, eps, delta, calibrationWords(ev), post.note()),
 		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(true, sigma, true, 0)})}
 	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
@@ -103,7 +107,9 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 		if err != nil {
 			return nil, err
 		}
-		return &Count{Value: tabular.GaussianCount(n, sigma, env.sampler())}, nil
+		v := []float64{tabular.GaussianCount(n, sigma, env.sampler())}
+		post.apply(v)
+		return &Count{Value: v[0]}, nil
 	}
 	return p, nil
 }

@@ -83,6 +83,11 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		} else {
 			ev = accounting.ZcdpFor(eps, delta)
 		}
+	case catalog.PrivateLinearRegression.Name, catalog.PrivateLogisticRegression.Name: // Gaussian releases only (δ > 0), one zCDP event at ρ*(ε, δ), exact GDP on gdp datasets; iters splits it, never adds
+		if !gaussian {
+			return ev, false
+		}
+		ev = gaussianFor(eps, delta)
 	case catalog.PrivatePCA.Name:
 		if !gaussian {
 			return ev, false

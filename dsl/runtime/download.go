@@ -111,6 +111,12 @@ func csvRows(x any) (rows [][]string, ok bool) {
 			return groupRows(r.GroupResult, "count"), true
 		}
 		return r.csvWithHalfWidth([][]string{{"count"}, {fmtNum(r.Value)}}, []float64{r.Value}, nil, nil), true
+	case *RegressionResult:
+		rows = [][]string{{"term", "coefficient"}, {"intercept", fmtNum(r.Intercept)}}
+		for j, c := range r.Coef {
+			rows = append(rows, []string{columnName(r.Columns, j), fmtNum(c)})
+		}
+		return rows, true
 	case *SumResult:
 		if r.GroupResult != nil {
 			return groupRows(r.GroupResult, "sum"), true
@@ -192,6 +198,8 @@ func isNilResult(x any) bool {
 		return r == nil || r.Receipt == nil
 	case *SumResult:
 		return r == nil || r.Receipt == nil
+	case *RegressionResult:
+		return r == nil || r.Receipt == nil || (r.Coef == nil && !r.Receipt.DryRun)
 	case *MeanResult:
 		return r == nil || r.Receipt == nil
 	case *GroupResult:

@@ -529,7 +529,9 @@ budget eps=0.5 {
 	if res.Error == nil || res.Error.Name != NameBudgetExceeded || !strings.Contains(res.Error.Value, `dataset "secret"`) {
 		t.Fatalf("got %+v, want BudgetExceeded of the dataset", res.Error)
 	}
-	for _, want := range []string{"requested (ε=0.2, δ=0)", "spent (ε=0.9, δ=0)", "remaining (ε=0.1, δ=0)"} {
+	// the refused call in the terms it was asked, and what still fits
+	for _, want := range []string{"this call asks eps=0.2, priced by the basic composition", "spent (ε=0.9, δ=0)", "remaining (ε=0.1, δ=0)",
+		`What still fits on dataset "secret", one call alone: pure ε≤0.0999, quantile ε≤0.0999`} {
 		if !strings.Contains(res.Error.Value, want) {
 			t.Errorf("error %q lacks %q", res.Error.Value, want)
 		}

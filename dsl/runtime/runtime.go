@@ -221,6 +221,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"FedRepResult":     reflect.ValueOf((*FedRepResult)(nil)),
 		"ClassifyJLResult": reflect.ValueOf((*ClassifyJLResult)(nil)),
 		"LowRankResult":    reflect.ValueOf((*LowRankResult)(nil)),
+		"RegressionResult": reflect.ValueOf((*RegressionResult)(nil)),
 		"Receipt":          reflect.ValueOf((*Receipt)(nil)),
 		"Plot":             reflect.ValueOf((*Plot)(nil)),
 		"SynthData":        reflect.ValueOf((*SynthData)(nil)),

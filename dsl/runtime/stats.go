@@ -1,10 +1,6 @@
 package runtime
 
 import (
-	"fmt"
-	"math"
-	"strconv"
-
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -59,23 +55,5 @@ func budgetOf(st *ledger.Status, fits accounting.Fits) Budget {
 		FitsPure: fits.Pure, FitsQuantile: fits.BoundedRange, FitsGaussian: fits.Gaussian, FitsDelta: fits.GaussianDelta}
 }
 
-// fitsText says what one more call may spend: the largest ε of a pure
-// call, of a quantile (the exponential mechanism) and of a Gaussian call
-// at the dataset's δ that the accountant admits now.
-func fitsText(f accounting.Fits) string {
-	s := fmt.Sprintf("pure ε≤%s, quantile ε≤%s", fitEps(f.Pure), fitEps(f.BoundedRange))
-	if f.GaussianDelta > 0 {
-		s += fmt.Sprintf(", Gaussian ε≤%s at δ=%.3g", fitEps(f.Gaussian), f.GaussianDelta)
-	}
-	return s
-}
-
-// fitEps shows a largest ε rounded down to 3 significant digits, so that
-// the value shown fits too.
-func fitEps(eps float64) string {
-	if eps <= 0 {
-		return "0 (none fits)"
-	}
-	p := math.Pow(10, math.Floor(math.Log10(eps))-2)
-	return strconv.FormatFloat(math.Floor(eps/p)*p, 'g', 3, 64)
-}
+// fitsText says what one more call may spend (release.FitsText).
+func fitsText(f accounting.Fits) string { return release.FitsText(f) }

@@ -14,7 +14,7 @@ import (
 // them (noise.RatioInterval): the mean alone does not say how many units
 // it averages.
 func (p *GroupPlan) RunParts(ctx context.Context, src rows.Source, users bool, s *noise.Sampler) (vals, counts, sums []float64, err error) {
-	if p.Stat != GroupMean {
+	if p.Stat != GroupMean || p.Total {
 		vals, err = p.Run(ctx, src, users, s)
 		return vals, nil, nil, err
 	}
