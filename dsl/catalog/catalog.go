@@ -404,6 +404,7 @@ var Funcs = sortFuncs([]*Func{
 			"composed total, which a single call of that ε may not fit; the Fits fields are what does.",
 		Releases: "public: the budget and what has been spent",
 	},
+	EpsFor,
 	{
 		Name: "download",
 		Positional: []Param{
@@ -713,6 +714,28 @@ func (f *Func) Help() string {
 }
 
 func strconvQuote(s string) string { return `"` + s + `"` }
+
+// EpsFor is eps_for: the inverse of a release's error bars, from public
+// parameters only.
+var EpsFor = &Func{
+	Name: "eps_for",
+	Positional: []Param{dsParam,
+		{Name: "fn", Type: "string", Required: true, Doc: "the private function to price: \"private_count\", \"private_sum\" or \"private_histogram\" (with by=, grouped counts and sums too)"}},
+	Keywords: []Param{
+		{Name: "within", Type: "float", Required: true, Doc: "the half-width wanted: each released value within ± within of the true value at the given level"},
+		{Name: "level", Type: "float", Default: "0.95", Doc: "the confidence level, strictly between 0 and 1"},
+		{Name: "delta", Type: "float", Default: "0", Doc: "the call's δ: 0 for discrete Laplace noise (pure ε), > 0 for discrete Gaussian noise calibrated to (ε, δ)"},
+		{Name: "col", Type: "string", Default: `""`, Doc: "the call's col= (private_sum, private_histogram)"},
+		{Name: "by", Type: "string", Default: `""`, Doc: "the call's by= (grouped counts and sums)"},
+		{Name: "bins", Type: "int", Default: "0", Doc: "the call's bins= (private_histogram of a numeric column)"},
+		{Name: "max_groups", Type: "int", Default: "1", Doc: "the call's max_groups= (user-level data)"},
+	},
+	Result: "float64",
+	Doc: "The smallest ε (to 4 significant digits, rounded up) at which fn's releases on this dataset have a level confidence interval of half-width at most within, " +
+		"for the call's public parameters (col, by, bins, max_groups, delta): the calls are planned, never run. Means and quantiles are refused: a mean's interval depends on its count, " +
+		"and a quantile has a rank bound, not an interval of values.",
+	Releases: "nothing: computed from the public schema; reads no data and spends no budget",
+}
 
 // PrivateLinearRegression is private_linear_regression.
 var PrivateLinearRegression = &Func{

@@ -502,10 +502,17 @@ func (v *Count) EncodeRelease(e *Encoder) { e.Float("value", v.Value) }
 func (v *Count) DecodeRelease(d *Decoder) error { v.Value = d.Float("value"); return d.Err() }
 
 // EncodeRelease implements Value.
-func (v *Mean) EncodeRelease(e *Encoder) { e.Floats("values", v.Values) }
+func (v *Mean) EncodeRelease(e *Encoder) {
+	e.Floats("values", v.Values)
+	e.Floats("sums", v.Sums)
+	e.Floats("counts", v.Counts)
+}
 
 // DecodeRelease implements Value.
-func (v *Mean) DecodeRelease(d *Decoder) error { v.Values = d.Floats("values"); return d.Err() }
+func (v *Mean) DecodeRelease(d *Decoder) error {
+	v.Values, v.Sums, v.Counts = d.Floats("values"), d.Floats("sums"), d.Floats("counts")
+	return d.Err()
+}
 
 // EncodeRelease implements Value.
 func (v *Sum) EncodeRelease(e *Encoder) { e.Float("value", v.Value) }
@@ -544,11 +551,14 @@ func (v *Groups) EncodeRelease(e *Encoder) {
 	e.String("by", v.By)
 	e.Strings("keys", v.Keys)
 	e.Floats("values", v.Values)
+	e.Floats("sums", v.Sums)
+	e.Floats("counts", v.Counts)
 }
 
 // DecodeRelease implements Value.
 func (v *Groups) DecodeRelease(d *Decoder) error {
 	v.Stat, v.Column, v.By = d.String("stat"), d.String("column"), d.String("by")
 	v.Keys, v.Values = d.Strings("keys"), d.Floats("values")
+	v.Sums, v.Counts = d.Floats("sums"), d.Floats("counts")
 	return d.Err()
 }

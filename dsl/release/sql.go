@@ -449,7 +449,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: explain,
 		Note: fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none); one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
 			groups, calib),
-		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groups})}
+		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groups, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)})}
 	p.setMemory(add(1<<20, mul(i64(groups), i64(len(cols)+4*len(rels)), 64)),
 		fmt.Sprintf("%d groups × %d columns", groups, len(cols)), "Group by fewer keys, or coarser ones")
 	p.run = func(ctx context.Context, d *Data) (any, error) {

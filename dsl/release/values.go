@@ -61,4 +61,9 @@ type Count struct {
 // Mean is a private_mean release, one value per column.
 type Mean struct {
 	Values []float64
+	// Sums and Counts are the noisy sums and counts the values divide
+	// (one count, or one per column), released with them: the mean's
+	// confidence interval needs both (ErrorModel.RatioInterval). They are
+	// nil in releases stored before means carried their error.
+	Sums, Counts []float64
 }

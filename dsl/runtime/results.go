@@ -194,7 +194,7 @@ func (r *CountResult) String() string {
 	if r.GroupResult != nil {
 		return r.GroupResult.String()
 	}
-	return r.text(fmt.Sprintf("private count ≈ %.0f\n", r.Value))
+	return r.text(fmt.Sprintf("private count ≈ %.0f%s\n", r.Value, spaced(r.plusMinus([]float64{r.Value}, nil, nil, 0))) + r.intervalNote())
 }
 
 // HTML renders the count and the receipt.
@@ -208,7 +208,7 @@ func (r *CountResult) HTML() string {
 	if r.GroupResult != nil {
 		return r.GroupResult.HTML()
 	}
-	return r.html(fmt.Sprintf("<p>private count ≈ <b>%.0f</b></p>", r.Value))
+	return r.html(fmt.Sprintf("<p>private count ≈ <b>%.0f</b>%s</p>", r.Value, spaced(r.plusMinus([]float64{r.Value}, nil, nil, 0))) + r.intervalNoteHTML())
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -228,6 +228,9 @@ type MeanResult struct {
 	releaseBase
 	// GroupResult is set with by= (tabular.go): By, Keys and Get(key).
 	*GroupResult
+	// sums and counts are the noisy parts the values divide (one count
+	// for every column, or one per column): the intervals' input.
+	sums, counts []float64
 }
 
 // Get returns the mean of a column by name; with by=, of a key.
@@ -262,8 +265,9 @@ func (r *MeanResult) String() string {
 	b.WriteString("private mean:\n")
 	width := nameWidth(r.Columns, len(r.Columns))
 	for i, c := range r.Columns {
-		fmt.Fprintf(&b, "  %s % .6g\n", padRight(c, width), r.Values[i])
+		fmt.Fprintf(&b, "  %s % .6g%s\n", padRight(c, width), r.Values[i], spaced(r.plusMinus(r.Values, r.sums, r.counts, i)))
 	}
+	b.WriteString(r.intervalNote())
 	return r.text(b.String())
 }
 
@@ -281,9 +285,10 @@ func (r *MeanResult) HTML() string {
 	var b strings.Builder
 	b.WriteString("<table><caption>private mean</caption>\n")
 	for i, c := range r.Columns {
-		fmt.Fprintf(&b, "<tr><th>%s</th><td>%.6g</td></tr>\n", html.EscapeString(c), r.Values[i])
+		fmt.Fprintf(&b, "<tr><th>%s</th><td>%.6g</td>%s</tr>\n", html.EscapeString(c), r.Values[i], pmCell(r.plusMinus(r.Values, r.sums, r.counts, i)))
 	}
 	b.WriteString("</table>\n")
+	b.WriteString(r.intervalNoteHTML())
 	return r.html(b.String())
 }
 
