@@ -79,7 +79,7 @@ var layerRules = []layerRule{
 		return ""
 	}},
 	{module + "/dsl/runtime", func(imp string) string {
-		for _, m := range []string{"pca", "dppca", "federated", "fedrep", "jlclass", "tabular", "rows"} {
+		for _, m := range []string{"pca", "dppca", "federated", "fedrep", "jlclass", "tabular", "regression", "rows"} {
 			if under(imp, module+"/mechanisms/"+m) {
 				return "the runtime runs mechanisms only through the execution core (dsl/release)"
 			}

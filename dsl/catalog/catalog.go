@@ -44,6 +44,11 @@ type Param struct {
 	// the call's cost to the run-time charge. Left false, a keyword costs
 	// the pre-check a static price, never soundness.
 	CostFree bool
+	// Late marks a keyword added after releases were stored in ledgers:
+	// a named call's stored parameters leave it out while it is at its
+	// default, so that the calls named before it was added keep replaying
+	// (dsl/release.PublicParams).
+	Late bool
 }
 
 // Func describes one function callable bare from a cell. Funcs is the
@@ -122,6 +127,20 @@ var deltaPure = Param{Name: "delta", Type: "float", Default: "0",
 var dsParam = Param{Name: "ds", Type: "dataset", Required: true,
 	Doc: "a dataset handle from dataset(name)"}
 
+// The post-processing keywords (docs/dsl.md, "Post-processing"): each
+// changes only what is done with the noisy values after the mechanism,
+// never the cost.
+var (
+	nonnegativeParam = Param{Name: "nonnegative", Type: "bool", CostFree: true, Late: true, Default: "true",
+		Doc: "post-processing: a negative noisy count is shown as 0 (the receipt names the rule); false shows the raw noisy counts, which are unbiased"}
+	clampParam = Param{Name: "clamp", Type: "bool", CostFree: true, Late: true, Default: "true",
+		Doc: "post-processing (col= and by= forms): a noisy mean outside the column's public bounds is shown at the nearer bound (the receipt names the rule); false shows the raw ratio, which may lie outside them"}
+	consistentParam = Param{Name: "consistent", Type: "bool", CostFree: true, Late: true, Default: "false",
+		Doc: "with by= (and max_groups=1): also release the total count in the same charge (one more coordinate of the noisy vector: sensitivity ℓ1 2, ℓ2 √2 under both relations) and show parts that add up to it, by least squares, then nonnegative and rounded to integers; the total is more accurate, each part a little less under add-remove (free under replace-one)"}
+	otherParam = Param{Name: "other", Type: "bool", CostFree: true, Late: true, Default: "true",
+		Doc: "with a categorical grouping: true releases the key \"other\" for the rows whose value is outside the public domain; false leaves it out, and those rows are in no group (a public rule applied before aggregation)"}
+)
+
 // Funcs lists the DSL functions, sorted by name.
 // PrivatePCA is private_pca.
 var PrivatePCA = &Func{
@@ -145,6 +164,10 @@ var PrivatePCA = &Func{
 		{Name: "pad", Type: "bool", CostFree: true, Default: "false", Doc: "methods \"dppca\" and \"oja\": run even when the dataset's public row count is below what the minibatches need (the rows are padded with zero rows: still private, but the estimate is then mostly noise); without it such a call is refused before anything is charged"},
 		{Name: "gap", Type: "string", Default: `""`, DefaultDoc: "κ₀ = 0.5", Choices: []string{"", "auto"},
 			Doc: "method=\"adaptive\": \"auto\" when the eigengap κ is unknown: one run per guess κ ∈ {0.75, 0.5, 0.25, 0.125}, then the exponential mechanism picks one run by its residual energy (budget: 90% to the runs, 10% to the choice, all within eps and delta); needs iters (read as the T of κ₀ = 0.5) or a public row count. Left out, T assumes κ₀ = 0.5"},
+		{Name: "center", Type: "bool", CostFree: true, Late: true, Default: "false",
+			Doc: "methods \"gauss\", \"npm\" and \"adaptive\" (and auto): centred PCA, as sklearn's: a private mean of the clipped rows first, then the method on the rows centred by it (each centred row clipped again to the clip norm, so the method's sensitivity is unchanged). The call costs what the uncentred one costs: the mean takes center_share of its budget. Refused for the other methods, calibration=\"paper\" and gap=\"auto\""},
+		{Name: "center_share", Type: "float", CostFree: true, Late: true, Default: "0", DefaultDoc: "0.1",
+			Doc: "with center=true: the private mean's share of the call's zCDP budget, in (0, 0.5]; 0 = 0.1. The receipt states it"},
 	},
 	Private: true,
 	Result:  "*PCAResult",
@@ -153,7 +176,7 @@ var PrivatePCA = &Func{
 	Paper: "npm: Hardt & Price 2014 (noisy power method); adaptive: Nguyen, Ene & Nguyen 2026 (adaptive power iteration, k=1); " +
 		"dppca/oja/oja-shuffle: Liu, Kong, Jain & Oh 2022 (DP-PCA, private Oja: Eq. 7, Algorithm 2 with shuffling); gauss: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014); " +
 		"federated: distributed DP sparse PCA (DPS-PCA); ppm-entry: Hardt & Price 2014, Figure 3 (entry-level private power method)",
-	Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates; never n",
+	Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates (gauss: also the private total variance and explained-variance ratios); with center=true the private mean; never n",
 }
 
 // PrivateLowRank is private_low_rank.
@@ -237,7 +260,8 @@ var PrivateCount = &Func{
 		{Name: "by", Type: "string", CostFree: true, Default: `""`,
 			Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
 		{Name: "max_groups", Type: "int", CostFree: true, Default: "1",
-			Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"}},
+			Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"},
+		nonnegativeParam, otherParam, consistentParam},
 	Private: true,
 	Result:  "*CountResult",
 	Doc: "A noisy count of the dataset's privacy units (rows, or users under user-level DP). With delta > 0 the noise is Gaussian (zCDP), else Laplace (pure ε). " +
@@ -260,11 +284,12 @@ var PrivateMean = &Func{
 			Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
 		{Name: "max_groups", Type: "int", CostFree: true, Default: "1",
 			Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"},
+		clampParam, otherParam,
 	},
 	Private: true,
 	Result:  "*MeanResult",
 	Doc: "A noisy mean vector of the (clipped) rows; with col=\"c\", the mean of one column clamped to its public bounds (a MeanResult of one value); " +
-		"with col and by, one mean per key of the categorical column by (noisy sum / max(noisy count, 1) per key, not clamped; Keys, Values, Get(key)).",
+		"with col and by, one mean per key of the categorical column by (noisy sum / max(noisy count, 1) per key, clamped to the bounds unless clamp=false; Keys, Values, Get(key)).",
 	Paper:    "Gaussian mechanism on a clipped (or bounded) sum over a noisy count (zCDP, Bun & Steinke 2016); discrete Gaussian noise (Canonne, Kamath & Steinke 2020) for col and by, or discrete Laplace (pure ε, sequential composition) when they are given without delta",
 	Releases: "a noisy mean vector (one value per column), or one noisy mean per key of the public domain",
 }
@@ -280,6 +305,7 @@ var PrivateSum = &Func{
 			Doc: "a categorical column: one release per key of its public domain (and \"other\"), every key released whatever the data; a numeric column is refused"},
 		{Name: "max_groups", Type: "int", CostFree: true, Default: "1",
 			Doc: "with by on user-level data: each user counts in (and adds the mean of their values to) at most this many groups, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups)"},
+		otherParam,
 	},
 	Private: true,
 	Result:  "*SumResult",
@@ -299,7 +325,7 @@ var PrivateHistogram = &Func{
 		{Name: "bins", Type: "int", CostFree: true, Default: "0", Doc: "numeric columns: the number of equal-width bins over the public bounds, 1..10000 (required there); leave it out for a categorical column"},
 		{Name: "max_groups", Type: "int", CostFree: true, Default: "1",
 			Doc: "on user-level data: each user counts once in each of at most this many bins, the first distinct ones of their rows in row order; 1..the number of keys; the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups); row-level data take only 1"},
-		epsParam, deltaPure,
+		epsParam, deltaPure, nonnegativeParam, otherParam,
 	},
 	Private: true,
 	Result:  "*HistogramResult",
@@ -358,6 +384,8 @@ var Funcs = sortFuncs([]*Func{
 	PrivateHistogram,
 	PrivateQuantile,
 	PrivateSQL,
+	PrivateLinearRegression,
+	PrivateLogisticRegression,
 	{
 		Name:       "plot_histogram",
 		Positional: []Param{{Name: "h", Type: "result", Required: true, Doc: "a private_histogram result, a grouped result (private_count, private_sum or private_mean with by=), or a private_sql table of one key and one value"}},
@@ -376,6 +404,7 @@ var Funcs = sortFuncs([]*Func{
 			"composed total, which a single call of that ε may not fit; the Fits fields are what does.",
 		Releases: "public: the budget and what has been spent",
 	},
+	EpsFor,
 	{
 		Name: "download",
 		Positional: []Param{
@@ -685,3 +714,62 @@ func (f *Func) Help() string {
 }
 
 func strconvQuote(s string) string { return `"` + s + `"` }
+
+// EpsFor is eps_for: the inverse of a release's error bars, from public
+// parameters only.
+var EpsFor = &Func{
+	Name: "eps_for",
+	Positional: []Param{dsParam,
+		{Name: "fn", Type: "string", Required: true, Doc: "the private function to price: \"private_count\", \"private_sum\" or \"private_histogram\" (with by=, grouped counts and sums too)"}},
+	Keywords: []Param{
+		{Name: "within", Type: "float", Required: true, Doc: "the half-width wanted: each released value within ± within of the true value at the given level"},
+		{Name: "level", Type: "float", Default: "0.95", Doc: "the confidence level, strictly between 0 and 1"},
+		{Name: "delta", Type: "float", Default: "0", Doc: "the call's δ: 0 for discrete Laplace noise (pure ε), > 0 for discrete Gaussian noise calibrated to (ε, δ)"},
+		{Name: "col", Type: "string", Default: `""`, Doc: "the call's col= (private_sum, private_histogram)"},
+		{Name: "by", Type: "string", Default: `""`, Doc: "the call's by= (grouped counts and sums)"},
+		{Name: "bins", Type: "int", Default: "0", Doc: "the call's bins= (private_histogram of a numeric column)"},
+		{Name: "max_groups", Type: "int", Default: "1", Doc: "the call's max_groups= (user-level data)"},
+	},
+	Result: "float64",
+	Doc: "The smallest ε (to 4 significant digits, rounded up) at which fn's releases on this dataset have a level confidence interval of half-width at most within, " +
+		"for the call's public parameters (col, by, bins, max_groups, delta): the calls are planned, never run. Means and quantiles are refused: a mean's interval depends on its count, " +
+		"and a quantile has a rank bound, not an interval of values.",
+	Releases: "nothing: computed from the public schema; reads no data and spends no budget",
+}
+
+// PrivateLinearRegression is private_linear_regression.
+var PrivateLinearRegression = &Func{
+	Name:       "private_linear_regression",
+	Positional: []Param{dsParam},
+	Keywords: []Param{
+		{Name: "y", Type: "string", CostFree: true, Required: true, Doc: "the numeric target column; the data owner must have declared its public bounds (`dataset add --bounds y=lo:hi`)"},
+		{Name: "x", Type: "[]string", CostFree: true, Required: true, Doc: "the numeric feature columns, in the order of Coef (1..256); each needs public bounds declared by the data owner"},
+		epsParam, deltaGaussian,
+	},
+	Private: true,
+	Result:  "*RegressionResult",
+	Doc: "A private least-squares fit of y on the x columns with an intercept (Coef, one per x column in order, Intercept, Predict(row)). " +
+		"Features and target are clamped to their public bounds and centred on the bounds' midpoints (a NaN counts as the midpoint); AdaSSP releases the sufficient statistics XᵀX and Xᵀy and a lower bound of λ_min(XᵀX) with Gaussian noise, ρ/3 each, and solves the ridge regression whose λ it chose from that bound. Row-level datasets only.",
+	Paper:    "AdaSSP, Wang 2018 (Revisiting differentially private linear regression: optimal and adaptive prediction & estimation, Algorithm 2), in zCDP (Bun & Steinke 2016) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020) (docs/mechanisms.md, private linear and logistic regression)",
+	Releases: "the fitted coefficients and intercept (post-processing of the noisy XᵀX, Xᵀy and λ_min); the ridge λ it chose",
+}
+
+// PrivateLogisticRegression is private_logistic_regression.
+var PrivateLogisticRegression = &Func{
+	Name:       "private_logistic_regression",
+	Positional: []Param{dsParam},
+	Keywords: []Param{
+		{Name: "y", Type: "string", CostFree: true, Required: true, Doc: "the label column: numeric with values 0/1 (clamped to [0, 1]), or categorical with positive= naming the positive class"},
+		{Name: "x", Type: "[]string", CostFree: true, Required: true, Doc: "the numeric feature columns, in the order of Coef (1..256); each needs public bounds declared by the data owner"},
+		epsParam, deltaGaussian,
+		{Name: "positive", Type: "string", CostFree: true, Default: `""`, Doc: "a categorical y: the category of its public domain that is the positive class (required there); leave it out for a numeric 0/1 column"},
+		{Name: "l2", Type: "float", CostFree: true, Default: "0.001", Doc: "the public ridge penalty (l2/2)·‖θ‖² added to the mean logistic loss (≥ 0)"},
+		{Name: "iters", Type: "int", CostFree: true, Default: "100", Doc: "the number of noisy full-batch gradient steps (1..10000), each a pass over the rows; the budget is split evenly over them, so the cost does not change"},
+	},
+	Private: true,
+	Result:  "*RegressionResult",
+	Doc: "A private logistic regression of the 0/1 (or positive-class) label y on the x columns with an intercept (Coef, Intercept, Predict(row) giving the positive class's probability). " +
+		"Features are clamped to their public bounds and centred on their midpoints; iters full-batch gradient steps each release the summed gradient with Gaussian noise (ℓ2 sensitivity the row norm bound B, 2B under replace-one), scaled by a noisy row count. Row-level datasets only.",
+	Paper:    "noisy gradient descent (Bassily, Smith & Thakurta 2014, full batch) in zCDP (Bun & Steinke 2016) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020) (docs/mechanisms.md, private linear and logistic regression)",
+	Releases: "the coefficients and intercept of the last iterate (post-processing of the noisy gradients and count)",
+}

@@ -17,9 +17,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/privnotes/privnotes/dsl/catalog"
 )
 
 // Value is a release value the ledger can store and a named call can
@@ -37,16 +40,17 @@ type Value interface {
 // a literal, so that a kind given twice is a compile error (duplicate
 // constant keys) rather than a registration that panics.
 var valueKinds = map[string]func() Value{
-	"pca":       func() Value { return new(PCA) },
-	"fedrep":    func() Value { return new(FedRep) },
-	"count":     func() Value { return new(Count) },
-	"mean":      func() Value { return new(Mean) },
-	"sum":       func() Value { return new(Sum) },
-	"histogram": func() Value { return new(Histogram) },
-	"quantile":  func() Value { return new(Quantile) },
-	"groups":    func() Value { return new(Groups) },
-	"lowrank":   func() Value { return new(LowRank) },
-	"table":     func() Value { return new(Table) },
+	"pca":        func() Value { return new(PCA) },
+	"fedrep":     func() Value { return new(FedRep) },
+	"count":      func() Value { return new(Count) },
+	"mean":       func() Value { return new(Mean) },
+	"sum":        func() Value { return new(Sum) },
+	"histogram":  func() Value { return new(Histogram) },
+	"quantile":   func() Value { return new(Quantile) },
+	"groups":     func() Value { return new(Groups) },
+	"lowrank":    func() Value { return new(LowRank) },
+	"table":      func() Value { return new(Table) },
+	"regression": func() Value { return new(Regression) },
 }
 
 // kindOf maps a value type's name (fmt %T) to its kind.
@@ -406,9 +410,10 @@ func PublicParams(call Call) (string, error) {
 		m["lineage"] = call.Dataset.Derived.Lineage
 	}
 	args := map[string]any{}
+	f, _ := catalog.Lookup(call.Func)
 	if call.Args != nil {
 		for k, v := range call.Args.Vals {
-			if k == NameKeyword || k == "dry_run" {
+			if k == NameKeyword || k == "dry_run" || f != nil && lateDefault(f, k, v) {
 				continue
 			}
 			args[k] = v
@@ -420,6 +425,19 @@ func PublicParams(call Call) (string, error) {
 		return "", fmt.Errorf("release: %s: %w", call.Func, err)
 	}
 	return string(b), nil
+}
+
+// lateDefault reports whether keyword k of f was added after releases
+// were stored (catalog.Param.Late) and v is its default: the parameters
+// stored with a named call leave it out, so that a call named before the
+// keyword existed still matches them.
+func lateDefault(f *catalog.Func, k string, v any) bool {
+	p, ok := f.Keyword(k)
+	if !ok || !p.Late {
+		return false
+	}
+	def, err := p.DefaultValue()
+	return err == nil && reflect.DeepEqual(def, v)
 }
 
 // NameKeyword is the keyword that names a private call's release.
@@ -436,15 +454,24 @@ func (v *PCA) EncodeRelease(e *Encoder) {
 	if v.Gap != 0 { // only gap="auto" selects one; other releases encode as before
 		e.Float("gap", v.Gap)
 	}
+	if v.Center != nil { // center=true only
+		e.Floats("center", v.Center)
+	}
+	if v.TotalVariance != 0 { // gauss only
+		e.Float("total_variance", v.TotalVariance)
+	}
 }
 
 // DecodeRelease implements Value.
 func (v *PCA) DecodeRelease(d *Decoder) error {
 	v.Components, v.Values, v.Support = d.Matrix("components"), d.Floats("values"), d.Ints("support")
 	v.Right = d.Matrix("right")
-	var gap Float
+	var gap, total Float
 	d.read("gap", &gap, true)
 	v.Gap = float64(gap)
+	v.Center = d.Floats("center")
+	d.read("total_variance", &total, true)
+	v.TotalVariance = float64(total)
 	return d.Err()
 }
 
@@ -475,10 +502,17 @@ func (v *Count) EncodeRelease(e *Encoder) { e.Float("value", v.Value) }
 func (v *Count) DecodeRelease(d *Decoder) error { v.Value = d.Float("value"); return d.Err() }
 
 // EncodeRelease implements Value.
-func (v *Mean) EncodeRelease(e *Encoder) { e.Floats("values", v.Values) }
+func (v *Mean) EncodeRelease(e *Encoder) {
+	e.Floats("values", v.Values)
+	e.Floats("sums", v.Sums)
+	e.Floats("counts", v.Counts)
+}
 
 // DecodeRelease implements Value.
-func (v *Mean) DecodeRelease(d *Decoder) error { v.Values = d.Floats("values"); return d.Err() }
+func (v *Mean) DecodeRelease(d *Decoder) error {
+	v.Values, v.Sums, v.Counts = d.Floats("values"), d.Floats("sums"), d.Floats("counts")
+	return d.Err()
+}
 
 // EncodeRelease implements Value.
 func (v *Sum) EncodeRelease(e *Encoder) { e.Float("value", v.Value) }
@@ -517,11 +551,14 @@ func (v *Groups) EncodeRelease(e *Encoder) {
 	e.String("by", v.By)
 	e.Strings("keys", v.Keys)
 	e.Floats("values", v.Values)
+	e.Floats("sums", v.Sums)
+	e.Floats("counts", v.Counts)
 }
 
 // DecodeRelease implements Value.
 func (v *Groups) DecodeRelease(d *Decoder) error {
 	v.Stat, v.Column, v.By = d.String("stat"), d.String("column"), d.String("by")
 	v.Keys, v.Values = d.Strings("keys"), d.Floats("values")
+	v.Sums, v.Counts = d.Floats("sums"), d.Floats("counts")
 	return d.Err()
 }

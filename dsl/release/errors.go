@@ -50,6 +50,11 @@ type BudgetError struct {
 	Spent     accounting.Budget
 	Remaining accounting.Budget
 	Budget    accounting.Budget
+	// Asked is the refused call's cost in the terms the analyst asked
+	// and in the accountant's own measure ("eps=0.8, delta=1e-06, priced
+	// by the zCDP filter ρ=0.03056"); "" when no single call is refused
+	// (a block's header), whose Requested is shown alone.
+	Asked string
 	// Static is set when the pre-check refused the cell before it ran.
 	Static bool
 	// Notes explain the numbers (an approximate event under the zcdp
@@ -63,8 +68,12 @@ func (e *BudgetError) Error() string {
 	if e.Static {
 		when = "cell refused before running (nothing ran)"
 	}
-	msg := fmt.Sprintf("%s: %s would exceed the budget: requested %s; spent %s; remaining %s of %s",
-		when, e.Scope, FmtBudget(e.Requested), FmtBudget(e.Spent), FmtBudget(e.Remaining), FmtBudget(e.Budget))
+	requested := "requested " + FmtBudget(e.Requested)
+	if e.Asked != "" {
+		requested = fmt.Sprintf("this call asks %s (alone %s at the budget's δ)", e.Asked, FmtBudget(e.Requested))
+	}
+	msg := fmt.Sprintf("%s: %s would exceed the budget: %s; spent %s; remaining %s of %s",
+		when, e.Scope, requested, FmtBudget(e.Spent), FmtBudget(e.Remaining), FmtBudget(e.Budget))
 	for _, n := range e.Notes {
 		msg += ". " + n
 	}

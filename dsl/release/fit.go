@@ -100,3 +100,33 @@ func (env *Local) fitNote(call Call, p *Plan, check func(accounting.Event) bool,
 	}
 	return fmt.Sprintf("The largest eps that fits at delta=%g is %s (same call, eps=%s)", p.Delta, strconv.FormatFloat(shown, 'g', 3, 64), strconv.FormatFloat(shown, 'g', 3, 64))
 }
+
+// FitsText says what one more call may spend: the largest ε of a pure
+// call, of a quantile and of a Gaussian call at the dataset's δ, each
+// rounded down so that the value shown fits too.
+func FitsText(f accounting.Fits) string {
+	s := fmt.Sprintf("pure ε≤%s, quantile ε≤%s", fitEps(f.Pure), fitEps(f.BoundedRange))
+	if f.GaussianDelta > 0 {
+		s += fmt.Sprintf(", Gaussian ε≤%s at δ=%.3g", fitEps(f.Gaussian), f.GaussianDelta)
+	}
+	return s
+}
+
+// fitEps shows a largest ε rounded down to 3 significant digits, so that
+// the value shown fits too.
+func fitEps(eps float64) string {
+	if eps <= 0 {
+		return "0 (none fits)"
+	}
+	// Truncate the exact decimal expansion to 3 significant digits:
+	// flooring eps/p in float64 misreads 0.1 as 0.099 (0.1/0.001 is
+	// 99.99999999999999), and log10 of 0.09999999999999999 rounds to −1.
+	e := strconv.FormatFloat(eps, 'e', 16, 64) // d.dddd…e±XX, 17 digits identify eps
+	mant, exp, _ := strings.Cut(e, "e")
+	v, err := strconv.ParseFloat(mant[:4]+"e"+exp, 64)
+	if err != nil {
+		return e
+	}
+	s := strconv.FormatFloat(v, 'g', 3, 64)
+	return s
+}

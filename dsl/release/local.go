@@ -150,6 +150,10 @@ var planners = map[*catalog.Func]planner{
 
 	// private SQL (sql.go)
 	catalog.PrivateSQL: planSQL,
+
+	// regression (regression.go)
+	catalog.PrivateLinearRegression:   planLinearRegression,
+	catalog.PrivateLogisticRegression: planLogisticRegression,
 }
 
 // Plans reports whether this executor plans f's calls (the tests check
@@ -246,7 +250,7 @@ func (env *Local) Execute(ctx context.Context, call Call, gate Gate) (*Release, 
 	if err != nil {
 		var be *BudgetError
 		if errors.As(err, &be) && !src.Synthetic() {
-			be.Notes = append(be.Notes, env.fitNote(call, p, env.fitsFunc(src, gate), true))
+			env.explainRefusal(be, call, p, ev, gate)
 		}
 		return nil, err
 	}
@@ -315,7 +319,7 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 		if err := gc.Check(ev, src); err != nil {
 			var be *BudgetError
 			if errors.As(err, &be) && !src.Synthetic() {
-				be.Notes = append(be.Notes, env.fitNote(call, p, env.fitsFunc(src, gate), true))
+				env.explainRefusal(be, call, p, ev, gate)
 			}
 			return nil, err
 		}
@@ -331,7 +335,7 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 				if n := ApproxNote(ev, src.Schema.Accountant); n != "" {
 					be.Notes = append(be.Notes, n)
 				}
-				be.Notes = append(be.Notes, env.fitNote(call, p, env.fitsFunc(src, gate), true))
+				env.explainRefusal(be, call, p, ev, gate)
 				return nil, be
 			}
 			return nil, Errorf(NameLedgerError, "dataset %q: %v", src.Name, err)
@@ -346,6 +350,37 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 
 // fitsFunc reports whether a cost would pass the gate (when it can tell)
 // and the dataset's remaining budget, without recording anything.
+// explainRefusal says, in a refusal of call on its dataset, what the call
+// asked and how the accountant priced it, the largest ε of the same call
+// that fits, and what else still fits on the dataset (accounting.Fits):
+// everything in the terms an analyst asks in, from public values only.
+func (env *Local) explainRefusal(be *BudgetError, call Call, p *Plan, ev accounting.Event, gate Gate) {
+	src := call.Dataset
+	asked := fmt.Sprintf("eps=%v", p.Eps)
+	if p.Delta > 0 {
+		asked += fmt.Sprintf(", delta=%v", p.Delta)
+	}
+	st, err := env.store()
+	if err == nil && be.Scope == fmt.Sprintf("dataset %q", src.Name) {
+		if pr := pricing(st, src.Name, src.Schema.Accountant, ev); pr != "" {
+			asked += ", priced by the " + pr
+		}
+	}
+	be.Asked = asked
+	be.Notes = append(be.Notes, env.fitNote(call, p, env.fitsFunc(src, gate), true))
+	if err != nil {
+		return
+	}
+	if f, err := st.Fits(src.Name); err == nil {
+		be.Notes = append(be.Notes, fitsWords(src.Name, f))
+	}
+}
+
+// fitsWords says what still fits on a dataset, for a refusal.
+func fitsWords(name string, f accounting.Fits) string {
+	return fmt.Sprintf("What still fits on dataset %q, one call alone: %s (remaining(ds) shows it)", name, FitsText(f))
+}
+
 func (env *Local) fitsFunc(src Ref, gate Gate) func(accounting.Event) bool {
 	return func(ev accounting.Event) bool {
 		if gc, ok := gate.(GateChecker); ok && gc.Check(ev, src) != nil {

@@ -80,6 +80,8 @@ func memCalls() []Call {
 		c("private_classify_jl", user, map[string]any{"k": 1, "variant": "fedrep-jl"}),
 		c("private_pca", mx, map[string]any{"k": 2, "method": "auto"}),
 		c(fnLowRank, mx, map[string]any{"k": 2}),
+		c("private_linear_regression", row, map[string]any{"y": "x0", "x": []string{"x1", "x2"}}),
+		c("private_logistic_regression", row, map[string]any{"y": "c", "positive": "b", "x": []string{"x1", "x2", "x3"}}),
 		// A private number of users: the users' state in windows.
 		c("private_mean", private, nil),
 		c("private_sum", private, map[string]any{"col": "x1"}),

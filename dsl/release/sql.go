@@ -510,7 +510,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: explain,
 		Note: fmt.Sprintf("%s; one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
 			note, calib),
-		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groupsParam})}
+		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groupsParam, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)})}
 	memGroups := groups
 	if sel != nil {
 		// The candidates are the data's; the estimate assumes a nominal

@@ -49,21 +49,24 @@ func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 	b := noise.LaplaceScale(countSensitivity, eps, 1)
 	ev := accounting.Pure(eps)
 	ev.Mechanism = "count/laplace"
-	note := fmt.Sprintf("counts %s; pure ε-DP with ε=%v; n + discrete Laplace noise on the integers, rounded", unit, eps)
+	post := countRule(a)
+	note := fmt.Sprintf("counts %s; pure ε-DP with ε=%v; n + discrete Laplace noise on the integers, rounded%s", unit, eps, post.note())
 	if src.Schema.Accountant == accounting.ModeZCDP.String() {
 		note += fmt.Sprintf(". Under this dataset's zcdp accountant a pure ε costs ρ=ε²/2=%.4g; give delta (for example delta=1e-6) for the Gaussian count, whose cost composes far better with other calls", accounting.PureToRho(eps))
 	}
 	p := &Plan{Func: fn, Method: "count/laplace", Cost: ev, Eps: eps, Delta: delta,
 		Noise:  fmt.Sprintf("discrete Laplace, scale b=%.4g (sensitivity 1)", b),
 		Note:   note,
-		Params: publicParams(a, map[string]any{"unit": unit})}
+		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(false, b, true, 0)})}
 	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := unitCount(ctx, d)
 		if err != nil {
 			return nil, err
 		}
-		return &Count{Value: tabular.LaplaceCount(n, b, env.sampler())}, nil
+		v := []float64{tabular.LaplaceCount(n, b, env.sampler())}
+		post.apply(v)
+		return &Count{Value: v[0]}, nil
 	}
 	return p, nil
 }
@@ -92,18 +95,21 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 	// not move, but it is noised as if it did so that n is never released.
 	sigma := noise.GaussianScale(countSensitivity, z, 1)
 	ev.Mechanism = "count/gaussian"
+	post := countRule(a)
 	p := &Plan{Func: fn, Method: "count/gaussian", Cost: ev, Eps: eps, Delta: delta,
 		Noise: fmt.Sprintf("discrete Gaussian, std %.4g (sensitivity 1)", sigma),
-		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v %s; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)",
-			unit, eps, delta, calibrationWords(ev)),
-		Params: publicParams(a, map[string]any{"unit": unit})}
+		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v %s; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)%s",
+			unit, eps, delta, calibrationWords(ev), post.note()),
+		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(true, sigma, true, 0)})}
 	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := unitCount(ctx, d)
 		if err != nil {
 			return nil, err
 		}
-		return &Count{Value: tabular.GaussianCount(n, sigma, env.sampler())}, nil
+		v := []float64{tabular.GaussianCount(n, sigma, env.sampler())}
+		post.apply(v)
+		return &Count{Value: v[0]}, nil
 	}
 	return p, nil
 }
@@ -166,6 +172,11 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		Note: fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
 			eps, delta, calibrationWords(ev), 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
 		Params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
+	if sc.Center != "public-mean" {
+		// Each coordinate of a row clipped to norm clip lies in
+		// [−clip, clip], and so does the mean.
+		p.Params[ErrorParam] = ratioModel(true, sigmaSum, sigmaCount, 0, -clip, clip)
+	}
 	p.setWindowedMemory(env, src, mul(i64(sc.D), 8, 4), userVectorBytes(src, sc.D),
 		fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average fewer columns")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
@@ -192,7 +203,11 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 				mean[j] += sc.Mean[idx[j]] // the public mean removed at registration
 			}
 		}
-		return &Mean{Values: mean}, nil
+		out := &Mean{Values: mean}
+		if sc.Center != "public-mean" {
+			out.Sums, out.Counts = sum, cnt
+		}
+		return out, nil
 	}
 	return p, nil
 }

@@ -214,7 +214,8 @@ func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: fmt.Sprintf("%s (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding)", kind, sp.Sensitivity, nb, sp.Excess),
 		Note: fmt.Sprintf("sum over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; noise on the lattice of its scale",
 			unit, c.name, c.lo, c.hi, rule, calib),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi},
+			ErrorParam: noiseModel(sp.Gaussian, sp.Scale, false, sp.Excess)})}
 	p.setWindowedMemory(env, src, 0, 16, fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Sum a subset with fewer columns")
 	sp.UserWindow = p.userWindow
 	users := sc.Unit == "user"
@@ -259,13 +260,17 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 		if nbins != 0 {
 			return nil, Errorf(NameArgumentError, "%s: column %q is categorical: it has one bin per category of its public domain (and %q), so bins must be left out", fn, c.name, ledger.OtherCategory)
 		}
-		cb, err := tabular.NewCategoryBins(c.domain, ledger.OtherCategory)
+		cb, what, err := categoryBins(a, c.domain)
 		if err != nil {
 			return nil, Errorf(NameArgumentError, "%s: column %q: %v", fn, c.name, err)
 		}
 		bins = cb
-		desc = fmt.Sprintf("one bin per category of the public domain (%d) and %q for every other value", len(c.domain), ledger.OtherCategory)
+		desc = "one bin per category of the public domain: " + what
 	}
+	if c.numeric && !optBool(a, "other", true) {
+		return nil, Errorf(NameArgumentError, "%s: other=false applies to a categorical column; column %q is numeric, binned over its public bounds with no bucket of other values: leave other out", fn, c.name)
+	}
+	post := countRule(a)
 	eps, delta := a.Float("eps"), a.Float("delta")
 	nb, err := registeredRelation(fn, src)
 	if err != nil {
@@ -293,9 +298,10 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 	keys := bins.Keys()
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: []string{c.name},
 		Noise: kind,
-		Note: fmt.Sprintf("counts of %s of column %q in %s%s; %s; every key is released, counts rounded to integers",
-			unit, c.name, desc, rule, calib),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k})}
+		Note: fmt.Sprintf("counts of %s of column %q in %s%s; %s; every key is released, counts rounded to integers%s",
+			unit, c.name, desc, rule, calib, post.note()),
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k,
+			ErrorParam: noiseModel(hp.Gaussian, hp.Scale, true, 0)})}
 	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
 		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Use fewer bins")
 	users := sc.Unit == "user"
@@ -308,6 +314,7 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		post.apply(counts)
 		return &Histogram{Keys: append([]string(nil), keys...), Counts: counts}, nil
 	}
 	return p, nil
@@ -342,7 +349,8 @@ func planQuantile(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: fmt.Sprintf("exponential mechanism, weights falling by R=%.6g ≤ e^(ε/2) per rank of distance from q·n (utility sensitivity 1 under %s)", qp.Ratio(), nb),
 		Note: fmt.Sprintf("q=%v of %s of column %q clamped to its public bounds [%v, %v]%s; pure ε-DP with ε=%v; the value is a point of the public grid of %d equal steps over the bounds, drawn exactly with integer arithmetic%s",
 			q, unit, c.name, c.lo, c.hi, rule, eps, qp.Grid, boundedRangeAdvice(sc, eps)),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}, "grid": qp.Grid})}
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}, "grid": qp.Grid,
+			ErrorParam: rankModel(qp.Grid+1, qp.Ratio())})}
 	// The run bins the values on the grid as it reads them: its memory is
 	// the grid's, not the rows' (tabular.QuantilePlan.Run).
 	p.setWindowedMemory(env, src, mul(i64(qp.Grid)+2, tabular.QuantileBytesPerPoint), 16,
@@ -374,6 +382,10 @@ type Groups struct {
 	By     string
 	Keys   []string
 	Values []float64
+	// Sums and Counts are a grouped mean's noisy sums and counts per key,
+	// which Values divide (nil for counts and sums, and in means stored
+	// before means carried their error).
+	Sums, Counts []float64
 }
 
 // optStr, optInt and optFloat read a keyword that callers building Args
@@ -427,10 +439,16 @@ func maxGroupsOf(fn string, src Ref, a *Args, keys int, what string) (int, error
 	return k, nil
 }
 
-// noGrouping refuses max_groups on a call without by.
+// noGrouping refuses max_groups and other=false on a call without by.
 func noGrouping(fn string, a *Args) error {
 	if k := optInt(a, "max_groups", 1); k != 1 {
 		return Errorf(NameArgumentError, "%s: max_groups=%d needs by=\"column\" (a categorical column to group by)", fn, k)
+	}
+	if !optBool(a, "other", true) {
+		return Errorf(NameArgumentError, "%s: other=false needs by=\"column\" (a categorical column to group by): it leaves out the key \"other\" of the groups", fn)
+	}
+	if optBool(a, "consistent", false) {
+		return Errorf(NameArgumentError, "%s: consistent=true needs by=\"column\": it makes the groups' counts add up to their total", fn)
 	}
 	return nil
 }
@@ -453,12 +471,12 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	if err != nil {
 		return nil, err
 	}
-	bins, err := tabular.NewCategoryBins(dom, ledger.OtherCategory)
+	bins, keysWhat, err := categoryBins(a, dom)
 	if err != nil {
 		return nil, Errorf(NameArgumentError, "%s: column %q: %v", fn, by, err)
 	}
 	keys := bins.Keys()
-	k, err := maxGroupsOf(fn, src, a, len(keys), fmt.Sprintf("the number of keys of %q (its categories and %q)", by, ledger.OtherCategory))
+	k, err := maxGroupsOf(fn, src, a, len(keys), fmt.Sprintf("the number of keys of %q (%s)", by, keysWhat))
 	if err != nil {
 		return nil, err
 	}
@@ -484,14 +502,25 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	if err != nil {
 		return nil, err
 	}
+	consistent := optBool(a, "consistent", false)
+	if consistent && k != 1 {
+		return nil, Errorf(NameArgumentError, "%s: consistent=true releases a total of the groups' counts, which needs each unit in one group: leave max_groups out (it is %d)", fn, k)
+	}
 	spec := tabular.GroupSpec{Stat: stat, Groups: bins, Lo: c.lo, Hi: c.hi, MaxGroups: k, CountShare: meanCountShare,
-		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne}
+		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne, Total: consistent}
 	gp, err := tabular.PlanGroups(spec, eps, delta, nb, gaussianCalibration(src))
 	if err != nil {
 		if stat == tabular.GroupCount {
 			return nil, Errorf(NameArgumentError, "%s: %v", fn, err)
 		}
 		return nil, tabErr(fn, c, err)
+	}
+	var post postRule
+	switch stat {
+	case tabular.GroupCount:
+		post = countRule(a)
+	case tabular.GroupMean:
+		post = meanRule(a, c.lo, c.hi)
 	}
 	users := sc.Unit == "user"
 	unit, rule := unitWords(sc, fmt.Sprintf("each user counts once in each of the first %d distinct group(s) of their rows in row order", k))
@@ -505,14 +534,14 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	case stat == tabular.GroupMean && !gp.Gaussian:
 		noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g per key's sum (ℓ1 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding) and b=%.4g per key's count (ℓ1 sensitivity %v)",
 			gp.SumScale, gp.SumL1, nb, gp.Excess, gp.CountScale, gp.CountL1)
-		calib = fmt.Sprintf("pure ε-DP with ε=%v: %.0f%% to the sums, %.0f%% to the counts (sequential composition); mean = noisy sum / max(noisy count, 1) per key, not clamped to the bounds%s",
-			eps, 100*(1-meanCountShare), 100*meanCountShare, zcdpAdvice(sc, eps, true))
+		calib = fmt.Sprintf("pure ε-DP with ε=%v: %.0f%% to the sums, %.0f%% to the counts (sequential composition); mean = noisy sum / max(noisy count, 1) per key, %s%s",
+			eps, 100*(1-meanCountShare), 100*meanCountShare, post.meanWords(), zcdpAdvice(sc, eps, true))
 	case stat == tabular.GroupMean:
 		method = base + "/gaussian"
 		noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key's sum (ℓ2 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding) and std %.4g per key's count (ℓ2 sensitivity %.4g)",
 			gp.SumScale, gp.SumL2, nb, gp.Excess, gp.CountScale, gp.CountL2)
-		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sums, %.0f%% to the counts; mean = noisy sum / max(noisy count, 1) per key, not clamped to the bounds",
-			eps, delta, calibrationWords(gp.Event), 100*(1-meanCountShare), 100*meanCountShare)
+		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sums, %.0f%% to the counts; mean = noisy sum / max(noisy count, 1) per key, %s",
+			eps, delta, calibrationWords(gp.Event), 100*(1-meanCountShare), 100*meanCountShare, post.meanWords())
 	case gp.Gaussian:
 		method = base + "/gaussian"
 		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s", eps, delta, calibrationWords(gp.Event))
@@ -529,6 +558,10 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 			noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g per key (ℓ1 sensitivity %v under %s)", gp.CountScale, gp.CountL1, nb)
 		}
 		calib += "; counts rounded to integers"
+		if consistent {
+			noiseText += ", on the counts and their total"
+			calib += "; consistent=true (post-processing): the total of the counts is released in the same vector, and the parts shown are its least-squares fit to it, made nonnegative if asked and rounded so that they add up to the rounded total"
+		}
 	case tabular.GroupSum:
 		if gp.Gaussian {
 			noiseText = fmt.Sprintf("discrete Gaussian, std %.4g per key (ℓ2 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding)", gp.SumScale, gp.SumL2, nb, gp.Excess)
@@ -544,11 +577,24 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	ev.Mechanism = method
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
 		Noise: noiseText,
-		Note: fmt.Sprintf("%s per key of the categorical column %q: its %d categories and %q for every other value, every key released whatever the data%s; %s; noise on the lattice of its scale",
-			what, by, len(dom), ledger.OtherCategory, rule, calib),
+		Note: fmt.Sprintf("%s per key of the categorical column %q: %s, every key released whatever the data%s; %s; noise on the lattice of its scale%s",
+			what, by, keysWhat, rule, calib, post.note()),
 		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k})}
 	if stat != tabular.GroupCount {
 		p.Params["bounds"] = []float64{c.lo, c.hi}
+	}
+	switch stat {
+	case tabular.GroupCount:
+		// consistent=true shows least-squares fits of the counts and their
+		// total, each a combination of every key's noise: no per-key
+		// interval of the noise alone describes them, so none is shown.
+		if !consistent {
+			p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.CountScale, true, 0)
+		}
+	case tabular.GroupSum:
+		p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.SumScale, false, gp.Excess)
+	default:
+		p.Params[ErrorParam] = ratioModel(gp.Gaussian, gp.SumScale, gp.CountScale, gp.Excess, c.lo, c.hi)
 	}
 	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
 		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Group by a column with fewer categories")
@@ -557,11 +603,15 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		if err != nil {
 			return nil, err
 		}
-		vals, err := gp.Run(ctx, s, users, env.sampler())
+		vals, counts, sums, err := gp.RunParts(ctx, s, users, env.sampler())
 		if err != nil {
 			return nil, err
 		}
-		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals}, nil
+		if consistent {
+			vals = consistentCounts(vals, post.nonnegative)
+		}
+		post.apply(vals)
+		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals, Sums: sums, Counts: counts}, nil
 	}
 	return p, nil
 }
@@ -605,6 +655,7 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, tabErr(fn, c, err)
 	}
+	post := meanRule(a, c.lo, c.hi)
 	unit, rule := unitWords(sc, "each user adds the mean of their clamped values and counts once")
 	method := "bounded-mean/gaussian"
 	noiseText := fmt.Sprintf("discrete Gaussian, std %.4g on the sum (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding) and std %.4g on the count (sensitivity 1)",
@@ -621,9 +672,10 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	ev.Mechanism = method
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: []string{c.name},
 		Noise: noiseText,
-		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; mean = noisy sum / max(noisy count, 1), not clamped to the bounds",
-			unit, c.name, c.lo, c.hi, rule, calib),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
+		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; mean = noisy sum / max(noisy count, 1), %s%s",
+			unit, c.name, c.lo, c.hi, rule, calib, post.meanWords(), post.note()),
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi},
+			ErrorParam: ratioModel(gp.Gaussian, gp.SumScale, gp.CountScale, gp.Excess, c.lo, c.hi)})}
 	p.setStreamMemory(src, 0, groupUserBytes(1), fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average a subset with fewer columns")
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
@@ -631,11 +683,12 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		vals, err := gp.Run(ctx, s, users, env.sampler())
+		vals, counts, sums, err := gp.RunParts(ctx, s, users, env.sampler())
 		if err != nil {
 			return nil, err
 		}
-		return &Mean{Values: vals}, nil
+		post.apply(vals)
+		return &Mean{Values: vals, Sums: sums, Counts: counts}, nil
 	}
 	return p, nil
 }

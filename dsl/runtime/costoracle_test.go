@@ -83,7 +83,12 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 		} else {
 			ev = accounting.ZcdpFor(eps, delta)
 		}
-	case catalog.PrivatePCA.Name:
+	case catalog.PrivateLinearRegression.Name, catalog.PrivateLogisticRegression.Name: // Gaussian releases only (δ > 0), one zCDP event at ρ*(ε, δ), exact GDP on gdp datasets; iters splits it, never adds
+		if !gaussian {
+			return ev, false
+		}
+		ev = gaussianFor(eps, delta)
+	case catalog.PrivatePCA.Name: // center=true (gauss, npm, adaptive, auto) charges the uncentred event: the private mean takes its share of the same ρ (μ*²/2)
 		if !gaussian {
 			return ev, false
 		}

@@ -97,7 +97,7 @@ func harnessMatrixGrid(wide bool) []harnessCall {
 	kw := newKW
 	var calls []harnessCall
 	vary := func(fn, ds string, base []KW, name string, vals []any) {
-		for _, v := range vals {
+		for i, v := range vals {
 			var kws []KW
 			replaced := false
 			for _, k := range base {
@@ -110,7 +110,7 @@ func harnessMatrixGrid(wide bool) []harnessCall {
 			if !replaced {
 				kws = append(kws, kw(name, v))
 			}
-			calls = append(calls, harnessCall{fn: fn, dataset: ds, kws: kws})
+			calls = append(calls, harnessCall{fn: fn, dataset: ds, kws: kws, vary: name, edge: i == 0 || i == len(vals)-1})
 		}
 	}
 	anys := func(xs ...any) []any { return xs }

@@ -360,7 +360,7 @@ budget eps=0.5, delta=1e-6 {
 	if d, ok := s.rt.Doc("private_mean"); !ok || !strings.Contains(d, "columns") {
 		t.Errorf("Doc: %q", d)
 	}
-	if kw := s.rt.Keywords("private_count"); strings.Join(kw, ",") != "eps,delta,by,max_groups,dry_run,name" {
+	if kw := s.rt.Keywords("private_count"); strings.Join(kw, ",") != "eps,delta,by,max_groups,nonnegative,other,consistent,dry_run,name" {
 		t.Errorf("Keywords: %v", kw)
 	}
 }

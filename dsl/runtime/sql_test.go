@@ -110,7 +110,7 @@ func TestPrivateSQLFromCells(t *testing.T) {
 		"fmt.Println(r.Get(\"north\", \"m\") >= 0)\n" +
 		"fmt.Print(r.CSV())\n" +
 		"fmt.Println(r)\n")
-	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,m\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
+	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,n ±95%,m\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -120,11 +120,11 @@ func TestPrivateSQLFromCells(t *testing.T) {
 	if after := ledgerRecords(t, dir, "people"); after != before {
 		t.Errorf("a replay wrote %d ledger records", after-before)
 	}
-	if !strings.Contains(out2, "true") || strings.Split(out2, "\n")[1] != strings.Split(out[strings.Index(out, "region,n,m"):], "\n")[1] {
+	if !strings.Contains(out2, "true") || strings.Split(out2, "\n")[1] != strings.Split(out[strings.Index(out, "region,n,n ±95%,m"):], "\n")[1] {
 		t.Errorf("the replay differs:\n%s\nfirst:\n%s", out2, out)
 	}
 	dry := s.ok("d := private_sql(`SELECT SUM(age) AS s, VARIANCE(income, 0, 1000) AS v FROM people`, eps=0.5, dry_run=true)\nfmt.Println(d)")
-	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)"} {
+	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)", "error: 95 % interval of each group's value: s ± "} {
 		if !strings.Contains(dry, want) {
 			t.Errorf("the dry run lacks %q:\n%s", want, dry)
 		}
@@ -268,10 +268,19 @@ func TestPrivateSQLKeysAndWeights(t *testing.T) {
 	cell := "r := private_sql(`SELECT round(age / 10) AS d, COUNT(*) AS n, AVG(income, 0, 50000) AS m FROM people GROUP BY d`, eps=1, " +
 		"keys=map[string][]any{\"d\": {3, 4, 5}}, weights=[]float64{1, 3}, name=\"decades\")\nfmt.Print(r.CSV())\nfmt.Println(r.Receipt.NoiseScale)"
 	out := s.ok(cell)
-	for _, want := range []string{"d,n,m\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
+	for _, want := range []string{"d,n,n ±95%,m\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// A COUNT column's interval: Laplace b = 4, rounded: ±⌈4·ln 20⌉ = ±12;
+	// an AVG column carries none.
+	if w := s.ok(`lo, hi := r.IntervalOf(3, "n", 0.95)
+fmt.Println(hi - lo, lo <= r.Get(3, "n"), r.Get(3, "n") <= hi)`); !strings.HasPrefix(w, "24.0000000000") || !strings.HasSuffix(strings.TrimSpace(w), "true true") {
+		t.Errorf("IntervalOf: %q, want a width of 24", w)
+	}
+	if res, _ := s.fails(`r.IntervalOf(3, "m", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, `column "m" (avg) carries no confidence interval`) {
+		t.Errorf("IntervalOf of an AVG: %v", res.Error)
 	}
 	before := ledgerRecords(t, dir, "people")
 	again := s.ok(cell)

@@ -1,10 +1,6 @@
 package runtime
 
 import (
-	"fmt"
-	"math"
-	"strconv"
-
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -27,7 +23,8 @@ func meanResult(rel *release.Release) *MeanResult {
 	if g := groupResult(rel); g != nil { // by= (tabular.go)
 		return &MeanResult{Values: g.Values, Columns: []string{g.Column}, releaseBase: releaseBase{rel.Receipt}, GroupResult: g}
 	}
-	return &MeanResult{Values: rel.Value.(*release.Mean).Values, Columns: rel.Columns, releaseBase: releaseBase{rel.Receipt}}
+	m := rel.Value.(*release.Mean)
+	return &MeanResult{Values: m.Values, Columns: rel.Columns, releaseBase: releaseBase{rel.Receipt}, sums: m.Sums, counts: m.Counts}
 }
 
 // remaining implements remaining(ds): the dataset's public budget state.
@@ -58,23 +55,5 @@ func budgetOf(st *ledger.Status, fits accounting.Fits) Budget {
 		FitsPure: fits.Pure, FitsQuantile: fits.BoundedRange, FitsGaussian: fits.Gaussian, FitsDelta: fits.GaussianDelta}
 }
 
-// fitsText says what one more call may spend: the largest ε of a pure
-// call, of a quantile (the exponential mechanism) and of a Gaussian call
-// at the dataset's δ that the accountant admits now.
-func fitsText(f accounting.Fits) string {
-	s := fmt.Sprintf("pure ε≤%s, quantile ε≤%s", fitEps(f.Pure), fitEps(f.BoundedRange))
-	if f.GaussianDelta > 0 {
-		s += fmt.Sprintf(", Gaussian ε≤%s at δ=%.3g", fitEps(f.Gaussian), f.GaussianDelta)
-	}
-	return s
-}
-
-// fitEps shows a largest ε rounded down to 3 significant digits, so that
-// the value shown fits too.
-func fitEps(eps float64) string {
-	if eps <= 0 {
-		return "0 (none fits)"
-	}
-	p := math.Pow(10, math.Floor(math.Log10(eps))-2)
-	return strconv.FormatFloat(math.Floor(eps/p)*p, 'g', 3, 64)
-}
+// fitsText says what one more call may spend (release.FitsText).
+func fitsText(f accounting.Fits) string { return release.FitsText(f) }

@@ -141,7 +141,7 @@ fmt.Println(h.Counts, h.Receipt.Params["max_groups"], h.Receipt.NoiseScale)`)
 		t.Errorf("users: %d charges, want the one histogram", n)
 	}
 	// completion and %help come from the function table
-	if kw := s.rt.Keywords("private_histogram"); strings.Join(kw, ",") != "col,bins,max_groups,eps,delta,dry_run,name" {
+	if kw := s.rt.Keywords("private_histogram"); strings.Join(kw, ",") != "col,bins,max_groups,eps,delta,nonnegative,other,dry_run,name" {
 		t.Errorf("Keywords: %v", kw)
 	}
 	if d, ok := s.rt.Doc("private_histogram"); !ok || !strings.Contains(d, "max_groups") {

@@ -47,8 +47,13 @@ func literalNumber(toks []tok) (v float64, used int, ok bool) {
 }
 
 // literalValue reads a keyword value that is a single literal: "x", 3,
-// -2.5, true. Ints beyond 2³¹ are left to the runtime.
+// -2.5, true, or a []string of string literals ([]string{"a", "b"}), so
+// that calls naming their columns that way are priced and validated
+// before the cell runs. Ints beyond 2³¹ are left to the runtime.
 func literalValue(toks []tok) (any, bool) {
+	if ss, ok := literalStrings(toks); ok {
+		return ss, true
+	}
 	signed, neg := false, false
 	if len(toks) == 2 && (toks[0].t == token.SUB || toks[0].t == token.ADD) {
 		signed, neg, toks = true, toks[0].t == token.SUB, toks[1:]
@@ -88,6 +93,31 @@ func literalValue(toks []tok) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// literalStrings reads []string{"a", "b", …} (a trailing comma allowed;
+// []string{} is an empty, non-nil slice).
+func literalStrings(toks []tok) ([]string, bool) {
+	if len(toks) < 5 || toks[0].t != token.LBRACK || toks[1].t != token.RBRACK || toks[2].t != token.IDENT ||
+		toks[2].lit != "string" || toks[3].t != token.LBRACE || toks[len(toks)-1].t != token.RBRACE {
+		return nil, false
+	}
+	out := []string{}
+	body := toks[4 : len(toks)-1]
+	for i := 0; i < len(body); i += 2 {
+		if body[i].t != token.STRING {
+			return nil, false
+		}
+		v, err := strconv.Unquote(body[i].lit)
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, v)
+		if i+1 < len(body) && body[i+1].t != token.COMMA {
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 type arg struct {

@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"errors"
+	"fmt"
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"go/parser"
 	"go/scanner"
@@ -400,6 +401,33 @@ func TestLiteralForms(t *testing.T) {
 		p, err := Translate("c", "private_count(ds, eps="+lit+")")
 		if err != nil || len(p.Calls) != 1 || p.Calls[0].Eps != want || !p.Calls[0].Static {
 			t.Errorf("eps=%s: %+v, %v; want %g", lit, p, err, want)
+		}
+	}
+}
+
+// A []string of string literals is a literal keyword value (the
+// pre-check plans and prices the call); anything else in braces is not.
+func TestStringSliceLiterals(t *testing.T) {
+	for _, c := range []struct {
+		lit  string
+		want any
+	}{
+		{`[]string{"a", "b"}`, []string{"a", "b"}},
+		{`[]string{"a",}`, []string{"a"}},
+		{`[]string{}`, []string{}},
+		{`[]string{"a" "b"}`, nil},
+		{`[]string{a}`, nil},
+		{`[]int{"a"}`, nil},
+		{`[]string{"a", b}`, nil},
+	} {
+		p, err := Translate("c", "m := private_mean(ds, eps=1, delta=1e-6, columns="+c.lit+")")
+		if err != nil {
+			t.Errorf("%s: %v", c.lit, err)
+			continue
+		}
+		got := p.Keywords[CallPos{1, 6}]["columns"]
+		if fmt.Sprint(got) != fmt.Sprint(c.want) || (c.want == nil) != (got == nil) {
+			t.Errorf("columns=%s recorded as %#v, want %#v", c.lit, got, c.want)
 		}
 	}
 }

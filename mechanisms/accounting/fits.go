@@ -70,5 +70,15 @@ func (a *Accountant) largest(event func(eps float64) Event) float64 {
 			hi = mid
 		}
 	}
+	// The bisection stops just below a round limit (a basic-composition
+	// remainder of 0.1 comes out as 0.09999999): when the value rounded
+	// up to 6 significant digits fits too, that is the answer, so that a
+	// display rounding down shows 0.1 and not 0.0999.
+	if lo > 0 {
+		p := math.Pow(10, math.Floor(math.Log10(lo))-5)
+		if up := math.Ceil(lo/p) * p; up > lo && up < hi && fits(up) {
+			lo = up
+		}
+	}
 	return lo
 }

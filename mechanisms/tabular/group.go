@@ -49,6 +49,8 @@ var (
 	ErrShare = errors.New("tabular: the count's share of the budget must lie strictly between 0 and 1")
 	// ErrStat: an unknown GroupStat.
 	ErrStat = errors.New("tabular: unknown grouped statistic")
+	// ErrTotal: a total asked of other than a count with MaxGroups 1.
+	ErrTotal = errors.New("tabular: a released total needs grouped counts with one group per unit (max_groups=1)")
 	// ErrGroupDim: the source does not hold the columns the plan reads.
 	ErrGroupDim = errors.New("tabular: the source must hold the grouping column (counts), or the value column then the grouping column (sums, means)")
 )
@@ -75,6 +77,13 @@ type GroupSpec struct {
 	// and add-remove's: the data are a subset of registered replace-one
 	// data, where replacing a unit may add it to the subset or remove it.
 	AddRemoveToo bool
+	// Total makes a GroupCount with MaxGroups 1 release the total of its
+	// counts too, as one more coordinate of the same noisy vector, so
+	// that post-processing can make the parts add up to it (consistent
+	// counts). A unit then moves one count and the total by one each
+	// (add-remove), or two counts and not the total (replace-one): ℓ1 = 2,
+	// ℓ2 = √2 under both relations.
+	Total bool
 }
 
 // GroupPlan is a planned grouped release. Every field is public.
@@ -224,6 +233,13 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour, cal
 	if p.countNoised {
 		p.CountL1, p.CountL2 = GroupCountSensitivity(G, spec.MaxGroups, nb, spec.AddRemoveToo)
 	}
+	coords := G
+	if spec.Total {
+		if spec.Stat != GroupCount || spec.MaxGroups != 1 {
+			return nil, ErrTotal
+		}
+		p.CountL1, p.CountL2, coords = 2, sqrt2Up, G+1
+	}
 	var sumL1, sumL2 float64
 	if p.sumNoised {
 		if err := checkBounds(spec.Lo, spec.Hi); err != nil {
@@ -238,7 +254,7 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour, cal
 		if p.sumNoised {
 			l1, l2 = sumL1, sumL2
 		}
-		np, err := planNoise(l1, l2, eps, delta, G, calibration(cal))
+		np, err := planNoise(l1, l2, eps, delta, coords, calibration(cal))
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +319,8 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour, cal
 func (p *GroupPlan) Keys() []string { return p.groups().Keys() }
 
 // Run releases one value per group, in the order of Keys: noisy counts
-// rounded to integers (GroupCount), noisy sums (GroupSum), or noisy sum /
+// rounded to integers (GroupCount, then their noisy total when the spec
+// asks for it), noisy sums (GroupSum), or noisy sum /
 // max(noisy count, 1) (GroupMean; not clamped to the bounds: the ratio of
 // two noisy values can leave them, and is released as it is).
 //
@@ -318,6 +335,13 @@ func (p *GroupPlan) Run(ctx context.Context, src rows.Source, users bool, s *noi
 	counts, sums, err := p.Totals(ctx, src, users)
 	if err != nil {
 		return nil, err
+	}
+	if p.Total {
+		t := 0.0
+		for _, c := range counts {
+			t += c // exact: integers below 2^53
+		}
+		counts = append(counts, t)
 	}
 	if p.countNoised {
 		p.count.add(s, counts)

@@ -565,3 +565,40 @@ func TestOneGroupMean(t *testing.T) {
 		}
 	}
 }
+
+// A released total is one more coordinate of the counts' vector: a unit
+// moves one count and the total (add-remove) or two counts (replace-one),
+// so ℓ1 = 2 and ℓ2 = √2 under both, and the noise is calibrated to them
+// over G+1 coordinates. Run returns the G counts, then the total. Only
+// counts with max_groups 1 take one.
+func TestGroupTotal(t *testing.T) {
+	bins, _ := NewCategoryBins([]string{"a", "b"}, "other")
+	for _, nb := range []accounting.Neighbour{accounting.AddRemove, accounting.ReplaceOne} {
+		for _, delta := range []float64{0, 1e-6} {
+			p, err := PlanGroups(GroupSpec{Stat: GroupCount, Groups: bins, MaxGroups: 1, Total: true}, 1, delta, nb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.CountL1 != 2 || p.CountL2 < math.Sqrt2 || p.CountL2 > math.Sqrt2*(1+1e-15) {
+				t.Errorf("%v δ=%v: sensitivities %v, %v, want 2, √2", nb, delta, p.CountL1, p.CountL2)
+			}
+			plain, _ := PlanGroups(GroupSpec{Stat: GroupCount, Groups: bins, MaxGroups: 1}, 1, delta, nb)
+			if nb == accounting.AddRemove && !(p.CountScale > 1.9*plain.CountScale) && delta == 0 {
+				t.Errorf("%v: total's Laplace scale %v, plain %v: want twice", nb, p.CountScale, plain.CountScale)
+			}
+			src := rows.FromDense(mat.NewDense(5, 1, []float64{0, 1, 1, 2, 7}))
+			vals, err := p.Run(context.Background(), src, false, noise.NewSeeded(1))
+			if err != nil || len(vals) != 4 {
+				t.Fatalf("Run: %v %v, want 3 counts and a total", vals, err)
+			}
+		}
+	}
+	for _, spec := range []GroupSpec{
+		{Stat: GroupCount, Groups: bins, MaxGroups: 2, Total: true},
+		{Stat: GroupSum, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1, Total: true},
+	} {
+		if _, err := PlanGroups(spec, 1, 0, accounting.AddRemove); !errors.Is(err, ErrTotal) {
+			t.Errorf("%+v: %v, want ErrTotal", spec, err)
+		}
+	}
+}

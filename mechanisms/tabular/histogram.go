@@ -112,36 +112,70 @@ func fmtEdge(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // one for every other value. Values arrive as category indices: an integer
 // i in [0, len(domain)) counts in bin i, anything else (len(domain), a
 // NaN, a non-integer, a negative or a larger index) in the last bin.
+//
+// NewDomainBins gives the same bins without the last: values outside the
+// domain then count in no bin.
 type CategoryBins struct {
 	keys []string
+	// none: no bucket of other values (NewDomainBins).
+	none bool
 }
 
 // NewCategoryBins returns the bins of domain and of the bucket named other.
 func NewCategoryBins(domain []string, other string) (*CategoryBins, error) {
-	if len(domain) == 0 || len(domain) >= MaxCategories {
-		return nil, ErrDomain
+	if err := checkDomain(domain, map[string]bool{other: true}); err != nil {
+		return nil, err
 	}
-	seen := map[string]bool{other: true}
+	return &CategoryBins{keys: append(append([]string(nil), domain...), other)}, nil
+}
+
+// NewDomainBins returns the bins of domain alone: a value that is not a
+// category index counts in no bin. Which rows count is a public rule (the
+// row's own value against the public domain), so the sensitivities of
+// CategoryBins hold unchanged.
+func NewDomainBins(domain []string) (*CategoryBins, error) {
+	if err := checkDomain(domain, nil); err != nil {
+		return nil, err
+	}
+	return &CategoryBins{keys: append([]string(nil), domain...), none: true}, nil
+}
+
+// checkDomain refuses an empty or oversized domain and a repeated key
+// (seen holds keys taken already).
+func checkDomain(domain []string, seen map[string]bool) error {
+	if len(domain) == 0 || len(domain) >= MaxCategories {
+		return ErrDomain
+	}
+	if seen == nil {
+		seen = map[string]bool{}
+	}
 	for _, c := range domain {
 		if seen[c] {
-			return nil, ErrDomain
+			return ErrDomain
 		}
 		seen[c] = true
 	}
-	return &CategoryBins{keys: append(append([]string(nil), domain...), other)}, nil
+	return nil
 }
 
 // MaxCategories bounds a domain's size, so that every index is an exact
 // float64 integer and the noise's coordinate count stays small.
 const MaxCategories = 1 << 20
 
-// Len is the number of categories plus one.
+// Len is the number of categories, plus one for the bucket of other
+// values.
 func (c *CategoryBins) Len() int { return len(c.keys) }
 
-// Bin returns the category index, or the last bin.
+// Bin returns the category index, or the last bin (−1 without one).
 func (c *CategoryBins) Bin(v float64) int {
 	other := len(c.keys) - 1
+	if c.none {
+		other = len(c.keys)
+	}
 	if !(v >= 0 && v < float64(other)) || v != math.Trunc(v) {
+		if c.none {
+			return -1
+		}
 		return other
 	}
 	return int(v)

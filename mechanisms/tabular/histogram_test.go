@@ -95,6 +95,31 @@ func TestCategoryBins(t *testing.T) {
 	}
 }
 
+// Without the bucket of other values, a value outside the domain counts
+// in no bin, and the keys are the domain's.
+func TestDomainBins(t *testing.T) {
+	c, err := NewDomainBins([]string{"north", "south", "east", "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Keys(); !reflect.DeepEqual(got, []string{"north", "south", "east", "other"}) || c.Len() != 4 {
+		t.Errorf("keys %q, Len %d", got, c.Len())
+	}
+	for _, x := range []struct {
+		v    float64
+		want int
+	}{{0, 0}, {3, 3}, {4, -1}, {-1, -1}, {1.5, -1}, {math.NaN(), -1}, {math.Inf(1), -1}} {
+		if got := c.Bin(x.v); got != x.want {
+			t.Errorf("Bin(%v) = %d, want %d", x.v, got, x.want)
+		}
+	}
+	for _, d := range [][]string{nil, {"a", "a"}} {
+		if _, err := NewDomainBins(d); !errors.Is(err, ErrDomain) {
+			t.Errorf("domain %q: %v", d, err)
+		}
+	}
+}
+
 // A unit moves one count by one when added or removed (ℓ1 = ℓ2 = 1) and
 // two counts by one each when replaced (ℓ1 = 2, ℓ2 = √2); the noise of
 // every count is calibrated to them, over all the bins' coordinates.

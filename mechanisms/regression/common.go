@@ -1,0 +1,210 @@
+package regression
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
+)
+
+// MaxFeatures is the most feature columns a model takes: the linear
+// plan's sufficient statistics are (d+1)(d+2)/2 noisy numbers and an
+// eigendecomposition of a (d+1)-square matrix, which stay small below it.
+const MaxFeatures = 256
+
+// MaxBound is the largest magnitude a public bound may have. Products of
+// two bounds summed over MaxRows = 2^30 rows stay far below overflow.
+const MaxBound = 0x1p200
+
+// MaxRows is the most rows a run reads (rowpass.MaxRows = 2^30): the data
+// registry refuses larger data sets, and the rounding excess of the sums is
+// charged for this many terms.
+const MaxRows = rowpass.MaxRows
+
+// Errors of the plans and runs. Their texts are fixed: they name no value.
+var (
+	ErrBounds      = errors.New("every column's public bounds must be finite numbers lo < hi within ±2^200")
+	ErrFeatures    = errors.New("give between 1 and 256 feature columns")
+	ErrEps         = errors.New("eps must be a finite number > 0")
+	ErrDelta       = errors.New("delta must satisfy 0 < δ < 1: the mechanism adds Gaussian noise")
+	ErrCalibrate   = errors.New("no zCDP budget ρ > 0 meets this (eps, delta): raise eps or delta")
+	ErrIters       = errors.New("iters must be between 1 and 10000")
+	ErrL2          = errors.New("l2 must be a finite number ≥ 0")
+	ErrCoarse      = errors.New("eps is too small to represent the noise: raise eps")
+	ErrDim         = errors.New("regression: the source's width does not match the plan")
+	ErrTooManyRows = errors.New("the data have more than MaxRows = 2^30 rows, the most the privacy accounting covers")
+)
+
+// Bounds are one column's public bounds [Lo, Hi].
+type Bounds struct{ Lo, Hi float64 }
+
+func (b Bounds) check() error {
+	switch {
+	case math.IsNaN(b.Lo) || math.IsNaN(b.Hi) || math.IsInf(b.Lo, 0) || math.IsInf(b.Hi, 0) || !(b.Lo < b.Hi):
+		return ErrBounds
+	case math.Abs(b.Lo) > MaxBound || math.Abs(b.Hi) > MaxBound:
+		return ErrBounds
+	}
+	return nil
+}
+
+// centre is the midpoint of the bounds, which the public rule subtracts
+// from every value, so that the row norms (and with them the noise) depend
+// on the widths of the bounds, not on where they lie.
+func (b Bounds) centre() float64 { return b.Lo/2 + b.Hi/2 }
+
+// half is the half-width, rounded up: every centred value lies in
+// [−half, half] after the rule's final clamp.
+func (b Bounds) half() float64 { return up(b.Hi/2 - b.Lo/2) }
+
+// centred is the public rule applied to a value: clamped to [Lo, Hi] (a NaN
+// counts as the centre), minus the centre, clamped to [−half, half] so that
+// the subtraction's rounding cannot leave the bound the sensitivities use.
+func (b Bounds) centred(v float64) float64 {
+	if v != v {
+		return 0
+	}
+	h := b.half()
+	return min(max(min(max(v, b.Lo), b.Hi)-b.centre(), -h), h)
+}
+
+// up returns a float64 no smaller than x (one ulp above it).
+func up(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
+
+// roundUp covers the relative rounding of a few correctly rounded
+// operations in a bound computed from public numbers.
+const roundUp = 1 + 0x1p-48
+
+// sumRoundings is the most roundings a term of a released sum passes
+// through: one to form it (a product), BlockRows − 1 inside its block and
+// TreeDepth in the pairwise tree (rowpass).
+const sumRoundings = 1 + rowpass.BlockRows - 1 + rowpass.TreeDepth
+
+// sumExcess is how much further apart (in ℓ2) than their exact sums the
+// computed sums of two neighbouring data sets can be, when the vector of
+// the terms' magnitude bounds has ℓ2 norm m: 2·γ_h·MaxRows·m (Higham,
+// Lemma 3.1, for each coordinate; the ℓ2 norm over the coordinates).
+func sumExcess(m float64) float64 {
+	return 2 * rowpass.Gamma(sumRoundings) * MaxRows * m * roundUp
+}
+
+// Gaussian is one Gaussian release of a plan: its ℓ2 sensitivity (the
+// rounding excess included), its share ρ of the zCDP budget, the number of
+// coordinates and the noise std on the lattice.
+type Gaussian struct {
+	Sens  float64
+	Rho   float64
+	Coord int
+	Sigma float64
+}
+
+// calibrate fixes g.Sigma = Sens/√(2ρ) (Bun and Steinke 2016, Prop. 1.6)
+// plus the lattice's rounding (noise.GaussianScaleChecked).
+func (g *Gaussian) calibrate() error {
+	z := 1 / math.Sqrt(2*g.Rho)
+	s, err := noise.GaussianScaleChecked(g.Sens, z, g.Coord)
+	if err != nil {
+		return ErrCoarse
+	}
+	g.Sigma = s
+	return nil
+}
+
+// target checks ε and δ and returns the zCDP budget ρ the call spends and
+// its event: ρ*(ε, δ) under zCDP, μ*²/2 with the μ*-GDP event under the
+// gdp accountant (accounting.GaussianTarget).
+func target(eps, delta float64, gdp bool) (float64, accounting.Event, error) {
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return 0, accounting.Event{}, ErrEps
+	}
+	if !(delta > 0 && delta < 1) {
+		return 0, accounting.Event{}, ErrDelta
+	}
+	rho, ev, ok := accounting.GaussianTarget(eps, delta, gdp)
+	if !ok {
+		return 0, accounting.Event{}, ErrCalibrate
+	}
+	return rho, ev, nil
+}
+
+// checkFeatures validates the feature bounds and returns the squared norm
+// bound of an augmented centred row (1, x̃_1, …, x̃_d): 1 + Σ half_j²,
+// rounded up, and the per-coordinate magnitude bounds (1, half_1, …).
+func checkFeatures(x []Bounds) (b2 float64, mags []float64, err error) {
+	if len(x) < 1 || len(x) > MaxFeatures {
+		return 0, nil, ErrFeatures
+	}
+	mags = make([]float64, len(x)+1)
+	mags[0] = 1
+	b2 = 1
+	for j, b := range x {
+		if err := b.check(); err != nil {
+			return 0, nil, err
+		}
+		mags[j+1] = b.half()
+		b2 += mags[j+1] * mags[j+1]
+	}
+	return b2 * roundUp, mags, nil
+}
+
+// countingSource fails a scan past MaxRows rows, before rowpass would
+// panic on them.
+type countingSource struct{ rows.Source }
+
+func (c countingSource) Scan(ctx context.Context) (rows.Cursor, error) {
+	cur, err := c.Source.Scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingCursor{Cursor: cur}, nil
+}
+
+type countingCursor struct {
+	rows.Cursor
+	n int
+}
+
+func (c *countingCursor) Next(dst *rows.Batch) error {
+	err := c.Cursor.Next(dst)
+	if c.n += dst.N; c.n > MaxRows {
+		dst.N = 0
+		return ErrTooManyRows
+	}
+	return err
+}
+
+// Model is a fitted model: one coefficient per feature column, in order,
+// and the intercept, on the original (uncentred) scale.
+type Model struct {
+	Coef      []float64
+	Intercept float64
+	// Ridge is the ridge λ the linear fit added (AdaSSP's adaptive
+	// choice, itself private); 0 for the logistic fit.
+	Ridge float64
+}
+
+// Predict returns the linear predictor Intercept + Σ Coef_j·row_j.
+func (m *Model) Predict(row []float64) float64 {
+	v := m.Intercept
+	for j, c := range m.Coef {
+		if j < len(row) {
+			v += c * row[j]
+		}
+	}
+	return v
+}
+
+// uncentre maps coefficients θ over the augmented centred features
+// (1, x − c) back to the original scale: the intercept absorbs −Σ θ_j c_j
+// and the target's centre cy.
+func uncentre(theta []float64, x []Bounds, cy float64) *Model {
+	m := &Model{Coef: append([]float64(nil), theta[1:]...), Intercept: cy + theta[0]}
+	for j, b := range x {
+		m.Intercept -= theta[j+1] * b.centre()
+	}
+	return m
+}
