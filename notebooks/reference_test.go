@@ -23,12 +23,19 @@ type referencePCA struct {
 	Clip      float64 `json:"clip"`      // the registered clip norm
 	Component int     `json:"component"` // 1-based
 	MaxSin2   float64 `json:"max_sin2"`  // documented bound on sin² of the angle
+	// Center: the component of private_pca(center=true), whose estimand
+	// is the rows clipped, centred on the mean of the clipped rows and
+	// clipped again.
+	Center bool `json:"center"`
 }
 
 func (r *referencePCA) apply(text string) error {
 	names, rows, err := readCSV(r.CSV)
 	if err != nil {
 		return err
+	}
+	if r.Center {
+		rows = centredRows(rows, r.Clip)
 	}
 	want, err := exactComponent(rows, len(names), r.Clip, r.Component)
 	if err != nil {
@@ -74,6 +81,34 @@ func readCSV(path string) ([]string, [][]float64, error) {
 		rows = append(rows, row)
 	}
 	return recs[0], rows, nil
+}
+
+// centredRows returns the rows minus the exact mean of the rows clipped
+// to norm clip: the rows a centred private_pca clips again (the private
+// mean is an estimate of this one).
+func centredRows(rows [][]float64, clip float64) [][]float64 {
+	if len(rows) == 0 {
+		return nil
+	}
+	mu := make([]float64, len(rows[0]))
+	for _, a := range rows {
+		norm := 0.0
+		for _, v := range a {
+			norm += v * v
+		}
+		s := math.Min(1, clip/math.Sqrt(norm))
+		for j, v := range a {
+			mu[j] += s * v / float64(len(rows))
+		}
+	}
+	out := make([][]float64, len(rows))
+	for i, a := range rows {
+		out[i] = make([]float64, len(a))
+		for j, v := range a {
+			out[i][j] = v - mu[j]
+		}
+	}
+	return out
 }
 
 // exactComponent is the j-th eigenvector of Σ aaᵀ over the rows clipped to
@@ -156,5 +191,18 @@ func TestReferencePCA(t *testing.T) {
 	}
 	if err := r.apply("no loadings here"); err == nil {
 		t.Errorf("an output without loadings passed")
+	}
+	// The centred reference is another component: the uncentred one fails
+	// the centred check, the centred one passes it.
+	c := &referencePCA{CSV: r.CSV, Clip: 1, Center: true, Component: 1, MaxSin2: 0.05}
+	uc, err := exactComponent(centredRows(rows, 1), len(names), 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.apply(render(uc)); err != nil {
+		t.Errorf("the exact centred component fails its own check: %v", err)
+	}
+	if err := c.apply(render(u)); err == nil {
+		t.Errorf("the uncentred component passed the centred check")
 	}
 }

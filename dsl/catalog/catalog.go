@@ -164,6 +164,10 @@ var PrivatePCA = &Func{
 		{Name: "pad", Type: "bool", CostFree: true, Default: "false", Doc: "methods \"dppca\" and \"oja\": run even when the dataset's public row count is below what the minibatches need (the rows are padded with zero rows: still private, but the estimate is then mostly noise); without it such a call is refused before anything is charged"},
 		{Name: "gap", Type: "string", Default: `""`, DefaultDoc: "κ₀ = 0.5", Choices: []string{"", "auto"},
 			Doc: "method=\"adaptive\": \"auto\" when the eigengap κ is unknown: one run per guess κ ∈ {0.75, 0.5, 0.25, 0.125}, then the exponential mechanism picks one run by its residual energy (budget: 90% to the runs, 10% to the choice, all within eps and delta); needs iters (read as the T of κ₀ = 0.5) or a public row count. Left out, T assumes κ₀ = 0.5"},
+		{Name: "center", Type: "bool", CostFree: true, Late: true, Default: "false",
+			Doc: "methods \"gauss\", \"npm\" and \"adaptive\" (and auto): centred PCA, as sklearn's: a private mean of the clipped rows first, then the method on the rows centred by it (each centred row clipped again to the clip norm, so the method's sensitivity is unchanged). The call costs what the uncentred one costs: the mean takes center_share of its budget. Refused for the other methods, calibration=\"paper\" and gap=\"auto\""},
+		{Name: "center_share", Type: "float", CostFree: true, Late: true, Default: "0", DefaultDoc: "0.1",
+			Doc: "with center=true: the private mean's share of the call's zCDP budget, in (0, 0.5]; 0 = 0.1. The receipt states it"},
 	},
 	Private: true,
 	Result:  "*PCAResult",
@@ -172,7 +176,7 @@ var PrivatePCA = &Func{
 	Paper: "npm: Hardt & Price 2014 (noisy power method); adaptive: Nguyen, Ene & Nguyen 2026 (adaptive power iteration, k=1); " +
 		"dppca/oja/oja-shuffle: Liu, Kong, Jain & Oh 2022 (DP-PCA, private Oja: Eq. 7, Algorithm 2 with shuffling); gauss: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014); " +
 		"federated: distributed DP sparse PCA (DPS-PCA); ppm-entry: Hardt & Price 2014, Figure 3 (entry-level private power method)",
-	Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates; never n",
+	Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates (gauss: also the private total variance and explained-variance ratios); with center=true the private mean; never n",
 }
 
 // PrivateLowRank is private_low_rank.
@@ -401,6 +405,7 @@ var Funcs = sortFuncs([]*Func{
 			"composed total, which a single call of that ε may not fit; the Fits fields are what does.",
 		Releases: "public: the budget and what has been spent",
 	},
+	EpsFor,
 	{
 		Name: "download",
 		Positional: []Param{
@@ -503,21 +508,21 @@ const DatasetFromQuery = "query"
 var PrivateSQL = &Func{
 	Name: "private_sql",
 	Positional: []Param{{Name: "query", Type: "string", Required: true,
-		Doc: "one SQL SELECT over one registered dataset, named in FROM, whose items are group keys and aggregates: COUNT(*), SUM(x, lo, hi), AVG(x, lo, hi), VARIANCE(x, lo, hi), STDDEV(x, lo, hi) (lo, hi: clamping bounds; left out, the owner's bounds of the column); WHERE and GROUP BY take row expressions (docs/sql.md)"}},
+		Doc: "one SQL SELECT over one registered dataset, named in FROM, whose items are group keys and aggregates: COUNT(*), SUM(x, lo, hi), AVG(x, lo, hi), VARIANCE(x, lo, hi), STDDEV(x, lo, hi), QUANTILE(x, q, lo, hi), MEDIAN(x, lo, hi) (lo, hi: clamping bounds; left out, the owner's bounds of the column), and on user-level datasets COUNT(DISTINCT unit) (users per group; the only aggregate there so far); WHERE and GROUP BY take row expressions (docs/sql.md)"}},
 	DatasetFrom: DatasetFromQuery,
 	Keywords: []Param{
 		epsParam, deltaPure,
 		{Name: "keys", Type: "any", CostFree: true, Default: "nil",
-			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds"},
+			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds, and a key with none of these is chosen by DP partition selection (needs delta > 0)"},
 		{Name: "weights", Type: "any", CostFree: true, Default: "nil",
 			Doc: "[]float64: one positive weight per aggregate, in SELECT order, its share of the budget (default: even shares)"},
 	},
 	Private: true,
 	Result:  "*TableResult",
-	Doc: "A table of noisy aggregates per group of the keys' public domains, from one SQL query planned from public facts, charged once and run as one statement in the data engine (snapshot datasets, row-level). " +
-		"Every group of the domains is released whatever the data; AVG, VARIANCE and STDDEV re-centre on the bounds' midpoint. dry_run=true shows each release's mechanism, sensitivity, noise scale and share of the cost (EXPLAIN).",
-	Paper:    "discrete Laplace (delta=0) or discrete Gaussian in zCDP (delta > 0) per aggregate vector (counts, clamped sums, midpoint-centred sums and their squares), the budget split over them; exact integer sums in the engine (docs/mechanisms.md, private_sql)",
-	Releases: "one noisy value per aggregate and group of the keys' public domains",
+	Doc: "A table of noisy aggregates per group of the keys' public domains, from one SQL query planned from public facts, charged once and run as one statement in the data engine (snapshot datasets; on user-level ones, users per group only). " +
+		"Every group of the domains is released whatever the data; AVG, VARIANCE and STDDEV re-centre on the bounds' midpoint; QUANTILE and MEDIAN draw a point of a public grid per group (the engine returns each group's histogram on it); keys without a public domain release the groups whose noisy row count passes a threshold (DP partition selection, delta > 0, one (ε, δ) charge). dry_run=true shows each release's mechanism, sensitivity, noise scale and share of the cost (EXPLAIN).",
+	Paper:    "discrete Laplace (delta=0) or discrete Gaussian in zCDP (delta > 0) per aggregate vector (counts, clamped sums, midpoint-centred sums and their squares), and private_quantile's exponential mechanism per group for quantiles (bounded range in zCDP), the budget split over them; exact integer sums in the engine (docs/mechanisms.md, private_sql)",
+	Releases: "one noisy value per aggregate and group of the keys' public domains (or of the groups partition selection releases)",
 }
 
 // dryRunParam is a keyword of every private function.
@@ -710,6 +715,28 @@ func (f *Func) Help() string {
 }
 
 func strconvQuote(s string) string { return `"` + s + `"` }
+
+// EpsFor is eps_for: the inverse of a release's error bars, from public
+// parameters only.
+var EpsFor = &Func{
+	Name: "eps_for",
+	Positional: []Param{dsParam,
+		{Name: "fn", Type: "string", Required: true, Doc: "the private function to price: \"private_count\", \"private_sum\" or \"private_histogram\" (with by=, grouped counts and sums too)"}},
+	Keywords: []Param{
+		{Name: "within", Type: "float", Required: true, Doc: "the half-width wanted: each released value within ± within of the true value at the given level"},
+		{Name: "level", Type: "float", Default: "0.95", Doc: "the confidence level, strictly between 0 and 1"},
+		{Name: "delta", Type: "float", Default: "0", Doc: "the call's δ: 0 for discrete Laplace noise (pure ε), > 0 for discrete Gaussian noise calibrated to (ε, δ)"},
+		{Name: "col", Type: "string", Default: `""`, Doc: "the call's col= (private_sum, private_histogram)"},
+		{Name: "by", Type: "string", Default: `""`, Doc: "the call's by= (grouped counts and sums)"},
+		{Name: "bins", Type: "int", Default: "0", Doc: "the call's bins= (private_histogram of a numeric column)"},
+		{Name: "max_groups", Type: "int", Default: "1", Doc: "the call's max_groups= (user-level data)"},
+	},
+	Result: "float64",
+	Doc: "The smallest ε (to 4 significant digits, rounded up) at which fn's releases on this dataset have a level confidence interval of half-width at most within, " +
+		"for the call's public parameters (col, by, bins, max_groups, delta): the calls are planned, never run. Means and quantiles are refused: a mean's interval depends on its count, " +
+		"and a quantile has a rank bound, not an interval of values.",
+	Releases: "nothing: computed from the public schema; reads no data and spends no budget",
+}
 
 // PrivateLinearRegression is private_linear_regression.
 var PrivateLinearRegression = &Func{

@@ -455,15 +455,24 @@ func (v *PCA) EncodeRelease(e *Encoder) {
 	if v.Gap != 0 { // only gap="auto" selects one; other releases encode as before
 		e.Float("gap", v.Gap)
 	}
+	if v.Center != nil { // center=true only
+		e.Floats("center", v.Center)
+	}
+	if v.TotalVariance != 0 { // gauss only
+		e.Float("total_variance", v.TotalVariance)
+	}
 }
 
 // DecodeRelease implements Value.
 func (v *PCA) DecodeRelease(d *Decoder) error {
 	v.Components, v.Values, v.Support = d.Matrix("components"), d.Floats("values"), d.Ints("support")
 	v.Right = d.Matrix("right")
-	var gap Float
+	var gap, total Float
 	d.read("gap", &gap, true)
 	v.Gap = float64(gap)
+	v.Center = d.Floats("center")
+	d.read("total_variance", &total, true)
+	v.TotalVariance = float64(total)
 	return d.Err()
 }
 
@@ -494,10 +503,17 @@ func (v *Count) EncodeRelease(e *Encoder) { e.Float("value", v.Value) }
 func (v *Count) DecodeRelease(d *Decoder) error { v.Value = d.Float("value"); return d.Err() }
 
 // EncodeRelease implements Value.
-func (v *Mean) EncodeRelease(e *Encoder) { e.Floats("values", v.Values) }
+func (v *Mean) EncodeRelease(e *Encoder) {
+	e.Floats("values", v.Values)
+	e.Floats("sums", v.Sums)
+	e.Floats("counts", v.Counts)
+}
 
 // DecodeRelease implements Value.
-func (v *Mean) DecodeRelease(d *Decoder) error { v.Values = d.Floats("values"); return d.Err() }
+func (v *Mean) DecodeRelease(d *Decoder) error {
+	v.Values, v.Sums, v.Counts = d.Floats("values"), d.Floats("sums"), d.Floats("counts")
+	return d.Err()
+}
 
 // EncodeRelease implements Value.
 func (v *Sum) EncodeRelease(e *Encoder) { e.Float("value", v.Value) }
@@ -536,11 +552,14 @@ func (v *Groups) EncodeRelease(e *Encoder) {
 	e.String("by", v.By)
 	e.Strings("keys", v.Keys)
 	e.Floats("values", v.Values)
+	e.Floats("sums", v.Sums)
+	e.Floats("counts", v.Counts)
 }
 
 // DecodeRelease implements Value.
 func (v *Groups) DecodeRelease(d *Decoder) error {
 	v.Stat, v.Column, v.By = d.String("stat"), d.String("column"), d.String("by")
 	v.Keys, v.Values = d.Strings("keys"), d.Floats("values")
+	v.Sums, v.Counts = d.Floats("sums"), d.Floats("counts")
 	return d.Err()
 }

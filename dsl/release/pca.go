@@ -43,6 +43,10 @@ func PCAMethods() []string {
 // pcaAvailable lists the private_pca methods this build wires.
 var pcaAvailable = map[string]bool{"auto": true, "npm": true, "adaptive": true, "gauss": true, "dppca": true, "oja": true, "oja-shuffle": true, "federated": true, pca.MethodPPMEntry: true}
 
+// pcaCenters lists the methods that run centred (center=true): their row
+// passes read a rows.Source, which the private mean shifts (pca.Options.Center).
+var pcaCenters = map[string]bool{pca.MethodGauss: true, pca.MethodNPM: true, pca.MethodAdaptive: true}
+
 // ojaGap is the public eigengap hint private Oja's learning rate uses (rows
 // are scaled into the unit ball, so eigenvalues lie in [0, 1]).
 const ojaGap = 0.1
@@ -146,7 +150,14 @@ func gapAuto(fn string, a *Args, method string) (bool, error) {
 func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 	fn := catalog.PrivatePCA.Name
 	sc := src.Schema
+	center, share := a.Bool("center"), a.Float("center_share")
+	if !center && share != 0 {
+		return nil, Errorf(NameArgumentError, "%s: center_share=%v applies with center=true only", fn, share)
+	}
 	if sc.IsMatrix() {
+		if center {
+			return nil, Errorf(NameArgumentError, "%s: center=true centres the rows of a row dataset; dataset %q is a matrix dataset (entry-level DP), which has no rows to centre", fn, src.Name)
+		}
 		return planEntry(env, fn, src, a)
 	}
 	d, k := sc.D, a.Int("k")
@@ -179,6 +190,9 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if center && !pcaCenters[chosen] {
+		return nil, Errorf(NameArgumentError, "%s: center=true is available for methods \"gauss\", \"npm\" and \"adaptive\" (and \"auto\", which picks one of them), whose row passes take the private mean's shift; this call runs %q: nothing was charged", fn, chosen)
+	}
 	switch chosen {
 	case pca.MethodNPM, pca.MethodAdaptive, pca.MethodGauss:
 		calib, err := pca.ParseCalibration(a.Str("calibration"))
@@ -194,7 +208,7 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 			return nil, Errorf(NameArgumentError, "%s: providers and sparsity apply to method \"federated\" only", fn)
 		}
 		opt := pca.Options{K: k, Iters: a.Int("iters"), Eps: eps, Delta: delta, Calibration: calib, Neighbour: nb, Clip: clip, Noise: env.sampler(),
-			PublicN: sc.PublicN, AutoGap: autoGap}
+			PublicN: sc.PublicN, AutoGap: autoGap, Center: center, CenterShare: share}
 		opt.Progress = p.progress.step
 		pl, err := pca.PlanMethod(chosen, opt, d)
 		if err != nil {
@@ -212,6 +226,10 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 				p.Noise += fmt.Sprintf(" (%v, %d, %.4g, %.4g)", c.Gap, c.Iters, c.NoiseMultiplier, c.SVTEps)
 			}
 		}
+		if center {
+			p.Noise += fmt.Sprintf("; centred: a private mean first, %.3g of the budget (ρ=%.4g), std %.4g per coordinate of (Σ rows, n), then the rows centred by it and clipped again", pl.CenterShare, pl.CenterRho, pl.CenterStd)
+			p.Params["center_share"] = pl.CenterShare
+		}
 		p.Note += pl.Note
 		advice := "Lower k or use a subset with fewer columns"
 		if chosen == pca.MethodGauss {
@@ -227,7 +245,7 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &PCA{Components: r.Components, Values: r.Values, Gap: r.Gap}, nil
+			return &PCA{Components: r.Components, Values: r.Values, Gap: r.Gap, Center: r.Center, TotalVariance: r.TotalVariance}, nil
 		}
 	case dppca.MethodDPPCA, dppca.MethodPrivateOja:
 		if k != 1 {

@@ -145,7 +145,11 @@ func (r *Receipt) String() string {
 		if r.Block != "" {
 			fmt.Fprintf(&b, "; within budget block %s", r.Block)
 		}
-		fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
+		fmt.Fprintf(&b, "\nnoise: %s", r.NoiseScale)
+		if e := r.errorText(); e != "" {
+			fmt.Fprintf(&b, "\nerror: %s", e)
+		}
+		fmt.Fprintf(&b, "\nnote: %s", r.Note)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "privacy receipt: %s on %s, ε=%.6g, δ=%.6g (cost %s; accountant %s%s)", r.Mechanism, r.Dataset, r.Eps, r.Delta, CostString(r.Cost), r.Accountant, r.pricedBy())
@@ -204,6 +208,9 @@ func (r *Receipt) HTML() string {
 		rows = append(rows, [2]string{"dry run", "nothing charged, no data read; would be " + r.replayed()})
 	} else if r.DryRun {
 		rows = append(rows, [2]string{"dry run", fmt.Sprintf("nothing charged, no data read; would leave ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
+		if e := r.errorText(); e != "" {
+			rows = append(rows, [2]string{"error", e})
+		}
 	} else if r.Replayed {
 		rows = append(rows, [2]string{"ledger record", r.replayed()},
 			[2]string{"remaining", fmt.Sprintf("ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})

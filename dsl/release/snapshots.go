@@ -20,7 +20,8 @@ type SnapshotReader interface {
 // (private_sql): the one statement dsl/sqlplan printed from the plan runs
 // over Table(), the reader's own reference to the snapshot's rows (a
 // read_parquet of the verified file). Query returns every row of the
-// result; its error must have a fixed text (the engine's message can
+// result (integers as int64, uint64 or *big.Int, a MAP as its [][2]any
+// key, value pairs); its error must have a fixed text (the engine's message can
 // quote values of the data), since it happens after the charge.
 type SQLReader interface {
 	Query(ctx context.Context, stmt string) ([][]any, error)

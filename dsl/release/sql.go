@@ -11,10 +11,13 @@ package release
 //     data held in memory, synthetic data, subsets (filter/select) and
 //     user-level datasets are refused (contribution bounding inside the
 //     statement is not implemented yet);
-//   - COUNT(*), SUM, AVG, VARIANCE, STDDEV; QUANTILE/MEDIAN are refused;
+//   - COUNT(*), SUM, AVG, VARIANCE, STDDEV (noise on exact integer sums),
+//     QUANTILE and MEDIAN (the exponential mechanism of private_quantile,
+//     run here on per-group histograms the statement returns on the
+//     mechanism's public grid);
 //   - keys with a public domain (declared categories, CASE literals,
-//     floor over bounds, keys=); keys that would need partition
-//     selection are refused.
+//     floor over bounds, keys=), every group released; keys without one
+//     by DP partition selection at delta > 0 (sql_select.go).
 
 import (
 	"context"
@@ -43,7 +46,8 @@ var FnSQL = catalog.PrivateSQL.Name
 type Table struct {
 	Columns []string
 	// Kinds says what each column holds: "key", or the aggregate it
-	// releases ("count", "sum", "avg", "variance", "stddev").
+	// releases ("count", "count distinct", "sum", "avg", "variance",
+	// "stddev", "quantile").
 	Kinds []string
 	Rows  [][]any
 }
@@ -182,6 +186,11 @@ func sqlSchema(sc ledger.Schema) sqlplan.Schema {
 	for _, c := range CategoricalColumns(sc) {
 		s.Columns = append(s.Columns, sqlplan.Column{Name: c, Kind: sqlplan.Categorical, Categories: sc.Categorical[c]})
 	}
+	if sc.Unit == "user" {
+		// The unit column is not a column of values: it may stand only
+		// in COUNT(DISTINCT unit).
+		s.Unit = sc.UserColumn
+	}
 	return s
 }
 
@@ -314,18 +323,24 @@ type sqlVector struct {
 type sqlRelease struct {
 	agg  sqlplan.Aggregate
 	grid sqlplan.Grid
-	vecs []sqlVector // COUNT: [count]; SUM: [sum]; AVG: [count, sum]; VARIANCE/STDDEV: [count, sum, sumsq]
+	vecs []sqlVector // COUNT: [count]; SUM: [sum]; AVG: [count, sum]; VARIANCE/STDDEV: [count, sum, sumsq]; QUANTILE: none
+	// QUANTILE: the exponential mechanism run on each group's histogram
+	// (at the per-group ε of sqlQuantileEps), and the aggregate's share.
+	qp     *tabular.QuantilePlan
+	share  float64
+	halved bool // replace-one over several groups: two histograms change
 }
 
 // The shares of an aggregate's budget among its vectors: an AVG spends
 // half on its count and half on its centred sum (as Google's BoundedMean);
 // a VARIANCE a third on each of its three.
 var sqlVectorShares = map[sqlplan.AggKind][]float64{
-	sqlplan.Count:    {1},
-	sqlplan.Sum:      {1},
-	sqlplan.Avg:      {0.5, 0.5},
-	sqlplan.Variance: {1.0 / 3, 1.0 / 3, 1.0 / 3},
-	sqlplan.Stddev:   {1.0 / 3, 1.0 / 3, 1.0 / 3},
+	sqlplan.Count:         {1},
+	sqlplan.CountDistinct: {1},
+	sqlplan.Sum:           {1},
+	sqlplan.Avg:           {0.5, 0.5},
+	sqlplan.Variance:      {1.0 / 3, 1.0 / 3, 1.0 / 3},
+	sqlplan.Stddev:        {1.0 / 3, 1.0 / 3, 1.0 / 3},
 }
 
 func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
@@ -351,9 +366,6 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	sc := src.Schema
 	if sc.IsMatrix() {
 		return nil, Errorf(NameArgumentError, "%s: dataset %q is a matrix dataset; private SQL reads row datasets", fn, src.Name)
-	}
-	if sc.Unit == "user" {
-		return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level (--unit user:%s): bounding each user's contribution inside the query is not implemented yet, so private SQL runs on row-level datasets only; use private_count/private_sum/private_mean with by= on this dataset", fn, src.Name, sc.UserColumn)
 	}
 	if sc.Center == "public-mean" {
 		return nil, Errorf(NameArgumentError, "%s: dataset %q was registered with --center public-mean, so its stored values are centred on a public mean; private SQL needs the data registered without centring", fn, src.Name)
@@ -381,29 +393,23 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		return nil, sqlRefusal(err)
 	}
 	eps, delta := a.Float("eps"), a.Float("delta")
-	if sp.PartitionSelection() {
-		var names []string
-		for _, k := range sp.Keys {
-			if k.Source == sqlplan.PartitionSelection {
-				names = append(names, k.Name)
-			}
-		}
-		why := "DP partition selection is not implemented yet"
-		if delta == 0 {
-			why = "that needs DP partition selection, which needs delta > 0 (and is not implemented yet)"
-		}
-		return nil, Errorf(NameArgumentError, "%s: GROUP BY key(s) %s have no public domain, and %s; give their values with keys={%q: […]}, or group by a column with declared categories, a CASE with literal results or floor(col / c) over a bounded column", fn, strings.Join(names, ", "), why, names[0])
-	}
+	quantiles := false
 	for _, ag := range sp.Aggregates {
-		if ag.Kind == sqlplan.Quantile {
-			return nil, Errorf(NameArgumentError, "%s: %s (%s) is not executed by private SQL yet; use private_quantile(ds, col=…, q=…) for one column's quantile", fn, ag.Name, ag.Kind)
+		quantiles = quantiles || ag.Kind == sqlplan.Quantile
+		if sc.Unit == "user" && ag.Kind != sqlplan.CountDistinct {
+			// A user's rows are not bounded in number, so only the
+			// number of users per group has a sensitivity.
+			return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level (--unit user:%s): bounding each user's rows (max_groups, rows per group) inside the query is not implemented yet, so %s (%s) is refused; on this dataset private SQL releases COUNT(DISTINCT %s) (users per group), or use private_count/private_sum/private_mean with by=", fn, src.Name, sc.UserColumn, ag.Name, ag.Kind, sc.UserColumn)
 		}
 	}
-	// The statement must print from the plan alone; printing it now makes
-	// every printing failure a refusal before the charge (the run prints
-	// the same plan again over the reader's table).
-	if _, err := sqlplan.Print(sp, sqlplan.DuckDB, "T"); err != nil {
-		return nil, sqlRefusal(err)
+	if sc.Unit == "user" && sp.PartitionSelection() {
+		return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level: a user can make many candidate groups, and partition selection with a bounded number of groups per user is not implemented yet; give the keys' values with keys=", fn, src.Name)
+	}
+	selecting := sp.PartitionSelection()
+	if selecting {
+		if err := checkPartitionSelection(sp, src, delta); err != nil {
+			return nil, err
+		}
 	}
 	nb, err := registeredRelation(fn, src)
 	if err != nil {
@@ -417,13 +423,40 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sel *sqlSelection
+	if selecting {
+		// The released groups are data-dependent, at most MaxGroups of
+		// them by the plan's reckoning: the sensitivities are those of
+		// more than one group, the noise scales sized for MaxGroups.
+		groups = sqlplan.MaxGroups
+		if !(eps > 0) || math.IsInf(eps, 0) {
+			return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrEps)
+		}
+		if !(delta > 0 && delta < 1) {
+			return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrDelta)
+		}
+		// Partition selection takes one share, as one more aggregate;
+		// the aggregates split the rest by their weights.
+		ps := 1 / float64(len(sp.Aggregates)+1)
+		for i := range shares {
+			shares[i] *= 1 - ps
+		}
+		if sel, err = planSelection(ps*tabular.MeanRoundDown*eps, delta, nb); err != nil {
+			return nil, err
+		}
+	}
 	if !(eps > 0) || math.IsInf(eps, 0) {
 		return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrEps)
 	}
 	if !(delta >= 0 && delta < 1) {
 		return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrDelta)
 	}
-	gaussian := delta > 0
+	gaussian := delta > 0 && !selecting
+	if gaussian && quantiles && gaussianCalibration(src) == tabular.CalibrateGDP {
+		// The gdp accountant composes Gaussian releases exactly, but an
+		// exponential mechanism has no GDP bound of its own.
+		return nil, Errorf(NameArgumentError, "%s: dataset %q is accounted in Gaussian DP, where a QUANTILE (the exponential mechanism) has no GDP cost of its own at delta > 0; run the quantiles with delta=0 in their own query, or private_quantile", fn, src.Name)
+	}
 	ev := accounting.Pure(eps)
 	rho := 0.0
 	if gaussian {
@@ -431,52 +464,150 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		if rho, ev, ok = tabular.GaussianTarget(eps, delta, gaussianCalibration(src)); !ok {
 			return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrCalibrate)
 		}
+		if quantiles {
+			// Not a composition of Gaussian releases only: a plain zCDP
+			// event (the quantiles' share is bounded range, ε²/8-zCDP).
+			ev = accounting.Zcdp(rho).WithTarget(eps, delta)
+		}
 	}
 	rels, err := sqlReleases(sp, groups, nb, shares, eps, rho, gaussian)
 	if err != nil {
 		return nil, err
 	}
+	// The statement must print from the plan alone (with the quantiles'
+	// grids, set by sqlReleases); printing it now makes every printing
+	// failure a refusal before the charge (the run prints the same plan
+	// again over the reader's table).
+	if _, err := sqlplan.Print(sp, sqlplan.DuckDB, "T"); err != nil {
+		return nil, sqlRefusal(err)
+	}
 	method := "sql/laplace"
 	calib := fmt.Sprintf("pure ε-DP with ε=%v, split over the releases (sequential composition)%s", eps, zcdpAdvice(sc, eps, true))
-	if gaussian {
+	switch {
+	case selecting:
+		method = "sql/laplace+partition-selection"
+		ev = accounting.Approx(eps, delta)
+		calib = fmt.Sprintf("(ε=%v, δ=%v)-DP: discrete Laplace noise for the aggregates and the partition selection's thresholded counts (sequential composition of their shares of ε), the selection's δ", eps, delta)
+	case gaussian:
 		method = "sql/gaussian"
 		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, split over the releases", eps, delta, calibrationWords(ev))
 	}
 	ev.Mechanism = method
 	explain := sqlExplain(rels, sp, eps, rho, nb)
+	if sel != nil {
+		explain = sel.explain(sp, nb) + "; " + explain
+	}
 	cols, kinds := sqlOutputs(sp)
+	var groupsParam any = groups
+	if sel != nil {
+		groupsParam = "partition selection"
+	}
+	note := fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none)", groups)
+	if sel != nil {
+		note = "groups chosen by DP partition selection: a candidate group (a combination of key values the data hold, public keys within their domains) is released when its row count plus discrete Laplace noise reaches the threshold"
+	}
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
 		Noise: explain,
-		Note: fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none); one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
-			groups, calib),
-		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groups})}
-	p.setMemory(add(1<<20, mul(i64(groups), i64(len(cols)+4*len(rels)), 64)),
-		fmt.Sprintf("%d groups × %d columns", groups, len(cols)), "Group by fewer keys, or coarser ones")
+		Note: fmt.Sprintf("%s; one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
+			note, calib),
+		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groupsParam, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)})}
+	memGroups := groups
+	if sel != nil {
+		// The candidates are the data's; the estimate assumes a nominal
+		// number of them.
+		memGroups = sqlNominalCandidates
+	}
+	mem, facts := add(1<<20, mul(i64(memGroups), i64(len(cols)+4*len(rels)), 64)), fmt.Sprintf("%d groups × %d columns", memGroups, len(cols))
+	for _, r := range rels {
+		if r.qp != nil {
+			// One dense histogram for the group being drawn, and the
+			// engine's sparse ones: at most a bin per grid point and
+			// group, and at most one per row in all — counted for up to
+			// sqlHistEntries (the rows are not a public fact).
+			entries := min(mul(i64(memGroups), i64(r.qp.Grid)+1), sqlHistEntries)
+			mem = add(mem, add(mul(i64(r.qp.Grid)+2, tabular.QuantileBytesPerPoint), mul(entries, 48)))
+			facts += fmt.Sprintf(", a histogram of %d points for %s and up to %d sparse bins", r.qp.Grid+1, r.agg.Name, entries)
+		}
+	}
+	p.setMemory(mem, facts, "Group by fewer keys, or coarser ones; a quantile over narrower bounds has a smaller grid only when the bounds are within 2^24 ulps")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
+		if sel != nil {
+			return runSelectedSQL(ctx, d, sp, rels, cols, kinds, sel, env.sampler())
+		}
 		return runSQL(ctx, d, sp, rels, cols, kinds, groups, env.sampler())
 	}
 	return p, nil
 }
 
+// sqrtUp is a float64 no smaller than √k.
+func sqrtUp(k int) float64 {
+	r := math.Sqrt(float64(k))
+	if r*r < float64(k) {
+		r = math.Nextafter(r, math.Inf(1))
+	}
+	return r
+}
+
+// sqlHistEntries is the most sparse histogram bins a quantile's memory
+// estimate counts (each of the engine's bins comes from at least one row).
+const sqlHistEntries = 1 << 24
+
 // upward is a float64 no smaller than x (one ulp above the rounded sum).
 func upward(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
 
+// sqlQuantileEps is the ε of the exponential mechanism each group's
+// quantile runs at, for an aggregate with the given share of the call's
+// ε (Laplace, pure) or ρ (Gaussian, zCDP). The groups are disjoint, so
+// one row enters one group's histogram (add-remove) — except under
+// replace-one with more than one group, where a replaced row can leave
+// one group and enter another: two histograms change, so each group's ε
+// is halved (pure), or ρ shared by two (zCDP). In zCDP the mechanism,
+// ε-bounded range, costs ε²/8 (accounting.BoundedRange): ε = √(8ρ_i).
+func sqlQuantileEps(share float64, groups int, nb accounting.Neighbour, eps, rho float64, gaussian bool) float64 {
+	touched := 1.0
+	if nb == accounting.ReplaceOne && groups > 1 {
+		touched = 2
+	}
+	if gaussian {
+		return math.Sqrt(8 * rho * share / touched)
+	}
+	return eps * share / touched
+}
+
 // sqlReleases fixes each aggregate's vectors: their sensitivities on
 // row-level data under nb (one row, one group), their shares of the call's
-// ε (Laplace) or ρ (Gaussian) and their noise scales over groups groups.
+// ε (Laplace) or ρ (Gaussian) and their noise scales over groups groups;
+// for a QUANTILE, the exponential mechanism's plan, whose grid it sets in
+// sp (Aggregate.Bins) for the printer.
 func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares []float64, eps, rho float64, gaussian bool) ([]sqlRelease, error) {
 	fn := FnSQL
 	var err error
 	rels := make([]sqlRelease, len(sp.Aggregates))
 	for i, ag := range sp.Aggregates {
 		r := sqlRelease{agg: ag}
+		if ag.Kind == sqlplan.Quantile {
+			if err := checkSQLBounds(ag); err != nil {
+				return nil, err
+			}
+			r.share = shares[i] * tabular.MeanRoundDown
+			qp, err := tabular.PlanQuantile(ag.Lo, ag.Hi, ag.Q, sqlQuantileEps(r.share, groups, nb, eps, rho, gaussian))
+			if err != nil {
+				return nil, Errorf(NameArgumentError, "%s: %s: %v", fn, ag.Name, err)
+			}
+			r.qp = qp
+			r.halved = nb == accounting.ReplaceOne && groups > 1
+			sp.Aggregates[i].Bins = qp.Grid
+			r.agg.Bins = qp.Grid
+			rels[i] = r
+			continue
+		}
 		// Sensitivities on row-level data (one row, one group). A row
 		// may leave the selection (WHERE, a key outside its domain, a
 		// NULL value) when it is replaced, so under replace-one the
 		// sensitivities are also at least add-remove's (addRemoveToo).
 		cl1, cl2 := tabular.GroupCountSensitivity(groups, 1, nb, true)
 		count := sqlVector{what: "count", l1: cl1, l2: cl2}
-		if ag.Kind != sqlplan.Count {
+		if ag.Kind != sqlplan.Count && ag.Kind != sqlplan.CountDistinct {
 			if r.grid, err = sqlplan.GridOf(ag); err != nil {
 				return nil, sqlRefusal(err)
 			}
@@ -493,6 +624,13 @@ func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares [
 		switch ag.Kind {
 		case sqlplan.Count:
 			r.vecs = []sqlVector{count}
+		case sqlplan.CountDistinct:
+			// A user counts once in each of up to all G groups, and each
+			// group's number of users moves by at most one: ℓ1 ≤ G,
+			// ℓ2 ≤ √G under either relation (GroupCountSensitivity with
+			// k = G, capped at them).
+			ul1, ul2 := tabular.GroupCountSensitivity(groups, groups, nb, true)
+			r.vecs = []sqlVector{{what: "count of users", l1: min(ul1, float64(groups)), l2: min(ul2, sqrtUp(groups))}}
 		case sqlplan.Sum:
 			r.vecs = []sqlVector{sum("sum", g.Low(), g.High())}
 		case sqlplan.Avg:
@@ -554,10 +692,23 @@ func sqlExplain(rels []sqlRelease, sp *sqlplan.Plan, eps, rho float64, nb accoun
 		}
 		ag := r.agg
 		fmt.Fprintf(&b, "%s = %s", ag.Name, ag.Kind)
-		if ag.Kind != sqlplan.Count {
+		if ag.Kind != sqlplan.Count && ag.Kind != sqlplan.CountDistinct {
 			fmt.Fprintf(&b, " over [%v, %v] (%s bounds)", ag.Lo, ag.Hi, map[sqlplan.BoundsSource]string{sqlplan.FromQuery: "query", sqlplan.FromSchema: "owner's"}[ag.Bounds])
 		}
 		b.WriteString(":")
+		if r.qp != nil {
+			fmt.Fprintf(&b, " q=%v, exponential mechanism over a grid of %d steps, per group ε=%.4g (weights falling by R=%.6g per rank of distance from q·n; utility sensitivity 1 under %s", ag.Q, r.qp.Grid, r.qp.Eps, r.qp.Ratio(), nb)
+			if r.halved {
+				b.WriteString("; halved: under replace-one a row can leave one group's histogram and enter another's")
+			}
+			if rho > 0 {
+				fmt.Fprintf(&b, "; bounded range, ρ=%.4g", rho*r.share)
+			} else {
+				fmt.Fprintf(&b, "; ε=%.4g", eps*r.share)
+			}
+			b.WriteString(")")
+			continue
+		}
 		for _, v := range r.vecs {
 			if v.gaussian {
 				fmt.Fprintf(&b, " %s discrete Gaussian σ=%.4g (ℓ2 sensitivity %.4g under %s", v.what, v.scale, v.l2, nb)
@@ -662,7 +813,22 @@ func toFloat(x *big.Int) float64 {
 // the release is then the noise alone, data-independent, and the call
 // still returns a release; the engine's message is never shown.
 func runSQL(ctx context.Context, d *Data, sp *sqlplan.Plan, rels []sqlRelease, cols, kinds []string, groups int, s *noise.Sampler) (any, error) {
-	keyRows := sqlGroups(sp, groups)
+	if d == nil || d.SQL == nil {
+		// A build whose data layer has no SQL access (a public fact of
+		// the build, not of the data): nothing to release.
+		return nil, errNoSQL
+	}
+	rows, err := querySQL(ctx, d, sp)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return releaseSQL(rows, err == nil, sp, rels, cols, kinds, sqlGroups(sp, groups), s)
+}
+
+// releaseSQL adds the noise to the statement's rows (ok false: the
+// engine failed, every aggregate is 0) for the groups keyRows, in order.
+func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols, kinds []string, keyRows [][]any, s *noise.Sampler) (any, error) {
+	groups := len(keyRows)
 	index := make(map[string]int, groups)
 	for g, r := range keyRows {
 		k, _ := groupKey(r)
@@ -677,28 +843,45 @@ func runSQL(ctx context.Context, d *Data, sp *sqlplan.Plan, rels []sqlRelease, c
 			exact[i][j] = make([]float64, groups)
 		}
 	}
-	if d == nil || d.SQL == nil {
-		// A build whose data layer has no SQL access (a public fact of
-		// the build, not of the data): nothing to release.
-		return nil, errNoSQL
-	}
-	if rows, err := querySQL(ctx, d, sp); err == nil {
-		if !fillSQL(rows, sp, rels, index, exact) {
-			for i := range exact {
-				for j := range exact[i] {
-					clear(exact[i][j])
-				}
-			}
+	// hists[i][g]: quantile i's histogram at group g, sparse.
+	hists := make([][][]binCount, len(rels))
+	for i, r := range rels {
+		if r.qp != nil {
+			hists[i] = make([][]binCount, groups)
 		}
-	} else if ctx.Err() != nil {
-		return nil, ctx.Err()
+	}
+	if ok && !fillSQL(rows, sp, rels, index, exact, hists) {
+		for i := range exact {
+			for j := range exact[i] {
+				clear(exact[i][j])
+			}
+			clear(hists[i])
+		}
 	}
 	t := &Table{Columns: cols, Kinds: kinds, Rows: make([][]any, groups)}
 	vals := make([][]float64, len(rels))
 	for i, r := range rels {
+		if r.qp != nil {
+			// The exponential mechanism per group, on a dense histogram
+			// of the grid (one buffer, refilled per group).
+			buf := make([]int32, r.qp.Grid+1)
+			vals[i] = make([]float64, groups)
+			for g := range groups {
+				clear(buf)
+				for _, bc := range hists[i][g] {
+					buf[bc.bin] = bc.count
+				}
+				v, err := r.qp.SampleHistogram(buf, s)
+				if err != nil {
+					return nil, err
+				}
+				vals[i][g] = v
+			}
+			continue
+		}
 		for j, v := range r.vecs {
 			x := exact[i][j]
-			if v.what != "count" {
+			if !strings.HasPrefix(v.what, "count") { // sums are in grid steps
 				step := r.grid.Step
 				for g := range x {
 					x[g] *= step
@@ -735,8 +918,8 @@ func sqlFinish(r sqlRelease, noisy [][]float64) []float64 {
 	out := make([]float64, len(noisy[0]))
 	for g := range out {
 		switch ag.Kind {
-		case sqlplan.Count:
-			out[g] = math.Round(noisy[0][g])
+		case sqlplan.Count, sqlplan.CountDistinct:
+			out[g] = math.Round(noisy[0][g]) + 0 // + 0: no "-0"
 		case sqlplan.Sum:
 			out[g] = noisy[0][g]
 		case sqlplan.Avg:
@@ -785,9 +968,50 @@ func querySQL(ctx context.Context, d *Data, sp *sqlplan.Plan) ([][]any, error) {
 	return rows, nil
 }
 
-// fillSQL places the statement's rows in exact; false when a row cannot
-// be read (then the caller releases the noise alone).
-func fillSQL(rows [][]any, sp *sqlplan.Plan, rels []sqlRelease, index map[string]int, exact [][][]float64) bool {
+// binCount is one non-empty bin of a quantile's histogram.
+type binCount struct {
+	bin   int
+	count int32
+}
+
+// readHist reads a histogram cell (the engine's map from bin to count,
+// as its key, value pairs; nil for a group without values) for a grid of
+// bins+1 points: false when a bin or count is out of range, a bin is
+// repeated or the total exceeds the rows a quantile takes.
+func readHist(v any, bins int) ([]binCount, bool) {
+	if v == nil {
+		return nil, true
+	}
+	pairs, ok := v.([][2]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]binCount, 0, len(pairs))
+	seen := make(map[int64]bool, len(pairs))
+	var total int64
+	for _, kv := range pairs {
+		b, ok1 := exactInt(kv[0])
+		c, ok2 := exactInt(kv[1])
+		if !ok1 || !ok2 || !b.IsInt64() || !c.IsInt64() {
+			return nil, false
+		}
+		bi, ci := b.Int64(), c.Int64()
+		if bi < 0 || bi > int64(bins) || ci < 1 || ci > tabular.MaxRows || seen[bi] {
+			return nil, false
+		}
+		seen[bi] = true
+		if total += ci; total > tabular.MaxRows {
+			return nil, false
+		}
+		out = append(out, binCount{bin: int(bi), count: int32(ci)})
+	}
+	return out, true
+}
+
+// fillSQL places the statement's rows in exact and the quantiles'
+// histograms in hists; false when a row cannot be read (then the caller
+// releases the noise alone, and the quantiles of empty histograms).
+func fillSQL(rows [][]any, sp *sqlplan.Plan, rels []sqlRelease, index map[string]int, exact [][][]float64, hists [][][]binCount) bool {
 	st, err := sqlplan.Print(sp, sqlplan.DuckDB, "T")
 	if err != nil {
 		return false
@@ -811,6 +1035,14 @@ func fillSQL(rows [][]any, sp *sqlplan.Plan, rels []sqlRelease, index map[string
 			continue // outside the domains: the statement already drops these
 		}
 		for c, col := range st.Columns {
+			if col.Role == sqlplan.RoleHist {
+				h, ok := readHist(row[c], rels[col.Index].qp.Grid)
+				if !ok {
+					return false
+				}
+				hists[col.Index][g] = h
+				continue
+			}
 			x, ok := exactInt(row[c])
 			if !ok && col.Role != sqlplan.RoleKey {
 				return false
@@ -822,7 +1054,7 @@ func fillSQL(rows [][]any, sp *sqlplan.Plan, rels []sqlRelease, index map[string
 						exact[i][0][g] = toFloat(x)
 					}
 				}
-			case sqlplan.RoleCount:
+			case sqlplan.RoleCount, sqlplan.RoleUsers:
 				exact[col.Index][0][g] = toFloat(x)
 			case sqlplan.RoleSum:
 				j := 1

@@ -20,6 +20,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
 // auditRow is one data row: its group key and its value.
@@ -80,6 +81,29 @@ func (s stubSQL) Query(_ context.Context, _ string) ([][]any, error) {
 					sum.Add(sum, q)
 				}
 				row[c] = sum
+			case sqlplan.RoleHist:
+				// The statement's binning: the first grid point at or
+				// above the clamped value.
+				ag := s.sp.Aggregates[col.Index]
+				g, err := sqlplan.QuantileGridOf(ag)
+				if err != nil {
+					return nil, err
+				}
+				counts := map[int64]uint64{}
+				var bins []int64
+				for _, v := range vs {
+					c := min(max(v, ag.Lo), ag.Hi)
+					b := min(max(int64(math.Ceil((c-g.Lo)/g.Step)), 0), int64(g.Bins))
+					if counts[b] == 0 {
+						bins = append(bins, b)
+					}
+					counts[b]++
+				}
+				var pairs [][2]any
+				for _, b := range bins {
+					pairs = append(pairs, [2]any{b, counts[b]})
+				}
+				row[c] = pairs
 			}
 		}
 		out = append(out, row)
@@ -91,7 +115,7 @@ func (s stubSQL) Query(_ context.Context, _ string) ([][]any, error) {
 // of domain keys (none: ungrouped).
 func auditPlan(kind sqlplan.AggKind, lo, hi float64, keys []string) *sqlplan.Plan {
 	arg := &sqlplan.Expr{Op: sqlplan.OpColumn, Column: "x", Type: sqlplan.TypeNumber}
-	sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{{Name: "a", Kind: kind, Lo: lo, Hi: hi, Bounds: sqlplan.FromQuery}}}
+	sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{{Name: "a", Kind: kind, Lo: lo, Hi: hi, Bounds: sqlplan.FromQuery, Q: 0.5}}}
 	if kind == sqlplan.Count {
 		sp.Aggregates[0].Arg = nil
 	} else {
@@ -134,22 +158,52 @@ func TestAuditPrivateSQL(t *testing.T) {
 		{"grouped SUM replace-one", sqlplan.Sum, []string{"a", "b"}, accounting.ReplaceOne, []auditRow{{"a", 10}, {"a", 5}, {"b", 7}, {"b", 2}}, []auditRow{{"b", 10}, {"a", 5}, {"b", 7}, {"b", 2}}, []float64{-1, 1}},
 		{"grouped COUNT replace-one", sqlplan.Count, []string{"a", "b"}, accounting.ReplaceOne, nil, []auditRow{{"b", 0}, {"a", 5}, {"b", 7}, {"b", 2}}, []float64{-1, 1}},
 		{"grouped COUNT add-remove", sqlplan.Count, []string{"a", "b"}, accounting.AddRemove, nil, append(append([]auditRow{}, base...), auditRow{"a", 0}), []float64{1, 0}},
+		// MEDIAN: the exponential mechanism on the engine's histogram.
+		{"MEDIAN add-remove", sqlplan.Quantile, nil, accounting.AddRemove, nil, append(append([]auditRow{}, base...), auditRow{"a", 10}), []float64{1}},
+		{"MEDIAN replace-one", sqlplan.Quantile, nil, accounting.ReplaceOne, nil, []auditRow{{"a", 10}, {"a", 5}, {"b", 7}, {"b", 2}}, []float64{1}},
+		// A row of value 0 moves from group a to group b: both groups'
+		// histograms change, so each group's ε is halved.
+		{"grouped MEDIAN replace-one", sqlplan.Quantile, []string{"a", "b"}, accounting.ReplaceOne, []auditRow{{"a", 0}, {"a", 0}, {"a", 10}, {"b", 10}, {"b", 10}}, []auditRow{{"a", 0}, {"b", 0}, {"a", 10}, {"b", 10}, {"b", 10}}, []float64{0, 1}},
 	}
 	cfg := audit.Config{Trials: 20000, Alpha: 0.05}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			sp := auditPlan(c.kind, 0, 10, c.keys)
-			d0 := c.d0
+			d0, d1, lo := c.d0, c.d1, 0.0
 			if d0 == nil {
 				d0 = base
 			}
+			if c.kind == sqlplan.Quantile {
+				// Bounds [2^44, 2^44 + 10]: as few float64 points as
+				// 128 grid steps of 16 ulps (tabular.PlanQuantile), so
+				// that each draw walks a small grid.
+				lo = 0x1p44
+				shift := func(rs []auditRow) []auditRow {
+					out := make([]auditRow, len(rs))
+					for i, r := range rs {
+						out[i] = auditRow{r.key, r.v + lo}
+					}
+					return out
+				}
+				d0, d1 = shift(d0), shift(d1)
+			}
+			sp := auditPlan(c.kind, lo, lo+10, c.keys)
 			groups := max(1, len(c.keys))
 			mech := func(half bool) audit.Mechanism {
 				rels, err := sqlReleases(sp, groups, c.nb, []float64{1}, eps, 0, false)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if half {
+				if half && c.kind == sqlplan.Quantile {
+					// The twin runs each group's mechanism at twice
+					// the planned ε.
+					for i := range rels {
+						qp, err := tabular.PlanQuantile(lo, lo+10, 0.5, 2*rels[i].qp.Eps)
+						if err != nil {
+							t.Fatal(err)
+						}
+						rels[i].qp = qp
+					}
+				} else if half {
 					for i := range rels {
 						for j := range rels[i].vecs {
 							rels[i].vecs[j].scale /= 2
@@ -161,7 +215,7 @@ func TestAuditPrivateSQL(t *testing.T) {
 					rows := d0
 					seed := uint64(2*trial + 1)
 					if neighbour {
-						rows, seed = c.d1, uint64(2*trial+2)
+						rows, seed = d1, uint64(2*trial+2)
 					}
 					v, err := runSQL(context.Background(), &Data{SQL: stubSQL{sp, rows}}, sp, rels, cols, kinds, groups, noise.NewSeeded(seed))
 					if err != nil {
@@ -173,6 +227,9 @@ func TestAuditPrivateSQL(t *testing.T) {
 					}
 					return out
 				}, audit.ProjectOnto(c.weight))
+			}
+			if c.kind == sqlplan.Quantile && sp.Aggregates[0].Bins > 256 {
+				t.Fatalf("the audit's grid has %d steps", sp.Aggregates[0].Bins)
 			}
 			res, err := audit.Run(cfg, mech(false))
 			if err != nil {
@@ -186,11 +243,15 @@ func TestAuditPrivateSQL(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Log(res, "| half noise:", twin)
-			if c.kind == sqlplan.Sum || c.kind == sqlplan.Count {
+			if c.kind == sqlplan.Sum || c.kind == sqlplan.Count || c.name == "MEDIAN replace-one" {
 				// The sums and counts are the noisy vectors themselves: half
-				// the noise must be caught. (AVG and VARIANCE divide two noisy
-				// values and clamp; their statistic is weaker, so only the
-				// claim itself is checked.)
+				// the noise must be caught, and so must a median at twice
+				// its ε where a replaced value crosses the median. (AVG and
+				// VARIANCE divide two noisy
+				// values and clamp, and a quantile's loss of ε is reached
+				// only on a few grid points of a continuous-looking
+				// output; their statistic is weaker, so only the claim
+				// itself is checked, and the twin's result is logged.)
 				if twin.EpsLower <= eps {
 					t.Errorf("the audit does not catch half the noise: %v", twin)
 				}
@@ -238,5 +299,160 @@ func TestSQLEngineFailureReleasesNoise(t *testing.T) {
 	}
 	if _, err := runSQL(context.Background(), &Data{}, sp, rels, cols, kinds, 2, noise.NewSeeded(3)); !errors.Is(err, errNoSQL) {
 		t.Errorf("data without SQL access: %v, want errNoSQL", err)
+	}
+}
+
+// The same for a quantile: an engine failure, or a histogram the run
+// cannot read (a bin outside the grid, a repeated bin, a count below 1),
+// releases the draws from empty histograms, as an empty result does.
+func TestSQLEngineFailureQuantile(t *testing.T) {
+	t.Parallel()
+	sp := auditPlan(sqlplan.Quantile, 0x1p44, 0x1p44+10, []string{"a", "b"})
+	rels, err := sqlReleases(sp, 2, accounting.AddRemove, []float64{1}, 1, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := int64(sp.Aggregates[0].Bins)
+	cols, kinds := sqlOutputs(sp)
+	run := func(q SQLReader) *Table {
+		v, err := runSQL(context.Background(), &Data{SQL: q}, sp, rels, cols, kinds, 2, noise.NewSeeded(3))
+		if err != nil {
+			t.Fatalf("the run failed after the charge: %v", err)
+		}
+		return v.(*Table)
+	}
+	empty := run(stubSQL{sp, nil})
+	full := run(stubSQL{sp, []auditRow{{"a", 0x1p44 + 1}, {"a", 0x1p44 + 1}, {"b", 0x1p44 + 9}}})
+	if fmt.Sprint(full.Rows) == fmt.Sprint(empty.Rows) {
+		t.Fatalf("the data change nothing: %v", full.Rows)
+	}
+	for _, q := range []SQLReader{
+		failingSQL{},
+		failingSQL{rows: [][]any{{"a", int64(1), [][2]any{{bins + 1, uint64(1)}}}}},
+		failingSQL{rows: [][]any{{"a", int64(2), [][2]any{{int64(3), uint64(1)}, {int64(3), uint64(1)}}}}},
+		failingSQL{rows: [][]any{{"a", int64(1), [][2]any{{int64(3), uint64(0)}}}}},
+		failingSQL{rows: [][]any{{"a", int64(1), "not a histogram"}}},
+	} {
+		if got := run(q); fmt.Sprint(got.Rows) != fmt.Sprint(empty.Rows) {
+			t.Errorf("%v: released %v, want the empty result's %v", q, got.Rows, empty.Rows)
+		}
+	}
+}
+
+// Partition selection, audited on the whole run (runSelectedSQL on the
+// engine's candidates): group a holds one row in D and two in D′, both
+// near the threshold (ε = 1 for the selection, δ = 0.2: about 2.6 rows),
+// where the discrete Laplace tail's ratio is e^ε per row; the statistic
+// is whether group a is released. A twin whose noise has half the scale
+// must fail under add-remove, so the audit has power. (A group that one row makes is
+// released with probability at most δ; TestSQLPartitionThreshold checks
+// that bound exactly.)
+func TestAuditSQLPartitionSelection(t *testing.T) {
+	testtier.Long(t)
+	for _, nb := range []accounting.Neighbour{accounting.AddRemove, accounting.ReplaceOne} {
+		t.Run(nb.String(), func(t *testing.T) {
+			const eps, delta = 1.0, 0.2
+			sp := auditPlan(sqlplan.Count, 0, 0, []string{"a"})
+			sp.Keys[0].Source, sp.Keys[0].Domain = sqlplan.PartitionSelection, nil
+			rels, err := sqlReleases(sp, sqlplan.MaxGroups, nb, []float64{1}, eps, 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The selection's own ε, as if the call had given it this
+			// share (planSelection's Δ₀ makes it per change).
+			sel, err := planSelection(eps, delta, nb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d0 := []auditRow{{"a", 1}, {"b", 1}, {"b", 1}, {"b", 1}}
+			d1 := []auditRow{{"a", 1}, {"a", 1}, {"b", 1}, {"b", 1}}
+			if nb == accounting.AddRemove {
+				d1 = append(append([]auditRow{}, d0...), auditRow{"a", 1})
+			}
+			cols, kinds := sqlOutputs(sp)
+			mech := func(half bool) audit.Mechanism {
+				s := *sel
+				if half {
+					s.Scale /= 2
+				}
+				return audit.Vector(func(neighbour bool, trial int) []float64 {
+					rows, seed := d0, uint64(2*trial+1)
+					if neighbour {
+						rows, seed = d1, uint64(2*trial+2)
+					}
+					v, err := runSelectedSQL(context.Background(), &Data{SQL: stubSQL{sp, rows}}, sp, rels, cols, kinds, &s, noise.NewSeeded(seed))
+					if err != nil {
+						panic(err)
+					}
+					for _, r := range v.(*Table).Rows {
+						if r[0] == "a" {
+							return []float64{1}
+						}
+					}
+					return []float64{0}
+				}, audit.ProjectOnto([]float64{1}))
+			}
+			cfg := audit.Config{Trials: 20000, Alpha: 0.05}
+			res, err := audit.Run(cfg, mech(false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Check(eps); err != nil {
+				t.Error(err)
+			}
+			twin, err := audit.Run(cfg, mech(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(res, "| half noise:", twin)
+			// Under replace-one the selection is calibrated for a row
+			// that leaves one group and enters another (Δ₀ = 2); this
+			// statistic sees one group only, half the loss, so only the
+			// claim is checked there.
+			if nb == accounting.AddRemove && twin.EpsLower <= eps {
+				t.Errorf("the audit does not catch half the noise: %v", twin)
+			}
+		})
+	}
+}
+
+// Under partition selection an engine failure, or a candidate the run
+// cannot read, releases no group: an empty table, whatever the data.
+func TestSQLEngineFailureSelection(t *testing.T) {
+	t.Parallel()
+	sp := auditPlan(sqlplan.Count, 0, 0, []string{"a"})
+	sp.Keys[0].Source, sp.Keys[0].Domain = sqlplan.PartitionSelection, nil
+	rels, err := sqlReleases(sp, sqlplan.MaxGroups, accounting.AddRemove, []float64{0.5}, 1, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := planSelection(0.5, 0.5, accounting.AddRemove)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, kinds := sqlOutputs(sp)
+	run := func(q SQLReader) *Table {
+		v, err := runSelectedSQL(context.Background(), &Data{SQL: q}, sp, rels, cols, kinds, sel, noise.NewSeeded(3))
+		if err != nil {
+			t.Fatalf("the run failed after the charge: %v", err)
+		}
+		return v.(*Table)
+	}
+	var many []auditRow
+	for range 200 {
+		many = append(many, auditRow{"a", 1})
+	}
+	if got := run(stubSQL{sp, many}); len(got.Rows) != 1 || got.Rows[0][0] != "a" {
+		t.Fatalf("a group of 200 rows is not selected: %v", got.Rows)
+	}
+	for _, q := range []SQLReader{
+		failingSQL{},
+		failingSQL{rows: [][]any{{"a", "200"}}},
+		failingSQL{rows: [][]any{{"a", int64(200)}, {"a", int64(200)}}},
+		failingSQL{rows: [][]any{{true, int64(200)}}},
+	} {
+		if got := run(q); len(got.Rows) != 0 {
+			t.Errorf("%v: released %v, want no group", q, got.Rows)
+		}
 	}
 }

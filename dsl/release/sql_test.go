@@ -45,6 +45,11 @@ func TestSQLSensitivities(t *testing.T) {
 		{"avg replace-one", sqlplan.Avg, 0, 100, 3, accounting.ReplaceOne, []vec{{2, r2}, {100, 100}}},
 		{"variance add-remove", sqlplan.Variance, 10, 30, 1, accounting.AddRemove, []vec{{1, 1}, {10, 10}, {100, 100}}},
 		{"stddev replace-one", sqlplan.Stddev, 10, 30, 2, accounting.ReplaceOne, []vec{{2, r2}, {20, 20}, {200, 100 * r2}}},
+		// Users per group (user-level data): a user is counted once in
+		// each of up to all G groups, each count moving by at most one.
+		{"users add-remove ungrouped", sqlplan.CountDistinct, 0, 0, 1, accounting.AddRemove, []vec{{1, 1}}},
+		{"users add-remove grouped", sqlplan.CountDistinct, 0, 0, 4, accounting.AddRemove, []vec{{4, 2}}},
+		{"users replace-one grouped", sqlplan.CountDistinct, 0, 0, 9, accounting.ReplaceOne, []vec{{9, 3}}},
 	}
 	for _, c := range cases {
 		sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{{Name: "a", Kind: c.kind, Lo: c.lo, Hi: c.hi}}}
@@ -61,7 +66,7 @@ func TestSQLSensitivities(t *testing.T) {
 			if !(vs[j].l1 >= w.l1 && vs[j].l1 <= w.l1*(1+1e-12)) || !(vs[j].l2 >= w.l2*(1-1e-15) && vs[j].l2 <= w.l2*(1+1e-12)) {
 				t.Errorf("%s: %s sensitivities (%v, %v), want (%v, %v)", c.name, vs[j].what, vs[j].l1, vs[j].l2, w.l1, w.l2)
 			}
-			if vs[j].what != "count" {
+			if !strings.HasPrefix(vs[j].what, "count") {
 				m := max(math.Abs(w.l1), 0)
 				if !(vs[j].excess > 0) || vs[j].excess > m*1e-6 {
 					t.Errorf("%s: %s rounding excess %v", c.name, vs[j].what, vs[j].excess)
@@ -222,4 +227,172 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// A quantile's exponential mechanism runs per group at its share of ε
+// (pure) or at the ε whose bounded-range cost ε²/8 is its share of ρ
+// (zCDP), halved when a replaced row can change two groups' histograms.
+func TestSQLQuantileEps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		share    float64
+		groups   int
+		nb       accounting.Neighbour
+		eps, rho float64
+		gaussian bool
+		want     float64
+	}{
+		{"pure add-remove grouped", 0.5, 3, accounting.AddRemove, 2, 0, false, 1},
+		{"pure replace-one ungrouped", 0.5, 1, accounting.ReplaceOne, 2, 0, false, 1},
+		{"pure replace-one grouped", 0.5, 3, accounting.ReplaceOne, 2, 0, false, 0.5},
+		{"zcdp add-remove grouped", 0.5, 3, accounting.AddRemove, 0, 0.5, true, math.Sqrt2},
+		{"zcdp replace-one ungrouped", 0.25, 1, accounting.ReplaceOne, 0, 0.5, true, 1},
+		{"zcdp replace-one grouped", 0.5, 2, accounting.ReplaceOne, 0, 0.5, true, 1},
+	} {
+		if got := sqlQuantileEps(c.share, c.groups, c.nb, c.eps, c.rho, c.gaussian); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: ε %v, want %v", c.name, got, c.want)
+		}
+	}
+	// sqlReleases plans the mechanism at that ε, over the bounds and q
+	// of the aggregate, and gives the printer its grid.
+	sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{
+		{Name: "n", Kind: sqlplan.Count},
+		{Name: "p90", Kind: sqlplan.Quantile, Lo: -5, Hi: 5, Q: 0.9},
+	}}
+	rels, err := sqlReleases(sp, 2, accounting.ReplaceOne, []float64{0.25, 0.75}, 2, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp := rels[1].qp
+	if qp == nil || qp.Lo != -5 || qp.Hi != 5 || qp.Q != 0.9 || math.Abs(qp.Eps-0.75) > 1e-9 || qp.Eps > 0.75 || !rels[1].halved {
+		t.Fatalf("the quantile's plan %+v (halved %v), want q=0.9 over [-5, 5] at ε=0.75", qp, rels[1].halved)
+	}
+	if sp.Aggregates[1].Bins != qp.Grid || qp.Grid != 1<<tabular.GridBits {
+		t.Errorf("the printer's grid has %d steps, the mechanism's %d", sp.Aggregates[1].Bins, qp.Grid)
+	}
+	if len(rels[1].vecs) != 0 || rels[0].vecs[0].share > 0.25 {
+		t.Errorf("the shares: count %v, quantile vectors %d", rels[0].vecs[0].share, len(rels[1].vecs))
+	}
+}
+
+// A query with a quantile at δ > 0 is one zCDP event that is not marked
+// as a composition of Gaussian releases (the exponential mechanism is
+// not Gaussian), priced at the call's ρ; at δ = 0 it is pure ε.
+func TestSQLQuantileCost(t *testing.T) {
+	t.Parallel()
+	env := &Local{}
+	for _, c := range []struct {
+		q     string
+		delta float64
+		kind  accounting.Kind
+		gauss bool
+	}{
+		{"SELECT MEDIAN(age) FROM people", 1e-6, accounting.ZCDP, false},
+		{"SELECT MEDIAN(age) FROM people", 0, accounting.PureDP, false},
+		{sqlMemQuery, 1e-6, accounting.ZCDP, true},
+	} {
+		p, err := env.Plan(Call{Func: FnSQL, Dataset: sqlPeopleRef(), Args: memArgs(FnSQL, map[string]any{"query": c.q, "delta": c.delta})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Cost.Kind != c.kind || p.Cost.Gaussian != c.gauss || (c.delta > 0 && p.Cost.Rho != accounting.RhoForTarget(1, c.delta)) {
+			t.Errorf("%s δ=%v: cost %v", c.q, c.delta, p.Cost)
+		}
+		if err := p.Cost.Validate(); err != nil {
+			t.Errorf("%s δ=%v: %v", c.q, c.delta, err)
+		}
+	}
+	gdp := sqlPeopleRef()
+	gdp.Schema.Accountant = accounting.ModeGDP.String()
+	if _, err := env.Plan(Call{Func: FnSQL, Dataset: gdp, Args: memArgs(FnSQL, map[string]any{"query": "SELECT MEDIAN(age) FROM people", "delta": 1e-6})}); err == nil || !strings.Contains(err.Error(), "Gaussian DP") {
+		t.Errorf("a quantile at δ > 0 on a gdp dataset: %v", err)
+	}
+}
+
+// Partition selection's threshold and noise: a group that one row makes
+// is released with probability at most δ/Δ₀, and the noise's scale gives
+// ε over the Δ₀ groups a change touches; in rows, the threshold is
+// 1 + (Δ₀/ε)·ln(Δ₀/δ) and the scale Δ₀/ε, to 2^-20.
+func TestSQLPartitionThreshold(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		eps, delta float64
+		nb         accounting.Neighbour
+		touched    int
+	}{
+		{1, 1e-6, accounting.AddRemove, 1},
+		{0.5, 1e-6, accounting.ReplaceOne, 2},
+		{3, 1e-9, accounting.AddRemove, 1},
+		{0.01, 0.1, accounting.ReplaceOne, 2},
+	} {
+		sel, err := planSelection(c.eps, c.delta, c.nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel.Touched != c.touched {
+			t.Errorf("%v: Δ₀ = %d, want %d", c, sel.Touched, c.touched)
+		}
+		u, d0 := float64(selectionUnits), float64(c.touched)
+		scale, tau := float64(sel.Scale), float64(sel.Threshold)
+		// ε: a shift of U units in Δ₀ groups.
+		if d0*u/scale > c.eps {
+			t.Errorf("%v: the noise gives ε = %v > %v", c, d0*u/scale, c.eps)
+		}
+		// δ: a one-row group's release probability, bounded by the
+		// discrete Laplace tail e^(−(τ−U)/t).
+		if p := math.Exp(-(tau - u) / scale); p > c.delta/d0*(1+1e-12) {
+			t.Errorf("%v: a one-row group is released with probability up to %v > δ/Δ₀ = %v", c, p, c.delta/d0)
+		}
+		wantTau := 1 + d0/c.eps*math.Log(d0/c.delta)
+		if got := tau / u; math.Abs(got-wantTau) > 1e-5*wantTau {
+			t.Errorf("%v: threshold %v rows, want %v", c, got, wantTau)
+		}
+		if got := scale / u; math.Abs(got-d0/c.eps) > 1e-5*d0/c.eps {
+			t.Errorf("%v: scale %v rows, want %v", c, got, d0/c.eps)
+		}
+	}
+	if _, err := planSelection(1e-300, 1e-6, accounting.AddRemove); err == nil {
+		t.Error("an ε too small to calibrate was accepted")
+	}
+}
+
+// A key without a public domain plans a partition selection: refused
+// before the charge at δ = 0 and on the accountants that take no (ε, δ)
+// event (gdp, rdp); otherwise one (ε, δ) event, Laplace noise for the
+// aggregates, and the selection's share as one more aggregate's.
+func TestSQLPartitionSelectionPlan(t *testing.T) {
+	t.Parallel()
+	env := &Local{}
+	const q = "SELECT income, COUNT(*) FROM people GROUP BY income"
+	plan := func(ref Ref, delta float64) (*Plan, error) {
+		return env.Plan(Call{Func: FnSQL, Dataset: ref, Args: memArgs(FnSQL, map[string]any{"query": q, "eps": 1.0, "delta": delta})})
+	}
+	if _, err := plan(sqlPeopleRef(), 0); err == nil || !strings.Contains(err.Error(), "needs delta > 0") {
+		t.Errorf("δ = 0: %v", err)
+	}
+	for _, mode := range []accounting.Mode{accounting.ModeGDP, accounting.ModeRDP} {
+		ref := sqlPeopleRef()
+		ref.Schema.Accountant = mode.String()
+		if _, err := plan(ref, 1e-6); err == nil || !strings.Contains(err.Error(), "no (ε, δ) events") {
+			t.Errorf("%s accountant: %v", mode, err)
+		}
+	}
+	for _, mode := range []accounting.Mode{accounting.ModeZCDP, accounting.ModeBasic} {
+		ref := sqlPeopleRef()
+		ref.Schema.Accountant = mode.String()
+		p, err := plan(ref, 1e-6)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if p.Cost.Kind != accounting.ApproxDP || p.Cost.Eps != 1 || p.Cost.Delta != 1e-6 || p.Method != "sql/laplace+partition-selection" {
+			t.Errorf("%s: cost %v, method %s", mode, p.Cost, p.Method)
+		}
+		// The selection takes half of ε (one aggregate besides it), so
+		// the count's Laplace noise has scale Δ/(ε/2) = 2·2 under
+		// replace-one.
+		if !strings.Contains(p.Noise, "partition selection for key(s) income") || !strings.Contains(p.Noise, "ε=0.5") || !strings.Contains(p.Noise, "b=4") {
+			t.Errorf("%s: explain %s", mode, p.Noise)
+		}
+	}
 }

@@ -57,7 +57,7 @@ func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 	p := &Plan{Func: fn, Method: "count/laplace", Cost: ev, Eps: eps, Delta: delta,
 		Noise:  fmt.Sprintf("discrete Laplace, scale b=%.4g (sensitivity 1)", b),
 		Note:   note,
-		Params: publicParams(a, map[string]any{"unit": unit})}
+		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(false, b, true, 0)})}
 	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := unitCount(ctx, d)
@@ -100,7 +100,7 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 		Noise: fmt.Sprintf("discrete Gaussian, std %.4g (sensitivity 1)", sigma),
 		Note: fmt.Sprintf("counts %s; calibrated to ε=%v, δ=%v %s; n + discrete Gaussian noise, rounded (delta=0 gives the pure ε Laplace count)%s",
 			unit, eps, delta, calibrationWords(ev), post.note()),
-		Params: publicParams(a, map[string]any{"unit": unit})}
+		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(true, sigma, true, 0)})}
 	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := unitCount(ctx, d)
@@ -172,6 +172,11 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		Note: fmt.Sprintf("calibrated to ε=%v, δ=%v %s, %.0f%% to the sum of rows clipped to norm %.4g, %.0f%% to the count of units (%s); mean = noisy sum / max(noisy count, 1)",
 			eps, delta, calibrationWords(ev), 100*(1-meanCountShare), clip, 100*meanCountShare, nb),
 		Params: publicParams(a, map[string]any{"clip": clip, "columns": cols})}
+	if sc.Center != "public-mean" {
+		// Each coordinate of a row clipped to norm clip lies in
+		// [−clip, clip], and so does the mean.
+		p.Params[ErrorParam] = ratioModel(true, sigmaSum, sigmaCount, 0, -clip, clip)
+	}
 	p.setWindowedMemory(env, src, mul(i64(sc.D), 8, 4), userVectorBytes(src, sc.D),
 		fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average fewer columns")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
@@ -198,7 +203,11 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 				mean[j] += sc.Mean[idx[j]] // the public mean removed at registration
 			}
 		}
-		return &Mean{Values: mean}, nil
+		out := &Mean{Values: mean}
+		if sc.Center != "public-mean" {
+			out.Sums, out.Counts = sum, cnt
+		}
+		return out, nil
 	}
 	return p, nil
 }

@@ -214,7 +214,8 @@ func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: fmt.Sprintf("%s (sensitivity %.4g under %s, plus %.3g for the sum's floating-point rounding)", kind, sp.Sensitivity, nb, sp.Excess),
 		Note: fmt.Sprintf("sum over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; noise on the lattice of its scale",
 			unit, c.name, c.lo, c.hi, rule, calib),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi},
+			ErrorParam: noiseModel(sp.Gaussian, sp.Scale, false, sp.Excess)})}
 	p.setWindowedMemory(env, src, 0, 16, fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Sum a subset with fewer columns")
 	sp.UserWindow = p.userWindow
 	users := sc.Unit == "user"
@@ -299,7 +300,8 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: kind,
 		Note: fmt.Sprintf("counts of %s of column %q in %s%s; %s; every key is released, counts rounded to integers%s",
 			unit, c.name, desc, rule, calib, post.note()),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k})}
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "keys": len(keys), "max_groups": k,
+			ErrorParam: noiseModel(hp.Gaussian, hp.Scale, true, 0)})}
 	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
 		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Use fewer bins")
 	users := sc.Unit == "user"
@@ -347,7 +349,8 @@ func planQuantile(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: fmt.Sprintf("exponential mechanism, weights falling by R=%.6g ≤ e^(ε/2) per rank of distance from q·n (utility sensitivity 1 under %s)", qp.Ratio(), nb),
 		Note: fmt.Sprintf("q=%v of %s of column %q clamped to its public bounds [%v, %v]%s; pure ε-DP with ε=%v; the value is a point of the public grid of %d equal steps over the bounds, drawn exactly with integer arithmetic%s",
 			q, unit, c.name, c.lo, c.hi, rule, eps, qp.Grid, boundedRangeAdvice(sc, eps)),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}, "grid": qp.Grid})}
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}, "grid": qp.Grid,
+			ErrorParam: rankModel(qp.Grid+1, qp.Ratio())})}
 	// The run bins the values on the grid as it reads them: its memory is
 	// the grid's, not the rows' (tabular.QuantilePlan.Run).
 	p.setWindowedMemory(env, src, mul(i64(qp.Grid)+2, tabular.QuantileBytesPerPoint), 16,
@@ -379,6 +382,10 @@ type Groups struct {
 	By     string
 	Keys   []string
 	Values []float64
+	// Sums and Counts are a grouped mean's noisy sums and counts per key,
+	// which Values divide (nil for counts and sums, and in means stored
+	// before means carried their error).
+	Sums, Counts []float64
 }
 
 // optStr, optInt and optFloat read a keyword that callers building Args
@@ -576,6 +583,19 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	if stat != tabular.GroupCount {
 		p.Params["bounds"] = []float64{c.lo, c.hi}
 	}
+	switch stat {
+	case tabular.GroupCount:
+		// consistent=true shows least-squares fits of the counts and their
+		// total, each a combination of every key's noise: no per-key
+		// interval of the noise alone describes them, so none is shown.
+		if !consistent {
+			p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.CountScale, true, 0)
+		}
+	case tabular.GroupSum:
+		p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.SumScale, false, gp.Excess)
+	default:
+		p.Params[ErrorParam] = ratioModel(gp.Gaussian, gp.SumScale, gp.CountScale, gp.Excess, c.lo, c.hi)
+	}
 	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
 		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Group by a column with fewer categories")
 	p.run = func(ctx context.Context, d *Data) (any, error) {
@@ -583,7 +603,7 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		if err != nil {
 			return nil, err
 		}
-		vals, err := gp.Run(ctx, s, users, env.sampler())
+		vals, counts, sums, err := gp.RunParts(ctx, s, users, env.sampler())
 		if err != nil {
 			return nil, err
 		}
@@ -591,7 +611,7 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 			vals = consistentCounts(vals, post.nonnegative)
 		}
 		post.apply(vals)
-		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals}, nil
+		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals, Sums: sums, Counts: counts}, nil
 	}
 	return p, nil
 }
@@ -654,7 +674,8 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: noiseText,
 		Note: fmt.Sprintf("mean over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)%s; %s; mean = noisy sum / max(noisy count, 1), %s%s",
 			unit, c.name, c.lo, c.hi, rule, calib, post.meanWords(), post.note()),
-		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi}})}
+		Params: publicParams(a, map[string]any{"unit": unit, "neighbour": nb.String(), "bounds": []float64{c.lo, c.hi},
+			ErrorParam: ratioModel(gp.Gaussian, gp.SumScale, gp.CountScale, gp.Excess, c.lo, c.hi)})}
 	p.setStreamMemory(src, 0, groupUserBytes(1), fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average a subset with fewer columns")
 	users := sc.Unit == "user"
 	p.run = func(ctx context.Context, d *Data) (any, error) {
@@ -662,12 +683,12 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		vals, err := gp.Run(ctx, s, users, env.sampler())
+		vals, counts, sums, err := gp.RunParts(ctx, s, users, env.sampler())
 		if err != nil {
 			return nil, err
 		}
 		post.apply(vals)
-		return &Mean{Values: vals}, nil
+		return &Mean{Values: vals, Sums: sums, Counts: counts}, nil
 	}
 	return p, nil
 }

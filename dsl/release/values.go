@@ -16,6 +16,26 @@ type PCA struct {
 	// Gap is the κ guess the exponential mechanism selected under
 	// gap="auto" (a DP output); 0 otherwise.
 	Gap float64
+	// Center is the private mean the rows were centred by (center=true),
+	// in the data's units; nil otherwise.
+	Center []float64
+	// TotalVariance is the private estimate of the estimand's trace, the
+	// trace of gauss's noisy matrix; 0 when the method releases none.
+	TotalVariance float64
+}
+
+// VarianceRatios returns each component's share Values[j]/TotalVariance
+// of the private total variance estimate (post-processing), or nil when
+// the method releases no total or it is not positive.
+func (v *PCA) VarianceRatios() []float64 {
+	if v == nil || !(v.TotalVariance > 0) || v.Values == nil {
+		return nil
+	}
+	out := make([]float64, len(v.Values))
+	for j, x := range v.Values {
+		out[j] = x / v.TotalVariance
+	}
+	return out
 }
 
 // LowRank is a private_low_rank release (matrix.go): the private
@@ -41,4 +61,9 @@ type Count struct {
 // Mean is a private_mean release, one value per column.
 type Mean struct {
 	Values []float64
+	// Sums and Counts are the noisy sums and counts the values divide
+	// (one count, or one per column), released with them: the mean's
+	// confidence interval needs both (ErrorModel.RatioInterval). They are
+	// nil in releases stored before means carried their error.
+	Sums, Counts []float64
 }

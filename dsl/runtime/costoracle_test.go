@@ -93,7 +93,7 @@ func costFor(fn, method, calibration, mode string, eps, delta float64) (accounti
 			return ev, false
 		}
 		ev = gaussianFor(eps, delta)
-	case catalog.PrivatePCA.Name:
+	case catalog.PrivatePCA.Name: // center=true (gauss, npm, adaptive, auto) charges the uncentred event: the private mean takes its share of the same ρ (μ*²/2)
 		if !gaussian {
 			return ev, false
 		}

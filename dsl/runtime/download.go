@@ -110,7 +110,7 @@ func csvRows(x any) (rows [][]string, ok bool) {
 		if r.GroupResult != nil {
 			return groupRows(r.GroupResult, "count"), true
 		}
-		return [][]string{{"count"}, {fmtNum(r.Value)}}, true
+		return r.csvWithHalfWidth([][]string{{"count"}, {fmtNum(r.Value)}}, []float64{r.Value}, nil, nil), true
 	case *RegressionResult:
 		rows = [][]string{{"term", "coefficient"}, {"intercept", fmtNum(r.Intercept)}}
 		for j, c := range r.Coef {
@@ -121,7 +121,7 @@ func csvRows(x any) (rows [][]string, ok bool) {
 		if r.GroupResult != nil {
 			return groupRows(r.GroupResult, "sum"), true
 		}
-		return [][]string{{"column", "sum"}, {r.Column, fmtNum(r.Value)}}, true
+		return r.csvWithHalfWidth([][]string{{"column", "sum"}, {r.Column, fmtNum(r.Value)}}, []float64{r.Value}, nil, nil), true
 	case *MeanResult:
 		if r.GroupResult != nil {
 			return groupRows(r.GroupResult, "mean"), true
@@ -130,7 +130,7 @@ func csvRows(x any) (rows [][]string, ok bool) {
 		for i, v := range r.Values {
 			rows = append(rows, []string{columnName(r.Columns, i), fmtNum(v)})
 		}
-		return rows, true
+		return r.csvWithHalfWidth(rows, r.Values, r.sums, r.counts), true
 	case *GroupResult:
 		return groupRows(r, r.Stat), true
 	case *HistogramResult:
@@ -138,7 +138,7 @@ func csvRows(x any) (rows [][]string, ok bool) {
 		for i, k := range r.Keys {
 			rows = append(rows, []string{k, fmtNum(r.Counts[i])})
 		}
-		return rows, true
+		return r.csvWithHalfWidth(rows, r.Counts, nil, nil), true
 	case *QuantileResult:
 		return [][]string{{"column", "q", "value"}, {r.Column, fmtNum(r.Q), fmtNum(r.Value)}}, true
 	case *TableResult:
@@ -156,7 +156,7 @@ func groupRows(g *GroupResult, stat string) [][]string {
 	for i, k := range g.Keys {
 		rows = append(rows, []string{k, fmtNum(g.Values[i])})
 	}
-	return rows
+	return g.csvWithHalfWidth(rows, g.Values, g.sums, g.counts)
 }
 
 // matrixRows is m with one row per data column (named when names are

@@ -169,7 +169,8 @@ n := private_count(ds, eps=0.5)`)
 	if comps, _ := obj["Components"].([]any); len(comps) != 3 || obj["Receipt"] == nil {
 		t.Errorf("pca.json lacks the components or the receipt: %s", body)
 	}
-	if _, _, body = link(`download(n, "n.csv")`); !strings.HasPrefix(body, "count\n") {
+	// A count's CSV carries its 95 % half-width.
+	if _, _, body = link(`download(n, "n.csv")`); !strings.HasPrefix(body, "count,±95%\n") {
 		t.Errorf("n.csv: %q", body)
 	}
 	// Completion, inspect and %help know it like the other DSL functions.

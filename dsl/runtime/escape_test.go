@@ -326,8 +326,16 @@ fmt.Println(remaining(ds))`)
 			t.Errorf("download to %q: %s, want the file name refused", name, res.Error.Value)
 		}
 	}
+	// eps_for's string names a private function, looked up in the
+	// catalog and never opened: a path is refused as an unknown function.
+	for _, name := range []string{other + "/state.db", "../state.db"} {
+		res, _ := s2.fails(`eps_for(dataset("secret"), `+strconv.Quote(name)+`, within=1)`, NameArgumentError)
+		if !strings.Contains(res.Error.Value, "has no interval of values to invert") {
+			t.Errorf("eps_for of %q: %s, want the name refused", name, res.Error.Value)
+		}
+	}
 	for name, v := range s2.rt.Exports() {
-		if v.Kind() == reflect.Func && name != "dataset" && name != "__pn_kw" && name != "__pn_magic" && name != "__pn_budget_begin" && name != "__pn_block" && name != "download" {
+		if v.Kind() == reflect.Func && name != "dataset" && name != "__pn_kw" && name != "__pn_magic" && name != "__pn_budget_begin" && name != "__pn_block" && name != "download" && name != "eps_for" {
 			for i := 0; i < v.Type().NumIn(); i++ {
 				if v.Type().In(i).Kind() == reflect.String {
 					t.Errorf("%s takes a string argument: it must not name a state directory", name)

@@ -508,6 +508,12 @@ func describeRelease(v any) string {
 			}
 		}
 		shape = fmt.Sprintf("table %v %v, %d rows, keys %q", r.Columns, r.Kinds, len(r.Rows), keys)
+		if r.Receipt != nil && strings.Contains(r.Receipt.Mechanism, "partition-selection") {
+			// DP partition selection releases the groups that pass a
+			// noisy threshold: which ones is a private output, like a
+			// noisy value, not an outcome class.
+			shape = fmt.Sprintf("table %v %v, groups by partition selection", r.Columns, r.Kinds)
+		}
 	default:
 		shape = fmt.Sprintf("%T", v)
 	}
@@ -642,6 +648,14 @@ func harnessGrid(wide bool) []harnessCall {
 			// gap="auto" (the adaptive method's private gap selection) and
 			// bad gap values, refused before the charge on every method.
 			add("private_pca", ds, base, "gap", []any{"auto", "", "foo", -1, 0.3})
+			// center=true: a private mean, then the method on the centred
+			// rows (gauss, npm, adaptive, auto); refused before the charge
+			// for the other methods.
+			add("private_pca", ds, base, "center", []any{true, false})
+			if m == "gauss" {
+				centred := append(append([]KW(nil), base...), kw("center", true))
+				add("private_pca", ds, centred, "center_share", []any{0.5, 0.7})
+			}
 			if m == "adaptive" {
 				auto := append(append([]KW(nil), base...), kw("gap", "auto"))
 				// Lean: the clip and the runs are plain adaptive's (above);

@@ -190,13 +190,12 @@ func (shortTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // intervaled is implemented by a release whose values carry intervals
-// (a confidence interval of the noise, say): bar charts draw them as error
-// bars. No release carries intervals yet; when one does, its plot shows
-// them with no change here. Plots never invent an interval.
+// (the 95 % confidence interval of the noise, interval.go): bar charts
+// draw them as error bars. Plots never invent an interval.
 type intervaled interface {
-	// Interval returns the interval [lo, hi] of value i; ok is false when
-	// value i has none.
-	Interval(i int) (lo, hi float64, ok bool)
+	// barInterval returns the interval [lo, hi] of value i; ok is false
+	// when value i has none.
+	barInterval(i int) (lo, hi float64, ok bool)
 }
 
 // barFigure is what barChart draws: one bar per label.
@@ -226,7 +225,7 @@ func barChart(fn string, f barFigure) *Plot {
 		var pts plotter.XYs
 		var errs plotter.YErrors
 		for i, v := range f.vals {
-			l, h, ok := f.iv.Interval(i)
+			l, h, ok := f.iv.barInterval(i)
 			if !ok || math.IsNaN(l) || math.IsNaN(h) || math.IsInf(l, 0) || math.IsInf(h, 0) {
 				continue
 			}

@@ -13,6 +13,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/privnotes/privnotes/dsl/release"
 )
 
 // Layout limits the figures keep, in pixels of the PNG (96 dpi).
@@ -49,7 +51,7 @@ func series(n int, f func(i int) float64) []float64 {
 // them (none does yet): value i's is [lo[i], hi[i]], none when lo > hi.
 type intervals struct{ lo, hi []float64 }
 
-func (iv intervals) Interval(i int) (float64, float64, bool) {
+func (iv intervals) barInterval(i int) (float64, float64, bool) {
 	return iv.lo[i], iv.hi[i], iv.lo[i] <= iv.hi[i]
 }
 
@@ -227,7 +229,8 @@ func valueAxis(img image.Image) (ax, top, bot int, ok bool) {
 
 // TestPlotErrorBars: a value with an interval gets an error bar (black,
 // over the blue bars); a value without gets none, and today's releases,
-// which carry no intervals, get none.
+// which carry no intervals, get none; a histogram's receipt's error model
+// draws them.
 func TestPlotErrorBars(t *testing.T) {
 	keys, vals := []string{"a", "b", "c"}, []float64{10, 250, 40}
 	fig := func(iv intervaled) *Plot {
@@ -242,7 +245,9 @@ func TestPlotErrorBars(t *testing.T) {
 		{"one interval", fig(intervals{[]float64{1, 1, 30}, []float64{0, 0, 50}}), true},
 		{"no interval", fig(intervals{[]float64{1, 1, 1}, []float64{0, 0, 0}}), false},
 		{"none", fig(nil), false},
-		{"today's histogram", plotHistogram(&HistogramResult{Column: "c", Keys: keys, Counts: vals}), false},
+		{"histogram without an error model", plotHistogram(&HistogramResult{Column: "c", Keys: keys, Counts: vals}), false},
+		{"histogram with its error", plotHistogram(&HistogramResult{Column: "c", Keys: keys, Counts: vals,
+			releaseBase: releaseBase{&Receipt{Params: map[string]any{release.ErrorParam: map[string]any{"kind": "laplace", "scale": 10.0}}}}}), true},
 	}
 	for _, tc := range tests {
 		img, err := png.Decode(bytes.NewReader(tc.plot.PNG()))

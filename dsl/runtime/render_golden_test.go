@@ -90,6 +90,30 @@ func renderCases() []struct {
 			out = append(out, tc{c.name + " " + state, c.r})
 		}
 	}
+	// The intervals of the noise (interval.go): a receipt with an error
+	// model shows "± h" per value, a mean's from its parts, a quantile's
+	// rank bound; a dry run states the half-width it would get.
+	withErr := func(dry bool, m release.ErrorModel) releaseBase {
+		r := rc(dry)
+		r.Params = map[string]any{"k": 2, release.ErrorParam: m}
+		return releaseBase{r}
+	}
+	lap := release.ErrorModel{Kind: release.ErrLaplace, Scale: 2, Rounded: true, HalfWidth95: 6}
+	ratio := release.ErrorModel{Kind: release.ErrRatio, Noise: release.ErrGaussian, Scale: 30, CountScale: 4, Lo: 0, Hi: 120, SumHalfWidth: 67.3, CountHalfWidth: 9}
+	rank := release.ErrorModel{Kind: release.ErrExponential, Candidates: 1 << 20, WeightRatio: 1.6487, RankError95: 33}
+	gmeanIv := &MeanResult{Columns: []string{"age"}, GroupResult: group("mean", "age")}
+	gmeanIv.releaseBase = withErr(false, ratio)
+	gmeanIv.GroupResult.releaseBase = gmeanIv.releaseBase
+	gmeanIv.GroupResult.sums, gmeanIv.GroupResult.counts = []float64{1200, -30, 97.5}, []float64{100, 30, 30}
+	out = append(out,
+		tc{"CountResult interval", &CountResult{Value: 41.7, releaseBase: withErr(false, lap)}},
+		tc{"CountResult interval dry", &CountResult{releaseBase: withErr(true, lap)}},
+		tc{"HistogramResult interval", &HistogramResult{Column: "region", Keys: keys, Counts: []float64{3, -1, 7}, releaseBase: withErr(false, lap)}},
+		tc{"MeanResult interval", &MeanResult{Columns: []string{"age", "w"}, Values: []float64{41.5, -0.25}, sums: []float64{4150, -25}, counts: []float64{100},
+			releaseBase: withErr(false, ratio)}},
+		tc{"MeanResult by interval", gmeanIv},
+		tc{"MeanResult interval dry", &MeanResult{releaseBase: withErr(true, ratio)}},
+		tc{"QuantileResult interval", &QuantileResult{Column: "age", Q: 0.5, Value: 41.25, releaseBase: withErr(false, rank)}})
 	var pca *PCAResult
 	var count *CountResult
 	var mean *MeanResult

@@ -40,9 +40,21 @@ type PCAResult struct {
 	Right *mat.Dense
 	// Gap is the κ (relative eigengap guess) that private_pca(gap="auto")
 	// selected privately; 0 for every other call.
-	Gap     float64
-	Method  string
-	Columns []string
+	Gap float64
+	// Center is the private mean the rows were centred by
+	// (private_pca(center=true)), one value per column; nil otherwise.
+	Center []float64
+	// TotalVariance is the private estimate of the total variance (the
+	// trace of the estimand), which method gauss releases as the trace of
+	// its noisy matrix; 0 for the other methods.
+	TotalVariance float64
+	// ExplainedVarianceRatio is each component's eigenvalue estimate over
+	// TotalVariance: its share of the private total variance estimate (not
+	// of the true total), as sklearn's explained_variance_ratio_; nil when
+	// the method releases no total (npm, adaptive) or it is not positive.
+	ExplainedVarianceRatio []float64
+	Method                 string
+	Columns                []string
 	releaseBase
 }
 
@@ -82,6 +94,12 @@ func (r *PCAResult) String() string {
 	}
 	if r.Values != nil {
 		fmt.Fprintf(&b, "  eigenvalue estimates: %v\n", fmtFloats(r.Values))
+	}
+	if r.ExplainedVarianceRatio != nil {
+		fmt.Fprintf(&b, "  explained-variance ratio (of the private total variance estimate %.4g): %v\n", r.TotalVariance, fmtFloats(r.ExplainedVarianceRatio))
+	}
+	if r.Center != nil {
+		fmt.Fprintf(&b, "  centred by the private mean: %v\n", fmtFloats(r.Center))
 	}
 	if r.Gap != 0 {
 		fmt.Fprintf(&b, "  gap=auto selected κ = %v\n", r.Gap)
@@ -129,6 +147,17 @@ func (r *PCAResult) HTML() string {
 		}
 		b.WriteString("</tr>\n")
 	}
+	if r.ExplainedVarianceRatio != nil {
+		b.WriteString("<tr><th>explained-variance ratio (DP)</th>")
+		for _, v := range r.ExplainedVarianceRatio {
+			fmt.Fprintf(&b, "<td>%.4g</td>", v)
+		}
+		fmt.Fprintf(&b, "</tr>\n<tr><th>total variance (DP)</th><td colspan=\"%d\">%.4g (the ratios' denominator)</td></tr>\n", k, r.TotalVariance)
+	}
+	if r.Center != nil {
+		b.WriteString("<tr><th>centred by the private mean</th>")
+		fmt.Fprintf(&b, "<td colspan=\"%d\">%s</td></tr>\n", k, html.EscapeString(fmtFloats(r.Center)))
+	}
 	if r.Gap != 0 {
 		fmt.Fprintf(&b, "<tr><th>gap=auto κ</th><td colspan=\"%d\">%v</td></tr>\n", k, r.Gap)
 	}
@@ -165,7 +194,7 @@ func (r *CountResult) String() string {
 	if r.GroupResult != nil {
 		return r.GroupResult.String()
 	}
-	return r.text(fmt.Sprintf("private count ≈ %.0f\n", r.Value))
+	return r.text(fmt.Sprintf("private count ≈ %.0f%s\n", r.Value, spaced(r.plusMinus([]float64{r.Value}, nil, nil, 0))) + r.intervalNote())
 }
 
 // HTML renders the count and the receipt.
@@ -179,7 +208,7 @@ func (r *CountResult) HTML() string {
 	if r.GroupResult != nil {
 		return r.GroupResult.HTML()
 	}
-	return r.html(fmt.Sprintf("<p>private count ≈ <b>%.0f</b></p>", r.Value))
+	return r.html(fmt.Sprintf("<p>private count ≈ <b>%.0f</b>%s</p>", r.Value, spaced(r.plusMinus([]float64{r.Value}, nil, nil, 0))) + r.intervalNoteHTML())
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -199,6 +228,9 @@ type MeanResult struct {
 	releaseBase
 	// GroupResult is set with by= (tabular.go): By, Keys and Get(key).
 	*GroupResult
+	// sums and counts are the noisy parts the values divide (one count
+	// for every column, or one per column): the intervals' input.
+	sums, counts []float64
 }
 
 // Get returns the mean of a column by name; with by=, of a key.
@@ -233,8 +265,9 @@ func (r *MeanResult) String() string {
 	b.WriteString("private mean:\n")
 	width := nameWidth(r.Columns, len(r.Columns))
 	for i, c := range r.Columns {
-		fmt.Fprintf(&b, "  %s % .6g\n", padRight(c, width), r.Values[i])
+		fmt.Fprintf(&b, "  %s % .6g%s\n", padRight(c, width), r.Values[i], spaced(r.plusMinus(r.Values, r.sums, r.counts, i)))
 	}
+	b.WriteString(r.intervalNote())
 	return r.text(b.String())
 }
 
@@ -252,9 +285,10 @@ func (r *MeanResult) HTML() string {
 	var b strings.Builder
 	b.WriteString("<table><caption>private mean</caption>\n")
 	for i, c := range r.Columns {
-		fmt.Fprintf(&b, "<tr><th>%s</th><td>%.6g</td></tr>\n", html.EscapeString(c), r.Values[i])
+		fmt.Fprintf(&b, "<tr><th>%s</th><td>%.6g</td>%s</tr>\n", html.EscapeString(c), r.Values[i], pmCell(r.plusMinus(r.Values, r.sums, r.counts, i)))
 	}
 	b.WriteString("</table>\n")
+	b.WriteString(r.intervalNoteHTML())
 	return r.html(b.String())
 }
 
@@ -404,10 +438,14 @@ func (r *PCAResult) MarshalJSON() ([]byte, error) {
 		Support    []int       `json:",omitempty"`
 		Right      [][]float64 `json:",omitempty"`
 		Gap        float64     `json:",omitempty"`
-		Method     string
-		Columns    []string
-		Receipt    *Receipt
-	}{rowsOf(r.Components), r.Values, r.Support, rowsOrNil(r.Right), r.Gap, r.Method, r.Columns, r.Receipt})
+		Center     []float64   `json:",omitempty"`
+		// TotalVariance and ExplainedVarianceRatio: method gauss only.
+		TotalVariance          float64   `json:",omitempty"`
+		ExplainedVarianceRatio []float64 `json:",omitempty"`
+		Method                 string
+		Columns                []string
+		Receipt                *Receipt
+	}{rowsOf(r.Components), r.Values, r.Support, rowsOrNil(r.Right), r.Gap, r.Center, r.TotalVariance, r.ExplainedVarianceRatio, r.Method, r.Columns, r.Receipt})
 }
 
 // MarshalJSON encodes every released field, U as rows.

@@ -198,6 +198,7 @@ func (rt *Runtime) Exports() map[string]reflect.Value {
 		"federate":         reflect.ValueOf(rt.federate),
 		"select_columns":   reflect.ValueOf(rt.selectColumns),
 		"remaining":        reflect.ValueOf(rt.remaining),
+		"eps_for":          reflect.ValueOf(rt.epsFor),
 		"download":         reflect.ValueOf(rt.download),
 		"plot_loadings":    reflect.ValueOf(plotLoadings),
 		"plot_eigenvalues": reflect.ValueOf(plotEigenvalues),

@@ -6,7 +6,8 @@ package runtime
 // the extreme unit's zzz; "ucats" its user-level twin; "rows" held in
 // memory), sampled with a fixed seed. Every world must give the same
 // outcome: the same refusal before the charge, or a release of the same
-// shape and receipt.
+// shape and receipt (under partition selection the released groups are
+// a private output, so only the columns are compared; describeRelease).
 
 import (
 	"fmt"
@@ -36,19 +37,24 @@ func (g sqlQueryGen) value() string {
 	return g.pick("x1", "x2", "x3", "x1 * 1e300", "ln(x2 + 1)", "abs(x1) / 0", "CAST('nan' AS DOUBLE)", "coalesce(x3, 0)", "CASE WHEN g = 'a' THEN x1 ELSE NULL END", "greatest(x1, x2)")
 }
 
-// aggregate is one aggregate; a column with the owner's bounds goes
-// without bounds half of the time; one in twelve is refused.
+// aggregate is one aggregate, each of the seven kinds equally often; a
+// column with the owner's bounds goes without bounds half of the time;
+// one in twelve is refused.
 func (g sqlQueryGen) aggregate() string {
 	if g.r.IntN(12) == 0 {
-		return g.pick("MEDIAN(x1)", "COUNT(x1)", "SUM(x3)", "COUNT(DISTINCT uid)", "random()")
+		return g.pick("MEDIAN(x3)", "QUANTILE(x1, 1.5)", "COUNT(x1)", "SUM(x3)", "COUNT(DISTINCT uid)", "random()")
 	}
 	v, b := g.value(), g.bounds()
 	if (v == "x1" || v == "x2") && g.r.IntN(2) == 0 {
 		b = ""
 	}
-	switch g.r.IntN(5) {
+	switch g.r.IntN(7) {
 	case 0:
 		return "COUNT(*)"
+	case 4:
+		return "MEDIAN(" + v + b + ")"
+	case 5:
+		return "QUANTILE(" + v + ", " + g.pick("0.1", "0.5", "0.9", "0.999") + b + ")"
 	case 1:
 		return "SUM(" + v + b + ")"
 	case 2:
@@ -79,7 +85,7 @@ func (g sqlQueryGen) cond(depth int) string {
 func (g sqlQueryGen) query(ds string) (string, any) {
 	var sel, group []string
 	var keys any
-	switch g.r.IntN(7) {
+	switch g.r.IntN(9) {
 	case 1, 6:
 		sel, group = append(sel, "g"), append(group, "g")
 	case 2:
@@ -90,7 +96,12 @@ func (g sqlQueryGen) query(ds string) (string, any) {
 		sel, group = append(sel, "g", "round(x1 * 4) AS r"), append(group, "g", "r")
 		keys = map[string]any{"r": []any{-2.0, -1.0, 0.0, 1.0, 2.0}}
 	case 5:
-		sel, group = append(sel, "x3"), append(group, "x3") // no public domain: refused
+		// No public domain: partition selection (refused at δ = 0).
+		sel, group = append(sel, "x3"), append(group, "x3")
+	case 7:
+		sel, group = append(sel, "CAST(round(x1 * 4) AS VARCHAR) AS t"), append(group, "t") // a string key
+	case 8:
+		sel, group = append(sel, "g", "floor(x3) AS f"), append(group, "g", "f") // a public key and a selected one
 	}
 	for i := range 1 + g.r.IntN(3) {
 		sel = append(sel, g.aggregate()+fmt.Sprintf(" AS a%d", i))
@@ -116,8 +127,16 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("cats", "SELECT g, COUNT(*) AS n, AVG(x1) AS m FROM cats GROUP BY g", newKW("eps", 1.0)),
 		call("cats", "SELECT * FROM cats", newKW("eps", 1.0)),
 		call("cats", "SELECT COUNT(*) FROM cats LIMIT 1", newKW("eps", 1.0)),
+		// Partition selection: δ = 0 is refused; at δ > 0 the groups the
+		// data hold pass a noisy threshold.
+		call("cats", "SELECT x3, COUNT(*) FROM cats GROUP BY x3", newKW("eps", 1.0)),
 		call("cats", "SELECT x3, COUNT(*) FROM cats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
+		call("cats", "SELECT g, x3, COUNT(*) AS n, MEDIAN(x1) AS m FROM cats GROUP BY g, x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0)),
+		// On user-level data: users per group (every unit may be in every
+		// group), at both δ.
+		call("ucats", "SELECT g, COUNT(DISTINCT uid) AS u FROM ucats WHERE x1 > 0 GROUP BY g", newKW("eps", 1.0)),
+		call("ucats", "SELECT COUNT(DISTINCT uid) AS u FROM ucats", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		call("rows", "SELECT SUM(x1) FROM rows", newKW("eps", 1.0)),
 		call("cats", "SELECT COUNT(*) FROM rows", newKW("eps", 1.0)),
 		// weights= splits the budget unevenly; a zero or a missing weight

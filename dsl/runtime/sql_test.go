@@ -110,7 +110,7 @@ func TestPrivateSQLFromCells(t *testing.T) {
 		"fmt.Println(r.Get(\"north\", \"m\") >= 0)\n" +
 		"fmt.Print(r.CSV())\n" +
 		"fmt.Println(r)\n")
-	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,m\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
+	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,n ±95%,m\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -120,13 +120,19 @@ func TestPrivateSQLFromCells(t *testing.T) {
 	if after := ledgerRecords(t, dir, "people"); after != before {
 		t.Errorf("a replay wrote %d ledger records", after-before)
 	}
-	if !strings.Contains(out2, "true") || strings.Split(out2, "\n")[1] != strings.Split(out[strings.Index(out, "region,n,m"):], "\n")[1] {
+	if !strings.Contains(out2, "true") || strings.Split(out2, "\n")[1] != strings.Split(out[strings.Index(out, "region,n,n ±95%,m"):], "\n")[1] {
 		t.Errorf("the replay differs:\n%s\nfirst:\n%s", out2, out)
 	}
 	dry := s.ok("d := private_sql(`SELECT SUM(age) AS s, VARIANCE(income, 0, 1000) AS v FROM people`, eps=0.5, dry_run=true)\nfmt.Println(d)")
-	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)"} {
+	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)", "error: 95 % interval of each group's value: s ± "} {
 		if !strings.Contains(dry, want) {
 			t.Errorf("the dry run lacks %q:\n%s", want, dry)
+		}
+	}
+	dryq := s.ok("d2 := private_sql(`SELECT region, MEDIAN(age) AS med FROM people GROUP BY region`, eps=0.5, dry_run=true)\nfmt.Println(d2)")
+	for _, want := range []string{"dry run", "med = QUANTILE over [0, 120] (owner's bounds): q=0.5, exponential mechanism over a grid of 1048576 steps, per group ε=0.25", "halved", "ε=0.5)"} {
+		if !strings.Contains(dryq, want) {
+			t.Errorf("the quantile's dry run lacks %q:\n%s", want, dryq)
 		}
 	}
 	if after := ledgerRecords(t, dir, "people"); after != before {
@@ -167,9 +173,13 @@ func TestPrivateSQLRefusals(t *testing.T) {
 		{"SELECT SUM(nosuch, 0, 1) FROM people", "eps=1", "nosuch"},
 		{"SELECT SUM(income * 2) FROM people", "eps=1", "bounds"},
 		{"SELECT income, COUNT(*) FROM people GROUP BY income", "eps=1", "delta > 0"},
-		{"SELECT income, COUNT(*) FROM people GROUP BY income", "eps=1, delta=1e-6", "partition selection"},
+		{"SELECT income > 5 AS b, COUNT(*) FROM people GROUP BY b", "eps=1, delta=1e-6", "strings or numbers"},
 		{"SELECT COUNT(*) FROM nobody", "eps=1", "nobody"},
-		{"SELECT MEDIAN(age) FROM people", "eps=1", "private_quantile"},
+		{"SELECT MEDIAN(age, 10, 10) FROM people", "eps=1", "lo < hi"},
+		{"SELECT QUANTILE(age, 1, 0, 100) FROM people", "eps=1", "strictly between 0 and 1"},
+		{"SELECT QUANTILE(age, 0.5, 0, 100, 3) FROM people", "eps=1", "quantile(x, q, lo, hi)"},
+		{"SELECT MEDIAN(income) FROM people", "eps=1", "no declared bounds"},
+		{"SELECT MEDIAN(region, 0, 1) FROM people", "eps=1", "numeric"},
 		{"SELECT COUNT(*) AS n, AVG(age) AS m FROM people", "eps=1, weights=[]float64{1}", "weights"},
 		{"SELECT floor(age / 10) AS d, COUNT(*) FROM people GROUP BY d", "eps=1, keys=map[string][]any{\"x\": {1}}", "keys="},
 	} {
@@ -258,14 +268,201 @@ func TestPrivateSQLKeysAndWeights(t *testing.T) {
 	cell := "r := private_sql(`SELECT round(age / 10) AS d, COUNT(*) AS n, AVG(income, 0, 50000) AS m FROM people GROUP BY d`, eps=1, " +
 		"keys=map[string][]any{\"d\": {3, 4, 5}}, weights=[]float64{1, 3}, name=\"decades\")\nfmt.Print(r.CSV())\nfmt.Println(r.Receipt.NoiseScale)"
 	out := s.ok(cell)
-	for _, want := range []string{"d,n,m\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
+	for _, want := range []string{"d,n,n ±95%,m\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// A COUNT column's interval: Laplace b = 4, rounded: ±⌈4·ln 20⌉ = ±12;
+	// an AVG column carries none.
+	if w := s.ok(`lo, hi := r.IntervalOf(3, "n", 0.95)
+fmt.Println(hi - lo, lo <= r.Get(3, "n"), r.Get(3, "n") <= hi)`); !strings.HasPrefix(w, "24.0000000000") || !strings.HasSuffix(strings.TrimSpace(w), "true true") {
+		t.Errorf("IntervalOf: %q, want a width of 24", w)
+	}
+	if res, _ := s.fails(`r.IntervalOf(3, "m", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, `column "m" (avg) carries no confidence interval`) {
+		t.Errorf("IntervalOf of an AVG: %v", res.Error)
 	}
 	before := ledgerRecords(t, dir, "people")
 	again := s.ok(cell)
 	if ledgerRecords(t, dir, "people") != before || strings.Split(again, "\n")[1] != strings.Split(out, "\n")[1] {
 		t.Errorf("the named call with keys= did not replay:\n%s\nfirst:\n%s", again, out)
+	}
+}
+
+// QUANTILE and MEDIAN run in the engine as per-group histograms on the
+// mechanism's grid: with a huge ε the exponential mechanism's draw is the
+// exact quantile (to the grid), several per query and per group, with
+// the owner's bounds or the query's, under both relations and both noise
+// kinds; the dry run names the mechanism, its grid and its share.
+func TestPrivateSQLQuantiles(t *testing.T) {
+	for _, nb := range []accounting.Neighbour{accounting.AddRemove, accounting.ReplaceOne} {
+		t.Run(nb.String(), func(t *testing.T) {
+			_, ref, st := sqlPeople(t, nb)
+			env := &release.Local{Store: func() (*ledger.Store, error) { return st, nil }, NewSampler: func() *noise.Sampler { return noise.NewSeeded(3) }}
+			q := `SELECT region, MEDIAN(age) AS med, QUANTILE(income, 0.9, 0, 30000) AS p90, COUNT(*) AS n
+			      FROM people WHERE age BETWEEN 30 AND 64 GROUP BY region`
+			for _, delta := range []float64{0, 1e-6} {
+				args := release.NewArgs(map[string]any{"query": q, "eps": 1000.0, "delta": delta})
+				rel, err := env.Execute(context.Background(), release.Call{Func: release.FnSQL, Dataset: ref, Args: args}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tab := rel.Value.(*release.Table)
+				if got := strings.Join(tab.Kinds, ","); got != "key,quantile,quantile,count" {
+					t.Fatalf("kinds %s", got)
+				}
+				for _, row := range tab.Rows {
+					var ages, incomes []float64
+					for i := range 600 {
+						age := 20 + i%60
+						if age < 30 || age > 64 || []string{"north", "south", "mars"}[i%3] != row[0] {
+							continue
+						}
+						ages, incomes = append(ages, float64(age)), append(incomes, float64(min(1000*(i%50), 30000)))
+					}
+					// The exponential mechanism's loss of a point g is
+					// |#{x ≤ g} − q·n|: at this ε the draw is one of the
+					// best points (to one rank, and one grid step of
+					// the engine's binning).
+					for j, c := range []struct {
+						xs        []float64
+						q, margin float64
+					}{{ages, 0.5, 120.0 / (1 << 19)}, {incomes, 0.9, 30000.0 / (1 << 19)}} {
+						loss := func(g float64) float64 {
+							r := 0
+							for _, x := range c.xs {
+								if x <= g {
+									r++
+								}
+							}
+							return math.Abs(float64(r) - c.q*float64(len(c.xs)))
+						}
+						best := loss(-1)
+						for _, x := range c.xs {
+							best = min(best, loss(x))
+						}
+						got := row[j+1].(float64)
+						if min(loss(got-c.margin), loss(got+c.margin), loss(got)) > best+1 {
+							t.Errorf("δ=%v %s %s = %v: loss %v, the best is %v", delta, row[0], tab.Columns[j+1], got, loss(got), best)
+						}
+					}
+				}
+				if !strings.Contains(rel.Receipt.NoiseScale, "med = QUANTILE over [0, 120] (owner's bounds): q=0.5, exponential mechanism over a grid of 1048576 steps") {
+					t.Errorf("receipt: %s", rel.Receipt.NoiseScale)
+				}
+				if halved := strings.Contains(rel.Receipt.NoiseScale, "halved"); halved != (nb == accounting.ReplaceOne) {
+					t.Errorf("%s: halved=%v in %s", nb, halved, rel.Receipt.NoiseScale)
+				}
+			}
+		})
+	}
+}
+
+// Keys without a public domain are chosen by DP partition selection: at
+// a large ε every group the data hold passes the threshold (and its
+// values are the exact ones), at a tiny ε none does; the table is sorted
+// by key, the receipt explains the threshold, δ = 0 is refused before the
+// charge (TestPrivateSQLRefusals), and the call is one (ε, δ) event.
+func TestPrivateSQLPartitionSelection(t *testing.T) {
+	for _, nb := range []accounting.Neighbour{accounting.AddRemove, accounting.ReplaceOne} {
+		t.Run(nb.String(), func(t *testing.T) {
+			_, ref, st := sqlPeople(t, nb)
+			env := &release.Local{Store: func() (*ledger.Store, error) { return st, nil }, NewSampler: func() *noise.Sampler { return noise.NewSeeded(5) }}
+			// income takes 50 values (0, 1000, …, 49000), 12 rows each;
+			// region's declared categories keep north and south.
+			q := `SELECT income, region, COUNT(*) AS n, MEDIAN(age) AS med FROM people GROUP BY income, region`
+			run := func(eps float64) *release.Release {
+				args := release.NewArgs(map[string]any{"query": q, "eps": eps, "delta": 1e-6})
+				rel, err := env.Execute(context.Background(), release.Call{Func: release.FnSQL, Dataset: ref, Args: args}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rel
+			}
+			rel := run(1000)
+			tab := rel.Value.(*release.Table)
+			// 50 incomes × the 2 declared regions of the 3 in the data
+			// (i mod 50 and i mod 3 cover all pairs): 4 rows each.
+			if len(tab.Rows) != 100 {
+				t.Fatalf("%d groups released at ε=1000, want 100", len(tab.Rows))
+			}
+			prev := ""
+			for _, row := range tab.Rows {
+				inc, reg := row[0].(float64), row[1].(string)
+				if reg != "north" && reg != "south" {
+					t.Errorf("a group outside region's domain: %v", row)
+				}
+				if n := row[2].(float64); n != 4 {
+					t.Errorf("%v: n = %v, want 4", row, n)
+				}
+				key := fmt.Sprintf("%09.0f %s", inc, reg)
+				if key < prev {
+					t.Errorf("the groups are not sorted: %s after %s", key, prev)
+				}
+				prev = key
+			}
+			if rel.Receipt.Cost.Kind != accounting.ApproxDP || !strings.Contains(rel.Receipt.NoiseScale, "partition selection for key(s) income") {
+				t.Errorf("receipt: %v; %s", rel.Receipt.Cost, rel.Receipt.NoiseScale)
+			}
+			if tiny := run(0.01).Value.(*release.Table); len(tiny.Rows) != 0 {
+				t.Errorf("%d groups of 4 rows pass a threshold of thousands of rows", len(tiny.Rows))
+			}
+		})
+	}
+}
+
+// On a user-level dataset private SQL releases the number of users per
+// group, COUNT(DISTINCT unit), at a sensitivity of one user in every
+// group; the other aggregates (a user's rows are not bounded yet) and
+// partition selection are refused before the charge.
+func TestPrivateSQLCountUsers(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("uid,age,region\n")
+	// 30 users; user u has u mod 4 + 1 rows, in region north (u even) or
+	// south (u odd), the last row of users divisible by 3 in east.
+	users := map[string]map[int]bool{}
+	for u := range 30 {
+		for j := range u%4 + 1 {
+			reg := []string{"north", "south"}[u%2]
+			if u%3 == 0 && j == u%4 {
+				reg = "east"
+			}
+			fmt.Fprintf(&b, "u%d,%d,%s\n", u, 20+u, reg)
+			if users[reg] == nil {
+				users[reg] = map[int]bool{}
+			}
+			users[reg][u] = true
+		}
+	}
+	registerSnapshot(t, dir, "visits", b.String(),
+		snapshot.Spec{UserColumn: "uid", Bounds: map[string][2]float64{"age": {0, 120}}, Categories: map[string][]string{"region": {"north", "south", "east"}}},
+		ledger.Registration{Budget: accounting.Budget{Eps: 1e6, Delta: 0.5}, Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Clip: 1})
+	s := newSession(t, dir)
+	out := s.ok("r := private_sql(`SELECT region, COUNT(DISTINCT uid) AS users FROM visits GROUP BY region`, eps=1000)\nfmt.Print(r.CSV())\nfmt.Println(r.Kinds)\nfmt.Println(r.Receipt.NoiseScale)")
+	for _, reg := range []string{"north", "south", "east"} {
+		if want := fmt.Sprintf("%s,%d\n", reg, len(users[reg])); !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"[key count distinct]", "count of users discrete Laplace", "ℓ1 sensitivity 3 under add-remove"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	before := ledgerRecords(t, dir, "visits")
+	for _, c := range []struct{ query, kws, want string }{
+		{"SELECT region, COUNT(*) FROM visits GROUP BY region", "eps=1", "user-level"},
+		{"SELECT SUM(age) FROM visits", "eps=1", "COUNT(DISTINCT uid)"},
+		{"SELECT age, COUNT(DISTINCT uid) FROM visits GROUP BY age", "eps=1, delta=1e-6", "keys="},
+		{"SELECT COUNT(DISTINCT age) FROM visits", "eps=1", "counts users"},
+	} {
+		res, _ := s.run(fmt.Sprintf("r := private_sql(`%s`, %s)\n_ = r", c.query, c.kws))
+		if res.Error == nil || res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: got %v, want an ArgumentError mentioning %q", c.query, res.Error, c.want)
+		}
+	}
+	if after := ledgerRecords(t, dir, "visits"); after != before {
+		t.Errorf("refusals wrote %d ledger records", after-before)
 	}
 }

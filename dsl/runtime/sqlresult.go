@@ -21,7 +21,7 @@ import (
 type TableResult struct {
 	Columns []string
 	// Kinds says what each column holds: "key", or the aggregate
-	// ("count", "sum", "avg", "variance", "stddev").
+	// ("count", "count distinct", "sum", "avg", "variance", "stddev", "quantile").
 	Kinds []string
 	Rows  [][]any
 	releaseBase
@@ -56,38 +56,118 @@ func (r *TableResult) pick(keys bool) []string {
 // in the order of the key columns: r.Get("north", "f", "avg_income").
 // A number key may be given as an int or a float64.
 func (r *TableResult) Get(args ...any) float64 {
+	i, c := r.locate("Get", args)
+	return r.Rows[i][c].(float64)
+}
+
+// IntervalOf returns the level confidence interval (lo, hi) of a COUNT or
+// SUM cell, addressed as Get's: r.IntervalOf("north", "n", 0.95). AVG,
+// VARIANCE and STDDEV columns carry none (they are post-processed from
+// several noisy parts the release does not hold).
+func (r *TableResult) IntervalOf(args ...any) (float64, float64) {
+	const fn = "IntervalOf"
+	if len(args) == 0 {
+		panic(errorf(NameArgumentError, "%s takes the keys, a value column's name and a level", fn))
+	}
+	level, ok := args[len(args)-1].(float64)
+	if !ok {
+		panic(errorf(NameArgumentError, "%s: the last argument is the level, a number such as 0.95", fn))
+	}
+	mustLevel(fn, level)
+	i, c := r.locate(fn, args[:len(args)-1])
+	m, ok := release.ErrorsOf(r.Receipt.Params)[r.Columns[c]]
+	if !ok {
+		panic(errorf(NameArgumentError, "%s: column %q (%s) carries no confidence interval; COUNT and SUM columns do", fn, r.Columns[c], r.Kinds[c]))
+	}
+	lo, hi, err := m.Interval(r.Rows[i][c].(float64), level)
+	if err != nil {
+		panic(errorf(NameArgumentError, "%s: %v", fn, err))
+	}
+	return lo, hi
+}
+
+// locate finds the row whose keys are args' leading values and the value
+// column args' last one names.
+func (r *TableResult) locate(fn string, args []any) (row, col int) {
 	if r == nil || r.Receipt == nil || r.Rows == nil {
-		panic(errorf(NameArgumentError, "Get: no result (the TableResult is empty or a dry run)"))
+		panic(errorf(NameArgumentError, "%s: no result (the TableResult is empty or a dry run)", fn))
 	}
 	keyCols := r.KeyColumns()
 	if len(args) != len(keyCols)+1 {
-		panic(errorf(NameArgumentError, "Get takes one value per key column (%s) and then a value column's name; got %d arguments", strings.Join(keyCols, ", "), len(args)))
+		panic(errorf(NameArgumentError, "%s takes one value per key column (%s) and then a value column's name; got %d arguments", fn, strings.Join(keyCols, ", "), len(args)))
 	}
-	col, ok := args[len(args)-1].(string)
+	name, ok := args[len(args)-1].(string)
 	c := -1
-	for i, name := range r.Columns {
-		if ok && name == col && r.Kinds[i] != "key" {
+	for i, n := range r.Columns {
+		if ok && n == name && r.Kinds[i] != "key" {
 			c = i
 		}
 	}
 	if c < 0 {
-		panic(errorf(NameArgumentError, "Get: the last argument names a value column, one of %s", strings.Join(r.ValueColumns(), ", ")))
+		panic(errorf(NameArgumentError, "%s: the last argument names a value column, one of %s", fn, strings.Join(r.ValueColumns(), ", ")))
 	}
 	want := args[:len(args)-1]
-	for _, row := range r.Rows {
+	for i, row := range r.Rows {
 		match, k := true, 0
-		for i, cell := range row {
-			if r.Kinds[i] != "key" {
+		for j, cell := range row {
+			if r.Kinds[j] != "key" {
 				continue
 			}
 			match = match && sameKey(cell, want[k])
 			k++
 		}
 		if match {
-			return row[c].(float64)
+			return i, c
 		}
 	}
-	panic(errorf(NameArgumentError, "Get: no group with keys %v; the keys come from the public domains (%d groups)", want, len(r.Rows)))
+	panic(errorf(NameArgumentError, "%s: no group with keys %v; the keys come from the public domains (%d groups)", fn, want, len(r.Rows)))
+}
+
+// columnErrors are the receipt's ErrorModels of the value columns, by
+// column index (nil without any).
+func (r *TableResult) columnErrors() map[int]release.ErrorModel {
+	if r.Receipt == nil {
+		return nil
+	}
+	byName := release.ErrorsOf(r.Receipt.Params)
+	if len(byName) == 0 {
+		return nil
+	}
+	out := map[int]release.ErrorModel{}
+	for i, c := range r.Columns {
+		if m, ok := byName[c]; ok && r.Kinds[i] != "key" {
+			out[i] = m
+		}
+	}
+	return out
+}
+
+// halfWidth is column c's 95 % half-width, if it has one.
+func (r *TableResult) halfWidth(errs map[int]release.ErrorModel, c int) (float64, bool) {
+	m, ok := errs[c]
+	if !ok {
+		return 0, false
+	}
+	h, err := m.HalfWidth(release.DefaultLevel)
+	return h, err == nil
+}
+
+// barInterval is the 95 % interval of bar i (bars: one key column, one
+// value column).
+func (r *TableResult) barInterval(i int) (float64, float64, bool) {
+	errs := r.columnErrors()
+	for c := range r.Columns {
+		if r.Kinds[c] == "key" || i >= len(r.Rows) {
+			continue
+		}
+		h, ok := r.halfWidth(errs, c)
+		v, isNum := r.Rows[i][c].(float64)
+		if !ok || !isNum {
+			return 0, 0, false
+		}
+		return v - h, v + h, true
+	}
+	return 0, 0, false
 }
 
 func sameKey(cell, v any) bool {
@@ -121,12 +201,25 @@ func cellText(v any) string {
 }
 
 // tableRows is the table with a header row, for CSV and download.
+// A COUNT or SUM column is followed by its 95 % half-width
+// ("<column> ±95%"), the same for every row.
 func (r *TableResult) tableRows() [][]string {
-	rows := [][]string{append([]string(nil), r.Columns...)}
+	errs := r.columnErrors()
+	var header []string
+	for i, c := range r.Columns {
+		header = append(header, c)
+		if _, ok := r.halfWidth(errs, i); ok {
+			header = append(header, c+" ±95%")
+		}
+	}
+	rows := [][]string{header}
 	for _, row := range r.Rows {
-		out := make([]string, len(row))
+		var out []string
 		for i, c := range row {
-			out[i] = cellText(c)
+			out = append(out, cellText(c))
+			if h, ok := r.halfWidth(errs, i); ok {
+				out = append(out, fmtNum(h))
+			}
 		}
 		rows = append(rows, out)
 	}
@@ -167,12 +260,17 @@ func shownRows(n int) []int {
 
 // displayCell rounds values for display (6 significant digits); keys are
 // shown as they are. CSV() and Rows keep every digit.
-func (r *TableResult) displayCell(i int, v any) string {
+// A COUNT or SUM value is followed by its 95 % half-width, "± h".
+func (r *TableResult) displayCell(errs map[int]release.ErrorModel, i int, v any) string {
 	if f, ok := v.(float64); ok && r.Kinds[i] != "key" {
+		s := strconv.FormatFloat(f, 'g', 6, 64)
 		if r.Kinds[i] == "count" {
-			return strconv.FormatFloat(f, 'f', 0, 64)
+			s = strconv.FormatFloat(f, 'f', 0, 64)
 		}
-		return strconv.FormatFloat(f, 'g', 6, 64)
+		if h, ok := r.halfWidth(errs, i); ok {
+			s += " ± " + fmtHalfWidth(h)
+		}
+		return s
 	}
 	return cellText(v)
 }
@@ -184,6 +282,7 @@ func (r *TableResult) String() string {
 	if s, ok := r.shownText(r.Receipt == nil); ok {
 		return s
 	}
+	errs := r.columnErrors()
 	grid := [][]string{r.Columns}
 	for _, i := range shownRows(len(r.Rows)) {
 		if i < 0 {
@@ -192,7 +291,7 @@ func (r *TableResult) String() string {
 		}
 		row := make([]string, len(r.Columns))
 		for j, c := range r.Rows[i] {
-			row[j] = r.displayCell(j, c)
+			row[j] = r.displayCell(errs, j, c)
 		}
 		grid = append(grid, row)
 	}
@@ -233,12 +332,16 @@ func (r *TableResult) HTML() string {
 	if s, ok := r.shownHTML(r.Receipt == nil); ok {
 		return s
 	}
+	errs := r.columnErrors()
 	var b strings.Builder
 	b.WriteString("<table><caption>private SQL</caption>\n<thead><tr>")
 	for i, c := range r.Columns {
 		suffix := ""
 		if r.Kinds[i] != "key" {
 			suffix = " (DP)"
+		}
+		if _, ok := r.halfWidth(errs, i); ok {
+			suffix = " (DP, ± 95 %)"
 		}
 		fmt.Fprintf(&b, "<th>%s%s</th>", html.EscapeString(c), suffix)
 	}
@@ -251,9 +354,9 @@ func (r *TableResult) HTML() string {
 		b.WriteString("<tr>")
 		for j, c := range r.Rows[i] {
 			if r.Kinds[j] == "key" {
-				fmt.Fprintf(&b, "<th style=\"text-align:left\">%s</th>", html.EscapeString(r.displayCell(j, c)))
+				fmt.Fprintf(&b, "<th style=\"text-align:left\">%s</th>", html.EscapeString(r.displayCell(errs, j, c)))
 			} else {
-				fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(r.displayCell(j, c)))
+				fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(r.displayCell(errs, j, c)))
 			}
 		}
 		b.WriteString("</tr>\n")

@@ -23,7 +23,8 @@ func meanResult(rel *release.Release) *MeanResult {
 	if g := groupResult(rel); g != nil { // by= (tabular.go)
 		return &MeanResult{Values: g.Values, Columns: []string{g.Column}, releaseBase: releaseBase{rel.Receipt}, GroupResult: g}
 	}
-	return &MeanResult{Values: rel.Value.(*release.Mean).Values, Columns: rel.Columns, releaseBase: releaseBase{rel.Receipt}}
+	m := rel.Value.(*release.Mean)
+	return &MeanResult{Values: m.Values, Columns: rel.Columns, releaseBase: releaseBase{rel.Receipt}, sums: m.Sums, counts: m.Counts}
 }
 
 // remaining implements remaining(ds): the dataset's public budget state.

@@ -63,7 +63,7 @@ func (r *SumResult) String() string {
 	if r.GroupResult != nil {
 		return r.GroupResult.String()
 	}
-	return r.text(fmt.Sprintf("private sum of %s ≈ %.6g\n", r.Column, r.Value))
+	return r.text(fmt.Sprintf("private sum of %s ≈ %.6g%s\n", r.Column, r.Value, spaced(r.plusMinus([]float64{r.Value}, nil, nil, 0))) + r.intervalNote())
 }
 
 // HTML renders the sum and the receipt.
@@ -77,7 +77,7 @@ func (r *SumResult) HTML() string {
 	if r.GroupResult != nil {
 		return r.GroupResult.HTML()
 	}
-	return r.html(fmt.Sprintf("<p>private sum of <code>%s</code> ≈ <b>%.6g</b></p>", html.EscapeString(r.Column), r.Value))
+	return r.html(fmt.Sprintf("<p>private sum of <code>%s</code> ≈ <b>%.6g</b>%s</p>", html.EscapeString(r.Column), r.Value, spaced(r.plusMinus([]float64{r.Value}, nil, nil, 0))) + r.intervalNoteHTML())
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -137,8 +137,9 @@ func (r *HistogramResult) String() string {
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "  %s %8.0f\n", padRight(k, width), r.Counts[i])
+		fmt.Fprintf(&b, "  %s %8.0f%s\n", padRight(k, width), r.Counts[i], spaced(r.plusMinus(r.Counts, nil, nil, i)))
 	}
+	b.WriteString(r.intervalNote())
 	return r.text(b.String())
 }
 
@@ -151,8 +152,8 @@ func (r *HistogramResult) HTML() string {
 		return s
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<table><caption>private histogram of <code>%s</code></caption>\n<thead><tr><th>key</th><th>count (DP)</th></tr></thead>\n<tbody>\n",
-		html.EscapeString(r.Column))
+	fmt.Fprintf(&b, "<table><caption>private histogram of <code>%s</code></caption>\n<thead><tr><th>key</th><th>count (DP)</th>%s</tr></thead>\n<tbody>\n",
+		html.EscapeString(r.Column), r.pmHeader())
 	for i, k := range r.Keys {
 		if len(r.Keys) > histogramRows && i >= histogramRows/2 && i < len(r.Keys)-10 {
 			if i == histogramRows/2 {
@@ -160,9 +161,10 @@ func (r *HistogramResult) HTML() string {
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td>%.0f</td></tr>\n", html.EscapeString(k), r.Counts[i])
+		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td>%.0f</td>%s</tr>\n", html.EscapeString(k), r.Counts[i], pmCell(r.plusMinus(r.Counts, nil, nil, i)))
 	}
 	b.WriteString("</tbody></table>\n")
+	b.WriteString(r.intervalNoteHTML())
 	return r.html(b.String())
 }
 
@@ -190,7 +192,11 @@ func (r *QuantileResult) String() string {
 	if s, ok := r.shownText(r.Receipt == nil); ok {
 		return s
 	}
-	return r.text(fmt.Sprintf("private %s of %s ≈ %.6g\n", quantileName(r.Q), r.Column, r.Value))
+	out := fmt.Sprintf("private %s of %s ≈ %.6g\n", quantileName(r.Q), r.Column, r.Value)
+	if t := r.rankText(); t != "" {
+		out += "  (" + t + ")\n"
+	}
+	return r.text(out)
 }
 
 // HTML renders the quantile and the receipt.
@@ -201,8 +207,12 @@ func (r *QuantileResult) HTML() string {
 	if s, ok := r.shownHTML(r.Receipt == nil); ok {
 		return s
 	}
-	return r.html(fmt.Sprintf("<p>private %s of <code>%s</code> ≈ <b>%.6g</b></p>",
-		html.EscapeString(quantileName(r.Q)), html.EscapeString(r.Column), r.Value))
+	out := fmt.Sprintf("<p>private %s of <code>%s</code> ≈ <b>%.6g</b></p>",
+		html.EscapeString(quantileName(r.Q)), html.EscapeString(r.Column), r.Value)
+	if t := r.rankText(); t != "" {
+		out += "<p style=\"font-size:smaller\">" + html.EscapeString(t) + "</p>"
+	}
+	return r.html(out)
 }
 
 // Metadata carries the receipt into the output metadata.
@@ -311,6 +321,9 @@ type GroupResult struct {
 	Keys   []string
 	Values []float64
 	releaseBase
+	// sums and counts are a mean's noisy parts per key: the intervals'
+	// input.
+	sums, counts []float64
 }
 
 // Get returns the value of a key.
@@ -362,8 +375,9 @@ func (r *GroupResult) String() string {
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "  %s %10s\n", padRight(k, width), r.format(r.Values[i]))
+		fmt.Fprintf(&b, "  %s %10s%s\n", padRight(k, width), r.format(r.Values[i]), spaced(r.plusMinus(r.Values, r.sums, r.counts, i)))
 	}
+	b.WriteString(r.intervalNote())
 	return r.text(b.String())
 }
 
@@ -377,8 +391,8 @@ func (r *GroupResult) HTML() string {
 	if r.Column != "" {
 		caption = fmt.Sprintf("private %s of <code>%s</code> by <code>%s</code>", html.EscapeString(r.Stat), html.EscapeString(r.Column), html.EscapeString(r.By))
 	}
-	fmt.Fprintf(&b, "<table><caption>%s</caption>\n<thead><tr><th>%s</th><th>%s (DP)</th></tr></thead>\n<tbody>\n",
-		caption, html.EscapeString(r.By), html.EscapeString(r.Stat))
+	fmt.Fprintf(&b, "<table><caption>%s</caption>\n<thead><tr><th>%s</th><th>%s (DP)</th>%s</tr></thead>\n<tbody>\n",
+		caption, html.EscapeString(r.By), html.EscapeString(r.Stat), r.pmHeader())
 	for i, k := range r.Keys {
 		if len(r.Keys) > histogramRows && i >= histogramRows/2 && i < len(r.Keys)-10 {
 			if i == histogramRows/2 {
@@ -386,9 +400,10 @@ func (r *GroupResult) HTML() string {
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td>%s</td></tr>\n", html.EscapeString(k), r.format(r.Values[i]))
+		fmt.Fprintf(&b, "<tr><th style=\"text-align:left\">%s</th><td>%s</td>%s</tr>\n", html.EscapeString(k), r.format(r.Values[i]), pmCell(r.plusMinus(r.Values, r.sums, r.counts, i)))
 	}
 	b.WriteString("</tbody></table>\n")
+	b.WriteString(r.intervalNoteHTML())
 	return r.html(b.String())
 }
 
@@ -406,7 +421,8 @@ func groupResult(rel *release.Release) *GroupResult {
 	if !ok {
 		return nil
 	}
-	return &GroupResult{Stat: g.Stat, Column: g.Column, By: g.By, Keys: g.Keys, Values: g.Values, releaseBase: releaseBase{rel.Receipt}}
+	return &GroupResult{Stat: g.Stat, Column: g.Column, By: g.By, Keys: g.Keys, Values: g.Values, releaseBase: releaseBase{rel.Receipt},
+		sums: g.Sums, counts: g.Counts}
 }
 
 // total is the sum of a grouped release's values, in order: the Value of

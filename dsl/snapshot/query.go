@@ -13,6 +13,8 @@ import (
 	"database/sql"
 	"errors"
 	"math/big"
+
+	"github.com/duckdb/duckdb-go/v2"
 )
 
 // ErrQuery is the one error of Query: its text is fixed, because DuckDB's
@@ -20,12 +22,22 @@ import (
 var ErrQuery = errors.New("snapshot: the private query could not be evaluated")
 
 // Table is the table reference a printed statement reads the snapshot's
-// rows through: a read_parquet of the verified file.
-func (r *Reader) Table() string { return "read_parquet(" + quoteString(r.path) + ")" }
+// rows through: a read_parquet of the verified file. On user-level data
+// the privacy unit, stored as the dense index __pn_unit, is also named by
+// the registered user column, which is how a plan names it (in
+// COUNT(DISTINCT unit)).
+func (r *Reader) Table() string {
+	t := "read_parquet(" + quoteString(r.path) + ")"
+	if r.info.UserColumn != "" {
+		t = "(SELECT *, " + unitColumn + " AS " + quoteIdent(r.info.UserColumn) + " FROM " + t + ")"
+	}
+	return t
+}
 
 // Query runs stmt on the snapshot and returns every row of its result,
 // each value as the driver scans it (string, float64, int64, *big.Int for
-// 128-bit integers, nil for NULL). Any failure is ErrQuery.
+// 128-bit integers, nil for NULL), a MAP as its [][2]any key, value
+// pairs. Any failure is ErrQuery.
 func (r *Reader) Query(ctx context.Context, stmt string) ([][]any, error) {
 	if err := r.acquire(); err != nil {
 		return nil, ErrQuery
@@ -53,8 +65,17 @@ func (r *Reader) Query(ctx context.Context, stmt string) ([][]any, error) {
 			return nil, ErrQuery
 		}
 		for i, v := range row {
-			if b, ok := v.(*big.Int); ok {
-				row[i] = new(big.Int).Set(b)
+			switch x := v.(type) {
+			case *big.Int:
+				row[i] = new(big.Int).Set(x)
+			case duckdb.OrderedMap:
+				// A MAP (a quantile's histogram) as its key, value
+				// pairs, in a form that names no driver type.
+				pairs := make([][2]any, x.Len())
+				for j, k := range x.Keys() {
+					pairs[j] = [2]any{k, x.Values()[j]}
+				}
+				row[i] = pairs
 			}
 		}
 		out = append(out, row)

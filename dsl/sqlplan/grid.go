@@ -95,3 +95,38 @@ func GridOf(a Aggregate) (Grid, error) {
 	g.Hi = int64(math.Round(hi / g.Step))
 	return g, nil
 }
+
+// QuantileGrid is the histogram grid of a QUANTILE aggregate: bin b of a
+// clamped value c is the first grid point Lo + b·Step at or above it,
+//
+//	b = clamp(⌈(c − Lo) / Step⌉, 0, Bins),
+//
+// with Step = (Hi − Lo)/Bins computed as the mechanism computes it (so
+// the grid points are the mechanism's). The engine's rounding of the
+// quotient can put a value one bin off a grid point it lies on; that moves
+// the released quantile by at most one step and does not touch privacy,
+// since the bin depends on the row's value alone.
+type QuantileGrid struct {
+	Lo, Step float64
+	Bins     int
+}
+
+// QuantileGridOf returns a QUANTILE aggregate's histogram grid; it fails
+// when the caller has not set the aggregate's Bins.
+func QuantileGridOf(a Aggregate) (QuantileGrid, error) {
+	if a.Kind != Quantile {
+		return QuantileGrid{}, fmt.Errorf("sqlplan: %s has no quantile grid", a.Kind)
+	}
+	if a.Bins < 1 || a.Bins > MaxQuantileBins || !finite(a.Lo) || !finite(a.Hi) || !(a.Lo < a.Hi) {
+		return QuantileGrid{}, fmt.Errorf("sqlplan: printing %s %s: its grid is not planned (%d bins over [%g, %g]): %w", a.Kind, a.Name, a.Bins, a.Lo, a.Hi, ErrNotYet)
+	}
+	step := (a.Hi - a.Lo) / float64(a.Bins)
+	if !(step > 0) || math.IsInf(step, 0) {
+		return QuantileGrid{}, fmt.Errorf("sqlplan: aggregate %s has an invalid quantile grid over [%g, %g]", a.Name, a.Lo, a.Hi)
+	}
+	return QuantileGrid{Lo: a.Lo, Step: step, Bins: a.Bins}, nil
+}
+
+// MaxQuantileBins bounds a quantile's grid: a histogram of at most
+// MaxQuantileBins+1 counts per group comes back from the engine.
+const MaxQuantileBins = 1 << 24

@@ -122,6 +122,12 @@ type Aggregate struct {
 	Lo, Hi float64
 	Bounds BoundsSource
 	Q      float64 // Quantile's q (0.5 for MEDIAN)
+	// Bins is a Quantile's public grid: the exponential mechanism's
+	// output is one of the points Lo + k·(Hi − Lo)/Bins, k = 0…Bins, and
+	// the statement returns per group the histogram of the clamped values
+	// on them (QuantileGrid). Plan leaves it 0; the caller sets it from
+	// the mechanism's plan (release: tabular.PlanQuantile) before Print.
+	Bins int
 }
 
 // Output is one column of the released table, in SELECT order: a key

@@ -197,6 +197,8 @@ func TestKeyDomains(t *testing.T) {
 			[]DomainSource{FromCase}, [][]Value{{String("minor"), String("adult"), {}}}},
 		{"SELECT city, COUNT(*) FROM people GROUP BY city", nil,
 			[]DomainSource{PartitionSelection}, [][]Value{nil}},
+		{"SELECT income, COUNT(*) FROM people GROUP BY income", nil,
+			[]DomainSource{PartitionSelection}, [][]Value{nil}},
 		{"SELECT city, COUNT(*) FROM people GROUP BY city", map[string][]Value{"city": {String("Oslo"), String("Rome")}},
 			[]DomainSource{FromCaller}, [][]Value{{String("Oslo"), String("Rome")}}},
 		{"SELECT floor(hours / 10) AS h, region, COUNT(*) FROM people GROUP BY h, region", nil,

@@ -39,6 +39,12 @@ type Dialect interface {
 	Quantize(x string, g Grid) string
 	// Square is x·x of a 64-bit integer x as a 128-bit integer.
 	Square(x string) string
+	// Bin is the bin of x (a clamped DOUBLE) on a quantile's grid g, a
+	// 64-bit integer in [0, g.Bins] (see QuantileGrid); NULL stays NULL.
+	Bin(x string, g QuantileGrid) string
+	// Histogram is the aggregate of a group's non-NULL bins as a map
+	// from bin to count.
+	Histogram(x string) string
 }
 
 // DuckDB is the Dialect of DuckDB (the snapshots' engine).
@@ -105,6 +111,18 @@ func (duckDB) Square(x string) string {
 	return "(CAST(" + x + " AS HUGEINT) * CAST(" + x + " AS HUGEINT))"
 }
 
+// Bin divides rather than multiplying by 1/Step (not a power of two, so
+// its reciprocal would round once more) and clamps the integer to the
+// grid, whatever the engine's rounding.
+func (d duckDB) Bin(x string, g QuantileGrid) string {
+	b := "CAST(ceil((" + x + " - " + d.Num(g.Lo) + ") / " + d.Num(g.Step) + ") AS BIGINT)"
+	return "CASE WHEN " + x + " IS NOT NULL THEN least(greatest(" + b + ", CAST(0 AS BIGINT)), CAST(" + strconv.Itoa(g.Bins) + " AS BIGINT)) END"
+}
+
+// Histogram is DuckDB's histogram aggregate, which skips NULLs and
+// returns MAP(BIGINT, UBIGINT) (NULL for a group without values).
+func (duckDB) Histogram(x string) string { return "histogram(" + x + ")" }
+
 // Role is what a column of the printed statement holds.
 type Role int
 
@@ -116,6 +134,7 @@ const (
 	RoleSum               // aggregate Index: Σ q, the exact integer sum of its values on its Grid (SUM: the clamped value; AVG, VARIANCE, STDDEV: the clamped value minus the midpoint)
 	RoleSumSq             // aggregate Index: Σ q², the exact integer sum of the squares
 	RoleUsers             // aggregate Index: the number of distinct privacy units
+	RoleHist              // aggregate Index (QUANTILE): the map from bin to count of its clamped values on its QuantileGrid
 )
 
 // StatementColumn is one column of the printed statement's result.
@@ -131,7 +150,8 @@ type Statement struct {
 	Columns []StatementColumn
 }
 
-// ErrNotYet marks a plan the printer cannot execute yet.
+// ErrNotYet marks a plan the printer cannot execute yet (a quantile whose
+// grid the caller has not set).
 var ErrNotYet = errors.New("not yet")
 
 // Print writes the one statement that computes, per group of p, what the
@@ -148,12 +168,14 @@ var ErrNotYet = errors.New("not yet")
 //	SUM                Σ q
 //	AVG                count of non-NULL values, Σ q
 //	VARIANCE, STDDEV   count, Σ q, Σ q²
+//	QUANTILE           the histogram of the bins of c on its QuantileGrid
 //
 // The sums are exact integers (BIGINT terms summed in 128 bits), so they
 // do not depend on the engine's summation order. Re-centring on m halves
 // the sensitivity of the sums that a mean or variance divides
-// (|c − m| ≤ (hi − lo)/2). Sums over no rows print as 0, not NULL. QUANTILE is planned but not executed yet: Print returns an
-// error wrapping ErrNotYet for it.
+// (|c − m| ≤ (hi − lo)/2). Sums over no rows print as 0, not NULL. A QUANTILE
+// whose grid the caller has not set (Aggregate.Bins) is an error wrapping
+// ErrNotYet.
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 	pr := &printer{d: d}
 	st := &Statement{}
@@ -184,7 +206,16 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 			add("count(DISTINCT "+s+")", StatementColumn{Name: name("users"), Role: RoleUsers, Index: i})
 			continue
 		case Quantile:
-			return nil, fmt.Errorf("sqlplan: printing %s %s: %w (its mechanism is planned but not executed in the engine)", a.Kind, a.Name, ErrNotYet)
+			qg, err := QuantileGridOf(a)
+			if err != nil {
+				return nil, err
+			}
+			arg, err := pr.expr(a.Arg)
+			if err != nil {
+				return nil, err
+			}
+			add(d.Histogram(d.Bin(d.Clamp(arg, d.Num(a.Lo), d.Num(a.Hi)), qg)), StatementColumn{Name: name("hist"), Role: RoleHist, Index: i})
+			continue
 		}
 		g, err := GridOf(a)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden statements in testdata/print")
@@ -21,12 +23,18 @@ func TestPrintGolden(t *testing.T) {
 		{"ungrouped", "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people"},
 		{"expressions", `SELECT floor(age / 10) AS band, CASE WHEN city = 'it''s' THEN 'q' END AS c, SUM(ln(income + 1), 0, 20) AS s FROM srv.people WHERE NOT (city IS NULL) AND CAST(city AS DOUBLE) <> -3 AND round(CAST(hours AS INTEGER), 2) >= year(born) AND coalesce(hours, 0) NOT IN (1, 2) GROUP BY band, c`},
 		{"quoting", `SELECT "region" AS "a""b", COUNT(*) AS "n""" FROM people GROUP BY region`},
+		{"quantile", "SELECT region, MEDIAN(age) AS m, QUANTILE(income, 0.9, 0, 50000), COUNT(*) FROM people GROUP BY region"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := plan(t, c.query, Options{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			for i := range p.Aggregates {
+				if p.Aggregates[i].Kind == Quantile {
+					p.Aggregates[i].Bins = 1 << 20
+				}
 			}
 			st, err := Print(p, DuckDB, from)
 			if err != nil {
@@ -35,7 +43,7 @@ func TestPrintGolden(t *testing.T) {
 			var b strings.Builder
 			b.WriteString(st.SQL + "\n")
 			for _, col := range st.Columns {
-				b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users"}[col.Role] + "\n")
+				b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users", "hist"}[col.Role] + "\n")
 			}
 			golden := filepath.Join("testdata", "print", c.name+".sql")
 			if *update {
@@ -74,14 +82,50 @@ func TestPrintFromPlanOnly(t *testing.T) {
 	}
 }
 
-func TestPrintQuantileNotYet(t *testing.T) {
+// A quantile prints only once the caller has set its grid from the
+// mechanism's plan: without it (or with one beyond MaxQuantileBins) the
+// printer cannot know the bins.
+func TestPrintQuantileNeedsGrid(t *testing.T) {
 	t.Parallel()
-	p, err := plan(t, "SELECT MEDIAN(age) FROM people", Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, bins := range []int{0, -1, MaxQuantileBins + 1} {
+		p, err := plan(t, "SELECT MEDIAN(age) FROM people", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Aggregates[0].Bins = bins
+		if _, err := Print(p, DuckDB, from); !errors.Is(err, ErrNotYet) {
+			t.Errorf("bins %d: got %v, want ErrNotYet", bins, err)
+		}
 	}
-	if _, err := Print(p, DuckDB, from); !errors.Is(err, ErrNotYet) {
-		t.Errorf("got %v, want ErrNotYet", err)
+}
+
+// The quantile's grid is the mechanism's: bin b of the statement is grid
+// point b of tabular.PlanQuantile's plan, Lo + b·Step with the same Step.
+func TestQuantileGridOf(t *testing.T) {
+	t.Parallel()
+	for _, c := range [][2]float64{{0, 120}, {-1, 1}, {0.1, 0.7}, {-3e5, 1e-3}, {1, 1 + 0x1p-40}} {
+		qp, err := tabular.PlanQuantile(c[0], c[1], 0.5, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := QuantileGridOf(Aggregate{Name: "q", Kind: Quantile, Lo: c[0], Hi: c[1], Bins: qp.Grid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Lo != c[0] || g.Bins != qp.Grid {
+			t.Errorf("%v: grid %+v, the mechanism's has %d steps", c, g, qp.Grid)
+		}
+		for _, k := range []int{1, 2, 3, qp.Grid / 3, qp.Grid / 2, qp.Grid - 1} {
+			if k < 1 || k >= qp.Grid {
+				continue
+			}
+			if got, want := g.Lo+float64(k)*g.Step, qp.GridPoint(k); got != want {
+				t.Errorf("%v: bin %d is at %v, the mechanism's grid point at %v", c, k, got, want)
+			}
+		}
+	}
+	if _, err := QuantileGridOf(Aggregate{Name: "s", Kind: Sum, Lo: 0, Hi: 1, Bins: 4}); err == nil {
+		t.Error("a SUM has a quantile grid")
 	}
 }
 

@@ -34,5 +34,5 @@ show(pca)`
 	// show(pca)
 	// block at 2:1 caps ε=1 δ=1e-06
 	//   private_pca on "census" costs ε=0.7 δ=1e-06 (static true)
-	// line 1:17: unknown keyword "epsilon" for private_pca; valid keywords: k, eps, delta, method, iters, calibration, neighbour, clip, providers, sparsity, pad, gap, dry_run, name
+	// line 1:17: unknown keyword "epsilon" for private_pca; valid keywords: k, eps, delta, method, iters, calibration, neighbour, clip, providers, sparsity, pad, gap, center, center_share, dry_run, name
 }

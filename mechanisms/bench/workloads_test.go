@@ -38,6 +38,12 @@ var tinyCases = map[string]workloadCase{
 		k1:      []string{"adaptive"},
 		extra:   []string{"iters", "calibration", "noise_multiplier"},
 	},
+	"spiked-offset": {
+		cfg:     Config{Quick: true, Seeds: 2, N: 2000, D: 10, K: 2, Eps: []float64{2}, Delta: 1e-6},
+		methods: []string{"npm", "npm+center", "adaptive", "adaptive+center", "gauss", "gauss+center"},
+		k1:      []string{"adaptive", "adaptive+center"},
+		extra:   []string{"iters", "calibration", "noise_multiplier", "centred", "mean_norm"},
+	},
 	"apm-gaussian": {
 		cfg:     Config{Quick: true, Seeds: 2, N: 2000, D: 10, Eps: []float64{2}, Delta: 1e-6},
 		methods: []string{"adaptive", "npm", "gauss"},

@@ -181,8 +181,9 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 			rho = opt.runRho
 		}
 		pl.Rho = rho
-		pl.SVTEps = math.Sqrt(2 * svtShare * rho / float64(T))
-		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * rho))
+		run := runShare(opt, rho) // centred: the mean takes its share (planCenter)
+		pl.SVTEps = math.Sqrt(2 * svtShare * run / float64(T))
+		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * run))
 		pl.Cost = event(MethodAdaptive, accounting.Zcdp(rho).WithTarget(opt.Eps, opt.Delta))
 	case CalibGDP:
 		// Each iteration is one ε_s-DP AboveThreshold, which is
@@ -203,8 +204,9 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 			rho = opt.runRho
 		}
 		pl.Rho = rho
-		pl.SVTEps = accounting.PureForMu(math.Sqrt(2 * svtShare * rho / float64(T)))
-		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * rho))
+		run := runShare(opt, rho) // centred: the mean takes its share (planCenter)
+		pl.SVTEps = accounting.PureForMu(math.Sqrt(2 * svtShare * run / float64(T)))
+		pl.NoiseMultiplier = math.Sqrt(float64(T) / (2 * (1 - svtShare) * run))
 		pl.Cost = event(MethodAdaptive, cost)
 	case CalibPaper:
 		eps, _ := apmPaperStepEps(opt.Eps, opt.Delta, T)
@@ -251,6 +253,9 @@ func PlanAdaptive(opt Options, d int) (*Plan, error) {
 	default:
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v as in Nguyen–Ene–Nguyen Lemma 3.1: T=%d iterations at ε=%s, δ=%s each, Gaussian multiplier %s (%s)",
 			opt.Eps, opt.Delta, T, fmtG(pl.StepEps), fmtG(pl.StepDelta), fmtG(pl.NoiseMultiplier), opt.Neighbour)
+	}
+	if err := pl.planCenter(opt, pl.Rho, runShare(opt, pl.Rho)); err != nil {
+		return nil, err
 	}
 	pl.opt = opt
 	pl.seal()

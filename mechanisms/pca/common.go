@@ -109,6 +109,15 @@ type Options struct {
 	// adaptive method once per κ guess of a public grid and select one
 	// run with the exponential mechanism (PlanAdaptiveAuto).
 	AutoGap bool
+	// Center (npm, adaptive, gauss; CalibZCDP and CalibGDP): estimate the
+	// mean of the clipped rows privately and run the method on the rows
+	// centred by it, each centred row clipped again to Clip (center.go).
+	// The run costs the same event as the uncentred one: the mean takes
+	// CenterShare of its ρ.
+	Center bool
+	// CenterShare is the mean's share of the run's ρ, in (0, 1/2]; 0 means
+	// DefaultCenterShare. It must be 0 without Center.
+	CenterShare float64
 	// Beta is the adaptive method's failure probability in the
 	// sparse-vector threshold (default 0.05).
 	Beta float64
@@ -155,6 +164,9 @@ type trace struct {
 	// itself DP; privacy audits use it as the strongest statistic.
 	first []float64
 	start []float64 // the public random start X_0 (column-major)
+	// center is the released (Σ s·a, n) of a centred run's private mean,
+	// after its noise (itself DP).
+	center []float64
 	// laplace records every Laplace draw of the run, in order: the scale
 	// the sampler was asked for (after the test-only noise scale) and the
 	// value drawn (the adaptive method's sparse-vector noise).
@@ -208,6 +220,11 @@ type Plan struct {
 	RoundingExcess float64
 	// Note explains the calibration in one line.
 	Note string
+	// CenterShare, CenterRho and CenterStd describe a centred run's
+	// private mean (all 0 when uncentred): its share of the budget, its ρ
+	// (Rho is the whole run's, the mean's included) and the std of each of
+	// its d+1 Gaussian coordinates, in units of the scaled rows.
+	CenterShare, CenterRho, CenterStd float64
 
 	opt    Options // validated, defaults filled in
 	sealed *Plan   // the plan as made; Run refuses a plan whose fields changed since
@@ -274,6 +291,19 @@ type Result struct {
 	// Gap is the κ guess of the run the exponential mechanism selected
 	// under gap="auto" (a DP output); 0 otherwise.
 	Gap float64
+	// Center is the private mean the rows were centred by, in the data's
+	// units (a DP output); nil for an uncentred run.
+	Center []float64
+	// TotalVariance is a DP estimate of the trace of the estimand (Σ aaᵀ
+	// over the clipped, and if centred centred, rows), in the data's units:
+	// the trace of the released noisy matrix (gauss). 0 when the method
+	// releases no such estimate (npm, adaptive).
+	TotalVariance float64
+	// ExplainedVarianceRatio is Values[j]/TotalVariance, each component's
+	// share of the private total variance estimate (post-processing of
+	// the same release); nil when TotalVariance is not released or not
+	// positive.
+	ExplainedVarianceRatio []float64
 }
 
 // PlanMethod validates opt for the named method and dimension d and returns the
@@ -421,7 +451,7 @@ func validateCommon(method string, opt Options, d int) (Options, error) {
 	if opt.Workers < 0 {
 		return fail("workers=%d must be ≥ 0 (0 uses every core)", opt.Workers)
 	}
-	return opt, nil
+	return validateCenter(method, opt)
 }
 
 // checkSource validates a data source against the plan: its public column
@@ -658,18 +688,30 @@ func (pl *Plan) RunSource(ctx context.Context, src rows.Source) (*Result, error)
 	if err := checkSource(pl.Method, src, pl.D); err != nil {
 		return nil, err
 	}
+	src, mu, err := pl.centred(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	var res *Result
 	switch pl.Method {
 	case MethodNPM:
-		return pl.runNPM(ctx, src)
+		res, err = pl.runNPM(ctx, src)
 	case MethodAdaptive:
 		if pl.cands != nil {
-			return pl.runAdaptiveAuto(ctx, src)
+			res, err = pl.runAdaptiveAuto(ctx, src)
+		} else {
+			res, err = pl.runAdaptive(ctx, src)
 		}
-		return pl.runAdaptive(ctx, src)
 	case MethodGauss:
-		return pl.runGauss(ctx, src)
+		res, err = pl.runGauss(ctx, src)
+	default:
+		return nil, fmt.Errorf("pca: unknown method %q", pl.Method)
 	}
-	return nil, fmt.Errorf("pca: unknown method %q", pl.Method)
+	if err != nil {
+		return nil, err
+	}
+	res.Center = mu
+	return res, nil
 }
 
 // check refuses a plan that PlanMethod did not make, or whose fields were

@@ -75,7 +75,7 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 			return nil, fmt.Errorf("pca gauss: could not calibrate to eps=%v, delta=%v", opt.Eps, opt.Delta)
 		}
 		pl.Rho = rho
-		pl.NoiseMultiplier = math.Sqrt(1 / (2 * rho))
+		pl.NoiseMultiplier = math.Sqrt(1 / (2 * runShare(opt, rho)))
 		pl.Cost = event(MethodGauss, cost)
 	case CalibPaper:
 		if opt.Eps >= 1 {
@@ -102,6 +102,9 @@ func PlanAnalyzeGauss(opt Options, d int) (*Plan, error) {
 	default:
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v with the classical Gaussian mechanism: std %s per entry (%s)",
 			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), opt.Neighbour)
+	}
+	if err := pl.planCenter(opt, pl.Rho, runShare(opt, pl.Rho)); err != nil {
+		return nil, err
 	}
 	pl.opt = opt
 	pl.seal()
@@ -146,8 +149,19 @@ func (pl *Plan) runGauss(ctx context.Context, data rows.Source) (*Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("pca gauss: %w", err)
 	}
-	for j := range top {
-		top[j] *= opt.Clip * opt.Clip
+	// The trace of the released matrix is the private estimate of the
+	// total variance (post-processing of the same release): the
+	// denominator of the explained-variance ratios.
+	trace := 0.0
+	for i := range d {
+		trace += c.At(i, i)
 	}
-	return pl.result(comps, top, nil), nil
+	clip2 := opt.Clip * opt.Clip
+	for j := range top {
+		top[j] *= clip2
+	}
+	res := pl.result(comps, top, nil)
+	res.TotalVariance = trace * clip2
+	res.ExplainedVarianceRatio = varianceRatios(top, res.TotalVariance)
+	return res, nil
 }

@@ -75,6 +75,9 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pca npm: %v", err)
 	}
+	if opt.Center { // the mean takes its share of ρ (planCenter); Calibration is not CalibPaper
+		mult = math.Sqrt(float64(L) / (2 * runShare(opt, rho)))
+	}
 	pl.Rho, pl.NoiseMultiplier, pl.Cost = rho, mult, event(MethodNPM, cost)
 	if err := checkScales(MethodNPM, pl.NoiseMultiplier, m, 0); err != nil {
 		return nil, err
@@ -97,6 +100,9 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 		}
 		pl.Note = fmt.Sprintf("calibrated to ε=%v, δ=%v as in Hardt–Price Fig. 3: σ=ε⁻¹√(4pL·ln(1/δ))=%s per entry (L=%d, p=%d)",
 			opt.Eps, opt.Delta, fmtG(pl.NoiseStd), L, p)
+	}
+	if err := pl.planCenter(opt, rho, runShare(opt, rho)); err != nil {
+		return nil, err
 	}
 	pl.opt = opt
 	pl.seal()

@@ -155,6 +155,23 @@ func (p *QuantilePlan) Run(ctx context.Context, src rows.Source, users bool, s *
 	return p.GridPoint(p.sampleHist(hist, func() bool { return s.Bernoulli(1, 2) }, cutBits)), nil
 }
 
+// SampleHistogram releases the private q-quantile from a histogram of
+// the clamped values on the grid that something other than Run binned
+// (private_sql's engine returns one per group): hist has Grid+1 counts,
+// hist[b] the values binned at grid point b (GridPoint(b−1) < v ≤
+// GridPoint(b) up to the binner's rounding), and their total is at most
+// MaxRows. Any binning that depends on each value alone keeps the
+// mechanism's guarantee (one row moves one count by one); the binner's
+// rounding only moves a value by at most one grid step. It overwrites
+// hist (the ranks) and returns the drawn grid point, as Run would for
+// the same histogram and bits.
+func (p *QuantilePlan) SampleHistogram(hist []int32, s *noise.Sampler) (float64, error) {
+	if len(hist) != p.Grid+1 {
+		return 0, errors.New("tabular: the quantile's histogram does not have the grid's length")
+	}
+	return p.GridPoint(p.sampleHist(hist, func() bool { return s.Bernoulli(1, 2) }, cutBits)), nil
+}
+
 // Sample draws a grid index from the exponential mechanism on sorted
 // clamped values, with fair bits from bit. Every grid point g gets the
 // weight f(D(g)) of its loss level (weights.at); the draw is exact

@@ -303,7 +303,8 @@ func Release(rel *release.Release) (*pb.ReleaseReply, error) {
 		for i, s := range v.Support {
 			sup[i] = int64(s)
 		}
-		out.Value = &pb.ReleaseReply_Pca{Pca: &pb.PCA{Components: matrix(v.Components), Values: v.Values, Support: sup, Right: matrix(v.Right), Gap: v.Gap}}
+		out.Value = &pb.ReleaseReply_Pca{Pca: &pb.PCA{Components: matrix(v.Components), Values: v.Values, Support: sup, Right: matrix(v.Right), Gap: v.Gap,
+			Center: v.Center, TotalVariance: v.TotalVariance}}
 	case *release.LowRank:
 		out.Value = &pb.ReleaseReply_LowRank{LowRank: &pb.LowRank{Components: matrix(v.Components), Right: matrix(v.Right), Values: v.Values, Matrix: matrix(v.Matrix)}}
 	case *release.FedRep:
@@ -347,7 +348,8 @@ func ReleaseOf(r *pb.ReleaseReply) (*release.Release, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Value = &release.PCA{Components: m, Values: v.Pca.GetValues(), Support: sup, Right: right, Gap: v.Pca.GetGap()}
+		out.Value = &release.PCA{Components: m, Values: v.Pca.GetValues(), Support: sup, Right: right, Gap: v.Pca.GetGap(),
+			Center: v.Pca.GetCenter(), TotalVariance: v.Pca.GetTotalVariance()}
 	case *pb.ReleaseReply_LowRank:
 		var ms [3]*mat.Dense
 		for i, m := range []*pb.Matrix{v.LowRank.GetComponents(), v.LowRank.GetRight(), v.LowRank.GetMatrix()} {

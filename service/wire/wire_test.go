@@ -98,6 +98,7 @@ func TestRoundTrip(t *testing.T) {
 		&release.PCA{Components: mat.NewDense(3, 2, []float64{1, 2, 3, 4, 5, 6}), Values: []float64{3, 1}, Support: []int{0, 2}},
 		&release.PCA{Components: mat.NewDense(3, 1, []float64{0.6, 0.8, 0}), Values: []float64{2}, Right: mat.NewDense(2, 1, []float64{1, 0})},
 		&release.PCA{Components: mat.NewDense(2, 1, []float64{0.6, 0.8}), Values: []float64{2}, Gap: 0.25},
+		&release.PCA{Components: mat.NewDense(2, 1, []float64{0.6, 0.8}), Values: []float64{2}, Center: []float64{1.5, -0.25}, TotalVariance: 3},
 		&release.LowRank{Components: mat.NewDense(3, 1, []float64{0.6, 0.8, 0}), Right: mat.NewDense(2, 1, []float64{0, 1}), Values: []float64{2},
 			Matrix: mat.NewDense(3, 2, []float64{0, 1.2, 0, 1.6, 0, 0})},
 		&release.LowRank{Components: mat.NewDense(2, 1, []float64{0.6, 0.8}), Values: []float64{2}, Matrix: mat.NewDense(2, 2, []float64{0.72, 0.96, 0.96, 1.28})},

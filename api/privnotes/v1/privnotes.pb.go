@@ -977,7 +977,13 @@ type PCA struct {
 	Right *Matrix `protobuf:"bytes,4,opt,name=right,proto3" json:"right,omitempty"`
 	// gap is the κ guess private_pca(gap="auto") selected (a DP output); 0
 	// for every other call.
-	Gap           float64 `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
+	Gap float64 `protobuf:"fixed64,5,opt,name=gap,proto3" json:"gap,omitempty"`
+	// center is the private mean the rows were centred by
+	// (private_pca(center=true), a DP output); empty otherwise.
+	Center []float64 `protobuf:"fixed64,6,rep,packed,name=center,proto3" json:"center,omitempty"`
+	// total_variance is method gauss's private total variance estimate, the
+	// trace of its noisy matrix (a DP output); 0 for the other methods.
+	TotalVariance float64 `protobuf:"fixed64,7,opt,name=total_variance,json=totalVariance,proto3" json:"total_variance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1043,6 +1049,20 @@ func (x *PCA) GetRight() *Matrix {
 func (x *PCA) GetGap() float64 {
 	if x != nil {
 		return x.Gap
+	}
+	return 0
+}
+
+func (x *PCA) GetCenter() []float64 {
+	if x != nil {
+		return x.Center
+	}
+	return nil
+}
+
+func (x *PCA) GetTotalVariance() float64 {
+	if x != nil {
+		return x.TotalVariance
 	}
 	return 0
 }
@@ -2060,7 +2080,7 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\x06Matrix\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12\x12\n" +
 	"\x04cols\x18\x02 \x01(\x03R\x04cols\x12\x12\n" +
-	"\x04data\x18\x03 \x03(\x01R\x04data\"\xab\x01\n" +
+	"\x04data\x18\x03 \x03(\x01R\x04data\"\xea\x01\n" +
 	"\x03PCA\x124\n" +
 	"\n" +
 	"components\x18\x01 \x01(\v2\x14.privnotes.v1.MatrixR\n" +
@@ -2068,7 +2088,9 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12\x18\n" +
 	"\asupport\x18\x03 \x03(\x03R\asupport\x12*\n" +
 	"\x05right\x18\x04 \x01(\v2\x14.privnotes.v1.MatrixR\x05right\x12\x10\n" +
-	"\x03gap\x18\x05 \x01(\x01R\x03gap\"\xb1\x01\n" +
+	"\x03gap\x18\x05 \x01(\x01R\x03gap\x12\x16\n" +
+	"\x06center\x18\x06 \x03(\x01R\x06center\x12%\n" +
+	"\x0etotal_variance\x18\a \x01(\x01R\rtotalVariance\"\xb1\x01\n" +
 	"\aLowRank\x124\n" +
 	"\n" +
 	"components\x18\x01 \x01(\v2\x14.privnotes.v1.MatrixR\n" +

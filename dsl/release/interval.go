@@ -1,0 +1,303 @@
+package release
+
+// Error bars: every tabular release carries the public description of
+// the noise it was drawn with (Plan.Params["error"], an ErrorModel), from
+// which a confidence interval at any level follows. Everything here is a
+// function of the plan's public noise scales and of the released values:
+// post-processing, never a read of private data.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/mechanisms/noise"
+)
+
+// ErrorParam is the key of Plan.Params (and so of a receipt's Params)
+// that holds a release's ErrorModel.
+const ErrorParam = "error"
+
+// DefaultLevel is the level of the intervals shown by default and stored
+// with every release.
+const DefaultLevel = 0.95
+
+// Kinds of ErrorModel.
+const (
+	ErrLaplace     = "laplace"     // value + discrete Laplace noise of scale Scale
+	ErrGaussian    = "gaussian"    // value + discrete Gaussian noise of std Scale
+	ErrRatio       = "ratio"       // mean = noisy sum / max(noisy count, 1), both Noise-distributed
+	ErrExponential = "exponential" // the exponential mechanism over a grid: a rank bound
+)
+
+// ErrorModel is the public description of a release's noise, stored in
+// its receipt's Params under ErrorParam. Its 95 % figures are stored too,
+// so a receipt states them in its JSON.
+type ErrorModel struct {
+	// Kind is ErrLaplace, ErrGaussian, ErrRatio or ErrExponential.
+	Kind string `json:"kind"`
+	// Noise is the distribution of a ratio's parts (ErrLaplace or
+	// ErrGaussian).
+	Noise string `json:"noise,omitempty"`
+	// Scale is the Laplace b or the Gaussian σ of each value (of each sum
+	// for a ratio); CountScale that of each count of a ratio.
+	Scale      float64 `json:"scale,omitempty"`
+	CountScale float64 `json:"count_scale,omitempty"`
+	// Rounded: the values are counts rounded to integers.
+	Rounded bool `json:"rounded,omitempty"`
+	// Excess bounds how far a computed sum lies from the exact sum of its
+	// terms (floating-point rounding, tabular.SumExcess): the interval is
+	// for the exact sum, so it is widened by it.
+	Excess float64 `json:"excess,omitempty"`
+	// Lo and Hi bound a ratio's true value (the column's public bounds).
+	Lo float64 `json:"lo,omitempty"`
+	Hi float64 `json:"hi,omitempty"`
+	// Candidates and WeightRatio describe the exponential mechanism: the
+	// grid's points and the ratio R ≤ e^(ε/2) of neighbouring weights.
+	Candidates  int     `json:"candidates,omitempty"`
+	WeightRatio float64 `json:"weight_ratio,omitempty"`
+	// HalfWidth95 is the 95 % half-width of each value (ErrLaplace,
+	// ErrGaussian); for a ratio, SumHalfWidth and CountHalfWidth are its
+	// parts' (a mean's interval depends on them and on the mean itself:
+	// noise.MeanInterval).
+	HalfWidth95    float64 `json:"half_width_95,omitempty"`
+	SumHalfWidth   float64 `json:"sum_half_width_95,omitempty"`
+	CountHalfWidth float64 `json:"count_half_width_95,omitempty"`
+	// RankError95 is the exponential mechanism's rank bound at 95 %.
+	RankError95 int `json:"rank_error_95,omitempty"`
+}
+
+// errNoInterval: a value without a confidence interval.
+var errNoInterval = errors.New("this release carries no confidence interval (it was stored before releases carried their error)")
+
+// noiseHalfWidth is the level half-width of a value released as x + noise
+// on the lattice of scale: the noise's half-width plus one lattice step
+// for the rounding of x onto the lattice (at most half a step). For
+// rounded counts (an integer count plus noise, rounded to an integer) it
+// is the integer ⌈h + step/2⌉: |round(y) − n| ≤ ⌈|y − n|⌉.
+func noiseHalfWidth(kind string, scale float64, rounded bool, level float64) (float64, error) {
+	var h float64
+	var err error
+	switch kind {
+	case ErrLaplace:
+		h, err = noise.LaplaceHalfWidth(scale, level)
+	case ErrGaussian:
+		h, err = noise.GaussianHalfWidth(scale, level)
+	default:
+		return 0, errNoInterval
+	}
+	if err != nil {
+		return 0, err
+	}
+	if scale == 0 {
+		return 0, nil
+	}
+	step := noise.LatticeStep(scale)
+	if rounded {
+		if step <= 1 {
+			// An integer count is on the lattice already (a power of two
+			// ≤ 1 divides it): no rounding onto it.
+			return math.Ceil(h), nil
+		}
+		return math.Ceil(h + step/2), nil
+	}
+	return h + step, nil
+}
+
+// noiseModel is the ErrorModel of values with Laplace (gaussian unset) or
+// Gaussian noise of the given scale.
+func noiseModel(gaussian bool, scale float64, rounded bool, excess float64) ErrorModel {
+	m := ErrorModel{Kind: ErrLaplace, Scale: scale, Rounded: rounded, Excess: excess}
+	if gaussian {
+		m.Kind = ErrGaussian
+	}
+	// A scale the plan accepted is valid, and the level is fixed.
+	m.HalfWidth95, _ = m.HalfWidth(DefaultLevel)
+	return m
+}
+
+// ratioModel is the ErrorModel of means: noisy sums over noisy counts of
+// scales sumScale and countScale, the true mean in [lo, hi].
+func ratioModel(gaussian bool, sumScale, countScale, excess, lo, hi float64) ErrorModel {
+	kind := ErrLaplace
+	if gaussian {
+		kind = ErrGaussian
+	}
+	m := ErrorModel{Kind: ErrRatio, Noise: kind, Scale: sumScale, CountScale: countScale, Excess: excess, Lo: lo, Hi: hi}
+	m.SumHalfWidth, _ = noiseHalfWidth(kind, sumScale, false, DefaultLevel)
+	m.SumHalfWidth += excess
+	m.CountHalfWidth, _ = noiseHalfWidth(kind, countScale, false, DefaultLevel)
+	return m
+}
+
+// rankModel is the ErrorModel of the exponential mechanism over
+// candidates grid points whose weights fall by ratio per rank.
+func rankModel(candidates int, ratio float64) ErrorModel {
+	m := ErrorModel{Kind: ErrExponential, Candidates: candidates, WeightRatio: ratio}
+	m.RankError95, _ = noise.RankErrorBound(candidates, ratio, DefaultLevel)
+	return m
+}
+
+// HalfWidth is the level half-width of each value of a Laplace or
+// Gaussian release.
+func (m ErrorModel) HalfWidth(level float64) (float64, error) {
+	h, err := noiseHalfWidth(m.Kind, m.Scale, m.Rounded, level)
+	return h + m.Excess, err
+}
+
+// Interval is the level confidence interval of the true value behind the
+// released value v of a Laplace or Gaussian release: [v − h, v + h].
+func (m ErrorModel) Interval(v, level float64) (lo, hi float64, err error) {
+	h, err := m.HalfWidth(level)
+	if err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	// Widened by an ulp each way: the subtraction and addition round.
+	return math.Nextafter(v-h, math.Inf(-1)), math.Nextafter(v+h, math.Inf(1)), nil
+}
+
+// RatioInterval is the level confidence interval of the true mean behind
+// a ratio release with noisy sum s and noisy count c: noise.MeanInterval,
+// with a lattice step of each part's scale and the sum's floating-point
+// excess as slack.
+func (m ErrorModel) RatioInterval(s, c, level float64) (lo, hi float64, err error) {
+	if m.Kind != ErrRatio || m.Noise != ErrLaplace && m.Noise != ErrGaussian {
+		return math.NaN(), math.NaN(), errNoInterval
+	}
+	if noise.CheckScale(m.Scale) != nil || noise.CheckScale(m.CountScale) != nil {
+		return math.NaN(), math.NaN(), errNoInterval
+	}
+	slackS := noise.LatticeStep(m.Scale) + m.Excess
+	slackC := noise.LatticeStep(m.CountScale)
+	return noise.MeanInterval(m.Noise == ErrGaussian, m.Scale, m.CountScale, s, c, slackS, slackC, m.Lo, m.Hi, level)
+}
+
+// RankError is the exponential mechanism's rank bound at level.
+func (m ErrorModel) RankError(level float64) (int, error) {
+	if m.Kind != ErrExponential {
+		return 0, errNoInterval
+	}
+	return noise.RankErrorBound(m.Candidates, m.WeightRatio, level)
+}
+
+// ErrorOf reads the ErrorModel of a receipt's Params: the plan's own, or
+// its JSON form read back from the ledger. ok is false without one.
+func ErrorOf(params map[string]any) (m ErrorModel, ok bool) {
+	switch v := params[ErrorParam].(type) {
+	case nil:
+		return m, false
+	case ErrorModel:
+		return v, true
+	case *ErrorModel:
+		return *v, v != nil
+	default:
+		b, err := json.Marshal(v)
+		if err != nil || json.Unmarshal(b, &m) != nil || m.Kind == "" {
+			return ErrorModel{}, false
+		}
+		return m, true
+	}
+}
+
+// FormatHalfWidth writes a half-width with 3 significant digits, rounded
+// up so that the interval shown holds the computed one; whole numbers
+// from 1000 to 1e15 in full.
+func FormatHalfWidth(h float64) string {
+	switch {
+	case math.IsNaN(h) || math.IsInf(h, 0):
+		return fmt.Sprint(h)
+	case h == 0:
+		return "0"
+	case h >= 1000 && h < 1e15:
+		return strconv.FormatFloat(math.Ceil(h), 'f', 0, 64)
+	}
+	p := math.Pow(10, math.Floor(math.Log10(h))-2)
+	return strconv.FormatFloat(math.Ceil(h/p)*p, 'g', 3, 64)
+}
+
+// errorText is what a dry run's receipt says of the error its call would
+// get: the 95 % figures of its ErrorModel, or "" without one.
+func (r *Receipt) errorText() string {
+	m, ok := ErrorOf(r.Params)
+	if !ok {
+		return sqlErrorText(ErrorsOf(r.Params))
+	}
+	switch m.Kind {
+	case ErrLaplace, ErrGaussian:
+		return fmt.Sprintf("95 %% interval: ± %s for each value", FormatHalfWidth(m.HalfWidth95))
+	case ErrRatio:
+		return fmt.Sprintf("each mean's 95 %% interval follows from its noisy sum (noise ± %s at 95 %%) and noisy count (± %s), within the bounds",
+			FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.CountHalfWidth))
+	case ErrExponential:
+		return fmt.Sprintf("with probability ≥ 95 %% the value's rank is within ±%d rows of the target rank, beyond the closest any grid point comes", m.RankError95)
+	}
+	return ""
+}
+
+// ErrorsParam is the key of a private_sql plan's Params that maps each
+// COUNT and SUM output column to its ErrorModel. AVG, VARIANCE and STDDEV
+// columns are post-processed from several noisy vectors (rounded,
+// clamped) without their parts in the release, so they carry none.
+const ErrorsParam = "errors"
+
+// sqlErrors are the ErrorModels of a private_sql plan's COUNT and SUM
+// output columns, by name.
+func sqlErrors(outputs []sqlplan.Output, rels []sqlRelease, cols []string) map[string]ErrorModel {
+	out := map[string]ErrorModel{}
+	for c, o := range outputs {
+		if o.Key >= 0 || o.Agg < 0 || o.Agg >= len(rels) || c >= len(cols) {
+			continue
+		}
+		r := rels[o.Agg]
+		switch r.agg.Kind {
+		case sqlplan.Count:
+			v := r.vecs[0]
+			out[cols[c]] = noiseModel(v.gaussian, v.scale, true, 0)
+		case sqlplan.Sum:
+			v := r.vecs[0]
+			out[cols[c]] = noiseModel(v.gaussian, v.scale, false, v.excess)
+		}
+	}
+	return out
+}
+
+// ErrorsOf reads a private_sql receipt's per-column ErrorModels (the
+// plan's own, or their JSON form read back from the ledger).
+func ErrorsOf(params map[string]any) map[string]ErrorModel {
+	switch v := params[ErrorsParam].(type) {
+	case nil:
+		return nil
+	case map[string]ErrorModel:
+		return v
+	default:
+		var m map[string]ErrorModel
+		b, err := json.Marshal(v)
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			return nil
+		}
+		return m
+	}
+}
+
+// sqlErrorText is a private_sql dry run's statement of its COUNT and SUM
+// columns' 95 % half-widths, in column order, or "".
+func sqlErrorText(errs map[string]ErrorModel) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	cols := make([]string, 0, len(errs))
+	for c := range errs {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = fmt.Sprintf("%s ± %s", c, FormatHalfWidth(errs[c].HalfWidth95))
+	}
+	return "95 % interval of each group's value: " + strings.Join(parts, ", ")
+}

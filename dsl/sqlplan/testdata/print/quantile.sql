@@ -1,0 +1,5 @@
+SELECT "region" AS "k0", count(*) AS "n", histogram(CASE WHEN CASE WHEN CAST("age" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("age" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(120 AS DOUBLE)) END IS NOT NULL THEN least(greatest(CAST(ceil((CASE WHEN CAST("age" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("age" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(120 AS DOUBLE)) END - CAST(0 AS DOUBLE)) / CAST(0.00011444091796875 AS DOUBLE)) AS BIGINT), CAST(0 AS BIGINT)), CAST(1048576 AS BIGINT)) END) AS "a0_hist", histogram(CASE WHEN CASE WHEN CAST("income" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("income" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(50000 AS DOUBLE)) END IS NOT NULL THEN least(greatest(CAST(ceil((CASE WHEN CAST("income" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("income" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(50000 AS DOUBLE)) END - CAST(0 AS DOUBLE)) / CAST(0.0476837158203125 AS DOUBLE)) AS BIGINT), CAST(0 AS BIGINT)), CAST(1048576 AS BIGINT)) END) AS "a1_hist" FROM read_parquet('/snap/people.parquet') WHERE ("region" IN ('north', 'south', 'east', 'west')) GROUP BY "region"
+-- k0 key
+-- n rows
+-- a0_hist hist
+-- a1_hist hist
