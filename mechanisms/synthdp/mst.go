@@ -142,10 +142,11 @@ func (c Column) Cell(v float64) int {
 	return int(min(max(f, 0), float64(c.Bins-1)))
 }
 
-// Midpoint returns the midpoint of a numeric column's bin.
+// Midpoint returns the midpoint of a numeric column's bin,
+// lo + (hi − lo)·(2·cell + 1)/(2·bins) with one division last, so that
+// round bounds give round midpoints (7.7, not 7.699999999999999).
 func (c Column) Midpoint(cell int) float64 {
-	w := (c.Hi - c.Lo) / float64(c.Bins)
-	return c.Lo + (float64(cell)+0.5)*w
+	return c.Lo + (c.Hi-c.Lo)*float64(2*cell+1)/float64(2*c.Bins)
 }
 
 // Gaussian is one Gaussian release of a plan: its ℓ2 sensitivity, its
