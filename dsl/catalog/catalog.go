@@ -511,7 +511,7 @@ var PrivateSQL = &Func{
 		Doc: "one SQL SELECT over one registered dataset, named in FROM, whose items are group keys and aggregates: COUNT(*), SUM(x, lo, hi), AVG(x, lo, hi), VARIANCE(x, lo, hi), STDDEV(x, lo, hi), QUANTILE(x, q, lo, hi), MEDIAN(x, lo, hi) (lo, hi: clamping bounds; left out, the owner's bounds of the column), and on user-level datasets COUNT(DISTINCT unit) (users per group; the only aggregate there so far); WHERE and GROUP BY take row expressions (docs/sql.md)"}},
 	DatasetFrom: DatasetFromQuery,
 	Keywords: []Param{
-		epsParam, deltaPure,
+		epsParam, deltaPure, nonnegativeParam,
 		{Name: "keys", Type: "any", CostFree: true, Default: "nil",
 			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds, and a key with none of these is chosen by DP partition selection (needs delta > 0)"},
 		{Name: "weights", Type: "any", CostFree: true, Default: "nil",

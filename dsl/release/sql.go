@@ -329,6 +329,9 @@ type sqlRelease struct {
 	qp     *tabular.QuantilePlan
 	share  float64
 	halved bool // replace-one over several groups: two histograms change
+	// nonnegative: a COUNT's noisy values below 0 are shown as 0 (the
+	// nonnegative keyword; post-processing).
+	nonnegative bool
 }
 
 // The shares of an aggregate's budget among its vectors: an AVG spends
@@ -474,6 +477,12 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	post, counts := countRule(a), false
+	for i := range rels {
+		if k := rels[i].agg.Kind; k == sqlplan.Count || k == sqlplan.CountDistinct {
+			rels[i].nonnegative, counts = post.nonnegative, true
+		}
+	}
 	// The statement must print from the plan alone (with the quantiles'
 	// grids, set by sqlReleases); printing it now makes every printing
 	// failure a refusal before the charge (the run prints the same plan
@@ -508,8 +517,8 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
 		Noise: explain,
-		Note: fmt.Sprintf("%s; one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root",
-			note, calib),
+		Note: fmt.Sprintf("%s; one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root%s",
+			note, calib, countsNote(counts, post)),
 		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groupsParam, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)})}
 	memGroups := groups
 	if sel != nil {
@@ -912,6 +921,18 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 	return t, nil
 }
 
+// countsNote is the plan note's words for the COUNT columns'
+// post-processing ("" without COUNT).
+func countsNote(counts bool, post postRule) string {
+	if !counts {
+		return ""
+	}
+	if post.nonnegative {
+		return "; post-processing (nonnegative=true, no cost): a COUNT below 0 is shown as 0 (nonnegative=false shows the raw, unbiased counts)"
+	}
+	return "; nonnegative=false: COUNT values are the raw noisy counts, which may fall below 0"
+}
+
 // sqlFinish post-processes one release's noisy vectors into its values.
 func sqlFinish(r sqlRelease, noisy [][]float64) []float64 {
 	ag := r.agg
@@ -920,6 +941,9 @@ func sqlFinish(r sqlRelease, noisy [][]float64) []float64 {
 		switch ag.Kind {
 		case sqlplan.Count, sqlplan.CountDistinct:
 			out[g] = math.Round(noisy[0][g]) + 0 // + 0: no "-0"
+			if r.nonnegative && out[g] < 0 {
+				out[g] = 0
+			}
 		case sqlplan.Sum:
 			out[g] = noisy[0][g]
 		case sqlplan.Avg:

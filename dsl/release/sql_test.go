@@ -161,8 +161,13 @@ func TestSQLFinish(t *testing.T) {
 		t.Errorf("stddev %v, want 10", got[0])
 	}
 	c := sqlRelease{agg: sqlplan.Aggregate{Kind: sqlplan.Count}}
-	if got := sqlFinish(c, [][]float64{{2.6}}); got[0] != 3 {
-		t.Errorf("count %v, want 3", got[0])
+	if got := sqlFinish(c, [][]float64{{2.6, -2.6}}); got[0] != 3 || got[1] != -3 {
+		t.Errorf("counts %v, want 3 and -3", got)
+	}
+	// nonnegative (the default in calls): below 0 shown as 0
+	c.nonnegative = true
+	if got := sqlFinish(c, [][]float64{{2.6, -2.6}}); got[0] != 3 || got[1] != 0 {
+		t.Errorf("nonnegative counts %v, want 3 and 0", got)
 	}
 	_ = tabular.MeanRoundDown
 }

@@ -144,6 +144,8 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("cats", "SELECT g, COUNT(*) AS n, AVG(x1, -1, 1) AS m FROM cats GROUP BY g", newKW("eps", 1.0), newKW("weights", []float64{3, 1})),
 		call("cats", "SELECT g, COUNT(*) AS n, AVG(x1, -1, 1) AS m FROM cats GROUP BY g", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("weights", []float64{1, 0})),
 		call("cats", "SELECT COUNT(*) AS n, SUM(x1, -1, 1) AS s FROM cats", newKW("eps", 1.0), newKW("weights", []float64{1})),
+		// nonnegative=false shows the raw counts (post-processing only)
+		call("cats", "SELECT g, COUNT(*) AS n FROM cats GROUP BY g", newKW("eps", 1.0), newKW("nonnegative", false)),
 	}
 	g := sqlQueryGen{rand.New(rand.NewPCG(sqlHarnessSeed, 0))}
 	for i := range n {
