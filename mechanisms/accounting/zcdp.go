@@ -9,7 +9,10 @@ package accounting
 // curve α ↦ αρ of a ρ-zCDP mechanism (their Cor. 13). Spec: federated.md §0,
 // power_methods.md §2/§4 "Calibrate to a target".
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // The optimal Rényi order is found by a coarse scan over t = ln(α−1) followed
 // by a golden-section refinement. Working in t keeps α−1 resolvable both when
@@ -159,6 +162,36 @@ func RhoForTarget(eps, delta float64) float64 {
 	if !validTarget(eps, delta) {
 		return math.NaN()
 	}
+	key := [2]uint64{math.Float64bits(eps), math.Float64bits(delta)}
+	rhoMemo.Lock()
+	rho, ok := rhoMemo.m[key]
+	rhoMemo.Unlock()
+	if ok {
+		return rho
+	}
+	rho = rhoForTarget(eps, delta)
+	rhoMemo.Lock()
+	if rhoMemo.m == nil || len(rhoMemo.m) >= rhoMemoSize {
+		rhoMemo.m = make(map[[2]uint64]float64)
+	}
+	rhoMemo.m[key] = rho
+	rhoMemo.Unlock()
+	return rho
+}
+
+// rhoMemo remembers RhoForTarget's answers. The search costs about half a
+// millisecond, and every plan of a Gaussian call asks it (the cell's
+// pre-check, the plan, a refusal's search for what fits), usually with
+// the same public (ε, δ). It is emptied when full.
+var rhoMemo struct {
+	sync.Mutex
+	m map[[2]uint64]float64
+}
+
+const rhoMemoSize = 4096
+
+// rhoForTarget is RhoForTarget's search.
+func rhoForTarget(eps, delta float64) float64 {
 	ok := func(rho float64) bool { return ZCDPToEps(rho, delta) <= eps }
 	lo := RhoForTargetClassic(eps, delta) // sound for the classic bound, hence for the tight one
 	lo = shrinkUntil(ok, lo)              // rounding may push the classic point a hair over
