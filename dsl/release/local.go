@@ -359,28 +359,36 @@ func (env *Local) DryRun(ctx context.Context, call Call, gate Gate) (*Receipt, e
 // everything in the terms an analyst asks in, from public values only.
 func (env *Local) explainRefusal(be *BudgetError, call Call, p *Plan, ev accounting.Event, gate Gate) {
 	src := call.Dataset
-	asked := fmt.Sprintf("eps=%v", p.Eps)
-	if p.Delta > 0 {
-		asked += fmt.Sprintf(", delta=%v", p.Delta)
-	}
 	st, err := env.store()
+	pr := ""
 	if err == nil && be.Scope == fmt.Sprintf("dataset %q", src.Name) {
-		if pr := pricing(st, src.Name, src.Schema.Accountant, ev); pr != "" {
-			asked += ", priced by the " + pr
-		}
+		pr = pricing(st, src.Name, src.Schema.Accountant, ev)
 	}
-	be.Asked = asked
+	be.Asked = AskedWords(p.Eps, p.Delta, pr)
 	be.Notes = append(be.Notes, env.fitNote(call, p, env.fitsFunc(src, gate), true))
 	if err != nil {
 		return
 	}
 	if f, err := st.Fits(src.Name); err == nil {
-		be.Notes = append(be.Notes, fitsWords(src.Name, f))
+		be.Notes = append(be.Notes, FitsWords(src.Name, f))
 	}
 }
 
-// fitsWords says what still fits on a dataset, for a refusal.
-func fitsWords(name string, f accounting.Fits) string {
+// AskedWords is a refused call's cost in the terms the analyst asked
+// (its eps and delta) and, when known, the accountant's price of it.
+func AskedWords(eps, delta float64, pricing string) string {
+	s := fmt.Sprintf("eps=%v", eps)
+	if delta > 0 {
+		s += fmt.Sprintf(", delta=%v", delta)
+	}
+	if pricing != "" {
+		s += ", priced by the " + pricing
+	}
+	return s
+}
+
+// FitsWords says what still fits on a dataset, for a refusal.
+func FitsWords(name string, f accounting.Fits) string {
 	return fmt.Sprintf("What still fits on dataset %q, one call alone: %s (remaining(ds) shows it)", name, FitsText(f))
 }
 

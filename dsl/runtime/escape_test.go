@@ -449,10 +449,14 @@ r := private_count(ds, eps=0.2)`,
 		if out.stdout() != "" {
 			t.Errorf("%s: the refused cell printed %q", name, out.stdout())
 		}
-		for _, want := range []string{"requested", "spent", "remaining", "nothing ran"} {
+		for _, want := range []string{"spent", "remaining", "nothing ran"} {
 			if !strings.Contains(res.Error.Value, want) {
 				t.Errorf("%s: error %q does not say %q", name, res.Error.Value, want)
 			}
+		}
+		// a call's refusal says what it asked; a block's, what it requested
+		if !strings.Contains(res.Error.Value, "this call asks eps=") && !strings.Contains(res.Error.Value, "requested") {
+			t.Errorf("%s: error %q says neither what the call asked nor what was requested", name, res.Error.Value)
 		}
 	}
 	if st := status(t, dir, "secret"); st.Charges != 0 {

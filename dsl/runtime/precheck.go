@@ -210,12 +210,19 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 						break
 					}
 				}
+				if evs := perDataset[n]; len(callOf[n]) == 1 && len(evs) == 1 && evs[0].Eps > 0 {
+					pr, _ := st.Pricing(n, evs[0])
+					be.Asked = release.AskedWords(evs[0].Eps, evs[0].Delta, pr)
+				}
 				if cs := callOf[n]; len(cs) == 1 {
 					if note := rt.fitNoteStatic(cs[0], &source{name: n, schema: *schemaOf(n)}, vals[callKey{cs[0].Line, cs[0].Col}], func(ev accounting.Event) bool {
 						return st.Precheck(n, ev) == nil
 					}); note != "" {
 						be.Notes = append(be.Notes, note)
 					}
+				}
+				if f, err := st.Fits(n); err == nil {
+					be.Notes = append(be.Notes, release.FitsWords(n, f))
 				}
 				return be
 			}

@@ -43,7 +43,7 @@ n := private_count(pbc, eps=3)`,
 		if out.stdout() != "" {
 			t.Errorf("%s: the refused cell ran: printed %q", name, out.stdout())
 		}
-		for _, want := range []string{`dataset "secret"`, "requested", "remaining", "nothing ran"} {
+		for _, want := range []string{`dataset "secret"`, "this call asks eps=", "remaining", "nothing ran", "What still fits"} {
 			if !strings.Contains(res.Error.Value, want) {
 				t.Errorf("%s: error %q does not say %q", name, res.Error.Value, want)
 			}
