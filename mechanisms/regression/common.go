@@ -1,14 +1,12 @@
 package regression
 
 import (
-	"context"
 	"errors"
 	"math"
 
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/internal/rowpass"
 	"github.com/privnotes/privnotes/mechanisms/noise"
-	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // MaxFeatures is the most feature columns a model takes: the linear
@@ -149,32 +147,6 @@ func checkFeatures(x []Bounds) (b2 float64, mags []float64, err error) {
 		b2 += mags[j+1] * mags[j+1]
 	}
 	return b2 * roundUp, mags, nil
-}
-
-// countingSource fails a scan past MaxRows rows, before rowpass would
-// panic on them.
-type countingSource struct{ rows.Source }
-
-func (c countingSource) Scan(ctx context.Context) (rows.Cursor, error) {
-	cur, err := c.Source.Scan(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &countingCursor{Cursor: cur}, nil
-}
-
-type countingCursor struct {
-	rows.Cursor
-	n int
-}
-
-func (c *countingCursor) Next(dst *rows.Batch) error {
-	err := c.Cursor.Next(dst)
-	if c.n += dst.N; c.n > MaxRows {
-		dst.N = 0
-		return ErrTooManyRows
-	}
-	return err
 }
 
 // Model is a fitted model: one coefficient per feature column, in order,

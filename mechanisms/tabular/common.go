@@ -199,39 +199,14 @@ func userMeans(src rows.Source, lo, hi float64, window int) (rows.Source, error)
 		return nil, err
 	}
 	clamp := func(row []float64) { row[0] = Clamp(row[0], lo, hi) }
-	return rows.NewUserMeans(countingUnits{countingSource{src}, nu}, window, clamp, clamp)
+	return rows.NewUserMeans(countingUnits{rowpass.Limit(src, ErrTooManyRows), nu}, window, clamp, clamp)
 }
 
-// countingUnits is a countingSource that keeps its parent's unit count.
+// countingUnits is a source limited to MaxRows rows (rowpass.Limit)
+// that keeps its parent's unit count.
 type countingUnits struct {
-	countingSource
+	rows.Source
 	nu int
 }
 
 func (c countingUnits) NumUnits() int { return c.nu }
-
-// countingSource fails a scan past MaxRows rows, before rowpass would
-// panic on them.
-type countingSource struct{ rows.Source }
-
-func (c countingSource) Scan(ctx context.Context) (rows.Cursor, error) {
-	cur, err := c.Source.Scan(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &countingCursor{Cursor: cur}, nil
-}
-
-type countingCursor struct {
-	rows.Cursor
-	n int
-}
-
-func (c *countingCursor) Next(dst *rows.Batch) error {
-	err := c.Cursor.Next(dst)
-	if c.n += dst.N; c.n > MaxRows {
-		dst.N = 0
-		return ErrTooManyRows
-	}
-	return err
-}
