@@ -6,7 +6,6 @@ package runtime
 // write them (engine.Display.File) to their --out directory.
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
@@ -72,12 +71,7 @@ func downloadBytes(x any, name string) ([]byte, string, error) {
 		if !ok {
 			return nil, "", fmt.Errorf("want a result of a DSL function (PCAResult, CountResult, …) or a matrix, got %s", typeName(x))
 		}
-		var buf bytes.Buffer
-		w := csv.NewWriter(&buf)
-		if err := w.WriteAll(rows); err != nil {
-			return nil, "", err
-		}
-		return buf.Bytes(), "text/csv", nil
+		return []byte(csvText(rows)), "text/csv", nil
 	}
 	panic("unreachable: the extension was checked")
 }
@@ -93,6 +87,15 @@ func downloadDisplay(name, mime string, body []byte) engine.Display {
 }
 
 func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// csvText is rows as CSV, the first being the header: the one writer of
+// downloads and of the tables' CSV().
+func csvText(rows [][]string) string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.WriteAll(rows) // a strings.Builder does not fail
+	return b.String()
+}
 
 // csvRows is x as a table with a header row; ok is false when x is no
 // result of the DSL and no matrix.

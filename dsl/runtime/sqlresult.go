@@ -5,7 +5,6 @@ package runtime
 // text in the REPL and `privnotes run`.
 
 import (
-	"encoding/csv"
 	"fmt"
 	"html"
 	"strconv"
@@ -232,10 +231,7 @@ func (r *TableResult) CSV() string {
 	if r == nil || r.Rows == nil {
 		return ""
 	}
-	var b strings.Builder
-	w := csv.NewWriter(&b)
-	w.WriteAll(r.tableRows()) // a strings.Builder does not fail
-	return b.String()
+	return csvText(r.tableRows())
 }
 
 // tableShown is how many rows the displays show before eliding the

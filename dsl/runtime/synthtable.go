@@ -4,10 +4,8 @@ package runtime
 // (mechanisms/synthdp through the execution core).
 
 import (
-	"encoding/csv"
 	"fmt"
 	"html"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -68,7 +66,7 @@ func (r *SynthTable) tableRows() [][]string {
 
 func synthCell(v any) string {
 	if f, ok := v.(float64); ok {
-		return strconv.FormatFloat(f, 'g', -1, 64)
+		return fmtNum(f)
 	}
 	return fmt.Sprint(v)
 }
@@ -78,10 +76,7 @@ func (r *SynthTable) CSV() string {
 	if r == nil || r.Rows == nil {
 		return ""
 	}
-	var b strings.Builder
-	w := csv.NewWriter(&b)
-	w.WriteAll(r.tableRows()) // a strings.Builder does not fail
-	return b.String()
+	return csvText(r.tableRows())
 }
 
 // synthShown is how many rows the displays show.
