@@ -34,7 +34,7 @@ var (
 	ErrL2          = errors.New("l2 must be a finite number ≥ 0")
 	ErrCoarse      = errors.New("eps is too small to represent the noise: raise eps")
 	ErrDim         = errors.New("regression: the source's width does not match the plan")
-	ErrTooManyRows = errors.New("the data have more than MaxRows = 2^30 rows, the most the privacy accounting covers")
+	ErrTooManyRows = rowpass.ErrTooManyRows
 )
 
 // Bounds are one column's public bounds [Lo, Hi].

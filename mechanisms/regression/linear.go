@@ -134,7 +134,7 @@ func (p *LinearPlan) LinearStats(ctx context.Context, src rows.Source) (*Stats, 
 	}
 	q := d + 1
 	tri := q * (q + 1) / 2
-	sum, err := rowpass.SumVecScan(ctx, rowpass.Limit(src, ErrTooManyRows), tri+q, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
+	sum, err := rowpass.SumVecScan(ctx, rowpass.Limit(src), tri+q, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
 		a := make([]float64, q)
 		a[0] = 1
 		for i := range b.N {

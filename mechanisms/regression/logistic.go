@@ -142,7 +142,7 @@ func (p *LogisticPlan) gradient(ctx context.Context, src rows.Source, theta []fl
 	if count {
 		m++
 	}
-	return rowpass.SumVecScan(ctx, rowpass.Limit(src, ErrTooManyRows), m, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
+	return rowpass.SumVecScan(ctx, rowpass.Limit(src), m, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
 		a := make([]float64, q)
 		a[0] = 1
 		for i := range b.N {

@@ -92,7 +92,7 @@ var (
 	ErrCalibrate   = errors.New("no zCDP budget ρ > 0 meets this (eps, delta): raise eps or delta")
 	ErrCoarse      = errors.New("eps is too small to represent the noise: raise eps")
 	ErrDim         = errors.New("synthdp: the source's width does not match the plan")
-	ErrTooManyRows = errors.New("the data have more than MaxRows = 2^30 rows, the most the privacy accounting covers")
+	ErrTooManyRows = rowpass.ErrTooManyRows
 )
 
 // Column is one column's public domain: Categories > 0 for a categorical

@@ -39,7 +39,7 @@ var (
 	// ErrNoUnits: user-level data whose source carries no user indices.
 	ErrNoUnits = errors.New("tabular: user-level data without user indices")
 	// ErrTooManyRows: more than MaxRows rows.
-	ErrTooManyRows = errors.New("the data have more than MaxRows = 2^30 rows, the most the privacy accounting covers")
+	ErrTooManyRows = rowpass.ErrTooManyRows
 )
 
 // Clamp is the public rule every run applies to a value before using it:
@@ -199,7 +199,7 @@ func userMeans(src rows.Source, lo, hi float64, window int) (rows.Source, error)
 		return nil, err
 	}
 	clamp := func(row []float64) { row[0] = Clamp(row[0], lo, hi) }
-	return rows.NewUserMeans(countingUnits{rowpass.Limit(src, ErrTooManyRows), nu}, window, clamp, clamp)
+	return rows.NewUserMeans(countingUnits{rowpass.Limit(src), nu}, window, clamp, clamp)
 }
 
 // countingUnits is a source limited to MaxRows rows (rowpass.Limit)

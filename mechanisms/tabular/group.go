@@ -404,7 +404,7 @@ func (p *GroupPlan) Totals(ctx context.Context, src rows.Source, users bool) (co
 		return counts, nil, nil
 	}
 	lo, hi := p.Lo, p.Hi
-	acc, err := rowpass.SumVecScan(ctx, rowpass.Limit(src, ErrTooManyRows), 2*G, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
+	acc, err := rowpass.SumVecScan(ctx, rowpass.Limit(src), 2*G, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
 		for i := range b.N {
 			row := b.Row(i, width)
 			j := group(row)

@@ -123,7 +123,7 @@ func ClampedSum(ctx context.Context, src rows.Source, users bool, lo, hi float64
 		}
 		return sum[0], nil
 	}
-	sum, err := rowpass.SumVecScan(ctx, rowpass.Limit(src, ErrTooManyRows), 1, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
+	sum, err := rowpass.SumVecScan(ctx, rowpass.Limit(src), 1, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
 		for _, v := range b.X[:b.N] {
 			dst[0] += Clamp(v, lo, hi)
 		}

@@ -2,7 +2,6 @@ package linalg
 
 import (
 	"context"
-	"errors"
 	"math"
 	"sync"
 
@@ -124,7 +123,7 @@ func MinRowsFor(d int) int {
 // ErrTooManyRows is returned by a pass over more than MaxRows rows. A
 // Source has no length (the row count is private), so the limit is
 // checked as the rows arrive; the text names the public limit only.
-var ErrTooManyRows = errors.New("the data have more than MaxRows = 2^30 rows, the most the privacy accounting covers")
+var ErrTooManyRows = rowpass.ErrTooManyRows
 
 // PairwisePass is one pass over the rows of src summed in the order of
 // rowpass.Pairwise: block(acc, b) receives a zero accumulator and a batch

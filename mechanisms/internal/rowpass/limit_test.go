@@ -11,11 +11,10 @@ import (
 )
 
 // A limited scan passes rows through until the count passes MaxRows, then
-// fails with the caller's error and no rows: the count starts just below
+// fails with ErrTooManyRows and no rows: the count starts just below
 // the limit instead of streaming 2^30 rows.
 func TestLimit(t *testing.T) {
-	errTooMany := errors.New("too many")
-	src := Limit(rows.FromDense(mat.NewDense(10, 1, nil)), errTooMany)
+	src := Limit(rows.FromDense(mat.NewDense(10, 1, nil)))
 	if _, ok := src.(rows.Units); ok {
 		t.Errorf("a limited source claims a unit count")
 	}
@@ -29,7 +28,7 @@ func TestLimit(t *testing.T) {
 	}
 	cur.(*limitedCursor).n = MaxRows - 2
 	err = cur.Next(b)
-	if !errors.Is(err, errTooMany) || b.N != 0 {
+	if !errors.Is(err, ErrTooManyRows) || b.N != 0 {
 		t.Errorf("past MaxRows: %v (%d rows)", err, b.N)
 	}
 }
