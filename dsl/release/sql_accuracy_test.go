@@ -14,6 +14,9 @@ package release
 //	          at ε/2; RMSE to first order in the noise
 //	VARIANCE  Google's BoundedVariance split: the count, the centred sum
 //	          and the centred sum of squares, each at ε/3; first order
+//	QUANTILE  Google's BoundedQuantiles (a tree of height 4 and branching
+//	          16 of Laplace counts, ℓ1 = 4 per row), which has no closed
+//	          form: quantileTreeRMSE simulates it with the same ε
 //
 // Run it with
 //
@@ -26,6 +29,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -178,6 +182,23 @@ func TestSQLAccuracyTable(t *testing.T) {
 		line{"AVG", "", mean, one(sqlplan.Avg, mean), peerMeanRMSE(eps, lo, hi, cn, mc), true, "BoundedMean (ε/2 + ε/2)"},
 		line{"VARIANCE", "", variance, one(sqlplan.Variance, variance), peerVarianceRMSE(eps, lo, hi, cn, mc, q), false, "BoundedVariance split (3 × ε/3)"},
 	)
+	// The median: private_sql's exponential mechanism against the
+	// quantile tree, both at ε; the exact value is the clamped data's
+	// median (mean of the two middle values).
+	clamped := make([]float64, len(rows))
+	for i, r := range rows {
+		clamped[i] = min(max(r.v, lo), hi)
+	}
+	slices.Sort(clamped)
+	median := (clamped[n/2-1] + clamped[n/2]) / 2
+	// The simulated peer must be right before it is compared with: with
+	// no noise to speak of it lands in the median's leaf (values are
+	// multiples of 0.01, leaves 10/65536 wide).
+	if e := quantileTreeRMSE(clamped, 0.5, lo, hi, 1e12, median, 10); !(e <= 0.01) {
+		t.Fatalf("the simulated quantile tree without noise is %v from the median %v", e, median)
+	}
+	table = append(table, line{"MEDIAN", "", median, one(sqlplan.Quantile, median),
+		quantileTreeRMSE(clamped, 0.5, lo, hi, eps, median, accuracyRuns), true, "BoundedQuantiles tree (simulated)"})
 	// The grouped AVG: each row is in one group, so every group's count
 	// and sum get the whole ε/2 each, as a per-group BoundedMean would.
 	keys := []string{"a", "b", "c"}
@@ -217,4 +238,67 @@ func TestSQLAccuracyTable(t *testing.T) {
 			t.Errorf("%s %s: private_sql RMSE %.4g exceeds %.2f × the peer's %.4g", l.stat, l.group, l.got, peerTol, l.peer)
 		}
 	}
+}
+
+// quantileTreeRMSE simulates the quantile tree of Google's BoundedQuantiles
+// with its default shape (height 4, branching 16: 65 536 leaves over
+// [lo, hi]) on the sorted clamped values: every node's count gets Laplace
+// noise of scale height/ε (a row is counted in one node per level), a
+// negative noisy count counts as 0, and the search walks down from the
+// root into the child where the running noisy count passes q of its
+// parent's total, interpolating linearly inside the last leaf. It returns
+// the RMSE of runs such releases against want. It is the peer's mechanism
+// as documented, written here from that description, for the accuracy
+// table only.
+func quantileTreeRMSE(sorted []float64, q, lo, hi, eps, want float64, runs int) float64 {
+	const height, branch = 4, 16
+	leaves := 1
+	for range height {
+		leaves *= branch
+	}
+	leafOf := func(v float64) int {
+		return min(int((v-lo)/(hi-lo)*float64(leaves)), leaves-1)
+	}
+	// count[l] is the number of values in leaves [0, l): a node's count
+	// is a difference of two entries.
+	count := make([]int, leaves+1)
+	for _, v := range sorted {
+		count[leafOf(v)+1]++
+	}
+	for l := 1; l <= leaves; l++ {
+		count[l] += count[l-1]
+	}
+	r := rand.New(rand.NewPCG(28, 2026))
+	laplace := func(b float64) float64 {
+		u := r.Float64() - 0.5
+		return -b * math.Copysign(math.Log(1-2*math.Abs(u)), u)
+	}
+	scale := float64(height) / eps
+	var sq float64
+	for range runs {
+		first, width := 0, leaves // the current node's leaves
+		rank := q                 // the quantile within the current node
+		for range height {
+			width /= branch
+			noisy := make([]float64, branch)
+			total := 0.0
+			for c := range branch {
+				a := first + c*width
+				noisy[c] = max(float64(count[a+width]-count[a])+laplace(scale), 0)
+				total += noisy[c]
+			}
+			target, c := rank*total, 0
+			for ; c < branch-1 && target > noisy[c]; c++ {
+				target -= noisy[c]
+			}
+			rank = 0.5
+			if noisy[c] > 0 {
+				rank = min(target/noisy[c], 1)
+			}
+			first += c * width
+		}
+		v := lo + (float64(first)+rank)*(hi-lo)/float64(leaves)
+		sq += (v - want) * (v - want)
+	}
+	return math.Sqrt(sq / float64(runs))
 }
