@@ -108,8 +108,13 @@ type Receipt struct {
 	Budget    accounting.Budget
 	Spent     accounting.Budget // after this charge
 	Remaining accounting.Budget // after this charge (display value; see accounting.Accountant.Remaining)
-	Hash      string            `json:"hash"`
-	Time      time.Time         `json:"time"`
+	// Fits is what one more call alone may spend after this charge
+	// (accounting.Accountant.FitsNow, other reservations not counted); nil
+	// where the receipt is not the charge's own (a commit acknowledged
+	// again).
+	Fits *accounting.Fits `json:"fits,omitempty"`
+	Hash string           `json:"hash"`
+	Time time.Time        `json:"time"`
 }
 
 // Status is a dataset's budget state.
@@ -203,8 +208,10 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if err := tx.Commit(); err != nil {
 		return nil, dbErr("ledger: committing the charge", err)
 	}
+	// What fits is searched after the commit: it needs no lock.
+	fits := acc.FitsNow()
 	return &Receipt{ID: r.ID, Dataset: datasetName, Event: ev, Mode: sc.Accountant, Filter: acc.Pricing(ev), Budget: sc.Budget,
-		Spent: acc.Spent(), Remaining: acc.Remaining(), Hash: r.Hash, Time: now}, nil
+		Spent: acc.Spent(), Remaining: acc.Remaining(), Fits: &fits, Hash: r.Hash, Time: now}, nil
 }
 
 // accountant returns a dataset's accountant, resumed from its stored

@@ -427,9 +427,11 @@ func (s *Store) CommitReserved(ctx context.Context, callID string, ev accounting
 	if err := tx.Commit(); err != nil {
 		return nil, false, dbErr("ledger: committing the charge", err)
 	}
-	// Spent is the charges'; Remaining counts the other live reservations.
+	// Spent is the charges'; Remaining counts the other live reservations,
+	// Fits does not (it is derived from the ledger alone).
+	fits := acc.FitsNow()
 	return &Receipt{ID: rec.ID, Dataset: r.Dataset, Event: ev, Mode: sc.Accountant, Filter: acc.Pricing(ev), Budget: sc.Budget,
-		Spent: acc.Spent(), Remaining: h.Remaining(), Hash: rec.Hash, Time: now}, true, nil
+		Spent: acc.Spent(), Remaining: h.Remaining(), Fits: &fits, Hash: rec.Hash, Time: now}, true, nil
 }
 
 // committedReceipt is the receipt of a committed reservation's charge,

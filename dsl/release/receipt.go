@@ -63,11 +63,17 @@ type Charge struct {
 	Block string
 	// Remaining is the dataset's budget left after the charge.
 	Remaining accounting.Budget
+	// Fits is what one more call alone may spend after the charge, in the
+	// analyst's terms (the largest pure, quantile and Gaussian ε the
+	// accountant then admits); nil on receipts without a charge of their
+	// own (dry runs, replays, public data, federated calls) and on
+	// receipts made before it was recorded.
+	Fits *accounting.Fits `json:",omitempty"`
 }
 
 // ledgerCharge is the receipt's view of the ledger's record rec.
 func ledgerCharge(rec *ledger.Receipt) Charge {
-	return Charge{Accountant: rec.Mode, Filter: rec.Filter, LedgerID: rec.ID, Remaining: rec.Remaining}
+	return Charge{Accountant: rec.Mode, Filter: rec.Filter, LedgerID: rec.ID, Remaining: rec.Remaining, Fits: rec.Fits}
 }
 
 // receiptKeys is the order of a receipt's JSON keys. It is the order the
@@ -78,7 +84,7 @@ func ledgerCharge(rec *ledger.Receipt) Charge {
 // too: MarshalJSON refuses a key it does not know.
 var receiptKeys = []string{"Dataset", "Function", "Mechanism", "Eps", "Delta", "Cost", "Accountant", "Filter",
 	"NoiseScale", "Note", "Charged", "LedgerID", "Block", "Remaining", "Params", "DryRun", "Name", "Replayed",
-	"ReleaseHash", "Providers"}
+	"ReleaseHash", "Providers", "Fits"}
 
 // MarshalJSON is encoding/json's encoding of r with its keys in
 // receiptKeys' order.
@@ -158,7 +164,7 @@ func (r *Receipt) String() string {
 	} else if r.Replayed {
 		fmt.Fprintf(&b, "; %s; remaining ε=%.6g, δ=%.6g", r.replayed(), r.Remaining.Eps, r.Remaining.Delta)
 	} else if r.Charged {
-		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta)
+		fmt.Fprintf(&b, "; ledger record %d; remaining ε=%.6g, δ=%.6g%s", r.LedgerID, r.Remaining.Eps, r.Remaining.Delta, r.fitsText(" (one more call alone: ", ")"))
 	} else {
 		b.WriteString("; not charged (public data)")
 	}
@@ -172,6 +178,15 @@ func (r *Receipt) String() string {
 	}
 	fmt.Fprintf(&b, "\nnoise: %s\nnote: %s", r.NoiseScale, r.Note)
 	return b.String()
+}
+
+// fitsText is what still fits after the charge (FitsText) between
+// before and after, or "" when the receipt records none.
+func (r *Receipt) fitsText(before, after string) string {
+	if r.Fits == nil {
+		return ""
+	}
+	return before + FitsText(*r.Fits) + after
 }
 
 // replayed is what a replay's receipt says instead of its charge.
@@ -217,6 +232,9 @@ func (r *Receipt) HTML() string {
 	} else if r.Charged {
 		rows = append(rows, [2]string{"ledger record", fmt.Sprint(r.LedgerID)},
 			[2]string{"remaining", fmt.Sprintf("ε=%.6g, δ=%.6g", r.Remaining.Eps, r.Remaining.Delta)})
+		if f := r.fitsText("", ""); f != "" {
+			rows = append(rows, [2]string{"still fits", "one more call alone: " + f})
+		}
 	} else {
 		rows = append(rows, [2]string{"ledger", "not charged: public synthetic data"})
 	}

@@ -73,3 +73,38 @@ func TestBlockWithoutDeltaHint(t *testing.T) {
 	}
 
 }
+
+var receiptFitsRE = regexp.MustCompile(`one more call alone: pure ε≤([0-9.e+-]+), quantile ε≤([0-9.e+-]+), Gaussian ε≤([0-9.e+-]+) at δ=([0-9.e+-]+)\)`)
+
+// A charge's receipt says what one more call alone may still spend
+// (issue 28, item 4), and it is exactly what the accountant admits: the
+// pure and the Gaussian call it names fit (a dry run is accepted), and the
+// same call at 1.05 times that ε does not. (The quantile's figure comes
+// from the same search, accounting.Fits, tested there.)
+func TestReceiptSaysWhatFits(t *testing.T) {
+	dir := t.TempDir()
+	registerPublicN(t, dir, "d", table(300, 4, 3, 0.3), accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP)
+	s := newSession(t, dir)
+	s.ok(`ds := dataset("d")`)
+	res, out := s.run(`r := private_count(ds, eps=0.3, delta=1e-6)
+r.Receipt.String()`)
+	if res.Error != nil {
+		t.Fatal(out.all(res))
+	}
+	m := receiptFitsRE.FindStringSubmatch(out.all(res))
+	if m == nil {
+		t.Fatalf("the receipt does not say what fits:\n%s", out.all(res))
+	}
+	for _, c := range []struct{ what, call, eps string }{
+		{"pure", `private_count(ds, eps=%s, dry_run=true)`, m[1]},
+		{"Gaussian", `private_count(ds, eps=%s, delta=` + m[4] + `, dry_run=true)`, m[3]},
+	} {
+		if res, out := s.run(strings.Replace(c.call, "%s", c.eps, 1)); res.Error != nil {
+			t.Errorf("%s: the receipt says ε≤%s fits, but the call is refused: %s", c.what, c.eps, out.all(res))
+		}
+		over := strings.Replace(c.call, "%s", c.eps+"*1.05", 1)
+		if res, out := s.run(over); res.Error == nil || res.Error.Name != NameBudgetExceeded {
+			t.Errorf("%s: 1.05 × the ε the receipt says fits (%s) is not refused: %s", c.what, c.eps, out.all(res))
+		}
+	}
+}

@@ -699,6 +699,7 @@ type price struct {
 	accountant string
 	filter     string
 	after      accounting.Budget
+	fits       accounting.Fits // what one more call alone may spend after the charge
 	later      []accounting.Budget
 }
 
@@ -756,7 +757,7 @@ func chainPrice(rec ledger.ChainRecord, led *ledger.Verified) (price, error) {
 			switch {
 			case id < rec.ID:
 			case id == rec.ID:
-				p.filter, p.after = acc.Pricing(ev), acc.Remaining()
+				p.filter, p.after, p.fits = acc.Pricing(ev), acc.Remaining(), acc.FitsNow()
 				p.later = append(p.later, p.after)
 			default:
 				p.later = append(p.later, acc.Remaining())
@@ -830,6 +831,11 @@ func fromLedger(rc *release.Receipt, rec ledger.ChainRecord, rel ledger.StoredRe
 		}
 	} else {
 		lrc.Filter, lrc.Remaining = p.filter, p.after
+		if rc.Fits != nil {
+			// What still fits after the charge (receipts before it was
+			// recorded have none).
+			lrc.Fits = &p.fits
+		}
 	}
 	sh, err := release.Shown([]byte(rel.Value))
 	if err != nil {

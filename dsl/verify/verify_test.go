@@ -226,6 +226,21 @@ func TestCheck(t *testing.T) {
 		{name: "remaining budget edited", cell: 3, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Remaining.Eps = 1.9 })
 		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt says ε=1.9, δ=1e-05 remained, after ledger record 5 ε=1, δ=1e-05 did"},
+		// What still fits after the charge is derived from the ledger
+		// too; a receipt made before it was recorded has none.
+		{name: "what fits edited", cell: 3, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 2, 5, func(rc *release.Receipt) {
+				if rc.Fits == nil {
+					t.Fatal("a charged receipt records no Fits")
+				}
+				f := *rc.Fits
+				f.Pure *= 2
+				rc.Fits = &f
+			})
+		}, line: "FAIL  cell 3 [3]: bounded-mean/laplace on people: the receipt's Fits is not what ledger record 5 holds"},
+		{name: "receipt from before Fits", cell: 3, tamper: func(t *testing.T, sh shared) {
+			sh.forge(t, 2, 5, func(rc *release.Receipt) { rc.Fits = nil })
+		}, line: "ok    cell 3 [3]: bounded-mean/laplace on people: record 5 (charged), release "},
 		{name: "accountant edited", cell: 4, tamper: func(t *testing.T, sh shared) {
 			sh.forge(t, 3, 7, func(rc *release.Receipt) { rc.Accountant = "zcdp" })
 		}, line: `FAIL  cell 4 [4]: count/laplace on others: the receipt names accountant "zcdp", dataset "others" was registered with "basic"`},

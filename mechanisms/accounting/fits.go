@@ -41,6 +41,19 @@ func (a *Accountant) Fits(delta float64) Fits {
 	return f
 }
 
+// FitsNow is Fits at the δ a Gaussian call on the dataset is calibrated
+// to: the budget's, or under basic composition what is left of it. A
+// receipt states it after its charge; it is a function of the budget and
+// the charges alone, so `notebook verify` derives it again from the
+// ledger.
+func (a *Accountant) FitsNow() Fits {
+	delta := a.budget.Delta
+	if a.mode == ModeBasic || a.mode == ModeAdvanced {
+		delta = a.Remaining().Delta
+	}
+	return a.Fits(delta)
+}
+
 // largest bisects for the largest ε in (0, MaxEps] whose event fits; the
 // admission of a larger ε is never easier (costs grow with ε). 0 when not
 // even the smallest positive ε fits.
