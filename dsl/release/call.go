@@ -38,6 +38,10 @@ type Ref struct {
 	// Public holds synthetic data, which is public: it may be read before
 	// any charge and failures on it may be explained.
 	Public *ledger.Data
+	// Table holds a public table's rows (a private_synthesize release
+	// queried with private_sql(query, from=t)); Public is then set too,
+	// with the table's schema.
+	Table *PublicRows
 	// Derived is set for a subset of a registered dataset (filter,
 	// select): Name is then the parent's, which is charged and read, and
 	// Schema the subset's.

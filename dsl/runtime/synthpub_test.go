@@ -1,0 +1,104 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/privnotes/privnotes/mechanisms/accounting"
+)
+
+// A synthetic table is public: private_sql(query, from=t) runs the query
+// that would run on the dataset, with its plan and noise, on the table's
+// rows without a charge, and t.Query runs any SELECT exactly. Each case
+// runs after the one synthesize call (one charge): the ledger must still
+// hold that one charge after every case.
+func TestSynthTableQueries(t *testing.T) {
+	seedNoise(t, 43)
+	dir := t.TempDir()
+	registerRegions(t, dir, "people", 300, false, accounting.ReplaceOne)
+	s := newSession(t, dir)
+	s.ok(`ds := dataset("people")
+syn := private_synthesize(ds, cols=[]string{"region", "age", "income"}, eps=1, delta=1e-6, rows=400, bins=4)
+exact := map[string]int{}
+for _, r := range syn.Rows {
+	exact[r[0].(string)]++
+}`)
+	for _, tc := range []struct {
+		name, cell, want string
+		fail             string // the error's name, if the cell must fail
+	}{{
+		// Exact counts per region (north, south and "other" as text).
+		name: "exact group counts",
+		cell: `q := syn.Query("SELECT region, COUNT(*) AS n FROM people GROUP BY region ORDER BY region")
+ok := len(q.Rows) > 0
+for _, r := range q.Rows {
+	ok = ok && int(r[1].(float64)) == exact[r[0].(string)]
+}
+fmt.Println(q.Columns, q.Numeric, ok, q.Receipt == nil)`,
+		want: "[region n] [false true] true true",
+	}, {
+		// Any SELECT, with any table name standing for the table.
+		name: "exact rows",
+		cell: `q := syn.Query("SELECT age, income FROM t WHERE age > 60 ORDER BY age LIMIT 3")
+fmt.Println(len(q.Rows), q.Columns, q.Rows[0][0].(float64) > 60)`,
+		want: "3 [age income] true",
+	}, {
+		// The same query as on the dataset, noisy, uncharged: every
+		// group of the declared domain (north, south; "other" is in
+		// none), the counts near the exact ones at ε = 1000.
+		name: "private_sql from the table",
+		cell: `r := private_sql("SELECT region, COUNT(*) AS n FROM people GROUP BY region", from=syn, eps=1000)
+fmt.Println(r.Columns, len(r.Rows), r.Receipt.Charged, r.Receipt.Dataset, math.Abs(r.Get("north", "n")-float64(exact["north"])) <= 2)`,
+		want: "[region n] 2 false synthetic:table true",
+	}, {
+		// The table's numeric bounds are its bins' midpoints: AVG
+		// clamps there; an owner-bound-free query plans.
+		name: "private_sql mean",
+		cell: `r := private_sql("SELECT AVG(age) AS a FROM people", from=syn, eps=1000, delta=1e-6)
+a := r.Rows[0][0].(float64)
+fmt.Println(r.Receipt.Charged, a >= 15 && a <= 105)`,
+		want: "false true",
+	}, {
+		// A dry run says the cost on the table, as on the dataset.
+		name: "dry run",
+		cell: `r := private_sql("SELECT COUNT(*) AS n FROM people", from=syn, eps=0.5, dry_run=true)
+d := private_sql("SELECT COUNT(*) AS n FROM people", eps=0.5, dry_run=true)
+fmt.Println(r.Receipt.Charged, r.Receipt.Eps == d.Receipt.Eps, r.Receipt.NoiseScale == d.Receipt.NoiseScale)`,
+		want: "false true true",
+	}, {
+		name: "from= not a table",
+		cell: `private_sql("SELECT COUNT(*) FROM people", from=ds, eps=1)`,
+		fail: NameArgumentError,
+		want: "from= takes a public table",
+	}, {
+		name: "Query: not a SELECT",
+		cell: `syn.Query("DELETE FROM people")`,
+		fail: NameArgumentError,
+		want: "SELECT",
+	}, {
+		name: "Query: two statements",
+		cell: `syn.Query("SELECT 1 FROM people; SELECT 2 FROM people")`,
+		fail: NameArgumentError,
+		want: "one SELECT statement",
+	}, {
+		// The engine holds the public rows only: files are out of reach.
+		name: "Query: no file access",
+		cell: `syn.Query("SELECT * FROM read_csv('/etc/passwd')")`,
+		fail: NameArgumentError,
+		want: "query:",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.fail != "" {
+				res, _ := s.fails(tc.cell, tc.fail)
+				if !strings.Contains(res.Error.Value, tc.want) {
+					t.Errorf("error %q, want it to say %q", res.Error.Value, tc.want)
+				}
+			} else if got := strings.TrimSpace(s.ok(tc.cell)); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if st := status(t, dir, "people"); st.Charges != 1 {
+				t.Errorf("%d charges, want only the synthesis's", st.Charges)
+			}
+		})
+	}
+}
