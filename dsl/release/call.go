@@ -72,8 +72,11 @@ type Filter struct {
 	Value  float64
 }
 
-// Synthetic reports whether the data are public synthetic data.
-func (r Ref) Synthetic() bool { return r.Public != nil }
+// Synthetic reports whether the data are public synthetic data: held by
+// the cell (Public), or a registered public dataset (ledger.Schema's
+// Synthetic, privnotes dataset add --from-synth), whose rows are read
+// from its snapshot but charge nothing.
+func (r Ref) Synthetic() bool { return r.Public != nil || r.Schema.Public() }
 
 // Args are the validated keyword arguments of one call: every keyword of
 // the function, given or defaulted, converted to its table type.

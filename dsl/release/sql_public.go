@@ -20,6 +20,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
 // PublicRows are the rows of a public table: a float64 (or nil) per
@@ -157,12 +158,64 @@ func publicSQLRun(t *PublicRows, run func(context.Context, *Data) (any, error)) 
 	}
 }
 
-// publicSQLSource checks a public source of private_sql: only a table
-// (private_sql(query, from=t)) is in the data engine; synth_* data are
-// matrices, not tables.
+// publicSQLSource checks a public source of private_sql: a table
+// (private_sql(query, from=t)) or a registered public dataset's snapshot
+// is in the data engine; synth_* data are matrices, not tables.
 func publicSQLSource(fn string, src Ref) error {
-	if src.Table == nil {
+	if src.Table == nil && !src.Schema.Public() {
 		return Errorf(NameArgumentError, "%s: synthetic data from synth_* are not held in the data engine; query a table (private_sql(query, from=t) with t from private_synthesize), or register the data as a snapshot (privnotes dataset add NAME --from FILE)", fn)
 	}
 	return nil
+}
+
+// PublicRows reads the rows of a registered public dataset (a --from-synth
+// registration, ledger.Schema's Synthetic): its numeric columns, then its
+// categorical ones (by name), each row's values as the mechanisms read
+// them (numbers clamped to the public bounds, categories by name, "other"
+// for a value outside the domain). A private dataset is refused: only
+// public rows are ever handed out.
+func (env *Local) PublicRows(ctx context.Context, src Ref) (*PublicRows, error) {
+	sc := src.Schema
+	if !sc.Public() || src.Public != nil || src.Derived != nil {
+		return nil, Errorf(NameArgumentError, "dataset %q is private: its rows are read only by private functions", src.Name)
+	}
+	d, err := env.load(src)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	cats := CategoricalColumns(sc)
+	names := append(append([]string(nil), sc.Columns...), cats...)
+	out := &PublicRows{Columns: names, Numeric: make([]bool, len(names)), Rows: [][]any{}}
+	for j := range sc.Columns {
+		out.Numeric[j] = true
+	}
+	s, err := d.Columns(names)
+	if err != nil {
+		return nil, err
+	}
+	dim := len(names)
+	err = rows.ForEach(ctx, s, 1024, false, false, func(b *rows.Batch) error {
+		for i := range b.N {
+			r := make([]any, dim)
+			for j, x := range b.Row(i, dim) {
+				if out.Numeric[j] {
+					r[j] = x
+					continue
+				}
+				dom := sc.Categorical[names[j]]
+				if k := int(x); k >= 0 && k < len(dom) {
+					r[j] = dom[k]
+				} else {
+					r[j] = ledger.OtherCategory
+				}
+			}
+			out.Rows = append(out.Rows, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

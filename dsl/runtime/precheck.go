@@ -133,6 +133,11 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			return staticCost{dataset: ds, ev: ev, call: c}, ok
 		}
 		ev, ok := rt.staticEvent(c, f, &source{name: ds, schema: *s}, vals[callKey{c.Line, c.Col}])
+		if s.Public() {
+			// Public synthetic rows: counted in blocks, charged to no
+			// dataset's budget.
+			return staticCost{ev: ev, call: c}, ok
+		}
 		return staticCost{dataset: ds, ev: ev, call: c}, ok
 	}
 	// Public arguments first: a call whose keywords are all literals is

@@ -150,7 +150,7 @@ const synthShown = 10
 
 func (r *SynthTable) title() string {
 	if r.Receipt == nil {
-		return fmt.Sprintf("public table (an exact query of a synthetic table): %d rows × %d columns", len(r.Rows), len(r.Columns))
+		return fmt.Sprintf("public table: %d rows × %d columns (public rows: no privacy cost)", len(r.Rows), len(r.Columns))
 	}
 	return fmt.Sprintf("private synthetic table: %d rows × %d columns (public: explore it freely; CSV() or download for all rows)", len(r.Rows), len(r.Columns))
 }
@@ -239,4 +239,22 @@ func (r *SynthTable) Metadata() map[string]any {
 		return nil
 	}
 	return r.metadata()
+}
+
+// Table returns the rows of a PUBLIC dataset (registered by its owner
+// with privnotes dataset add --from-synth: synthetic rows of a
+// private_synthesize release) as a table to read, query (t.Query) and
+// download freely, at no cost. A private dataset's rows are never handed
+// out: Table refuses it.
+func (h Dataset) Table() *SynthTable {
+	e := h.mustEntry()
+	if !e.schema.Public() || e.deriv != nil || e.server != "" {
+		panic(errorf(NameArgumentError, "Table: dataset %q is private: its rows are read only by private functions (Table reads a public dataset, which the data owner registers with privnotes dataset add NAME --from-synth DATASET/RELEASE)", e.name))
+	}
+	src := &source{name: e.name, schema: e.schema}
+	t, err := e.rt.exec.PublicRows(context.Background(), src.ref())
+	if err != nil {
+		panic(err)
+	}
+	return &SynthTable{Columns: t.Columns, Rows: t.Rows, Numeric: t.Numeric, bounds: e.schema.Bounds, domains: e.schema.Categorical}
 }
