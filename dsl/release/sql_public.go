@@ -177,7 +177,7 @@ func publicSQLSource(fn string, src Ref) error {
 func (env *Local) PublicRows(ctx context.Context, src Ref) (*PublicRows, error) {
 	sc := src.Schema
 	if !sc.Public() || src.Public != nil || src.Derived != nil {
-		return nil, Errorf(NameArgumentError, "dataset %q is private: its rows are read only by private functions", src.Name)
+		return nil, Errorf(NameArgumentError, "Table: dataset %q is private: its rows are read only by private functions (Table reads a public dataset, which the data owner registers with privnotes dataset add NAME --from-synth DATASET/RELEASE)", src.Name)
 	}
 	d, err := env.load(src)
 	if err != nil {

@@ -71,6 +71,12 @@ fmt.Println(r.Receipt.Charged, r.Receipt.Eps == d.Receipt.Eps, r.Receipt.NoiseSc
 		fail: NameArgumentError,
 		want: "from= takes a public table",
 	}, {
+		// Only a public dataset's rows are handed out.
+		name: "Table of a private dataset",
+		cell: `ds.Table()`,
+		fail: NameArgumentError,
+		want: "is private",
+	}, {
 		name: "Query: not a SELECT",
 		cell: `syn.Query("DELETE FROM people")`,
 		fail: NameArgumentError,
