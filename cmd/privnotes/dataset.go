@@ -270,7 +270,11 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 		if sc.Unit == "user" {
 			unit = "users"
 		}
-		fmt.Fprintf(tw, "  public n\t%d %s (declared public with --public-n: notebooks may read it)\n", sc.PublicN, unit)
+		how := "declared public with --public-n"
+		if sc.Public() {
+			how = "the synthetic table's, public"
+		}
+		fmt.Fprintf(tw, "  public n\t%d %s (%s: notebooks may read it)\n", sc.PublicN, unit, how)
 	}
 	if o := sc.Synthetic; o != nil {
 		fmt.Fprintf(tw, "  PUBLIC\tsynthetic rows of release %q of dataset %q (ledger record %d, release hash %.16s…): calls charge nothing\n", o.Release, o.Dataset, o.Record, o.ValueHash)

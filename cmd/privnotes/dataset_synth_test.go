@@ -86,6 +86,9 @@ fmt.Print(syn.CSV())
 	if code, out, errs := runCLI("ledger", "verify", "--state", state); code != 0 {
 		t.Fatalf("ledger verify: %d %s %s", code, out, errs)
 	}
+	if code, out, errs := runCLI("dataset", "show", "pub", "--state", state); code != 0 || !strings.Contains(out, "PUBLIC") || !strings.Contains(out, "people") {
+		t.Errorf("dataset show pub: %d %q %s: want it to say PUBLIC and its origin", code, out, errs)
+	}
 	use := writeCSV(t, dir, "use.pn", `pub := dataset("pub")
 fmt.Println(strings.Contains(pub.String(), "PUBLIC synthetic data sampled from release \"share\" of dataset \"people\""))
 c := private_count(pub, eps=1)

@@ -66,6 +66,14 @@ d := private_sql("SELECT COUNT(*) AS n FROM people", eps=0.5, dry_run=true)
 fmt.Println(r.Receipt.Charged, r.Receipt.Eps == d.Receipt.Eps, r.Receipt.NoiseScale == d.Receipt.NoiseScale)`,
 		want: "false true true",
 	}, {
+		// As synth_* data: the cost counts against an enclosing block.
+		name: "budget block",
+		cell: `budget eps=0.5 {
+	private_sql("SELECT COUNT(*) AS n FROM people", from=syn, eps=1)
+}`,
+		fail: NameBudgetExceeded,
+		want: "block",
+	}, {
 		name: "from= not a table",
 		cell: `private_sql("SELECT COUNT(*) FROM people", from=ds, eps=1)`,
 		fail: NameArgumentError,
