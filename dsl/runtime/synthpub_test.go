@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -115,4 +117,54 @@ fmt.Println(r.Receipt.Charged, r.Receipt.Eps == d.Receipt.Eps, r.Receipt.NoiseSc
 			}
 		})
 	}
+}
+
+// A public dataset registered from a stored release (what dataset add
+// --from-synth writes): %datasets and the handle say so and name the
+// origin; calls on it charge nothing, even at an ε beyond its nominal
+// budget, which the pre-check does not price them against; ds.Table()
+// gives its rows.
+func TestPublicDatasetInCells(t *testing.T) {
+	seedNoise(t, 47)
+	dir := t.TempDir()
+	registerRegions(t, dir, "people", 300, false, accounting.ReplaceOne)
+	s := newSession(t, dir)
+	csv := s.ok(`syn := private_synthesize(dataset("people"), cols=[]string{"region", "age"}, eps=1, delta=1e-6, rows=50, bins=4, name="share")
+fmt.Print(syn.CSV())`)
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr, err := st.Named("people", "share")
+	st.Close()
+	if err != nil || nr == nil {
+		t.Fatalf("the stored release: %v %v", nr, err)
+	}
+	origin := &ledger.SynthOrigin{Dataset: "people", Release: "share", Record: nr.Record, ValueHash: nr.ValueHash}
+	registerSnapshot(t, dir, "pub", csv,
+		snapshot.Spec{Bounds: map[string][2]float64{"age": {0, 120}}, Categories: map[string][]string{"region": {"north", "south"}}},
+		ledger.Registration{Budget: accounting.Budget{Eps: 1, Delta: 1e-6}, Accountant: accounting.ModeZCDP, Neighbour: accounting.ReplaceOne,
+			PublicN: true, Synthetic: origin})
+	before := status(t, dir, "people").Charges
+	res, o := s.run(`%datasets`)
+	if out := o.all(res); res.Error != nil || !strings.Contains(out, "PUBLIC synthetic data from people/share") {
+		t.Errorf("%%datasets: %v\n%s", res.Error, out)
+	}
+	out := s.ok(`pub := dataset("pub")
+fmt.Println(strings.Contains(pub.String(), "PUBLIC synthetic data sampled from release \"share\" of dataset \"people\""))
+c := private_count(pub, eps=5)
+fmt.Println(c.Receipt.Charged)
+q := private_sql("SELECT region, COUNT(*) AS n FROM pub GROUP BY region", eps=5)
+fmt.Println(q.Receipt.Charged)
+fmt.Println(len(pub.Table().Rows))`)
+	if out != "true\nfalse\nfalse\n50\n" {
+		t.Errorf("cells on the public dataset: %q", out)
+	}
+	if st := status(t, dir, "pub"); st.Charges != 0 {
+		t.Errorf("the public dataset has %d charges", st.Charges)
+	}
+	if n := status(t, dir, "people").Charges; n != before {
+		t.Errorf("people: %d charges, want %d", n, before)
+	}
+	verify(t, dir)
 }
