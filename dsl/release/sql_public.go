@@ -118,6 +118,11 @@ func PublicTableSchema(name string, t *PublicRows, bounds map[string][2]float64,
 					b = [2]float64{0, 1}
 				}
 			}
+			if b[0] == b[1] {
+				// One value (or one bin): bounds around it, which hold
+				// it and have a width the planner can scale noise by.
+				b = [2]float64{b[0] - 0.5, b[1] + 0.5}
+			}
 			sc.Bounds[c] = b
 			continue
 		}
