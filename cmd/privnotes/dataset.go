@@ -98,6 +98,8 @@ type addFlags struct {
 	from, sql  string
 	bounds     repeated
 	categories repeated
+	// A public synthetic dataset (dataset_synth.go): DATASET/RELEASE.
+	fromSynth string
 	// A matrix dataset (dataset_matrix.go).
 	matrix      string
 	entryBound  float64
@@ -148,12 +150,16 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	fs.StringVar(&f.header, "header", "auto", "CSV only: line 1 is auto (detected), yes (column names), no (data), sklearn (n_samples,n_features,label names...)")
 	fs.StringVar(&f.badRows, "bad-rows", "reject", "malformed or non-finite rows: reject (the file) or drop (the rows, counted here)")
 	fs.BoolVar(&f.publicN, "public-n", false, "declare the number of rows (users, with --unit user:COLUMN) public: it is stored in the public schema, where notebooks can read it, and lets mechanisms that need it run. Only for a count that is public already (published with the data, say)")
+	fs.StringVar(&f.fromSynth, "from-synth", "", "DATASET/RELEASE: register the synthetic rows of a stored private_synthesize release (named RELEASE, of DATASET) as a PUBLIC dataset, sampled as its replay samples them; calls on it charge nothing, and no budget or other source is given (see docs/deployment.md)")
 	fs.StringVar(&f.matrix, "matrix", "", "a matrix file (numbers, one matrix row per line) to register as a matrix dataset whose private units are its entries; with --entry-bound (see docs/mechanisms.md)")
 	fs.Var(unsetFloat{&f.entryBound}, "entry-bound", "--matrix: public bound B on |entry|; neighbouring matrices differ in one entry, anywhere in [-B, B] (entries outside are refused)")
 	fs.BoolVar(&f.rectangular, "rectangular", false, "--matrix: the matrix need not be symmetric; it is analysed through [[0, M], [Mᵀ, 0]] (left and right singular vectors)")
 	name, err := splitName(fs, args)
 	if err != nil {
 		return "", nil, err
+	}
+	if f.fromSynth != "" {
+		return name, f, checkSynthFlags(f)
 	}
 	if f.matrix != "" {
 		return name, f, checkMatrixFlags(f)
@@ -215,6 +221,9 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return 2
 	}
+	if f.fromSynth != "" {
+		return datasetAddSynth(name, f, stdout, stderr)
+	}
 	if f.matrix != "" {
 		return datasetAddMatrix(name, f, stdout, stderr)
 	}
@@ -261,7 +270,14 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 		if sc.Unit == "user" {
 			unit = "users"
 		}
-		fmt.Fprintf(tw, "  public n\t%d %s (declared public with --public-n: notebooks may read it)\n", sc.PublicN, unit)
+		how := "declared public with --public-n"
+		if sc.Public() {
+			how = "the synthetic table's, public"
+		}
+		fmt.Fprintf(tw, "  public n\t%d %s (%s: notebooks may read it)\n", sc.PublicN, unit, how)
+	}
+	if o := sc.Synthetic; o != nil {
+		fmt.Fprintf(tw, "  PUBLIC\tsynthetic rows of release %q of dataset %q (ledger record %d, release hash %.16s…): calls charge nothing\n", o.Release, o.Dataset, o.Record, o.ValueHash)
 	}
 	fmt.Fprintf(tw, "  budget\tε=%g, δ=%g (%s accountant)\n", sc.Budget.Eps, sc.Budget.Delta, accountantLabel(sc.Accountant))
 	if st != nil {

@@ -57,6 +57,9 @@ users, source, data hash, registration time.`, stderr)
 func writePublicSchema(w io.Writer, sc ledger.Schema, st *ledger.Status) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "dataset %s (public schema: what notebooks see)\n", sc.Name)
+	if o := sc.Synthetic; o != nil {
+		fmt.Fprintf(tw, "  PUBLIC\tsynthetic rows of release %q of dataset %q (ledger record %d): calls charge nothing\n", o.Release, o.Dataset, o.Record)
+	}
 	if ms := sc.Matrix; sc.IsMatrix() && ms != nil {
 		kind := "symmetric"
 		if !ms.Symmetric {
@@ -75,7 +78,11 @@ func writePublicSchema(w io.Writer, sc ledger.Schema, st *ledger.Status) {
 			if sc.Unit == "user" {
 				unit = "users"
 			}
-			fmt.Fprintf(tw, "  public n\t%d %s (declared public with --public-n)\n", sc.PublicN, unit)
+			how := "declared public with --public-n"
+			if sc.Public() {
+				how = "the synthetic table's, public"
+			}
+			fmt.Fprintf(tw, "  public n\t%d %s (%s)\n", sc.PublicN, unit, how)
 		}
 		fmt.Fprintf(tw, "  clip norm\t%s\n", clipLabel(sc.Clip))
 		fmt.Fprintf(tw, "  neighbours\t%s\n", sc.Neighbour)

@@ -516,6 +516,10 @@ var PrivateSQL = &Func{
 			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds, and a key with none of these is chosen by DP partition selection (needs delta > 0)"},
 		{Name: "weights", Type: "any", CostFree: true, Default: "nil",
 			Doc: "[]float64: one positive weight per aggregate, in SELECT order, its share of the budget (default: even shares)"},
+		// Not CostFree: the call on a public table charges no ledger, so
+		// the pre-check must not price it on the dataset FROM names.
+		{Name: "from", Type: "any", Late: true, Default: "nil",
+			Doc: "a public table (*SynthTable from private_synthesize, or from t.Query) that FROM's name stands for: the query runs with the same plan and noise on the table's public rows, charges no ledger (the receipt says Charged: false) and counts against an enclosing budget block, like synth_* data; leave it out to query the registered dataset FROM names"},
 	},
 	Private: true,
 	Result:  "*TableResult",

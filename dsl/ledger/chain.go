@@ -28,6 +28,9 @@ type chainWalk struct {
 	// onRegister, if set, checks a register record's schema and data hash
 	// against the registry.
 	onRegister func(r record, sc Schema, dataHash string) error
+	// partial is set for a partial export, whose public datasets' origins
+	// may be redacted.
+	partial bool
 }
 
 func newChainWalk() *chainWalk {
@@ -110,6 +113,9 @@ func (w *chainWalk) step(i int, r record) error {
 				return bad("%v", err)
 			}
 		}
+		if err := w.synthOrigin(sc.Synthetic); err != nil {
+			return bad("public dataset %q: %v", r.Dataset, err)
+		}
 		mode, err := sc.Mode()
 		if err != nil {
 			return bad("%v", err)
@@ -136,6 +142,11 @@ func (w *chainWalk) step(i int, r record) error {
 		acc := w.accs[r.Dataset]
 		if acc == nil {
 			return bad("charge to dataset %q before its registration", r.Dataset)
+		}
+		if w.schemas[r.Dataset].Public() {
+			// Calls on public synthetic rows are never charged: a
+			// charge here is a private dataset's taken for a public one.
+			return bad("charge to public dataset %q", r.Dataset)
 		}
 		var ev accounting.Event
 		if err := json.Unmarshal([]byte(r.Event), &ev); err != nil {
@@ -172,4 +183,27 @@ func (w *chainWalk) step(i int, r record) error {
 type sealSeen struct {
 	id int64 // the seal record's id
 	p  sealParams
+}
+
+// synthOrigin checks a public dataset's origin (nil: a private dataset)
+// against the chain so far: a sealed release, of the value hash recorded,
+// of a private dataset registered before it.
+func (w *chainWalk) synthOrigin(o *SynthOrigin) error {
+	if o == nil {
+		return nil
+	}
+	c, ok := w.byID[o.Record]
+	if !ok && w.partial {
+		return nil // the origin's records are not in this export
+	}
+	switch {
+	case !ok || c.Kind != "charge" || c.Dataset != o.Dataset:
+		return fmt.Errorf("its origin, record %d, is not an earlier charge of dataset %q", o.Record, o.Dataset)
+	case w.schemas[o.Dataset].Public():
+		return fmt.Errorf("its origin %q is public itself", o.Dataset)
+	}
+	if seal, ok := w.seals[o.Record]; !ok || seal.p.ValueHash != o.ValueHash || seal.p.Name != o.Release {
+		return fmt.Errorf("its origin, release %q of record %d, is not sealed with the value hash recorded", o.Release, o.Record)
+	}
+	return nil
 }

@@ -284,6 +284,7 @@ func VerifyExport(doc *ExportDoc) (*Verified, error) {
 	if len(named) > 0 {
 		out.Datasets = slices.Sorted(maps.Keys(named))
 	}
+	w.partial = len(named) > 0
 	registered := map[string]bool{}
 	for i, c := range doc.Chain {
 		if c.Redacted {

@@ -56,7 +56,28 @@ type Schema struct {
 	// Matrix is then its public shape and Neighbour is NeighbourEntry.
 	Kind   string       `json:"kind,omitempty"`
 	Matrix *MatrixShape `json:"matrix,omitempty"`
+	// Synthetic is set for a PUBLIC dataset: synthetic rows sampled from a
+	// stored private_synthesize release (privnotes dataset add
+	// --from-synth). Its rows are public, so calls on it charge nothing,
+	// like synth_* data; it says which release they came from.
+	Synthetic *SynthOrigin `json:"synthetic,omitempty"`
 }
+
+// SynthOrigin is the provenance of a public synthetic dataset: the
+// release its rows were sampled from. All of it is public.
+type SynthOrigin struct {
+	// Dataset and Release name the private_synthesize release (its
+	// dataset and name=).
+	Dataset string `json:"dataset"`
+	Release string `json:"release"`
+	// Record is the ledger record that charged it, ValueHash the SHA-256
+	// of its stored encoding.
+	Record    int64  `json:"record"`
+	ValueHash string `json:"value_hash"`
+}
+
+// Public reports whether the dataset's rows are public (Synthetic).
+func (s Schema) Public() bool { return s.Synthetic != nil }
 
 // OtherCategory names the bucket of a categorical column's values that
 // lie outside its registered domain.
@@ -90,6 +111,9 @@ type Registration struct {
 	Snapshot *SnapshotRef
 	// Matrix registers the snapshot as a matrix dataset (matrix.go).
 	Matrix *MatrixShape
+	// Synthetic registers the snapshot as a public synthetic dataset
+	// (Schema.Synthetic); its origin must be a stored release.
+	Synthetic *SynthOrigin
 }
 
 // OwnerInfo is what the owner's CLI shows: the public schema plus facts
@@ -205,6 +229,10 @@ func registeredSchema(r Registration, columns []string, label, userColumn string
 	}
 	if r.Matrix != nil {
 		applyMatrix(&sc, r.Matrix)
+	}
+	if r.Synthetic != nil {
+		o := *r.Synthetic
+		sc.Synthetic = &o
 	}
 	return sc
 }

@@ -108,6 +108,9 @@ func (s *Store) registerSnapshot(ctx context.Context, r Registration) (*OwnerInf
 			return nil, err
 		}
 	}
+	if err := s.checkSynthOrigin(ctx, r); err != nil {
+		return nil, err
+	}
 	sc := registeredSchema(r, snap.Columns, snap.Label, snap.UserColumn, snap.Rows, snap.Users, snap.Bounds)
 	if sc.Columns == nil {
 		sc.Columns = []string{}
@@ -125,4 +128,37 @@ func (s *Store) registerSnapshot(ctx context.Context, r Registration) (*OwnerInf
 		return nil, err
 	}
 	return &OwnerInfo{Schema: sc, Rows: snap.Rows, Users: snap.Users, Dropped: snap.Dropped, Source: r.Source, DataHash: snap.Hash, Created: now}, nil
+}
+
+// checkSynthOrigin checks a public synthetic registration's origin: a
+// sealed release of another, private dataset, named and hashed as
+// recorded. A public dataset is never the origin of another.
+func (s *Store) checkSynthOrigin(ctx context.Context, r Registration) error {
+	o := r.Synthetic
+	if o == nil {
+		return nil
+	}
+	if r.Matrix != nil {
+		return errors.New("ledger: a public synthetic dataset is a table of rows, not a matrix")
+	}
+	if o.Dataset == r.Name {
+		return fmt.Errorf("ledger: public dataset %q cannot be its own origin", r.Name)
+	}
+	src, err := s.Schema(o.Dataset)
+	if err != nil {
+		return fmt.Errorf("ledger: the origin dataset %q: %w", o.Dataset, err)
+	}
+	if src.Public() {
+		return fmt.Errorf("ledger: dataset %q is itself public synthetic data; register from the private dataset's release", o.Dataset)
+	}
+	nr, err := s.Named(o.Dataset, o.Release)
+	switch {
+	case err != nil:
+		return err
+	case nr == nil:
+		return fmt.Errorf("ledger: dataset %q has no release named %q", o.Dataset, o.Release)
+	case !nr.Sealed() || nr.Record != o.Record || nr.ValueHash != o.ValueHash:
+		return fmt.Errorf("ledger: release %q of %q is not the sealed release recorded (record %d)", o.Release, o.Dataset, o.Record)
+	}
+	return nil
 }

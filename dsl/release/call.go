@@ -38,6 +38,10 @@ type Ref struct {
 	// Public holds synthetic data, which is public: it may be read before
 	// any charge and failures on it may be explained.
 	Public *ledger.Data
+	// Table holds a public table's rows (a private_synthesize release
+	// queried with private_sql(query, from=t)); Public is then set too,
+	// with the table's schema.
+	Table *PublicRows
 	// Derived is set for a subset of a registered dataset (filter,
 	// select): Name is then the parent's, which is charged and read, and
 	// Schema the subset's.
@@ -68,8 +72,11 @@ type Filter struct {
 	Value  float64
 }
 
-// Synthetic reports whether the data are public synthetic data.
-func (r Ref) Synthetic() bool { return r.Public != nil }
+// Synthetic reports whether the data are public synthetic data: held by
+// the cell (Public), or a registered public dataset (ledger.Schema's
+// Synthetic, privnotes dataset add --from-synth), whose rows are read
+// from its snapshot but charge nothing.
+func (r Ref) Synthetic() bool { return r.Public != nil || r.Schema.Public() }
 
 // Args are the validated keyword arguments of one call: every keyword of
 // the function, given or defaulted, converted to its table type.

@@ -497,7 +497,7 @@ func (env *Local) store() (*ledger.Store, error) {
 
 // load opens the data of a source. Call it only after the charge.
 func (env *Local) load(src Ref) (*Data, error) {
-	if src.Synthetic() {
+	if src.Public != nil {
 		return dataOf(src.Public)
 	}
 	if dv := src.Derived; dv != nil {

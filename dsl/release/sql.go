@@ -7,8 +7,9 @@ package release
 // fixed-point grids; the noise is added here.
 //
 // What is supported, and what is refused before the charge:
-//   - datasets stored as snapshots (dataset add --from/--sql), row-level;
-//     data held in memory, synthetic data, subsets (filter/select) and
+//   - datasets stored as snapshots (dataset add --from/--sql), row-level,
+//     and public tables (private_sql(query, from=t), sql_public.go);
+//     data held in memory, synth_* data, subsets (filter/select) and
 //     user-level datasets are refused (contribution bounding inside the
 //     statement is not implemented yet);
 //   - COUNT(*), SUM, AVG, VARIANCE, STDDEV (noise on exact integer sums),
@@ -358,7 +359,10 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	switch {
 	case src.Synthetic():
-		return nil, Errorf(NameArgumentError, "%s: synthetic data are not held in the data engine; register the data as a snapshot (privnotes dataset add NAME --from FILE) to query them", fn)
+		// A public table's name in FROM is bound by from= (sql_public.go).
+		if err := publicSQLSource(fn, src); err != nil {
+			return nil, err
+		}
 	case src.Derived != nil:
 		return nil, Errorf(NameArgumentError, "%s: a query reads a registered dataset by its name in FROM; filter rows with WHERE instead of filter()/select()", fn)
 	case q.Server != "":
@@ -376,7 +380,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	// Only a snapshot is in the data engine. (An executor without a store
 	// cannot charge, so it never reaches the read: planning without one,
 	// as the memory tests do, skips the check.)
-	if env.Store != nil {
+	if env.Store != nil && !src.Synthetic() {
 		st, err := env.store()
 		if err != nil {
 			return nil, err
@@ -544,6 +548,9 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 			return runSelectedSQL(ctx, d, sp, rels, cols, kinds, sel, env.sampler())
 		}
 		return runSQL(ctx, d, sp, rels, cols, kinds, groups, env.sampler())
+	}
+	if src.Table != nil {
+		p.run = publicSQLRun(src.Table, p.run)
 	}
 	return p, nil
 }

@@ -148,6 +148,9 @@ func (h Dataset) HTML() string {
 	fmt.Fprintf(&b, "<div class=\"privnotes-dataset\"><b>dataset %s</b>: d=%d, unit %s, clip %s, %s neighbours, %s accountant, budget ε=%g, δ=%g",
 		html.EscapeString(s.Name), s.D, html.EscapeString(unitString(s)), clipString(s.Clip), html.EscapeString(s.Neighbour),
 		html.EscapeString(s.Accountant), s.Budget.Eps, s.Budget.Delta)
+	if s.Public() {
+		fmt.Fprintf(&b, "<br><small><b>%s</b></small>", html.EscapeString(synthOriginText(s.Synthetic)))
+	}
 	if len(numeric) == 0 {
 		numeric = []string{"none"}
 	}
@@ -188,8 +191,18 @@ func describeSchema(s ledger.Schema) string {
 	if names := categoricalNames(s); len(names) > 0 {
 		cats = fmt.Sprintf(", categorical=[%s]", strings.Join(names, " "))
 	}
-	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%s, budget ε=%g δ=%g, columns=[%s%s]%s%s)",
-		s.Name, s.D, unitString(s), clipString(s.Clip), s.Budget.Eps, s.Budget.Delta, strings.Join(cols, " "), more, cats, publicFacts(s))
+	budget := fmt.Sprintf("budget ε=%g δ=%g", s.Budget.Eps, s.Budget.Delta)
+	if s.Public() {
+		budget = synthOriginText(s.Synthetic)
+	}
+	return fmt.Sprintf("Dataset(%s: d=%d, unit=%s, clip=%s, %s, columns=[%s%s]%s%s)",
+		s.Name, s.D, unitString(s), clipString(s.Clip), budget, strings.Join(cols, " "), more, cats, publicFacts(s))
+}
+
+// synthOriginText says that a dataset is public synthetic data and which
+// release its rows were sampled from (ledger.SynthOrigin, all public).
+func synthOriginText(o *ledger.SynthOrigin) string {
+	return fmt.Sprintf("PUBLIC synthetic data sampled from release %q of dataset %q (ledger record %d): calls on it charge nothing", o.Release, o.Dataset, o.Record)
 }
 
 // publicFacts is the tail of a handle's text: the public bounds of the
@@ -255,7 +268,8 @@ func publicSchema(s ledger.Schema) any {
 		Budget      accounting.Budget     `json:"budget"`
 		Bounds      map[string][2]float64 `json:"bounds,omitempty"`
 		Categorical map[string][]string   `json:"categorical,omitempty"`
-	}{s.Name, s.Columns, s.D, s.Clip, unitString(s), s.Label, s.Neighbour, s.Accountant, s.Budget, s.Bounds, s.Categorical}
+		Synthetic   *ledger.SynthOrigin   `json:"synthetic,omitempty"`
+	}{s.Name, s.Columns, s.D, s.Clip, unitString(s), s.Label, s.Neighbour, s.Accountant, s.Budget, s.Bounds, s.Categorical, s.Synthetic}
 }
 
 // Budget is a dataset's budget state, as remaining(ds) returns it: public.

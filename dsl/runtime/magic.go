@@ -287,7 +287,12 @@ func (rt *Runtime) datasetsText() (string, string) {
 		if sc.PublicN > 0 {
 			n = fmt.Sprint(sc.PublicN)
 		}
-		t.rows = append(t.rows, []string{sc.Name, fmt.Sprint(sc.D), unitString(sc), n, clipString(sc.Clip), sc.Neighbour, sc.Accountant, fmtBudget(sc.Budget), cols})
+		budget := fmtBudget(sc.Budget)
+		if o := sc.Synthetic; o != nil {
+			// Public rows: nothing to spend; say where they came from.
+			budget = fmt.Sprintf("none: PUBLIC synthetic data from %s/%s", o.Dataset, o.Release)
+		}
+		t.rows = append(t.rows, []string{sc.Name, fmt.Sprint(sc.D), unitString(sc), n, clipString(sc.Clip), sc.Neighbour, sc.Accountant, budget, cols})
 	}
 	// The public bounds and domains, one row per column that has them:
 	// what an analyst needs to write a sum, a quantile or a by= before

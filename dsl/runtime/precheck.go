@@ -120,7 +120,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		if v, ok := vals[callKey{c.Line, c.Col}]["dry_run"]; ok && v != false {
 			return staticCost{}, false // a dry run spends nothing (or is not known statically)
 		}
-		ds := rt.callDataset(c, lookup)
+		ds := fromTable(c, vals[callKey{c.Line, c.Col}], rt.callDataset(c, lookup))
 		if v, ok := lit[release.NameKeyword]; ok && (v == nil || rt.namedRelease(ds, *v)) {
 			// A named call whose release is stored replays it for free
 			// (or is refused for other parameters); a name known only at
@@ -133,6 +133,11 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 			return staticCost{dataset: ds, ev: ev, call: c}, ok
 		}
 		ev, ok := rt.staticEvent(c, f, &source{name: ds, schema: *s}, vals[callKey{c.Line, c.Col}])
+		if s.Public() {
+			// Public synthetic rows: counted in blocks, charged to no
+			// dataset's budget.
+			return staticCost{ev: ev, call: c}, ok
+		}
 		return staticCost{dataset: ds, ev: ev, call: c}, ok
 	}
 	// Public arguments first: a call whose keywords are all literals is
@@ -142,7 +147,7 @@ func (rt *Runtime) precheck(p *syntax.Program, cellLabel string, lookup func(str
 		if err := literalQueryError(c); err != nil {
 			return err
 		}
-		ds := rt.callDataset(c, lookup)
+		ds := fromTable(c, vals[callKey{c.Line, c.Col}], rt.callDataset(c, lookup))
 		sc := schemaOf(ds)
 		if sc == nil {
 			continue
@@ -280,6 +285,15 @@ func (rt *Runtime) planCall(fn string, src *source, a *args) *release.Plan {
 		panic(err)
 	}
 	return p
+}
+
+// fromTable is "" for a private_sql call given from= (a public table
+// that FROM's name stands for, which charges no dataset), else ds.
+func fromTable(c syntax.Call, vals map[string]any, ds string) string {
+	if _, ok := vals["from"]; ok && sqlFunc(c.Func) {
+		return ""
+	}
+	return ds
 }
 
 // callDataset is the registered dataset a static call will charge, or ""

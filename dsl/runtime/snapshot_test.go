@@ -25,6 +25,16 @@ func init() {
 	if err := release.RegisterSQLParser(snapshot.ParseSQL); err != nil {
 		panic(err)
 	}
+	err = release.RegisterPublicTables(func(ctx context.Context, name string, t *release.PublicRows) (release.PublicSQL, error) {
+		pt, err := snapshot.OpenPublicTable(ctx, name, t.Columns, t.Numeric, t.Rows)
+		if err != nil {
+			return nil, err // not a nil *PublicTable in an interface
+		}
+		return pt, nil
+	})
+	if err != nil {
+		panic(err)
+	}
 }
 
 // registerSnapshot builds a snapshot of csv in dir's state and registers

@@ -16,6 +16,7 @@ type source struct {
 	name   string
 	schema ledger.Schema
 	synth  *SynthData
+	table  *SynthTable // a public table (private_sql's from=)
 	deriv  *release.Derivation
 	server string // a data service's name, for a remote dataset
 }
@@ -26,6 +27,9 @@ func (s *source) ref() release.Ref {
 	if s.synth != nil {
 		r.Public = s.synth.data()
 	}
+	if s.table != nil {
+		r.Public, r.Table = &ledger.Data{Schema: s.schema}, s.table.publicRows()
+	}
 	r.Derived = s.deriv
 	return r
 }
@@ -33,6 +37,9 @@ func (s *source) ref() release.Ref {
 func (s *source) label() string {
 	if s.synth != nil {
 		return "synthetic:" + s.synth.Recipe
+	}
+	if s.table != nil {
+		return publicTableName
 	}
 	return s.name
 }
@@ -86,6 +93,11 @@ func (rt *Runtime) resolve(fn string, v any) *source {
 			break
 		}
 		return &source{name: "synthetic:" + x.Recipe, schema: x.schema, synth: x}
+	case *SynthTable:
+		if x == nil || x.Rows == nil || !sqlFunc(fn) {
+			break
+		}
+		return &source{name: publicTableName, schema: x.schema(), table: x}
 	}
 	panic(errorf(NameArgumentError, "%s: the first argument must be a dataset handle from dataset(\"name\") or synthetic data from synth_*; got %s", fn, typeName(v)))
 }
@@ -95,6 +107,7 @@ func (rt *Runtime) load(src *source) (*ledger.Data, error) {
 	if src.synth != nil {
 		return src.synth.data(), nil
 	}
+
 	return rt.mustStore().Load(src.name)
 }
 

@@ -23,7 +23,7 @@ func init() { resultType(tableResult) }
 // the dataset its FROM names, records the query among the call's public
 // arguments a, and brings keys= and weights= to the canonical forms the
 // ledger records (maps of []any, []float64).
-func (rt *Runtime) sqlDataset(fn string, v any, a *args) Dataset {
+func (rt *Runtime) sqlDataset(fn string, v any, a *args) any {
 	q, ok := v.(string)
 	if !ok {
 		panic(errorf(NameArgumentError, "%s: the first argument is the query, a string such as `SELECT COUNT(*) FROM name`; got %s", fn, typeName(v)))
@@ -31,6 +31,20 @@ func (rt *Runtime) sqlDataset(fn string, v any, a *args) Dataset {
 	server, name, err := release.SQLDataset(context.Background(), q)
 	if err != nil {
 		panic(err)
+	}
+	if from := a.Vals["from"]; from != nil {
+		// FROM's name stands for a public table (sql_public.go in
+		// dsl/release): nothing registered is read or charged. The table
+		// itself is not a parameter to record.
+		t, ok := from.(*SynthTable)
+		if !ok || t == nil || t.Rows == nil {
+			panic(errorf(NameArgumentError, "%s: from= takes a public table, a *SynthTable from private_synthesize or t.Query; got %s", fn, typeName(from)))
+		}
+		a.Vals["from"] = nil
+		a.Vals["query"] = q
+		a.Vals["keys"] = canonicalKeys(a.Vals["keys"])
+		a.Vals["weights"] = canonicalWeights(a.Vals["weights"])
+		return t
 	}
 	if server != "" {
 		panic(errorf(NameArgumentError, "%s: FROM %s.%s names a dataset on a data server; private_sql runs on local datasets so far", fn, server, name))

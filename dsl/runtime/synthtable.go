@@ -4,11 +4,13 @@ package runtime
 // (mechanisms/synthdp through the execution core).
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 )
 
@@ -19,7 +21,22 @@ func synthTableResult(rel *release.Release) *SynthTable {
 		return &SynthTable{releaseBase: releaseBase{rel.Receipt}}
 	}
 	v := rel.Value.(*release.Synth)
-	return &SynthTable{Columns: v.Columns, Rows: v.Rows(), Numeric: v.Numeric, releaseBase: releaseBase{rel.Receipt}}
+	t := &SynthTable{Columns: v.Columns, Rows: v.Rows(), Numeric: v.Numeric, releaseBase: releaseBase{rel.Receipt},
+		bounds: map[string][2]float64{}, domains: map[string][]string{}}
+	// The model's cells are the table's public schema: a numeric column
+	// holds its bins' midpoints, a categorical one its declared
+	// categories and "other", which, as on the dataset, is in no
+	// category's group.
+	for i, c := range v.Columns {
+		if v.Numeric[i] {
+			m := v.Mids[i]
+			t.bounds[c] = [2]float64{m[0], m[len(m)-1]}
+		} else {
+			l := v.Labels[i]
+			t.domains[c] = append([]string(nil), l[:len(l)-1]...)
+		}
+	}
+	return t
 }
 
 // SynthTable is a private_synthesize release: synthetic rows sampled from
@@ -36,6 +53,55 @@ type SynthTable struct {
 	// Numeric marks the numeric columns.
 	Numeric []bool
 	releaseBase
+	// bounds and domains are the public schema of a private_synthesize
+	// table's columns (nil for a query's table: its rows give it).
+	bounds  map[string][2]float64
+	domains map[string][]string
+}
+
+// publicTableName names a public table as a call's data (receipts).
+const publicTableName = "synthetic:table"
+
+// publicRows are the table's rows as the execution core reads them.
+func (r *SynthTable) publicRows() *release.PublicRows {
+	return &release.PublicRows{Columns: r.Columns, Numeric: r.Numeric, Rows: r.Rows}
+}
+
+// schema is the table's public schema (release.PublicTableSchema).
+func (r *SynthTable) schema() ledger.Schema {
+	return release.PublicTableSchema(publicTableName, r.publicRows(), r.bounds, r.domains)
+}
+
+// Query runs one SQL SELECT exactly over the table, which is public: no
+// noise, no charge, no ledger, as often as you like. Every table name in
+// its FROM stands for this table, so a query written for private_sql runs
+// here unchanged (with exact aggregates), and so does any other SELECT
+// (WHERE, ORDER BY, LIMIT, joins of the table with itself, …). The engine
+// is an in-memory DuckDB holding only these rows, with file and network
+// access off. The result is a table of the same type: numbers as float64,
+// text as string, NULL as nil.
+func (r *SynthTable) Query(query string) *SynthTable {
+	if r == nil || r.Rows == nil {
+		panic(errorf(NameArgumentError, "Query: the table has no rows (a dry run's result?)"))
+	}
+	cols, rows, err := release.PublicQuery(context.Background(), "", r.publicRows(), query)
+	if err != nil {
+		panic(err)
+	}
+	if rows == nil {
+		rows = [][]any{}
+	}
+	num := make([]bool, len(cols))
+	for j := range cols {
+		num[j] = true
+		for _, row := range rows {
+			if _, ok := row[j].(string); ok {
+				num[j] = false
+				break
+			}
+		}
+	}
+	return &SynthTable{Columns: cols, Rows: rows, Numeric: num}
 }
 
 // Column returns the index of the named column, or -1.
@@ -83,14 +149,26 @@ func (r *SynthTable) CSV() string {
 const synthShown = 10
 
 func (r *SynthTable) title() string {
+	if r.Receipt == nil {
+		return fmt.Sprintf("public table: %d rows × %d columns (public rows: no privacy cost)", len(r.Rows), len(r.Columns))
+	}
 	return fmt.Sprintf("private synthetic table: %d rows × %d columns (public: explore it freely; CSV() or download for all rows)", len(r.Rows), len(r.Columns))
+}
+
+// body is the table's text followed by its receipt, if it has one (a
+// query's table has none: nothing was released).
+func (r *SynthTable) body(s string) string {
+	if r.Receipt == nil {
+		return s
+	}
+	return r.text(s)
 }
 
 func (r *SynthTable) String() string {
 	if r == nil {
 		return noResult
 	}
-	if s, ok := r.shownText(r.Receipt == nil || r.Rows == nil); ok {
+	if s, ok := r.shownText(r.Rows == nil); ok {
 		return s
 	}
 	grid := [][]string{r.Columns}
@@ -121,7 +199,7 @@ func (r *SynthTable) String() string {
 	if len(r.Rows) > synthShown {
 		fmt.Fprintf(&b, "⋮ %d more rows\n", len(r.Rows)-synthShown)
 	}
-	return r.text(b.String())
+	return r.body(b.String())
 }
 
 // HTML renders the first rows, then the receipt.
@@ -129,7 +207,7 @@ func (r *SynthTable) HTML() string {
 	if r == nil {
 		return noResultHTML
 	}
-	if s, ok := r.shownHTML(r.Receipt == nil || r.Rows == nil); ok {
+	if s, ok := r.shownHTML(r.Rows == nil); ok {
 		return s
 	}
 	var b strings.Builder
@@ -149,6 +227,9 @@ func (r *SynthTable) HTML() string {
 		fmt.Fprintf(&b, "<tr><td colspan=\"%d\">⋮ %d more rows</td></tr>\n", len(r.Columns), len(r.Rows)-synthShown)
 	}
 	b.WriteString("</tbody></table>\n")
+	if r.Receipt == nil {
+		return "<div class=\"privnotes-result\">" + b.String() + "</div>"
+	}
 	return r.html(b.String())
 }
 
@@ -158,4 +239,23 @@ func (r *SynthTable) Metadata() map[string]any {
 		return nil
 	}
 	return r.metadata()
+}
+
+// Table returns the rows of a PUBLIC dataset (registered by its owner
+// with privnotes dataset add --from-synth: synthetic rows of a
+// private_synthesize release) as a table to read, query (t.Query) and
+// download freely, at no cost. A private dataset's rows are never handed
+// out: Table refuses it.
+func (h Dataset) Table() *SynthTable {
+	e := h.mustEntry()
+	if e.server != "" {
+		panic(errorf(NameArgumentError, "Table: dataset %q is on data server %q; reading public rows from a server is not implemented yet", e.name, e.server))
+	}
+	// The execution core refuses a private dataset (or a subset).
+	src := &source{name: e.name, schema: e.schema, deriv: e.deriv}
+	t, err := e.rt.exec.PublicRows(context.Background(), src.ref())
+	if err != nil {
+		panic(err)
+	}
+	return &SynthTable{Columns: t.Columns, Rows: t.Rows, Numeric: t.Numeric, bounds: e.schema.Bounds, domains: e.schema.Categorical}
 }
