@@ -65,6 +65,21 @@ func (r *Reader) OwnerFacts(ctx context.Context, columns []string, norm float64,
 		return facts, r.errRead
 	}
 	defer conn.Close()
+	if norm <= 0 {
+		// Without a norm the facts are about the last column only, and
+		// LastClasses is 0 unless every value is an integer: a query
+		// that stops at the first value that is not (at once, for a
+		// continuous column) saves the whole scan the aggregate below
+		// would make (about a sixth of a registration's time at 10⁷ rows).
+		var some int64
+		err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s WHERE %s <> trunc(%s) LIMIT 1)", from, last, last)).Scan(&some)
+		if err != nil {
+			return OwnerFacts{}, r.errRead
+		}
+		if some > 0 {
+			return facts, nil
+		}
+	}
 	var n, approx int64
 	var integers bool
 	q := fmt.Sprintf("SELECT %s, count(*), coalesce(bool_and(%s = trunc(%s)), true), approx_count_distinct(%s) FROM %s",

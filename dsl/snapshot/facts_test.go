@@ -82,6 +82,7 @@ func TestOwnerFacts(t *testing.T) {
 		{[]string{"a", "b", "few"}, 5, OwnerFacts{OverNorm: 40, LastClasses: 3}},
 		{[]string{"a", "b"}, 0, OwnerFacts{LastClasses: 3}},
 		{[]string{"a", "b", "frac"}, 5.5, OwnerFacts{OverNorm: 40}}, // one fraction, in the last row
+		{[]string{"a", "frac"}, 0, OwnerFacts{}},                    // found by the query that stops at it
 		{[]string{"a", "many"}, 1e9, OwnerFacts{}},                  // 12 distinct values, above the limit
 		{[]string{"a", "once"}, 4, OwnerFacts{OverNorm: 57}},        // 60 values in 60 rows: no classes
 		{[]string{"many"}, -1, OwnerFacts{}},

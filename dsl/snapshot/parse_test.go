@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"sort"
@@ -236,5 +237,37 @@ func TestPrintedStatementRuns(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("got groups %v, want %v", got, want)
+	}
+}
+
+// A repeated text is answered from the memo with the same tree, a
+// different text is parsed, and the memo stays within parsedTrees.
+func TestParseSQLMemo(t *testing.T) {
+	ctx := context.Background()
+	first, err := ParseSQL(ctx, "SELECT 41 AS memo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js, ok := parsed.get("SELECT 41 AS memo"); !ok || js != string(first) {
+		t.Fatalf("the memo holds %q, %v after a parse; want the tree", js, ok)
+	}
+	again, err := ParseSQL(ctx, "SELECT 41 AS memo")
+	if err != nil || !bytes.Equal(again, first) {
+		t.Errorf("a repeated text gave %s (%v), want %s", again, err, first)
+	}
+	other, err := ParseSQL(ctx, "SELECT 42 AS memo")
+	if err != nil || bytes.Equal(other, first) || !strings.Contains(string(other), "42") {
+		t.Errorf("another text gave %s (%v)", other, err)
+	}
+	for i := range 2 * parsedTrees {
+		if _, err := ParseSQL(ctx, fmt.Sprintf("SELECT %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parsed.mu.Lock()
+	n := len(parsed.m)
+	parsed.mu.Unlock()
+	if n > parsedTrees {
+		t.Errorf("the memo holds %d trees, more than %d", n, parsedTrees)
 	}
 }

@@ -29,8 +29,13 @@ const (
 	// metaKey is the Parquet key-value metadata key of the public schema.
 	metaKey = "privnotes_schema"
 	// unitColumn is the reserved column of the dense user index.
-	unitColumn  = "__pn_unit"
-	metaVersion = 1
+	unitColumn = "__pn_unit"
+	// metaVersion is the schema version snapshots are written with. In
+	// version 1 the schema also held the row count; version 2 leaves it
+	// to the Parquet footer's row groups (covered by the hash as well),
+	// so that a registration can write the file in the same pass that
+	// reads the source, before the count is known. Readers open both.
+	metaVersion = 2
 )
 
 // meta is the public schema a snapshot carries in its Parquet metadata,
@@ -40,14 +45,14 @@ type meta struct {
 	Columns    []Column `json:"columns"`
 	Label      *Column  `json:"label,omitempty"`
 	UserColumn string   `json:"user_column,omitempty"`
-	Rows       int64    `json:"rows"`
+	Rows       int64    `json:"rows,omitempty"` // version 1 only
 	Users      int      `json:"users"`
 	Dropped    int64    `json:"dropped"`
 }
 
 func metaOf(info *Info) meta {
 	m := meta{Version: metaVersion, Columns: info.Columns, UserColumn: info.UserColumn,
-		Rows: info.Rows, Users: info.Users, Dropped: info.Dropped}
+		Users: info.Users, Dropped: info.Dropped}
 	if info.Label != "" {
 		l := info.LabelColumn
 		m.Label = &l
@@ -58,10 +63,19 @@ func metaOf(info *Info) meta {
 // check validates a schema read from a file: the hash says the file is
 // the registered one, this says it is a snapshot the reader understands.
 func (m *meta) check() error {
-	if m.Version != metaVersion {
-		return fmt.Errorf("schema version %d, not %d", m.Version, metaVersion)
+	switch m.Version {
+	case 1:
+		if m.Rows < 1 || m.Rows > MaxRows {
+			return errors.New("an inconsistent schema")
+		}
+	case metaVersion:
+		if m.Rows != 0 {
+			return errors.New("an inconsistent schema")
+		}
+	default:
+		return fmt.Errorf("schema version %d, not 1 or %d (a newer privnotes wrote it)", m.Version, metaVersion)
 	}
-	if len(m.Columns) == 0 || m.Rows < 1 || m.Rows > MaxRows || m.Users < 0 || (m.UserColumn == "") != (m.Users == 0) {
+	if len(m.Columns) == 0 || m.Users < 0 || (m.UserColumn == "") != (m.Users == 0) {
 		return errors.New("an inconsistent schema")
 	}
 	cols := slices.Clone(m.Columns)
@@ -209,7 +223,7 @@ func openVerified(abs, hash string) (*Reader, error) {
 		return fail("its schema is invalid: " + err.Error())
 	}
 	r.info = Info{Path: abs, Hash: hash, Columns: m.Columns, UserColumn: m.UserColumn,
-		Rows: m.Rows, Users: m.Users, Dropped: m.Dropped}
+		Users: m.Users, Dropped: m.Dropped} // Rows: from the row groups below
 	if m.Label != nil {
 		r.info.Label, r.info.LabelColumn = m.Label.Name, *m.Label
 	}
@@ -258,9 +272,13 @@ func openVerified(abs, hash string) (*Reader, error) {
 		}
 		at += n
 	}
-	if rs.Err() != nil || at != m.Rows {
+	if rs.Err() != nil || (m.Version == 1 && at != m.Rows) {
 		return fail("its row count does not match its schema")
 	}
+	if at < 1 || at > MaxRows {
+		return fail("its schema is invalid: an inconsistent schema")
+	}
+	r.info.Rows = at
 	r.cache = &rowCache{path: CachePath(abs), layout: layoutOf(&r.info)}
 	opened = true
 	return r, nil

@@ -274,7 +274,7 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 func (p *printer) inDomain(x string, k Key) (string, error) {
 	d := p.d
 	var lits []string
-	null := false
+	null, strs := false, false
 	for _, v := range k.Domain {
 		switch v.Kind {
 		case ValueNull:
@@ -289,12 +289,19 @@ func (p *printer) inDomain(x string, k Key) (string, error) {
 				return "", errors.New("sqlplan: a key holds a NUL byte")
 			}
 			lits = append(lits, d.Str(v.Str))
+			strs = true
 		}
 	}
 	var c string
 	switch {
 	case k.Source == FromBounds && len(lits) > 0:
 		c = "(" + x + " BETWEEN " + lits[0] + " AND " + lits[len(lits)-1] + ")"
+	case strs:
+		// Not x IN (…): DuckDB pushes an IN list of strings into the
+		// Parquet scan, where it cost 0.7 s at 10⁷ rows, more than the
+		// whole grouped aggregate; list_contains (the same byte
+		// equality, NULL for a NULL x) is evaluated after the scan.
+		c = "list_contains([" + strings.Join(lits, ", ") + "], " + x + ")"
 	case len(lits) > 0:
 		c = "(" + x + " IN (" + strings.Join(lits, ", ") + "))"
 	default:
