@@ -84,7 +84,7 @@ func TestAuditLinearXY(t *testing.T) {
 		{accounting.ReplaceOne, extreme(-2), extreme(4)},
 		{accounting.AddRemove, base, extreme(4)},
 	} {
-		p, err := PlanLinear(x, y, 1, 1e-6, c.nb, false)
+		p, err := PlanLinear(x, y, 1, 1e-6, c.nb, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}

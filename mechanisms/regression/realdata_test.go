@@ -193,7 +193,7 @@ func TestRealLinear(t *testing.T) {
 			map[float64]float64{0.5: 0.12, 1: 0.06, 2: 0.025}},
 	} {
 		for _, eps := range []float64{0.5, 1, 2} {
-			p, err := PlanLinear(v.bounds, randhieTarget, eps, 1e-6, accounting.ReplaceOne, false)
+			p, err := PlanLinear(v.bounds, randhieTarget, eps, 1e-6, accounting.ReplaceOne, false, false)
 			if err != nil {
 				t.Fatal(err)
 			}
