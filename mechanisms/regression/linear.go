@@ -28,6 +28,10 @@ package regression
 // with q = d + 1 and ξ = ridgeFailure. Everything after the releases is
 // post-processing; the inverse floors the eigenvalues of the noisy,
 // ridged matrix at σ₂ (a public rule), so the solve never fails.
+//
+// With r2 a fourth release, ỹᵀỹ (sensitivity h_y², yyShare of ρ, the
+// three above sharing the rest in thirds), gives the fit's R², residual
+// std and coefficient intervals by post-processing (fit.go).
 
 import (
 	"context"
