@@ -20,7 +20,7 @@ package regression
 // re-draws what is random given the design, at the public scales:
 //
 //	Aᵀỹ* = Ĝθ̂ + Ĝ^½·ŝ·z + N(0, σ_XY²I),  AᵀA* = Ĝ + E*,  E* symmetric N(0, σ_XX²)
-//	θ*   = (AᵀA* + λI)⁻¹ Aᵀỹ*        (with the fit's eigenvalue floor σ_XX)
+//	θ*   = (AᵀA* + λJ)⁻¹ Aᵀỹ*        (J and the eigenvalue floor σ_XX as the fit's)
 //
 // and the interval of a coefficient is the basic bootstrap interval
 // [2θ̂ − q_{1−α/2}, 2θ̂ − q_{α/2}] of its replicates, which carries the
@@ -173,7 +173,7 @@ func (f *LinearFit) Intervals(level float64) (lo, hi []float64) {
 		for r := range q {
 			for c := r; c < q; c++ {
 				e := g.At(r, c) + f.SigmaXX*s.StdNormal()
-				if r == c {
+				if r == c && r > 0 {
 					e += f.Ridge
 				}
 				m.SetSym(r, c, e)
