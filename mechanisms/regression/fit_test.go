@@ -88,17 +88,13 @@ func TestFitQuality(t *testing.T) {
 }
 
 // TestIntervalCoverage measures the 95 % bootstrap intervals' coverage of
-// the true coefficients on generated data: 200 trials (40 under -short),
-// each new data (n = 5000, d = 3, features uniform on [−1, 1], unit
+// the true coefficients on generated data (full tier): 200 trials, each
+// new data (n = 5000, d = 3, features uniform on [−1, 1], unit
 // noise, intercept 0.5) and new noise at ε = 1, δ = 1e-6. The coverage
-// over all 4·trials intervals must lie in [0.90, 0.985] ([0.85, 1] under
-// -short, with fewer trials).
+// over all 800 intervals must lie in [0.90, 0.985].
 func TestIntervalCoverage(t *testing.T) {
-	trials, lo, hi := 200, 0.90, 0.985
-	if testing.Short() {
-		trials, lo, hi = 40, 0.85, 1
-	}
 	testtier.Long(t)
+	const trials, lo, hi = 200, 0.90, 0.985
 	const n, d = 5000, 3
 	gen := noise.NewSeeded(11)
 	beta := coefs(gen, d)
