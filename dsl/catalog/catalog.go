@@ -750,6 +750,8 @@ var PrivateLinearRegression = &Func{
 		{Name: "y", Type: "string", CostFree: true, Required: true, Doc: "the numeric target column; the data owner must have declared its public bounds (`dataset add --bounds y=lo:hi`)"},
 		{Name: "x", Type: "[]string", CostFree: true, Required: true, Doc: "the numeric feature columns, in the order of Coef (1..256); each needs public bounds declared by the data owner"},
 		epsParam, deltaGaussian,
+		{Name: "r2", Type: "bool", CostFree: true, Late: true, Default: "false",
+			Doc: "also release yᵀy (20 % of the call's ρ, the rest split as without it; the cost is the same) and from it R², the residual std and the coefficients' parametric-bootstrap intervals (CoefInterval)"},
 	},
 	Private: true,
 	Result:  "*RegressionResult",

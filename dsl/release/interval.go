@@ -33,6 +33,7 @@ const (
 	ErrGaussian    = "gaussian"    // value + discrete Gaussian noise of std Scale
 	ErrRatio       = "ratio"       // mean = noisy sum / max(noisy count, 1), both Noise-distributed
 	ErrExponential = "exponential" // the exponential mechanism over a grid: a rank bound
+	ErrBootstrap   = "bootstrap"   // a linear fit's coefficient intervals by the parametric bootstrap (Scale: Xᵀy's σ, CountScale: XᵀX's)
 )
 
 // ErrorModel is the public description of a release's noise, stored in
@@ -70,6 +71,8 @@ type ErrorModel struct {
 	CountHalfWidth float64 `json:"count_half_width_95,omitempty"`
 	// RankError95 is the exponential mechanism's rank bound at 95 %.
 	RankError95 int `json:"rank_error_95,omitempty"`
+	// Replicates is the number of bootstrap replicates (ErrBootstrap).
+	Replicates int `json:"replicates,omitempty"`
 }
 
 // errNoInterval: a value without a confidence interval.
@@ -235,6 +238,9 @@ func (r *Receipt) errorText() string {
 			FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.CountHalfWidth))
 	case ErrExponential:
 		return fmt.Sprintf("with probability ≥ 95 %% the value's rank is within ±%d rows of the target rank, beyond the closest any grid point comes", m.RankError95)
+	case ErrBootstrap:
+		return fmt.Sprintf("coefficient intervals by the parametric bootstrap for DP (Ferrando, Wang & Sheldon 2022): %d replicates re-drawn at the public noise scales (std %s on Xᵀy, %s on XᵀX) and the released residual std",
+			m.Replicates, FormatHalfWidth(m.Scale), FormatHalfWidth(m.CountScale))
 	}
 	return ""
 }

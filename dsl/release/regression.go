@@ -28,6 +28,9 @@ type Regression struct {
 	Intercept float64
 	// Ridge is the ridge λ AdaSSP chose (a DP output); 0 for logistic.
 	Ridge float64
+	// Fit is a linear fit's R², residual std and what its coefficient
+	// intervals need, when the call asked for r2=true; nil otherwise.
+	Fit *regression.LinearFit
 }
 
 // regColumns resolves y and x for fn: row-level, uncentred data, x
@@ -103,9 +106,9 @@ func planLinearRegression(env *Local, src Ref, a *Args) (*Plan, error) {
 	// A subset of replace-one data has added, removed or replaced rows as
 	// neighbours; every AdaSSP sensitivity under replace-one is at least
 	// its add-remove one, so the registered relation covers the subset.
-	eps, delta := a.Float("eps"), a.Float("delta")
+	eps, delta, r2 := a.Float("eps"), a.Float("delta"), a.Bool("r2")
 	xcols := a.Strs("x")
-	lp, err := regression.PlanLinear(x, regression.Bounds{Lo: y.lo, Hi: y.hi}, eps, delta, nb, gaussianCalibration(src) == tabular.CalibrateGDP)
+	lp, err := regression.PlanLinear(x, regression.Bounds{Lo: y.lo, Hi: y.hi}, eps, delta, nb, gaussianCalibration(src) == tabular.CalibrateGDP, r2)
 	if err != nil {
 		return nil, regErr(fn, append(append([]string(nil), xcols...), y.name), err)
 	}
@@ -117,14 +120,22 @@ func planLinearRegression(env *Local, src Ref, a *Args) (*Plan, error) {
 		bounds = append(bounds, []float64{b.Lo, b.Hi})
 	}
 	bounds = append(bounds, []float64{y.lo, y.hi})
+	noiseText := fmt.Sprintf("discrete Gaussian: std %.4g on λ_min(XᵀX) (sensitivity %.4g), %.4g per entry of XᵀX (sensitivity %.4g), %.4g per entry of Xᵀy (sensitivity %.4g), under %s, floating-point rounding included",
+		lp.Min.Sigma, lp.Min.Sens, lp.XX.Sigma, lp.XX.Sens, lp.XY.Sigma, lp.XY.Sens, nb)
+	split := "a third each to a lower bound of λ_min (which sets the ridge λ), XᵀX and Xᵀy"
+	params := map[string]any{"neighbour": nb.String(), "bounds": bounds}
+	if r2 {
+		noiseText += fmt.Sprintf("; %.4g on yᵀy (sensitivity %.4g)", lp.YY.Sigma, lp.YY.Sens)
+		split = "20 % to yᵀy (for R², the residual std and the coefficient intervals), the rest a third each to a lower bound of λ_min (which sets the ridge λ), XᵀX and Xᵀy"
+		params[ErrorParam] = ErrorModel{Kind: ErrBootstrap, Noise: ErrGaussian, Scale: lp.XY.Sigma, CountScale: lp.XX.Sigma, Replicates: regression.BootstrapReps}
+	}
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: append([]string(nil), xcols...),
-		Noise: fmt.Sprintf("discrete Gaussian: std %.4g on λ_min(XᵀX) (sensitivity %.4g), %.4g per entry of XᵀX (sensitivity %.4g), %.4g per entry of Xᵀy (sensitivity %.4g), under %s, floating-point rounding included",
-			lp.Min.Sigma, lp.Min.Sens, lp.XX.Sigma, lp.XX.Sens, lp.XY.Sigma, lp.XY.Sens, nb),
-		Note: fmt.Sprintf("AdaSSP least squares of %q on %s with an intercept: rows clamped to the columns' public bounds and centred on their midpoints (a NaN counts as the midpoint); calibrated to ε=%v, δ=%v %s, a third each to a lower bound of λ_min (which sets the ridge λ), XᵀX and Xᵀy",
-			y.name, strings.Join(xcols, ", "), eps, delta, calibrationWords(ev)),
-		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "bounds": bounds})}
+		Noise: noiseText,
+		Note: fmt.Sprintf("AdaSSP least squares of %q on %s with an intercept: rows clamped to the columns' public bounds and centred on their midpoints (a NaN counts as the midpoint); calibrated to ε=%v, δ=%v %s, %s",
+			y.name, strings.Join(xcols, ", "), eps, delta, calibrationWords(ev), split),
+		Params: publicParams(a, params)}
 	q := len(x) + 1
-	regMemory(p, src, q*(q+1)/2+q, "Fit on fewer columns")
+	regMemory(p, src, q*(q+1)/2+q+1, "Fit on fewer columns")
 	cols := append(append([]string(nil), xcols...), y.name)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		s, err := columnsSource(d, cols)
@@ -135,7 +146,7 @@ func planLinearRegression(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Regression{Model: "linear", Coef: m.Coef, Intercept: m.Intercept, Ridge: m.Ridge}, nil
+		return &Regression{Model: "linear", Coef: m.Coef, Intercept: m.Intercept, Ridge: m.Ridge, Fit: m.Fit}, nil
 	}
 	return p, nil
 }
@@ -212,6 +223,13 @@ func (v *Regression) EncodeRelease(e *Encoder) {
 	e.Floats("coef", v.Coef)
 	e.Float("intercept", v.Intercept)
 	e.Float("ridge", v.Ridge)
+	if f := v.Fit; f != nil {
+		e.Floats("fit", []float64{f.R2, f.ResidualStd, f.N, f.YY, f.Ridge, f.SigmaXX, f.SigmaXY, f.CentreY})
+		e.Floats("fit_xx", f.XX)
+		e.Floats("fit_xy", f.XY)
+		e.Floats("fit_theta", f.Theta)
+		e.Floats("fit_centres", f.Centres)
+	}
 }
 
 // DecodeRelease implements Value.
@@ -220,5 +238,14 @@ func (v *Regression) DecodeRelease(d *Decoder) error {
 	v.Coef = d.Floats("coef")
 	v.Intercept = d.Float("intercept")
 	v.Ridge = d.Float("ridge")
+	// A release without r2 (and every release stored before r2 existed)
+	// has no fit fields.
+	if fs := d.Floats("fit"); len(fs) == 8 {
+		v.Fit = &regression.LinearFit{R2: fs[0], ResidualStd: fs[1], N: fs[2], YY: fs[3], Ridge: fs[4], SigmaXX: fs[5], SigmaXY: fs[6], CentreY: fs[7],
+			XX: d.Floats("fit_xx"), XY: d.Floats("fit_xy"), Theta: d.Floats("fit_theta"), Centres: d.Floats("fit_centres")}
+		if q := len(v.Fit.XY); q != len(v.Coef)+1 || len(v.Fit.XX) != q*(q+1)/2 || len(v.Fit.Theta) != q || len(v.Fit.Centres) != q-1 {
+			return fmt.Errorf("a regression's fit has inconsistent sizes")
+		}
+	}
 	return d.Err()
 }

@@ -811,6 +811,9 @@ func harnessGrid(wide bool) []harnessCall {
 	add("private_linear_regression", "cats", lr, "delta", floats([]float64{0, 1e-300, 1}))
 	add("private_linear_regression", "cats", lr, "x", []any{[]string{"x3"}, []string{"nope"}, []string{"x1", "x1"}, []string{}, []string{"x2"}, []string{"g"}})
 	add("private_linear_regression", "cats", lr, "y", []any{"x3", "g"})
+	add("private_linear_regression", "cats", lr, "r2", []any{true, false})
+	calls = append(calls, harnessCall{fn: "private_linear_regression", dataset: "gcats", kws: append(append([]KW(nil), lr...), kw("r2", true))},
+		harnessCall{fn: "private_linear_regression", dataset: "cats", kws: append(append([]KW(nil), lr...), kw("r2", true)), filter: []KW{kw("col", "x1"), kw("op", ">="), kw("value", 0.0)}})
 	lg := []KW{kw("y", "g"), kw("positive", "a"), kw("x", []string{"x1", "x2"}), kw("eps", 1.0), kw("delta", 1e-6), kw("iters", 3)}
 	calls = append(calls, harnessCall{fn: "private_logistic_regression", dataset: "cats", kws: lg},
 		harnessCall{fn: "private_logistic_regression", dataset: "ucats", kws: lg},

@@ -260,3 +260,57 @@ fmt.Println(len(m.Coef), m.Predict([]float64{30, 100}) > 0, m.Predict([]float64{
 		t.Errorf("user-level refusals charged %d times", st.Charges)
 	}
 }
+
+// r2=true: the fit shows R², the residual std and 95 % intervals that
+// contain the exact coefficients at a large ε; a named call's replay
+// gives the same intervals (the fit is stored with the release); the
+// receipt's error names the bootstrap; a logistic fit and a fit without
+// r2 refuse CoefInterval with the reason; the cost does not change.
+func TestRegressionR2AndIntervals(t *testing.T) {
+	seedNoise(t, 34)
+	dir := t.TempDir()
+	registerLine(t, dir, accounting.Budget{Eps: 1e5, Delta: 1e-3}, accounting.ModeZCDP)
+	s := newSession(t, dir)
+	out := s.ok(`ds := dataset("line")
+a := private_linear_regression(ds, y="y", x=[]string{"x1", "x2"}, eps=1e3, delta=1e-6, r2=true, name="q")
+b := private_linear_regression(ds, y="y", x=[]string{"x1", "x2"}, eps=1e3, delta=1e-6, r2=true, name="q")
+lo, hi := a.CoefInterval(0, 0.95)
+lo2, hi2 := b.CoefInterval(0, 0.95)
+ilo, ihi := a.InterceptInterval(0.95)
+fmt.Println(a.R2, a.ResidualStd, lo, hi, lo2 == lo && hi2 == hi, b.Receipt.Replayed)
+fmt.Println(ilo, ihi)
+fmt.Println(a)`)
+	lines := strings.Split(out, "\n")
+	var r2, rstd, lo, hi float64
+	var same, replayed bool
+	if _, err := fmt.Sscan(lines[0], &r2, &rstd, &lo, &hi, &same, &replayed); err != nil || r2 < 0.99 || rstd > 0.2 || !(lo < 2 && 2 < hi) || hi-lo > 0.2 || !same || !replayed {
+		t.Errorf("r2 fit: %q, want R² ≈ 1, residual std ≈ 0 (its noise: ≈ 0.05), an interval around 2 of width < 0.2, the same after a replay", lines[0])
+	}
+	var ilo, ihi float64
+	if _, err := fmt.Sscan(lines[1], &ilo, &ihi); err != nil || !(ilo < 1 && 1 < ihi) {
+		t.Errorf("intercept interval: %q, want around 1", lines[1])
+	}
+	if !strings.Contains(out, "95 % interval") || !strings.Contains(out, "R² ") {
+		t.Errorf("display: %q", out)
+	}
+	if st := status(t, dir, "line"); st.Charges != 1 {
+		t.Errorf("%d charges, want 1", st.Charges)
+	}
+	for _, c := range []struct{ call, want string }{
+		{`private_linear_regression(ds, y="y", x=[]string{"x1"}, eps=1, delta=1e-6).CoefInterval(0, 0.95)`, "r2=true"},
+		{`private_logistic_regression(ds, y="lab", x=[]string{"x1"}, eps=1, delta=1e-6, iters=2).CoefInterval(0, 0.95)`, "logistic"},
+		{`a.CoefInterval(2, 0.95)`, "does not exist"},
+		{`a.CoefInterval(0, 1)`, "level"},
+	} {
+		if res, _ := s.fails(c.call, NameArgumentError); !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: %s, want it to say %q", c.call, res.Error.Value, c.want)
+		}
+	}
+	// r2 splits the same budget: the dry runs' costs agree.
+	out = s.ok(`d1 := private_linear_regression(ds, y="y", x=[]string{"x1"}, eps=1, delta=1e-6, dry_run=true)
+d2 := private_linear_regression(ds, y="y", x=[]string{"x1"}, eps=1, delta=1e-6, r2=true, dry_run=true)
+fmt.Println(d1.Receipt.Cost == d2.Receipt.Cost, strings.Contains(d2.Receipt.NoiseScale, "yᵀy"), strings.Contains(d2.String(), "parametric bootstrap"))`)
+	if out != "true true true\n" {
+		t.Errorf("r2's cost or noise: %q", out)
+	}
+}

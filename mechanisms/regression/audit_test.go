@@ -84,7 +84,7 @@ func TestAuditLinearXY(t *testing.T) {
 		{accounting.ReplaceOne, extreme(-2), extreme(4)},
 		{accounting.AddRemove, base, extreme(4)},
 	} {
-		p, err := PlanLinear(x, y, 1, 1e-6, c.nb, false)
+		p, err := PlanLinear(x, y, 1, 1e-6, c.nb, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,6 +98,97 @@ func TestAuditLinearXY(t *testing.T) {
 		}
 		tmu, tse := xyShift(t, p, c.d0, c.d1, p.XY.Sigma/2, draws)
 		t.Logf("%v: shift %.3f ± %.3f (calibrated %.3f); twin %.3f ± %.3f", c.nb, mu, se, claimed, tmu, tse)
+		if tmu <= claimed+4*tse {
+			t.Errorf("%v: the twin with half the noise passes the audit (shift %.3f)", c.nb, tmu)
+		}
+	}
+}
+
+// gradShift is xyShift for one noisy gradient step of the logistic fit at
+// the public iterate theta: the exact summed gradients of d0 and d1,
+// releases with noise std sigma projected on their difference's
+// direction, and the separation of their means in noise stds.
+func gradShift(t *testing.T, p *LogisticPlan, d0, d1 *mat.Dense, theta []float64, sigma float64, draws int) (mu, se float64) {
+	t.Helper()
+	g0, err := p.gradient(context.Background(), rows.FromDense(d0), theta, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, err := p.gradient(context.Background(), rows.FromDense(d1), theta, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := make([]float64, len(g0))
+	var norm float64
+	for i := range dir {
+		dir[i] = g1[i] - g0[i]
+		norm += dir[i] * dir[i]
+	}
+	norm = math.Sqrt(norm)
+	mean := func(g []float64, seed uint64) float64 {
+		s := noise.NewSeeded(seed)
+		var sum float64
+		v := make([]float64, len(g))
+		for range draws {
+			copy(v, g)
+			s.AddGaussian(v, sigma)
+			var proj float64
+			for i := range v {
+				proj += v[i] * dir[i] / norm
+			}
+			sum += proj
+		}
+		return sum / float64(draws)
+	}
+	m0, m1 := mean(g0, 401), mean(g1, 402)
+	return (m1 - m0) / sigma, math.Sqrt(2 / float64(draws))
+}
+
+// A privacy audit of the noisy gradient step on worst-case neighbours.
+// Each step is a Gaussian mechanism of μ = √(2ρ_step), composed over the
+// public number of steps; the audit checks one step at an iterate that
+// drives the residuals σ(θᵀa) − ℓ to ±1, where the neighbours' gradients
+// are furthest apart. One feature with bounds [−0.01, 0.01] (B ≈ 1);
+// θ = (0, 5000). Add-remove: a row (0.01, label 0) added, its residual
+// ≈ 1, the gradient moves by a, ‖a‖ ≈ B. Replace-one: that row replaced
+// by (−0.01, label 1), residual ≈ −1: the gradient moves by a + b =
+// (2, 0), 2/(2B) ≈ 0.99995 of the sensitivity. The shift must not
+// exceed μ by more than four standard errors, must come within four of
+// it (else the neighbours are not worst case), and a twin with half the
+// noise must fail.
+func TestAuditLogisticGradient(t *testing.T) {
+	testtier.Long(t)
+	const draws = 20000
+	x := []Bounds{{-0.01, 0.01}}
+	base := mat.NewDense(3, 2, []float64{0.005, 1, -0.002, 0, 0, 1})
+	with := func(v, label float64) *mat.Dense {
+		d := mat.NewDense(4, 2, nil)
+		d.Slice(0, 3, 0, 2).(*mat.Dense).Copy(base)
+		d.SetRow(3, []float64{v, label})
+		return d
+	}
+	theta := []float64{0, 5000}
+	for _, c := range []struct {
+		nb     accounting.Neighbour
+		d0, d1 *mat.Dense
+	}{
+		{accounting.ReplaceOne, with(0.01, 0), with(-0.01, 1)},
+		{accounting.AddRemove, base, with(0.01, 0)},
+	} {
+		p, err := PlanLogistic(x, -1, 1, 0, 1, 1e-6, c.nb, false) // one step: the largest per-step μ, the sharpest audit
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed := math.Sqrt(2 * p.Grad.Rho)
+		mu, se := gradShift(t, p, c.d0, c.d1, theta, p.Grad.Sigma, draws)
+		if mu > claimed+4*se {
+			t.Errorf("%v: shift %.3f exceeds the calibrated μ = %.3f + 4·se (%.3f)", c.nb, mu, claimed, se)
+		}
+		if mu < claimed-4*se {
+			t.Errorf("%v: shift %.3f far below μ = %.3f: the neighbours are not worst case, the audit cannot catch a twin", c.nb, mu, claimed)
+		}
+		tmu, tse := gradShift(t, p, c.d0, c.d1, theta, p.Grad.Sigma/2, draws)
+		t.Logf("%v: shift %.3f ± %.3f (calibrated %.3f per step); twin %.3f ± %.3f", c.nb, mu, se, claimed, tmu, tse)
 		if tmu <= claimed+4*tse {
 			t.Errorf("%v: the twin with half the noise passes the audit (shift %.3f)", c.nb, tmu)
 		}

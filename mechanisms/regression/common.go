@@ -157,6 +157,9 @@ type Model struct {
 	// Ridge is the ridge λ the linear fit added (AdaSSP's adaptive
 	// choice, itself private); 0 for the logistic fit.
 	Ridge float64
+	// Fit is the linear fit's R², residual scale and what its intervals
+	// need, when the plan released ỹᵀỹ (LinearPlan.R2); nil otherwise.
+	Fit *LinearFit
 }
 
 // Predict returns the linear predictor Intercept + Σ Coef_j·row_j.

@@ -113,7 +113,7 @@ func TestLinearAccuracy(t *testing.T) {
 	gen := noise.NewSeeded(1)
 	beta := coefs(gen, d)
 	train, test := synth(gen, n, d, beta, false), synth(gen, 20000, d, beta, false)
-	p, err := PlanLinear(unitBounds(d), Bounds{-10, 10}, 1, 1e-6, accounting.ReplaceOne, false)
+	p, err := PlanLinear(unitBounds(d), Bounds{-10, 10}, 1, 1e-6, accounting.ReplaceOne, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestSensitivities(t *testing.T) {
 	}
 	close := func(got, want float64) bool { return got >= want && got <= want*(1+5e-4) }
 	for _, tt := range tests {
-		lp, err := PlanLinear(x, y, 1, 1e-6, tt.nb, false)
+		lp, err := PlanLinear(x, y, 1, 1e-6, tt.nb, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,6 +238,22 @@ func TestSensitivities(t *testing.T) {
 		if got := lp.Min.Rho + lp.XX.Rho + lp.XY.Rho; math.Abs(got-rho) > 1e-12*rho {
 			t.Errorf("%v: linear shares sum to ρ=%v, want %v", tt.nb, got, rho)
 		}
+		// With r2, ỹᵀỹ (sensitivity h_y² = 25 under both relations, plus
+		// its rounding excess) takes yyShare of ρ and the three AdaSSP
+		// releases share the rest.
+		qp, err := PlanLinear(x, y, 1, 1e-6, tt.nb, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !qp.R2 || !close(qp.YY.Sens, 25) || qp.YY.Sens < 25+excess(25) || qp.YY.Coord != 1 {
+			t.Errorf("%v: ỹᵀỹ's sensitivity %v (coordinates %d), want 25 plus the rounding excess", tt.nb, qp.YY.Sens, qp.YY.Coord)
+		}
+		if got := qp.Min.Rho + qp.XX.Rho + qp.XY.Rho + qp.YY.Rho; math.Abs(got-rho) > 1e-12*rho || math.Abs(qp.YY.Rho-0.2*rho) > 1e-12*rho {
+			t.Errorf("%v: with r2 the shares sum to ρ=%v (ỹᵀỹ's %v), want %v (a fifth)", tt.nb, got, qp.YY.Rho, rho)
+		}
+		if lp.R2 || lp.YY != (Gaussian{}) {
+			t.Errorf("%v: without r2 the plan has a ỹᵀỹ release %+v", tt.nb, lp.YY)
+		}
 		gp, err := PlanLogistic(x, -1, 10, 0, 1, 1e-6, tt.nb, false)
 		if err != nil {
 			t.Fatal(err)
@@ -251,7 +267,7 @@ func TestSensitivities(t *testing.T) {
 		if got := 10*gp.Grad.Rho + gp.Count.Rho; math.Abs(got-rho) > 1e-12*rho {
 			t.Errorf("%v: logistic shares sum to ρ=%v, want %v", tt.nb, got, rho)
 		}
-		for _, g := range []Gaussian{lp.Min, lp.XX, lp.XY, gp.Grad, gp.Count} {
+		for _, g := range []Gaussian{lp.Min, lp.XX, lp.XY, qp.Min, qp.XX, qp.XY, qp.YY, gp.Grad, gp.Count} {
 			if want := g.Sens / math.Sqrt(2*g.Rho); g.Sigma < want {
 				t.Errorf("%v: σ=%v below Δ/√(2ρ)=%v", tt.nb, g.Sigma, want)
 			}
@@ -292,17 +308,23 @@ func TestPlanErrors(t *testing.T) {
 		err  error
 		plan func() error
 	}{
-		{"no features", ErrFeatures, func() error { _, e := PlanLinear(nil, Bounds{0, 1}, 1, 1e-6, accounting.AddRemove, false); return e }},
+		{"no features", ErrFeatures, func() error {
+			_, e := PlanLinear(nil, Bounds{0, 1}, 1, 1e-6, accounting.AddRemove, false, false)
+			return e
+		}},
 		{"empty bounds", ErrBounds, func() error {
-			_, e := PlanLinear([]Bounds{{1, 1}}, Bounds{0, 1}, 1, 1e-6, accounting.AddRemove, false)
+			_, e := PlanLinear([]Bounds{{1, 1}}, Bounds{0, 1}, 1, 1e-6, accounting.AddRemove, false, false)
 			return e
 		}},
 		{"bad target", ErrBounds, func() error {
-			_, e := PlanLinear(ok, Bounds{0, math.Inf(1)}, 1, 1e-6, accounting.AddRemove, false)
+			_, e := PlanLinear(ok, Bounds{0, math.Inf(1)}, 1, 1e-6, accounting.AddRemove, false, false)
 			return e
 		}},
-		{"eps", ErrEps, func() error { _, e := PlanLinear(ok, Bounds{0, 1}, 0, 1e-6, accounting.AddRemove, false); return e }},
-		{"delta", ErrDelta, func() error { _, e := PlanLinear(ok, Bounds{0, 1}, 1, 0, accounting.AddRemove, false); return e }},
+		{"eps", ErrEps, func() error {
+			_, e := PlanLinear(ok, Bounds{0, 1}, 0, 1e-6, accounting.AddRemove, false, false)
+			return e
+		}},
+		{"delta", ErrDelta, func() error { _, e := PlanLinear(ok, Bounds{0, 1}, 1, 0, accounting.AddRemove, false, false); return e }},
 		{"iters", ErrIters, func() error { _, e := PlanLogistic(ok, -1, 0, 0, 1, 1e-6, accounting.AddRemove, false); return e }},
 		{"l2", ErrL2, func() error { _, e := PlanLogistic(ok, -1, 5, -1, 1, 1e-6, accounting.AddRemove, false); return e }},
 	} {
@@ -314,7 +336,7 @@ func TestPlanErrors(t *testing.T) {
 
 // TestRunEdgeCases: empty data and a wrong width; nothing panics.
 func TestRunEdgeCases(t *testing.T) {
-	p, err := PlanLinear(unitBounds(2), Bounds{-1, 1}, 1, 1e-6, accounting.AddRemove, false)
+	p, err := PlanLinear(unitBounds(2), Bounds{-1, 1}, 1, 1e-6, accounting.AddRemove, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
