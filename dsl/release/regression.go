@@ -30,8 +30,13 @@ type Regression struct {
 	Ridge float64
 	// Fit is a linear fit's R², residual std and what its coefficient
 	// intervals need, when the call asked for r2=true; nil otherwise.
-	Fit *regression.LinearFit
+	Fit *LinearFit
 }
+
+// LinearFit is a linear fit's R², residual std and the released
+// statistics its bootstrap intervals redraw (regression.LinearFit): the
+// runtime reaches it through the execution core, as every mechanism.
+type LinearFit = regression.LinearFit
 
 // regColumns resolves y and x for fn: row-level, uncentred data, x
 // numeric columns with owner bounds, listed once, y not among them.

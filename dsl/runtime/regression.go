@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/mechanisms/regression"
 )
 
 func init() { resultType(regressionResult) }
@@ -45,9 +44,9 @@ type RegressionResult struct {
 	// R2 and ResidualStd are a linear fit's R² and residual std on its
 	// training rows (clamped to the bounds), released when the call asked
 	// for r2=true; 0 otherwise, for a logistic fit, and where the noisy
-	// statistics leave them undefined (regression.LinearFit).
+	// statistics leave them undefined (release.LinearFit).
 	R2, ResidualStd float64
-	fit             *regression.LinearFit
+	fit             *release.LinearFit
 	intervals       map[float64][2][]float64
 	releaseBase
 }
