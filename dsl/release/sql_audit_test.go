@@ -360,7 +360,7 @@ func TestAuditSQLPartitionSelection(t *testing.T) {
 			}
 			// The selection's own ε, as if the call had given it this
 			// share (planSelection's Δ₀ makes it per change).
-			sel, err := planSelection(eps, delta, nb)
+			sel, err := planSelection(eps, delta, nb, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -426,7 +426,7 @@ func TestSQLEngineFailureSelection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel, err := planSelection(0.5, 0.5, accounting.AddRemove)
+	sel, err := planSelection(0.5, 0.5, accounting.AddRemove, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -255,7 +255,7 @@ func TestSQLQuantileEps(t *testing.T) {
 		{"zcdp replace-one ungrouped", 0.25, 1, accounting.ReplaceOne, 0, 0.5, true, 1},
 		{"zcdp replace-one grouped", 0.5, 2, accounting.ReplaceOne, 0, 0.5, true, 1},
 	} {
-		if got := sqlQuantileEps(c.share, c.groups, c.nb, c.eps, c.rho, c.gaussian); math.Abs(got-c.want) > 1e-12 {
+		if got := sqlQuantileEps(c.share, c.groups, c.nb, c.eps, c.rho, c.gaussian, sqlBound{1, 1}); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s: ε %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -331,7 +331,7 @@ func TestSQLPartitionThreshold(t *testing.T) {
 		{3, 1e-9, accounting.AddRemove, 1},
 		{0.01, 0.1, accounting.ReplaceOne, 2},
 	} {
-		sel, err := planSelection(c.eps, c.delta, c.nb)
+		sel, err := planSelection(c.eps, c.delta, c.nb, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +357,7 @@ func TestSQLPartitionThreshold(t *testing.T) {
 			t.Errorf("%v: scale %v rows, want %v", c, got, d0/c.eps)
 		}
 	}
-	if _, err := planSelection(1e-300, 1e-6, accounting.AddRemove); err == nil {
+	if _, err := planSelection(1e-300, 1e-6, accounting.AddRemove, 1); err == nil {
 		t.Error("an ε too small to calibrate was accepted")
 	}
 }

@@ -135,6 +135,7 @@ const (
 	RoleSumSq             // aggregate Index: Σ q², the exact integer sum of the squares
 	RoleUsers             // aggregate Index: the number of distinct privacy units
 	RoleHist              // aggregate Index (QUANTILE): the map from bin to count of its clamped values on its QuantileGrid
+	RoleUnits             // the group's number of distinct units (a bounded plan under partition selection: the count it thresholds)
 )
 
 // StatementColumn is one column of the printed statement's result.
@@ -184,15 +185,23 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 		sel = append(sel, sql+" AS "+d.Ident(c.Name))
 		st.Columns = append(st.Columns, c)
 	}
+	var keyExprs []string // the keys over the table's columns
 	for i, k := range p.Keys {
 		s, err := pr.expr(k.Expr)
 		if err != nil {
 			return nil, err
 		}
+		keyExprs = append(keyExprs, s)
+		if p.Bound != nil {
+			s = d.Ident(boundKey(i)) // computed once, by the inner query
+		}
 		add(s, StatementColumn{Name: "k" + strconv.Itoa(i), Role: RoleKey, Index: i})
 		group = append(group, s)
 	}
 	add("count(*)", StatementColumn{Name: "n", Role: RoleRows})
+	if p.Bound != nil && p.PartitionSelection() {
+		add("count(DISTINCT "+d.Ident(p.Bound.Unit)+")", StatementColumn{Name: "nu", Role: RoleUnits})
+	}
 	for i, a := range p.Aggregates {
 		name := func(s string) string { return "a" + strconv.Itoa(i) + "_" + s }
 		switch a.Kind {
@@ -249,22 +258,68 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 		if k.Source == PartitionSelection {
 			continue
 		}
-		c, err := pr.inDomain(group[i], k)
+		c, err := pr.inDomain(keyExprs[i], k)
 		if err != nil {
 			return nil, err
 		}
 		conds = append(conds, c)
 	}
 	var b strings.Builder
-	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
-	if len(conds) > 0 {
-		b.WriteString(" WHERE " + strings.Join(conds, " AND "))
+	if p.Bound != nil {
+		b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + bounded(d, p, from, keyExprs, conds))
+	} else {
+		b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
+		if len(conds) > 0 {
+			b.WriteString(" WHERE " + strings.Join(conds, " AND "))
+		}
 	}
 	if len(group) > 0 {
 		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
 	}
 	st.SQL = b.String()
 	return st, nil
+}
+
+// boundKey names key i's column in a bounded plan's inner query (the
+// reserved prefix keeps it apart from the data's columns).
+func boundKey(i int) string { return "__pn_k" + strconv.Itoa(i) }
+
+// bounded is the subquery of a bounded plan (Bound): the rows of from
+// that pass conds (WHERE and the keys' domains), with the keys computed
+// as columns, keeping for each unit its first b.Groups distinct groups
+// (ranked by the group's first row, RowColumn) and in each its first
+// b.Rows rows. A unit's rows are partitioned by the unit alone and
+// ordered by their snapshot position, so what a unit keeps depends only
+// on its own rows. Two rows of a unit in different groups have different
+// positions, so the groups' first rows are distinct and dense_rank ranks
+// them without ties.
+func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
+	b := p.Bound
+	unit, row := d.Ident(b.Unit), d.Ident(RowColumn)
+	var cols []string
+	part := []string{unit}
+	for i, k := range keyExprs {
+		cols = append(cols, k+" AS "+d.Ident(boundKey(i)))
+		part = append(part, d.Ident(boundKey(i)))
+	}
+	rows := "SELECT *"
+	if len(cols) > 0 {
+		rows += ", " + strings.Join(cols, ", ")
+	}
+	rows += " FROM " + from
+	if len(conds) > 0 {
+		rows += " WHERE " + strings.Join(conds, " AND ")
+	}
+	groupPart := "PARTITION BY " + strings.Join(part, ", ")
+	rank := "row_number() OVER (" + groupPart + " ORDER BY " + row + ") AS " + d.Ident("__pn_r")
+	keep := d.Ident("__pn_r") + " <= " + strconv.Itoa(b.Rows)
+	if len(keyExprs) > 0 {
+		// The group's first row, then the unit's groups ranked by it.
+		rows = "SELECT *, min(" + row + ") OVER (" + groupPart + ") AS " + d.Ident("__pn_first") + " FROM (" + rows + ")"
+		rank += ", dense_rank() OVER (PARTITION BY " + unit + " ORDER BY " + d.Ident("__pn_first") + ") AS " + d.Ident("__pn_g")
+		keep = d.Ident("__pn_g") + " <= " + strconv.Itoa(b.Groups) + " AND " + keep
+	}
+	return "(SELECT * FROM (SELECT *, " + rank + " FROM (" + rows + ")) WHERE " + keep + ")"
 }
 
 // inDomain is the condition that key expression x (printed) of k lies in
