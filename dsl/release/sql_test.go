@@ -76,6 +76,95 @@ func TestSQLSensitivities(t *testing.T) {
 	}
 }
 
+// The sensitivities on user-level data, by hand (docs/mechanisms.md,
+// private_sql): a user reaches at most k = max_groups groups with at most
+// r = max_rows rows in each, so a count moves by at most r in each of T
+// groups (T = k under add-remove; under replace-one min(2k, G), or 1 with
+// one group), a sum by a total of at most r terms, in the hull
+// [min(0, r·lo), max(0, r·hi)], in each of k groups of each user.
+func TestSQLUserSensitivities(t *testing.T) {
+	t.Parallel()
+	type vec struct{ l1, l2 float64 }
+	sq := math.Sqrt
+	cases := []struct {
+		name   string
+		kind   sqlplan.AggKind
+		lo, hi float64
+		k, r   int
+		groups int
+		nb     accounting.Neighbour
+		want   []vec
+	}{
+		{"count add-remove", sqlplan.Count, 0, 0, 3, 2, 5, accounting.AddRemove, []vec{{6, 2 * sq(3)}}},
+		{"count replace-one, 2k ≤ G", sqlplan.Count, 0, 0, 2, 2, 5, accounting.ReplaceOne, []vec{{8, 2 * sq(4)}}},
+		{"count replace-one, 2k > G", sqlplan.Count, 0, 0, 3, 2, 5, accounting.ReplaceOne, []vec{{10, 2 * sq(5)}}},
+		{"count replace-one ungrouped", sqlplan.Count, 0, 0, 1, 4, 1, accounting.ReplaceOne, []vec{{4, 4}}},
+		{"users add-remove", sqlplan.CountDistinct, 0, 0, 3, 7, 5, accounting.AddRemove, []vec{{3, sq(3)}}},
+		{"users replace-one", sqlplan.CountDistinct, 0, 0, 3, 7, 9, accounting.ReplaceOne, []vec{{6, sq(6)}}},
+		// Terms in [−3, 10], two per group: totals in [−6, 20].
+		{"sum add-remove", sqlplan.Sum, -3, 10, 3, 2, 5, accounting.AddRemove, []vec{{60, 20 * sq(3)}}},
+		// Terms in [5, 10], two per group: totals in [0, 20] (a user may
+		// have one row, 5, or none): a shared group moves by 20, a group
+		// left or entered by 20.
+		{"sum replace-one grouped", sqlplan.Sum, 5, 10, 2, 2, 4, accounting.ReplaceOne, []vec{{80, 40}}},
+		{"sum replace-one ungrouped", sqlplan.Sum, 5, 10, 1, 3, 1, accounting.ReplaceOne, []vec{{30, 30}}},
+		// AVG: centred terms in [−50, 50], three per group.
+		{"avg add-remove", sqlplan.Avg, 0, 100, 2, 3, 3, accounting.AddRemove, []vec{{6, 3 * sq(2)}, {300, 150 * sq(2)}}},
+		// VARIANCE: centred terms in [−10, 10], squares in [0, 100].
+		{"variance add-remove", sqlplan.Variance, 10, 30, 1, 2, 1, accounting.AddRemove, []vec{{2, 2}, {20, 20}, {200, 200}}},
+		{"stddev replace-one", sqlplan.Stddev, 10, 30, 2, 2, 4, accounting.ReplaceOne, []vec{{8, 4}, {80, 40 * sq(2)}, {800, 400}}},
+	}
+	for _, c := range cases {
+		sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{{Name: "a", Kind: c.kind, Lo: c.lo, Hi: c.hi}},
+			Bound: &sqlplan.Bound{Unit: "uid", Groups: c.k, Rows: c.r}}
+		rels, err := sqlReleases(sp, c.groups, c.nb, []float64{1}, 1, 0, false)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		vs := rels[0].vecs
+		if len(vs) != len(c.want) {
+			t.Fatalf("%s: %d vectors, want %d", c.name, len(vs), len(c.want))
+		}
+		for j, w := range c.want {
+			if !(vs[j].l1 >= w.l1 && vs[j].l1 <= w.l1*(1+1e-12)) || !(vs[j].l2 >= w.l2*(1-1e-15) && vs[j].l2 <= w.l2*(1+1e-12)) {
+				t.Errorf("%s: %s sensitivities (%v, %v), want (%v, %v)", c.name, vs[j].what, vs[j].l1, vs[j].l2, w.l1, w.l2)
+			}
+		}
+	}
+	// The quantile: r rows move a rank by r, in each of T groups.
+	for _, c := range []struct {
+		k, r, groups int
+		nb           accounting.Neighbour
+		gaussian     bool
+		want         float64
+	}{
+		{2, 3, 4, accounting.AddRemove, false, 0.6 / 6},
+		{2, 3, 4, accounting.ReplaceOne, false, 0.6 / 12},
+		{2, 3, 3, accounting.ReplaceOne, false, 0.6 / 9},
+		{1, 5, 1, accounting.ReplaceOne, false, 0.6 / 5},
+		{2, 3, 4, accounting.AddRemove, true, sq(8*0.6*0.5/2) / 3},
+	} {
+		if got := sqlQuantileEps(0.6, c.groups, c.nb, 1, 0.5, c.gaussian, sqlBound{c.k, c.r}); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("quantile k=%d r=%d G=%d %v gaussian=%v: ε %v, want %v", c.k, c.r, c.groups, c.nb, c.gaussian, got, c.want)
+		}
+	}
+	// Partition selection thresholds users: Δ₀ = k, or 2k under
+	// replace-one.
+	for _, c := range []struct {
+		k    int
+		nb   accounting.Neighbour
+		want int
+	}{{1, accounting.AddRemove, 1}, {3, accounting.AddRemove, 3}, {3, accounting.ReplaceOne, 6}} {
+		sel, err := planSelection(1, 1e-6, c.nb, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel.Touched != c.want || sel.Scale != uint64(c.want)*selectionUnits {
+			t.Errorf("selection k=%d %v: Δ₀ %d, scale %d, want %d", c.k, c.nb, sel.Touched, sel.Scale, c.want)
+		}
+	}
+}
+
 // The shares of the budget: even over the aggregates by default, by the
 // weights otherwise, and within an aggregate over its vectors; they never
 // add up to more than the whole, and each scale is calibrated to its share.

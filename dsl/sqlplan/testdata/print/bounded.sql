@@ -1,0 +1,6 @@
+SELECT "__pn_k0" AS "k0", "__pn_k1" AS "k1", count(*) AS "n", count(CAST("income" AS DOUBLE)) AS "a1_n", coalesce(sum(CASE WHEN CASE WHEN CAST("income" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("income" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(100000 AS DOUBLE)) END IS NOT NULL THEN least(greatest(CAST(round((CASE WHEN CAST("income" AS DOUBLE) IS NOT NULL THEN least(greatest(CAST("income" AS DOUBLE), CAST(0 AS DOUBLE)), CAST(100000 AS DOUBLE)) END - CAST(50000 AS DOUBLE)) * CAST(4.294967296e+09 AS DOUBLE)) AS BIGINT), CAST(-214748364800000 AS BIGINT)), CAST(214748364800000 AS BIGINT)) END), 0) AS "a1_sum" FROM (SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY "user", "__pn_k0", "__pn_k1" ORDER BY "__pn_row") AS "__pn_r", dense_rank() OVER (PARTITION BY "user" ORDER BY "__pn_first") AS "__pn_g" FROM (SELECT *, min("__pn_row") OVER (PARTITION BY "user", "__pn_k0", "__pn_k1") AS "__pn_first" FROM (SELECT *, "region" AS "__pn_k0", "sex" AS "__pn_k1" FROM read_parquet('/snap/people.parquet') WHERE ((CAST("age" AS DOUBLE) BETWEEN CAST(30 AS DOUBLE) AND CAST(64 AS DOUBLE)) OR ("region" IN ('north', 'east'))) AND ("region" IN ('north', 'south', 'east', 'west')) AND ("sex" IN ('f', 'm'))))) WHERE "__pn_g" <= 2 AND "__pn_r" <= 3) GROUP BY "__pn_k0", "__pn_k1"
+-- k0 key
+-- k1 key
+-- n rows
+-- a1_n count
+-- a1_sum sum
