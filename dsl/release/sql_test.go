@@ -490,3 +490,36 @@ func TestSQLPartitionSelectionPlan(t *testing.T) {
 		}
 	}
 }
+
+// On user-level data partition selection thresholds a candidate's users
+// (the statement's RoleUnits column), not its rows: a user with many rows
+// in a group adds 1 to its count, as the selection's Δ₀ = max_groups
+// assumes.
+func TestSQLCandidatesCountUsers(t *testing.T) {
+	t.Parallel()
+	key := &sqlplan.Expr{Op: sqlplan.OpColumn, Column: "city", Type: sqlplan.TypeString}
+	sp := &sqlplan.Plan{
+		Keys:       []sqlplan.Key{{Name: "city", Expr: key, Source: sqlplan.PartitionSelection}},
+		Aggregates: []sqlplan.Aggregate{{Name: "n", Kind: sqlplan.Count}},
+		Outputs:    []sqlplan.Output{{Key: 0, Agg: -1}, {Key: -1, Agg: 0}},
+	}
+	for _, c := range []struct {
+		bound *sqlplan.Bound
+		rows  [][]any
+		want  []int64
+	}{
+		{nil, [][]any{{"x", int64(7)}, {"y", int64(1)}}, []int64{7, 1}},
+		{&sqlplan.Bound{Unit: "uid", Groups: 2, Rows: 5}, [][]any{{"x", int64(7), int64(2)}, {"y", int64(5), int64(1)}}, []int64{2, 1}},
+	} {
+		sp.Bound = c.bound
+		cands := sqlCandidates(c.rows, sp)
+		if len(cands) != len(c.want) {
+			t.Fatalf("bound %+v: %d candidates, want %d", c.bound, len(cands), len(c.want))
+		}
+		for i, w := range c.want {
+			if cands[i].n != w {
+				t.Errorf("bound %+v: candidate %v counts %d, want %d", c.bound, cands[i].keys, cands[i].n, w)
+			}
+		}
+	}
+}
