@@ -174,7 +174,11 @@ var ErrNotYet = errors.New("not yet")
 // The sums are exact integers (BIGINT terms summed in 128 bits), so they
 // do not depend on the engine's summation order. Re-centring on m halves
 // the sensitivity of the sums that a mean or variance divides
-// (|c − m| ≤ (hi − lo)/2). Sums over no rows print as 0, not NULL. A QUANTILE
+// (|c − m| ≤ (hi − lo)/2). On a plan with a Bound (user-level data) the
+// statement aggregates a subquery that keeps each unit's first Groups
+// groups and first Rows rows per group (bounded), with the keys computed
+// there; under partition selection it also returns each group's number
+// of units (RoleUnits). Sums over no rows print as 0, not NULL. A QUANTILE
 // whose grid the caller has not set (Aggregate.Bins) is an error wrapping
 // ErrNotYet.
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
