@@ -508,7 +508,7 @@ const DatasetFromQuery = "query"
 var PrivateSQL = &Func{
 	Name: "private_sql",
 	Positional: []Param{{Name: "query", Type: "string", Required: true,
-		Doc: "one SQL SELECT over one registered dataset, named in FROM, whose items are group keys and aggregates: COUNT(*), SUM(x, lo, hi), AVG(x, lo, hi), VARIANCE(x, lo, hi), STDDEV(x, lo, hi), QUANTILE(x, q, lo, hi), MEDIAN(x, lo, hi) (lo, hi: clamping bounds; left out, the owner's bounds of the column), and on user-level datasets COUNT(DISTINCT unit) (users per group; the only aggregate there so far); WHERE and GROUP BY take row expressions (docs/sql.md)"}},
+		Doc: "one SQL SELECT over one registered dataset, named in FROM, whose items are group keys and aggregates: COUNT(*), SUM(x, lo, hi), AVG(x, lo, hi), VARIANCE(x, lo, hi), STDDEV(x, lo, hi), QUANTILE(x, q, lo, hi), MEDIAN(x, lo, hi) (lo, hi: clamping bounds; left out, the owner's bounds of the column), and on user-level datasets COUNT(DISTINCT unit) (users per group), every aggregate over each user's rows bounded by max_groups and max_rows; WHERE and GROUP BY take row expressions (docs/sql.md)"}},
 	DatasetFrom: DatasetFromQuery,
 	Keywords: []Param{
 		epsParam, deltaPure, nonnegativeParam,
@@ -520,11 +520,15 @@ var PrivateSQL = &Func{
 		// the pre-check must not price it on the dataset FROM names.
 		{Name: "from", Type: "any", Late: true, Default: "nil",
 			Doc: "a public table (*SynthTable from private_synthesize, or from t.Query) that FROM's name stands for: the query runs with the same plan and noise on the table's public rows, charges no ledger (the receipt says Charged: false) and counts against an enclosing budget block, like synth_* data; leave it out to query the registered dataset FROM names"},
+		{Name: "max_groups", Type: "int", CostFree: true, Late: true, Default: "1",
+			Doc: "on user-level data: each user contributes to at most this many groups, the first distinct ones of their rows (that pass WHERE) in row order; 1..the number of groups (up to 10000 under partition selection); the sensitivities grow with it (ℓ1 by max_groups, ℓ2 by √max_groups); row-level data take only 1"},
+		{Name: "max_rows", Type: "int", CostFree: true, Late: true, Default: "1",
+			Doc: "on user-level data: each user contributes at most this many rows to each group, their first ones in row order; 1..1000; the sensitivities (and a quantile's rank error) grow linearly with it; row-level data take only 1"},
 	},
 	Private: true,
 	Result:  "*TableResult",
-	Doc: "A table of noisy aggregates per group of the keys' public domains, from one SQL query planned from public facts, charged once and run as one statement in the data engine (snapshot datasets; on user-level ones, users per group only). " +
-		"Every group of the domains is released whatever the data; AVG, VARIANCE and STDDEV re-centre on the bounds' midpoint; QUANTILE and MEDIAN draw a point of a public grid per group (the engine returns each group's histogram on it); keys without a public domain release the groups whose noisy row count passes a threshold (DP partition selection, delta > 0, one (ε, δ) charge). dry_run=true shows each release's mechanism, sensitivity, noise scale and share of the cost (EXPLAIN).",
+	Doc: "A table of noisy aggregates per group of the keys' public domains, from one SQL query planned from public facts, charged once and run as one statement in the data engine (snapshot datasets; on user-level ones each user's rows are bounded to max_groups groups and max_rows rows per group, the first in row order). " +
+		"Every group of the domains is released whatever the data; AVG, VARIANCE and STDDEV re-centre on the bounds' midpoint; QUANTILE and MEDIAN draw a point of a public grid per group (the engine returns each group's histogram on it); keys without a public domain release the groups whose noisy row count (user count on user-level data) passes a threshold (DP partition selection, delta > 0, one (ε, δ) charge). dry_run=true shows each release's mechanism, sensitivity, noise scale and share of the cost (EXPLAIN).",
 	Paper:    "discrete Laplace (delta=0) or discrete Gaussian in zCDP (delta > 0) per aggregate vector (counts, clamped sums, midpoint-centred sums and their squares), and private_quantile's exponential mechanism per group for quantiles (bounded range in zCDP), the budget split over them; exact integer sums in the engine (docs/mechanisms.md, private_sql)",
 	Releases: "one noisy value per aggregate and group of the keys' public domains (or of the groups partition selection releases)",
 }

@@ -7,11 +7,12 @@ package release
 // fixed-point grids; the noise is added here.
 //
 // What is supported, and what is refused before the charge:
-//   - datasets stored as snapshots (dataset add --from/--sql), row-level,
-//     and public tables (private_sql(query, from=t), sql_public.go);
-//     data held in memory, synth_* data, subsets (filter/select) and
-//     user-level datasets are refused (contribution bounding inside the
-//     statement is not implemented yet);
+//   - datasets stored as snapshots (dataset add --from/--sql), row-level
+//     or user-level (each user's rows bounded inside the statement to
+//     max_groups groups and max_rows rows per group, sqlplan.Bound, with
+//     sensitivities scaled by both), and public tables
+//     (private_sql(query, from=t), sql_public.go); data held in memory,
+//     synth_* data and subsets (filter/select) are refused;
 //   - COUNT(*), SUM, AVG, VARIANCE, STDDEV (noise on exact integer sums),
 //     QUANTILE and MEDIAN (the exponential mechanism of private_quantile,
 //     run here on per-group histograms the statement returns on the
@@ -330,6 +331,7 @@ type sqlRelease struct {
 	qp     *tabular.QuantilePlan
 	share  float64
 	halved bool // replace-one over several groups: two histograms change
+	groups int  // the groups its sensitivities are for
 	// nonnegative: a COUNT's noisy values below 0 are shown as 0 (the
 	// nonnegative keyword; post-processing).
 	nonnegative bool
@@ -395,7 +397,22 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp, err := q.Plan(sqlSchema(sc), sqlplan.Options{Keys: keys})
+	opt := sqlplan.Options{Keys: keys}
+	maxGroups, maxRows := optInt(a, "max_groups", 1), optInt(a, "max_rows", 1)
+	if sc.Unit == "user" {
+		// Each user keeps the rows of their first max_groups groups and
+		// their first max_rows rows in each (sqlplan.Bound); the
+		// sensitivities below scale with both.
+		opt.MaxGroups, opt.MaxRows = maxGroups, maxRows
+		if sqlHasColumn(sc, "file_row_number") {
+			// The engine's row positions (the bounding's order) cannot be
+			// read from a file with a column of that name.
+			return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level and has a column named file_row_number, which hides the data engine's row positions that bound each user's rows; the owner registers it again with the column renamed (dataset add --sql)", fn, src.Name)
+		}
+	} else if maxGroups != 1 || maxRows != 1 {
+		return nil, Errorf(NameArgumentError, "%s: max_groups=%d, max_rows=%d apply to user-level data; dataset %q is row-level, where every row is its own unit in one group: leave max_groups and max_rows out", fn, maxGroups, maxRows, src.Name)
+	}
+	sp, err := q.Plan(sqlSchema(sc), opt)
 	if err != nil {
 		return nil, sqlRefusal(err)
 	}
@@ -403,14 +420,6 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	quantiles := false
 	for _, ag := range sp.Aggregates {
 		quantiles = quantiles || ag.Kind == sqlplan.Quantile
-		if sc.Unit == "user" && ag.Kind != sqlplan.CountDistinct {
-			// A user's rows are not bounded in number, so only the
-			// number of users per group has a sensitivity.
-			return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level (--unit user:%s): bounding each user's rows (max_groups, rows per group) inside the query is not implemented yet, so %s (%s) is refused; on this dataset private SQL releases COUNT(DISTINCT %s) (users per group), or use private_count/private_sum/private_mean with by=", fn, src.Name, sc.UserColumn, ag.Name, ag.Kind, sc.UserColumn)
-		}
-	}
-	if sc.Unit == "user" && sp.PartitionSelection() {
-		return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level: a user can make many candidate groups, and partition selection with a bounded number of groups per user is not implemented yet; give the keys' values with keys=", fn, src.Name)
 	}
 	selecting := sp.PartitionSelection()
 	if selecting {
@@ -448,7 +457,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		for i := range shares {
 			shares[i] *= 1 - ps
 		}
-		if sel, err = planSelection(ps*tabular.MeanRoundDown*eps, delta, nb); err != nil {
+		if sel, err = planSelection(ps*tabular.MeanRoundDown*eps, delta, nb, sqlMaxGroups(sp)); err != nil {
 			return nil, err
 		}
 	}
@@ -510,6 +519,9 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	if sel != nil {
 		explain = sel.explain(sp, nb) + "; " + explain
 	}
+	if bd := sp.Bound; bd != nil {
+		explain = fmt.Sprintf("contribution bounding: each user keeps their first %d group(s) (max_groups) and their first %d row(s) in each (max_rows), in row order, of the rows that pass WHERE; ", bd.Groups, bd.Rows) + explain
+	}
 	cols, kinds := sqlOutputs(sp)
 	var groupsParam any = groups
 	if sel != nil {
@@ -523,7 +535,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		Noise: explain,
 		Note: fmt.Sprintf("%s; one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root%s",
 			note, calib, countsNote(counts, post)),
-		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groupsParam, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)})}
+		Params: publicParams(a, sqlParams(sp, map[string]any{"neighbour": nb.String(), "groups": groupsParam, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)}))}
 	memGroups := groups
 	if sel != nil {
 		// The candidates are the data's; the estimate assumes a nominal
@@ -555,10 +567,47 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	return p, nil
 }
 
+// sqlHasColumn reports whether the schema names column c.
+func sqlHasColumn(sc ledger.Schema, c string) bool {
+	for _, col := range sqlSchema(sc).Columns {
+		if col.Name == c {
+			return true
+		}
+	}
+	return sc.UserColumn == c
+}
+
+// sqlMaxGroups and sqlMaxRows are a plan's contribution bounds: k groups
+// and r rows per group for each user (sqlplan.Bound), 1 and 1 on
+// row-level data, where a row is its own unit in one group.
+func sqlMaxGroups(sp *sqlplan.Plan) int {
+	if sp.Bound == nil {
+		return 1
+	}
+	return sp.Bound.Groups
+}
+
+func sqlMaxRows(sp *sqlplan.Plan) int {
+	if sp.Bound == nil {
+		return 1
+	}
+	return sp.Bound.Rows
+}
+
+// sqlParams adds the contribution bounds a user-level plan used to the
+// receipt's parameters.
+func sqlParams(sp *sqlplan.Plan, p map[string]any) map[string]any {
+	if sp.Bound != nil {
+		p["unit"] = "user:" + sp.Bound.Unit
+		p["max_groups"], p["max_rows"] = sp.Bound.Groups, sp.Bound.Rows
+	}
+	return p
+}
+
 // sqrtUp is a float64 no smaller than √k.
 func sqrtUp(k int) float64 {
 	r := math.Sqrt(float64(k))
-	if r*r < float64(k) {
+	if math.FMA(r, r, -float64(k)) < 0 { // exact: r·r rounded could hide r < √k
 		r = math.Nextafter(r, math.Inf(1))
 	}
 	return r
@@ -573,21 +622,57 @@ func upward(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
 
 // sqlQuantileEps is the ε of the exponential mechanism each group's
 // quantile runs at, for an aggregate with the given share of the call's
-// ε (Laplace, pure) or ρ (Gaussian, zCDP). The groups are disjoint, so
-// one row enters one group's histogram (add-remove) — except under
-// replace-one with more than one group, where a replaced row can leave
-// one group and enter another: two histograms change, so each group's ε
-// is halved (pure), or ρ shared by two (zCDP). In zCDP the mechanism,
-// ε-bounded range, costs ε²/8 (accounting.BoundedRange): ε = √(8ρ_i).
-func sqlQuantileEps(share float64, groups int, nb accounting.Neighbour, eps, rho float64, gaussian bool) float64 {
-	touched := 1.0
-	if nb == accounting.ReplaceOne && groups > 1 {
-		touched = 2
-	}
+// ε (Laplace, pure) or ρ (Gaussian, zCDP) when each unit reaches at most
+// b.k groups with at most b.r rows in each (1 and 1 on row-level data).
+// The groups are disjoint, so one change of a unit changes the
+// histograms of at most T = b.touched(groups, nb) groups (one row: 1
+// under add-remove, 2 under replace-one with more than one group), and
+// each by at most b.r rows, which moves the rank of any grid point by at
+// most b.r: the utility sensitivity is b.r, so a mechanism planned at ε
+// is (b.r·ε)-DP, (b.r·ε)-bounded range. Over T groups: ε = share·ε/(T·r)
+// (pure), or T·(r·ε)²/8 = share·ρ, ε = √(8·share·ρ/T)/r (zCDP; the
+// mechanism, ε-bounded range, costs ε²/8, accounting.BoundedRange).
+func sqlQuantileEps(share float64, groups int, nb accounting.Neighbour, eps, rho float64, gaussian bool, b sqlBound) float64 {
+	touched, rows := float64(b.touched(groups, nb)), float64(b.rows())
 	if gaussian {
-		return math.Sqrt(8 * rho * share / touched)
+		return math.Sqrt(8*rho*share/touched) / rows
 	}
-	return eps * share / touched
+	return eps * share / touched / rows
+}
+
+// sqlBound is a plan's contribution bound: each unit reaches at most k
+// groups with at most r rows in each (sqlplan.Bound); the zero value is
+// row-level data, one row in one group.
+type sqlBound struct{ k, r int }
+
+// boundOf is the plan's bound.
+func boundOf(sp *sqlplan.Plan) sqlBound {
+	if sp.Bound == nil {
+		return sqlBound{1, 1}
+	}
+	return sqlBound{sp.Bound.Groups, sp.Bound.Rows}
+}
+
+func (b sqlBound) groups() int { return max(b.k, 1) }
+func (b sqlBound) rows() int   { return max(b.r, 1) }
+
+// touched is the most groups one neighbouring change reaches: a unit's k
+// under add-remove; under replace-one the old unit's k and the new one's
+// k, 2k, and never more than the groups there are (with one group, 1).
+func (b sqlBound) touched(groups int, nb accounting.Neighbour) int {
+	if nb == accounting.ReplaceOne && groups > 1 {
+		return min(2*b.groups(), groups)
+	}
+	return b.groups()
+}
+
+// scaleOut is x·r (r ≥ 1 rows of a value x) rounded away from zero, so
+// that the range of a unit's total in a group is never underestimated.
+func scaleOut(x float64, r int) float64 {
+	if r == 1 || x == 0 {
+		return x
+	}
+	return math.Nextafter(x*float64(r), math.Copysign(math.Inf(1), x))
 }
 
 // sqlReleases fixes each aggregate's vectors: their sensitivities on
@@ -599,6 +684,7 @@ func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares [
 	fn := FnSQL
 	var err error
 	rels := make([]sqlRelease, len(sp.Aggregates))
+	b := boundOf(sp)
 	for i, ag := range sp.Aggregates {
 		r := sqlRelease{agg: ag}
 		if ag.Kind == sqlplan.Quantile {
@@ -606,23 +692,28 @@ func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares [
 				return nil, err
 			}
 			r.share = shares[i] * tabular.MeanRoundDown
-			qp, err := tabular.PlanQuantile(ag.Lo, ag.Hi, ag.Q, sqlQuantileEps(r.share, groups, nb, eps, rho, gaussian))
+			qp, err := tabular.PlanQuantile(ag.Lo, ag.Hi, ag.Q, sqlQuantileEps(r.share, groups, nb, eps, rho, gaussian, b))
 			if err != nil {
 				return nil, Errorf(NameArgumentError, "%s: %s: %v", fn, ag.Name, err)
 			}
 			r.qp = qp
 			r.halved = nb == accounting.ReplaceOne && groups > 1
+			r.groups = groups
 			sp.Aggregates[i].Bins = qp.Grid
 			r.agg.Bins = qp.Grid
 			rels[i] = r
 			continue
 		}
-		// Sensitivities on row-level data (one row, one group). A row
-		// may leave the selection (WHERE, a key outside its domain, a
-		// NULL value) when it is replaced, so under replace-one the
-		// sensitivities are also at least add-remove's (addRemoveToo).
-		cl1, cl2 := tabular.GroupCountSensitivity(groups, 1, nb, true)
-		count := sqlVector{what: "count", l1: cl1, l2: cl2}
+		// Sensitivities (docs/mechanisms.md, private_sql): a unit reaches
+		// at most k groups (touched: T of them change under the
+		// relation) with at most r rows in each; on row-level data k = r
+		// = 1, one row in one group. A row may leave the selection
+		// (WHERE, a key outside its domain, a NULL value) when it is
+		// replaced, so under replace-one the sensitivities are also at
+		// least add-remove's (addRemoveToo). A count moves by at most r
+		// in each of T groups: ℓ1 = T·r, ℓ2 = √T·r.
+		touched, rows := b.touched(groups, nb), b.rows()
+		count := sqlVector{what: "count", l1: float64(touched * rows), l2: sqrtUp(touched * rows * rows)}
 		if ag.Kind != sqlplan.Count && ag.Kind != sqlplan.CountDistinct {
 			if r.grid, err = sqlplan.GridOf(ag); err != nil {
 				return nil, sqlRefusal(err)
@@ -632,21 +723,37 @@ func sqlReleases(sp *sqlplan.Plan, groups int, nb accounting.Neighbour, shares [
 			}
 		}
 		g := r.grid
+		// A unit's total in a group is the sum of at most r terms in
+		// [lo, hi]: in [lo, hi] or 0 for r = 1 (addRemoveToo covers the
+		// 0), else in the hull [min(0, r·lo), max(0, r·hi)]; one unit's
+		// totals in k groups then have GroupSumSensitivity's bounds.
 		sum := func(what string, lo, hi float64) sqlVector {
-			l1, l2 := tabular.GroupSumSensitivity(lo, hi, groups, 1, nb, true)
+			// The conversion's rounding excess depends on the terms'
+			// magnitude m only (RoundingExcess: the rows' total is at
+			// most MaxRows whatever the bound), not on r.
 			m := max(math.Abs(lo), math.Abs(hi))
+			if rows > 1 {
+				lo, hi = scaleOut(min(lo, 0), rows), scaleOut(max(hi, 0), rows)
+			}
+			l1, l2 := tabular.GroupSumSensitivity(lo, hi, groups, b.groups(), nb, true)
 			return sqlVector{what: what, l1: l1, l2: l2, excess: sqlplan.RoundingExcess(m)}
 		}
 		switch ag.Kind {
 		case sqlplan.Count:
 			r.vecs = []sqlVector{count}
 		case sqlplan.CountDistinct:
-			// A user counts once in each of up to all G groups, and each
-			// group's number of users moves by at most one: ℓ1 ≤ G,
-			// ℓ2 ≤ √G under either relation (GroupCountSensitivity with
-			// k = G, capped at them).
-			ul1, ul2 := tabular.GroupCountSensitivity(groups, groups, nb, true)
-			r.vecs = []sqlVector{{what: "count of users", l1: min(ul1, float64(groups)), l2: min(ul2, sqrtUp(groups))}}
+			// A unit counts once in each group it reaches, and each
+			// group's number of units moves by at most one: ℓ1 = T,
+			// ℓ2 = √T. Without a bound (a plan of a caller that bounds
+			// nothing) a unit may be in all G groups: ℓ1 ≤ G, ℓ2 ≤ √G
+			// under either relation (GroupCountSensitivity with k = G,
+			// capped at them).
+			if sp.Bound == nil {
+				ul1, ul2 := tabular.GroupCountSensitivity(groups, groups, nb, true)
+				r.vecs = []sqlVector{{what: "count of users", l1: min(ul1, float64(groups)), l2: min(ul2, sqrtUp(groups))}}
+			} else {
+				r.vecs = []sqlVector{{what: "count of users", l1: float64(touched), l2: sqrtUp(touched)}}
+			}
 		case sqlplan.Sum:
 			r.vecs = []sqlVector{sum("sum", g.Low(), g.High())}
 		case sqlplan.Avg:
@@ -713,8 +820,10 @@ func sqlExplain(rels []sqlRelease, sp *sqlplan.Plan, eps, rho float64, nb accoun
 		}
 		b.WriteString(":")
 		if r.qp != nil {
-			fmt.Fprintf(&b, " q=%v, exponential mechanism over a grid of %d steps, per group ε=%.4g (weights falling by R=%.6g per rank of distance from q·n; utility sensitivity 1 under %s", ag.Q, r.qp.Grid, r.qp.Eps, r.qp.Ratio(), nb)
-			if r.halved {
+			fmt.Fprintf(&b, " q=%v, exponential mechanism over a grid of %d steps, per group ε=%.4g (weights falling by R=%.6g per rank of distance from q·n; utility sensitivity %d under %s", ag.Q, r.qp.Grid, r.qp.Eps, r.qp.Ratio(), boundOf(sp).rows(), nb)
+			if bd := boundOf(sp); sp.Bound != nil {
+				fmt.Fprintf(&b, "; a user's change reaches up to %d group(s), each by up to %d row(s): the per-group ε is the release's over %d·%d", bd.touched(r.groups, nb), bd.rows(), bd.touched(r.groups, nb), bd.rows())
+			} else if r.halved {
 				b.WriteString("; halved: under replace-one a row can leave one group's histogram and enter another's")
 			}
 			if rho > 0 {

@@ -360,7 +360,7 @@ func TestAuditSQLPartitionSelection(t *testing.T) {
 			}
 			// The selection's own ε, as if the call had given it this
 			// share (planSelection's Δ₀ makes it per change).
-			sel, err := planSelection(eps, delta, nb)
+			sel, err := planSelection(eps, delta, nb, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -426,7 +426,7 @@ func TestSQLEngineFailureSelection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel, err := planSelection(0.5, 0.5, accounting.AddRemove)
+	sel, err := planSelection(0.5, 0.5, accounting.AddRemove, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,5 +454,103 @@ func TestSQLEngineFailureSelection(t *testing.T) {
 		if got := run(q); len(got.Rows) != 0 {
 			t.Errorf("%v: released %v, want no group", q, got.Rows)
 		}
+	}
+}
+
+// userRow is a row of user-level data: its user, group key and value.
+type userRow struct {
+	user string
+	auditRow
+}
+
+// boundUsers applies sqlplan.Bound's rule, as the statement does, to rows
+// in row order: each user keeps the rows of their first k distinct groups
+// and their first r rows in each.
+func boundUsers(rows []userRow, k, r int) []auditRow {
+	groups := map[string][]string{}
+	kept := map[[2]string]int{}
+	var out []auditRow
+	for _, row := range rows {
+		gs := groups[row.user]
+		rank := -1
+		for i, g := range gs {
+			if g == row.key {
+				rank = i
+			}
+		}
+		if rank < 0 {
+			groups[row.user], rank = append(gs, row.key), len(gs)
+		}
+		id := [2]string{row.user, row.key}
+		if rank >= k || kept[id] >= r {
+			continue
+		}
+		kept[id]++
+		out = append(out, row.auditRow)
+	}
+	return out
+}
+
+// TestAuditPrivateSQLUserLevel audits a grouped SUM on user-level data
+// under add-remove with max_groups = 2 and max_rows = 2: the neighbour adds
+// a user with six rows of the extreme value in three groups, of which the
+// bound keeps two rows in each of the first two groups, the most one user
+// can move (40 in all, the ℓ1 sensitivity k·r·m). The claimed ε must hold
+// and half the noise must be caught.
+func TestAuditPrivateSQLUserLevel(t *testing.T) {
+	testtier.Long(t)
+	const eps, k, r = 1.0, 2, 2
+	base := []userRow{{"u1", auditRow{"a", 0}}, {"u1", auditRow{"a", 5}}, {"u2", auditRow{"b", 7}}, {"u3", auditRow{"c", 2}}}
+	heavy := append([]userRow{}, base...)
+	for _, g := range []string{"a", "a", "b", "a", "c", "b"} {
+		heavy = append(heavy, userRow{"u9", auditRow{g, 10}})
+	}
+	d0, d1 := boundUsers(base, k, r), boundUsers(heavy, k, r)
+	if len(d1) != len(d0)+4 {
+		t.Fatalf("the bound keeps %d of the heavy user's rows, want 4", len(d1)-len(d0))
+	}
+	keys := []string{"a", "b", "c"}
+	sp := auditPlan(sqlplan.Sum, 0, 10, keys)
+	sp.Bound = &sqlplan.Bound{Unit: "uid", Groups: k, Rows: r}
+	mech := func(half bool) audit.Mechanism {
+		rels, err := sqlReleases(sp, len(keys), accounting.AddRemove, []float64{1}, eps, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if half {
+			rels[0].vecs[0].scale /= 2
+		}
+		cols, kinds := sqlOutputs(sp)
+		return audit.Vector(func(neighbour bool, trial int) []float64 {
+			rows, seed := d0, uint64(2*trial+1)
+			if neighbour {
+				rows, seed = d1, uint64(2*trial+2)
+			}
+			v, err := runSQL(context.Background(), &Data{SQL: stubSQL{sp, rows}}, sp, rels, cols, kinds, len(keys), noise.NewSeeded(seed))
+			if err != nil {
+				panic(err)
+			}
+			var out []float64
+			for _, row := range v.(*Table).Rows {
+				out = append(out, row[len(row)-1].(float64))
+			}
+			return out
+		}, audit.ProjectOnto([]float64{1, 1, 0}))
+	}
+	cfg := audit.Config{Trials: 20000, Alpha: 0.05}
+	res, err := audit.Run(cfg, mech(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Check(eps); err != nil {
+		t.Error(err)
+	}
+	twin, err := audit.Run(cfg, mech(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res, "| half noise:", twin)
+	if twin.EpsLower <= eps {
+		t.Errorf("the audit does not catch half the noise: %v", twin)
 	}
 }

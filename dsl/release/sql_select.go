@@ -43,31 +43,36 @@ const selectionUnits = 1 << 20
 // rows, noise of scale Scale/U and a threshold Threshold/U.
 type sqlSelection struct {
 	Eps, Delta float64
-	// Touched is Δ₀, the most groups one neighbouring change can touch: 1
-	// under add-remove (a row is in one group), 2 under replace-one (a
-	// replaced row can leave one group and enter another).
+	// Touched is Δ₀, the most groups one neighbouring change can touch:
+	// on row-level data 1 under add-remove (a row is in one group), 2
+	// under replace-one (a replaced row can leave one group and enter
+	// another); on user-level data k and 2k for max_groups = k.
 	Touched   int
 	Scale     uint64
 	Threshold int64
 }
 
 // planSelection fixes the selection's noise and threshold for its share
-// eps of ε and the call's δ under the relation nb, on row-level data (a
-// row adds at most 1 to one group's count).
+// eps of ε and the call's δ under the relation nb, when one unit adds at
+// most 1 to the thresholded count of each of at most k groups: on
+// row-level data (k = 1) the count is the group's rows, on user-level
+// data (max_groups = k) its users, after each user's rows are bounded to
+// k groups (sqlplan.Bound; the statement's RoleUnits column).
 //
-// In units of 1/U of a row: scale t = ⌈U·Δ₀/ε⌉; the counts U·n of the
+// In units of 1/U of a row (or user): scale t = ⌈U·Δ₀/ε⌉, with Δ₀ = k
+// under add-remove and 2k under replace-one; the counts U·n of the
 // groups present in both neighbours move by at most U in at most Δ₀
 // groups, so the released set's probability ratio is at most e^(Δ₀·U/t)
 // ≤ e^ε. Threshold τ = U + ⌈t·ln(Δ₀/δ)⌉: a group present in one
-// neighbour and absent in the other holds one row (U units), and is
+// neighbour and absent in the other holds one unit (U units), and is
 // released with probability P(Z ≥ τ − U) = e^(−(τ−U)/t)/(1 + e^(−1/t))
 // ≤ e^(−(τ−U)/t) ≤ δ/Δ₀; there are at most Δ₀ such groups, so at most δ
 // in all. Together (ε, δ)-DP. In rows: Laplace noise of scale Δ₀/ε and
 // the threshold 1 + (Δ₀/ε)·ln(Δ₀/δ), each rounded up to 2^-20.
-func planSelection(eps, delta float64, nb accounting.Neighbour) (*sqlSelection, error) {
-	touched := 1
+func planSelection(eps, delta float64, nb accounting.Neighbour, k int) (*sqlSelection, error) {
+	touched := max(k, 1)
 	if nb == accounting.ReplaceOne {
-		touched = 2
+		touched *= 2
 	}
 	t := math.Ceil(selectionUnits * float64(touched) / eps)
 	if !(t >= 1) || t > maxSelectionScale {
@@ -114,8 +119,12 @@ func (sel *sqlSelection) explain(sp *sqlplan.Plan, nb accounting.Neighbour) stri
 			names = append(names, k.Name)
 		}
 	}
-	return fmt.Sprintf("partition selection for key(s) %s: a candidate group is released when its row count plus discrete Laplace noise of scale %.6g reaches the threshold %.6g (Δ₀=%d group(s) touched by a change under %s; ε=%.4g, δ=%.4g)",
-		strings.Join(names, ", "), float64(sel.Scale)/selectionUnits, float64(sel.Threshold)/selectionUnits, sel.Touched, nb, sel.Eps, sel.Delta)
+	count := "row"
+	if sp.Bound != nil {
+		count = "user"
+	}
+	return fmt.Sprintf("partition selection for key(s) %s: a candidate group is released when its %s count plus discrete Laplace noise of scale %.6g reaches the threshold %.6g (Δ₀=%d group(s) touched by a change under %s; ε=%.4g, δ=%.4g)",
+		strings.Join(names, ", "), count, float64(sel.Scale)/selectionUnits, float64(sel.Threshold)/selectionUnits, sel.Touched, nb, sel.Eps, sel.Delta)
 }
 
 // selected reports whether a candidate group with n rows passes the
@@ -173,6 +182,7 @@ func sqlCandidates(rows [][]any, sp *sqlplan.Plan) []candidate {
 			return nil
 		}
 		c := candidate{keys: make([]any, len(sp.Keys)), n: -1}
+		units := int64(-1)
 		skip := false
 		for j, col := range st.Columns {
 			switch col.Role {
@@ -194,7 +204,19 @@ func sqlCandidates(rows [][]any, sp *sqlplan.Plan) []candidate {
 					return nil
 				}
 				c.n = x.Int64()
+			case sqlplan.RoleUnits:
+				// On user-level data the thresholded count is the
+				// group's users (each adds 1 to at most max_groups
+				// groups), not its rows.
+				x, ok := exactInt(row[j])
+				if !ok || !x.IsInt64() || x.Int64() < 1 {
+					return nil
+				}
+				units = x.Int64()
 			}
+		}
+		if units >= 0 {
+			c.n = units
 		}
 		id, ok := groupKey(c.keys)
 		if !ok || c.n < 1 || seen[id] {

@@ -76,6 +76,95 @@ func TestSQLSensitivities(t *testing.T) {
 	}
 }
 
+// The sensitivities on user-level data, by hand (docs/mechanisms.md,
+// private_sql): a user reaches at most k = max_groups groups with at most
+// r = max_rows rows in each, so a count moves by at most r in each of T
+// groups (T = k under add-remove; under replace-one min(2k, G), or 1 with
+// one group), a sum by a total of at most r terms, in the hull
+// [min(0, r·lo), max(0, r·hi)], in each of k groups of each user.
+func TestSQLUserSensitivities(t *testing.T) {
+	t.Parallel()
+	type vec struct{ l1, l2 float64 }
+	sq := math.Sqrt
+	cases := []struct {
+		name   string
+		kind   sqlplan.AggKind
+		lo, hi float64
+		k, r   int
+		groups int
+		nb     accounting.Neighbour
+		want   []vec
+	}{
+		{"count add-remove", sqlplan.Count, 0, 0, 3, 2, 5, accounting.AddRemove, []vec{{6, 2 * sq(3)}}},
+		{"count replace-one, 2k ≤ G", sqlplan.Count, 0, 0, 2, 2, 5, accounting.ReplaceOne, []vec{{8, 2 * sq(4)}}},
+		{"count replace-one, 2k > G", sqlplan.Count, 0, 0, 3, 2, 5, accounting.ReplaceOne, []vec{{10, 2 * sq(5)}}},
+		{"count replace-one ungrouped", sqlplan.Count, 0, 0, 1, 4, 1, accounting.ReplaceOne, []vec{{4, 4}}},
+		{"users add-remove", sqlplan.CountDistinct, 0, 0, 3, 7, 5, accounting.AddRemove, []vec{{3, sq(3)}}},
+		{"users replace-one", sqlplan.CountDistinct, 0, 0, 3, 7, 9, accounting.ReplaceOne, []vec{{6, sq(6)}}},
+		// Terms in [−3, 10], two per group: totals in [−6, 20].
+		{"sum add-remove", sqlplan.Sum, -3, 10, 3, 2, 5, accounting.AddRemove, []vec{{60, 20 * sq(3)}}},
+		// Terms in [5, 10], two per group: totals in [0, 20] (a user may
+		// have one row, 5, or none): a shared group moves by 20, a group
+		// left or entered by 20.
+		{"sum replace-one grouped", sqlplan.Sum, 5, 10, 2, 2, 4, accounting.ReplaceOne, []vec{{80, 40}}},
+		{"sum replace-one ungrouped", sqlplan.Sum, 5, 10, 1, 3, 1, accounting.ReplaceOne, []vec{{30, 30}}},
+		// AVG: centred terms in [−50, 50], three per group.
+		{"avg add-remove", sqlplan.Avg, 0, 100, 2, 3, 3, accounting.AddRemove, []vec{{6, 3 * sq(2)}, {300, 150 * sq(2)}}},
+		// VARIANCE: centred terms in [−10, 10], squares in [0, 100].
+		{"variance add-remove", sqlplan.Variance, 10, 30, 1, 2, 1, accounting.AddRemove, []vec{{2, 2}, {20, 20}, {200, 200}}},
+		{"stddev replace-one", sqlplan.Stddev, 10, 30, 2, 2, 4, accounting.ReplaceOne, []vec{{8, 4}, {80, 40 * sq(2)}, {800, 400}}},
+	}
+	for _, c := range cases {
+		sp := &sqlplan.Plan{Aggregates: []sqlplan.Aggregate{{Name: "a", Kind: c.kind, Lo: c.lo, Hi: c.hi}},
+			Bound: &sqlplan.Bound{Unit: "uid", Groups: c.k, Rows: c.r}}
+		rels, err := sqlReleases(sp, c.groups, c.nb, []float64{1}, 1, 0, false)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		vs := rels[0].vecs
+		if len(vs) != len(c.want) {
+			t.Fatalf("%s: %d vectors, want %d", c.name, len(vs), len(c.want))
+		}
+		for j, w := range c.want {
+			if !(vs[j].l1 >= w.l1 && vs[j].l1 <= w.l1*(1+1e-12)) || !(vs[j].l2 >= w.l2*(1-1e-15) && vs[j].l2 <= w.l2*(1+1e-12)) {
+				t.Errorf("%s: %s sensitivities (%v, %v), want (%v, %v)", c.name, vs[j].what, vs[j].l1, vs[j].l2, w.l1, w.l2)
+			}
+		}
+	}
+	// The quantile: r rows move a rank by r, in each of T groups.
+	for _, c := range []struct {
+		k, r, groups int
+		nb           accounting.Neighbour
+		gaussian     bool
+		want         float64
+	}{
+		{2, 3, 4, accounting.AddRemove, false, 0.6 / 6},
+		{2, 3, 4, accounting.ReplaceOne, false, 0.6 / 12},
+		{2, 3, 3, accounting.ReplaceOne, false, 0.6 / 9},
+		{1, 5, 1, accounting.ReplaceOne, false, 0.6 / 5},
+		{2, 3, 4, accounting.AddRemove, true, sq(8*0.6*0.5/2) / 3},
+	} {
+		if got := sqlQuantileEps(0.6, c.groups, c.nb, 1, 0.5, c.gaussian, sqlBound{c.k, c.r}); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("quantile k=%d r=%d G=%d %v gaussian=%v: ε %v, want %v", c.k, c.r, c.groups, c.nb, c.gaussian, got, c.want)
+		}
+	}
+	// Partition selection thresholds users: Δ₀ = k, or 2k under
+	// replace-one.
+	for _, c := range []struct {
+		k    int
+		nb   accounting.Neighbour
+		want int
+	}{{1, accounting.AddRemove, 1}, {3, accounting.AddRemove, 3}, {3, accounting.ReplaceOne, 6}} {
+		sel, err := planSelection(1, 1e-6, c.nb, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel.Touched != c.want || sel.Scale != uint64(c.want)*selectionUnits {
+			t.Errorf("selection k=%d %v: Δ₀ %d, scale %d, want %d", c.k, c.nb, sel.Touched, sel.Scale, c.want)
+		}
+	}
+}
+
 // The shares of the budget: even over the aggregates by default, by the
 // weights otherwise, and within an aggregate over its vectors; they never
 // add up to more than the whole, and each scale is calibrated to its share.
@@ -255,7 +344,7 @@ func TestSQLQuantileEps(t *testing.T) {
 		{"zcdp replace-one ungrouped", 0.25, 1, accounting.ReplaceOne, 0, 0.5, true, 1},
 		{"zcdp replace-one grouped", 0.5, 2, accounting.ReplaceOne, 0, 0.5, true, 1},
 	} {
-		if got := sqlQuantileEps(c.share, c.groups, c.nb, c.eps, c.rho, c.gaussian); math.Abs(got-c.want) > 1e-12 {
+		if got := sqlQuantileEps(c.share, c.groups, c.nb, c.eps, c.rho, c.gaussian, sqlBound{1, 1}); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s: ε %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -331,7 +420,7 @@ func TestSQLPartitionThreshold(t *testing.T) {
 		{3, 1e-9, accounting.AddRemove, 1},
 		{0.01, 0.1, accounting.ReplaceOne, 2},
 	} {
-		sel, err := planSelection(c.eps, c.delta, c.nb)
+		sel, err := planSelection(c.eps, c.delta, c.nb, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +446,7 @@ func TestSQLPartitionThreshold(t *testing.T) {
 			t.Errorf("%v: scale %v rows, want %v", c, got, d0/c.eps)
 		}
 	}
-	if _, err := planSelection(1e-300, 1e-6, accounting.AddRemove); err == nil {
+	if _, err := planSelection(1e-300, 1e-6, accounting.AddRemove, 1); err == nil {
 		t.Error("an ε too small to calibrate was accepted")
 	}
 }
@@ -398,6 +487,39 @@ func TestSQLPartitionSelectionPlan(t *testing.T) {
 		// replace-one.
 		if !strings.Contains(p.Noise, "partition selection for key(s) income") || !strings.Contains(p.Noise, "ε=0.5") || !strings.Contains(p.Noise, "b=4") {
 			t.Errorf("%s: explain %s", mode, p.Noise)
+		}
+	}
+}
+
+// On user-level data partition selection thresholds a candidate's users
+// (the statement's RoleUnits column), not its rows: a user with many rows
+// in a group adds 1 to its count, as the selection's Δ₀ = max_groups
+// assumes.
+func TestSQLCandidatesCountUsers(t *testing.T) {
+	t.Parallel()
+	key := &sqlplan.Expr{Op: sqlplan.OpColumn, Column: "city", Type: sqlplan.TypeString}
+	sp := &sqlplan.Plan{
+		Keys:       []sqlplan.Key{{Name: "city", Expr: key, Source: sqlplan.PartitionSelection}},
+		Aggregates: []sqlplan.Aggregate{{Name: "n", Kind: sqlplan.Count}},
+		Outputs:    []sqlplan.Output{{Key: 0, Agg: -1}, {Key: -1, Agg: 0}},
+	}
+	for _, c := range []struct {
+		bound *sqlplan.Bound
+		rows  [][]any
+		want  []int64
+	}{
+		{nil, [][]any{{"x", int64(7)}, {"y", int64(1)}}, []int64{7, 1}},
+		{&sqlplan.Bound{Unit: "uid", Groups: 2, Rows: 5}, [][]any{{"x", int64(7), int64(2)}, {"y", int64(5), int64(1)}}, []int64{2, 1}},
+	} {
+		sp.Bound = c.bound
+		cands := sqlCandidates(c.rows, sp)
+		if len(cands) != len(c.want) {
+			t.Fatalf("bound %+v: %d candidates, want %d", c.bound, len(cands), len(c.want))
+		}
+		for i, w := range c.want {
+			if cands[i].n != w {
+				t.Errorf("bound %+v: candidate %v counts %d, want %d", c.bound, cands[i].keys, cands[i].n, w)
+			}
 		}
 	}
 }

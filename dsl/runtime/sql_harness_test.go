@@ -132,9 +132,18 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("cats", "SELECT x3, COUNT(*) FROM cats GROUP BY x3", newKW("eps", 1.0)),
 		call("cats", "SELECT x3, COUNT(*) FROM cats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		call("cats", "SELECT g, x3, COUNT(*) AS n, MEDIAN(x1) AS m FROM cats GROUP BY g, x3", newKW("eps", 1.0), newKW("delta", 1e-6)),
+		// On user-level data each user's rows are bounded (max_groups
+		// groups, max_rows rows per group, the first in row order) inside
+		// the statement: counts, sums, means, quantiles and variances at
+		// both δ; partition selection thresholds users; bounds beyond the
+		// groups, or on row-level data, are refused.
 		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0)),
-		// On user-level data: users per group (every unit may be in every
-		// group), at both δ.
+		call("ucats", "SELECT g, COUNT(*) AS n, SUM(x1) AS s, AVG(x2) AS m FROM ucats WHERE x1 > -0.4 GROUP BY g", newKW("eps", 1.0), newKW("max_groups", 2), newKW("max_rows", 3)),
+		call("ucats", "SELECT g, MEDIAN(x1) AS q, VARIANCE(x2) AS v FROM ucats GROUP BY g", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("max_rows", 2)),
+		call("ucats", "SELECT x3, COUNT(*) AS n, SUM(x1, -1, 1) AS s FROM ucats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("max_groups", 2), newKW("max_rows", 2)),
+		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0), newKW("max_groups", 3)),
+		call("cats", "SELECT g, COUNT(*) FROM cats GROUP BY g", newKW("eps", 1.0), newKW("max_rows", 2)),
+		// Users per group (each in up to max_groups groups), at both δ.
 		call("ucats", "SELECT g, COUNT(DISTINCT uid) AS u FROM ucats WHERE x1 > 0 GROUP BY g", newKW("eps", 1.0)),
 		call("ucats", "SELECT COUNT(DISTINCT uid) AS u FROM ucats", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		call("rows", "SELECT SUM(x1) FROM rows", newKW("eps", 1.0)),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -412,9 +413,8 @@ func TestPrivateSQLPartitionSelection(t *testing.T) {
 }
 
 // On a user-level dataset private SQL releases the number of users per
-// group, COUNT(DISTINCT unit), at a sensitivity of one user in every
-// group; the other aggregates (a user's rows are not bounded yet) and
-// partition selection are refused before the charge.
+// group, COUNT(DISTINCT unit), at a sensitivity of one user in each of
+// max_groups groups; out-of-range bounds are refused before the charge.
 func TestPrivateSQLCountUsers(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -439,7 +439,9 @@ func TestPrivateSQLCountUsers(t *testing.T) {
 		snapshot.Spec{UserColumn: "uid", Bounds: map[string][2]float64{"age": {0, 120}}, Categories: map[string][]string{"region": {"north", "south", "east"}}},
 		ledger.Registration{Budget: accounting.Budget{Eps: 1e6, Delta: 0.5}, Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Clip: 1})
 	s := newSession(t, dir)
-	out := s.ok("r := private_sql(`SELECT region, COUNT(DISTINCT uid) AS users FROM visits GROUP BY region`, eps=1000)\nfmt.Print(r.CSV())\nfmt.Println(r.Kinds)\nfmt.Println(r.Receipt.NoiseScale)")
+	// max_groups=3 keeps every user's groups: the counts are the
+	// unbounded ones, at ℓ1 sensitivity 3.
+	out := s.ok("r := private_sql(`SELECT region, COUNT(DISTINCT uid) AS users FROM visits GROUP BY region`, eps=1000, max_groups=3)\nfmt.Print(r.CSV())\nfmt.Println(r.Kinds)\nfmt.Println(r.Receipt.NoiseScale)")
 	for _, reg := range []string{"north", "south", "east"} {
 		if want := fmt.Sprintf("%s,%d\n", reg, len(users[reg])); !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -452,17 +454,125 @@ func TestPrivateSQLCountUsers(t *testing.T) {
 	}
 	before := ledgerRecords(t, dir, "visits")
 	for _, c := range []struct{ query, kws, want string }{
-		{"SELECT region, COUNT(*) FROM visits GROUP BY region", "eps=1", "user-level"},
-		{"SELECT SUM(age) FROM visits", "eps=1", "COUNT(DISTINCT uid)"},
-		{"SELECT age, COUNT(DISTINCT uid) FROM visits GROUP BY age", "eps=1, delta=1e-6", "keys="},
+		{"SELECT region, COUNT(*) FROM visits GROUP BY region", "eps=1, max_groups=4", "max_groups must be an integer from 1 to 3"},
+		{"SELECT region, COUNT(*) FROM visits GROUP BY region", "eps=1, max_groups=0", "max_groups must be"},
+		{"SELECT COUNT(*) FROM visits", "eps=1, max_groups=2", "from 1 to 1"},
+		{"SELECT SUM(age) FROM visits", "eps=1, max_rows=0", "max_rows must be an integer from 1 to 1000"},
+		{"SELECT SUM(age) FROM visits", "eps=1, max_rows=1001", "max_rows must be an integer from 1 to 1000"},
+		{"SELECT age, COUNT(DISTINCT uid) FROM visits GROUP BY age", "eps=1", "delta > 0"},
+		{"SELECT age, COUNT(*) FROM visits GROUP BY age", "eps=1, delta=1e-6, max_groups=10001", "from 1 to 10000"},
 		{"SELECT COUNT(DISTINCT age) FROM visits", "eps=1", "counts users"},
 	} {
 		res, _ := s.run(fmt.Sprintf("r := private_sql(`%s`, %s)\n_ = r", c.query, c.kws))
 		if res.Error == nil || res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, c.want) {
-			t.Errorf("%s: got %v, want an ArgumentError mentioning %q", c.query, res.Error, c.want)
+			t.Errorf("%s (%s): got %v, want an ArgumentError mentioning %q", c.query, c.kws, res.Error, c.want)
 		}
 	}
 	if after := ledgerRecords(t, dir, "visits"); after != before {
 		t.Errorf("refusals wrote %d ledger records", after-before)
+	}
+}
+
+// TestPrivateSQLUserBounds checks contribution bounding on user-level
+// data against a hand computation: each user keeps the rows (that pass
+// WHERE) of their first max_groups distinct groups in row order, and
+// their first max_rows rows in each. At a huge ε the counts come back
+// exact and the sums within a few units, so a missing or wrong bound (a
+// user's rows all kept, groups ranked by something else, WHERE applied
+// after the bounding) shows as a wrong value.
+func TestPrivateSQLUserBounds(t *testing.T) {
+	dir := t.TempDir()
+	type row struct {
+		u   int
+		reg string
+		x   float64
+	}
+	regions := []string{"north", "south", "east"}
+	var rows []row
+	// User 0 is heavy: 40 rows cycling through every region; the others
+	// have 1 to 5 rows. Rows of different users interleave.
+	for j := range 40 {
+		rows = append(rows, row{0, regions[(j/3)%3], float64(j % 11)})
+		if j < 30 {
+			u := 1 + j%10
+			rows = append(rows, row{u, regions[(u*j+u)%3], float64((u*7 + j) % 11)})
+		}
+	}
+	var b strings.Builder
+	b.WriteString("uid,x,region\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "u%d,%g,%s\n", r.u, r.x, r.reg)
+	}
+	registerSnapshot(t, dir, "visits", b.String(),
+		snapshot.Spec{UserColumn: "uid", Bounds: map[string][2]float64{"x": {0, 10}}, Categories: map[string][]string{"region": regions}},
+		ledger.Registration{Budget: accounting.Budget{Eps: 1e7, Delta: 0.5}, Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Clip: 1})
+	s := newSession(t, dir)
+	for _, c := range []struct{ k, r int }{{1, 1}, {2, 2}, {3, 4}} {
+		// The hand computation, in row order, WHERE x < 9 first.
+		n, sum, users := map[string]int{}, map[string]float64{}, map[string]map[int]bool{}
+		seen := map[int][]string{}
+		perGroup := map[[2]any]int{}
+		for _, r := range rows {
+			if !(r.x < 9) {
+				continue
+			}
+			rank := slices.Index(seen[r.u], r.reg)
+			if rank < 0 {
+				seen[r.u] = append(seen[r.u], r.reg)
+				rank = len(seen[r.u]) - 1
+			}
+			key := [2]any{r.u, r.reg}
+			if rank >= c.k || perGroup[key] >= c.r {
+				continue
+			}
+			perGroup[key]++
+			n[r.reg]++
+			sum[r.reg] += r.x
+			if users[r.reg] == nil {
+				users[r.reg] = map[int]bool{}
+			}
+			users[r.reg][r.u] = true
+		}
+		out := s.ok(fmt.Sprintf("r := private_sql(`SELECT region, COUNT(*) AS n, SUM(x) AS s, COUNT(DISTINCT uid) AS u FROM visits WHERE x < 9 GROUP BY region`, eps=2000, max_groups=%d, max_rows=%d)\nfmt.Print(r.CSV())\nfmt.Println(r.Receipt.Params[\"max_groups\"], r.Receipt.Params[\"max_rows\"])\nfmt.Println(r.Receipt.NoiseScale)", c.k, c.r))
+		for _, reg := range regions {
+			var gn, gu int
+			var gs float64
+			found := false
+			lines := strings.Split(out, "\n")
+			header := strings.Split(lines[0], ",") // the CSV's header line
+			for _, line := range lines[1:] {
+				if f := strings.Split(line, ","); len(f) == len(header) && f[0] == reg {
+					cell := func(name string) string { return f[slices.Index(header, name)] }
+					if _, err := fmt.Sscanf(cell("n")+" "+cell("s")+" "+cell("u"), "%d %g %d", &gn, &gs, &gu); err != nil {
+						t.Fatalf("k=%d r=%d: line %q: %v", c.k, c.r, line, err)
+					}
+					found = true
+				}
+			}
+			if !found || gn != n[reg] || gu != len(users[reg]) || math.Abs(gs-sum[reg]) > 2 {
+				t.Errorf("k=%d r=%d %s: got n=%d s=%g users=%d, want n=%d s=%g users=%d\n%s", c.k, c.r, reg, gn, gs, gu, n[reg], sum[reg], len(users[reg]), out)
+			}
+		}
+		if want := fmt.Sprintf("%d %d\n", c.k, c.r); !strings.Contains(out, want) {
+			t.Errorf("k=%d r=%d: the receipt's params lack the bounds %q:\n%s", c.k, c.r, want, out)
+		}
+		// The count's sensitivity is k·r under add-remove.
+		if want := fmt.Sprintf("(ℓ1 sensitivity %d under add-remove", c.k*c.r); !strings.Contains(out, want) {
+			t.Errorf("k=%d r=%d: the receipt lacks %q:\n%s", c.k, c.r, want, out)
+		}
+	}
+	// Row-level data take only max_groups=1 and max_rows=1.
+	registerSnapshot(t, dir, "plain", "x,region\n1,north\n2,south\n",
+		snapshot.Spec{Bounds: map[string][2]float64{"x": {0, 10}}, Categories: map[string][]string{"region": regions}},
+		ledger.Registration{Budget: accounting.Budget{Eps: 10, Delta: 1e-6}, Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Clip: 1})
+	before := ledgerRecords(t, dir, "plain")
+	for _, kw := range []string{"max_groups=2", "max_rows=2"} {
+		res, _ := s.run("r := private_sql(`SELECT region, COUNT(*) FROM plain GROUP BY region`, eps=1, " + kw + ")\n_ = r")
+		if res.Error == nil || res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, "row-level") {
+			t.Errorf("%s on row-level data: got %v, want an ArgumentError", kw, res.Error)
+		}
+	}
+	if ledgerRecords(t, dir, "plain") != before {
+		t.Errorf("refusals wrote ledger records")
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"math/big"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/privnotes/privnotes/dsl/sqlplan"
 )
 
 // ErrQuery is the one error of Query: its text is fixed, because DuckDB's
@@ -25,11 +27,16 @@ var ErrQuery = errors.New("snapshot: the private query could not be evaluated")
 // rows through: a read_parquet of the verified file. On user-level data
 // the privacy unit, stored as the dense index __pn_unit, is also named by
 // the registered user column, which is how a plan names it (in
-// COUNT(DISTINCT unit)).
+// COUNT(DISTINCT unit)). It also holds each row's position in the file
+// as sqlplan.RowColumn (DuckDB's file_row_number, which the file's
+// layout fixes), the order in which a plan bounds each user's rows.
+// (DuckDB refuses file_row_number on a file with a column of that name:
+// private_sql refuses such a user-level dataset before the charge.)
 func (r *Reader) Table() string {
 	t := "read_parquet(" + quoteString(r.path) + ")"
 	if r.info.UserColumn != "" {
-		t = "(SELECT *, " + unitColumn + " AS " + quoteIdent(r.info.UserColumn) + " FROM " + t + ")"
+		t = "(SELECT * EXCLUDE (file_row_number), " + unitColumn + " AS " + quoteIdent(r.info.UserColumn) +
+			", file_row_number AS " + sqlplan.RowColumn + " FROM read_parquet(" + quoteString(r.path) + ", file_row_number = true))"
 	}
 	return t
 }

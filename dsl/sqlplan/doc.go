@@ -18,6 +18,10 @@
 //	p, err := q.Plan(schema, sqlplan.Options{}) // public facts: types, bounds, key domains
 //	st, err := sqlplan.Print(p, sqlplan.DuckDB, tableRef)
 //
+// On user-level data (Schema.Unit, Options.MaxGroups and MaxRows) the
+// plan bounds each unit's contribution (Bound) and the statement keeps
+// each unit's first rows and groups in the snapshot's row order.
+//
 // The printed statement is built from the plan only, never from the
 // analyst's text: identifiers are quoted and literals printed by the
 // Dialect, so nothing the analyst typed reaches the engine verbatim.

@@ -49,7 +49,34 @@ type Options struct {
 	// Keys gives a group key's domain by the key's output name (its
 	// alias, or the column's name): the keys= keyword of private_sql.
 	Keys map[string][]Value
+	// MaxGroups and MaxRows bound each privacy unit's contribution on
+	// user-level data (Schema.Unit set): a unit keeps its first MaxGroups
+	// distinct groups and, in each, its first MaxRows rows (see Bound).
+	// 0 asks for no bounding, for a caller that bounds otherwise or
+	// releases only COUNT(DISTINCT unit); on row-level data (no Unit)
+	// each must be 0 or 1, since a row is its own unit in one group.
+	MaxGroups, MaxRows int
 }
+
+// Bound is a plan's contribution bounding on user-level data. Among the
+// rows that pass WHERE and whose keys lie in their public domains, each
+// unit keeps the rows of its first Groups distinct groups, ordered by the
+// group's first row, and in each of them its first Rows rows, "first" in
+// the snapshot's row order (the column RowColumn of the table reference).
+// The rule reads only the unit's own rows, so adding, removing or
+// replacing one unit changes at most Groups groups by at most Rows rows
+// each (twice that many groups under replace-one), which the noise step's
+// sensitivities assume.
+type Bound struct {
+	Unit         string // the privacy-unit column
+	Groups, Rows int
+}
+
+// RowColumn is the column of a bounded plan's table reference that holds
+// each row's position in the snapshot (DuckDB's file_row_number of the
+// snapshot's Parquet file): a deterministic order that no other unit's
+// rows can change. The reserved prefix keeps it apart from data columns.
+const RowColumn = "__pn_row"
 
 // MaxKeys bounds the domain a key's enumeration (floor over bounds) may
 // have, and MaxGroups the number of groups of the cross product of all
@@ -58,6 +85,17 @@ type Options struct {
 const (
 	MaxKeys   = 10_000
 	MaxGroups = 1_000_000
+)
+
+// MaxUserGroups and MaxUserRows bound Options.MaxGroups and MaxRows. The
+// sensitivities grow linearly with them, so beyond them the noise
+// outweighs any group's value: with public keys max_groups is also at
+// most the number of groups; 1000 rows per group of one unit give a
+// COUNT noise of 1000 rows per unit of 1/ε, and a quantile a rank error
+// of as many (clamp or pre-aggregate instead).
+const (
+	MaxUserGroups = MaxKeys
+	MaxUserRows   = 1000
 )
 
 // DomainSource says where a group key's public domain came from.
@@ -141,6 +179,9 @@ type Plan struct {
 	Keys            []Key
 	Aggregates      []Aggregate
 	Outputs         []Output
+	// Bound is the contribution bounding on user-level data, nil on
+	// row-level data (Options.MaxGroups 0).
+	Bound *Bound
 }
 
 // PartitionSelection reports whether the released groups must be chosen
@@ -275,7 +316,41 @@ func (q *Query) Plan(s Schema, opt Options) (*Plan, error) {
 	if groups > MaxGroups {
 		return nil, refuse("GROUP BY", -1, "the keys' public domains make %.0f groups, more than %d; coarsen a key (e.g. floor(col / 10)) or give a shorter keys= list", groups, MaxGroups)
 	}
+	if err := planBound(p, s.Unit, opt, groups); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// planBound checks the contribution bounds and sets p.Bound: on row-level
+// data only 1 (or 0, unset); on user-level data 1..MaxUserRows rows and
+// 1..the number of groups (at most MaxUserGroups under partition
+// selection, where the groups are the data's).
+func planBound(p *Plan, unit string, opt Options, groups float64) error {
+	k, r := opt.MaxGroups, opt.MaxRows
+	if unit == "" {
+		if k > 1 || r > 1 || k < 0 || r < 0 {
+			return refuse(fmt.Sprintf("max_groups=%d, max_rows=%d", k, r), -1, "the dataset is row-level: every row is its own unit, in one group; leave max_groups and max_rows out")
+		}
+		return nil
+	}
+	if k == 0 && r == 0 {
+		return nil
+	}
+	limit := MaxUserGroups
+	what := "the most groups a unit may reach when the groups are chosen by partition selection"
+	if !p.PartitionSelection() && groups < float64(limit) {
+		limit = int(groups)
+		what = "the number of groups of the keys' public domains"
+	}
+	if k < 1 || k > limit {
+		return refuse(fmt.Sprintf("max_groups=%d", k), -1, "max_groups must be an integer from 1 to %d, %s", limit, what)
+	}
+	if r < 1 || r > MaxUserRows {
+		return refuse(fmt.Sprintf("max_rows=%d", r), -1, "max_rows must be an integer from 1 to %d (the noise grows with it; clamp the values or aggregate per unit instead)", MaxUserRows)
+	}
+	p.Bound = &Bound{Unit: unit, Groups: k, Rows: r}
+	return nil
 }
 
 // aggregate plans one aggregate call; i is the SELECT position.

@@ -253,3 +253,56 @@ func TestErrorText(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestPlanBound checks the contribution bounds: on user-level data 1..the
+// number of groups (1..MaxUserGroups under partition selection) and
+// 1..MaxUserRows; on row-level data only 1 (or unset); unset bounds plan
+// no Bound.
+func TestPlanBound(t *testing.T) {
+	t.Parallel()
+	rowLevel := people
+	rowLevel.Unit = ""
+	cases := []struct {
+		query  string
+		schema Schema
+		opt    Options
+		want   *Bound // nil with hint "": no bound
+		hint   string // a refusal's message holds it
+	}{
+		{example, people, Options{MaxGroups: 8, MaxRows: 3}, &Bound{Unit: "user", Groups: 8, Rows: 3}, ""},
+		{example, people, Options{MaxGroups: 1, MaxRows: MaxUserRows}, &Bound{Unit: "user", Groups: 1, Rows: MaxUserRows}, ""},
+		{example, people, Options{}, nil, ""},
+		{example, people, Options{MaxGroups: 9, MaxRows: 1}, nil, "from 1 to 8"}, // 4 regions × 2 sexes
+		{example, people, Options{MaxGroups: 0, MaxRows: 1}, nil, "max_groups must be"},
+		{example, people, Options{MaxGroups: 1, MaxRows: 0}, nil, "max_rows must be"},
+		{example, people, Options{MaxGroups: 1, MaxRows: MaxUserRows + 1}, nil, "from 1 to 1000"},
+		{example, people, Options{MaxGroups: -1, MaxRows: -1}, nil, "max_groups must be"},
+		{"SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people", people, Options{MaxGroups: 2, MaxRows: 1}, nil, "from 1 to 1,"},
+		{"SELECT city, COUNT(*) FROM people GROUP BY city", people, Options{MaxGroups: MaxUserGroups, MaxRows: 1}, &Bound{Unit: "user", Groups: MaxUserGroups, Rows: 1}, ""},
+		{"SELECT city, COUNT(*) FROM people GROUP BY city", people, Options{MaxGroups: MaxUserGroups + 1, MaxRows: 1}, nil, "partition selection"},
+		{example, rowLevel, Options{MaxGroups: 1, MaxRows: 1}, nil, ""},
+		{example, rowLevel, Options{MaxGroups: 2, MaxRows: 1}, nil, "row-level"},
+		{example, rowLevel, Options{MaxGroups: 1, MaxRows: 2}, nil, "row-level"},
+	}
+	for _, c := range cases {
+		q, err := Parse(ast(t, c.query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := q.Plan(c.schema, c.opt)
+		if c.hint != "" {
+			var e *Error
+			if !errors.As(err, &e) || !strings.Contains(e.Msg, c.hint) {
+				t.Errorf("%s %+v: got %v, want a refusal saying %q", c.query, c.opt, err, c.hint)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %+v: %v", c.query, c.opt, err)
+			continue
+		}
+		if (p.Bound == nil) != (c.want == nil) || p.Bound != nil && *p.Bound != *c.want {
+			t.Errorf("%s %+v: bound %+v, want %+v", c.query, c.opt, p.Bound, c.want)
+		}
+	}
+}

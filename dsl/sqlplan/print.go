@@ -135,6 +135,7 @@ const (
 	RoleSumSq             // aggregate Index: Σ q², the exact integer sum of the squares
 	RoleUsers             // aggregate Index: the number of distinct privacy units
 	RoleHist              // aggregate Index (QUANTILE): the map from bin to count of its clamped values on its QuantileGrid
+	RoleUnits             // the group's number of distinct units (a bounded plan under partition selection: the count it thresholds)
 )
 
 // StatementColumn is one column of the printed statement's result.
@@ -173,7 +174,11 @@ var ErrNotYet = errors.New("not yet")
 // The sums are exact integers (BIGINT terms summed in 128 bits), so they
 // do not depend on the engine's summation order. Re-centring on m halves
 // the sensitivity of the sums that a mean or variance divides
-// (|c − m| ≤ (hi − lo)/2). Sums over no rows print as 0, not NULL. A QUANTILE
+// (|c − m| ≤ (hi − lo)/2). On a plan with a Bound (user-level data) the
+// statement aggregates a subquery that keeps each unit's first Groups
+// groups and first Rows rows per group (bounded), with the keys computed
+// there; under partition selection it also returns each group's number
+// of units (RoleUnits). Sums over no rows print as 0, not NULL. A QUANTILE
 // whose grid the caller has not set (Aggregate.Bins) is an error wrapping
 // ErrNotYet.
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
@@ -184,15 +189,23 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 		sel = append(sel, sql+" AS "+d.Ident(c.Name))
 		st.Columns = append(st.Columns, c)
 	}
+	var keyExprs []string // the keys over the table's columns
 	for i, k := range p.Keys {
 		s, err := pr.expr(k.Expr)
 		if err != nil {
 			return nil, err
 		}
+		keyExprs = append(keyExprs, s)
+		if p.Bound != nil {
+			s = d.Ident(boundKey(i)) // computed once, by the inner query
+		}
 		add(s, StatementColumn{Name: "k" + strconv.Itoa(i), Role: RoleKey, Index: i})
 		group = append(group, s)
 	}
 	add("count(*)", StatementColumn{Name: "n", Role: RoleRows})
+	if p.Bound != nil && p.PartitionSelection() {
+		add("count(DISTINCT "+d.Ident(p.Bound.Unit)+")", StatementColumn{Name: "nu", Role: RoleUnits})
+	}
 	for i, a := range p.Aggregates {
 		name := func(s string) string { return "a" + strconv.Itoa(i) + "_" + s }
 		switch a.Kind {
@@ -249,22 +262,81 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 		if k.Source == PartitionSelection {
 			continue
 		}
-		c, err := pr.inDomain(group[i], k)
+		c, err := pr.inDomain(keyExprs[i], k)
 		if err != nil {
 			return nil, err
 		}
 		conds = append(conds, c)
 	}
 	var b strings.Builder
-	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
-	if len(conds) > 0 {
-		b.WriteString(" WHERE " + strings.Join(conds, " AND "))
+	if p.Bound != nil {
+		b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + bounded(d, p, from, keyExprs, conds))
+	} else {
+		b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
+		if len(conds) > 0 {
+			b.WriteString(" WHERE " + strings.Join(conds, " AND "))
+		}
 	}
 	if len(group) > 0 {
 		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
 	}
 	st.SQL = b.String()
 	return st, nil
+}
+
+// boundKey names key i's column in a bounded plan's inner query (the
+// reserved prefix keeps it apart from the data's columns).
+func boundKey(i int) string { return "__pn_k" + strconv.Itoa(i) }
+
+// bounded is the subquery of a bounded plan (Bound): the rows of from
+// that pass conds (WHERE and the keys' domains), with the keys computed
+// as columns, keeping for each unit its first b.Groups distinct groups
+// (ranked by the group's first row, RowColumn) and in each its first
+// b.Rows rows. A unit's rows are partitioned by the unit and ordered by
+// their snapshot position, so what a unit keeps depends only on its own
+// rows. Two rows of a unit in different groups have different positions,
+// so the groups' first rows are distinct and dense_rank ranks them
+// without ties.
+//
+// For speed (a window sorts the rows it sees): the subquery carries only
+// the columns the aggregates read; the one sort over every row is the
+// row_number within the unit's group; the rows beyond b.Rows are dropped
+// before the groups are ranked — every group keeps its first row, so the
+// groups' first rows and ranks are unchanged — and the other two windows
+// see at most b.Rows rows per unit and group.
+func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
+	b := p.Bound
+	unit, row := d.Ident(b.Unit), d.Ident(RowColumn)
+	cols := []string{unit, row}
+	seen := map[string]bool{b.Unit: true, RowColumn: true}
+	for _, a := range p.Aggregates {
+		walk(a.Arg, func(e *Expr) error {
+			if e.Op == OpColumn && !seen[e.Column] {
+				seen[e.Column] = true
+				cols = append(cols, d.Ident(e.Column))
+			}
+			return nil
+		})
+	}
+	part := []string{unit}
+	for i, k := range keyExprs {
+		cols = append(cols, k+" AS "+d.Ident(boundKey(i)))
+		part = append(part, d.Ident(boundKey(i)))
+	}
+	rows := "SELECT " + strings.Join(cols, ", ") + " FROM " + from
+	if len(conds) > 0 {
+		rows += " WHERE " + strings.Join(conds, " AND ")
+	}
+	rn, first, g := d.Ident("__pn_r"), d.Ident("__pn_first"), d.Ident("__pn_g")
+	group := "PARTITION BY " + strings.Join(part, ", ")
+	rows = "SELECT *, row_number() OVER (" + group + " ORDER BY " + row + ") AS " + rn + " FROM (" + rows + ")"
+	firstRows := rn + " <= " + strconv.Itoa(b.Rows)
+	if len(keyExprs) == 0 {
+		return "(SELECT * FROM (" + rows + ") WHERE " + firstRows + ")" // one group
+	}
+	rows = "SELECT *, min(" + row + ") OVER (" + group + ") AS " + first + " FROM (" + rows + ") WHERE " + firstRows
+	rows = "SELECT *, dense_rank() OVER (PARTITION BY " + unit + " ORDER BY " + first + ") AS " + g + " FROM (" + rows + ")"
+	return "(SELECT * FROM (" + rows + ") WHERE " + g + " <= " + strconv.Itoa(b.Groups) + ")"
 }
 
 // inDomain is the condition that key expression x (printed) of k lies in

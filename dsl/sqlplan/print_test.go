@@ -18,16 +18,23 @@ const from = `read_parquet('/snap/people.parquet')`
 // TestPrintGolden compares printed statements with testdata/print/*.sql.
 func TestPrintGolden(t *testing.T) {
 	t.Parallel()
-	cases := []struct{ name, query string }{
-		{"example", example},
-		{"ungrouped", "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people"},
-		{"expressions", `SELECT floor(age / 10) AS band, CASE WHEN city = 'it''s' THEN 'q' END AS c, SUM(ln(income + 1), 0, 20) AS s FROM srv.people WHERE NOT (city IS NULL) AND CAST(city AS DOUBLE) <> -3 AND round(CAST(hours AS INTEGER), 2) >= year(born) AND coalesce(hours, 0) NOT IN (1, 2) GROUP BY band, c`},
-		{"quoting", `SELECT "region" AS "a""b", COUNT(*) AS "n""" FROM people GROUP BY region`},
-		{"quantile", "SELECT region, MEDIAN(age) AS m, QUANTILE(income, 0.9, 0, 50000), COUNT(*) FROM people GROUP BY region"},
+	cases := []struct {
+		name, query string
+		opt         Options
+	}{
+		{"example", example, Options{}},
+		{"ungrouped", "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people", Options{}},
+		{"expressions", `SELECT floor(age / 10) AS band, CASE WHEN city = 'it''s' THEN 'q' END AS c, SUM(ln(income + 1), 0, 20) AS s FROM srv.people WHERE NOT (city IS NULL) AND CAST(city AS DOUBLE) <> -3 AND round(CAST(hours AS INTEGER), 2) >= year(born) AND coalesce(hours, 0) NOT IN (1, 2) GROUP BY band, c`, Options{}},
+		{"quoting", `SELECT "region" AS "a""b", COUNT(*) AS "n""" FROM people GROUP BY region`, Options{}},
+		{"quantile", "SELECT region, MEDIAN(age) AS m, QUANTILE(income, 0.9, 0, 50000), COUNT(*) FROM people GROUP BY region", Options{}},
+		// User-level data: each user's rows bounded (Bound) in a subquery.
+		{"bounded", example, Options{MaxGroups: 2, MaxRows: 3}},
+		{"bounded_ungrouped", "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people", Options{MaxGroups: 1, MaxRows: 5}},
+		{"bounded_selection", "SELECT city, COUNT(*) FROM people GROUP BY city", Options{MaxGroups: 4, MaxRows: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := plan(t, c.query, Options{})
+			p, err := plan(t, c.query, c.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +50,7 @@ func TestPrintGolden(t *testing.T) {
 			var b strings.Builder
 			b.WriteString(st.SQL + "\n")
 			for _, col := range st.Columns {
-				b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users", "hist"}[col.Role] + "\n")
+				b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users", "hist", "units"}[col.Role] + "\n")
 			}
 			golden := filepath.Join("testdata", "print", c.name+".sql")
 			if *update {
