@@ -50,6 +50,12 @@ type Table struct {
 	// "stddev", "quantile").
 	Kinds []string
 	Rows  [][]any
+	// Parts are the noisy vectors an AVG, VARIANCE or STDDEV column is
+	// computed from, by column: Parts[col][k][row] is part k (count,
+	// centred sum, centred sum of squares) of row. Drawn under the same
+	// charge as the values, they are released too, so that the column's
+	// confidence interval follows (sql_interval.go).
+	Parts map[string][][]float64
 }
 
 // KeyColumns and ValueColumns name the key and the value columns.
@@ -83,6 +89,7 @@ func (v *Table) EncodeRelease(e *Encoder) {
 		rows[i] = cells
 	}
 	e.fields["rows"] = rows
+	encodeParts(e, v.Parts)
 }
 
 // DecodeRelease implements Value.
@@ -118,7 +125,8 @@ func (v *Table) DecodeRelease(d *Decoder) error {
 		}
 	}
 	v.Rows = rows
-	return nil
+	v.Parts = decodeParts(d)
+	return d.Err()
 }
 
 // SQLDataset reads the dataset a query's FROM names (server "" for a
@@ -918,6 +926,7 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 		}
 		t.Rows[g] = row
 	}
+	t.Parts = sqlParts(sp, rels, cols, exact)
 	return t, nil
 }
 

@@ -110,7 +110,7 @@ func TestPrivateSQLFromCells(t *testing.T) {
 		"fmt.Println(r.Get(\"north\", \"m\") >= 0)\n" +
 		"fmt.Print(r.CSV())\n" +
 		"fmt.Println(r)\n")
-	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,n ±95%,m\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
+	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,n ±95%,m,m ±95%\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -268,19 +268,24 @@ func TestPrivateSQLKeysAndWeights(t *testing.T) {
 	cell := "r := private_sql(`SELECT round(age / 10) AS d, COUNT(*) AS n, AVG(income, 0, 50000) AS m FROM people GROUP BY d`, eps=1, " +
 		"keys=map[string][]any{\"d\": {3, 4, 5}}, weights=[]float64{1, 3}, name=\"decades\")\nfmt.Print(r.CSV())\nfmt.Println(r.Receipt.NoiseScale)"
 	out := s.ok(cell)
-	for _, want := range []string{"d,n,n ±95%,m\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
+	for _, want := range []string{"d,n,n ±95%,m,m ±95%\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	// A COUNT column's interval: Laplace b = 4, rounded: ±⌈4·ln 20⌉ = ±12;
-	// an AVG column carries none.
+	// an AVG column's is Fieller's set from its noisy parts, within the
+	// bounds and holding the value.
 	if w := s.ok(`lo, hi := r.IntervalOf(3, "n", 0.95)
 fmt.Println(hi - lo, lo <= r.Get(3, "n"), r.Get(3, "n") <= hi)`); !strings.HasPrefix(w, "24.0000000000") || !strings.HasSuffix(strings.TrimSpace(w), "true true") {
 		t.Errorf("IntervalOf: %q, want a width of 24", w)
 	}
-	if res, _ := s.fails(`r.IntervalOf(3, "m", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, `column "m" (avg) carries no confidence interval`) {
-		t.Errorf("IntervalOf of an AVG: %v", res.Error)
+	if w := s.ok(`lo, hi := r.IntervalOf(3, "m", 0.95)
+fmt.Println(0 <= lo, lo <= r.Get(3, "m"), r.Get(3, "m") <= hi, hi <= 50000, hi - lo < 50000)`); strings.TrimSpace(w) != "true true true true true" {
+		t.Errorf("IntervalOf of an AVG: %q", w)
+	}
+	if res, _ := s.fails(`r.IntervalOf(3, "m", 1.5)`, NameArgumentError); !strings.Contains(res.Error.Value, "level=1.5") {
+		t.Errorf("IntervalOf at level 1.5: %v", res.Error)
 	}
 	before := ledgerRecords(t, dir, "people")
 	again := s.ok(cell)
@@ -441,11 +446,12 @@ func TestPrivateSQLCountUsers(t *testing.T) {
 	s := newSession(t, dir)
 	out := s.ok("r := private_sql(`SELECT region, COUNT(DISTINCT uid) AS users FROM visits GROUP BY region`, eps=1000)\nfmt.Print(r.CSV())\nfmt.Println(r.Kinds)\nfmt.Println(r.Receipt.NoiseScale)")
 	for _, reg := range []string{"north", "south", "east"} {
-		if want := fmt.Sprintf("%s,%d\n", reg, len(users[reg])); !strings.Contains(out, want) {
+		// Each count of users followed by its 95 % half-width (a count's).
+		if want := fmt.Sprintf("\n%s,%d,1\n", reg, len(users[reg])); !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, want := range []string{"[key count distinct]", "count of users discrete Laplace", "ℓ1 sensitivity 3 under add-remove"} {
+	for _, want := range []string{"region,users,users ±95%\n", "[key count distinct]", "count of users discrete Laplace", "ℓ1 sensitivity 3 under add-remove"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
