@@ -77,9 +77,13 @@ func encodeParts(e *Encoder, parts map[string][][]float64) {
 	if len(parts) == 0 {
 		return
 	}
-	m := make(map[string]any, len(parts))
+	m := make(map[string][][]Float, len(parts))
 	for c, p := range parts {
-		m[c] = p
+		rows := make([][]Float, len(p))
+		for i, r := range p {
+			rows[i] = floats(r)
+		}
+		m[c] = rows
 	}
 	e.fields["parts"] = m
 }

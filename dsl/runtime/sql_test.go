@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"html"
 	"math"
 	"strings"
 	"testing"
@@ -124,13 +125,13 @@ func TestPrivateSQLFromCells(t *testing.T) {
 		t.Errorf("the replay differs:\n%s\nfirst:\n%s", out2, out)
 	}
 	dry := s.ok("d := private_sql(`SELECT SUM(age) AS s, VARIANCE(income, 0, 1000) AS v FROM people`, eps=0.5, dry_run=true)\nfmt.Println(d)")
-	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)", "error: 95 % interval of each group's value: s ± "} {
+	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)", "error: 95 % interval of each group's value: s ± ", "v from its noisy count (± "} {
 		if !strings.Contains(dry, want) {
 			t.Errorf("the dry run lacks %q:\n%s", want, dry)
 		}
 	}
 	dryq := s.ok("d2 := private_sql(`SELECT region, MEDIAN(age) AS med FROM people GROUP BY region`, eps=0.5, dry_run=true)\nfmt.Println(d2)")
-	for _, want := range []string{"dry run", "med = QUANTILE over [0, 120] (owner's bounds): q=0.5, exponential mechanism over a grid of 1048576 steps, per group ε=0.25", "halved", "ε=0.5)"} {
+	for _, want := range []string{"dry run", "med = QUANTILE over [0, 120] (owner's bounds): q=0.5, exponential mechanism over a grid of 1048576 steps, per group ε=0.25", "halved", "ε=0.5)", "med rank within ±"} {
 		if !strings.Contains(dryq, want) {
 			t.Errorf("the quantile's dry run lacks %q:\n%s", want, dryq)
 		}
@@ -470,5 +471,48 @@ func TestPrivateSQLCountUsers(t *testing.T) {
 	}
 	if after := ledgerRecords(t, dir, "visits"); after != before {
 		t.Errorf("refusals wrote %d ledger records", after-before)
+	}
+}
+
+// Every value column of a private_sql table shows its error: COUNT and
+// SUM ± the noise's half-width, AVG ± its Fieller interval's larger side,
+// VARIANCE and STDDEV ± their conservative interval's, each per cell in
+// the text, the HTML and the CSV; a MEDIAN its rank bound (RankErrorOf),
+// never an interval of values.
+func TestPrivateSQLColumnErrors(t *testing.T) {
+	dir, _, st := sqlPeople(t, accounting.AddRemove)
+	st.Close()
+	s := newSession(t, dir)
+	s.ok("r := private_sql(`SELECT region, COUNT(*) AS n, AVG(income, 0, 30000) AS m, VARIANCE(age, 0, 100) AS v, STDDEV(age, 0, 100) AS sd, MEDIAN(age) AS med FROM people GROUP BY region`, eps=5)")
+	out := s.ok(`fmt.Print(r.CSV())
+for _, c := range []string{"m", "v", "sd"} {
+	lo, hi := r.IntervalOf("north", c, 0.95)
+	lo9, hi9 := r.IntervalOf("north", c, 0.99)
+	fmt.Println(c, lo <= r.Get("north", c), r.Get("north", c) <= hi, lo9 <= lo, hi <= hi9, lo < hi)
+}
+lo, hi := r.IntervalOf("north", "v", 0.95)
+slo, shi := r.IntervalOf("north", "sd", 0.95)
+fmt.Println(0 <= lo, hi <= 2500, math.Abs(slo*slo-lo) < 1e-6*(1+lo), math.Abs(shi*shi-hi) < 1e-6*(1+hi))
+fmt.Println(r.RankErrorOf("med", 0.95) > 0, r.RankErrorOf("med", 0.99) >= r.RankErrorOf("med", 0.95))`)
+	for _, want := range []string{"region,n,n ±95%,m,m ±95%,v,v ±95%,sd,sd ±95%,med,med rank ±95%\n",
+		"m true true true true true\n", "v true true true true true\n", "sd true true true true true\n", "true true true true\ntrue true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	txt, h := s.ok("fmt.Print(r)"), s.ok("fmt.Print(r.HTML())")
+	for _, want := range []string{"Fieller's set", "conservative interval", "med: with probability ≥ 95 % each group's value has a rank within ±"} {
+		if !strings.Contains(txt, want) || !strings.Contains(h, html.EscapeString(want)) {
+			t.Errorf("text or HTML lacks %q:\n%s\n%s", want, txt, h)
+		}
+	}
+	if strings.Count(txt, " ± ") != 2*4 || !strings.Contains(h, "m (DP, ± 95 %)") || strings.Contains(h, "med (DP, ± 95 %)") {
+		t.Errorf("cells without their ±:\n%s\n%s", txt, h)
+	}
+	if res, _ := s.fails(`r.IntervalOf("north", "med", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, "rank bound") {
+		t.Errorf("IntervalOf of a quantile: %v", res.Error)
+	}
+	if res, _ := s.fails(`r.RankErrorOf("m", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, "not a quantile column") {
+		t.Errorf("RankErrorOf of an AVG: %v", res.Error)
 	}
 }
