@@ -514,6 +514,8 @@ var PrivateSQL = &Func{
 	DatasetFrom: DatasetFromQuery,
 	Keywords: []Param{
 		epsParam, deltaPure, nonnegativeParam,
+		{Name: "consistent", Type: "bool", CostFree: true, Late: true, Default: "false",
+			Doc: "with GROUP BY keys whose domains are public (not with DP partition selection): each COUNT(*) and SUM also releases its total over the groups in the same charge (one more coordinate of its noisy vector: COUNT ℓ1 2, ℓ2 √2; SUM a row's largest move of the sums and the total together) and shows parts that add up to it, by least squares (counts then nonnegative if asked and integers; sums nonnegative when the bounds are ≥ 0); those columns then carry no interval"},
 		{Name: "keys", Type: "any", CostFree: true, Default: "nil",
 			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds, and a key with none of these is chosen by DP partition selection (needs delta > 0)"},
 		{Name: "weights", Type: "any", CostFree: true, Default: "nil",

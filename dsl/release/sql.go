@@ -340,6 +340,9 @@ type sqlRelease struct {
 	// nonnegative: a COUNT's noisy values below 0 are shown as 0 (the
 	// nonnegative keyword; post-processing).
 	nonnegative bool
+	// total: consistent=true, the vector carries the groups' total as
+	// one more coordinate (sql_consistent.go).
+	total bool
 }
 
 // The shares of an aggregate's budget among its vectors: an AVG spends
@@ -491,6 +494,10 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 			rels[i].nonnegative, counts = post.nonnegative, true
 		}
 	}
+	consistentNote, err := sqlConsistent(a, rels, sel != nil, sc.Unit == "user", groups, nb, eps, rho, gaussian)
+	if err != nil {
+		return nil, err
+	}
 	// The statement must print from the plan alone (with the quantiles'
 	// grids, set by sqlReleases); printing it now makes every printing
 	// failure a refusal before the charge (the run prints the same plan
@@ -528,6 +535,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		Note: fmt.Sprintf("%s; one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root%s",
 			note, calib, countsNote(counts, post)),
 		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "groups": groupsParam, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)})}
+	p.Note += consistentNote
 	memGroups := groups
 	if sel != nil {
 		// The candidates are the data's; the estimate assumes a nominal
@@ -896,6 +904,9 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 			}
 			continue
 		}
+		if r.total {
+			exact[i][0] = withTotal(exact[i][0])
+		}
 		for j, v := range r.vecs {
 			x := exact[i][j]
 			if !strings.HasPrefix(v.what, "count") { // sums are in grid steps
@@ -912,6 +923,9 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 			} else {
 				s.AddLaplace(x, v.scale)
 			}
+		}
+		if r.total {
+			exact[i][0] = fitTotal(r, exact[i][0])
 		}
 		vals[i] = sqlFinish(r, exact[i])
 	}

@@ -22,6 +22,11 @@ const ErrVariance = "variance"
 // sqlColumnModel is the ErrorModel of one private_sql aggregate's column,
 // and false for a kind without one.
 func sqlColumnModel(r sqlRelease) (ErrorModel, bool) {
+	if r.total {
+		// consistent=true: fitted parts mix every group's noise and the
+		// total's; no per-cell interval of the noise alone holds them.
+		return ErrorModel{}, false
+	}
 	switch r.agg.Kind {
 	case sqlplan.Count, sqlplan.CountDistinct:
 		v := r.vecs[0]

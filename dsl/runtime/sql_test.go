@@ -516,3 +516,38 @@ fmt.Println(r.RankErrorOf("med", 0.95) > 0, r.RankErrorOf("med", 0.99) >= r.Rank
 		t.Errorf("RankErrorOf of an AVG: %v", res.Error)
 	}
 }
+
+// consistent=true from a cell: the COUNT(*) and SUM columns are fitted to
+// their released totals (release tests check the sums), carry no ±, the receipt
+// names the rule and the noise its total; an AVG beside them keeps its
+// interval. Refused, before the charge, without groups and with DP
+// partition selection.
+func TestPrivateSQLConsistent(t *testing.T) {
+	dir, _, st := sqlPeople(t, accounting.ReplaceOne)
+	st.Close()
+	s := newSession(t, dir)
+	out := s.ok("r := private_sql(`SELECT region, COUNT(*) AS n, SUM(age, 0, 100) AS s, AVG(age, 0, 100) AS m FROM people GROUP BY region`, eps=2, consistent=true)\n" +
+		"fmt.Print(r.CSV())\nfmt.Println(r.Receipt.NoiseScale)\nfmt.Println(r.Receipt.Note)")
+	for _, want := range []string{"region,n,s,m,m ±95%\n", "count and its total discrete Laplace", "sum and its total discrete Laplace", "ℓ1 sensitivity 2 under replace-one", "consistent=true (post-processing)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if res, _ := s.fails(`r.IntervalOf("north", "n", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, "carries no confidence interval") {
+		t.Errorf("IntervalOf of a fitted count: %v", res.Error)
+	}
+	before := ledgerRecords(t, dir, "people")
+	for _, c := range []struct{ query, kws, want string }{
+		{"SELECT COUNT(*) AS n FROM people", "eps=1", "at least two groups"},
+		{"SELECT region, AVG(age) AS m FROM people GROUP BY region", "eps=1", "has neither"},
+		{"SELECT income, COUNT(*) AS n FROM people GROUP BY income", "eps=1, delta=1e-6", "partition selection"},
+	} {
+		res, _ := s.fails("private_sql(`"+c.query+"`, "+c.kws+", consistent=true)", NameArgumentError)
+		if !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", c.query, res.Error, c.want)
+		}
+	}
+	if after := ledgerRecords(t, dir, "people"); after != before {
+		t.Errorf("the refusals wrote %d ledger records", after-before)
+	}
+}
