@@ -186,7 +186,12 @@ func TestRemoteCalls(t *testing.T) {
 		want func(any) bool
 	}{
 		{"private_count", map[string]any{"eps": 0.2}, func(v any) bool { _, ok := v.(*release.Count); return ok }},
-		{"private_mean", map[string]any{"eps": 0.2, "delta": 1e-7}, func(v any) bool { m, ok := v.(*release.Mean); return ok && len(m.Values) == 3 }},
+		// The mean's noisy sums and count travel with it: its intervals
+		// (release.ErrorModel.RatioInterval) are computed from them.
+		{"private_mean", map[string]any{"eps": 0.2, "delta": 1e-7}, func(v any) bool {
+			m, ok := v.(*release.Mean)
+			return ok && len(m.Values) == 3 && len(m.Sums) == 3 && len(m.Counts) == 1
+		}},
 		{"private_pca", map[string]any{"eps": 0.2, "delta": 1e-7, "k": 2, "method": "gauss"}, func(v any) bool {
 			p, ok := v.(*release.PCA)
 			if !ok {
@@ -215,6 +220,11 @@ func TestRemoteCalls(t *testing.T) {
 		}
 		if !tc.want(rel.Value) {
 			t.Errorf("%s: value %#v", tc.fn, rel.Value)
+		}
+		// The public noise description arrives in the receipt's Params, so
+		// the client shows the same intervals as a local call.
+		if m, ok := release.ErrorOf(rel.Receipt.Params); tc.fn != "private_pca" && (!ok || m.Kind == "") {
+			t.Errorf("%s: the receipt carries no error model over the wire: %v", tc.fn, rel.Receipt.Params)
 		}
 		left, _ := f.st.Remaining("tab")
 		rc := rel.Receipt

@@ -73,6 +73,19 @@ type ErrorModel struct {
 	RankError95 int `json:"rank_error_95,omitempty"`
 	// Replicates is the number of bootstrap replicates (ErrBootstrap).
 	Replicates int `json:"replicates,omitempty"`
+	// Centre is what a private_sql AVG or VARIANCE re-centres its sums
+	// on (the bounds' midpoint): its sums are of x − Centre, so the ratio
+	// is the mean less Centre. GridStep is its fixed-point grid's step,
+	// each value rounded to it by at most half a step.
+	Centre   float64 `json:"centre,omitempty"`
+	GridStep float64 `json:"grid_step,omitempty"`
+	// SquareScale and SquareExcess are a VARIANCE's centred sum of
+	// squares' noise scale and floating-point excess; SquareHalfWidth its
+	// 95 % half-width. Root: the column is the STDDEV, √ of the variance.
+	SquareScale     float64 `json:"square_scale,omitempty"`
+	SquareExcess    float64 `json:"square_excess,omitempty"`
+	SquareHalfWidth float64 `json:"square_half_width_95,omitempty"`
+	Root            bool    `json:"root,omitempty"`
 }
 
 // errNoInterval: a value without a confidence interval.
@@ -177,7 +190,20 @@ func (m ErrorModel) RatioInterval(s, c, level float64) (lo, hi float64, err erro
 	}
 	slackS := noise.LatticeStep(m.Scale) + m.Excess
 	slackC := noise.LatticeStep(m.CountScale)
-	return noise.MeanInterval(m.Noise == ErrGaussian, m.Scale, m.CountScale, s, c, slackS, slackC, m.Lo, m.Hi, level)
+	if m.Centre == 0 && m.GridStep == 0 {
+		return noise.MeanInterval(m.Noise == ErrGaussian, m.Scale, m.CountScale, s, c, slackS, slackC, m.Lo, m.Hi, level)
+	}
+	// Sums of x − Centre: the set of the centred mean, shifted back, and
+	// widened by half a grid step (each value's rounding onto the grid
+	// moves the mean by at most that) and an ulp each way (the shift
+	// rounds).
+	lo, hi, err = noise.MeanInterval(m.Noise == ErrGaussian, m.Scale, m.CountScale, s, c, slackS, slackC, m.Lo-m.Centre, m.Hi-m.Centre, level)
+	if err != nil {
+		return lo, hi, err
+	}
+	lo = math.Nextafter(lo+m.Centre-m.GridStep/2, math.Inf(-1))
+	hi = math.Nextafter(hi+m.Centre+m.GridStep/2, math.Inf(1))
+	return max(lo, m.Lo), min(hi, m.Hi), nil
 }
 
 // RankError is the exponential mechanism's rank bound at level.
@@ -246,27 +272,21 @@ func (r *Receipt) errorText() string {
 }
 
 // ErrorsParam is the key of a private_sql plan's Params that maps each
-// COUNT and SUM output column to its ErrorModel. AVG, VARIANCE and STDDEV
-// columns are post-processed from several noisy vectors (rounded,
-// clamped) without their parts in the release, so they carry none.
+// value column to its ErrorModel: COUNT, COUNT(DISTINCT) and SUM a noise
+// model; AVG a ratio (Fieller's set from the re-centred noisy sum and the
+// noisy count); VARIANCE and STDDEV ErrVariance; QUANTILE the rank bound.
 const ErrorsParam = "errors"
 
-// sqlErrors are the ErrorModels of a private_sql plan's COUNT and SUM
-// output columns, by name.
+// sqlErrors are the ErrorModels of a private_sql plan's value columns,
+// by name.
 func sqlErrors(outputs []sqlplan.Output, rels []sqlRelease, cols []string) map[string]ErrorModel {
 	out := map[string]ErrorModel{}
 	for c, o := range outputs {
 		if o.Key >= 0 || o.Agg < 0 || o.Agg >= len(rels) || c >= len(cols) {
 			continue
 		}
-		r := rels[o.Agg]
-		switch r.agg.Kind {
-		case sqlplan.Count:
-			v := r.vecs[0]
-			out[cols[c]] = noiseModel(v.gaussian, v.scale, true, 0)
-		case sqlplan.Sum:
-			v := r.vecs[0]
-			out[cols[c]] = noiseModel(v.gaussian, v.scale, false, v.excess)
+		if m, ok := sqlColumnModel(rels[o.Agg]); ok {
+			out[cols[c]] = m
 		}
 	}
 	return out
@@ -303,7 +323,23 @@ func sqlErrorText(errs map[string]ErrorModel) string {
 	sort.Strings(cols)
 	parts := make([]string, len(cols))
 	for i, c := range cols {
-		parts[i] = fmt.Sprintf("%s ± %s", c, FormatHalfWidth(errs[c].HalfWidth95))
+		parts[i] = sqlColumnText(c, errs[c])
 	}
 	return "95 % interval of each group's value: " + strings.Join(parts, ", ")
+}
+
+// sqlColumnText is a dry run's words for one column's 95 % error: the
+// half-width where it does not depend on the data (COUNT, SUM), else the
+// parts' half-widths (AVG, VARIANCE, STDDEV) or the rank bound (QUANTILE).
+func sqlColumnText(c string, m ErrorModel) string {
+	switch m.Kind {
+	case ErrRatio:
+		return fmt.Sprintf("%s from its noisy centred sum (± %s) and count (± %s)", c, FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.CountHalfWidth))
+	case ErrVariance:
+		return fmt.Sprintf("%s from its noisy count (± %s), centred sum (± %s) and sum of squares (± %s)", c,
+			FormatHalfWidth(m.CountHalfWidth), FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.SquareHalfWidth))
+	case ErrExponential:
+		return fmt.Sprintf("%s rank within ±%d rows", c, m.RankError95)
+	}
+	return fmt.Sprintf("%s ± %s", c, FormatHalfWidth(m.HalfWidth95))
 }

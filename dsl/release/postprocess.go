@@ -152,3 +152,28 @@ func projectSimplex(x []float64, s float64) {
 		x[i] = max(x[i]-theta, 0)
 	}
 }
+
+// consistentSums post-processes noisy group sums y[:G] and their noisy
+// total y[G], all with the same noise scale, into G sums that add up to a
+// total: the least-squares estimate under the constraint (each part moves
+// by (T − Σy)/(G+1)), then, with nonneg (the bounds are ≥ 0, so every
+// true sum is), the Euclidean projection onto the sums ≥ 0 with the same
+// total (raised to 0 if negative). No rounding: sums are not integers.
+func consistentSums(y []float64, nonneg bool) []float64 {
+	g := len(y) - 1
+	sum := 0.0
+	for _, v := range y[:g] {
+		sum += v
+	}
+	shift := (y[g] - sum) / float64(g+1)
+	x := make([]float64, g)
+	total := 0.0
+	for i := range x {
+		x[i] = y[i] + shift
+		total += x[i]
+	}
+	if nonneg {
+		projectSimplex(x, max(total, 0))
+	}
+	return x
+}

@@ -52,6 +52,12 @@ type Table struct {
 	// "stddev", "quantile").
 	Kinds []string
 	Rows  [][]any
+	// Parts are the noisy vectors an AVG, VARIANCE or STDDEV column is
+	// computed from, by column: Parts[col][k][row] is part k (count,
+	// centred sum, centred sum of squares) of row. Drawn under the same
+	// charge as the values, they are released too, so that the column's
+	// confidence interval follows (sql_interval.go).
+	Parts map[string][][]float64
 }
 
 // KeyColumns and ValueColumns name the key and the value columns.
@@ -85,6 +91,7 @@ func (v *Table) EncodeRelease(e *Encoder) {
 		rows[i] = cells
 	}
 	e.fields["rows"] = rows
+	encodeParts(e, v.Parts)
 }
 
 // DecodeRelease implements Value.
@@ -120,7 +127,8 @@ func (v *Table) DecodeRelease(d *Decoder) error {
 		}
 	}
 	v.Rows = rows
-	return nil
+	v.Parts = decodeParts(d)
+	return d.Err()
 }
 
 // SQLDataset reads the dataset a query's FROM names (server "" for a
@@ -335,6 +343,9 @@ type sqlRelease struct {
 	// nonnegative: a COUNT's noisy values below 0 are shown as 0 (the
 	// nonnegative keyword; post-processing).
 	nonnegative bool
+	// total: consistent=true, the vector carries the groups' total as
+	// one more coordinate (sql_consistent.go).
+	total bool
 }
 
 // The shares of an aggregate's budget among its vectors: an AVG spends
@@ -496,6 +507,10 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 			rels[i].nonnegative, counts = post.nonnegative, true
 		}
 	}
+	consistentNote, err := sqlConsistent(a, rels, sel != nil, sc.Unit == "user", groups, nb, eps, rho, gaussian)
+	if err != nil {
+		return nil, err
+	}
 	// The statement must print from the plan alone (with the quantiles'
 	// grids, set by sqlReleases); printing it now makes every printing
 	// failure a refusal before the charge (the run prints the same plan
@@ -536,6 +551,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		Note: fmt.Sprintf("%s; one statement in the data engine computes each group's exact integer aggregates on fixed-point grids; %s; counts rounded to integers; QUANTILE a point of its public grid drawn per group by the exponential mechanism from the group's histogram; AVG = midpoint + noisy centred sum / noisy count (the midpoint when the count is below 1), clamped to the bounds; VARIANCE from the noisy count, centred sum and sum of squares, clamped to [0, ((hi−lo)/2)²] (0 when the count is below 1); STDDEV its square root%s",
 			note, calib, countsNote(counts, post)),
 		Params: publicParams(a, sqlParams(sp, map[string]any{"neighbour": nb.String(), "groups": groupsParam, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)}))}
+	p.Note += consistentNote
 	memGroups := groups
 	if sel != nil {
 		// The candidates are the data's; the estimate assumes a nominal
@@ -1004,6 +1020,9 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 			}
 			continue
 		}
+		if r.total {
+			exact[i][0] = withTotal(exact[i][0])
+		}
 		for j, v := range r.vecs {
 			x := exact[i][j]
 			if !strings.HasPrefix(v.what, "count") { // sums are in grid steps
@@ -1021,6 +1040,9 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 				s.AddLaplace(x, v.scale)
 			}
 		}
+		if r.total {
+			exact[i][0] = fitTotal(r, exact[i][0])
+		}
 		vals[i] = sqlFinish(r, exact[i])
 	}
 	for g := range groups {
@@ -1034,6 +1056,7 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 		}
 		t.Rows[g] = row
 	}
+	t.Parts = sqlParts(sp, rels, cols, exact)
 	return t, nil
 }
 

@@ -504,7 +504,10 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	}
 	consistent := optBool(a, "consistent", false)
 	if consistent && k != 1 {
-		return nil, Errorf(NameArgumentError, "%s: consistent=true releases a total of the groups' counts, which needs each unit in one group: leave max_groups out (it is %d)", fn, k)
+		return nil, Errorf(NameArgumentError, "%s: consistent=true releases a total of the groups' %ss, which needs each unit in one group: leave max_groups out (it is %d)", fn, stat, k)
+	}
+	if consistent && stat == tabular.GroupSum && sc.Unit == "user" {
+		return nil, Errorf(NameArgumentError, "%s: consistent=true on user-level data is not implemented for sums yet (the users' terms are summed per group only, and the total's rounding is not bounded); leave it out, or add the groups' sums yourself", fn)
 	}
 	spec := tabular.GroupSpec{Stat: stat, Groups: bins, Lo: c.lo, Hi: c.hi, MaxGroups: k, CountShare: meanCountShare,
 		AddRemoveToo: src.Derived != nil && nb == accounting.ReplaceOne, Total: consistent}
@@ -568,6 +571,13 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		} else {
 			noiseText = fmt.Sprintf("discrete Laplace, scale b=%.4g per key (ℓ1 sensitivity %.4g under %s, plus %.3g for the sums' floating-point rounding)", gp.SumScale, gp.SumL1, nb, gp.Excess)
 		}
+		if consistent {
+			noiseText += ", on the sums and their total"
+			calib += "; consistent=true (post-processing): the total of the sums is released in the same vector, and the parts shown are its least-squares fit to it"
+			if c.lo >= 0 {
+				calib += ", made nonnegative with the same total (the bounds are ≥ 0)"
+			}
+		}
 		fallthrough
 	case tabular.GroupMean:
 		what = fmt.Sprintf("%ss over %s of column %q clamped to its public bounds [%v, %v] (a NaN counts as 0 clamped)", stat, unit, c.name, c.lo, c.hi)
@@ -592,7 +602,11 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 			p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.CountScale, true, 0)
 		}
 	case tabular.GroupSum:
-		p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.SumScale, false, gp.Excess)
+		// As for consistent counts: the fitted parts mix every key's
+		// noise, and no per-key interval of the noise alone holds them.
+		if !consistent {
+			p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.SumScale, false, gp.Excess)
+		}
 	default:
 		p.Params[ErrorParam] = ratioModel(gp.Gaussian, gp.SumScale, gp.CountScale, gp.Excess, c.lo, c.hi)
 	}
@@ -607,7 +621,10 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		if err != nil {
 			return nil, err
 		}
-		if consistent {
+		switch {
+		case consistent && stat == tabular.GroupSum:
+			vals = consistentSums(vals, c.lo >= 0)
+		case consistent:
 			vals = consistentCounts(vals, post.nonnegative)
 		}
 		post.apply(vals)

@@ -933,6 +933,10 @@ func harnessGrid(wide bool) []harnessCall {
 		add("private_mean", ds, mb, "other", []any{true, false})
 		add("private_mean", ds, mb, "clamp", []any{false, true})
 		add("private_sum", ds, append([]KW{kw("col", "x1"), kw("eps", 1.0)}, by...), "other", []any{true, false})
+		// consistent=true on sums: the total is one more coordinate of
+		// the noisy vector (refused without by= and on user-level data).
+		add("private_sum", ds, append([]KW{kw("col", "x1"), kw("eps", 1.0)}, by...), "consistent", []any{false, true})
+		add("private_sum", ds, append([]KW{kw("col", "x2"), kw("eps", 1.0), kw("delta", 1e-6)}, by...), "consistent", []any{true})
 		hb := []KW{kw("col", "g"), kw("eps", 1.0)}
 		if ds == "rows" {
 			hb = []KW{kw("col", "x1"), kw("bins", 3), kw("eps", 1.0)}

@@ -155,6 +155,12 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("cats", "SELECT COUNT(*) AS n, SUM(x1, -1, 1) AS s FROM cats", newKW("eps", 1.0), newKW("weights", []float64{1})),
 		// nonnegative=false shows the raw counts (post-processing only)
 		call("cats", "SELECT g, COUNT(*) AS n FROM cats GROUP BY g", newKW("eps", 1.0), newKW("nonnegative", false)),
+		// consistent=true: each COUNT(*) and SUM releases its total too (one
+		// more coordinate of its vector); refused without public keys or
+		// without groups.
+		call("cats", "SELECT g, COUNT(*) AS n, SUM(x1, -1, 1) AS s, AVG(x1, -1, 1) AS m FROM cats GROUP BY g", newKW("eps", 1.0), newKW("consistent", true)),
+		call("cats", "SELECT g, COUNT(*) AS n, SUM(x1, 0, 1) AS s FROM cats GROUP BY g", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("consistent", true)),
+		call("cats", "SELECT COUNT(*) AS n FROM cats", newKW("eps", 1.0), newKW("consistent", true)),
 	}
 	g := sqlQueryGen{rand.New(rand.NewPCG(sqlHarnessSeed, 0))}
 	for i := range n {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"html"
 	"math"
 	"slices"
 	"strings"
@@ -111,7 +112,7 @@ func TestPrivateSQLFromCells(t *testing.T) {
 		"fmt.Println(r.Get(\"north\", \"m\") >= 0)\n" +
 		"fmt.Print(r.CSV())\n" +
 		"fmt.Println(r)\n")
-	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,n ±95%,m\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
+	for _, want := range []string{"[region n m] [key count avg] 2 [region] [n m]", "true", "region,n,n ±95%,m,m ±95%\nnorth,", "\nsouth,", "sql/gaussian", "n = COUNT"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -125,13 +126,13 @@ func TestPrivateSQLFromCells(t *testing.T) {
 		t.Errorf("the replay differs:\n%s\nfirst:\n%s", out2, out)
 	}
 	dry := s.ok("d := private_sql(`SELECT SUM(age) AS s, VARIANCE(income, 0, 1000) AS v FROM people`, eps=0.5, dry_run=true)\nfmt.Println(d)")
-	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)", "error: 95 % interval of each group's value: s ± "} {
+	for _, want := range []string{"dry run", "s = SUM over [0, 120] (owner's bounds)", "v = VARIANCE", "sum of squares", "ε=0.25)", "error: 95 % interval of each group's value: s ± ", "v from its noisy count (± "} {
 		if !strings.Contains(dry, want) {
 			t.Errorf("the dry run lacks %q:\n%s", want, dry)
 		}
 	}
 	dryq := s.ok("d2 := private_sql(`SELECT region, MEDIAN(age) AS med FROM people GROUP BY region`, eps=0.5, dry_run=true)\nfmt.Println(d2)")
-	for _, want := range []string{"dry run", "med = QUANTILE over [0, 120] (owner's bounds): q=0.5, exponential mechanism over a grid of 1048576 steps, per group ε=0.25", "halved", "ε=0.5)"} {
+	for _, want := range []string{"dry run", "med = QUANTILE over [0, 120] (owner's bounds): q=0.5, exponential mechanism over a grid of 1048576 steps, per group ε=0.25", "halved", "ε=0.5)", "med rank within ±"} {
 		if !strings.Contains(dryq, want) {
 			t.Errorf("the quantile's dry run lacks %q:\n%s", want, dryq)
 		}
@@ -269,19 +270,24 @@ func TestPrivateSQLKeysAndWeights(t *testing.T) {
 	cell := "r := private_sql(`SELECT round(age / 10) AS d, COUNT(*) AS n, AVG(income, 0, 50000) AS m FROM people GROUP BY d`, eps=1, " +
 		"keys=map[string][]any{\"d\": {3, 4, 5}}, weights=[]float64{1, 3}, name=\"decades\")\nfmt.Print(r.CSV())\nfmt.Println(r.Receipt.NoiseScale)"
 	out := s.ok(cell)
-	for _, want := range []string{"d,n,n ±95%,m\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
+	for _, want := range []string{"d,n,n ±95%,m,m ±95%\n3,", "\n4,", "\n5,", "n = COUNT: count discrete Laplace b=4 ", "ε=0.375"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	// A COUNT column's interval: Laplace b = 4, rounded: ±⌈4·ln 20⌉ = ±12;
-	// an AVG column carries none.
+	// an AVG column's is Fieller's set from its noisy parts, within the
+	// bounds and holding the value.
 	if w := s.ok(`lo, hi := r.IntervalOf(3, "n", 0.95)
 fmt.Println(hi - lo, lo <= r.Get(3, "n"), r.Get(3, "n") <= hi)`); !strings.HasPrefix(w, "24.0000000000") || !strings.HasSuffix(strings.TrimSpace(w), "true true") {
 		t.Errorf("IntervalOf: %q, want a width of 24", w)
 	}
-	if res, _ := s.fails(`r.IntervalOf(3, "m", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, `column "m" (avg) carries no confidence interval`) {
-		t.Errorf("IntervalOf of an AVG: %v", res.Error)
+	if w := s.ok(`lo, hi := r.IntervalOf(3, "m", 0.95)
+fmt.Println(0 <= lo, lo <= r.Get(3, "m"), r.Get(3, "m") <= hi, hi <= 50000, hi - lo < 50000)`); strings.TrimSpace(w) != "true true true true true" {
+		t.Errorf("IntervalOf of an AVG: %q", w)
+	}
+	if res, _ := s.fails(`r.IntervalOf(3, "m", 1.5)`, NameArgumentError); !strings.Contains(res.Error.Value, "level=1.5") {
+		t.Errorf("IntervalOf at level 1.5: %v", res.Error)
 	}
 	before := ledgerRecords(t, dir, "people")
 	again := s.ok(cell)
@@ -443,11 +449,12 @@ func TestPrivateSQLCountUsers(t *testing.T) {
 	// unbounded ones, at ℓ1 sensitivity 3.
 	out := s.ok("r := private_sql(`SELECT region, COUNT(DISTINCT uid) AS users FROM visits GROUP BY region`, eps=1000, max_groups=3)\nfmt.Print(r.CSV())\nfmt.Println(r.Kinds)\nfmt.Println(r.Receipt.NoiseScale)")
 	for _, reg := range []string{"north", "south", "east"} {
-		if want := fmt.Sprintf("%s,%d\n", reg, len(users[reg])); !strings.Contains(out, want) {
+		// Each count of users followed by its 95 % half-width (a count's).
+		if want := fmt.Sprintf("\n%s,%d,1\n", reg, len(users[reg])); !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, want := range []string{"[key count distinct]", "count of users discrete Laplace", "ℓ1 sensitivity 3 under add-remove"} {
+	for _, want := range []string{"region,users,users ±95%\n", "[key count distinct]", "count of users discrete Laplace", "ℓ1 sensitivity 3 under add-remove"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -574,5 +581,83 @@ func TestPrivateSQLUserBounds(t *testing.T) {
 	}
 	if ledgerRecords(t, dir, "plain") != before {
 		t.Errorf("refusals wrote ledger records")
+	}
+}
+
+// Every value column of a private_sql table shows its error: COUNT and
+// SUM ± the noise's half-width, AVG ± its Fieller interval's larger side,
+// VARIANCE and STDDEV ± their conservative interval's, each per cell in
+// the text, the HTML and the CSV; a MEDIAN its rank bound (RankErrorOf),
+// never an interval of values.
+func TestPrivateSQLColumnErrors(t *testing.T) {
+	dir, _, st := sqlPeople(t, accounting.AddRemove)
+	st.Close()
+	s := newSession(t, dir)
+	s.ok("r := private_sql(`SELECT region, COUNT(*) AS n, AVG(income, 0, 30000) AS m, VARIANCE(age, 0, 100) AS v, STDDEV(age, 0, 100) AS sd, MEDIAN(age) AS med FROM people GROUP BY region`, eps=5)")
+	out := s.ok(`fmt.Print(r.CSV())
+for _, c := range []string{"m", "v", "sd"} {
+	lo, hi := r.IntervalOf("north", c, 0.95)
+	lo9, hi9 := r.IntervalOf("north", c, 0.99)
+	fmt.Println(c, lo <= r.Get("north", c), r.Get("north", c) <= hi, lo9 <= lo, hi <= hi9, lo < hi)
+}
+lo, hi := r.IntervalOf("north", "v", 0.95)
+slo, shi := r.IntervalOf("north", "sd", 0.95)
+fmt.Println(0 <= lo, hi <= 2500, math.Abs(slo*slo-lo) < 1e-6*(1+lo), math.Abs(shi*shi-hi) < 1e-6*(1+hi))
+fmt.Println(r.RankErrorOf("med", 0.95) > 0, r.RankErrorOf("med", 0.99) >= r.RankErrorOf("med", 0.95))`)
+	for _, want := range []string{"region,n,n ±95%,m,m ±95%,v,v ±95%,sd,sd ±95%,med,med rank ±95%\n",
+		"m true true true true true\n", "v true true true true true\n", "sd true true true true true\n", "true true true true\ntrue true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	txt, h := s.ok("fmt.Print(r)"), s.ok("fmt.Print(r.HTML())")
+	for _, want := range []string{"Fieller's set", "conservative interval", "med: with probability ≥ 95 % each group's value has a rank within ±"} {
+		if !strings.Contains(txt, want) || !strings.Contains(h, html.EscapeString(want)) {
+			t.Errorf("text or HTML lacks %q:\n%s\n%s", want, txt, h)
+		}
+	}
+	if strings.Count(txt, " ± ") != 2*4 || !strings.Contains(h, "m (DP, ± 95 %)") || strings.Contains(h, "med (DP, ± 95 %)") {
+		t.Errorf("cells without their ±:\n%s\n%s", txt, h)
+	}
+	if res, _ := s.fails(`r.IntervalOf("north", "med", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, "rank bound") {
+		t.Errorf("IntervalOf of a quantile: %v", res.Error)
+	}
+	if res, _ := s.fails(`r.RankErrorOf("m", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, "not a quantile column") {
+		t.Errorf("RankErrorOf of an AVG: %v", res.Error)
+	}
+}
+
+// consistent=true from a cell: the COUNT(*) and SUM columns are fitted to
+// their released totals (release tests check the sums), carry no ±, the receipt
+// names the rule and the noise its total; an AVG beside them keeps its
+// interval. Refused, before the charge, without groups and with DP
+// partition selection.
+func TestPrivateSQLConsistent(t *testing.T) {
+	dir, _, st := sqlPeople(t, accounting.ReplaceOne)
+	st.Close()
+	s := newSession(t, dir)
+	out := s.ok("r := private_sql(`SELECT region, COUNT(*) AS n, SUM(age, 0, 100) AS s, AVG(age, 0, 100) AS m FROM people GROUP BY region`, eps=2, consistent=true)\n" +
+		"fmt.Print(r.CSV())\nfmt.Println(r.Receipt.NoiseScale)\nfmt.Println(r.Receipt.Note)")
+	for _, want := range []string{"region,n,s,m,m ±95%\n", "count and its total discrete Laplace", "sum and its total discrete Laplace", "ℓ1 sensitivity 2 under replace-one", "consistent=true (post-processing)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if res, _ := s.fails(`r.IntervalOf("north", "n", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, "carries no confidence interval") {
+		t.Errorf("IntervalOf of a fitted count: %v", res.Error)
+	}
+	before := ledgerRecords(t, dir, "people")
+	for _, c := range []struct{ query, kws, want string }{
+		{"SELECT COUNT(*) AS n FROM people", "eps=1", "at least two groups"},
+		{"SELECT region, AVG(age) AS m FROM people GROUP BY region", "eps=1", "has neither"},
+		{"SELECT income, COUNT(*) AS n FROM people GROUP BY income", "eps=1, delta=1e-6", "partition selection"},
+	} {
+		res, _ := s.fails("private_sql(`"+c.query+"`, "+c.kws+", consistent=true)", NameArgumentError)
+		if !strings.Contains(res.Error.Value, c.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", c.query, res.Error, c.want)
+		}
+	}
+	if after := ledgerRecords(t, dir, "people"); after != before {
+		t.Errorf("the refusals wrote %d ledger records", after-before)
 	}
 }

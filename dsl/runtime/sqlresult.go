@@ -7,6 +7,7 @@ package runtime
 import (
 	"fmt"
 	"html"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -23,6 +24,9 @@ type TableResult struct {
 	// ("count", "count distinct", "sum", "avg", "variance", "stddev", "quantile").
 	Kinds []string
 	Rows  [][]any
+	// parts are the noisy vectors behind AVG, VARIANCE and STDDEV
+	// columns (release.Table.Parts), for their intervals.
+	parts map[string][][]float64
 	releaseBase
 }
 
@@ -31,7 +35,7 @@ func tableResult(rel *release.Release) *TableResult {
 		return &TableResult{releaseBase: releaseBase{rel.Receipt}}
 	}
 	t := rel.Value.(*release.Table)
-	return &TableResult{Columns: t.Columns, Kinds: t.Kinds, Rows: t.Rows, releaseBase: releaseBase{rel.Receipt}}
+	return &TableResult{Columns: t.Columns, Kinds: t.Kinds, Rows: t.Rows, parts: t.Parts, releaseBase: releaseBase{rel.Receipt}}
 }
 
 // KeyColumns and ValueColumns name the key and the value columns.
@@ -59,10 +63,12 @@ func (r *TableResult) Get(args ...any) float64 {
 	return r.Rows[i][c].(float64)
 }
 
-// IntervalOf returns the level confidence interval (lo, hi) of a COUNT or
-// SUM cell, addressed as Get's: r.IntervalOf("north", "n", 0.95). AVG,
-// VARIANCE and STDDEV columns carry none (they are post-processed from
-// several noisy parts the release does not hold).
+// IntervalOf returns the level confidence interval (lo, hi) of a cell,
+// addressed as Get's: r.IntervalOf("north", "n", 0.95). COUNT and SUM
+// cells: the value ± the noise's half-width; AVG: Fieller's set from the
+// noisy centred sum and count; VARIANCE and STDDEV: a conservative
+// interval from their three noisy parts. A QUANTILE column has a rank
+// bound instead (RankErrorOf).
 func (r *TableResult) IntervalOf(args ...any) (float64, float64) {
 	const fn = "IntervalOf"
 	if len(args) == 0 {
@@ -75,14 +81,55 @@ func (r *TableResult) IntervalOf(args ...any) (float64, float64) {
 	mustLevel(fn, level)
 	i, c := r.locate(fn, args[:len(args)-1])
 	m, ok := release.ErrorsOf(r.Receipt.Params)[r.Columns[c]]
-	if !ok {
-		panic(errorf(NameArgumentError, "%s: column %q (%s) carries no confidence interval; COUNT and SUM columns do", fn, r.Columns[c], r.Kinds[c]))
+	if ok && m.Kind == release.ErrExponential {
+		panic(errorf(NameArgumentError, "%s: column %q is a quantile, whose error is a rank bound, not an interval of values: r.RankErrorOf(%q, level)", fn, r.Columns[c], r.Columns[c]))
 	}
-	lo, hi, err := m.Interval(r.Rows[i][c].(float64), level)
+	if !ok {
+		panic(errorf(NameArgumentError, "%s: column %q (%s) carries no confidence interval (a release stored before its columns carried their error)", fn, r.Columns[c], r.Kinds[c]))
+	}
+	lo, hi, err := m.CellInterval(r.Rows[i][c].(float64), r.cellParts(i, c), level)
 	if err != nil {
 		panic(errorf(NameArgumentError, "%s: %v", fn, err))
 	}
 	return lo, hi
+}
+
+// RankErrorOf returns a QUANTILE or MEDIAN column's error bound at level,
+// in rows, the same for every group: with probability at least level a
+// group's released value has a rank within ±k rows of its target rank
+// q·n, beyond the least distance any point of the public grid has (as
+// QuantileResult.RankError). It is no interval of values.
+func (r *TableResult) RankErrorOf(col string, level float64) int {
+	const fn = "RankErrorOf"
+	mustLevel(fn, level)
+	if r == nil || r.Receipt == nil {
+		panic(errorf(NameArgumentError, "%s: no result", fn))
+	}
+	m, ok := release.ErrorsOf(r.Receipt.Params)[col]
+	if !ok || m.Kind != release.ErrExponential {
+		panic(errorf(NameArgumentError, "%s: %q is not a quantile column carrying a rank bound; IntervalOf gives the other columns' intervals", fn, col))
+	}
+	k, err := m.RankError(level)
+	if err != nil {
+		panic(errorf(NameArgumentError, "%s: %v", fn, err))
+	}
+	return k
+}
+
+// cellParts are the noisy parts behind cell (row, c), or nil.
+func (r *TableResult) cellParts(row, c int) []float64 {
+	p := r.parts[r.Columns[c]]
+	if len(p) == 0 {
+		return nil
+	}
+	out := make([]float64, len(p))
+	for k, v := range p {
+		if row >= len(v) {
+			return nil
+		}
+		out[k] = v[row]
+	}
+	return out
 }
 
 // locate finds the row whose keys are args' leading values and the value
@@ -141,14 +188,38 @@ func (r *TableResult) columnErrors() map[int]release.ErrorModel {
 	return out
 }
 
-// halfWidth is column c's 95 % half-width, if it has one.
-func (r *TableResult) halfWidth(errs map[int]release.ErrorModel, c int) (float64, bool) {
+// hasInterval: column c's cells carry a confidence interval of values
+// (a quantile's rank bound is not one).
+func (r *TableResult) hasInterval(errs map[int]release.ErrorModel, c int) bool {
 	m, ok := errs[c]
-	if !ok {
+	return ok && m.Kind != release.ErrExponential
+}
+
+// halfWidth is cell (row, c)'s 95 % half-width, if it has one: the
+// noise's for COUNT and SUM; for the others, whose interval is not
+// symmetric, the larger distance from the value to its ends, so that
+// value ± h holds the interval.
+func (r *TableResult) halfWidth(errs map[int]release.ErrorModel, row, c int) (float64, bool) {
+	m, ok := errs[c]
+	if !ok || row >= len(r.Rows) {
 		return 0, false
 	}
-	h, err := m.HalfWidth(release.DefaultLevel)
-	return h, err == nil
+	switch m.Kind {
+	case release.ErrLaplace, release.ErrGaussian:
+		h, err := m.HalfWidth(release.DefaultLevel)
+		return h, err == nil
+	case release.ErrRatio, release.ErrVariance:
+		v, isNum := r.Rows[row][c].(float64)
+		if !isNum {
+			return 0, false
+		}
+		lo, hi, err := m.CellInterval(v, r.cellParts(row, c), release.DefaultLevel)
+		if err != nil {
+			return 0, false
+		}
+		return math.Max(v-lo, hi-v), true
+	}
+	return 0, false
 }
 
 // barInterval is the 95 % interval of bar i (bars: one key column, one
@@ -159,12 +230,13 @@ func (r *TableResult) barInterval(i int) (float64, float64, bool) {
 		if r.Kinds[c] == "key" || i >= len(r.Rows) {
 			continue
 		}
-		h, ok := r.halfWidth(errs, c)
+		m, ok := errs[c]
 		v, isNum := r.Rows[i][c].(float64)
 		if !ok || !isNum {
 			return 0, 0, false
 		}
-		return v - h, v + h, true
+		lo, hi, err := m.CellInterval(v, r.cellParts(i, c), release.DefaultLevel)
+		return lo, hi, err == nil
 	}
 	return 0, 0, false
 }
@@ -200,24 +272,35 @@ func cellText(v any) string {
 }
 
 // tableRows is the table with a header row, for CSV and download.
-// A COUNT or SUM column is followed by its 95 % half-width
-// ("<column> ±95%"), the same for every row.
+// A column with intervals is followed by each cell's 95 % half-width
+// ("<column> ±95%"): the same in every row for COUNT and SUM, per cell for
+// AVG, VARIANCE and STDDEV; a quantile column by its rank bound
+// ("<column> rank ±95%", in rows).
 func (r *TableResult) tableRows() [][]string {
 	errs := r.columnErrors()
 	var header []string
 	for i, c := range r.Columns {
 		header = append(header, c)
-		if _, ok := r.halfWidth(errs, i); ok {
+		if r.hasInterval(errs, i) {
 			header = append(header, c+" ±95%")
+		} else if m, ok := errs[i]; ok && m.Kind == release.ErrExponential {
+			header = append(header, c+" rank ±95%")
 		}
 	}
 	rows := [][]string{header}
-	for _, row := range r.Rows {
+	for g, row := range r.Rows {
 		var out []string
 		for i, c := range row {
 			out = append(out, cellText(c))
-			if h, ok := r.halfWidth(errs, i); ok {
-				out = append(out, fmtNum(h))
+			if r.hasInterval(errs, i) {
+				h, ok := r.halfWidth(errs, g, i)
+				cell := ""
+				if ok {
+					cell = fmtNum(h)
+				}
+				out = append(out, cell)
+			} else if m, ok := errs[i]; ok && m.Kind == release.ErrExponential {
+				out = append(out, strconv.Itoa(m.RankError95))
 			}
 		}
 		rows = append(rows, out)
@@ -256,14 +339,14 @@ func shownRows(n int) []int {
 
 // displayCell rounds values for display (6 significant digits); keys are
 // shown as they are. CSV() and Rows keep every digit.
-// A COUNT or SUM value is followed by its 95 % half-width, "± h".
-func (r *TableResult) displayCell(errs map[int]release.ErrorModel, i int, v any) string {
+// A value with an interval is followed by its 95 % half-width, "± h".
+func (r *TableResult) displayCell(errs map[int]release.ErrorModel, row, i int, v any) string {
 	if f, ok := v.(float64); ok && r.Kinds[i] != "key" {
 		s := strconv.FormatFloat(f, 'g', 6, 64)
 		if r.Kinds[i] == "count" {
 			s = strconv.FormatFloat(f, 'f', 0, 64)
 		}
-		if h, ok := r.halfWidth(errs, i); ok {
+		if h, ok := r.halfWidth(errs, row, i); ok {
 			s += " ± " + fmtHalfWidth(h)
 		}
 		return s
@@ -287,7 +370,7 @@ func (r *TableResult) String() string {
 		}
 		row := make([]string, len(r.Columns))
 		for j, c := range r.Rows[i] {
-			row[j] = r.displayCell(errs, j, c)
+			row[j] = r.displayCell(errs, i, j, c)
 		}
 		grid = append(grid, row)
 	}
@@ -317,7 +400,41 @@ func (r *TableResult) String() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(r.errorNote())
 	return r.text(b.String())
+}
+
+// errorNote is the lines under the table that say what its ± mean and
+// state each quantile column's rank bound, or "".
+func (r *TableResult) errorNote() string {
+	errs := r.columnErrors()
+	kinds := map[string]bool{}
+	var ranks []string
+	for i, c := range r.Columns {
+		m, ok := errs[i]
+		if !ok {
+			continue
+		}
+		kinds[m.Kind] = true
+		if m.Kind == release.ErrExponential {
+			ranks = append(ranks, fmt.Sprintf("%s: with probability ≥ 95 %% each group's value has a rank within ±%d rows of its target rank, beyond the closest any grid point comes (a rank bound, not an interval of values)\n", c, m.RankError95))
+		}
+	}
+	var what []string
+	if kinds[release.ErrLaplace] || kinds[release.ErrGaussian] {
+		what = append(what, "the noise's for counts and sums")
+	}
+	if kinds[release.ErrRatio] {
+		what = append(what, "Fieller's set from the noisy centred sum and count for AVG")
+	}
+	if kinds[release.ErrVariance] {
+		what = append(what, "a conservative interval from the noisy count, sum and sum of squares for VARIANCE and STDDEV")
+	}
+	out := ""
+	if len(what) > 0 {
+		out = "± : 95 % confidence interval of each cell (" + strings.Join(what, "; ") + ")\n"
+	}
+	return out + strings.Join(ranks, "")
 }
 
 // HTML renders the table, then the receipt.
@@ -336,7 +453,7 @@ func (r *TableResult) HTML() string {
 		if r.Kinds[i] != "key" {
 			suffix = " (DP)"
 		}
-		if _, ok := r.halfWidth(errs, i); ok {
+		if r.hasInterval(errs, i) {
 			suffix = " (DP, ± 95 %)"
 		}
 		fmt.Fprintf(&b, "<th>%s%s</th>", html.EscapeString(c), suffix)
@@ -350,14 +467,19 @@ func (r *TableResult) HTML() string {
 		b.WriteString("<tr>")
 		for j, c := range r.Rows[i] {
 			if r.Kinds[j] == "key" {
-				fmt.Fprintf(&b, "<th style=\"text-align:left\">%s</th>", html.EscapeString(r.displayCell(errs, j, c)))
+				fmt.Fprintf(&b, "<th style=\"text-align:left\">%s</th>", html.EscapeString(r.displayCell(errs, i, j, c)))
 			} else {
-				fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(r.displayCell(errs, j, c)))
+				fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(r.displayCell(errs, i, j, c)))
 			}
 		}
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table>\n")
+	if note := r.errorNote(); note != "" {
+		for _, line := range strings.Split(strings.TrimSuffix(note, "\n"), "\n") {
+			b.WriteString("<p style=\"font-size:smaller\">" + html.EscapeString(line) + "</p>\n")
+		}
+	}
 	return r.html(b.String())
 }
 

@@ -49,8 +49,9 @@ var (
 	ErrShare = errors.New("tabular: the count's share of the budget must lie strictly between 0 and 1")
 	// ErrStat: an unknown GroupStat.
 	ErrStat = errors.New("tabular: unknown grouped statistic")
-	// ErrTotal: a total asked of other than a count with MaxGroups 1.
-	ErrTotal = errors.New("tabular: a released total needs grouped counts with one group per unit (max_groups=1)")
+	// ErrTotal: a total asked of other than a count or sum with
+	// MaxGroups 1.
+	ErrTotal = errors.New("tabular: a released total needs grouped counts or sums with one group per unit (max_groups=1)")
 	// ErrGroupDim: the source does not hold the columns the plan reads.
 	ErrGroupDim = errors.New("tabular: the source must hold the grouping column (counts), or the value column then the grouping column (sums, means)")
 )
@@ -82,7 +83,8 @@ type GroupSpec struct {
 	// that post-processing can make the parts add up to it (consistent
 	// counts). A unit then moves one count and the total by one each
 	// (add-remove), or two counts and not the total (replace-one): ℓ1 = 2,
-	// ℓ2 = √2 under both relations.
+	// ℓ2 = √2 under both relations. A GroupSum with MaxGroups 1 releases
+	// the total of its sums likewise (GroupSumTotalSensitivity).
 	Total bool
 }
 
@@ -204,6 +206,33 @@ func GroupSumSensitivity(lo, hi float64, groups, k int, nb accounting.Neighbour,
 	return l1, l2
 }
 
+// GroupSumTotalSensitivity returns the ℓ1 and ℓ2 sensitivities of the
+// exact vector (S_1, …, S_G, T) of per-group sums and their total T when
+// each row adds a value in [lo, hi] to one group or to none (MaxGroups 1,
+// row-level data), m = max(|lo|, |hi|).
+//
+// Add-remove: a row v moves one S_g and T by v: ℓ1 = 2m, ℓ2 = √2·m.
+// Replace-one: a row a in group g becomes b in group g′ (or in none).
+// With g = g′ one sum and T move by b − a: ℓ1 = 2(hi − lo), ℓ2 =
+// √2·(hi − lo). With g ≠ g′, S_g moves by a, S_g′ by b and T by b − a:
+// ℓ1 = |a| + |b| + |b − a|, ℓ2² = a² + b² + (b − a)², both convex in
+// (a, b), so largest at a corner of [lo, hi]²: ℓ1 = |lo| + |hi| + (hi − lo)
+// (which is at least 2m and 2(hi − lo)), ℓ2² the largest of
+// lo² + hi² + (hi − lo)², 2m² and 2(hi − lo)². A row leaving the groups
+// is a corner too (b = 0 moves S_g and T by a). Either relation's values
+// are at least add-remove's.
+func GroupSumTotalSensitivity(lo, hi float64, nb accounting.Neighbour) (l1, l2 float64) {
+	m := max(math.Abs(lo), math.Abs(hi))
+	if nb != accounting.ReplaceOne {
+		return mulUp(2, m), mulUp(sqrt2Up, m)
+	}
+	w := up(hi - lo)
+	l1 = up(up(math.Abs(lo)+math.Abs(hi)) + w)
+	sq := max(up(up(lo*lo+hi*hi)+w*w), 2*m*m, 2*w*w)
+	l2 = up(math.Sqrt(up(sq)))
+	return max(l1, mulUp(2, m)), max(l2, mulUp(sqrt2Up, m))
+}
+
 // PlanGroups plans a grouped release at (ε, δ) under nb. It reads no data;
 // its errors have fixed texts. A GroupMean needs δ > 0: its counts and sums
 // get discrete Gaussian noise with CountShare and 1 − CountShare of
@@ -235,10 +264,13 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour, cal
 	}
 	coords := G
 	if spec.Total {
-		if spec.Stat != GroupCount || spec.MaxGroups != 1 {
+		if spec.Stat == GroupMean || spec.MaxGroups != 1 {
 			return nil, ErrTotal
 		}
-		p.CountL1, p.CountL2, coords = 2, sqrt2Up, G+1
+		coords = G + 1
+		if spec.Stat == GroupCount {
+			p.CountL1, p.CountL2 = 2, sqrt2Up
+		}
 	}
 	var sumL1, sumL2 float64
 	if p.sumNoised {
@@ -247,6 +279,12 @@ func PlanGroups(spec GroupSpec, eps, delta float64, nb accounting.Neighbour, cal
 		}
 		p.SumL1, p.SumL2 = GroupSumSensitivity(spec.Lo, spec.Hi, G, spec.MaxGroups, nb, spec.AddRemoveToo)
 		p.Excess = SumExcess(max(math.Abs(spec.Lo), math.Abs(spec.Hi)))
+		if spec.Total {
+			// The total is one more computed sum, with its own rounding:
+			// its excess is charged on top of the parts'.
+			p.SumL1, p.SumL2 = GroupSumTotalSensitivity(spec.Lo, spec.Hi, nb)
+			p.Excess *= 2
+		}
 		sumL1, sumL2 = up(p.SumL1+p.Excess), up(p.SumL2+p.Excess)
 	}
 	if spec.Stat != GroupMean {
@@ -336,7 +374,7 @@ func (p *GroupPlan) Run(ctx context.Context, src rows.Source, users bool, s *noi
 	if err != nil {
 		return nil, err
 	}
-	if p.Total {
+	if p.Total && p.Stat == GroupCount {
 		t := 0.0
 		for _, c := range counts {
 			t += c // exact: integers below 2^53
@@ -390,6 +428,11 @@ func (p *GroupPlan) Totals(ctx context.Context, src rows.Source, users bool) (co
 		return g.Bin(row[len(row)-1])
 	}
 	if users {
+		if p.Total && p.sumNoised {
+			// The users' terms are summed per group only: a total of them
+			// with a sum's rounding bound is not implemented.
+			return nil, nil, ErrTotal
+		}
 		return p.userTotals(ctx, src, width, group)
 	}
 	if !p.sumNoised {
@@ -404,21 +447,35 @@ func (p *GroupPlan) Totals(ctx context.Context, src rows.Source, users bool) (co
 		return counts, nil, nil
 	}
 	lo, hi := p.Lo, p.Hi
-	acc, err := rowpass.SumVecScan(ctx, rowpass.Limit(src), 2*G, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
+	// With Total, coordinate 2G sums every grouped row's clamped value in
+	// the same pass and order as the groups' sums, so its rounding is a
+	// sum's (SumExcess).
+	width2 := 2 * G
+	if p.Total {
+		width2++
+	}
+	acc, err := rowpass.SumVecScan(ctx, rowpass.Limit(src), width2, rowpass.Options{}, false, false, func(dst []float64, b *rows.Batch) {
 		for i := range b.N {
 			row := b.Row(i, width)
 			j := group(row)
 			if j < 0 {
 				continue
 			}
-			dst[j] += Clamp(row[0], lo, hi)
+			v := Clamp(row[0], lo, hi)
+			dst[j] += v
 			dst[G+j]++ // exact: integers below 2^53
+			if width2 > 2*G {
+				dst[2*G] += v
+			}
 		}
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	sums, counts = acc[:G:G], acc[G:]
+	sums, counts = acc[:G:G], acc[G:2*G]
+	if p.Total {
+		sums = append(sums, acc[2*G])
+	}
 	if !p.countNoised {
 		counts = nil
 	}

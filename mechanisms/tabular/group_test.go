@@ -595,10 +595,74 @@ func TestGroupTotal(t *testing.T) {
 	}
 	for _, spec := range []GroupSpec{
 		{Stat: GroupCount, Groups: bins, MaxGroups: 2, Total: true},
-		{Stat: GroupSum, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1, Total: true},
+		{Stat: GroupSum, Groups: bins, MaxGroups: 2, Lo: 0, Hi: 1, Total: true},
+		{Stat: GroupMean, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 1, CountShare: 0.5, Total: true},
 	} {
 		if _, err := PlanGroups(spec, 1, 0, accounting.AddRemove); !errors.Is(err, ErrTotal) {
 			t.Errorf("%+v: %v, want ErrTotal", spec, err)
 		}
+	}
+}
+
+// The sums' total is one more coordinate of the sums' vector: its
+// sensitivities are the largest moves of (S_1, …, S_G, T) over every pair
+// of neighbouring rows, found here by brute force over a grid of values
+// (a row in group 0 or 1, or in none) and set against the closed form; Run
+// returns the G sums, then their total, which (with negligible noise) is
+// their sum. User-level data take no total.
+func TestGroupSumTotal(t *testing.T) {
+	bins, _ := NewCategoryBins([]string{"a"}, "other")
+	for _, c := range []struct{ lo, hi float64 }{{0, 10}, {-1, 1}, {-3, 5}, {2, 3}, {-7, -2}} {
+		for _, nb := range []accounting.Neighbour{accounting.AddRemove, accounting.ReplaceOne} {
+			l1, l2 := GroupSumTotalSensitivity(c.lo, c.hi, nb)
+			// move returns the change of (S_0, S_1, T) when a row of
+			// value a in group ga (−1: none) becomes b in gb.
+			var b1, b2 float64
+			for i := range 21 {
+				a := c.lo + (c.hi-c.lo)*float64(i)/20
+				for j := range 21 {
+					b := c.lo + (c.hi-c.lo)*float64(j)/20
+					for _, g := range [][2]int{{0, 0}, {0, 1}, {0, -1}, {-1, 0}} {
+						if nb == accounting.AddRemove && g[1] != -1 {
+							continue // add-remove: a row removed
+						}
+						d := []float64{0, 0, 0}
+						if g[0] >= 0 {
+							d[g[0]] -= a
+							d[2] -= a
+						}
+						if g[1] >= 0 {
+							d[g[1]] += b
+							d[2] += b
+						}
+						n1, n2 := 0.0, 0.0
+						for _, x := range d {
+							n1 += math.Abs(x)
+							n2 += x * x
+						}
+						b1, b2 = max(b1, n1), max(b2, math.Sqrt(n2))
+					}
+				}
+			}
+			if l1 < b1*(1-1e-12) || l1 > b1*(1+1e-9) || l2 < b2*(1-1e-12) || l2 > b2*(1+1e-9) {
+				t.Errorf("[%v, %v] %v: sensitivities %v, %v, brute force %v, %v", c.lo, c.hi, nb, l1, l2, b1, b2)
+			}
+		}
+	}
+	p, err := PlanGroups(GroupSpec{Stat: GroupSum, Groups: bins, MaxGroups: 1, Lo: 0, Hi: 10, Total: true}, 1e6, 0, accounting.ReplaceOne)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l1, _ := GroupSumTotalSensitivity(0, 10, accounting.ReplaceOne); p.SumL1 != l1 || p.Excess != 2*SumExcess(10) {
+		t.Errorf("plan: ℓ1 %v, excess %v", p.SumL1, p.Excess)
+	}
+	// Column 0 the value, column 1 the key's code (0 = "a", else other).
+	src := table(t, 2, []float64{1, 0, 2, 0, 4, 1, 8, 5, 20, 0}, nil, 0)
+	vals, err := p.Run(context.Background(), src, false, noise.NewSeeded(1))
+	if err != nil || len(vals) != 3 || math.Abs(vals[0]-13) > 0.01 || math.Abs(vals[1]-12) > 0.01 || math.Abs(vals[2]-25) > 0.01 {
+		t.Errorf("Run: %v %v, want about 13, 12 and their total 25", vals, err)
+	}
+	if _, err := p.Run(context.Background(), table(t, 2, []float64{1, 0}, []int32{0}, 1), true, noise.NewSeeded(1)); !errors.Is(err, ErrTotal) {
+		t.Errorf("user-level: %v, want ErrTotal", err)
 	}
 }

@@ -312,7 +312,9 @@ func Release(rel *release.Release) (*pb.ReleaseReply, error) {
 	case *release.Count:
 		out.Value = &pb.ReleaseReply_Count{Count: &pb.Scalar{Value: v.Value}}
 	case *release.Mean:
-		out.Value = &pb.ReleaseReply_Mean{Mean: &pb.Vector{Values: v.Values}}
+		// The noisy sums and counts travel too: the client computes the
+		// mean's interval from them (they were released with the mean).
+		out.Value = &pb.ReleaseReply_Mean{Mean: &pb.Vector{Values: v.Values, Sums: v.Sums, Counts: v.Counts}}
 	case *release.Sum:
 		out.Value = &pb.ReleaseReply_Sum{Sum: &pb.Scalar{Value: v.Value}}
 	case *release.Histogram:
@@ -320,7 +322,7 @@ func Release(rel *release.Release) (*pb.ReleaseReply, error) {
 	case *release.Quantile:
 		out.Value = &pb.ReleaseReply_Quantile{Quantile: &pb.Quantile{Q: v.Q, Value: v.Value}}
 	case *release.Groups:
-		out.Value = &pb.ReleaseReply_Groups{Groups: &pb.Groups{Stat: v.Stat, Column: v.Column, By: v.By, Keys: v.Keys, Values: v.Values}}
+		out.Value = &pb.ReleaseReply_Groups{Groups: &pb.Groups{Stat: v.Stat, Column: v.Column, By: v.By, Keys: v.Keys, Values: v.Values, Sums: v.Sums, Counts: v.Counts}}
 	default:
 		return nil, fmt.Errorf("a release of type %T has no wire form", rel.Value)
 	}
@@ -367,7 +369,7 @@ func ReleaseOf(r *pb.ReleaseReply) (*release.Release, error) {
 	case *pb.ReleaseReply_Count:
 		out.Value = &release.Count{Value: v.Count.GetValue()}
 	case *pb.ReleaseReply_Mean:
-		out.Value = &release.Mean{Values: v.Mean.GetValues()}
+		out.Value = &release.Mean{Values: v.Mean.GetValues(), Sums: v.Mean.GetSums(), Counts: v.Mean.GetCounts()}
 	case *pb.ReleaseReply_Sum:
 		out.Value = &release.Sum{Value: v.Sum.GetValue()}
 	case *pb.ReleaseReply_Histogram:
@@ -376,7 +378,7 @@ func ReleaseOf(r *pb.ReleaseReply) (*release.Release, error) {
 		out.Value = &release.Quantile{Q: v.Quantile.GetQ(), Value: v.Quantile.GetValue()}
 	case *pb.ReleaseReply_Groups:
 		g := v.Groups
-		out.Value = &release.Groups{Stat: g.GetStat(), Column: g.GetColumn(), By: g.GetBy(), Keys: g.GetKeys(), Values: g.GetValues()}
+		out.Value = &release.Groups{Stat: g.GetStat(), Column: g.GetColumn(), By: g.GetBy(), Keys: g.GetKeys(), Values: g.GetValues(), Sums: g.GetSums(), Counts: g.GetCounts()}
 	default:
 		return nil, fmt.Errorf("a release without a value")
 	}

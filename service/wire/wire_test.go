@@ -109,6 +109,9 @@ func TestRoundTrip(t *testing.T) {
 		&release.Histogram{Keys: []string{"a", "other"}, Counts: []float64{3, 4}},
 		&release.Quantile{Q: 0.5, Value: 2},
 		&release.Groups{Stat: "mean", Column: "x", By: "g", Keys: []string{"a", "other"}, Values: []float64{1, 2}},
+		// A mean's noisy parts travel with it (its interval needs them).
+		&release.Mean{Values: []float64{1.5}, Sums: []float64{30.5}, Counts: []float64{20.25}},
+		&release.Groups{Stat: "mean", Column: "x", By: "g", Keys: []string{"a", "other"}, Values: []float64{1, 2}, Sums: []float64{10, 2.5}, Counts: []float64{10, 1.25}},
 	}
 	for _, v := range values {
 		rel := &release.Release{Value: v, Receipt: rc, Columns: []string{"x1", "x2", "x3"}}

@@ -1227,8 +1227,12 @@ func (x *Scalar) GetValue() float64 {
 }
 
 type Vector struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Values        []float64              `protobuf:"fixed64,1,rep,packed,name=values,proto3" json:"values,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Values []float64              `protobuf:"fixed64,1,rep,packed,name=values,proto3" json:"values,omitempty"`
+	// A mean's noisy sums and counts (release.Mean's Sums and Counts):
+	// released and charged with the mean, they give its confidence interval.
+	Sums          []float64 `protobuf:"fixed64,2,rep,packed,name=sums,proto3" json:"sums,omitempty"`
+	Counts        []float64 `protobuf:"fixed64,3,rep,packed,name=counts,proto3" json:"counts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1266,6 +1270,20 @@ func (*Vector) Descriptor() ([]byte, []int) {
 func (x *Vector) GetValues() []float64 {
 	if x != nil {
 		return x.Values
+	}
+	return nil
+}
+
+func (x *Vector) GetSums() []float64 {
+	if x != nil {
+		return x.Sums
+	}
+	return nil
+}
+
+func (x *Vector) GetCounts() []float64 {
+	if x != nil {
+		return x.Counts
 	}
 	return nil
 }
@@ -1375,12 +1393,16 @@ func (x *Quantile) GetValue() float64 {
 }
 
 type Groups struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Stat          string                 `protobuf:"bytes,1,opt,name=stat,proto3" json:"stat,omitempty"`
-	Column        string                 `protobuf:"bytes,2,opt,name=column,proto3" json:"column,omitempty"`
-	By            string                 `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
-	Keys          []string               `protobuf:"bytes,4,rep,name=keys,proto3" json:"keys,omitempty"`
-	Values        []float64              `protobuf:"fixed64,5,rep,packed,name=values,proto3" json:"values,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Stat   string                 `protobuf:"bytes,1,opt,name=stat,proto3" json:"stat,omitempty"`
+	Column string                 `protobuf:"bytes,2,opt,name=column,proto3" json:"column,omitempty"`
+	By     string                 `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	Keys   []string               `protobuf:"bytes,4,rep,name=keys,proto3" json:"keys,omitempty"`
+	Values []float64              `protobuf:"fixed64,5,rep,packed,name=values,proto3" json:"values,omitempty"`
+	// A grouped mean's noisy sums and counts per key (release.Groups' Sums
+	// and Counts), for its confidence intervals.
+	Sums          []float64 `protobuf:"fixed64,6,rep,packed,name=sums,proto3" json:"sums,omitempty"`
+	Counts        []float64 `protobuf:"fixed64,7,rep,packed,name=counts,proto3" json:"counts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1446,6 +1468,20 @@ func (x *Groups) GetKeys() []string {
 func (x *Groups) GetValues() []float64 {
 	if x != nil {
 		return x.Values
+	}
+	return nil
+}
+
+func (x *Groups) GetSums() []float64 {
+	if x != nil {
+		return x.Sums
+	}
+	return nil
+}
+
+func (x *Groups) GetCounts() []float64 {
+	if x != nil {
+		return x.Counts
 	}
 	return nil
 }
@@ -2101,21 +2137,25 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\x06FedRep\x12\"\n" +
 	"\x01u\x18\x01 \x01(\v2\x14.privnotes.v1.MatrixR\x01u\"\x1e\n" +
 	"\x06Scalar\x12\x14\n" +
-	"\x05value\x18\x01 \x01(\x01R\x05value\" \n" +
+	"\x05value\x18\x01 \x01(\x01R\x05value\"L\n" +
 	"\x06Vector\x12\x16\n" +
-	"\x06values\x18\x01 \x03(\x01R\x06values\"7\n" +
+	"\x06values\x18\x01 \x03(\x01R\x06values\x12\x12\n" +
+	"\x04sums\x18\x02 \x03(\x01R\x04sums\x12\x16\n" +
+	"\x06counts\x18\x03 \x03(\x01R\x06counts\"7\n" +
 	"\tHistogram\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\x12\x16\n" +
 	"\x06counts\x18\x02 \x03(\x01R\x06counts\".\n" +
 	"\bQuantile\x12\f\n" +
 	"\x01q\x18\x01 \x01(\x01R\x01q\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value\"p\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value\"\x9c\x01\n" +
 	"\x06Groups\x12\x12\n" +
 	"\x04stat\x18\x01 \x01(\tR\x04stat\x12\x16\n" +
 	"\x06column\x18\x02 \x01(\tR\x06column\x12\x0e\n" +
 	"\x02by\x18\x03 \x01(\tR\x02by\x12\x12\n" +
 	"\x04keys\x18\x04 \x03(\tR\x04keys\x12\x16\n" +
-	"\x06values\x18\x05 \x03(\x01R\x06values\"\x90\x04\n" +
+	"\x06values\x18\x05 \x03(\x01R\x06values\x12\x12\n" +
+	"\x04sums\x18\x06 \x03(\x01R\x04sums\x12\x16\n" +
+	"\x06counts\x18\a \x03(\x01R\x06counts\"\x90\x04\n" +
 	"\fReleaseReply\x12/\n" +
 	"\areceipt\x18\x01 \x01(\v2\x15.privnotes.v1.ReceiptR\areceipt\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12%\n" +
