@@ -17,6 +17,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 )
 
 // ErrorParam is the key of Plan.Params (and so of a receipt's Params)
@@ -34,6 +35,7 @@ const (
 	ErrRatio       = "ratio"       // mean = noisy sum / max(noisy count, 1), both Noise-distributed
 	ErrExponential = "exponential" // the exponential mechanism over a grid: a rank bound
 	ErrBootstrap   = "bootstrap"   // a linear fit's coefficient intervals by the parametric bootstrap (Scale: Xᵀy's σ, CountScale: XᵀX's)
+	ErrSpectral    = "spectral"    // Analyze Gauss: every eigenvalue at once (Weyl and a matrix Gaussian tail bound), and the trace; Scale per coordinate, Dim d
 )
 
 // ErrorModel is the public description of a release's noise, stored in
@@ -73,6 +75,11 @@ type ErrorModel struct {
 	RankError95 int `json:"rank_error_95,omitempty"`
 	// Replicates is the number of bootstrap replicates (ErrBootstrap).
 	Replicates int `json:"replicates,omitempty"`
+	// Dim is the side of an ErrSpectral release's matrix; its
+	// HalfWidth95 holds every eigenvalue at once and TraceHalfWidth95 the
+	// trace (pca.SpectralHalfWidth, pca.TraceHalfWidth).
+	Dim              int     `json:"dim,omitempty"`
+	TraceHalfWidth95 float64 `json:"trace_half_width_95,omitempty"`
 	// Centre is what a private_sql AVG or VARIANCE re-centres its sums
 	// on (the bounds' midpoint): its sums are of x − Centre, so the ratio
 	// is the mean less Centre. GridStep is its fixed-point grid's step,
@@ -157,6 +164,27 @@ func rankModel(candidates int, ratio float64) ErrorModel {
 	m := ErrorModel{Kind: ErrExponential, Candidates: candidates, WeightRatio: ratio}
 	m.RankError95, _ = noise.RankErrorBound(candidates, ratio, DefaultLevel)
 	return m
+}
+
+// spectralModel is the ErrorModel of an Analyze Gauss release of a d×d
+// matrix with per-coordinate noise std scale (in the data's units) and a
+// floating-point excess of at most excess per coordinate.
+func spectralModel(d int, scale, excess float64) ErrorModel {
+	m := ErrorModel{Kind: ErrSpectral, Scale: scale, Dim: d,
+		Excess: (float64(d) + math.Sqrt(float64(d*(d+1)/2))) * excess}
+	m.HalfWidth95, m.TraceHalfWidth95, _ = m.SpectralHalfWidths(DefaultLevel)
+	return m
+}
+
+// SpectralHalfWidths are the level half-widths of an ErrSpectral
+// release: one that holds every eigenvalue at once, and the trace's. The
+// floating-point excess (the Gram's rounding, at most √(d(d+1)/2) per
+// entry's bound in the spectral norm and d in the trace) is added to both.
+func (m ErrorModel) SpectralHalfWidths(level float64) (value, trace float64, err error) {
+	if m.Kind != ErrSpectral || m.Dim < 1 || !(level > 0 && level < 1) || noise.CheckScale(m.Scale) != nil {
+		return math.NaN(), math.NaN(), errNoInterval
+	}
+	return pca.SpectralHalfWidth(m.Dim, m.Scale, level) + m.Excess, pca.TraceHalfWidth(m.Dim, m.Scale, level) + m.Excess, nil
 }
 
 // HalfWidth is the level half-width of each value of a Laplace or

@@ -231,6 +231,12 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 			p.Params["center_share"] = pl.CenterShare
 		}
 		p.Note += pl.Note
+		if chosen == pca.MethodGauss {
+			// The released matrix's eigenvalues and trace carry
+			// intervals (in the data's units: the rows were scaled by
+			// 1/clip, the matrix by clip²).
+			p.Params[ErrorParam] = spectralModel(d, pl.NoiseStd*clip*clip, pl.RoundingExcess*clip*clip)
+		}
 		advice := "Lower k or use a subset with fewer columns"
 		if chosen == pca.MethodGauss {
 			advice = "Method gauss holds d×d matrices: use method \"npm\", which holds d×k, or a subset with fewer columns"

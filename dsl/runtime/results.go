@@ -98,6 +98,7 @@ func (r *PCAResult) String() string {
 	if r.ExplainedVarianceRatio != nil {
 		fmt.Fprintf(&b, "  explained-variance ratio (of the private total variance estimate %.4g): %v\n", r.TotalVariance, fmtFloats(r.ExplainedVarianceRatio))
 	}
+	b.WriteString(r.spectralText())
 	if r.Center != nil {
 		fmt.Fprintf(&b, "  centred by the private mean: %v\n", fmtFloats(r.Center))
 	}
@@ -153,6 +154,9 @@ func (r *PCAResult) HTML() string {
 			fmt.Fprintf(&b, "<td>%.4g</td>", v)
 		}
 		fmt.Fprintf(&b, "</tr>\n<tr><th>total variance (DP)</th><td colspan=\"%d\">%.4g (the ratios' denominator)</td></tr>\n", k, r.TotalVariance)
+	}
+	if h, t, ok := r.spectral(release.DefaultLevel); ok {
+		fmt.Fprintf(&b, "<tr><th>± at 95 %%</th><td colspan=\"%d\">every eigenvalue ± %s at once; total variance ± %s</td></tr>\n", k, html.EscapeString(release.FormatHalfWidth(h)), html.EscapeString(release.FormatHalfWidth(t)))
 	}
 	if r.Center != nil {
 		b.WriteString("<tr><th>centred by the private mean</th>")

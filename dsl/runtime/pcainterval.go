@@ -1,0 +1,100 @@
+package runtime
+
+// Error bars of method gauss's eigenvalues, total variance and
+// explained-variance ratios (issue 28, item 1): release.ErrSpectral, from
+// the receipt's public noise description and the released values only.
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/privnotes/privnotes/dsl/release"
+)
+
+// spectral returns the level half-widths of the eigenvalues (all at once)
+// and of the total variance, or ok false when the release has none (a
+// method other than gauss, or a release stored before).
+func (r *PCAResult) spectral(level float64) (value, trace float64, ok bool) {
+	if r == nil {
+		return 0, 0, false
+	}
+	m, has := r.errorModel()
+	if !has || m.Kind != release.ErrSpectral {
+		return 0, 0, false
+	}
+	value, trace, err := m.SpectralHalfWidths(level)
+	return value, trace, err == nil
+}
+
+// ValueInterval returns the level confidence interval (for example 0.95)
+// of eigenvalue j (1-based, as Component) of method gauss's release. It
+// holds for every j at once: each eigenvalue of the released matrix is
+// within its noise's spectral norm of the true one (Weyl), and that norm
+// is bounded at the level by a matrix Gaussian tail bound
+// (docs/mechanisms.md). Post-processing of public values: no cost.
+func (r *PCAResult) ValueInterval(j int, level float64) (lo, hi float64) {
+	const fn = "ValueInterval"
+	mustLevel(fn, level)
+	h, _, ok := r.spectral(level)
+	if !ok {
+		panic(noInterval(fn))
+	}
+	if j < 1 || j > len(r.Values) {
+		panic(errorf(NameArgumentError, "%s: eigenvalue %d: the result has eigenvalues 1..%d", fn, j, len(r.Values)))
+	}
+	v := r.Values[j-1]
+	return math.Nextafter(v-h, math.Inf(-1)), math.Nextafter(v+h, math.Inf(1))
+}
+
+// TotalVarianceInterval returns the level confidence interval of the
+// total variance (the trace) behind TotalVariance.
+func (r *PCAResult) TotalVarianceInterval(level float64) (lo, hi float64) {
+	const fn = "TotalVarianceInterval"
+	mustLevel(fn, level)
+	_, t, ok := r.spectral(level)
+	if !ok {
+		panic(noInterval(fn))
+	}
+	return math.Nextafter(r.TotalVariance-t, math.Inf(-1)), math.Nextafter(r.TotalVariance+t, math.Inf(1))
+}
+
+// RatioInterval returns a level confidence interval of component j's
+// share of the true total variance: the eigenvalues' and the trace's
+// intervals at level 1 − (1 − level)/2 each (a union bound), and the range
+// of their ratio over that box, within [0, 1].
+func (r *PCAResult) RatioInterval(j int, level float64) (lo, hi float64) {
+	const fn = "RatioInterval"
+	mustLevel(fn, level)
+	half := 1 - (1-level)/2
+	h, t, ok := r.spectral(half)
+	if !ok {
+		panic(noInterval(fn))
+	}
+	if j < 1 || j > len(r.Values) {
+		panic(errorf(NameArgumentError, "%s: eigenvalue %d: the result has eigenvalues 1..%d", fn, j, len(r.Values)))
+	}
+	return ratioRange(r.Values[j-1]-h, r.Values[j-1]+h, r.TotalVariance-t, r.TotalVariance+t)
+}
+
+// ratioRange is the range of λ/T over λ ∈ [l0, l1] and T ∈ [t0, t1],
+// within [0, 1] (an eigenvalue of a positive semi-definite matrix lies
+// between 0 and its trace): all of [0, 1] when T may be 0 or below.
+func ratioRange(l0, l1, t0, t1 float64) (lo, hi float64) {
+	if !(t0 > 0) {
+		return 0, 1
+	}
+	l0, l1 = max(l0, 0), max(l1, 0)
+	lo, hi = l0/t1, l1/t0
+	return max(0, math.Nextafter(lo, math.Inf(-1))), min(1, math.Nextafter(hi, math.Inf(1)))
+}
+
+// spectralText is the line of a gauss result's text that states its
+// 95 % half-widths, or "".
+func (r *PCAResult) spectralText() string {
+	h, t, ok := r.spectral(release.DefaultLevel)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("  ± at 95 %%: every eigenvalue ± %s at once, total variance ± %s (ValueInterval, TotalVarianceInterval, RatioInterval)\n",
+		release.FormatHalfWidth(h), release.FormatHalfWidth(t))
+}
