@@ -224,8 +224,8 @@ func TestInteractiveReplOnATerminal(t *testing.T) {
 
 // TestReplForAPythonUser types what a Python user types at the REPL on
 // a terminal: Tab completes a dataset's name in dataset("…, a keyword
-// inside a DSL call (only the keywords, so one Tab completes "co" to
-// "col="), and a column name in col="…; help and ? show the help (and how
+// inside a DSL call (only the keywords, so one Tab completes "col" to
+// "col=", where "co" is also consistent=), and a column name in col="…; help and ? show the help (and how
 // to leave), and exit leaves, with status 0.
 func TestReplForAPythonUser(t *testing.T) {
 	testtier.Integration(t)
@@ -236,7 +236,7 @@ func TestReplForAPythonUser(t *testing.T) {
 	p.expect(`d := dataset("d`)
 	p.typeText("\")\r")
 	p.expect("[2]> ")
-	p.typeText("private_sum(d, co\t")
+	p.typeText("private_sum(d, col\t")
 	p.expect("private_sum(d, col=")
 	p.typeText(`"` + "\t\t")
 	p.expect("a b")
