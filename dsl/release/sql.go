@@ -378,8 +378,11 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		}
 	case src.Derived != nil:
 		return nil, Errorf(NameArgumentError, "%s: a query reads a registered dataset by its name in FROM; filter rows with WHERE instead of filter()/select()", fn)
-	case q.Server != "":
-		return nil, Errorf(NameArgumentError, "%s: FROM %s.%s names a dataset on a data server; private_sql runs on local datasets so far", fn, q.Server, q.Dataset)
+	case q.Server != "" && !env.Served:
+		// Only a data service runs server.name (the client sends the
+		// call there: dsl/runtime/sql.go); the server's part is the
+		// client's name for it.
+		return nil, Errorf(NameArgumentError, "%s: FROM %s.%s names a dataset on a data server, which runs such a call itself; this executor holds local datasets only", fn, q.Server, q.Dataset)
 	case q.Dataset != src.Name:
 		return nil, Errorf(NameArgumentError, "%s: FROM names dataset %q, but the call runs on %q; name the dataset the call is for", fn, q.Dataset, src.Name)
 	}
