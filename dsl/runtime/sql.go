@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/release"
@@ -81,7 +82,9 @@ func (rt *Runtime) sqlRemote(b *binding, fn, server, name string) (h Dataset) {
 			return
 		}
 		if e, ok := r.(*Error); ok && e.Name == NameDatasetError {
-			panic(errorf(NameArgumentError, "%s: FROM %s.%s: %s", fn, server, name, e.Msg))
+			// The message of dataset(name, server=)'s lookup, which this is.
+			msg := strings.TrimPrefix(e.Msg, "dataset: ")
+			panic(errorf(NameArgumentError, "%s: FROM %s.%s: %s", fn, server, name, msg))
 		}
 		panic(r)
 	}()
