@@ -12,7 +12,9 @@ package release
 //     max_groups groups and max_rows rows per group, sqlplan.Bound, with
 //     sensitivities scaled by both), and public tables
 //     (private_sql(query, from=t), sql_public.go); data held in memory,
-//     synth_* data and subsets (filter/select) are refused;
+//     synth_* data and subsets (filter/select) are refused; a data
+//     server's dataset (FROM server.name) is planned and run by that
+//     server (Local.Served), the client sending it the call;
 //   - COUNT(*), SUM, AVG, VARIANCE, STDDEV (noise on exact integer sums),
 //     QUANTILE and MEDIAN (the exponential mechanism of private_quantile,
 //     run here on per-group histograms the statement returns on the
