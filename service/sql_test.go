@@ -184,3 +184,42 @@ func TestRemoteSQLNamedReplay(t *testing.T) {
 		t.Errorf("%d charges after the refused replay, want 1", n)
 	}
 }
+
+// TestRemoteSQLKeysWeights: keys=, weights=, delta and consistent reach
+// the server's planner as a local call gives them: the groups are the
+// listed keys (in their order), the budget split follows the weights.
+func TestRemoteSQLKeysWeights(t *testing.T) {
+	f := newFixture(t)
+	registerPeople(t, f)
+	c := f.client(30 * time.Second)
+	q := "SELECT floor(age / 10) AS band, COUNT(*) AS n, SUM(income, 0, 50000) AS s FROM p1.people GROUP BY band"
+	kw := map[string]any{"eps": 1.0, "delta": 1e-6, "consistent": true,
+		"keys": map[string]any{"band": []any{2.0, 3.0, 4.0}}}
+	even, err := c.Plan(sqlCall(t, q, kw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kw["weights"] = []float64{1, 3}
+	weighted, err := c.Plan(sqlCall(t, q, kw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if even.Noise == weighted.Noise {
+		t.Errorf("weights=[1, 3] planned the noise of even shares: %s", weighted.Noise)
+	}
+	rel, err := c.Execute(context.Background(), sqlCall(t, q, kw), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := rel.Value.(*release.Table)
+	var bands []any
+	for _, r := range tb.Rows {
+		bands = append(bands, r[0])
+	}
+	if want := []any{2.0, 3.0, 4.0}; !reflect.DeepEqual(bands, want) {
+		t.Errorf("groups %v, want the keys %v", bands, want)
+	}
+	if rel.Receipt.Delta != 1e-6 {
+		t.Errorf("receipt δ %g, want 1e-6", rel.Receipt.Delta)
+	}
+}
