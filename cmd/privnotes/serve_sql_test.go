@@ -40,6 +40,7 @@ lo, hi := r.IntervalOf("north", "avg_income", 0.95)
 v := r.Get("north", "avg_income")
 fmt.Println(lo <= v && v <= hi, r.Receipt.Dataset, r.Receipt.Replayed)
 show(r)
+show(private_sql(%[1]q, eps=0.5, dry_run=true))
 `
 	const query = "SELECT region, COUNT(*) AS n, AVG(income, 0, 50000) AS avg_income FROM %speople GROUP BY region"
 	run := func(state, from string, extra ...string) (string, string, int) {
@@ -82,7 +83,7 @@ show(r)
 	if g, w := shape(got), shape(want); strings.Join(g, "\n") != strings.Join(w, "\n") {
 		t.Errorf("remote output\n%s\nlocal output\n%s", got, want)
 	}
-	if !strings.Contains(got, "true people false") || !strings.HasPrefix(got, "region,n,n ±95%,avg_income,avg_income ±95%\nnorth,") {
+	if !strings.Contains(got, "dry run") || !strings.Contains(got, "true people false") || !strings.HasPrefix(got, "region,n,n ±95%,avg_income,avg_income ±95%\nnorth,") {
 		t.Errorf("remote output:\n%s", got)
 	}
 	again, errs, code := run(t.TempDir(), "p1.", remote...)
