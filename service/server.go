@@ -65,8 +65,11 @@ type idLock struct {
 }
 
 // NewServer serves st's datasets; exec runs the calls (its Store must
-// return st).
+// return st). It marks exec as a data service's executor (release.Local's
+// Served), so that a private_sql query naming the dataset as server.name
+// plans here.
 func NewServer(st *ledger.Store, exec *release.Local) (*Server, error) {
+	exec.Served = true
 	dir := filepath.Join(st.Dir(), "service", "replies")
 	calls := filepath.Join(st.Dir(), "service", "calls")
 	for _, d := range []string{dir, calls} {

@@ -116,6 +116,11 @@ type Local struct {
 	// bytes; 0 means the operator's PRIVNOTES_MEMORY_LIMIT, else
 	// DefaultMemoryLimit (memory.go).
 	MemoryLimit int64
+	// Served marks the executor of a data service (service.NewServer
+	// sets it): a client names the server's dataset in a private_sql
+	// FROM as server.name, under the client's own name for the server,
+	// so a FROM's server part names this executor's registry.
+	Served bool
 
 	// mu serializes charges: gate check, ledger charge and gate commit.
 	mu sync.Mutex

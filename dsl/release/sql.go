@@ -12,7 +12,9 @@ package release
 //     max_groups groups and max_rows rows per group, sqlplan.Bound, with
 //     sensitivities scaled by both), and public tables
 //     (private_sql(query, from=t), sql_public.go); data held in memory,
-//     synth_* data and subsets (filter/select) are refused;
+//     synth_* data and subsets (filter/select) are refused; a data
+//     server's dataset (FROM server.name) is planned and run by that
+//     server (Local.Served), the client sending it the call;
 //   - COUNT(*), SUM, AVG, VARIANCE, STDDEV (noise on exact integer sums),
 //     QUANTILE and MEDIAN (the exponential mechanism of private_quantile,
 //     run here on per-group histograms the statement returns on the
@@ -378,8 +380,11 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		}
 	case src.Derived != nil:
 		return nil, Errorf(NameArgumentError, "%s: a query reads a registered dataset by its name in FROM; filter rows with WHERE instead of filter()/select()", fn)
-	case q.Server != "":
-		return nil, Errorf(NameArgumentError, "%s: FROM %s.%s names a dataset on a data server; private_sql runs on local datasets so far", fn, q.Server, q.Dataset)
+	case q.Server != "" && !env.Served:
+		// Only a data service runs server.name (the client sends the
+		// call there: dsl/runtime/sql.go); the server's part is the
+		// client's name for it.
+		return nil, Errorf(NameArgumentError, "%s: FROM %s.%s names a dataset on a data server, which runs such a call itself; this executor holds local datasets only", fn, q.Server, q.Dataset)
 	case q.Dataset != src.Name:
 		return nil, Errorf(NameArgumentError, "%s: FROM names dataset %q, but the call runs on %q; name the dataset the call is for", fn, q.Dataset, src.Name)
 	}

@@ -40,7 +40,7 @@ func (rt *Runtime) runPrivate(fn string, ds any, kws []KW) (*release.Release, *s
 	defer rt.lineOnError(b, fn)
 	a := mustArgs(fn, kws)
 	if sqlFunc(fn) {
-		ds = rt.sqlDataset(fn, ds, a) // FROM names the dataset
+		ds = rt.sqlDataset(b, fn, ds, a) // FROM names the dataset
 	}
 	src := rt.resolve(fn, ds)
 	gate := &blockGate{rt: rt, b: b, own: a.block}

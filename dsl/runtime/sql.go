@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/release"
@@ -20,10 +21,11 @@ import (
 func init() { resultType(tableResult) }
 
 // sqlDataset resolves private_sql's first argument v (the query text) to
-// the dataset its FROM names, records the query among the call's public
+// the dataset its FROM names (server.name: a dataset of a data server,
+// where the call then runs), records the query among the call's public
 // arguments a, and brings keys= and weights= to the canonical forms the
 // ledger records (maps of []any, []float64).
-func (rt *Runtime) sqlDataset(fn string, v any, a *args) any {
+func (rt *Runtime) sqlDataset(b *binding, fn string, v any, a *args) any {
 	q, ok := v.(string)
 	if !ok {
 		panic(errorf(NameArgumentError, "%s: the first argument is the query, a string such as `SELECT COUNT(*) FROM name`; got %s", fn, typeName(v)))
@@ -47,7 +49,12 @@ func (rt *Runtime) sqlDataset(fn string, v any, a *args) any {
 		return t
 	}
 	if server != "" {
-		panic(errorf(NameArgumentError, "%s: FROM %s.%s names a dataset on a data server; private_sql runs on local datasets so far", fn, server, name))
+		// The call runs on the server, which plans, charges and runs it
+		// (service/): the query, keys= and weights= travel as given.
+		a.Vals["query"] = q
+		a.Vals["keys"] = canonicalKeys(a.Vals["keys"])
+		a.Vals["weights"] = canonicalWeights(a.Vals["weights"])
+		return rt.sqlRemote(b, fn, server, name)
 	}
 	st, err := rt.Store()
 	if err != nil {
@@ -61,6 +68,27 @@ func (rt *Runtime) sqlDataset(fn string, v any, a *args) any {
 	a.Vals["keys"] = canonicalKeys(a.Vals["keys"])
 	a.Vals["weights"] = canonicalWeights(a.Vals["weights"])
 	return rt.dataset(name)
+}
+
+// sqlRemote is the handle of dataset name on server for a query's FROM
+// server.name. An unknown server or a dataset the server does not hold
+// is an ArgumentError about FROM, as an unknown local dataset is; other
+// failures (a server that refuses this client, or is unreachable) stay
+// what they are.
+func (rt *Runtime) sqlRemote(b *binding, fn, server, name string) (h Dataset) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if e, ok := r.(*Error); ok && e.Name == NameDatasetError {
+			// The message of dataset(name, server=)'s lookup, which this is.
+			msg := strings.TrimPrefix(e.Msg, "dataset: ")
+			panic(errorf(NameArgumentError, "%s: FROM %s.%s: %s", fn, server, name, msg))
+		}
+		panic(r)
+	}()
+	return rt.remoteDataset(b, name, server)
 }
 
 // canonicalKeys turns a keys= map (a cell writes map[string][]any or

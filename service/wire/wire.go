@@ -29,8 +29,23 @@ const (
 	MaxName   = 256  // function, dataset and call id lengths
 	MaxString = 4096 // one string argument
 	MaxCell   = 1 << 16
-	MaxStrs   = 1024 // elements of a []string argument
+	MaxStrs   = 1024    // elements of a []string argument
+	MaxQuery  = 1 << 16 // a private_sql query's text
+	MaxFloats = 1024    // elements of a list of numbers (weights=)
+	MaxKeys   = 64      // group keys of a keys= map
+	MaxCells  = 1 << 16 // values of one key in keys=
 )
+
+// queryArg is the argument under which a function that names its dataset
+// in its query (private_sql) carries the query text: the positional
+// argument, which the runtime records among the call's arguments.
+const queryArg = "query"
+
+// anyKinds says what each keyword of type any that a request may carry
+// holds on the wire (private_sql's): keys= a Keys map, weights= a list of
+// numbers, and from= nothing, since a public table never leaves the
+// client. Each may also be unset (nil).
+var anyKinds = map[string]string{"keys": "keys", "weights": "floats", "from": "none"}
 
 // EncodeCall is a call as a request. Synthetic and derived data never
 // leave the client (the caller refuses them first).
@@ -52,6 +67,16 @@ func EncodeCall(c release.Call) (*pb.CallRequest, error) {
 			pv = &pb.Value{Kind: &pb.Value_Bool{Bool: x}}
 		case []string:
 			pv = &pb.Value{Kind: &pb.Value_Strs{Strs: &pb.Strings{Values: x}}}
+		case nil:
+			pv = &pb.Value{Kind: &pb.Value_None{None: true}}
+		case []float64:
+			pv = &pb.Value{Kind: &pb.Value_Floats{Floats: &pb.Floats{Values: x}}}
+		case map[string]any:
+			ks, err := encodeKeys(x)
+			if err != nil {
+				return nil, release.Errorf(release.NameArgumentError, "%s: keyword %s: %v", c.Func, k, err)
+			}
+			pv = &pb.Value{Kind: &pb.Value_Keys{Keys: ks}}
 		default:
 			return nil, release.Errorf(release.NameArgumentError, "%s: keyword %s: a %T cannot be sent to a data service", c.Func, k, v)
 		}
@@ -91,6 +116,14 @@ func DecodeCall(req *pb.CallRequest) (fn, dataset string, args *release.Args, er
 	}
 	args = release.NewArgs(nil) // filled below: every keyword is sent, and which were given
 	for k, v := range req.GetArgs() {
+		if k == queryArg && f.DatasetFrom == catalog.DatasetFromQuery {
+			x, ok := v.GetKind().(*pb.Value_Str)
+			if !ok || len(x.Str) > MaxQuery {
+				return "", "", nil, bad("%s: the query must be a string of at most %d bytes", fn, MaxQuery)
+			}
+			args.Vals[k] = x.Str
+			continue
+		}
 		p, ok := f.Keyword(k)
 		if !ok {
 			return "", "", nil, bad("%s has no keyword %q (client and server versions differ?)", fn, k)
@@ -100,6 +133,9 @@ func DecodeCall(req *pb.CallRequest) (fn, dataset string, args *release.Args, er
 			return "", "", nil, bad("%s: keyword %s: %v", fn, k, err)
 		}
 		args.Vals[k] = x
+	}
+	if _, ok := args.Vals[queryArg]; !ok && f.DatasetFrom == catalog.DatasetFromQuery {
+		return "", "", nil, bad("%s: no query", fn)
 	}
 	for _, p := range f.Keywords {
 		if _, ok := args.Vals[p.Name]; !ok {
@@ -173,8 +209,126 @@ func decodeValue(p *catalog.Param, v *pb.Value) (any, error) {
 			}
 		}
 		return append([]string{}, vals...), nil
+	case "any":
+		return decodeAny(p.Name, v)
 	}
 	return nil, fmt.Errorf("keywords of type %s cannot be sent", p.Type)
+}
+
+// decodeAny decodes a keyword of type any as anyKinds says it travels, in
+// the canonical form the runtime gives it locally (keys= a map of []any
+// of float64, string or nil; weights= []float64), so that the server
+// plans and records exactly what a local call would.
+func decodeAny(name string, v *pb.Value) (any, error) {
+	kind, ok := anyKinds[name]
+	if !ok {
+		return nil, fmt.Errorf("keywords of type any cannot be sent")
+	}
+	if _, ok := v.GetKind().(*pb.Value_None); ok {
+		return nil, nil
+	}
+	switch kind {
+	case "floats":
+		x, ok := v.GetKind().(*pb.Value_Floats)
+		if !ok {
+			return nil, fmt.Errorf("want a list of numbers or nothing")
+		}
+		vals := x.Floats.GetValues()
+		if len(vals) > MaxFloats {
+			return nil, fmt.Errorf("more than %d numbers", MaxFloats)
+		}
+		for _, f := range vals {
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("want finite numbers")
+			}
+		}
+		return append([]float64{}, vals...), nil
+	case "keys":
+		x, ok := v.GetKind().(*pb.Value_Keys)
+		if !ok {
+			return nil, fmt.Errorf("want a map of key values or nothing")
+		}
+		return decodeKeys(x.Keys)
+	}
+	return nil, fmt.Errorf("only a public table's client holds it: it is never sent")
+}
+
+// encodeKeys is keys= (map[string]any of []any, canonicalized by the
+// runtime) as a Keys message.
+func encodeKeys(m map[string]any) (*pb.Keys, error) {
+	out := &pb.Keys{Keys: make(map[string]*pb.Cells, len(m))}
+	for name, l := range m {
+		vals, ok := l.([]any)
+		if !ok {
+			return nil, fmt.Errorf("key %q: a %T cannot be sent (a list of strings or numbers)", name, l)
+		}
+		cells, err := encodeCells(vals)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %v", name, err)
+		}
+		out.Keys[name] = cells
+	}
+	return out, nil
+}
+
+func decodeKeys(k *pb.Keys) (map[string]any, error) {
+	if len(k.GetKeys()) > MaxKeys {
+		return nil, fmt.Errorf("more than %d keys", MaxKeys)
+	}
+	out := make(map[string]any, len(k.GetKeys()))
+	for name, cells := range k.GetKeys() {
+		if len(name) > MaxName {
+			return nil, fmt.Errorf("a key name longer than %d bytes", MaxName)
+		}
+		if len(cells.GetValues()) > MaxCells {
+			return nil, fmt.Errorf("key %q: more than %d values", name, MaxCells)
+		}
+		vals, err := decodeCells(cells)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %v", name, err)
+		}
+		out[name] = vals
+	}
+	return out, nil
+}
+
+// encodeCells carries scalars that are float64, string or nil.
+func encodeCells(vals []any) (*pb.Cells, error) {
+	out := &pb.Cells{Values: make([]*pb.Cell, len(vals))}
+	for i, x := range vals {
+		switch x := x.(type) {
+		case nil:
+			out.Values[i] = &pb.Cell{Kind: &pb.Cell_Null{Null: true}}
+		case float64:
+			out.Values[i] = &pb.Cell{Kind: &pb.Cell_Num{Num: x}}
+		case string:
+			out.Values[i] = &pb.Cell{Kind: &pb.Cell_Str{Str: x}}
+		default:
+			return nil, fmt.Errorf("a %T cannot be sent (strings, numbers or nil)", x)
+		}
+	}
+	return out, nil
+}
+
+// decodeCells is encodeCells' inverse; strings are bounded as string
+// arguments are.
+func decodeCells(c *pb.Cells) ([]any, error) {
+	out := make([]any, len(c.GetValues()))
+	for i, x := range c.GetValues() {
+		switch k := x.GetKind().(type) {
+		case *pb.Cell_Null:
+		case *pb.Cell_Num:
+			out[i] = k.Num
+		case *pb.Cell_Str:
+			if len(k.Str) > MaxString {
+				return nil, fmt.Errorf("a string longer than %d bytes", MaxString)
+			}
+			out[i] = k.Str
+		default:
+			return nil, fmt.Errorf("value %d is empty", i)
+		}
+	}
+	return out, nil
 }
 
 // EncodeSchema and DecodeSchema carry a public schema as its JSON.
@@ -321,6 +475,12 @@ func Release(rel *release.Release) (*pb.ReleaseReply, error) {
 		out.Value = &pb.ReleaseReply_Histogram{Histogram: &pb.Histogram{Keys: v.Keys, Counts: v.Counts}}
 	case *release.Quantile:
 		out.Value = &pb.ReleaseReply_Quantile{Quantile: &pb.Quantile{Q: v.Q, Value: v.Value}}
+	case *release.Table:
+		t, err := table(v)
+		if err != nil {
+			return nil, err
+		}
+		out.Value = &pb.ReleaseReply_Table{Table: t}
 	case *release.Groups:
 		out.Value = &pb.ReleaseReply_Groups{Groups: &pb.Groups{Stat: v.Stat, Column: v.Column, By: v.By, Keys: v.Keys, Values: v.Values, Sums: v.Sums, Counts: v.Counts}}
 	default:
@@ -379,8 +539,69 @@ func ReleaseOf(r *pb.ReleaseReply) (*release.Release, error) {
 	case *pb.ReleaseReply_Groups:
 		g := v.Groups
 		out.Value = &release.Groups{Stat: g.GetStat(), Column: g.GetColumn(), By: g.GetBy(), Keys: g.GetKeys(), Values: g.GetValues(), Sums: g.GetSums(), Counts: g.GetCounts()}
+	case *pb.ReleaseReply_Table:
+		t, err := tableOf(v.Table)
+		if err != nil {
+			return nil, err
+		}
+		out.Value = t
 	default:
 		return nil, fmt.Errorf("a release without a value")
+	}
+	return out, nil
+}
+
+// table converts a private_sql table: its cells, kinds and the noisy
+// parts its intervals are computed from.
+func table(t *release.Table) (*pb.Table, error) {
+	out := &pb.Table{Columns: t.Columns, Kinds: t.Kinds, Rows: make([]*pb.Cells, len(t.Rows))}
+	for i, r := range t.Rows {
+		cells, err := encodeCells(r)
+		if err != nil {
+			return nil, fmt.Errorf("table row %d: %v", i, err)
+		}
+		out.Rows[i] = cells
+	}
+	if len(t.Parts) > 0 {
+		out.Parts = make(map[string]*pb.TableParts, len(t.Parts))
+		for c, p := range t.Parts {
+			tp := &pb.TableParts{Vectors: make([]*pb.Floats, len(p))}
+			for k, v := range p {
+				tp.Vectors[k] = &pb.Floats{Values: v}
+			}
+			out.Parts[c] = tp
+		}
+	}
+	return out, nil
+}
+
+// tableOf is table's inverse. It checks the shape a client relies on to
+// display the table: kinds for every column, every row as wide. The parts
+// are taken as the server's release holds them.
+func tableOf(t *pb.Table) (*release.Table, error) {
+	out := &release.Table{Columns: t.GetColumns(), Kinds: t.GetKinds(), Rows: make([][]any, len(t.GetRows()))}
+	if len(out.Kinds) != len(out.Columns) {
+		return nil, fmt.Errorf("a table of %d columns with %d kinds", len(out.Columns), len(out.Kinds))
+	}
+	for i, r := range t.GetRows() {
+		cells, err := decodeCells(r)
+		if err != nil {
+			return nil, fmt.Errorf("table row %d: %v", i, err)
+		}
+		if len(cells) != len(out.Columns) {
+			return nil, fmt.Errorf("table row %d has %d cells, not %d", i, len(cells), len(out.Columns))
+		}
+		out.Rows[i] = cells
+	}
+	if len(t.GetParts()) > 0 {
+		out.Parts = make(map[string][][]float64, len(t.GetParts()))
+		for c, p := range t.GetParts() {
+			vecs := make([][]float64, len(p.GetVectors()))
+			for k, v := range p.GetVectors() {
+				vecs[k] = append([]float64{}, v.GetValues()...)
+			}
+			out.Parts[c] = vecs
+		}
 	}
 	return out, nil
 }

@@ -112,6 +112,12 @@ func TestRoundTrip(t *testing.T) {
 		// A mean's noisy parts travel with it (its interval needs them).
 		&release.Mean{Values: []float64{1.5}, Sums: []float64{30.5}, Counts: []float64{20.25}},
 		&release.Groups{Stat: "mean", Column: "x", By: "g", Keys: []string{"a", "other"}, Values: []float64{1, 2}, Sums: []float64{10, 2.5}, Counts: []float64{10, 1.25}},
+		// A private_sql table: string, number and NULL keys, values as
+		// released (non-finite ones too), and an AVG's noisy parts.
+		&release.Table{Columns: []string{"region", "band", "n", "avg_income"}, Kinds: []string{"key", "key", "count", "avg"},
+			Rows:  [][]any{{"north", 3.0, 12.5, 41000.0}, {nil, 4.0, -0.75, math.Inf(1)}},
+			Parts: map[string][][]float64{"avg_income": {{12.25, -0.5}, {1500, 20}}}},
+		&release.Table{Columns: []string{"n"}, Kinds: []string{"count"}, Rows: [][]any{{7.0}}},
 	}
 	for _, v := range values {
 		rel := &release.Release{Value: v, Receipt: rc, Columns: []string{"x1", "x2", "x3"}}
@@ -180,10 +186,126 @@ func FuzzDecodeCall(f *testing.F) {
 				_, typed = v.(bool)
 			case "[]string":
 				_, typed = v.([]string)
+			case "any": // private_sql's keys=, weights= and from=
+				switch x := v.(type) {
+				case nil:
+					typed = true
+				case []float64:
+					typed = p.Name == "weights"
+				case map[string]any:
+					typed = p.Name == "keys"
+					for _, l := range x {
+						_, isList := l.([]any)
+						typed = typed && isList
+					}
+				}
 			}
 			if !typed {
 				t.Fatalf("keyword %s: %T for type %s", p.Name, v, p.Type)
 			}
 		}
 	})
+}
+
+// sqlRequest is a private_sql request with every keyword, as a client
+// sends it for `FROM srv.people`.
+func sqlRequest(t *testing.T) (*pb.CallRequest, *release.Args) {
+	t.Helper()
+	f, _ := syntax.Lookup("private_sql")
+	args := release.NewArgs(nil)
+	for _, p := range f.Keywords {
+		switch p.Type {
+		case "int":
+			args.Vals[p.Name] = 1
+		case "float":
+			args.Vals[p.Name] = 0.5
+		case "string":
+			args.Vals[p.Name] = ""
+		case "bool":
+			args.Vals[p.Name] = false
+		case "any":
+			args.Vals[p.Name] = nil
+		}
+	}
+	args.Vals["query"] = "SELECT region, COUNT(*) FROM srv.people GROUP BY region"
+	args.Vals["keys"] = map[string]any{"region": []any{"north", 2.0, nil}}
+	args.Vals["weights"] = []float64{1, 3}
+	args.Given["eps"], args.Given["keys"] = true, true
+	req, err := EncodeCall(release.Call{ID: "c1", Func: "private_sql", Dataset: release.Ref{Name: "people"}, Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req, args
+}
+
+// TestSQLCall: a private_sql call's query, keys= (strings, numbers and
+// NULL), weights= and unset keywords survive encoding in the canonical
+// forms the planner reads; what a request may not carry is refused.
+func TestSQLCall(t *testing.T) {
+	req, args := sqlRequest(t)
+	b, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req2 := &pb.CallRequest{}
+	if err := proto.Unmarshal(b, req2); err != nil {
+		t.Fatal(err)
+	}
+	fn, ds, back, err := DecodeCall(req2)
+	if err != nil || fn != "private_sql" || ds != "people" || !reflect.DeepEqual(back.Vals, args.Vals) || !reflect.DeepEqual(back.Given, args.Given) {
+		t.Fatalf("round trip: %s %s %+v %v\nwant %+v", fn, ds, back, err, args)
+	}
+	cases := []struct {
+		name string
+		edit func(r *pb.CallRequest)
+	}{
+		{"no query", func(r *pb.CallRequest) { delete(r.Args, "query") }},
+		{"query not a string", func(r *pb.CallRequest) { r.Args["query"] = &pb.Value{Kind: &pb.Value_Int{Int: 1}} }},
+		{"query too long", func(r *pb.CallRequest) {
+			r.Args["query"] = &pb.Value{Kind: &pb.Value_Str{Str: string(make([]byte, MaxQuery+1))}}
+		}},
+		{"from a table", func(r *pb.CallRequest) { r.Args["from"] = &pb.Value{Kind: &pb.Value_Strs{Strs: &pb.Strings{}}} }},
+		{"keys as floats", func(r *pb.CallRequest) { r.Args["keys"] = &pb.Value{Kind: &pb.Value_Floats{Floats: &pb.Floats{}}} }},
+		{"weights as keys", func(r *pb.CallRequest) { r.Args["weights"] = &pb.Value{Kind: &pb.Value_Keys{Keys: &pb.Keys{}}} }},
+		{"NaN weight", func(r *pb.CallRequest) {
+			r.Args["weights"] = &pb.Value{Kind: &pb.Value_Floats{Floats: &pb.Floats{Values: []float64{math.NaN()}}}}
+		}},
+		{"empty key value", func(r *pb.CallRequest) {
+			r.Args["keys"] = &pb.Value{Kind: &pb.Value_Keys{Keys: &pb.Keys{Keys: map[string]*pb.Cells{"region": {Values: []*pb.Cell{{}}}}}}}
+		}},
+		{"query on another function", func(r *pb.CallRequest) {
+			r.Function = "private_count"
+		}},
+	}
+	for _, c := range cases {
+		r, _ := sqlRequest(t)
+		c.edit(r)
+		_, _, _, err := DecodeCall(r)
+		var e *release.Error
+		if !errors.As(err, &e) || e.Name != release.NameArgumentError {
+			t.Errorf("%s: %v, want an ArgumentError", c.name, err)
+		}
+	}
+	// keys= of a form the runtime did not canonicalize is refused on the
+	// client, naming the keyword.
+	_, args = sqlRequest(t)
+	args.Vals["keys"] = map[string]any{"region": []int{1}}
+	if _, err := EncodeCall(release.Call{Func: "private_sql", Dataset: release.Ref{Name: "people"}, Args: args}); err == nil {
+		t.Error("keys of []int encoded")
+	}
+}
+
+// TestTableShape: a table whose rows or kinds do not match its columns
+// is refused on the client.
+func TestTableShape(t *testing.T) {
+	bad := []*pb.Table{
+		{Columns: []string{"a", "b"}, Kinds: []string{"key"}},
+		{Columns: []string{"a"}, Kinds: []string{"count"}, Rows: []*pb.Cells{{Values: []*pb.Cell{{Kind: &pb.Cell_Num{Num: 1}}, {Kind: &pb.Cell_Num{Num: 2}}}}}},
+		{Columns: []string{"a"}, Kinds: []string{"count"}, Rows: []*pb.Cells{{Values: []*pb.Cell{{}}}}},
+	}
+	for i, tb := range bad {
+		if _, err := tableOf(tb); err == nil {
+			t.Errorf("table %d decoded", i)
+		}
+	}
 }

@@ -188,8 +188,244 @@ func (x *Strings) GetValues() []string {
 	return nil
 }
 
+type Floats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []float64              `protobuf:"fixed64,1,rep,packed,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Floats) Reset() {
+	*x = Floats{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Floats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Floats) ProtoMessage() {}
+
+func (x *Floats) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Floats.ProtoReflect.Descriptor instead.
+func (*Floats) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Floats) GetValues() []float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// Cell is one scalar of a SQL key list or of a private_sql table: a
+// number, a string or SQL's NULL.
+type Cell struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*Cell_Num
+	//	*Cell_Str
+	//	*Cell_Null
+	Kind          isCell_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cell) Reset() {
+	*x = Cell{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cell) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cell) ProtoMessage() {}
+
+func (x *Cell) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cell.ProtoReflect.Descriptor instead.
+func (*Cell) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Cell) GetKind() isCell_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *Cell) GetNum() float64 {
+	if x != nil {
+		if x, ok := x.Kind.(*Cell_Num); ok {
+			return x.Num
+		}
+	}
+	return 0
+}
+
+func (x *Cell) GetStr() string {
+	if x != nil {
+		if x, ok := x.Kind.(*Cell_Str); ok {
+			return x.Str
+		}
+	}
+	return ""
+}
+
+func (x *Cell) GetNull() bool {
+	if x != nil {
+		if x, ok := x.Kind.(*Cell_Null); ok {
+			return x.Null
+		}
+	}
+	return false
+}
+
+type isCell_Kind interface {
+	isCell_Kind()
+}
+
+type Cell_Num struct {
+	Num float64 `protobuf:"fixed64,1,opt,name=num,proto3,oneof"`
+}
+
+type Cell_Str struct {
+	Str string `protobuf:"bytes,2,opt,name=str,proto3,oneof"`
+}
+
+type Cell_Null struct {
+	// null is set for a NULL (its value is not read).
+	Null bool `protobuf:"varint,3,opt,name=null,proto3,oneof"`
+}
+
+func (*Cell_Num) isCell_Kind() {}
+
+func (*Cell_Str) isCell_Kind() {}
+
+func (*Cell_Null) isCell_Kind() {}
+
+type Cells struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []*Cell                `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cells) Reset() {
+	*x = Cells{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cells) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cells) ProtoMessage() {}
+
+func (x *Cells) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cells.ProtoReflect.Descriptor instead.
+func (*Cells) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Cells) GetValues() []*Cell {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// Keys is private_sql's keys=: each group key's public values by the
+// key's output name.
+type Keys struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          map[string]*Cells      `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Keys) Reset() {
+	*x = Keys{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Keys) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Keys) ProtoMessage() {}
+
+func (x *Keys) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Keys.ProtoReflect.Descriptor instead.
+func (*Keys) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Keys) GetKeys() map[string]*Cells {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
 // Value is one keyword argument, typed as the DSL's function table types
-// it (int, float, string, bool, []string).
+// it (int, float, string, bool, []string), or for keywords of type any
+// (private_sql's keys= and weights=) as what they hold.
 type Value struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Kind:
@@ -199,6 +435,9 @@ type Value struct {
 	//	*Value_Str
 	//	*Value_Bool
 	//	*Value_Strs
+	//	*Value_Floats
+	//	*Value_Keys
+	//	*Value_None
 	Kind          isValue_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -206,7 +445,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[3]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -218,7 +457,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[3]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -231,7 +470,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{3}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -286,6 +525,33 @@ func (x *Value) GetStrs() *Strings {
 	return nil
 }
 
+func (x *Value) GetFloats() *Floats {
+	if x != nil {
+		if x, ok := x.Kind.(*Value_Floats); ok {
+			return x.Floats
+		}
+	}
+	return nil
+}
+
+func (x *Value) GetKeys() *Keys {
+	if x != nil {
+		if x, ok := x.Kind.(*Value_Keys); ok {
+			return x.Keys
+		}
+	}
+	return nil
+}
+
+func (x *Value) GetNone() bool {
+	if x != nil {
+		if x, ok := x.Kind.(*Value_None); ok {
+			return x.None
+		}
+	}
+	return false
+}
+
 type isValue_Kind interface {
 	isValue_Kind()
 }
@@ -310,6 +576,22 @@ type Value_Strs struct {
 	Strs *Strings `protobuf:"bytes,5,opt,name=strs,proto3,oneof"`
 }
 
+type Value_Floats struct {
+	// floats is a list of numbers (private_sql's weights=).
+	Floats *Floats `protobuf:"bytes,6,opt,name=floats,proto3,oneof"`
+}
+
+type Value_Keys struct {
+	// keys is private_sql's keys=.
+	Keys *Keys `protobuf:"bytes,7,opt,name=keys,proto3,oneof"`
+}
+
+type Value_None struct {
+	// none is an unset keyword whose default is nil (keys=, weights=,
+	// and from=, which never leaves the client).
+	None bool `protobuf:"varint,8,opt,name=none,proto3,oneof"`
+}
+
 func (*Value_Int) isValue_Kind() {}
 
 func (*Value_Float) isValue_Kind() {}
@@ -319,6 +601,12 @@ func (*Value_Str) isValue_Kind() {}
 func (*Value_Bool) isValue_Kind() {}
 
 func (*Value_Strs) isValue_Kind() {}
+
+func (*Value_Floats) isValue_Kind() {}
+
+func (*Value_Keys) isValue_Kind() {}
+
+func (*Value_None) isValue_Kind() {}
 
 // CallRequest is one private call on one dataset of the server.
 type CallRequest struct {
@@ -341,7 +629,7 @@ type CallRequest struct {
 
 func (x *CallRequest) Reset() {
 	*x = CallRequest{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[4]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -353,7 +641,7 @@ func (x *CallRequest) String() string {
 func (*CallRequest) ProtoMessage() {}
 
 func (x *CallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[4]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -366,7 +654,7 @@ func (x *CallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
 func (*CallRequest) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{4}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CallRequest) GetCallId() string {
@@ -421,7 +709,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[5]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -433,7 +721,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[5]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -446,7 +734,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{5}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Budget) GetEps() float64 {
@@ -481,7 +769,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[6]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +781,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[6]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +794,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{6}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Event) GetMechanism() string {
@@ -577,7 +865,7 @@ type PlanReply struct {
 
 func (x *PlanReply) Reset() {
 	*x = PlanReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[7]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +877,7 @@ func (x *PlanReply) String() string {
 func (*PlanReply) ProtoMessage() {}
 
 func (x *PlanReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[7]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +890,7 @@ func (x *PlanReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanReply.ProtoReflect.Descriptor instead.
 func (*PlanReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{7}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PlanReply) GetFunction() string {
@@ -708,7 +996,7 @@ type Receipt struct {
 
 func (x *Receipt) Reset() {
 	*x = Receipt{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[8]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +1008,7 @@ func (x *Receipt) String() string {
 func (*Receipt) ProtoMessage() {}
 
 func (x *Receipt) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[8]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +1021,7 @@ func (x *Receipt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Receipt.ProtoReflect.Descriptor instead.
 func (*Receipt) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{8}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Receipt) GetDataset() string {
@@ -871,7 +1159,7 @@ type ReceiptReply struct {
 
 func (x *ReceiptReply) Reset() {
 	*x = ReceiptReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[9]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +1171,7 @@ func (x *ReceiptReply) String() string {
 func (*ReceiptReply) ProtoMessage() {}
 
 func (x *ReceiptReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[9]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +1184,7 @@ func (x *ReceiptReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiptReply.ProtoReflect.Descriptor instead.
 func (*ReceiptReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{9}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReceiptReply) GetReceipt() *Receipt {
@@ -918,7 +1206,7 @@ type Matrix struct {
 
 func (x *Matrix) Reset() {
 	*x = Matrix{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[10]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -930,7 +1218,7 @@ func (x *Matrix) String() string {
 func (*Matrix) ProtoMessage() {}
 
 func (x *Matrix) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[10]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -943,7 +1231,7 @@ func (x *Matrix) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Matrix.ProtoReflect.Descriptor instead.
 func (*Matrix) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{10}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Matrix) GetRows() int64 {
@@ -990,7 +1278,7 @@ type PCA struct {
 
 func (x *PCA) Reset() {
 	*x = PCA{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[11]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1290,7 @@ func (x *PCA) String() string {
 func (*PCA) ProtoMessage() {}
 
 func (x *PCA) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[11]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1303,7 @@ func (x *PCA) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PCA.ProtoReflect.Descriptor instead.
 func (*PCA) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{11}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PCA) GetComponents() *Matrix {
@@ -1082,7 +1370,7 @@ type LowRank struct {
 
 func (x *LowRank) Reset() {
 	*x = LowRank{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1094,7 +1382,7 @@ func (x *LowRank) String() string {
 func (*LowRank) ProtoMessage() {}
 
 func (x *LowRank) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[12]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1107,7 +1395,7 @@ func (x *LowRank) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LowRank.ProtoReflect.Descriptor instead.
 func (*LowRank) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{12}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LowRank) GetComponents() *Matrix {
@@ -1147,7 +1435,7 @@ type FedRep struct {
 
 func (x *FedRep) Reset() {
 	*x = FedRep{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1447,7 @@ func (x *FedRep) String() string {
 func (*FedRep) ProtoMessage() {}
 
 func (x *FedRep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[13]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1460,7 @@ func (x *FedRep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedRep.ProtoReflect.Descriptor instead.
 func (*FedRep) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{13}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FedRep) GetU() *Matrix {
@@ -1191,7 +1479,7 @@ type Scalar struct {
 
 func (x *Scalar) Reset() {
 	*x = Scalar{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1491,7 @@ func (x *Scalar) String() string {
 func (*Scalar) ProtoMessage() {}
 
 func (x *Scalar) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[14]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1504,7 @@ func (x *Scalar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Scalar.ProtoReflect.Descriptor instead.
 func (*Scalar) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{14}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Scalar) GetValue() float64 {
@@ -1239,7 +1527,7 @@ type Vector struct {
 
 func (x *Vector) Reset() {
 	*x = Vector{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1539,7 @@ func (x *Vector) String() string {
 func (*Vector) ProtoMessage() {}
 
 func (x *Vector) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[15]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1552,7 @@ func (x *Vector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Vector.ProtoReflect.Descriptor instead.
 func (*Vector) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{15}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Vector) GetValues() []float64 {
@@ -1298,7 +1586,7 @@ type Histogram struct {
 
 func (x *Histogram) Reset() {
 	*x = Histogram{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1598,7 @@ func (x *Histogram) String() string {
 func (*Histogram) ProtoMessage() {}
 
 func (x *Histogram) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[16]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1611,7 @@ func (x *Histogram) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Histogram.ProtoReflect.Descriptor instead.
 func (*Histogram) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{16}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Histogram) GetKeys() []string {
@@ -1350,7 +1638,7 @@ type Quantile struct {
 
 func (x *Quantile) Reset() {
 	*x = Quantile{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1650,7 @@ func (x *Quantile) String() string {
 func (*Quantile) ProtoMessage() {}
 
 func (x *Quantile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[17]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1663,7 @@ func (x *Quantile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Quantile.ProtoReflect.Descriptor instead.
 func (*Quantile) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{17}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Quantile) GetQ() float64 {
@@ -1409,7 +1697,7 @@ type Groups struct {
 
 func (x *Groups) Reset() {
 	*x = Groups{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1709,7 @@ func (x *Groups) String() string {
 func (*Groups) ProtoMessage() {}
 
 func (x *Groups) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[18]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1722,7 @@ func (x *Groups) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Groups.ProtoReflect.Descriptor instead.
 func (*Groups) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{18}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Groups) GetStat() string {
@@ -1486,6 +1774,124 @@ func (x *Groups) GetCounts() []float64 {
 	return nil
 }
 
+// Table is a private_sql release (release.Table): one row per released
+// group, one column per SELECT item; kinds says what each column holds
+// ("key" or the aggregate). parts are the noisy vectors an AVG, VARIANCE
+// or STDDEV column is computed from (released under the same charge), so
+// the client gives the column's intervals as for a local table.
+type Table struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Columns []string               `protobuf:"bytes,1,rep,name=columns,proto3" json:"columns,omitempty"`
+	Kinds   []string               `protobuf:"bytes,2,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	Rows    []*Cells               `protobuf:"bytes,3,rep,name=rows,proto3" json:"rows,omitempty"`
+	// parts[column].vectors[k].values[row] is part k of row.
+	Parts         map[string]*TableParts `protobuf:"bytes,4,rep,name=parts,proto3" json:"parts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Table) Reset() {
+	*x = Table{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Table) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Table) ProtoMessage() {}
+
+func (x *Table) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Table.ProtoReflect.Descriptor instead.
+func (*Table) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *Table) GetColumns() []string {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *Table) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *Table) GetRows() []*Cells {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *Table) GetParts() map[string]*TableParts {
+	if x != nil {
+		return x.Parts
+	}
+	return nil
+}
+
+type TableParts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Vectors       []*Floats              `protobuf:"bytes,1,rep,name=vectors,proto3" json:"vectors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableParts) Reset() {
+	*x = TableParts{}
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableParts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableParts) ProtoMessage() {}
+
+func (x *TableParts) ProtoReflect() protoreflect.Message {
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableParts.ProtoReflect.Descriptor instead.
+func (*TableParts) Descriptor() ([]byte, []int) {
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *TableParts) GetVectors() []*Floats {
+	if x != nil {
+		return x.Vectors
+	}
+	return nil
+}
+
 type ReleaseReply struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Receipt *Receipt               `protobuf:"bytes,1,opt,name=receipt,proto3" json:"receipt,omitempty"`
@@ -1501,6 +1907,7 @@ type ReleaseReply struct {
 	//	*ReleaseReply_Quantile
 	//	*ReleaseReply_Groups
 	//	*ReleaseReply_LowRank
+	//	*ReleaseReply_Table
 	Value         isReleaseReply_Value `protobuf_oneof:"value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1508,7 +1915,7 @@ type ReleaseReply struct {
 
 func (x *ReleaseReply) Reset() {
 	*x = ReleaseReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1927,7 @@ func (x *ReleaseReply) String() string {
 func (*ReleaseReply) ProtoMessage() {}
 
 func (x *ReleaseReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[19]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1940,7 @@ func (x *ReleaseReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseReply.ProtoReflect.Descriptor instead.
 func (*ReleaseReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{19}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReleaseReply) GetReceipt() *Receipt {
@@ -1638,6 +2045,15 @@ func (x *ReleaseReply) GetLowRank() *LowRank {
 	return nil
 }
 
+func (x *ReleaseReply) GetTable() *Table {
+	if x != nil {
+		if x, ok := x.Value.(*ReleaseReply_Table); ok {
+			return x.Table
+		}
+	}
+	return nil
+}
+
 type isReleaseReply_Value interface {
 	isReleaseReply_Value()
 }
@@ -1678,6 +2094,10 @@ type ReleaseReply_LowRank struct {
 	LowRank *LowRank `protobuf:"bytes,11,opt,name=low_rank,json=lowRank,proto3,oneof"`
 }
 
+type ReleaseReply_Table struct {
+	Table *Table `protobuf:"bytes,12,opt,name=table,proto3,oneof"`
+}
+
 func (*ReleaseReply_Pca) isReleaseReply_Value() {}
 
 func (*ReleaseReply_Fedrep) isReleaseReply_Value() {}
@@ -1695,6 +2115,8 @@ func (*ReleaseReply_Quantile) isReleaseReply_Value() {}
 func (*ReleaseReply_Groups) isReleaseReply_Value() {}
 
 func (*ReleaseReply_LowRank) isReleaseReply_Value() {}
+
+func (*ReleaseReply_Table) isReleaseReply_Value() {}
 
 // FedRoundRequest is one round of a federated call. It carries no noise
 // scale and no count: the server takes both from its own plan and data.
@@ -1720,7 +2142,7 @@ type FedRoundRequest struct {
 
 func (x *FedRoundRequest) Reset() {
 	*x = FedRoundRequest{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1732,7 +2154,7 @@ func (x *FedRoundRequest) String() string {
 func (*FedRoundRequest) ProtoMessage() {}
 
 func (x *FedRoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[20]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1745,7 +2167,7 @@ func (x *FedRoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedRoundRequest.ProtoReflect.Descriptor instead.
 func (*FedRoundRequest) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{20}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *FedRoundRequest) GetCall() *CallRequest {
@@ -1795,7 +2217,7 @@ type FedRoundReply struct {
 
 func (x *FedRoundReply) Reset() {
 	*x = FedRoundReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[21]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +2229,7 @@ func (x *FedRoundReply) String() string {
 func (*FedRoundReply) ProtoMessage() {}
 
 func (x *FedRoundReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[21]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +2242,7 @@ func (x *FedRoundReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedRoundReply.ProtoReflect.Descriptor instead.
 func (*FedRoundReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{21}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *FedRoundReply) GetRound() int64 {
@@ -1849,7 +2271,7 @@ type FedPrepareReply struct {
 
 func (x *FedPrepareReply) Reset() {
 	*x = FedPrepareReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[22]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +2283,7 @@ func (x *FedPrepareReply) String() string {
 func (*FedPrepareReply) ProtoMessage() {}
 
 func (x *FedPrepareReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[22]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +2296,7 @@ func (x *FedPrepareReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedPrepareReply.ProtoReflect.Descriptor instead.
 func (*FedPrepareReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{22}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FedPrepareReply) GetExpiresUnixMs() int64 {
@@ -1895,7 +2317,7 @@ type FedCallRef struct {
 
 func (x *FedCallRef) Reset() {
 	*x = FedCallRef{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[23]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +2329,7 @@ func (x *FedCallRef) String() string {
 func (*FedCallRef) ProtoMessage() {}
 
 func (x *FedCallRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[23]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2342,7 @@ func (x *FedCallRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedCallRef.ProtoReflect.Descriptor instead.
 func (*FedCallRef) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{23}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *FedCallRef) GetCallId() string {
@@ -1941,7 +2363,7 @@ type FedAbortReply struct {
 
 func (x *FedAbortReply) Reset() {
 	*x = FedAbortReply{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[24]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2375,7 @@ func (x *FedAbortReply) String() string {
 func (*FedAbortReply) ProtoMessage() {}
 
 func (x *FedAbortReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[24]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2388,7 @@ func (x *FedAbortReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedAbortReply.ProtoReflect.Descriptor instead.
 func (*FedAbortReply) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{24}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *FedAbortReply) GetReleased() bool {
@@ -1990,7 +2412,7 @@ type FedKept struct {
 
 func (x *FedKept) Reset() {
 	*x = FedKept{}
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[25]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2002,7 +2424,7 @@ func (x *FedKept) String() string {
 func (*FedKept) ProtoMessage() {}
 
 func (x *FedKept) ProtoReflect() protoreflect.Message {
-	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[25]
+	mi := &file_api_privnotes_v1_privnotes_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2015,7 +2437,7 @@ func (x *FedKept) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FedKept.ProtoReflect.Descriptor instead.
 func (*FedKept) Descriptor() ([]byte, []int) {
-	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{25}
+	return file_api_privnotes_v1_privnotes_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *FedKept) GetRequestSha256() []byte {
@@ -2044,13 +2466,30 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"schemaJson\x12\x1a\n" +
 	"\bdatasets\x18\x02 \x03(\tR\bdatasets\"!\n" +
 	"\aStrings\x12\x16\n" +
-	"\x06values\x18\x01 \x03(\tR\x06values\"\x92\x01\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\" \n" +
+	"\x06Floats\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\x01R\x06values\"L\n" +
+	"\x04Cell\x12\x12\n" +
+	"\x03num\x18\x01 \x01(\x01H\x00R\x03num\x12\x12\n" +
+	"\x03str\x18\x02 \x01(\tH\x00R\x03str\x12\x14\n" +
+	"\x04null\x18\x03 \x01(\bH\x00R\x04nullB\x06\n" +
+	"\x04kind\"3\n" +
+	"\x05Cells\x12*\n" +
+	"\x06values\x18\x01 \x03(\v2\x12.privnotes.v1.CellR\x06values\"\x86\x01\n" +
+	"\x04Keys\x120\n" +
+	"\x04keys\x18\x01 \x03(\v2\x1c.privnotes.v1.Keys.KeysEntryR\x04keys\x1aL\n" +
+	"\tKeysEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.privnotes.v1.CellsR\x05value:\x028\x01\"\x82\x02\n" +
 	"\x05Value\x12\x12\n" +
 	"\x03int\x18\x01 \x01(\x03H\x00R\x03int\x12\x16\n" +
 	"\x05float\x18\x02 \x01(\x01H\x00R\x05float\x12\x12\n" +
 	"\x03str\x18\x03 \x01(\tH\x00R\x03str\x12\x14\n" +
 	"\x04bool\x18\x04 \x01(\bH\x00R\x04bool\x12+\n" +
-	"\x04strs\x18\x05 \x01(\v2\x15.privnotes.v1.StringsH\x00R\x04strsB\x06\n" +
+	"\x04strs\x18\x05 \x01(\v2\x15.privnotes.v1.StringsH\x00R\x04strs\x12.\n" +
+	"\x06floats\x18\x06 \x01(\v2\x14.privnotes.v1.FloatsH\x00R\x06floats\x12(\n" +
+	"\x04keys\x18\a \x01(\v2\x12.privnotes.v1.KeysH\x00R\x04keys\x12\x14\n" +
+	"\x04none\x18\b \x01(\bH\x00R\x04noneB\x06\n" +
 	"\x04kind\"\x8d\x02\n" +
 	"\vCallRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1a\n" +
@@ -2155,7 +2594,19 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\x04keys\x18\x04 \x03(\tR\x04keys\x12\x16\n" +
 	"\x06values\x18\x05 \x03(\x01R\x06values\x12\x12\n" +
 	"\x04sums\x18\x06 \x03(\x01R\x04sums\x12\x16\n" +
-	"\x06counts\x18\a \x03(\x01R\x06counts\"\x90\x04\n" +
+	"\x06counts\x18\a \x03(\x01R\x06counts\"\xea\x01\n" +
+	"\x05Table\x12\x18\n" +
+	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x14\n" +
+	"\x05kinds\x18\x02 \x03(\tR\x05kinds\x12'\n" +
+	"\x04rows\x18\x03 \x03(\v2\x13.privnotes.v1.CellsR\x04rows\x124\n" +
+	"\x05parts\x18\x04 \x03(\v2\x1e.privnotes.v1.Table.PartsEntryR\x05parts\x1aR\n" +
+	"\n" +
+	"PartsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
+	"\x05value\x18\x02 \x01(\v2\x18.privnotes.v1.TablePartsR\x05value:\x028\x01\"<\n" +
+	"\n" +
+	"TableParts\x12.\n" +
+	"\avectors\x18\x01 \x03(\v2\x14.privnotes.v1.FloatsR\avectors\"\xbd\x04\n" +
 	"\fReleaseReply\x12/\n" +
 	"\areceipt\x18\x01 \x01(\v2\x15.privnotes.v1.ReceiptR\areceipt\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12%\n" +
@@ -2168,7 +2619,8 @@ const file_api_privnotes_v1_privnotes_proto_rawDesc = "" +
 	"\bquantile\x18\t \x01(\v2\x16.privnotes.v1.QuantileH\x00R\bquantile\x12.\n" +
 	"\x06groups\x18\n" +
 	" \x01(\v2\x14.privnotes.v1.GroupsH\x00R\x06groups\x122\n" +
-	"\blow_rank\x18\v \x01(\v2\x15.privnotes.v1.LowRankH\x00R\alowRankB\a\n" +
+	"\blow_rank\x18\v \x01(\v2\x15.privnotes.v1.LowRankH\x00R\alowRank\x12+\n" +
+	"\x05table\x18\f \x01(\v2\x13.privnotes.v1.TableH\x00R\x05tableB\a\n" +
 	"\x05value\"\xb0\x01\n" +
 	"\x0fFedRoundRequest\x12-\n" +
 	"\x04call\x18\x01 \x01(\v2\x19.privnotes.v1.CallRequestR\x04call\x12\x14\n" +
@@ -2213,86 +2665,104 @@ func file_api_privnotes_v1_privnotes_proto_rawDescGZIP() []byte {
 	return file_api_privnotes_v1_privnotes_proto_rawDescData
 }
 
-var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_api_privnotes_v1_privnotes_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_api_privnotes_v1_privnotes_proto_goTypes = []any{
 	(*DescribeRequest)(nil), // 0: privnotes.v1.DescribeRequest
 	(*DescribeReply)(nil),   // 1: privnotes.v1.DescribeReply
 	(*Strings)(nil),         // 2: privnotes.v1.Strings
-	(*Value)(nil),           // 3: privnotes.v1.Value
-	(*CallRequest)(nil),     // 4: privnotes.v1.CallRequest
-	(*Budget)(nil),          // 5: privnotes.v1.Budget
-	(*Event)(nil),           // 6: privnotes.v1.Event
-	(*PlanReply)(nil),       // 7: privnotes.v1.PlanReply
-	(*Receipt)(nil),         // 8: privnotes.v1.Receipt
-	(*ReceiptReply)(nil),    // 9: privnotes.v1.ReceiptReply
-	(*Matrix)(nil),          // 10: privnotes.v1.Matrix
-	(*PCA)(nil),             // 11: privnotes.v1.PCA
-	(*LowRank)(nil),         // 12: privnotes.v1.LowRank
-	(*FedRep)(nil),          // 13: privnotes.v1.FedRep
-	(*Scalar)(nil),          // 14: privnotes.v1.Scalar
-	(*Vector)(nil),          // 15: privnotes.v1.Vector
-	(*Histogram)(nil),       // 16: privnotes.v1.Histogram
-	(*Quantile)(nil),        // 17: privnotes.v1.Quantile
-	(*Groups)(nil),          // 18: privnotes.v1.Groups
-	(*ReleaseReply)(nil),    // 19: privnotes.v1.ReleaseReply
-	(*FedRoundRequest)(nil), // 20: privnotes.v1.FedRoundRequest
-	(*FedRoundReply)(nil),   // 21: privnotes.v1.FedRoundReply
-	(*FedPrepareReply)(nil), // 22: privnotes.v1.FedPrepareReply
-	(*FedCallRef)(nil),      // 23: privnotes.v1.FedCallRef
-	(*FedAbortReply)(nil),   // 24: privnotes.v1.FedAbortReply
-	(*FedKept)(nil),         // 25: privnotes.v1.FedKept
-	nil,                     // 26: privnotes.v1.CallRequest.ArgsEntry
+	(*Floats)(nil),          // 3: privnotes.v1.Floats
+	(*Cell)(nil),            // 4: privnotes.v1.Cell
+	(*Cells)(nil),           // 5: privnotes.v1.Cells
+	(*Keys)(nil),            // 6: privnotes.v1.Keys
+	(*Value)(nil),           // 7: privnotes.v1.Value
+	(*CallRequest)(nil),     // 8: privnotes.v1.CallRequest
+	(*Budget)(nil),          // 9: privnotes.v1.Budget
+	(*Event)(nil),           // 10: privnotes.v1.Event
+	(*PlanReply)(nil),       // 11: privnotes.v1.PlanReply
+	(*Receipt)(nil),         // 12: privnotes.v1.Receipt
+	(*ReceiptReply)(nil),    // 13: privnotes.v1.ReceiptReply
+	(*Matrix)(nil),          // 14: privnotes.v1.Matrix
+	(*PCA)(nil),             // 15: privnotes.v1.PCA
+	(*LowRank)(nil),         // 16: privnotes.v1.LowRank
+	(*FedRep)(nil),          // 17: privnotes.v1.FedRep
+	(*Scalar)(nil),          // 18: privnotes.v1.Scalar
+	(*Vector)(nil),          // 19: privnotes.v1.Vector
+	(*Histogram)(nil),       // 20: privnotes.v1.Histogram
+	(*Quantile)(nil),        // 21: privnotes.v1.Quantile
+	(*Groups)(nil),          // 22: privnotes.v1.Groups
+	(*Table)(nil),           // 23: privnotes.v1.Table
+	(*TableParts)(nil),      // 24: privnotes.v1.TableParts
+	(*ReleaseReply)(nil),    // 25: privnotes.v1.ReleaseReply
+	(*FedRoundRequest)(nil), // 26: privnotes.v1.FedRoundRequest
+	(*FedRoundReply)(nil),   // 27: privnotes.v1.FedRoundReply
+	(*FedPrepareReply)(nil), // 28: privnotes.v1.FedPrepareReply
+	(*FedCallRef)(nil),      // 29: privnotes.v1.FedCallRef
+	(*FedAbortReply)(nil),   // 30: privnotes.v1.FedAbortReply
+	(*FedKept)(nil),         // 31: privnotes.v1.FedKept
+	nil,                     // 32: privnotes.v1.Keys.KeysEntry
+	nil,                     // 33: privnotes.v1.CallRequest.ArgsEntry
+	nil,                     // 34: privnotes.v1.Table.PartsEntry
 }
 var file_api_privnotes_v1_privnotes_proto_depIdxs = []int32{
-	2,  // 0: privnotes.v1.Value.strs:type_name -> privnotes.v1.Strings
-	26, // 1: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
-	6,  // 2: privnotes.v1.PlanReply.cost:type_name -> privnotes.v1.Event
-	6,  // 3: privnotes.v1.Receipt.cost:type_name -> privnotes.v1.Event
-	5,  // 4: privnotes.v1.Receipt.remaining:type_name -> privnotes.v1.Budget
-	8,  // 5: privnotes.v1.ReceiptReply.receipt:type_name -> privnotes.v1.Receipt
-	10, // 6: privnotes.v1.PCA.components:type_name -> privnotes.v1.Matrix
-	10, // 7: privnotes.v1.PCA.right:type_name -> privnotes.v1.Matrix
-	10, // 8: privnotes.v1.LowRank.components:type_name -> privnotes.v1.Matrix
-	10, // 9: privnotes.v1.LowRank.right:type_name -> privnotes.v1.Matrix
-	10, // 10: privnotes.v1.LowRank.matrix:type_name -> privnotes.v1.Matrix
-	10, // 11: privnotes.v1.FedRep.u:type_name -> privnotes.v1.Matrix
-	8,  // 12: privnotes.v1.ReleaseReply.receipt:type_name -> privnotes.v1.Receipt
-	11, // 13: privnotes.v1.ReleaseReply.pca:type_name -> privnotes.v1.PCA
-	13, // 14: privnotes.v1.ReleaseReply.fedrep:type_name -> privnotes.v1.FedRep
-	14, // 15: privnotes.v1.ReleaseReply.count:type_name -> privnotes.v1.Scalar
-	15, // 16: privnotes.v1.ReleaseReply.mean:type_name -> privnotes.v1.Vector
-	14, // 17: privnotes.v1.ReleaseReply.sum:type_name -> privnotes.v1.Scalar
-	16, // 18: privnotes.v1.ReleaseReply.histogram:type_name -> privnotes.v1.Histogram
-	17, // 19: privnotes.v1.ReleaseReply.quantile:type_name -> privnotes.v1.Quantile
-	18, // 20: privnotes.v1.ReleaseReply.groups:type_name -> privnotes.v1.Groups
-	12, // 21: privnotes.v1.ReleaseReply.low_rank:type_name -> privnotes.v1.LowRank
-	4,  // 22: privnotes.v1.FedRoundRequest.call:type_name -> privnotes.v1.CallRequest
-	10, // 23: privnotes.v1.FedRoundRequest.basis:type_name -> privnotes.v1.Matrix
-	10, // 24: privnotes.v1.FedRoundReply.value:type_name -> privnotes.v1.Matrix
-	3,  // 25: privnotes.v1.CallRequest.ArgsEntry.value:type_name -> privnotes.v1.Value
-	0,  // 26: privnotes.v1.DataService.Describe:input_type -> privnotes.v1.DescribeRequest
-	4,  // 27: privnotes.v1.DataService.Plan:input_type -> privnotes.v1.CallRequest
-	4,  // 28: privnotes.v1.DataService.DryRun:input_type -> privnotes.v1.CallRequest
-	4,  // 29: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
-	4,  // 30: privnotes.v1.DataService.FedOpen:input_type -> privnotes.v1.CallRequest
-	20, // 31: privnotes.v1.DataService.FedRound:input_type -> privnotes.v1.FedRoundRequest
-	4,  // 32: privnotes.v1.DataService.FedPrepare:input_type -> privnotes.v1.CallRequest
-	23, // 33: privnotes.v1.DataService.FedCommit:input_type -> privnotes.v1.FedCallRef
-	23, // 34: privnotes.v1.DataService.FedAbort:input_type -> privnotes.v1.FedCallRef
-	1,  // 35: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
-	7,  // 36: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
-	9,  // 37: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
-	19, // 38: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
-	9,  // 39: privnotes.v1.DataService.FedOpen:output_type -> privnotes.v1.ReceiptReply
-	21, // 40: privnotes.v1.DataService.FedRound:output_type -> privnotes.v1.FedRoundReply
-	22, // 41: privnotes.v1.DataService.FedPrepare:output_type -> privnotes.v1.FedPrepareReply
-	9,  // 42: privnotes.v1.DataService.FedCommit:output_type -> privnotes.v1.ReceiptReply
-	24, // 43: privnotes.v1.DataService.FedAbort:output_type -> privnotes.v1.FedAbortReply
-	35, // [35:44] is the sub-list for method output_type
-	26, // [26:35] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	4,  // 0: privnotes.v1.Cells.values:type_name -> privnotes.v1.Cell
+	32, // 1: privnotes.v1.Keys.keys:type_name -> privnotes.v1.Keys.KeysEntry
+	2,  // 2: privnotes.v1.Value.strs:type_name -> privnotes.v1.Strings
+	3,  // 3: privnotes.v1.Value.floats:type_name -> privnotes.v1.Floats
+	6,  // 4: privnotes.v1.Value.keys:type_name -> privnotes.v1.Keys
+	33, // 5: privnotes.v1.CallRequest.args:type_name -> privnotes.v1.CallRequest.ArgsEntry
+	10, // 6: privnotes.v1.PlanReply.cost:type_name -> privnotes.v1.Event
+	10, // 7: privnotes.v1.Receipt.cost:type_name -> privnotes.v1.Event
+	9,  // 8: privnotes.v1.Receipt.remaining:type_name -> privnotes.v1.Budget
+	12, // 9: privnotes.v1.ReceiptReply.receipt:type_name -> privnotes.v1.Receipt
+	14, // 10: privnotes.v1.PCA.components:type_name -> privnotes.v1.Matrix
+	14, // 11: privnotes.v1.PCA.right:type_name -> privnotes.v1.Matrix
+	14, // 12: privnotes.v1.LowRank.components:type_name -> privnotes.v1.Matrix
+	14, // 13: privnotes.v1.LowRank.right:type_name -> privnotes.v1.Matrix
+	14, // 14: privnotes.v1.LowRank.matrix:type_name -> privnotes.v1.Matrix
+	14, // 15: privnotes.v1.FedRep.u:type_name -> privnotes.v1.Matrix
+	5,  // 16: privnotes.v1.Table.rows:type_name -> privnotes.v1.Cells
+	34, // 17: privnotes.v1.Table.parts:type_name -> privnotes.v1.Table.PartsEntry
+	3,  // 18: privnotes.v1.TableParts.vectors:type_name -> privnotes.v1.Floats
+	12, // 19: privnotes.v1.ReleaseReply.receipt:type_name -> privnotes.v1.Receipt
+	15, // 20: privnotes.v1.ReleaseReply.pca:type_name -> privnotes.v1.PCA
+	17, // 21: privnotes.v1.ReleaseReply.fedrep:type_name -> privnotes.v1.FedRep
+	18, // 22: privnotes.v1.ReleaseReply.count:type_name -> privnotes.v1.Scalar
+	19, // 23: privnotes.v1.ReleaseReply.mean:type_name -> privnotes.v1.Vector
+	18, // 24: privnotes.v1.ReleaseReply.sum:type_name -> privnotes.v1.Scalar
+	20, // 25: privnotes.v1.ReleaseReply.histogram:type_name -> privnotes.v1.Histogram
+	21, // 26: privnotes.v1.ReleaseReply.quantile:type_name -> privnotes.v1.Quantile
+	22, // 27: privnotes.v1.ReleaseReply.groups:type_name -> privnotes.v1.Groups
+	16, // 28: privnotes.v1.ReleaseReply.low_rank:type_name -> privnotes.v1.LowRank
+	23, // 29: privnotes.v1.ReleaseReply.table:type_name -> privnotes.v1.Table
+	8,  // 30: privnotes.v1.FedRoundRequest.call:type_name -> privnotes.v1.CallRequest
+	14, // 31: privnotes.v1.FedRoundRequest.basis:type_name -> privnotes.v1.Matrix
+	14, // 32: privnotes.v1.FedRoundReply.value:type_name -> privnotes.v1.Matrix
+	5,  // 33: privnotes.v1.Keys.KeysEntry.value:type_name -> privnotes.v1.Cells
+	7,  // 34: privnotes.v1.CallRequest.ArgsEntry.value:type_name -> privnotes.v1.Value
+	24, // 35: privnotes.v1.Table.PartsEntry.value:type_name -> privnotes.v1.TableParts
+	0,  // 36: privnotes.v1.DataService.Describe:input_type -> privnotes.v1.DescribeRequest
+	8,  // 37: privnotes.v1.DataService.Plan:input_type -> privnotes.v1.CallRequest
+	8,  // 38: privnotes.v1.DataService.DryRun:input_type -> privnotes.v1.CallRequest
+	8,  // 39: privnotes.v1.DataService.Execute:input_type -> privnotes.v1.CallRequest
+	8,  // 40: privnotes.v1.DataService.FedOpen:input_type -> privnotes.v1.CallRequest
+	26, // 41: privnotes.v1.DataService.FedRound:input_type -> privnotes.v1.FedRoundRequest
+	8,  // 42: privnotes.v1.DataService.FedPrepare:input_type -> privnotes.v1.CallRequest
+	29, // 43: privnotes.v1.DataService.FedCommit:input_type -> privnotes.v1.FedCallRef
+	29, // 44: privnotes.v1.DataService.FedAbort:input_type -> privnotes.v1.FedCallRef
+	1,  // 45: privnotes.v1.DataService.Describe:output_type -> privnotes.v1.DescribeReply
+	11, // 46: privnotes.v1.DataService.Plan:output_type -> privnotes.v1.PlanReply
+	13, // 47: privnotes.v1.DataService.DryRun:output_type -> privnotes.v1.ReceiptReply
+	25, // 48: privnotes.v1.DataService.Execute:output_type -> privnotes.v1.ReleaseReply
+	13, // 49: privnotes.v1.DataService.FedOpen:output_type -> privnotes.v1.ReceiptReply
+	27, // 50: privnotes.v1.DataService.FedRound:output_type -> privnotes.v1.FedRoundReply
+	28, // 51: privnotes.v1.DataService.FedPrepare:output_type -> privnotes.v1.FedPrepareReply
+	13, // 52: privnotes.v1.DataService.FedCommit:output_type -> privnotes.v1.ReceiptReply
+	30, // 53: privnotes.v1.DataService.FedAbort:output_type -> privnotes.v1.FedAbortReply
+	45, // [45:54] is the sub-list for method output_type
+	36, // [36:45] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_api_privnotes_v1_privnotes_proto_init() }
@@ -2300,14 +2770,22 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 	if File_api_privnotes_v1_privnotes_proto != nil {
 		return
 	}
-	file_api_privnotes_v1_privnotes_proto_msgTypes[3].OneofWrappers = []any{
+	file_api_privnotes_v1_privnotes_proto_msgTypes[4].OneofWrappers = []any{
+		(*Cell_Num)(nil),
+		(*Cell_Str)(nil),
+		(*Cell_Null)(nil),
+	}
+	file_api_privnotes_v1_privnotes_proto_msgTypes[7].OneofWrappers = []any{
 		(*Value_Int)(nil),
 		(*Value_Float)(nil),
 		(*Value_Str)(nil),
 		(*Value_Bool)(nil),
 		(*Value_Strs)(nil),
+		(*Value_Floats)(nil),
+		(*Value_Keys)(nil),
+		(*Value_None)(nil),
 	}
-	file_api_privnotes_v1_privnotes_proto_msgTypes[19].OneofWrappers = []any{
+	file_api_privnotes_v1_privnotes_proto_msgTypes[25].OneofWrappers = []any{
 		(*ReleaseReply_Pca)(nil),
 		(*ReleaseReply_Fedrep)(nil),
 		(*ReleaseReply_Count)(nil),
@@ -2317,6 +2795,7 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 		(*ReleaseReply_Quantile)(nil),
 		(*ReleaseReply_Groups)(nil),
 		(*ReleaseReply_LowRank)(nil),
+		(*ReleaseReply_Table)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2324,7 +2803,7 @@ func file_api_privnotes_v1_privnotes_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_privnotes_v1_privnotes_proto_rawDesc), len(file_api_privnotes_v1_privnotes_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
