@@ -764,7 +764,7 @@ var PrivateLinearRegression = &Func{
 	Private: true,
 	Result:  "*RegressionResult",
 	Doc: "A private least-squares fit of y on the x columns with an intercept (Coef, one per x column in order, Intercept, Predict(row)). " +
-		"Features and target are clamped to their public bounds and centred on the bounds' midpoints (a NaN counts as the midpoint); AdaSSP releases the sufficient statistics XᵀX and Xᵀy and a lower bound of λ_min(XᵀX) with Gaussian noise, ρ/3 each, and solves the ridge regression whose λ it chose from that bound. Row-level datasets only.",
+		"Features and target are clamped to their public bounds and each mapped to [−1, 1] by them (a public affine map; a NaN counts as the midpoint), and the coefficients are mapped back; AdaSSP releases the sufficient statistics XᵀX and Xᵀy and a lower bound of λ_min(XᵀX) with Gaussian noise, ρ/3 each, and solves the ridge regression whose λ it chose from that bound. Row-level datasets only.",
 	Paper:    "AdaSSP, Wang 2018 (Revisiting differentially private linear regression: optimal and adaptive prediction & estimation, Algorithm 2), in zCDP (Bun & Steinke 2016) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020) (docs/mechanisms.md, private linear and logistic regression)",
 	Releases: "the fitted coefficients and intercept (post-processing of the noisy XᵀX, Xᵀy and λ_min); the ridge λ it chose",
 }
@@ -784,7 +784,7 @@ var PrivateLogisticRegression = &Func{
 	Private: true,
 	Result:  "*RegressionResult",
 	Doc: "A private logistic regression of the 0/1 (or positive-class) label y on the x columns with an intercept (Coef, Intercept, Predict(row) giving the positive class's probability). " +
-		"Features are clamped to their public bounds and centred on their midpoints; iters full-batch gradient steps each release the summed gradient with Gaussian noise (ℓ2 sensitivity the row norm bound B, 2B under replace-one), scaled by a noisy row count. Row-level datasets only.",
+		"Features are clamped to their public bounds and each mapped to [−1, 1] by them (l2 penalises the coefficients on that scale); iters full-batch gradient steps each release the summed gradient with Gaussian noise (ℓ2 sensitivity the row norm bound B, 2B under replace-one), scaled by a noisy row count. Row-level datasets only.",
 	Paper:    "noisy gradient descent (Bassily, Smith & Thakurta 2014, full batch) in zCDP (Bun & Steinke 2016) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020) (docs/mechanisms.md, private linear and logistic regression)",
 	Releases: "the coefficients and intercept of the last iterate (post-processing of the noisy gradients and count)",
 }

@@ -136,7 +136,7 @@ func planLinearRegression(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: append([]string(nil), xcols...),
 		Noise: noiseText,
-		Note: fmt.Sprintf("AdaSSP least squares of %q on %s with an intercept: rows clamped to the columns' public bounds and centred on their midpoints (a NaN counts as the midpoint); calibrated to ε=%v, δ=%v %s, %s",
+		Note: fmt.Sprintf("AdaSSP least squares of %q on %s with an intercept: rows clamped to the columns' public bounds and each column mapped to [−1, 1] by them (a NaN counts as the midpoint), the coefficients mapped back; calibrated to ε=%v, δ=%v %s, %s",
 			y.name, strings.Join(xcols, ", "), eps, delta, calibrationWords(ev), split),
 		Params: publicParams(a, params)}
 	q := len(x) + 1
@@ -202,7 +202,7 @@ func planLogisticRegression(env *Local, src Ref, a *Args) (*Plan, error) {
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: append([]string(nil), xcols...),
 		Noise: fmt.Sprintf("discrete Gaussian: std %.4g per gradient coordinate per step (sensitivity %.4g under %s, floating-point rounding included), %.4g on the row count",
 			gp.Grad.Sigma, gp.Grad.Sens, nb, gp.Count.Sigma),
-		Note: fmt.Sprintf("logistic regression of the label %s on %s with an intercept by %d noisy full-batch gradient steps (step %.4g, l2=%v): rows clamped to the features' public bounds and centred on their midpoints; calibrated to ε=%v, δ=%v %s, 90%% over the steps evenly, 10%% to the row count that scales the gradients",
+		Note: fmt.Sprintf("logistic regression of the label %s on %s with an intercept by %d noisy full-batch gradient steps (step %.4g, l2=%v): rows clamped to the features' public bounds and each feature mapped to [−1, 1] by them (l2 acts on that scale); calibrated to ε=%v, δ=%v %s, 90%% over the steps evenly, 10%% to the row count that scales the gradients",
 			label, strings.Join(xcols, ", "), iters, gp.Step, l2, eps, delta, calibrationWords(ev)),
 		Params: publicParams(a, map[string]any{"neighbour": nb.String(), "bounds": bounds})}
 	regMemory(p, src, len(x)+2, "Fit on fewer columns")
@@ -229,11 +229,12 @@ func (v *Regression) EncodeRelease(e *Encoder) {
 	e.Float("intercept", v.Intercept)
 	e.Float("ridge", v.Ridge)
 	if f := v.Fit; f != nil {
-		e.Floats("fit", []float64{f.R2, f.ResidualStd, f.N, f.YY, f.Ridge, f.SigmaXX, f.SigmaXY, f.CentreY})
+		e.Floats("fit", []float64{f.R2, f.ResidualStd, f.N, f.YY, f.Ridge, f.SigmaXX, f.SigmaXY, f.CentreY, f.ScaleY})
 		e.Floats("fit_xx", f.XX)
 		e.Floats("fit_xy", f.XY)
 		e.Floats("fit_theta", f.Theta)
 		e.Floats("fit_centres", f.Centres)
+		e.Floats("fit_scales", f.Scales)
 	}
 }
 
@@ -244,11 +245,20 @@ func (v *Regression) DecodeRelease(d *Decoder) error {
 	v.Intercept = d.Float("intercept")
 	v.Ridge = d.Float("ridge")
 	// A release without r2 (and every release stored before r2 existed)
-	// has no fit fields.
-	if fs := d.Floats("fit"); len(fs) == 8 {
-		v.Fit = &regression.LinearFit{R2: fs[0], ResidualStd: fs[1], N: fs[2], YY: fs[3], Ridge: fs[4], SigmaXX: fs[5], SigmaXY: fs[6], CentreY: fs[7],
+	// has no fit fields. A fit stored before the rows were unit-scaled
+	// (8 numbers, no fit_scales) was fitted on rows only centred: scales
+	// of 1 are exactly its map back.
+	if fs := d.Floats("fit"); len(fs) == 8 || len(fs) == 9 {
+		v.Fit = &regression.LinearFit{R2: fs[0], ResidualStd: fs[1], N: fs[2], YY: fs[3], Ridge: fs[4], SigmaXX: fs[5], SigmaXY: fs[6], CentreY: fs[7], ScaleY: 1,
 			XX: d.Floats("fit_xx"), XY: d.Floats("fit_xy"), Theta: d.Floats("fit_theta"), Centres: d.Floats("fit_centres")}
-		if q := len(v.Fit.XY); q != len(v.Coef)+1 || len(v.Fit.XX) != q*(q+1)/2 || len(v.Fit.Theta) != q || len(v.Fit.Centres) != q-1 {
+		if len(fs) == 9 {
+			v.Fit.ScaleY, v.Fit.Scales = fs[8], d.Floats("fit_scales")
+		} else {
+			for range v.Fit.Centres {
+				v.Fit.Scales = append(v.Fit.Scales, 1)
+			}
+		}
+		if q := len(v.Fit.XY); q != len(v.Coef)+1 || len(v.Fit.XX) != q*(q+1)/2 || len(v.Fit.Theta) != q || len(v.Fit.Centres) != q-1 || len(v.Fit.Scales) != q-1 {
 			return fmt.Errorf("a regression's fit has inconsistent sizes")
 		}
 	}

@@ -1,6 +1,6 @@
 package regression
 
-// A privacy audit of AdaSSP's Aᵀỹ release on worst-case neighbours: the
+// A privacy audit of AdaSSP's Aᵀŷ release on worst-case neighbours: the
 // Gaussian mechanism's privacy is its μ = Δ/σ (for ρ-zCDP, μ = √(2ρ)), and
 // the neighbours' releases projected on the direction of their difference
 // are two normals μ̂·σ apart. The audit estimates μ̂ from seeded releases
@@ -20,7 +20,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
 
-// xyShift estimates (mean₁ − mean₀)/σ of the releases of Aᵀỹ on d0 and d1
+// xyShift estimates (mean₁ − mean₀)/σ of the releases of Aᵀŷ on d0 and d1
 // projected on the unit direction of their exact difference, with its
 // standard error, over draws releases each with noise std sigma.
 func xyShift(t *testing.T, p *LinearPlan, d0, d1 *mat.Dense, sigma float64, draws int) (mu, se float64) {
@@ -59,10 +59,11 @@ func xyShift(t *testing.T, p *LinearPlan, d0, d1 *mat.Dense, sigma float64, draw
 	return (m1 - m0) / sigma, math.Sqrt(2 / float64(draws))
 }
 
-// Worst-case neighbours for Aᵀỹ: under replace-one a row with every
-// feature at its upper bound and the target at its upper bound, replaced
-// by the same features with the target at its lower bound (Aᵀỹ moves by
-// 2·B·h_y); under add-remove that row added. The shift must not exceed the
+// Worst-case neighbours for Aᵀŷ: under replace-one a row with every
+// feature at its upper bound (unit-scaled to 1) and the target at its
+// upper bound (ŷ = 1), replaced by the same features with the target at
+// its lower bound (ŷ = −1): Aᵀŷ moves by 2·B; under add-remove that row
+// added. The shift must not exceed the
 // calibrated μ = √(2ρ_XY) by more than four standard errors; the twin with
 // half the noise shows twice the shift and must fail.
 func TestAuditLinearXY(t *testing.T) {
@@ -148,26 +149,44 @@ func gradShift(t *testing.T, p *LogisticPlan, d0, d1 *mat.Dense, theta []float64
 // Each step is a Gaussian mechanism of μ = √(2ρ_step), composed over the
 // public number of steps; the audit checks one step at an iterate that
 // drives the residuals σ(θᵀa) − ℓ to ±1, where the neighbours' gradients
-// are furthest apart. One feature with bounds [−0.01, 0.01] (B ≈ 1);
-// θ = (0, 5000). Add-remove: a row (0.01, label 0) added, its residual
-// ≈ 1, the gradient moves by a, ‖a‖ ≈ B. Replace-one: that row replaced
-// by (−0.01, label 1), residual ≈ −1: the gradient moves by a + b =
-// (2, 0), 2/(2B) ≈ 0.99995 of the sensitivity. The shift must not
-// exceed μ by more than four standard errors, must come within four of
-// it (else the neighbours are not worst case), and a twin with half the
-// noise must fail.
+// are furthest apart. d = 24 features with bounds [−0.01, 0.01], each
+// unit-scaled, so B = √(d + 1) = 5; θ is 5000 on the last feature, 0
+// elsewhere. Add-remove: the row a = (1, 1, …, 1) (every feature at its
+// upper bound, label 0, residual ≈ 1) added: the gradient moves by a,
+// ‖a‖ = B. Replace-one: that row replaced by b, the same with its last
+// feature at the lower bound and label 1 (residual ≈ −1): the gradient
+// moves by a + b = (2, …, 2, 0), 2√d/(2B) ≈ 0.98 of the sensitivity (the
+// intercept's 1, shared by every row, keeps a + b from reaching 2B). The
+// shift must not exceed μ by more than four standard errors, must come
+// within four of it (else the neighbours are not worst case), and a twin
+// with half the noise must fail.
 func TestAuditLogisticGradient(t *testing.T) {
 	testtier.Long(t)
-	const draws = 20000
-	x := []Bounds{{-0.01, 0.01}}
-	base := mat.NewDense(3, 2, []float64{0.005, 1, -0.002, 0, 0, 1})
-	with := func(v, label float64) *mat.Dense {
-		d := mat.NewDense(4, 2, nil)
-		d.Slice(0, 3, 0, 2).(*mat.Dense).Copy(base)
-		d.SetRow(3, []float64{v, label})
-		return d
+	const draws, d = 20000, 24
+	x := make([]Bounds, d)
+	for j := range x {
+		x[j] = Bounds{-0.01, 0.01}
 	}
-	theta := []float64{0, 5000}
+	base := mat.NewDense(3, d+1, nil)
+	for i := range 3 {
+		for j := range d {
+			base.Set(i, j, 0.01*float64(j%3-1)*float64(i+1)/4)
+		}
+		base.Set(i, d, float64(i%2))
+	}
+	with := func(last, label float64) *mat.Dense {
+		out := mat.NewDense(4, d+1, nil)
+		out.Slice(0, 3, 0, d+1).(*mat.Dense).Copy(base)
+		row := make([]float64, d+1)
+		for j := range d {
+			row[j] = 0.01
+		}
+		row[d-1], row[d] = last, label
+		out.SetRow(3, row)
+		return out
+	}
+	theta := make([]float64, d+1)
+	theta[d] = 5000
 	for _, c := range []struct {
 		nb     accounting.Neighbour
 		d0, d1 *mat.Dense

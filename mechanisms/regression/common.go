@@ -50,24 +50,34 @@ func (b Bounds) check() error {
 	return nil
 }
 
-// centre is the midpoint of the bounds, which the public rule subtracts
-// from every value, so that the row norms (and with them the noise) depend
-// on the widths of the bounds, not on where they lie.
+// centre is the midpoint of the bounds and half the half-width: the public
+// affine map x̂ = (x − centre)/half takes [Lo, Hi] onto [−1, 1] (up to
+// rounding, which the rule's final clamp removes, so neither needs to be
+// rounded outwards). half is positive: where Hi/2 − Lo/2 underflows to 0
+// (subnormal bounds) it is the smallest positive float64.
 func (b Bounds) centre() float64 { return b.Lo/2 + b.Hi/2 }
 
-// half is the half-width, rounded up: every centred value lies in
-// [−half, half] after the rule's final clamp.
-func (b Bounds) half() float64 { return up(b.Hi/2 - b.Lo/2) }
+func (b Bounds) half() float64 {
+	if h := b.Hi/2 - b.Lo/2; h > 0 {
+		return h
+	}
+	return math.SmallestNonzeroFloat64
+}
 
-// centred is the public rule applied to a value: clamped to [Lo, Hi] (a NaN
-// counts as the centre), minus the centre, clamped to [−half, half] so that
-// the subtraction's rounding cannot leave the bound the sensitivities use.
-func (b Bounds) centred(v float64) float64 {
+// unit is the public rule applied to a value: clamped to [Lo, Hi] (a NaN
+// counts as the centre), mapped to [−1, 1] by (v − centre)/half, and
+// clamped to [−1, 1] so that the map's rounding cannot leave the unit
+// bound the sensitivities use. Every column, whatever its bounds' width,
+// thus enters the fits on the same scale: a wide column (a count in
+// [0, 70]) cannot swamp the 0/1 columns' statistics and the adaptive
+// ridge, as it did when the rows were only centred.
+func (b Bounds) unit(v float64) float64 {
 	if v != v {
 		return 0
 	}
-	h := b.half()
-	return min(max(min(max(v, b.Lo), b.Hi)-b.centre(), -h), h)
+	// half > 0 and the clamped numerator is finite: u is a number.
+	u := (min(max(v, b.Lo), b.Hi) - b.centre()) / b.half()
+	return min(max(u, -1), 1)
 }
 
 // up returns a float64 no smaller than x (one ulp above it).
@@ -130,27 +140,22 @@ func target(eps, delta float64, gdp bool) (float64, accounting.Event, error) {
 }
 
 // checkFeatures validates the feature bounds and returns the squared norm
-// bound of an augmented centred row (1, x̃_1, …, x̃_d): 1 + Σ half_j²,
-// rounded up, and the per-coordinate magnitude bounds (1, half_1, …).
-func checkFeatures(x []Bounds) (b2 float64, mags []float64, err error) {
+// bound of an augmented unit-scaled row (1, x̂_1, …, x̂_d): B² = 1 + d,
+// rounded up, every coordinate of magnitude at most 1.
+func checkFeatures(x []Bounds) (b2 float64, err error) {
 	if len(x) < 1 || len(x) > MaxFeatures {
-		return 0, nil, ErrFeatures
+		return 0, ErrFeatures
 	}
-	mags = make([]float64, len(x)+1)
-	mags[0] = 1
-	b2 = 1
-	for j, b := range x {
+	for _, b := range x {
 		if err := b.check(); err != nil {
-			return 0, nil, err
+			return 0, err
 		}
-		mags[j+1] = b.half()
-		b2 += mags[j+1] * mags[j+1]
 	}
-	return b2 * roundUp, mags, nil
+	return float64(1+len(x)) * roundUp, nil
 }
 
 // Model is a fitted model: one coefficient per feature column, in order,
-// and the intercept, on the original (uncentred) scale.
+// and the intercept, on the original (unscaled) scale.
 type Model struct {
 	Coef      []float64
 	Intercept float64
@@ -173,13 +178,20 @@ func (m *Model) Predict(row []float64) float64 {
 	return v
 }
 
-// uncentre maps coefficients θ over the augmented centred features
-// (1, x − c) back to the original scale: the intercept absorbs −Σ θ_j c_j
-// and the target's centre cy.
-func uncentre(theta []float64, x []Bounds, cy float64) *Model {
-	m := &Model{Coef: append([]float64(nil), theta[1:]...), Intercept: cy + theta[0]}
+// unscale maps coefficients θ over the augmented unit-scaled features
+// (1, x̂), x̂_j = (x_j − c_j)/h_j, fitted to the target scaled by (cy, hy)
+// (ŷ = (y − cy)/hy), back to the original scale: y = cy + hy·(θ_0 +
+// Σ θ_j (x_j − c_j)/h_j), so Coef_j = hy·θ_j/h_j and Intercept =
+// cy + hy·(θ_0 − Σ θ_j c_j/h_j). For a logistic fit (the label is not
+// scaled) cy = 0 and hy = 1.
+func unscale(theta []float64, x []Bounds, cy, hy float64) *Model {
+	m := &Model{Coef: make([]float64, len(x))}
+	ic := theta[0]
 	for j, b := range x {
-		m.Intercept -= theta[j+1] * b.centre()
+		s := theta[j+1] / b.half()
+		m.Coef[j] = hy * s
+		ic -= s * b.centre()
 	}
+	m.Intercept = cy + hy*ic
 	return m
 }

@@ -1,14 +1,15 @@
 package regression
 
 // The linear fit's quality and coefficient intervals, all post-processing
-// of AdaSSP's noisy releases when the plan also released ỹᵀỹ (r2).
+// of AdaSSP's noisy releases when the plan also released ŷᵀŷ (r2).
 //
-// R² and the residual scale: with the released AᵀA + E, Aᵀỹ + e and
-// ỹᵀỹ + e′ and the fit θ (centred coordinates), the residual sum of
-// squares is RSS = ỹᵀỹ − 2θᵀAᵀỹ + θᵀAᵀAθ, the row count n is AᵀA's
-// (0, 0) entry, the total sum of squares TSS = ỹᵀỹ − (Σỹ)²/n with Σỹ
-// Aᵀỹ's first entry; R² = 1 − RSS/TSS and the residual std
-// √(RSS/(n − q)).
+// R² and the residual scale: with the released AᵀA + E, Aᵀŷ + e and
+// ŷᵀŷ + e′ and the fit θ (unit-scaled coordinates), the residual sum of
+// squares is RSS = ŷᵀŷ − 2θᵀAᵀŷ + θᵀAᵀAθ, the row count n is AᵀA's
+// (0, 0) entry, the total sum of squares TSS = ŷᵀŷ − (Σŷ)²/n with Σŷ
+// Aᵀŷ's first entry; R² = 1 − RSS/TSS (unchanged by the target's affine
+// map) and the residual std h_y·√(RSS/(n − q)) (mapped back to the
+// target's units).
 //
 // Intervals: the parametric bootstrap for DP of Ferrando, Wang and
 // Sheldon, "Parametric bootstrap for differentially private confidence
@@ -19,10 +20,14 @@ package regression
 // variance by the released residual std's square ŝ². Each replicate
 // re-draws what is random given the design, at the public scales:
 //
-//	Aᵀỹ* = Ĝθ̂ + Ĝ^½·ŝ·z + N(0, σ_XY²I),  AᵀA* = Ĝ + E*,  E* symmetric N(0, σ_XX²)
-//	θ*   = (AᵀA* + λJ)⁻¹ Aᵀỹ*        (J and the eigenvalue floor σ_XX as the fit's)
+//	Aᵀŷ* = Ĝθ̂ + Ĝ^½·ŝ·z + N(0, σ_XY²I),  AᵀA* = Ĝ + E*,  E* symmetric N(0, σ_XX²)
+//	θ*   = (AᵀA* + λJ)⁻¹ Aᵀŷ*        (J and the eigenvalue floor σ_XX as the fit's)
 //
-// and the interval of a coefficient is the basic bootstrap interval
+// with ŝ the residual std in the unit-scaled target's units, and every
+// replicate θ* is mapped back to the original scale by the fit's own map
+// (Coef_j = h_y·θ_j/h_j, …) before its quantiles are taken, so the
+// intervals follow the same public affine map as the estimates; the
+// interval of a coefficient is the basic bootstrap interval
 // [2θ̂ − q_{1−α/2}, 2θ̂ − q_{α/2}] of its replicates, which carries the
 // ridge's shrinkage over to the interval (the percentile interval would
 // be centred on a twice-shrunk value). The replicates use a fixed public
@@ -46,26 +51,29 @@ const bootstrapSeed = 31
 // LinearFit is what a linear fit with r2 released beyond its model:
 // every field is a DP output or public.
 type LinearFit struct {
-	// R2 is the fit's R² on the training rows (clamped and centred as
-	// the fit saw them); ResidualStd the residuals' std, √(RSS/(n − q)).
-	// Either is 0 when the noisy statistics leave it undefined (a total
-	// sum of squares ≤ 0, or n ≤ q): no NaN, so that a result always
-	// encodes as JSON.
+	// R2 is the fit's R² on the training rows (clamped to the bounds as
+	// the fit saw them); ResidualStd the residuals' std in the target's
+	// units, h_y·√(RSS/(n − q)). Either is 0 when the noisy statistics
+	// leave it undefined (a total sum of squares ≤ 0, or n ≤ q): no NaN,
+	// so that a result always encodes as JSON.
 	R2, ResidualStd float64
 	// N is the noisy row count (AᵀA's first entry).
 	N float64
 	// XX (upper triangle, row by row), XY and YY are the released noisy
-	// statistics over the centred rows; Theta the fit in centred
+	// statistics over the unit-scaled rows; Theta the fit in unit-scaled
 	// coordinates (intercept first).
 	XX, XY []float64
 	YY     float64
 	Theta  []float64
 	// Ridge, SigmaXX and SigmaXY are the ridge λ and the public noise
-	// stds of AᵀA and Aᵀỹ; Centres the features' centres and CentreY the
-	// target's, which map centred coordinates back.
+	// stds of AᵀA and Aᵀŷ. Centres and Scales are the features' public
+	// midpoints c_j and half-widths h_j, CentreY and ScaleY the target's:
+	// the map x̂ = (x − c)/h of the fit, which Intervals inverts. (A fit
+	// stored before the rows were scaled has only centres; it decodes
+	// with every scale 1, which is the map it used.)
 	Ridge, SigmaXX, SigmaXY float64
-	Centres                 []float64
-	CentreY                 float64
+	Centres, Scales         []float64
+	CentreY, ScaleY         float64
 }
 
 // fit computes the LinearFit of the noisy statistics xx (q×q, its upper
@@ -73,7 +81,7 @@ type LinearFit struct {
 func (p *LinearPlan) fit(xx *mat.Dense, xy []float64, yy, lambda float64, theta []float64) *LinearFit {
 	q := len(xy)
 	f := &LinearFit{XY: append([]float64(nil), xy...), YY: yy, Theta: append([]float64(nil), theta...),
-		Ridge: lambda, SigmaXX: p.XX.Sigma, SigmaXY: p.XY.Sigma, CentreY: p.Y.centre()}
+		Ridge: lambda, SigmaXX: p.XX.Sigma, SigmaXY: p.XY.Sigma, CentreY: p.Y.centre(), ScaleY: p.Y.half()}
 	for r := range q {
 		for c := r; c < q; c++ {
 			f.XX = append(f.XX, xx.At(r, c))
@@ -81,6 +89,7 @@ func (p *LinearPlan) fit(xx *mat.Dense, xy []float64, yy, lambda float64, theta 
 	}
 	for _, b := range p.X {
 		f.Centres = append(f.Centres, b.centre())
+		f.Scales = append(f.Scales, b.half())
 	}
 	f.quality()
 	return f
@@ -112,7 +121,7 @@ func (f *LinearFit) quality() {
 	rss = max(rss, 0)
 	f.R2, f.ResidualStd = 0, 0
 	if f.N > float64(q) {
-		f.ResidualStd = math.Sqrt(rss / (f.N - float64(q)))
+		f.ResidualStd = f.ScaleY * math.Sqrt(rss/(f.N-float64(q)))
 		if tss := f.YY - f.XY[0]*f.XY[0]/f.N; tss > 0 {
 			f.R2 = min(1-rss/tss, 1)
 		}
@@ -163,7 +172,7 @@ func (f *LinearFit) Intervals(level float64) (lo, hi []float64) {
 		s.FillStdNormal(z)
 		var xy mat.VecDense
 		xy.MulVec(root, mat.NewVecDense(q, z))
-		xy.ScaleVec(f.ResidualStd, &xy)
+		xy.ScaleVec(f.ResidualStd/f.ScaleY, &xy)
 		xy.AddVec(&xy, &mean)
 		v := make([]float64, q)
 		for i := range q {
@@ -194,13 +203,16 @@ func (f *LinearFit) Intervals(level float64) (lo, hi []float64) {
 	return lo, hi
 }
 
-// original maps centred coordinates θ to (intercept, coefficients…) on
-// the original scale, as uncentre.
+// original maps unit-scaled coordinates θ to (intercept, coefficients…)
+// on the original scale, as unscale.
 func (f *LinearFit) original(theta []float64) []float64 {
-	out := append([]float64(nil), theta...)
-	out[0] += f.CentreY
+	out := make([]float64, len(theta))
+	ic := theta[0]
 	for j, c := range f.Centres {
-		out[0] -= theta[j+1] * c
+		s := theta[j+1] / f.Scales[j]
+		out[j+1] = f.ScaleY * s
+		ic -= s * c
 	}
+	out[0] = f.CentreY + f.ScaleY*ic
 	return out
 }

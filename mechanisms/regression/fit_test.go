@@ -71,14 +71,16 @@ func TestFitQuality(t *testing.T) {
 			t.Errorf("level 1 gave a bound %v, want NaN", lo[0])
 		}
 	}
-	// The std of the released RSS's noise at the exact fit θ (centred
-	// coordinates: the bounds are centred on 0): ỹᵀỹ's, −2θᵀe's and
-	// θᵀEθ's (E symmetric, so its ℓ2 sum carries a factor √2 at most).
+	// The std of the released RSS's noise at the exact fit θ̂ in the
+	// fit's unit-scaled coordinates (features already in [−1, 1], the
+	// target mapped by ŷ = y/10: θ̂ = (intercept, coefficients)/10):
+	// ŷᵀŷ's, −2θ̂ᵀe's and θ̂ᵀEθ̂'s (E symmetric, so its ℓ2 sum carries a
+	// factor √2 at most), times h_y² = 100 for the target's units.
 	var th2 float64
 	for _, c := range append([]float64{base.Intercept}, base.Coef...) {
-		th2 += c * c
+		th2 += c * c / 100
 	}
-	sigRSS := math.Sqrt(p.YY.Sigma*p.YY.Sigma + 4*p.XY.Sigma*p.XY.Sigma*th2 + 2*p.XX.Sigma*p.XX.Sigma*th2*th2)
+	sigRSS := 100 * math.Sqrt(p.YY.Sigma*p.YY.Sigma+4*p.XY.Sigma*p.XY.Sigma*th2+2*p.XX.Sigma*p.XX.Sigma*th2*th2)
 	wantR2 := sigRSS / ss
 	wantStd := sigRSS / (2 * n * exactStd)
 	t.Logf("R² rms error %.4f (scale %.4f, exact %.4f); residual std rms error %.4f (scale %.4f, exact %.4f)", math.Sqrt(e2), wantR2, exactR2, math.Sqrt(s2), wantStd, exactStd)

@@ -7,23 +7,31 @@ package regression
 // mechanisms/noise. Spec: docs/mechanisms.md, "Private linear and logistic
 // regression".
 //
-// Every row is made public-bounded first: each feature clamped to its
-// column's public bounds and centred on their midpoint, prefixed by the
-// constant 1 of the intercept, a = (1, x̃) with ‖a‖² ≤ B² = 1 + Σ half_j²;
-// the target clamped and centred the same way, |ỹ| ≤ h_y. One pass sums
-// AᵀA (its upper triangle) and Aᵀỹ in rowpass's fixed pairwise order.
-// Three Gaussian releases, ρ/3 each, with ℓ2 sensitivities
+// Every row is made public-bounded first, by a public affine map per
+// column: each feature clamped to its column's public bounds [lo_j, hi_j]
+// and mapped to [−1, 1] by x̂_j = (x_j − c_j)/h_j (c_j the midpoint, h_j
+// the half-width), prefixed by the constant 1 of the intercept,
+// a = (1, x̂) with ‖a‖² ≤ B² = 1 + d; the target clamped and mapped the
+// same way, |ŷ| ≤ 1. The fit runs on these unit-scaled rows and its
+// coefficients are mapped back exactly (unscale): Coef_j = h_y·θ_j/h_j,
+// Intercept = c_y + h_y·(θ_0 − Σ θ_j c_j/h_j). The map uses only the
+// public bounds, so the sensitivities are those of unit-bounded data,
+// whatever the bounds' widths: a column in [0, 70] no longer dominates B²
+// (and with it the noise on AᵀA and the adaptive ridge) against 0/1
+// columns. One pass sums AᵀA (its upper triangle) and Aᵀŷ in rowpass's
+// fixed pairwise order. Three Gaussian releases, ρ/3 each, with ℓ2
+// sensitivities
 //
 //	λ_min(AᵀA)   B²              (Weyl: a rank-one PSD change of norm ≤ B²)
 //	AᵀA          B² (add-remove), √2·B² (replace-one: ‖aaᵀ − bbᵀ‖_F² ≤ 2B⁴)
-//	Aᵀỹ          B·h_y (add-remove), 2·B·h_y (replace-one)
+//	Aᵀŷ          B (add-remove), 2·B (replace-one)
 //
 // each plus the pairwise sums' rounding excess (and for λ_min the
 // eigensolver's backward error, eigExcess). Then, as Wang's Algorithm 2:
 //
 //	λ̃_min = max(λ_min + σ₁Z − σ₁·√(2 log(1/ξ)), 0)   a lower bound w.p. 1 − ξ
 //	λ     = max(0, σ₂·√(q·log(2q²/ξ)) − λ̃_min)       the adaptive ridge
-//	θ     = (AᵀA + E + λJ)⁻¹ (Aᵀỹ + e),  J = I without its (0, 0) entry
+//	θ     = (AᵀA + E + λJ)⁻¹ (Aᵀŷ + e),  J = I without its (0, 0) entry
 //
 // with q = d + 1 and ξ = ridgeFailure. Unlike Wang's λI the ridge leaves
 // the intercept's coordinate alone: its diagonal entry is the row count n,
@@ -35,7 +43,7 @@ package regression
 // post-processing; the inverse floors the eigenvalues of the noisy,
 // ridged matrix at σ₂ (a public rule), so the solve never fails.
 //
-// With r2 a fourth release, ỹᵀỹ (sensitivity h_y², yyShare of ρ, the
+// With r2 a fourth release, ŷᵀŷ (sensitivity 1, yyShare of ρ, the
 // three above sharing the rest in thirds), gives the fit's R², residual
 // std and coefficient intervals by post-processing (fit.go).
 
@@ -60,7 +68,7 @@ const ridgeFailure = 1e-6
 // them (Wang: ε/3 each).
 const linearShare = 1.0 / 3
 
-// yyShare is the share of ρ that the target's sum of squares ỹᵀỹ gets
+// yyShare is the share of ρ that the target's sum of squares ŷᵀŷ gets
 // when the fit also releases its R², residual scale and coefficient
 // intervals (r2); the three AdaSSP releases split the rest in thirds.
 const yyShare = 0.2
@@ -81,12 +89,12 @@ type LinearPlan struct {
 	Eps       float64
 	Delta     float64
 	Neighbour accounting.Neighbour
-	// B2 is the squared norm bound of an augmented centred row.
+	// B2 is the squared norm bound of an augmented unit-scaled row, 1 + d.
 	B2 float64
 	// Min, XX and XY are the three Gaussian releases: λ_min(AᵀA), the
-	// upper triangle of AᵀA and Aᵀỹ.
+	// upper triangle of AᵀA and Aᵀŷ.
 	Min, XX, XY Gaussian
-	// R2 is set when the fit also releases ỹᵀỹ (YY) for its R², residual
+	// R2 is set when the fit also releases ŷᵀŷ (YY) for its R², residual
 	// scale and coefficient intervals; YY is zero otherwise.
 	R2 bool
 	YY Gaussian
@@ -100,11 +108,11 @@ type LinearPlan struct {
 // PlanLinear plans an AdaSSP fit of a target with public bounds y on
 // features with public bounds x, at (ε, δ) under the neighbouring
 // relation nb; gdp calibrates to the exact GDP μ* (the gdp accountant)
-// instead of ρ*(ε, δ); r2 adds the release of ỹᵀỹ (a share yyShare of
+// instead of ρ*(ε, δ); r2 adds the release of ŷᵀŷ (a share yyShare of
 // ρ) from which the fit's R², residual scale and intervals follow. It
 // reads no data; its errors have fixed texts.
 func PlanLinear(x []Bounds, y Bounds, eps, delta float64, nb accounting.Neighbour, gdp, r2 bool) (*LinearPlan, error) {
-	b2, _, err := checkFeatures(x)
+	b2, err := checkFeatures(x)
 	if err != nil {
 		return nil, err
 	}
@@ -117,27 +125,27 @@ func PlanLinear(x []Bounds, y Bounds, eps, delta float64, nb accounting.Neighbou
 	}
 	q := len(x) + 1
 	b := math.Sqrt(b2) * roundUp
-	hy := y.half()
 	p := &LinearPlan{X: append([]Bounds(nil), x...), Y: y, Eps: eps, Delta: delta, Neighbour: nb, B2: b2, Event: ev}
-	sensXX, sensXY := b2, b*hy
+	// The target is unit-scaled (|ŷ| ≤ 1): a row moves Aᵀŷ by ‖a‖·|ŷ| ≤ B
+	// when added or removed, by ‖a·ŷ − a′·ŷ′‖ ≤ 2B when replaced.
+	sensXX, sensXY := b2, b
 	if nb == accounting.ReplaceOne {
-		sensXX, sensXY = math.Sqrt2*b2, 2*b*hy
+		sensXX, sensXY = math.Sqrt2*b2, 2*b
 	}
 	share := rho * linearShare
 	if r2 {
-		// ỹ² ∈ [0, h_y²]: adding, removing or replacing a row moves
-		// ỹᵀỹ by at most h_y² under either relation.
-		hy2 := hy * hy * roundUp
+		// ŷ² ∈ [0, 1]: adding, removing or replacing a row moves ŷᵀŷ by
+		// at most 1 under either relation.
 		share = rho * (1 - yyShare) * linearShare
 		p.R2 = true
-		p.YY = Gaussian{Sens: up((hy2 + sumExcess(hy2)) * roundUp), Rho: rho * yyShare, Coord: 1}
+		p.YY = Gaussian{Sens: up((1 + sumExcess(1)) * roundUp), Rho: rho * yyShare, Coord: 1}
 		if err := p.YY.calibrate(); err != nil {
 			return nil, err
 		}
 	}
 	p.Min = Gaussian{Sens: up((b2 + sumExcess(b2) + eigExcess(q, b2)) * roundUp), Rho: share, Coord: 1}
 	p.XX = Gaussian{Sens: up((sensXX + sumExcess(b2)) * roundUp), Rho: share, Coord: q * (q + 1) / 2}
-	p.XY = Gaussian{Sens: up((sensXY*roundUp + sumExcess(b*hy)) * roundUp), Rho: share, Coord: q}
+	p.XY = Gaussian{Sens: up((sensXY*roundUp + sumExcess(b)) * roundUp), Rho: share, Coord: q}
 	for _, g := range []*Gaussian{&p.Min, &p.XX, &p.XY} {
 		if err := g.calibrate(); err != nil {
 			return nil, err
@@ -151,7 +159,7 @@ func PlanLinear(x []Bounds, y Bounds, eps, delta float64, nb accounting.Neighbou
 func (p *LinearPlan) Width() int { return len(p.X) + 1 }
 
 // Stats are the exact sufficient statistics of a linear fit over the
-// augmented centred rows: AᵀA (q×q, symmetric), Aᵀỹ and ỹᵀỹ.
+// augmented unit-scaled rows: AᵀA (q×q, symmetric), Aᵀŷ and ŷᵀŷ.
 type Stats struct {
 	XX *mat.SymDense
 	XY []float64
@@ -174,9 +182,9 @@ func (p *LinearPlan) LinearStats(ctx context.Context, src rows.Source) (*Stats, 
 		for i := range b.N {
 			row := b.Row(i, d+1)
 			for j, bd := range p.X {
-				a[j+1] = bd.centred(row[j])
+				a[j+1] = bd.unit(row[j])
 			}
-			yc := p.Y.centred(row[d])
+			yc := p.Y.unit(row[d])
 			k := 0
 			for r := range q {
 				for c := r; c < q; c++ {
@@ -246,7 +254,7 @@ func (p *LinearPlan) release(st *Stats, s *noise.Sampler) *Model {
 		}
 	}
 	theta := solveFloored(m, xy, p.XX.Sigma)
-	model := uncentre(theta, p.X, p.Y.centre())
+	model := unscale(theta, p.X, p.Y.centre(), p.Y.half())
 	model.Ridge = lambda
 	if p.R2 {
 		yy := []float64{st.YY}

@@ -17,9 +17,11 @@ package regression
 // zCDP exactly as the ledger accounts, and every step is one streamed pass
 // over the rows in rowpass's fixed order.
 //
-// Rows are made public-bounded as for the linear fit: a = (1, x̃) with the
-// features clamped to their public bounds and centred on their midpoints,
-// ‖a‖ ≤ B; the label ℓ ∈ [0, 1] (a numeric label clamped to [0, 1], or 1
+// Rows are made public-bounded as for the linear fit: a = (1, x̂) with the
+// features clamped to their public bounds and mapped to [−1, 1] by the
+// public affine map x̂_j = (x_j − c_j)/h_j, ‖a‖ ≤ B = √(1 + d), so that
+// every feature enters on the same scale whatever its bounds' width; the
+// coefficients are mapped back exactly (unscale). The label ℓ ∈ [0, 1] (a numeric label clamped to [0, 1], or 1
 // for the declared positive category of a categorical one). The loss is
 // L(θ) = (1/n)·Σ log(1 + exp(−s·θᵀa)) + (l2/2)·‖θ‖², s = ±1, whose per-row
 // gradient (σ(θᵀa) − ℓ)·a has norm at most B. Step t releases
@@ -30,6 +32,9 @@ package regression
 // one noisy count ñ (sensitivity 1, ρ·countShare) fixes the scale:
 // θ_{t+1} = θ_t − η·(g_t/max(ñ, 1) + l2·θ_t), η = 1/(B²/4 + l2), the
 // inverse of the loss's smoothness. θ_0 = 0; the last iterate is released.
+// The ridge l2 acts on θ over the unit-scaled features: it is public and
+// data-independent, and it penalises every feature alike whatever its
+// bounds' width.
 
 import (
 	"context"
@@ -60,7 +65,8 @@ type LogisticPlan struct {
 	// label (a row's label is 1 iff its value equals it), or −1 for a
 	// numeric label clamped to [0, 1].
 	Positive int
-	// B is the norm bound of an augmented centred row, Step the step η.
+	// B is the norm bound of an augmented unit-scaled row, √(1 + d), and
+	// Step the step η.
 	B, Step float64
 	// Grad is one step's gradient release (its ρ is per step), Count the
 	// row count's.
@@ -74,7 +80,7 @@ type LogisticPlan struct {
 // positive category's index or −1 for a numeric label. gdp calibrates to
 // the exact GDP μ* instead of ρ*(ε, δ). It reads no data.
 func PlanLogistic(x []Bounds, positive, iters int, l2, eps, delta float64, nb accounting.Neighbour, gdp bool) (*LogisticPlan, error) {
-	b2, _, err := checkFeatures(x)
+	b2, err := checkFeatures(x)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +155,7 @@ func (p *LogisticPlan) gradient(ctx context.Context, src rows.Source, theta []fl
 			row := b.Row(i, d+1)
 			z := theta[0]
 			for j, bd := range p.X {
-				a[j+1] = bd.centred(row[j])
+				a[j+1] = bd.unit(row[j])
 				z += theta[j+1] * a[j+1]
 			}
 			r := min(max(sigmoid(z)-p.label(row[d]), -1), 1)
@@ -199,7 +205,7 @@ func (p *LogisticPlan) Run(ctx context.Context, src rows.Source, s *noise.Sample
 			progress(t+1, p.Iters)
 		}
 	}
-	return uncentre(theta, p.X, 0), nil
+	return unscale(theta, p.X, 0, 1), nil
 }
 
 // Probability is the logistic model's probability of the positive class

@@ -112,21 +112,9 @@ var randhieBounds = []Bounds{
 
 var randhieTarget = Bounds{0, 50}
 
-// scaleByBounds is the owner's public preprocessing: every feature mapped
-// from its declared bounds to [−0.5, 0.5], as notebooks/data's
-// breast_cancer_scaled.csv; the last column (target) is left alone.
-func scaleByBounds(data *mat.Dense, x []Bounds) *mat.Dense {
-	n, w := data.Dims()
-	out := mat.DenseCopyOf(data)
-	for i := range n {
-		for j := range w - 1 {
-			b := x[j]
-			out.Set(i, j, (data.At(i, j)-b.Lo)/(b.Hi-b.Lo)-0.5)
-		}
-	}
-	return out
-}
-
+// halfUnit are the bounds of breast_cancer_scaled.csv's features (the
+// owner's published-range map to [−0.5, 0.5]); the mechanism maps them on
+// to [−1, 1].
 func halfUnit(d int) []Bounds {
 	x := make([]Bounds, d)
 	for j := range x {
@@ -158,10 +146,12 @@ func quantiles(v []float64) (q10, med, q90 float64) {
 }
 
 // TestRealLinear: AdaSSP on randhie (mdvis on the nine covariates),
-// 16 163 training rows, 4 027 test rows, replace-one, δ = 1e-6, ε ∈
-// {0.5, 1, 2}, 20 noise seeds each, with the owner's raw bounds and with
-// the features first scaled by them to [−0.5, 0.5]. The medians of the
-// test R² must stay within the documented distance of OLS's.
+// 16 250 training rows, 3 940 test rows, replace-one, δ = 1e-6, ε ∈
+// {0.5, 1, 2}, 20 noise seeds each, with the owner's raw bounds (the
+// mechanism maps every column to [−1, 1] by them; before it did, these
+// bounds gave a test R² near −1). The medians of the test R² must stay
+// within the documented distance of OLS's; with r2 the released R² and
+// the intervals' hold of OLS's coefficients are checked too.
 func TestRealLinear(t *testing.T) {
 	data := readCSV(t, "randhie.csv")
 	if len(data) != 20190 {
@@ -178,80 +168,68 @@ func TestRealLinear(t *testing.T) {
 	ntr, _ := train.Dims()
 	nte, _ := test.Dims()
 	t.Logf("randhie: %d training rows, %d test rows; OLS test MSE %.4f, R² %.4f", ntr, nte, baseMSE, baseR2)
-	t.Logf("| features | ε | test R², median [10 %%, 90 %%] | test MSE / OLS's, median | ridge λ, median |")
+	t.Logf("| ε | test R², median [10 %%, 90 %%] | test MSE / OLS's, median | ridge λ, median |")
+	bt := ols(train)
+	exact := append([]float64{bt.Intercept}, bt.Coef...)
 	// maxGap is the documented tolerance on OLS's R² minus the median
-	// private R², per variant and ε.
-	for _, v := range []struct {
-		name   string
-		train  *mat.Dense
-		test   *mat.Dense
-		bounds []Bounds
-		maxGap map[float64]float64
-	}{
-		{"raw bounds", train, test, randhieBounds, map[float64]float64{0.5: 1.3, 1: 1.3, 2: 1.3}},
-		{"scaled by the bounds", scaleByBounds(train, randhieBounds), scaleByBounds(test, randhieBounds), halfUnit(9),
-			map[float64]float64{0.5: 0.12, 1: 0.06, 2: 0.025}},
+	// private R²; tolR2 on the released training R²'s median distance to
+	// OLS's (the target's bound 50 against a mean of 2.9 leaves ŷᵀŷ's
+	// noise large next to the total sum of squares); minCover the least
+	// share of 95 % intervals holding OLS's coefficients. Each is a few
+	// points looser than what was measured (docs/mechanisms.md).
+	for _, tt := range []struct{ eps, maxGap, tolR2, minCover float64 }{
+		{0.5, 0.12, 0.45, 0.85},
+		{1, 0.06, 0.12, 0.85},
+		{2, 0.025, 0.04, 0.85},
 	} {
-		for _, eps := range []float64{0.5, 1, 2} {
-			p, err := PlanLinear(v.bounds, randhieTarget, eps, 1e-6, accounting.ReplaceOne, false, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := p.LinearStats(context.Background(), rows.FromDense(v.train))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rs, ratio, ridge []float64
-			for seed := range uint64(realSeeds) {
-				m := p.release(st, noise.NewSeeded(1000+seed))
-				rs = append(rs, r2(m, v.test))
-				ratio = append(ratio, mse(m, v.test)/baseMSE)
-				ridge = append(ridge, m.Ridge)
-			}
-			lo, med, hi := quantiles(rs)
-			_, mr, _ := quantiles(ratio)
-			_, ml, _ := quantiles(ridge)
-			t.Logf("| %s | %v | %.4f [%.4f, %.4f] | %.4f | %.3g |", v.name, eps, med, lo, hi, mr, ml)
-			if v.bounds[0] == randhieBounds[0] {
-				continue
-			}
-			// The same fit with r2: its released R² against OLS's on the
-			// training rows, and how often its 95 % intervals hold OLS's
-			// coefficients.
-			q, err := PlanLinear(v.bounds, randhieTarget, eps, 1e-6, accounting.ReplaceOne, false, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bt := ols(v.train)
-			exact := append([]float64{bt.Intercept}, bt.Coef...)
-			var rel []float64
-			var hit, all int
-			for seed := range uint64(realSeeds) {
-				m := q.release(st, noise.NewSeeded(3000+seed))
-				rel = append(rel, m.Fit.R2)
-				l, h := m.Fit.Intervals(0.95)
-				for i, c := range exact {
-					all++
-					if l[i] <= c && c <= h[i] {
-						hit++
-					}
+		eps := tt.eps
+		p, err := PlanLinear(randhieBounds, randhieTarget, eps, 1e-6, accounting.ReplaceOne, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := p.LinearStats(context.Background(), rows.FromDense(train))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs, ratio, ridge []float64
+		for seed := range uint64(realSeeds) {
+			m := p.release(st, noise.NewSeeded(1000+seed))
+			rs = append(rs, r2(m, test))
+			ratio = append(ratio, mse(m, test)/baseMSE)
+			ridge = append(ridge, m.Ridge)
+		}
+		lo, med, hi := quantiles(rs)
+		_, mr, _ := quantiles(ratio)
+		_, ml, _ := quantiles(ridge)
+		t.Logf("| %v | %.4f [%.4f, %.4f] | %.4f | %.3g |", eps, med, lo, hi, mr, ml)
+		if gap := baseR2 - med; gap > tt.maxGap {
+			t.Errorf("ε = %v: median test R² %.4f is %.4f below OLS's %.4f (tolerance %.3f)", eps, med, gap, baseR2, tt.maxGap)
+		}
+		// The same fit with r2: its released R² against OLS's on the
+		// training rows, and how often its 95 % intervals hold OLS's
+		// coefficients.
+		q, err := PlanLinear(randhieBounds, randhieTarget, eps, 1e-6, accounting.ReplaceOne, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rel []float64
+		var hit, all int
+		for seed := range uint64(realSeeds) {
+			m := q.release(st, noise.NewSeeded(3000+seed))
+			rel = append(rel, m.Fit.R2)
+			l, h := m.Fit.Intervals(0.95)
+			for i, c := range exact {
+				all++
+				if l[i] <= c && c <= h[i] {
+					hit++
 				}
 			}
-			rlo, rmed, rhi := quantiles(rel)
-			cover := float64(hit) / float64(all)
-			t.Logf("  r2=true: released training R² %.4f [%.4f, %.4f] (OLS %.4f); 95 %% intervals hold OLS's coefficients %.1f %% of the time", rmed, rlo, rhi, r2(bt, v.train), 100*cover)
-			// Tolerances: the released R²'s noise (the target's bound 50
-			// makes ỹᵀỹ's large) and the intervals' measured under-coverage
-			// where the ridge is large (docs/mechanisms.md), a few points
-			// below what was observed.
-			tolR2 := map[float64]float64{0.5: 0.15, 1: 0.05, 2: 0.03}[eps]
-			minCover := map[float64]float64{0.5: 0.65, 1: 0.7, 2: 0.75}[eps]
-			if math.Abs(rmed-r2(bt, v.train)) > tolR2 || cover < minCover {
-				t.Errorf("r2=true, ε = %v: median released R² %.4f (OLS %.4f, tolerance %.2f), intervals' hold of OLS %.3f (want ≥ %.2f)", eps, rmed, r2(bt, v.train), tolR2, cover, minCover)
-			}
-			if gap := baseR2 - med; gap > v.maxGap[eps] {
-				t.Errorf("%s, ε = %v: median test R² %.4f is %.4f below OLS's %.4f (tolerance %.3f)", v.name, eps, med, gap, baseR2, v.maxGap[eps])
-			}
+		}
+		rlo, rmed, rhi := quantiles(rel)
+		cover := float64(hit) / float64(all)
+		t.Logf("  r2=true: released training R² %.4f [%.4f, %.4f] (OLS %.4f); 95 %% intervals hold OLS's coefficients %.1f %% of the time", rmed, rlo, rhi, r2(bt, train), 100*cover)
+		if math.Abs(rmed-r2(bt, train)) > tt.tolR2 || cover < tt.minCover {
+			t.Errorf("r2=true, ε = %v: median released R² %.4f (OLS %.4f, tolerance %.2f), intervals' hold of OLS %.3f (want ≥ %.2f)", eps, rmed, r2(bt, train), tt.tolR2, cover, tt.minCover)
 		}
 	}
 }

@@ -207,15 +207,18 @@ func TestLogisticAccuracy(t *testing.T) {
 
 // TestSensitivities pins the plans' sensitivities: the statistics'
 // bounds under each neighbouring relation, before the rounding excess.
+// The rows are unit-scaled by their bounds first, so the sensitivities
+// depend on the number of features only, not on the bounds' widths.
 func TestSensitivities(t *testing.T) {
-	x := []Bounds{{-1, 3}, {0, 4}} // halves 2, 2: B² = 1 + 4 + 4 = 9
-	y := Bounds{-5, 5}             // h_y = 5
+	x := []Bounds{{-1, 3}, {0, 400}} // unit-scaled: B² = 1 + 2 = 3, whatever the widths
+	y := Bounds{-5, 5}               // unit-scaled: |ŷ| ≤ 1
+	b := math.Sqrt(3)
 	tests := []struct {
 		nb                     accounting.Neighbour
 		min, xx, xy, grad, cnt float64
 	}{
-		{accounting.AddRemove, 9, 9, 3 * 5, 3, 1},
-		{accounting.ReplaceOne, 9, 9 * math.Sqrt2, 2 * 3 * 5, 2 * 3, 1},
+		{accounting.AddRemove, 3, 3, b, b, 1},
+		{accounting.ReplaceOne, 3, 3 * math.Sqrt2, 2 * b, 2 * b, 1},
 	}
 	close := func(got, want float64) bool { return got >= want && got <= want*(1+5e-4) }
 	for _, tt := range tests {
@@ -228,7 +231,7 @@ func TestSensitivities(t *testing.T) {
 		}
 		// The pairwise sums' rounding is charged on top: 2·γ_h·2³⁰·m.
 		excess := func(m float64) float64 { return 2 * rowpass.Gamma(sumRoundings) * MaxRows * m }
-		if lp.XX.Sens < tt.xx+excess(9) || lp.XY.Sens < tt.xy+excess(15) || lp.Min.Sens < tt.min+excess(9) {
+		if lp.XX.Sens < tt.xx+excess(3) || lp.XY.Sens < tt.xy+excess(b) || lp.Min.Sens < tt.min+excess(3) {
 			t.Errorf("%v: linear sensitivities %v, %v, %v leave out the rounding excess", tt.nb, lp.Min.Sens, lp.XX.Sens, lp.XY.Sens)
 		}
 		if lp.XX.Coord != 6 || lp.XY.Coord != 3 || lp.Min.Coord != 1 {
@@ -238,27 +241,27 @@ func TestSensitivities(t *testing.T) {
 		if got := lp.Min.Rho + lp.XX.Rho + lp.XY.Rho; math.Abs(got-rho) > 1e-12*rho {
 			t.Errorf("%v: linear shares sum to ρ=%v, want %v", tt.nb, got, rho)
 		}
-		// With r2, ỹᵀỹ (sensitivity h_y² = 25 under both relations, plus
-		// its rounding excess) takes yyShare of ρ and the three AdaSSP
+		// With r2, ŷᵀŷ (sensitivity 1 under both relations, plus its
+		// rounding excess) takes yyShare of ρ and the three AdaSSP
 		// releases share the rest.
 		qp, err := PlanLinear(x, y, 1, 1e-6, tt.nb, false, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !qp.R2 || !close(qp.YY.Sens, 25) || qp.YY.Sens < 25+excess(25) || qp.YY.Coord != 1 {
-			t.Errorf("%v: ỹᵀỹ's sensitivity %v (coordinates %d), want 25 plus the rounding excess", tt.nb, qp.YY.Sens, qp.YY.Coord)
+		if !qp.R2 || !close(qp.YY.Sens, 1) || qp.YY.Sens < 1+excess(1) || qp.YY.Coord != 1 {
+			t.Errorf("%v: ŷᵀŷ's sensitivity %v (coordinates %d), want 1 plus the rounding excess", tt.nb, qp.YY.Sens, qp.YY.Coord)
 		}
 		if got := qp.Min.Rho + qp.XX.Rho + qp.XY.Rho + qp.YY.Rho; math.Abs(got-rho) > 1e-12*rho || math.Abs(qp.YY.Rho-0.2*rho) > 1e-12*rho {
-			t.Errorf("%v: with r2 the shares sum to ρ=%v (ỹᵀỹ's %v), want %v (a fifth)", tt.nb, got, qp.YY.Rho, rho)
+			t.Errorf("%v: with r2 the shares sum to ρ=%v (ŷᵀŷ's %v), want %v (a fifth)", tt.nb, got, qp.YY.Rho, rho)
 		}
 		if lp.R2 || lp.YY != (Gaussian{}) {
-			t.Errorf("%v: without r2 the plan has a ỹᵀỹ release %+v", tt.nb, lp.YY)
+			t.Errorf("%v: without r2 the plan has a ŷᵀŷ release %+v", tt.nb, lp.YY)
 		}
 		gp, err := PlanLogistic(x, -1, 10, 0, 1, 1e-6, tt.nb, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if gp.Grad.Sens < tt.grad+excess(3) {
+		if gp.Grad.Sens < tt.grad+excess(b) {
 			t.Errorf("%v: the gradient's sensitivity %v leaves out the rounding excess", tt.nb, gp.Grad.Sens)
 		}
 		if !close(gp.Grad.Sens, tt.grad) || gp.Count.Sens != tt.cnt {
@@ -275,15 +278,23 @@ func TestSensitivities(t *testing.T) {
 	}
 }
 
-// TestPublicRule: values are clamped to their bounds and centred, a NaN
-// counts as the centre, and a row's augmented norm stays within B.
+// TestPublicRule: values are clamped to their bounds and mapped to
+// [−1, 1] by them, a NaN counts as the centre, and the rule never leaves
+// [−1, 1] (also for bounds whose map rounds).
 func TestPublicRule(t *testing.T) {
 	b := Bounds{2, 6}
 	for _, tt := range []struct{ v, want float64 }{
-		{4, 0}, {2, -2}, {6, 2}, {-100, -2}, {100, 2}, {math.NaN(), 0}, {math.Inf(1), 2}, {math.Inf(-1), -2}, {5, 1},
+		{4, 0}, {2, -1}, {6, 1}, {-100, -1}, {100, 1}, {math.NaN(), 0}, {math.Inf(1), 1}, {math.Inf(-1), -1}, {5, 0.5},
 	} {
-		if got := b.centred(tt.v); got != tt.want {
-			t.Errorf("centred(%v) = %v, want %v", tt.v, got, tt.want)
+		if got := b.unit(tt.v); got != tt.want {
+			t.Errorf("unit(%v) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+	for _, bd := range []Bounds{{0.1, 0.7}, {-1e-300, 3e-300}, {0, 5e-324}, {-0x1p200, 0x1p200}, {1, math.Nextafter(1, 2)}} {
+		for _, v := range []float64{bd.Lo, bd.Hi, bd.Lo/3 + bd.Hi/3, math.Inf(-1), math.Inf(1), -1e308, 1e308} {
+			if got := bd.unit(v); !(got >= -1 && got <= 1) {
+				t.Errorf("%+v: unit(%v) = %v, outside [−1, 1]", bd, v, got)
+			}
 		}
 	}
 	gp, _ := PlanLogistic([]Bounds{b}, 1, 1, 0, 1, 1e-6, accounting.AddRemove, false)
@@ -352,4 +363,114 @@ func TestRunEdgeCases(t *testing.T) {
 	if _, err := gp.Run(context.Background(), rows.FromDense(nan), noise.NewSeeded(1), nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestScaleInvariance: the unit scaling is a public affine map inside the
+// mechanisms, so a fit on raw columns with wide, off-centre bounds equals
+// (up to rounding) the fit on the same rows mapped to [−1, 1] by hand with
+// unit bounds, at the same noise seed: the same plan scales, the same
+// noise, and coefficients and intercept mapped back exactly. Before the
+// scaling, the raw fit's noise and ridge grew with the bounds' widths.
+func TestScaleInvariance(t *testing.T) {
+	const n, d = 4000, 3
+	gen := noise.NewSeeded(5)
+	beta := coefs(gen, d)
+	unitData := synth(gen, n, d, beta, false)
+	logData := synth(gen, n, d, beta, true)
+	x := []Bounds{{0, 70}, {-3, 1}, {1000, 1002}}
+	y := Bounds{-10, 40} // centre 15, half-width 25
+	// raw maps unit-scaled rows back to the raw columns; the label of a
+	// logistic row stays as it is.
+	raw := func(u *mat.Dense, target bool) *mat.Dense {
+		out := mat.DenseCopyOf(u)
+		for i := range n {
+			for j, b := range x {
+				out.Set(i, j, b.centre()+b.half()*u.At(i, j))
+			}
+			if target {
+				out.Set(i, d, y.centre()+y.half()*u.At(i, d)/10)
+			}
+		}
+		return out
+	}
+	// The unit-bounded reference: the generated target in [−10, 10]
+	// divided by 10, so that raw's target is its affine image.
+	ref := mat.DenseCopyOf(unitData)
+	for i := range n {
+		ref.Set(i, d, unitData.At(i, d)/10)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*(1+math.Abs(b)) }
+	check := func(name string, got, want *Model) {
+		t.Helper()
+		for i := range 5 {
+			row := make([]float64, d)
+			for j, b := range x {
+				row[j] = b.Lo + (b.Hi-b.Lo)*float64(i)/4
+			}
+			u := make([]float64, d)
+			for j, b := range x {
+				u[j] = b.unit(row[j])
+			}
+			if !near(got.Predict(row), want.Predict(u)) {
+				t.Errorf("%s: raw prediction %v, scaled-by-hand prediction %v", name, got.Predict(row), want.Predict(u))
+			}
+		}
+	}
+	lr, err := PlanLinear(x, y, 1, 1e-6, accounting.ReplaceOne, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lu, err := PlanLinear(unitBounds(d), Bounds{-1, 1}, 1, 1e-6, accounting.ReplaceOne, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr.XX.Sigma != lu.XX.Sigma || lr.XY.Sigma != lu.XY.Sigma || lr.YY.Sigma != lu.YY.Sigma || lr.Min.Sigma != lu.Min.Sigma {
+		t.Errorf("the raw plan's noise (%v, %v, %v) differs from the unit plan's (%v, %v, %v)", lr.XX.Sigma, lr.XY.Sigma, lr.YY.Sigma, lu.XX.Sigma, lu.XY.Sigma, lu.YY.Sigma)
+	}
+	mr, err := lr.Run(context.Background(), rows.FromDense(raw(unitData, true)), noise.NewSeeded(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu, err := lu.Run(context.Background(), rows.FromDense(ref), noise.NewSeeded(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The unit model predicts ŷ; its prediction in y's units is c_y + h_y·ŷ.
+	mu.Intercept = y.centre() + y.half()*mu.Intercept
+	for j := range mu.Coef {
+		mu.Coef[j] *= y.half()
+	}
+	check("linear", mr, mu)
+	if !near(mr.Fit.R2, mu.Fit.R2) || !near(mr.Fit.ResidualStd, y.half()*mu.Fit.ResidualStd) {
+		t.Errorf("R² %v and residual std %v, want %v and %v", mr.Fit.R2, mr.Fit.ResidualStd, mu.Fit.R2, y.half()*mu.Fit.ResidualStd)
+	}
+	// The intervals follow the same map: the raw interval of feature j is
+	// h_y/h_j times the unit one, the intercept's is the mapped one's.
+	rl, rh := mr.Fit.Intervals(0.9)
+	ul, uh := mu.Fit.Intervals(0.9)
+	for j, b := range x {
+		if !near(rh[j+1]-rl[j+1], (uh[j+1]-ul[j+1])*y.half()/b.half()) {
+			t.Errorf("interval %d: width %v, want %v", j+1, rh[j+1]-rl[j+1], (uh[j+1]-ul[j+1])*y.half()/b.half())
+		}
+	}
+	gr, err := PlanLogistic(x, -1, 20, 1e-3, 1, 1e-6, accounting.ReplaceOne, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gu, err := PlanLogistic(unitBounds(d), -1, 20, 1e-3, 1, 1e-6, accounting.ReplaceOne, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gr.Grad.Sigma != gu.Grad.Sigma || gr.Step != gu.Step {
+		t.Errorf("the raw logistic plan's noise %v and step %v differ from the unit plan's %v, %v", gr.Grad.Sigma, gr.Step, gu.Grad.Sigma, gu.Step)
+	}
+	mr, err = gr.Run(context.Background(), rows.FromDense(raw(logData, false)), noise.NewSeeded(9), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu, err = gu.Run(context.Background(), rows.FromDense(logData), noise.NewSeeded(9), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("logistic", mr, mu)
 }
