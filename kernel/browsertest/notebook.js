@@ -151,11 +151,21 @@ async function execute(page, i, ms = CELL_MS) {
     nb.select(i);
     nb.edit_mode();
     nb.get_cell(i).focus_editor();
+    // The cell's outputs come on IOPub and its prompt number with the
+    // execute reply on the shell channel: the page may see the reply
+    // first (seen right after a restart's reconnection). The kernel
+    // publishes "idle" on IOPub after the cell's outputs, so the outputs
+    // are in once an idle follows a busy from this point on.
+    window.__pnBusy = false;
+    window.__pnSettled = false;
+    nb.events.on('kernel_busy.Kernel', () => { window.__pnBusy = true; });
+    nb.events.on('kernel_idle.Kernel', () => { if (window.__pnBusy) window.__pnSettled = true; });
   }, i);
   await page.keyboard.down('Shift');
   await page.keyboard.press('Enter');
   await page.keyboard.up('Shift');
   await waitDone(page, i, ms);
+  await page.waitForFunction(() => window.__pnSettled === true, { timeout: ms, polling: 50 });
   return cellInfo(page, i);
 }
 
@@ -420,7 +430,15 @@ async function run(page, opts) {
       .catch(() => { throw new Error('the kernel was not ready within 60 s of Restart'); });
     await kernelIdle(page, CELL_MS);
     const a = await newCell(page, 'kept');
-    const ra = await execute(page, a);
+    let ra = await execute(page, a);
+    if (!ra.errors.length) {
+      // The error is an IOPub output: give it time to arrive if the
+      // execute reply overtook it (an idle from the front end's own comm
+      // messages after the restart can settle execute early).
+      await page.waitForFunction((i) => Jupyter.notebook.get_cell(i).output_area.outputs.length > 0,
+        { timeout: 10000, polling: 100 }, a).catch(() => {});
+      ra = await cellInfo(page, a);
+    }
     if (!ra.errors.some((e) => e.includes('undefined: kept'))) {
       fail('restart', `after Restart "kept" should be an undefined name; it shows ${JSON.stringify(clip(ra.text, 200))}`);
     }
