@@ -97,17 +97,7 @@ func categoryBins(a *Args, domain []string) (bins *tabular.CategoryBins, what st
 // first key). Public parameters and released values only.
 func consistentCounts(y []float64, nonneg bool) []float64 {
 	g := len(y) - 1
-	sum := 0.0
-	for _, v := range y[:g] {
-		sum += v
-	}
-	shift := (y[g] - sum) / float64(g+1)
-	x := make([]float64, g)
-	total := 0.0
-	for i := range x {
-		x[i] = y[i] + shift
-		total += x[i]
-	}
+	x, total := leastSquaresParts(y)
 	if nonneg {
 		total = max(total, 0)
 		projectSimplex(x, total)
@@ -126,6 +116,24 @@ func consistentCounts(y []float64, nonneg bool) []float64 {
 		x[order[r]]++
 	}
 	return x
+}
+
+// leastSquaresParts is the least-squares fit of G parts y[:G] to their
+// noisy total y[G], all of one noise scale: each part moves by
+// (T − Σy)/(G+1). It returns the parts and their sum.
+func leastSquaresParts(y []float64) (x []float64, total float64) {
+	g := len(y) - 1
+	sum := 0.0
+	for _, v := range y[:g] {
+		sum += v
+	}
+	shift := (y[g] - sum) / float64(g+1)
+	x = make([]float64, g)
+	for i := range x {
+		x[i] = y[i] + shift
+		total += x[i]
+	}
+	return x, total
 }
 
 // projectSimplex replaces x by its Euclidean projection onto
@@ -160,18 +168,7 @@ func projectSimplex(x []float64, s float64) {
 // true sum is), the Euclidean projection onto the sums ≥ 0 with the same
 // total (raised to 0 if negative). No rounding: sums are not integers.
 func consistentSums(y []float64, nonneg bool) []float64 {
-	g := len(y) - 1
-	sum := 0.0
-	for _, v := range y[:g] {
-		sum += v
-	}
-	shift := (y[g] - sum) / float64(g+1)
-	x := make([]float64, g)
-	total := 0.0
-	for i := range x {
-		x[i] = y[i] + shift
-		total += x[i]
-	}
+	x, total := leastSquaresParts(y)
 	if nonneg {
 		projectSimplex(x, max(total, 0))
 	}

@@ -141,35 +141,7 @@ func (t *PublicTable) query(ctx context.Context, stmt string) ([]string, [][]any
 		return nil, nil, err
 	}
 	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
-		return nil, nil, err
-	}
-	var out [][]any
-	for rs.Next() {
-		row := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range row {
-			ptrs[i] = &row[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			return nil, nil, err
-		}
-		for i, v := range row {
-			switch x := v.(type) {
-			case *big.Int:
-				row[i] = new(big.Int).Set(x)
-			case duckdb.OrderedMap:
-				pairs := make([][2]any, x.Len())
-				for j, k := range x.Keys() {
-					pairs[j] = [2]any{k, x.Values()[j]}
-				}
-				row[i] = pairs
-			}
-		}
-		out = append(out, row)
-	}
-	return cols, out, rs.Err()
+	return scanRows(rs)
 }
 
 // Select runs an analyst's exact query over the public rows: one SELECT

@@ -57,11 +57,22 @@ func (r *Reader) Query(ctx context.Context, stmt string) ([][]any, error) {
 		return nil, ErrQuery
 	}
 	defer rs.Close()
-	cols, err := rs.Columns()
+	_, out, err := scanRows(rs)
 	if err != nil {
 		return nil, ErrQuery
 	}
-	var out [][]any
+	return out, nil
+}
+
+// scanRows reads every row of rs, each value as the driver scans it
+// (string, float64, int64, *big.Int copied out of the driver's buffer,
+// nil for NULL), a MAP (a quantile's histogram) as its key, value pairs,
+// in a form that names no driver type. Callers decide what its errors
+// may say.
+func scanRows(rs *sql.Rows) (cols []string, out [][]any, err error) {
+	if cols, err = rs.Columns(); err != nil {
+		return nil, nil, err
+	}
 	for rs.Next() {
 		row := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -69,15 +80,13 @@ func (r *Reader) Query(ctx context.Context, stmt string) ([][]any, error) {
 			ptrs[i] = &row[i]
 		}
 		if err := rs.Scan(ptrs...); err != nil {
-			return nil, ErrQuery
+			return nil, nil, err
 		}
 		for i, v := range row {
 			switch x := v.(type) {
 			case *big.Int:
 				row[i] = new(big.Int).Set(x)
 			case duckdb.OrderedMap:
-				// A MAP (a quantile's histogram) as its key, value
-				// pairs, in a form that names no driver type.
 				pairs := make([][2]any, x.Len())
 				for j, k := range x.Keys() {
 					pairs[j] = [2]any{k, x.Values()[j]}
@@ -87,8 +96,5 @@ func (r *Reader) Query(ctx context.Context, stmt string) ([][]any, error) {
 		}
 		out = append(out, row)
 	}
-	if rs.Err() != nil {
-		return nil, ErrQuery
-	}
-	return out, nil
+	return cols, out, rs.Err()
 }
