@@ -165,16 +165,16 @@ func teethMedianAbs(xs []float64) float64 {
 // is deterministic; the draws are chosen so that it would also pass at
 // almost any other seed. The sample median of |X| over N draws has a
 // relative standard error of 1/(ln 2·√N) for Laplace noise and 1.166/√N
-// for Gaussian noise: 0.32% and 0.26% for a count (N = 200000, cheap),
-// 0.58% for the mean (N = 40000, a run clips n rows). The tolerance ±3% is
-// thus at least five standard errors (a correct sampler fails at another
+// for Gaussian noise: 0.59% and 0.48% for a count (N = 60000; each draw is
+// a whole call, about 0.2 ms), 0.58% for the mean (N = 40000, a run clips n
+// rows). The tolerance ±3% is thus at least five standard errors (a correct sampler fails at another
 // seed with probability below 1e-6), while every mutant of these scales
 // moves the median far more: 2ε halves the Laplace median (−50%), σ/√2
 // moves the Gaussian one by −29%, a replace-one mean with sensitivity clip
 // by −50%, and a mean whose sum takes all of ρ by −10.6% (√0.8 − 1), 13
 // standard errors beyond the tolerance.
 const (
-	countDraws     = 200000
+	countDraws     = 60000
 	meanDraws      = 40000
 	teethTolerance = 0.03
 )
