@@ -16,7 +16,8 @@ import (
 // the vector's sensitivities take the total (COUNT 2 and √2; SUM
 // GroupSumTotalSensitivity and four more rounding excesses), the noise is
 // calibrated over G + 1 coordinates, the parts shown add up to the total
-// (exactly, as integers, for counts) and carry no interval; it is refused
+// (exactly, as integers, for counts) and carry an interval around each
+// part's least-squares fit (ErrFitted, the fits in Table.Parts); it is refused
 // with partition selection, on user-level data, without groups and
 // without a COUNT(*) or SUM.
 func TestSQLConsistent(t *testing.T) {
@@ -51,8 +52,8 @@ func TestSQLConsistent(t *testing.T) {
 				t.Errorf("%v %v: scale %v, plain %v: the total doubles the sensitivity", nb, kind, v.scale, plain[0].vecs[0].scale)
 			}
 			cols, kinds := sqlOutputs(sp)
-			if _, ok := sqlErrors(sp.Outputs, rels, cols)["a"]; ok {
-				t.Errorf("%v %v: a fitted column carries an interval", nb, kind)
+			if m, ok := sqlErrors(sp.Outputs, rels, cols)["a"]; !ok || m.Kind != ErrFitted || m.Parts != 3 || m.Scale != v.scale || m.Rounded != (kind == sqlplan.Count) || !m.Nonnegative {
+				t.Errorf("%v %v: a fitted column's error model %+v, want ErrFitted over 3 parts of scale %v", nb, kind, m, v.scale)
 			}
 			// The exact total: 300 rows, or their clamped sum.
 			exactTotal := 300.0
