@@ -171,6 +171,14 @@ func TestFittedInterval(t *testing.T) {
 	if err != nil || lo != 0 || hi != math.Floor(1.3+h) {
 		t.Errorf("count fit 1.3 ± %v: [%v, %v] %v, want [0, %v]", h, lo, hi, err, math.Floor(1.3+h))
 	}
+	// A private_sql cell's interval is its fit's (parts[0]), whatever the
+	// value shown.
+	if clo, chi, err := m.CellInterval(0, []float64{1.3}, 0.95); err != nil || clo != lo || chi != hi {
+		t.Errorf("cell shown as 0 with fit 1.3: [%v, %v] %v, want the fit's [%v, %v]", clo, chi, err, lo, hi)
+	}
+	if _, _, err := m.CellInterval(1.3, nil, 0.95); err == nil {
+		t.Error("a fitted cell without its fit has an interval")
+	}
 	if _, _, err := m.Interval(1.3, 0.95); err == nil {
 		t.Error("a fitted release gives an interval from its shown value alone")
 	}

@@ -119,3 +119,28 @@ func TestCombinedHalfWidthCoverage(t *testing.T) {
 		}
 	}
 }
+
+// Without a single largest draw the Laplace half-width is Chernoff's
+// bound alone: min over u ∈ (0, 1) of s·a·(ln(2/α) − Σ n·ln(1 − u²))/u for
+// n equal weights a, plus the lattice steps; found here on a fine grid.
+func TestCombinedChernoffValue(t *testing.T) {
+	t.Parallel()
+	const scale, level = 2.0, 0.95
+	for _, tm := range []Term{{1, 2}, {0.5, 3}} {
+		got, err := CombinedHalfWidth(false, scale, []Term{tm}, level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := latticeFor(scale)
+		s := float64(l.units) * l.step
+		best := math.Inf(1)
+		for i := 1; i < 200000; i++ {
+			u := float64(i) / 200000
+			best = min(best, s*tm.Weight*(math.Log(2/(1-level))-float64(tm.Count)*math.Log1p(-u*u))/u)
+		}
+		want := best + float64(tm.Count)*tm.Weight*l.step
+		if math.Abs(got-want) > 1e-6*want {
+			t.Errorf("%+v: %v, want %v", tm, got, want)
+		}
+	}
+}
