@@ -194,6 +194,11 @@ func TestFittedInterval(t *testing.T) {
 	if d := hs - h0; math.Abs(d-0.25*1.5) > 1e-9 {
 		t.Errorf("the excess adds %v, want %v", d, 0.25*1.5)
 	}
+	// A count's rounding, ½ per coordinate, likewise.
+	c0 := fittedModel(false, 2, 3, false, 0, true)
+	if hc, _ := c0.HalfWidth(0.95); math.Abs(h-hc-0.5*1.5) > 1e-9 {
+		t.Errorf("the counts' rounding adds %v, want %v", h-hc, 0.5*1.5)
+	}
 	if h99, _ := s.HalfWidth(0.99); !(h99 > hs) {
 		t.Errorf("99 %%: %v, 95 %%: %v", h99, hs)
 	}
