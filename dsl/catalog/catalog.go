@@ -138,7 +138,7 @@ var (
 	consistentParam = Param{Name: "consistent", Type: "bool", CostFree: true, Late: true, Default: "false",
 		Doc: "with by= (and max_groups=1): also release the total count in the same charge (one more coordinate of the noisy vector: sensitivity ℓ1 2, ℓ2 √2 under both relations) and show parts that add up to it, by least squares, then nonnegative and rounded to integers; the total is more accurate, each part a little less under add-remove (free under replace-one)"}
 	consistentSumParam = Param{Name: "consistent", Type: "bool", CostFree: true, Late: true, Default: "false",
-		Doc: "with by= on row-level data: also release the total of the sums in the same charge (one more coordinate of the noisy vector, its sensitivity a row's largest move of the sums and the total together) and show parts that add up to it, by least squares (made nonnegative with the same total only when the bounds are ≥ 0); the parts then carry no interval"}
+		Doc: "with by= on row-level data: also release the total of the sums in the same charge (one more coordinate of the noisy vector, its sensitivity a row's largest move of the sums and the total together) and show parts that add up to it, by least squares (made nonnegative with the same total only when the bounds are ≥ 0); each part's interval is around its least-squares fit, which the release keeps"}
 	otherParam = Param{Name: "other", Type: "bool", CostFree: true, Late: true, Default: "true",
 		Doc: "with a categorical grouping: true releases the key \"other\" for the rows whose value is outside the public domain; false leaves it out, and those rows are in no group (a public rule applied before aggregation)"}
 )
@@ -515,7 +515,7 @@ var PrivateSQL = &Func{
 	Keywords: []Param{
 		epsParam, deltaPure, nonnegativeParam,
 		{Name: "consistent", Type: "bool", CostFree: true, Late: true, Default: "false",
-			Doc: "with GROUP BY keys whose domains are public (not with DP partition selection): each COUNT(*) and SUM also releases its total over the groups in the same charge (one more coordinate of its noisy vector: COUNT ℓ1 2, ℓ2 √2; SUM a row's largest move of the sums and the total together) and shows parts that add up to it, by least squares (counts then nonnegative if asked and integers; sums nonnegative when the bounds are ≥ 0); those columns then carry no interval"},
+			Doc: "with GROUP BY keys whose domains are public (not with DP partition selection): each COUNT(*) and SUM also releases its total over the groups in the same charge (one more coordinate of its noisy vector: COUNT ℓ1 2, ℓ2 √2; SUM a row's largest move of the sums and the total together) and shows parts that add up to it, by least squares (counts then nonnegative if asked and integers; sums nonnegative when the bounds are ≥ 0); each cell's interval is around its least-squares fit, which the table keeps"},
 		{Name: "keys", Type: "any", CostFree: true, Default: "nil",
 			Doc: "a group key's values by its output name, map[string][]any{\"band\": {2, 3, 4}}: the key's public domain (every listed group is released, rows with other values are in none); without it a key's domain comes from declared categories, CASE literals or floor over bounds, and a key with none of these is chosen by DP partition selection (needs delta > 0)"},
 		{Name: "weights", Type: "any", CostFree: true, Default: "nil",

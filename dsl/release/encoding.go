@@ -554,12 +554,13 @@ func (v *Groups) EncodeRelease(e *Encoder) {
 	e.Floats("values", v.Values)
 	e.Floats("sums", v.Sums)
 	e.Floats("counts", v.Counts)
+	e.Floats("fitted", v.Fitted)
 }
 
 // DecodeRelease implements Value.
 func (v *Groups) DecodeRelease(d *Decoder) error {
 	v.Stat, v.Column, v.By = d.String("stat"), d.String("column"), d.String("by")
 	v.Keys, v.Values = d.Strings("keys"), d.Floats("values")
-	v.Sums, v.Counts = d.Floats("sums"), d.Floats("counts")
+	v.Sums, v.Counts, v.Fitted = d.Floats("sums"), d.Floats("counts"), d.Floats("fitted")
 	return d.Err()
 }

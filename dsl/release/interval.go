@@ -36,6 +36,7 @@ const (
 	ErrExponential = "exponential" // the exponential mechanism over a grid: a rank bound
 	ErrBootstrap   = "bootstrap"   // a linear fit's coefficient intervals by the parametric bootstrap (Scale: Xᵀy's σ, CountScale: XᵀX's)
 	ErrSpectral    = "spectral"    // Analyze Gauss: every eigenvalue at once (Weyl and a matrix Gaussian tail bound), and the trace; Scale per coordinate, Dim d
+	ErrFitted      = "fitted"      // consistent=true: each value post-processed from a least-squares fit of Parts parts to their noisy total, all Noise-distributed of Scale
 )
 
 // ErrorModel is the public description of a release's noise, stored in
@@ -93,6 +94,13 @@ type ErrorModel struct {
 	SquareExcess    float64 `json:"square_excess,omitempty"`
 	SquareHalfWidth float64 `json:"square_half_width_95,omitempty"`
 	Root            bool    `json:"root,omitempty"`
+	// Parts is an ErrFitted release's number of groups G: each value is
+	// post-processed from its part's least-squares fit to the G noisy
+	// parts and their noisy total (fitTerms). Nonnegative: the true
+	// values are ≥ 0 (counts; sums over bounds ≥ 0), so an interval
+	// below 0 is cut there.
+	Parts       int  `json:"parts,omitempty"`
+	Nonnegative bool `json:"nonnegative,omitempty"`
 }
 
 // errNoInterval: a value without a confidence interval.
@@ -188,15 +196,23 @@ func (m ErrorModel) SpectralHalfWidths(level float64) (value, trace float64, err
 }
 
 // HalfWidth is the level half-width of each value of a Laplace or
-// Gaussian release.
+// Gaussian release, or of each least-squares fit of an ErrFitted one
+// (fittedHalfWidth).
 func (m ErrorModel) HalfWidth(level float64) (float64, error) {
+	if m.Kind == ErrFitted {
+		return m.fittedHalfWidth(level)
+	}
 	h, err := noiseHalfWidth(m.Kind, m.Scale, m.Rounded, level)
 	return h + m.Excess, err
 }
 
 // Interval is the level confidence interval of the true value behind the
-// released value v of a Laplace or Gaussian release: [v − h, v + h].
+// released value v of a Laplace or Gaussian release: [v − h, v + h]. An
+// ErrFitted release has none from its value alone (FittedInterval).
 func (m ErrorModel) Interval(v, level float64) (lo, hi float64, err error) {
+	if m.Kind == ErrFitted {
+		return math.NaN(), math.NaN(), errNoInterval
+	}
 	h, err := m.HalfWidth(level)
 	if err != nil {
 		return math.NaN(), math.NaN(), err
@@ -287,6 +303,8 @@ func (r *Receipt) errorText() string {
 	switch m.Kind {
 	case ErrLaplace, ErrGaussian:
 		return fmt.Sprintf("95 %% interval: ± %s for each value", FormatHalfWidth(m.HalfWidth95))
+	case ErrFitted:
+		return fmt.Sprintf("95 %% interval: ± %s around each part's least-squares fit to the noisy total (the values shown are post-processed from the fits)", FormatHalfWidth(m.HalfWidth95))
 	case ErrRatio:
 		return fmt.Sprintf("each mean's 95 %% interval follows from its noisy sum (noise ± %s at 95 %%) and noisy count (± %s), within the bounds",
 			FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.CountHalfWidth))
@@ -368,6 +386,8 @@ func sqlColumnText(c string, m ErrorModel) string {
 			FormatHalfWidth(m.CountHalfWidth), FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.SquareHalfWidth))
 	case ErrExponential:
 		return fmt.Sprintf("%s rank within ±%d rows", c, m.RankError95)
+	case ErrFitted:
+		return fmt.Sprintf("%s ± %s around each group's least-squares fit to the total", c, FormatHalfWidth(m.HalfWidth95))
 	}
 	return fmt.Sprintf("%s ± %s", c, FormatHalfWidth(m.HalfWidth95))
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
@@ -173,4 +174,101 @@ func consistentSums(y []float64, nonneg bool) []float64 {
 		projectSimplex(x, max(total, 0))
 	}
 	return x
+}
+
+// Error bars of consistent=true. A part's least-squares fit is linear in
+// the noisy coordinates y = v + e (parts and total): x_i = y_i + (y_G −
+// Σy)/(G+1). The true parts fit their true total exactly, so x_i − v_i =
+// G/(G+1)·e_i − Σ_{j≠i, j<G} e_j/(G+1) + e_G/(G+1): independent draws of
+// one scale with weights G/(G+1) (once) and 1/(G+1) (G times), whose
+// half-width noise.CombinedHalfWidth bounds. Each e_j is the lattice noise
+// plus the value's rounding onto the lattice (CombinedHalfWidth's step
+// per draw), plus, per coordinate, a sum's floating-point excess and a
+// count's rounding to an integer before the fit (½; tabular rounds its
+// noisy counts first), each weighted by Σ|a| = 2G/(G+1).
+//
+// The interval is around the fit x_i, not the value shown: the
+// nonnegative projection moves every part by the same θ ≥ 0 (with a data-
+// dependent θ, so no fixed width around the shown value could hold it),
+// and the rounding by less than 1. So the release keeps the fits (Groups.
+// Fitted, Table.Parts), post-processing of its noisy vector, and the
+// interval [x_i − h, x_i + h] covers v_i with the fit's probability;
+// cutting it at 0 when the true values are ≥ 0, and to integers for
+// counts, keeps every value it could cover. Shown as value ± the larger
+// distance to its ends, which holds the interval.
+
+// fitTerms are the weights of one part's error in the fit of g parts to
+// their total.
+func fitTerms(g int) []noise.Term {
+	return []noise.Term{{Weight: float64(g) / float64(g+1), Count: 1}, {Weight: 1 / float64(g+1), Count: g}}
+}
+
+// fittedModel is the ErrorModel of g parts fitted to their total, each
+// coordinate of Laplace (gaussian unset) or Gaussian noise of scale, with
+// a floating-point excess per coordinate (sums); counts says the values
+// are counts (integers, rounded before or after the fit), nonneg that the
+// true values are ≥ 0.
+func fittedModel(gaussian bool, scale float64, g int, counts bool, excess float64, nonneg bool) ErrorModel {
+	kind := ErrLaplace
+	if gaussian {
+		kind = ErrGaussian
+	}
+	m := ErrorModel{Kind: ErrFitted, Noise: kind, Scale: scale, Parts: g, Rounded: counts, Excess: excess, Nonnegative: nonneg || counts}
+	m.HalfWidth95, _ = m.HalfWidth(DefaultLevel)
+	return m
+}
+
+// fittedHalfWidth is the level half-width of each fit of an ErrFitted
+// release.
+func (m ErrorModel) fittedHalfWidth(level float64) (float64, error) {
+	if m.Kind != ErrFitted || m.Parts < 1 || m.Noise != ErrLaplace && m.Noise != ErrGaussian {
+		return math.NaN(), errNoInterval
+	}
+	h, err := noise.CombinedHalfWidth(m.Noise == ErrGaussian, m.Scale, fitTerms(m.Parts), level)
+	if err != nil {
+		return math.NaN(), err
+	}
+	slack := m.Excess
+	if m.Rounded {
+		slack += 0.5
+	}
+	g := float64(m.Parts)
+	return h + slack*2*g/(g+1)*(1+1e-12), nil
+}
+
+// FittedInterval is the level confidence interval of the true value
+// behind a value of an ErrFitted release whose least-squares fit was fit:
+// fit ± the half-width, cut at 0 (Nonnegative) and to integers (counts).
+// The value v itself does not enter: the interval is the fit's.
+func (m ErrorModel) FittedInterval(fit, level float64) (lo, hi float64, err error) {
+	h, err := m.fittedHalfWidth(level)
+	if err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	if math.IsNaN(fit) || math.IsInf(fit, 0) {
+		return math.NaN(), math.NaN(), errNoInterval
+	}
+	lo, hi = math.Nextafter(fit-h, math.Inf(-1)), math.Nextafter(fit+h, math.Inf(1))
+	if m.Rounded {
+		lo, hi = math.Ceil(lo), math.Floor(hi)
+	}
+	if m.Nonnegative {
+		lo, hi = max(lo, 0), max(hi, 0)
+	}
+	return lo, hi, nil
+}
+
+// consistentGroups is a grouped count's or sum's consistent=true, when
+// set: the values shown (consistentSums, or consistentCounts) and the
+// least-squares fits their intervals are around; vals unchanged and nil
+// fits without it.
+func consistentGroups(consistent, sums bool, vals []float64, nonnegSums, nonnegCounts bool) (shown, fits []float64) {
+	if !consistent {
+		return vals, nil
+	}
+	fits, _ = leastSquaresParts(vals)
+	if sums {
+		return consistentSums(vals, nonnegSums), fits
+	}
+	return consistentCounts(vals, nonnegCounts), fits
 }

@@ -351,8 +351,9 @@ func TestConsistentSums(t *testing.T) {
 
 // consistent=true on a grouped sum: the total of the shown parts is more
 // accurate than the sum of independent parts, the parts are nonnegative
-// when the bounds are ≥ 0, the receipt carries no per-key interval and
-// names the rule; refused on user-level data and with max_groups > 1.
+// when the bounds are ≥ 0, the receipt carries the fitted parts' error
+// model (an interval around each key's least-squares fit, which the
+// release keeps) and names the rule; refused on user-level data and with max_groups > 1.
 func TestConsistentGroupedSum(t *testing.T) {
 	sc := tabSchema("add-remove", "row")
 	region := []float64{0, 1, 1, 2, 2, 2, 5}
@@ -376,7 +377,7 @@ func TestConsistentGroupedSum(t *testing.T) {
 						t.Fatalf("a negative part %v with bounds [0, 100]", g.Values)
 					}
 				}
-				if _, ok := p.Params[ErrorParam]; ok || !strings.Contains(p.Note, "consistent=true") || !strings.Contains(p.Note, "made nonnegative") || !strings.Contains(p.Noise, "and their total") {
+				if m, ok := ErrorOf(p.Params); !ok || m.Kind != ErrFitted || m.Parts != len(g.Keys) || !m.Nonnegative || m.Rounded || len(g.Fitted) != len(g.Keys) || !strings.Contains(p.Note, "consistent=true") || !strings.Contains(p.Note, "made nonnegative") || !strings.Contains(p.Noise, "and their total") {
 					t.Fatalf("params %v note %q noise %q", p.Params, p.Note, p.Noise)
 				}
 			} else {

@@ -1046,7 +1046,7 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 			}
 		}
 		if r.total {
-			exact[i][0] = fitTotal(r, exact[i][0])
+			exact[i] = fitTotal(r, exact[i][0]) // [shown, fits]
 		}
 		vals[i] = sqlFinish(r, exact[i])
 	}

@@ -78,7 +78,7 @@ func sqlConsistent(a *Args, rels []sqlRelease, selecting, users bool, groups int
 		if err != nil {
 			return "", Errorf(NameArgumentError, "%s: %s: the noise of its %s and their total cannot be calibrated (%v); check eps, delta and the bounds", fn, r.agg.Name, v.what, err)
 		}
-		r.total = true
+		r.total, r.groups = true, groups
 		v.what += " and its total"
 	}
 	if !found {
@@ -99,12 +99,11 @@ func withTotal(x []float64) []float64 {
 }
 
 // fitTotal turns a release's noisy vector with its total into the G
-// fitted parts: integers adding up to the rounded total for a COUNT
-// (nonnegative if asked), least squares for a SUM (nonnegative when the
-// bounds are ≥ 0).
-func fitTotal(r sqlRelease, y []float64) []float64 {
-	if r.agg.Kind == sqlplan.Count {
-		return consistentCounts(y, r.nonnegative)
-	}
-	return consistentSums(y, r.agg.Lo >= 0)
+// fitted parts, and the least-squares fits their intervals are around
+// (consistentGroups): the parts are integers adding up to the rounded
+// total for a COUNT (nonnegative if asked), least squares for a SUM
+// (nonnegative when the bounds are ≥ 0).
+func fitTotal(r sqlRelease, y []float64) [][]float64 {
+	shown, fits := consistentGroups(true, r.agg.Kind != sqlplan.Count, y, r.agg.Lo >= 0, r.nonnegative)
+	return [][]float64{shown, fits}
 }

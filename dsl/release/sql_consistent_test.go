@@ -16,7 +16,8 @@ import (
 // the vector's sensitivities take the total (COUNT 2 and √2; SUM
 // GroupSumTotalSensitivity and four more rounding excesses), the noise is
 // calibrated over G + 1 coordinates, the parts shown add up to the total
-// (exactly, as integers, for counts) and carry no interval; it is refused
+// (exactly, as integers, for counts) and carry an interval around each
+// part's least-squares fit (ErrFitted, the fits in Table.Parts); it is refused
 // with partition selection, on user-level data, without groups and
 // without a COUNT(*) or SUM.
 func TestSQLConsistent(t *testing.T) {
@@ -51,8 +52,8 @@ func TestSQLConsistent(t *testing.T) {
 				t.Errorf("%v %v: scale %v, plain %v: the total doubles the sensitivity", nb, kind, v.scale, plain[0].vecs[0].scale)
 			}
 			cols, kinds := sqlOutputs(sp)
-			if _, ok := sqlErrors(sp.Outputs, rels, cols)["a"]; ok {
-				t.Errorf("%v %v: a fitted column carries an interval", nb, kind)
+			if m, ok := sqlErrors(sp.Outputs, rels, cols)["a"]; !ok || m.Kind != ErrFitted || m.Parts != 3 || m.Scale != v.scale || m.Rounded != (kind == sqlplan.Count) || !m.Nonnegative {
+				t.Errorf("%v %v: a fitted column's error model %+v, want ErrFitted over 3 parts of scale %v", nb, kind, m, v.scale)
 			}
 			// The exact total: 300 rows, or their clamped sum.
 			exactTotal := 300.0
@@ -63,11 +64,23 @@ func TestSQLConsistent(t *testing.T) {
 				}
 			}
 			var sq float64
+			realFits := 0
 			const runs = 200
 			for run := range runs {
 				out, err := runSQL(context.Background(), &Data{SQL: stubSQL{sp, rows}}, sp, rels, cols, kinds, 3, noise.NewSeeded(uint64(77+run)))
 				if err != nil {
 					t.Fatal(err)
+				}
+				// The table keeps each group's least-squares fit (real
+				// numbers, where the counts shown are integers).
+				fits := out.(*Table).Parts["a"]
+				if len(fits) != 1 || len(fits[0]) != 3 {
+					t.Fatalf("%v %v: the fits %v", nb, kind, fits)
+				}
+				for _, f := range fits[0] {
+					if f != math.Round(f) {
+						realFits++
+					}
 				}
 				total := 0.0
 				for _, r := range out.(*Table).Rows {
@@ -85,6 +98,9 @@ func TestSQLConsistent(t *testing.T) {
 			// The fitted total's error: Laplace of scale b on G+1 = 4
 			// coordinates, (Σy + G·T)/(G+1) has variance 2b²·G/(G+1);
 			// within a factor 2 of it over 200 runs.
+			if realFits == 0 {
+				t.Errorf("%v %v: every fit kept is an integer: the table keeps the values shown, not the fits", nb, kind)
+			}
 			want := 2 * v.scale * v.scale * 3 / 4
 			if got := sq / runs; got > 2*want || got < want/2 {
 				t.Errorf("%v %v: the total's MSE %v, want about %v", nb, kind, got, want)

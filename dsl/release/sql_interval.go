@@ -23,9 +23,12 @@ const ErrVariance = "variance"
 // and false for a kind without one.
 func sqlColumnModel(r sqlRelease) (ErrorModel, bool) {
 	if r.total {
-		// consistent=true: fitted parts mix every group's noise and the
-		// total's; no per-cell interval of the noise alone holds them.
-		return ErrorModel{}, false
+		// consistent=true: each cell's interval is around its
+		// least-squares fit (fittedModel; the fits are the column's
+		// Table.Parts).
+		v := r.vecs[0]
+		count := r.agg.Kind == sqlplan.Count
+		return fittedModel(v.gaussian, v.scale, r.groups, count, v.excess, count || r.agg.Lo >= 0), true
 	}
 	switch r.agg.Kind {
 	case sqlplan.Count, sqlplan.CountDistinct:
@@ -59,15 +62,22 @@ func sqlColumnModel(r sqlRelease) (ErrorModel, bool) {
 
 // sqlParts are the noisy vectors behind the AVG, VARIANCE and STDDEV
 // output columns, by column name: noisy[i] of rels[i] (in value units,
-// after the noise), one value per group.
+// after the noise), one value per group; for a consistent=true COUNT or
+// SUM, the least-squares fits its cells' intervals are around.
 func sqlParts(sp *sqlplan.Plan, rels []sqlRelease, cols []string, noisy [][][]float64) map[string][][]float64 {
 	var out map[string][][]float64
 	for c, o := range sp.Outputs {
 		if o.Key >= 0 || o.Agg < 0 || o.Agg >= len(rels) || c >= len(cols) {
 			continue
 		}
-		switch rels[o.Agg].agg.Kind {
-		case sqlplan.Avg, sqlplan.Variance, sqlplan.Stddev:
+		switch {
+		case rels[o.Agg].total:
+			// consistent=true: noisy[o.Agg] is [shown, fits] (fitTotal).
+			if out == nil {
+				out = map[string][][]float64{}
+			}
+			out[cols[c]] = noisy[o.Agg][1:]
+		case rels[o.Agg].agg.Kind == sqlplan.Avg, rels[o.Agg].agg.Kind == sqlplan.Variance, rels[o.Agg].agg.Kind == sqlplan.Stddev:
 			if out == nil {
 				out = map[string][][]float64{}
 			}
@@ -116,7 +126,9 @@ func decodeParts(d *Decoder) map[string][][]float64 {
 // a private_sql cell: v ± the noise's half-width for COUNT and SUM; for
 // AVG, VARIANCE and STDDEV the interval from the cell's noisy parts
 // (parts[k] the k-th vector's value at the cell's row: count, centred
-// sum, centred sum of squares). A QUANTILE has none (RankError).
+// sum, centred sum of squares); for a consistent=true COUNT or SUM the
+// interval around the cell's least-squares fit, parts[0]
+// (FittedInterval). A QUANTILE has none (RankError).
 func (m ErrorModel) CellInterval(v float64, parts []float64, level float64) (lo, hi float64, err error) {
 	switch m.Kind {
 	case ErrLaplace, ErrGaussian:
@@ -131,6 +143,11 @@ func (m ErrorModel) CellInterval(v float64, parts []float64, level float64) (lo,
 			return math.NaN(), math.NaN(), errNoInterval
 		}
 		return m.VarianceInterval(parts[0], parts[1], parts[2], level)
+	case ErrFitted:
+		if len(parts) != 1 {
+			return math.NaN(), math.NaN(), errNoInterval
+		}
+		return m.FittedInterval(parts[0], level)
 	}
 	return math.NaN(), math.NaN(), errNoInterval
 }

@@ -386,6 +386,11 @@ type Groups struct {
 	// which Values divide (nil for counts and sums, and in means stored
 	// before means carried their error).
 	Sums, Counts []float64
+	// Fitted are consistent=true's least-squares fits of the parts to
+	// their total, before the nonnegative projection and the rounding:
+	// post-processing of the noisy vector, released so that each value's
+	// interval follows (ErrorModel.FittedInterval). Nil otherwise.
+	Fitted []float64
 }
 
 // optStr, optInt and optFloat read a keyword that callers building Args
@@ -593,20 +598,13 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	if stat != tabular.GroupCount {
 		p.Params["bounds"] = []float64{c.lo, c.hi}
 	}
-	switch stat {
-	case tabular.GroupCount:
-		// consistent=true shows least-squares fits of the counts and their
-		// total, each a combination of every key's noise: no per-key
-		// interval of the noise alone describes them, so none is shown.
-		if !consistent {
-			p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.CountScale, true, 0)
-		}
-	case tabular.GroupSum:
-		// As for consistent counts: the fitted parts mix every key's
-		// noise, and no per-key interval of the noise alone holds them.
-		if !consistent {
-			p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.SumScale, false, gp.Excess)
-		}
+	switch {
+	case consistent: // least-squares fits of the parts to their total (postprocess.go)
+		p.Params[ErrorParam] = fittedModel(gp.Gaussian, max(gp.CountScale, gp.SumScale), len(keys), stat == tabular.GroupCount, gp.Excess, c.lo >= 0)
+	case stat == tabular.GroupCount:
+		p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.CountScale, true, 0)
+	case stat == tabular.GroupSum:
+		p.Params[ErrorParam] = noiseModel(gp.Gaussian, gp.SumScale, false, gp.Excess)
 	default:
 		p.Params[ErrorParam] = ratioModel(gp.Gaussian, gp.SumScale, gp.CountScale, gp.Excess, c.lo, c.hi)
 	}
@@ -621,14 +619,9 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case consistent && stat == tabular.GroupSum:
-			vals = consistentSums(vals, c.lo >= 0)
-		case consistent:
-			vals = consistentCounts(vals, post.nonnegative)
-		}
+		vals, fits := consistentGroups(consistent, stat == tabular.GroupSum, vals, c.lo >= 0, post.nonnegative)
 		post.apply(vals)
-		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals, Sums: sums, Counts: counts}, nil
+		return &Groups{Stat: stat.String(), Column: c.name, By: by, Keys: append([]string(nil), keys...), Values: vals, Sums: sums, Counts: counts, Fitted: fits}, nil
 	}
 	return p, nil
 }

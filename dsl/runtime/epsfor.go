@@ -52,7 +52,7 @@ func (rt *Runtime) epsFor(ds any, fn string, kws ...KW) float64 {
 		}
 		p := rt.planCall(fn, src, ta)
 		m, ok := release.ErrorOf(p.Params)
-		if !ok || m.Kind != release.ErrLaplace && m.Kind != release.ErrGaussian {
+		if !ok || m.Kind != release.ErrLaplace && m.Kind != release.ErrGaussian && m.Kind != release.ErrFitted {
 			panic(errorf(NameArgumentError, "%s: %s with these keywords releases no interval of values to invert (a mean has none of its own)", name, fn))
 		}
 		h, err := m.HalfWidth(level)

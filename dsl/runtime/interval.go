@@ -65,6 +65,13 @@ func (b *releaseBase) valueInterval(vals, sums, counts []float64, i int, level f
 			return math.NaN(), math.NaN(), false
 		}
 		lo, hi, err = m.RatioInterval(sums[i], c[i], level)
+	case release.ErrFitted:
+		// consistent=true: sums holds the least-squares fits
+		// (groupResult), each value's interval around its own.
+		if len(sums) != len(vals) {
+			return math.NaN(), math.NaN(), false
+		}
+		lo, hi, err = m.FittedInterval(sums[i], level)
 	default:
 		return math.NaN(), math.NaN(), false
 	}
@@ -89,7 +96,7 @@ func (b *releaseBase) halfWidth95(vals, sums, counts []float64, i int) (float64,
 	if !ok {
 		return 0, false
 	}
-	if m, _ := b.errorModel(); m.Kind != release.ErrRatio {
+	if m, _ := b.errorModel(); m.Kind != release.ErrRatio && m.Kind != release.ErrFitted {
 		// The half-width itself, not the interval's ends (widened by an
 		// ulp of the value).
 		h, err := m.HalfWidth(release.DefaultLevel)
@@ -141,6 +148,8 @@ func (b *releaseBase) intervalNote() string {
 		return "± : 95 % confidence interval from the noisy sum and count (Fieller; within the bounds)\n"
 	case release.ErrExponential:
 		return ""
+	case release.ErrFitted:
+		return "± : 95 % confidence interval around each part's least-squares fit to the noisy total (consistent=true), holding the value shown\n"
 	}
 	return "± : 95 % confidence interval of the noise\n"
 }

@@ -109,8 +109,6 @@ fmt.Println(q.String())`)
 		{`c.Interval(0.95)`, "grouped by region: give the key"},
 		{`c.IntervalOf("west", 0.95)`, `no key "west"`},
 		{`q.RankError(0)`, "level=0 must be"},
-		// Least-squares fits mix every key's noise: no interval.
-		{`private_count(ds, by="region", eps=1, consistent=true).IntervalOf("north", 0.95)`, "carries no confidence interval"},
 	} {
 		res, _ := s.fails(c.code, NameArgumentError)
 		if !strings.Contains(res.Error.Value, c.want) {

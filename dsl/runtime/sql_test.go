@@ -638,13 +638,17 @@ func TestPrivateSQLConsistent(t *testing.T) {
 	s := newSession(t, dir)
 	out := s.ok("r := private_sql(`SELECT region, COUNT(*) AS n, SUM(age, 0, 100) AS s, AVG(age, 0, 100) AS m FROM people GROUP BY region`, eps=2, consistent=true)\n" +
 		"fmt.Print(r.CSV())\nfmt.Println(r.Receipt.NoiseScale)\nfmt.Println(r.Receipt.Note)")
-	for _, want := range []string{"region,n,s,m,m ±95%\n", "count and its total discrete Laplace", "sum and its total discrete Laplace", "ℓ1 sensitivity 2 under replace-one", "consistent=true (post-processing)"} {
+	for _, want := range []string{"region,n,n ±95%,s,s ±95%,m,m ±95%\n", "count and its total discrete Laplace", "sum and its total discrete Laplace", "ℓ1 sensitivity 2 under replace-one", "consistent=true (post-processing)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if res, _ := s.fails(`r.IntervalOf("north", "n", 0.95)`, NameArgumentError); !strings.Contains(res.Error.Value, "carries no confidence interval") {
-		t.Errorf("IntervalOf of a fitted count: %v", res.Error)
+	// The fitted columns' intervals are around each group's fit (the
+	// table's parts), cut at 0 and, for the count, to integers.
+	got := s.ok("lo, hi := r.IntervalOf(\"north\", \"n\", 0.95)\nfmt.Println(lo >= 0, lo < hi, lo == math.Floor(lo), hi == math.Floor(hi))\n" +
+		"lo, hi = r.IntervalOf(\"north\", \"s\", 0.95)\nfmt.Println(lo >= 0, lo < hi)\nfmt.Println(r.String())")
+	if !strings.HasPrefix(got, "true true true true\ntrue true\n") || !strings.Contains(got, "least-squares fit") {
+		t.Errorf("IntervalOf of the fitted columns, and the table's note:\n%s", got)
 	}
 	before := ledgerRecords(t, dir, "people")
 	for _, c := range []struct{ query, kws, want string }{

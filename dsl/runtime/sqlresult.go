@@ -208,7 +208,7 @@ func (r *TableResult) halfWidth(errs map[int]release.ErrorModel, row, c int) (fl
 	case release.ErrLaplace, release.ErrGaussian:
 		h, err := m.HalfWidth(release.DefaultLevel)
 		return h, err == nil
-	case release.ErrRatio, release.ErrVariance:
+	case release.ErrRatio, release.ErrVariance, release.ErrFitted:
 		v, isNum := r.Rows[row][c].(float64)
 		if !isNum {
 			return 0, false
@@ -423,6 +423,9 @@ func (r *TableResult) errorNote() string {
 	var what []string
 	if kinds[release.ErrLaplace] || kinds[release.ErrGaussian] {
 		what = append(what, "the noise's for counts and sums")
+	}
+	if kinds[release.ErrFitted] {
+		what = append(what, "around each group's least-squares fit to the noisy total for consistent=true")
 	}
 	if kinds[release.ErrRatio] {
 		what = append(what, "Fieller's set from the noisy centred sum and count for AVG")

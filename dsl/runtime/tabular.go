@@ -421,8 +421,12 @@ func groupResult(rel *release.Release) *GroupResult {
 	if !ok {
 		return nil
 	}
-	return &GroupResult{Stat: g.Stat, Column: g.Column, By: g.By, Keys: g.Keys, Values: g.Values, releaseBase: releaseBase{rel.Receipt},
+	r := &GroupResult{Stat: g.Stat, Column: g.Column, By: g.By, Keys: g.Keys, Values: g.Values, releaseBase: releaseBase{rel.Receipt},
 		sums: g.Sums, counts: g.Counts}
+	if g.Fitted != nil {
+		r.sums = g.Fitted // consistent=true: the fits the intervals are around (valueInterval)
+	}
+	return r
 }
 
 // total is the sum of a grouped release's values, in order: the Value of
