@@ -89,7 +89,7 @@ func planQuerySelection(shares []float64, eps, delta float64, nb accounting.Neig
 	}
 	// δ/2 is exact in binary, and δ − δ/2 = δ/2: the halves add up to δ.
 	if g, gerr := tabular.PlanGaussianSelection(epsS, delta/2, lap.Touched, selectionUnits); gerr == nil && g.Threshold < lap.Threshold {
-		sel = &sqlSelection{Eps: epsS, Delta: delta / 2, Touched: lap.Touched, Scale: g.Scale, Threshold: g.Threshold, Gaussian: true, LaplaceThreshold: lap.Threshold}
+		sel = &sqlSelection{Eps: g.Eps, Delta: g.Delta, Touched: lap.Touched, Scale: g.Scale, Threshold: g.Threshold, Gaussian: true, LaplaceThreshold: lap.Threshold}
 		return sel, (1 - ps) * eps, delta - delta/2, nil
 	}
 	for i := range shares {

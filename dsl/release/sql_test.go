@@ -12,6 +12,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
@@ -615,5 +616,36 @@ func TestSQLGaussianSelectionPlan(t *testing.T) {
 	}
 	if !strings.Contains(p.Note, "plus discrete Gaussian noise reaches the threshold") {
 		t.Errorf("note: %s", p.Note)
+	}
+}
+
+// The Gaussian selection's draws: a group of one row is released at most
+// δ_t/Δ₀ of the time and a group of n rows with the Gaussian tail
+// probability Φ̄((τ − n)/σ), within five standard errors over 20000
+// seeded draws each.
+func TestSQLGaussianSelectionRun(t *testing.T) {
+	t.Parallel()
+	g, err := tabular.PlanGaussianSelection(1, 0.05, 1, selectionUnits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := &sqlSelection{Eps: 1, Delta: 0.05, Touched: 1, Scale: g.Scale, Threshold: g.Threshold, Gaussian: true}
+	s := noise.NewSeeded(7)
+	const draws = 20000
+	for _, n := range []int64{1, 3, 4, 6} {
+		kept := 0
+		for range draws {
+			if sel.selected(n, s) {
+				kept++
+			}
+		}
+		p := math.Erfc((g.ThresholdRows()-float64(n))/g.ScaleRows()/math.Sqrt2) / 2
+		f, se := float64(kept)/draws, math.Sqrt(p*(1-p)/draws)
+		if math.Abs(f-p) > 5*se+1e-3 {
+			t.Errorf("n=%d: released %.4f of the time, the Gaussian tail gives %.4f", n, f, p)
+		}
+		if n == 1 && f > g.TailDelta+5*se {
+			t.Errorf("a one-row group is released %.4f of the time, above δ_t = %v", f, g.TailDelta)
+		}
 	}
 }
