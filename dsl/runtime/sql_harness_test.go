@@ -142,6 +142,11 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("ucats", "SELECT g, MEDIAN(x1) AS q, VARIANCE(x2) AS v FROM ucats GROUP BY g", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("max_rows", 2)),
 		call("ucats", "SELECT x3, COUNT(*) AS n, SUM(x1, -1, 1) AS s FROM ucats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("max_groups", 2), newKW("max_rows", 2)),
 		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0), newKW("max_groups", 3)),
+		// max_groups = 4: Δ₀ ≥ 4, where the Gaussian thresholding's
+		// threshold is below Laplace's, so the groups are selected with
+		// Gaussian noise and the aggregates (a mean and a median) are
+		// Gaussian on the other half of δ.
+		call("ucats", "SELECT x3, COUNT(*) AS n, AVG(x2) AS m, MEDIAN(x1) AS q FROM ucats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("max_groups", 4)),
 		call("cats", "SELECT g, COUNT(*) FROM cats GROUP BY g", newKW("eps", 1.0), newKW("max_rows", 2)),
 		// Users per group (each in up to max_groups groups), at both δ.
 		call("ucats", "SELECT g, COUNT(DISTINCT uid) AS u FROM ucats WHERE x1 > 0 GROUP BY g", newKW("eps", 1.0)),
