@@ -339,6 +339,7 @@ type sqlRelease struct {
 	// QUANTILE: the exponential mechanism run on each group's histogram
 	// (at the per-group ε of sqlQuantileEps), and the aggregate's share.
 	qp     *tabular.QuantilePlan
+	joint  *sqlJoint // several quantiles of one column drawn together (sql_quantiles.go)
 	share  float64
 	halved bool // replace-one over several groups: two histograms change
 	groups int  // the groups its sensitivities are for
@@ -501,6 +502,9 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	rels, err := sqlReleases(sp, groups, nb, shares, eps, rho, gaussian)
 	if err != nil {
+		return nil, err
+	}
+	if err := planSQLJoints(sp, rels, nb, eps, rho, gaussian); err != nil {
 		return nil, err
 	}
 	post, counts := countRule(a), false
@@ -847,7 +851,7 @@ func sqlExplain(rels []sqlRelease, sp *sqlplan.Plan, eps, rho float64, nb accoun
 			} else {
 				fmt.Fprintf(&b, "; ε=%.4g", eps*r.share)
 			}
-			b.WriteString(")")
+			b.WriteString(r.joint.explain() + ")")
 			continue
 		}
 		for _, v := range r.vecs {
@@ -1002,6 +1006,12 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 	t := &Table{Columns: cols, Kinds: kinds, Rows: make([][]any, groups)}
 	vals := make([][]float64, len(rels))
 	for i, r := range rels {
+		if r.joint != nil {
+			if err := r.joint.release(hists, vals, groups, s); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if r.qp != nil {
 			// The exponential mechanism per group, on a dense histogram
 			// of the grid (one buffer, refilled per group).
