@@ -63,6 +63,14 @@ func TestSQLJointQuantilesPlan(t *testing.T) {
 			t.Errorf("%s %s: released jointly: %s", c.nb, c.q, p.Noise)
 		}
 	}
+	// User-level data: a user's rows can fall in several intervals of a
+	// depth, so each quantile keeps its own draw.
+	ref := sqlPeopleRef()
+	ref.Schema.Neighbour, ref.Schema.Unit, ref.Schema.UserColumn = "add-remove", "user", "uid"
+	ref.Schema.Columns = append(ref.Schema.Columns, "uid")
+	if p, err := env.Plan(Call{Func: FnSQL, Dataset: ref, Args: memArgs(FnSQL, map[string]any{"query": three, "eps": 1.0, "delta": 0.0})}); err != nil || strings.Contains(p.Noise, "jointly") {
+		t.Errorf("user-level: %v, released jointly: %v", err, p != nil && strings.Contains(p.Noise, "jointly"))
+	}
 	// Gaussian (zCDP) queries pool ρ: each draw at √(8·S·ρ/L).
 	g := plan("add-remove", "SELECT QUANTILE(age, 0.25) AS a, MEDIAN(age) AS b, QUANTILE(age, 0.75) AS c FROM people", 1e-6)
 	rho := accounting.RhoForTarget(1, 1e-6)
