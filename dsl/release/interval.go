@@ -74,6 +74,12 @@ type ErrorModel struct {
 	CountHalfWidth float64 `json:"count_half_width_95,omitempty"`
 	// RankError95 is the exponential mechanism's rank bound at 95 %.
 	RankError95 int `json:"rank_error_95,omitempty"`
+	// Depth > 1: a joint release of quantiles (private_sql), whose value
+	// is off by at most the sum of the errors of Depth draws (those on
+	// its path of the recursion), each of these Candidates and
+	// WeightRatio: the bound at level is Depth times one draw's at
+	// 1 − (1 − level)/Depth (a union bound over the draws).
+	Depth int `json:"depth,omitempty"`
 	// Replicates is the number of bootstrap replicates (ErrBootstrap).
 	Replicates int `json:"replicates,omitempty"`
 	// Dim is the side of an ErrSpectral release's matrix; its
@@ -254,6 +260,13 @@ func (m ErrorModel) RatioInterval(s, c, level float64) (lo, hi float64, err erro
 func (m ErrorModel) RankError(level float64) (int, error) {
 	if m.Kind != ErrExponential {
 		return 0, errNoInterval
+	}
+	if m.Depth > 1 {
+		if _, err := noise.RankErrorBound(m.Candidates, m.WeightRatio, level); err != nil {
+			return 0, err // the level's own check
+		}
+		k, err := noise.RankErrorBound(m.Candidates, m.WeightRatio, 1-(1-level)/float64(m.Depth))
+		return m.Depth * k, err
 	}
 	return noise.RankErrorBound(m.Candidates, m.WeightRatio, level)
 }

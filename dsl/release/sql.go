@@ -339,6 +339,7 @@ type sqlRelease struct {
 	// QUANTILE: the exponential mechanism run on each group's histogram
 	// (at the per-group ε of sqlQuantileEps), and the aggregate's share.
 	qp     *tabular.QuantilePlan
+	joint  *sqlJoint // several quantiles of one column drawn together (sql_quantiles.go)
 	share  float64
 	halved bool // replace-one over several groups: two histograms change
 	groups int  // the groups its sensitivities are for
@@ -456,6 +457,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		return nil, err
 	}
 	var sel *sqlSelection
+	aggEps, aggDelta := eps, delta
 	if selecting {
 		// The released groups are data-dependent, at most MaxGroups of
 		// them by the plan's reckoning: the sensitivities are those of
@@ -469,11 +471,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		}
 		// Partition selection takes one share, as one more aggregate;
 		// the aggregates split the rest by their weights.
-		ps := 1 / float64(len(sp.Aggregates)+1)
-		for i := range shares {
-			shares[i] *= 1 - ps
-		}
-		if sel, err = planSelection(ps*tabular.MeanRoundDown*eps, delta, nb, sqlMaxGroups(sp)); err != nil {
+		if sel, aggEps, aggDelta, err = planQuerySelection(shares, eps, delta, nb, sp); err != nil {
 			return nil, err
 		}
 	}
@@ -483,7 +481,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	if !(delta >= 0 && delta < 1) {
 		return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrDelta)
 	}
-	gaussian := delta > 0 && !selecting
+	gaussian := aggDelta > 0
 	if gaussian && quantiles && gaussianCalibration(src) == tabular.CalibrateGDP {
 		// The gdp accountant composes Gaussian releases exactly, but an
 		// exponential mechanism has no GDP bound of its own.
@@ -493,7 +491,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	rho := 0.0
 	if gaussian {
 		var ok bool
-		if rho, ev, ok = tabular.GaussianTarget(eps, delta, gaussianCalibration(src)); !ok {
+		if rho, ev, ok = tabular.GaussianTarget(aggEps, aggDelta, gaussianCalibration(src)); !ok {
 			return nil, Errorf(NameArgumentError, "%s: %v", fn, tabular.ErrCalibrate)
 		}
 		if quantiles {
@@ -504,6 +502,9 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	rels, err := sqlReleases(sp, groups, nb, shares, eps, rho, gaussian)
 	if err != nil {
+		return nil, err
+	}
+	if err := planSQLJoints(sp, rels, nb, eps, rho, gaussian); err != nil {
 		return nil, err
 	}
 	post, counts := countRule(a), false
@@ -527,9 +528,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	calib := fmt.Sprintf("pure ε-DP with ε=%v, split over the releases (sequential composition)%s", eps, zcdpAdvice(sc, eps, true))
 	switch {
 	case selecting:
-		method = "sql/laplace+partition-selection"
-		ev = accounting.Approx(eps, delta)
-		calib = fmt.Sprintf("(ε=%v, δ=%v)-DP: discrete Laplace noise for the aggregates and the partition selection's thresholded counts (sequential composition of their shares of ε), the selection's δ", eps, delta)
+		method, ev, calib = sel.charge(eps, delta)
 	case gaussian:
 		method = "sql/gaussian"
 		calib = fmt.Sprintf("calibrated to ε=%v, δ=%v %s, split over the releases", eps, delta, calibrationWords(ev))
@@ -549,7 +548,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	note := fmt.Sprintf("%d group(s) from the keys' public domains, every one released whatever the data (rows whose key is outside the domains are in none)", groups)
 	if sel != nil {
-		note = "groups chosen by DP partition selection: a candidate group (a combination of key values the data hold, public keys within their domains) is released when its row count plus discrete Laplace noise reaches the threshold"
+		note = "groups chosen by DP partition selection: a candidate group (a combination of key values the data hold, public keys within their domains) is released when its row count plus " + sel.noiseName() + " noise reaches the threshold"
 	}
 	p := &Plan{Func: fn, Method: method, Cost: ev, Eps: eps, Delta: delta, Columns: cols,
 		Noise: explain,
@@ -852,7 +851,7 @@ func sqlExplain(rels []sqlRelease, sp *sqlplan.Plan, eps, rho float64, nb accoun
 			} else {
 				fmt.Fprintf(&b, "; ε=%.4g", eps*r.share)
 			}
-			b.WriteString(")")
+			b.WriteString(r.joint.explain() + ")")
 			continue
 		}
 		for _, v := range r.vecs {
@@ -1007,6 +1006,12 @@ func releaseSQL(rows [][]any, ok bool, sp *sqlplan.Plan, rels []sqlRelease, cols
 	t := &Table{Columns: cols, Kinds: kinds, Rows: make([][]any, groups)}
 	vals := make([][]float64, len(rels))
 	for i, r := range rels {
+		if r.joint != nil {
+			if err := r.joint.release(hists, vals, groups, s); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if r.qp != nil {
 			// The exponential mechanism per group, on a dense histogram
 			// of the grid (one buffer, refilled per group).

@@ -554,3 +554,83 @@ func TestAuditPrivateSQLUserLevel(t *testing.T) {
 		t.Errorf("the audit does not catch half the noise: %v", twin)
 	}
 }
+
+// The Gaussian thresholding, audited as the Laplace one above on the
+// whole run: group a holds 5 rows in D and 6 in D′ (the selection at
+// ε = 1, δ = 0.05: σ ≈ 1.6 rows, τ ≈ 4.1 rows, where the claim is closest
+// to binding: exact loss 0.72 at δ), the statistic is whether group a is
+// released, and the audit allows the selection's δ. A twin whose noise has
+// half the scale (exact loss 2.27 at δ) must fail under add-remove.
+func TestAuditSQLGaussianSelection(t *testing.T) {
+	testtier.Long(t)
+	for _, nb := range []accounting.Neighbour{accounting.AddRemove, accounting.ReplaceOne} {
+		t.Run(nb.String(), func(t *testing.T) {
+			const eps, delta = 1.0, 0.05
+			sp := auditPlan(sqlplan.Count, 0, 0, []string{"a"})
+			sp.Keys[0].Source, sp.Keys[0].Domain = sqlplan.PartitionSelection, nil
+			rels, err := sqlReleases(sp, sqlplan.MaxGroups, nb, []float64{1}, eps, 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			touched := 1
+			if nb == accounting.ReplaceOne {
+				touched = 2
+			}
+			g, err := tabular.PlanGaussianSelection(eps, delta, touched, selectionUnits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel := &sqlSelection{Eps: eps, Delta: delta, Touched: touched, Scale: g.Scale, Threshold: g.Threshold, Gaussian: true}
+			var d0, d1 []auditRow
+			for range 5 {
+				d0 = append(d0, auditRow{"a", 1})
+			}
+			for range 3 {
+				d0 = append(d0, auditRow{"b", 1})
+			}
+			d1 = append(append([]auditRow{}, d0...), auditRow{"a", 1})
+			if nb == accounting.ReplaceOne {
+				d1 = append(append([]auditRow{}, d0[:len(d0)-1]...), auditRow{"a", 1})
+			}
+			cols, kinds := sqlOutputs(sp)
+			mech := func(half bool) audit.Mechanism {
+				s := *sel
+				if half {
+					s.Scale /= 2
+				}
+				return audit.Vector(func(neighbour bool, trial int) []float64 {
+					rows, seed := d0, uint64(2*trial+1)
+					if neighbour {
+						rows, seed = d1, uint64(2*trial+2)
+					}
+					v, err := runSelectedSQL(context.Background(), &Data{SQL: stubSQL{sp, rows}}, sp, rels, cols, kinds, &s, noise.NewSeeded(seed))
+					if err != nil {
+						panic(err)
+					}
+					for _, r := range v.(*Table).Rows {
+						if r[0] == "a" {
+							return []float64{1}
+						}
+					}
+					return []float64{0}
+				}, audit.ProjectOnto([]float64{1}))
+			}
+			cfg := audit.Config{Trials: 20000, Alpha: 0.05, Delta: delta}
+			res, err := audit.Run(cfg, mech(false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Check(eps); err != nil {
+				t.Error(err)
+			}
+			twin, err := audit.Run(cfg, mech(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(res, "| half noise:", twin)
+			if nb == accounting.AddRemove && twin.EpsLower <= eps {
+				t.Errorf("the audit does not catch half the noise: %v", twin)
+			}
+		})
+	}
+}

@@ -55,6 +55,9 @@ func sqlColumnModel(r sqlRelease) (ErrorModel, bool) {
 		if r.qp == nil {
 			return ErrorModel{}, false
 		}
+		if r.joint != nil {
+			return r.joint.rankModel(r.qp), true
+		}
 		return rankModel(r.qp.Grid+1, r.qp.Ratio()), true
 	}
 	return ErrorModel{}, false

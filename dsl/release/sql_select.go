@@ -8,7 +8,9 @@ package release
 // Desfontaines, Voss, Gipson and Mandayam, "Differentially private
 // partition selection", PoPETs 2022). The selection has its own share of
 // the call's ε and the call's δ; the aggregates of the released groups use
-// the other shares.
+// the other shares. The thresholded count's noise is discrete Laplace, or
+// discrete Gaussian (Gaussian thresholding, tabular.PlanGaussianSelection)
+// where that keeps more groups at the same budget (planQuerySelection).
 
 import (
 	"context"
@@ -20,6 +22,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
 // sqlNominalCandidates is the number of candidate groups a plan's memory
@@ -50,6 +53,69 @@ type sqlSelection struct {
 	Touched   int
 	Scale     uint64
 	Threshold int64
+	// Gaussian: Z is discrete Gaussian with P(z) ∝ exp(−z²/(2·Scale²))
+	// (Gaussian thresholding; Delta is then the selection's half of the
+	// call's δ, the aggregates' Gaussian noise having the other half).
+	Gaussian bool
+	// LaplaceThreshold is the Laplace threshold in units the rule
+	// compared a Gaussian selection with (for the receipt).
+	LaplaceThreshold int64
+}
+
+// planQuerySelection plans a query's partition selection with its share
+// of ε, one share besides the aggregates' (1/(k + 1) for k aggregates,
+// lowered by MeanRoundDown), and chooses its noise: the Laplace
+// thresholding at (ε_s, δ) with the aggregates' Laplace noise (pure, on
+// the rest of ε; shares are scaled by 1 − 1/(k + 1) for them), or the
+// Gaussian thresholding at (ε_s, δ/2) with the aggregates' Gaussian noise
+// calibrated to (ε − ε_s, δ/2) (shares unchanged: they split that
+// target's ρ). It picks the Gaussian one when its threshold in rows is
+// the lower: the count a candidate needs to be released half the time.
+// Both noises are symmetric, so that count is the threshold itself, and
+// the Gaussian's lighter tails then keep more groups above it too
+// (tabular.TestSelectionKeepsMore measures it). The Laplace threshold
+// grows as Δ₀·ln(Δ₀/δ)/ε_s, the Gaussian one as √Δ₀·√ln(1/δ)/ε_s: the
+// Gaussian wins from about Δ₀ = 3 on (user-level data with max_groups
+// ≥ 3, or ≥ 2 under replace-one). Either way the call is (ε, δ)-DP by
+// basic composition of the selection's (ε_s, δ_s) and the aggregates'
+// (ε − ε_s, δ − δ_s). It returns the selection and the (ε, δ) the
+// aggregates' noise is calibrated to (δ = 0: pure Laplace).
+func planQuerySelection(shares []float64, eps, delta float64, nb accounting.Neighbour, sp *sqlplan.Plan) (sel *sqlSelection, aggEps, aggDelta float64, err error) {
+	ps := 1 / float64(len(sp.Aggregates)+1)
+	epsS := ps * tabular.MeanRoundDown * eps
+	lap, err := planSelection(epsS, delta, nb, sqlMaxGroups(sp))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	// δ/2 is exact in binary, and δ − δ/2 = δ/2: the halves add up to δ.
+	if g, gerr := tabular.PlanGaussianSelection(epsS, delta/2, lap.Touched, selectionUnits); gerr == nil && g.Threshold < lap.Threshold {
+		sel = &sqlSelection{Eps: g.Eps, Delta: g.Delta, Touched: lap.Touched, Scale: g.Scale, Threshold: g.Threshold, Gaussian: true, LaplaceThreshold: lap.Threshold}
+		return sel, (1 - ps) * eps, delta - delta/2, nil
+	}
+	for i := range shares {
+		shares[i] *= 1 - ps
+	}
+	return lap, eps, 0, nil
+}
+
+// charge is the method, event and calibration words of a query with this
+// selection at (ε, δ): one approximate (ε, δ) event either way (basic
+// composition of the selection's and the aggregates' parts).
+func (sel *sqlSelection) charge(eps, delta float64) (string, accounting.Event, string) {
+	if sel.Gaussian {
+		return "sql/gaussian+partition-selection", accounting.Approx(eps, delta),
+			fmt.Sprintf("(ε=%v, δ=%v)-DP: the partition selection's Gaussian thresholding at (ε=%.4g, δ=%.4g) and the aggregates' discrete Gaussian noise calibrated to the rest (basic composition)", eps, delta, sel.Eps, sel.Delta)
+	}
+	return "sql/laplace+partition-selection", accounting.Approx(eps, delta),
+		fmt.Sprintf("(ε=%v, δ=%v)-DP: discrete Laplace noise for the aggregates and the partition selection's thresholded counts (sequential composition of their shares of ε), the selection's δ", eps, delta)
+}
+
+// noiseName is the selection's noise in the plan's note.
+func (sel *sqlSelection) noiseName() string {
+	if sel.Gaussian {
+		return "discrete Gaussian"
+	}
+	return "discrete Laplace"
 }
 
 // planSelection fixes the selection's noise and threshold for its share
@@ -123,6 +189,10 @@ func (sel *sqlSelection) explain(sp *sqlplan.Plan, nb accounting.Neighbour) stri
 	if sp.Bound != nil {
 		count = "user"
 	}
+	if sel.Gaussian {
+		return fmt.Sprintf("partition selection for key(s) %s: a candidate group is released when its %s count plus discrete Gaussian noise of σ=%.6g reaches the threshold %.6g (Gaussian thresholding, chosen over Laplace's threshold %.6g; Δ₀=%d group(s) touched by a change under %s; ε=%.4g, δ=%.4g)",
+			strings.Join(names, ", "), count, float64(sel.Scale)/selectionUnits, float64(sel.Threshold)/selectionUnits, float64(sel.LaplaceThreshold)/selectionUnits, sel.Touched, nb, sel.Eps, sel.Delta)
+	}
 	return fmt.Sprintf("partition selection for key(s) %s: a candidate group is released when its %s count plus discrete Laplace noise of scale %.6g reaches the threshold %.6g (Δ₀=%d group(s) touched by a change under %s; ε=%.4g, δ=%.4g)",
 		strings.Join(names, ", "), count, float64(sel.Scale)/selectionUnits, float64(sel.Threshold)/selectionUnits, sel.Touched, nb, sel.Eps, sel.Delta)
 }
@@ -130,6 +200,9 @@ func (sel *sqlSelection) explain(sp *sqlplan.Plan, nb accounting.Neighbour) stri
 // selected reports whether a candidate group with n rows passes the
 // threshold, drawing its noise from s.
 func (sel *sqlSelection) selected(n int64, s *noise.Sampler) bool {
+	if sel.Gaussian {
+		return n*selectionUnits+s.DiscreteGaussianInt(sel.Scale) >= sel.Threshold
+	}
 	return n*selectionUnits+s.DiscreteLaplaceInt(sel.Scale) >= sel.Threshold
 }
 

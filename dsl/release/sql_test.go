@@ -12,6 +12,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
+	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
@@ -520,6 +521,131 @@ func TestSQLCandidatesCountUsers(t *testing.T) {
 			if cands[i].n != w {
 				t.Errorf("bound %+v: candidate %v counts %d, want %d", c.bound, cands[i].keys, cands[i].n, w)
 			}
+		}
+	}
+}
+
+// The rule between the Laplace and the Gaussian thresholding: the
+// Gaussian one (with δ/2, its aggregates' Gaussian noise the other half)
+// where its threshold is the lower — from Δ₀ = 4 on at these budgets —,
+// the Laplace one (with δ, pure aggregates) otherwise; the parts never
+// spend more than (ε, δ) by basic composition, and the aggregates' shares
+// give up the selection's share only where they split a pure ε.
+func TestSQLSelectionChoice(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		k        int
+		nb       accounting.Neighbour
+		aggs     int
+		gaussian bool
+	}{
+		{1, accounting.AddRemove, 1, false},
+		{1, accounting.ReplaceOne, 1, false},
+		{2, accounting.ReplaceOne, 1, true},
+		{4, accounting.AddRemove, 3, true},
+		{10, accounting.ReplaceOne, 2, true},
+	} {
+		const eps, delta = 1.0, 1e-6
+		sp := &sqlplan.Plan{Aggregates: make([]sqlplan.Aggregate, c.aggs)}
+		if c.k > 1 {
+			sp.Bound = &sqlplan.Bound{Unit: "u", Groups: c.k, Rows: 1}
+		}
+		shares := make([]float64, c.aggs)
+		for i := range shares {
+			shares[i] = 1 / float64(c.aggs)
+		}
+		sel, aggEps, aggDelta, err := planQuerySelection(shares, eps, delta, c.nb, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel.Gaussian != c.gaussian {
+			t.Errorf("%+v: Gaussian %v, want %v (threshold %d units, Laplace's %d)", c, sel.Gaussian, c.gaussian, sel.Threshold, sel.LaplaceThreshold)
+		}
+		lap, err := planSelection(sel.Eps, delta, c.nb, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		share := 1 / float64(c.aggs)
+		if sel.Gaussian {
+			if sel.Threshold >= lap.Threshold || sel.LaplaceThreshold != lap.Threshold {
+				t.Errorf("%+v: Gaussian threshold %d not below Laplace's %d", c, sel.Threshold, lap.Threshold)
+			}
+			if sel.Eps+aggEps > eps || sel.Delta+aggDelta > delta || aggDelta <= 0 {
+				t.Errorf("%+v: selection (%v, %v) + aggregates (%v, %v) exceed (ε, δ)", c, sel.Eps, sel.Delta, aggEps, aggDelta)
+			}
+		} else {
+			if sel.Threshold != lap.Threshold || sel.Scale != lap.Scale {
+				t.Errorf("%+v: Laplace selection %+v, want %+v", c, sel, lap)
+			}
+			share *= 1 - 1/float64(c.aggs+1)
+			if sel.Eps+aggEps*share*float64(c.aggs) > eps || sel.Delta > delta || aggDelta != 0 || aggEps != eps {
+				t.Errorf("%+v: selection (%v, %v), aggregates ε %v·%d shares of %v, δ %v", c, sel.Eps, sel.Delta, aggEps, c.aggs, share, aggDelta)
+			}
+		}
+		for i := range shares {
+			if math.Abs(shares[i]-share) > 1e-15 {
+				t.Errorf("%+v: share %v, want %v", c, shares[i], share)
+			}
+		}
+		if want := eps / float64(c.aggs+1) * tabular.MeanRoundDown; math.Abs(sel.Eps-want) > 1e-15 {
+			t.Errorf("%+v: the selection's ε %v, want %v", c, sel.Eps, want)
+		}
+	}
+}
+
+// A user-level query whose users reach up to 4 groups selects its groups
+// with the Gaussian thresholding: one (ε, δ) event, Gaussian noise for
+// the aggregates, and the receipt says which thresholding ran and the
+// Laplace threshold it beat.
+func TestSQLGaussianSelectionPlan(t *testing.T) {
+	t.Parallel()
+	env := &Local{}
+	ref := sqlPeopleRef()
+	ref.Schema.Unit, ref.Schema.UserColumn = "user", "uid"
+	ref.Schema.Columns = append(ref.Schema.Columns, "uid")
+	p, err := env.Plan(Call{Func: FnSQL, Dataset: ref, Args: memArgs(FnSQL, map[string]any{
+		"query": "SELECT income, COUNT(*) FROM people GROUP BY income", "eps": 1.0, "delta": 1e-6, "max_groups": 4})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Cost.Kind != accounting.ApproxDP || p.Cost.Eps != 1 || p.Cost.Delta != 1e-6 || p.Method != "sql/gaussian+partition-selection" {
+		t.Errorf("cost %v, method %s", p.Cost, p.Method)
+	}
+	if !containsAll(p.Noise, "discrete Gaussian noise of σ=", "Gaussian thresholding, chosen over Laplace's threshold", "Δ₀=8", "δ=5e-07", "count = COUNT: count discrete Gaussian σ=") {
+		t.Errorf("explain: %s", p.Noise)
+	}
+	if !strings.Contains(p.Note, "plus discrete Gaussian noise reaches the threshold") {
+		t.Errorf("note: %s", p.Note)
+	}
+}
+
+// The Gaussian selection's draws: a group of one row is released at most
+// δ_t/Δ₀ of the time and a group of n rows with the Gaussian tail
+// probability Φ̄((τ − n)/σ), within five standard errors over 20000
+// seeded draws each.
+func TestSQLGaussianSelectionRun(t *testing.T) {
+	t.Parallel()
+	g, err := tabular.PlanGaussianSelection(1, 0.05, 1, selectionUnits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := &sqlSelection{Eps: 1, Delta: 0.05, Touched: 1, Scale: g.Scale, Threshold: g.Threshold, Gaussian: true}
+	s := noise.NewSeeded(7)
+	const draws = 20000
+	for _, n := range []int64{1, 3, 4, 6} {
+		kept := 0
+		for range draws {
+			if sel.selected(n, s) {
+				kept++
+			}
+		}
+		p := math.Erfc((g.ThresholdRows()-float64(n))/g.ScaleRows()/math.Sqrt2) / 2
+		f, se := float64(kept)/draws, math.Sqrt(p*(1-p)/draws)
+		if math.Abs(f-p) > 5*se+1e-3 {
+			t.Errorf("n=%d: released %.4f of the time, the Gaussian tail gives %.4f", n, f, p)
+		}
+		if n == 1 && f > g.TailDelta+5*se {
+			t.Errorf("a one-row group is released %.4f of the time, above δ_t = %v", f, g.TailDelta)
 		}
 	}
 }

@@ -142,7 +142,17 @@ func sqlHarnessCalls(n int) []harnessCall {
 		call("ucats", "SELECT g, MEDIAN(x1) AS q, VARIANCE(x2) AS v FROM ucats GROUP BY g", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("max_rows", 2)),
 		call("ucats", "SELECT x3, COUNT(*) AS n, SUM(x1, -1, 1) AS s FROM ucats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("max_groups", 2), newKW("max_rows", 2)),
 		call("ucats", "SELECT g, COUNT(*) FROM ucats GROUP BY g", newKW("eps", 1.0), newKW("max_groups", 3)),
+		// max_groups = 4: Δ₀ ≥ 4, where the Gaussian thresholding's
+		// threshold is below Laplace's, so the groups are selected with
+		// Gaussian noise and the aggregates (a mean and a median) are
+		// Gaussian on the other half of δ.
+		call("ucats", "SELECT x3, COUNT(*) AS n, AVG(x2) AS m, MEDIAN(x1) AS q FROM ucats GROUP BY x3", newKW("eps", 1.0), newKW("delta", 1e-6), newKW("max_groups", 4)),
 		call("cats", "SELECT g, COUNT(*) FROM cats GROUP BY g", newKW("eps", 1.0), newKW("max_rows", 2)),
+		// Three quantiles of one column: a joint release from one
+		// histogram under add-remove, three draws under replace-one; with
+		// the engine's NULLs and extremes of the harness's worlds.
+		call("cats", "SELECT g, QUANTILE(x1, 0.1) AS a, MEDIAN(x1) AS b, QUANTILE(x1, 0.9) AS c FROM cats GROUP BY g", newKW("eps", 1.0)),
+		call("cats", "SELECT QUANTILE(x2, 0.25) AS a, MEDIAN(x2) AS b, QUANTILE(x2, 0.75) AS c, QUANTILE(x2, 0.95) AS d FROM cats", newKW("eps", 1.0), newKW("delta", 1e-6)),
 		// Users per group (each in up to max_groups groups), at both δ.
 		call("ucats", "SELECT g, COUNT(DISTINCT uid) AS u FROM ucats WHERE x1 > 0 GROUP BY g", newKW("eps", 1.0)),
 		call("ucats", "SELECT COUNT(DISTINCT uid) AS u FROM ucats", newKW("eps", 1.0), newKW("delta", 1e-6)),

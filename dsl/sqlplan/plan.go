@@ -166,6 +166,13 @@ type Aggregate struct {
 	// on them (QuantileGrid). Plan leaves it 0; the caller sets it from
 	// the mechanism's plan (release: tabular.PlanQuantile) before Print.
 	Bins int
+	// SharedHist marks a Quantile whose histogram is that of an earlier
+	// Quantile of the same argument, bounds and grid: 1 + that
+	// aggregate's index (0: its own). The statement computes the
+	// histogram once, for the first; the caller sets it where one
+	// release reads the histogram for several quantiles (release's joint
+	// quantiles).
+	SharedHist int
 }
 
 // Output is one column of the released table, in SELECT order: a key

@@ -219,6 +219,9 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 			add("count(DISTINCT "+s+")", StatementColumn{Name: name("users"), Role: RoleUsers, Index: i})
 			continue
 		case Quantile:
+			if a.SharedHist > 0 {
+				continue // computed once, for the aggregate it names
+			}
 			qg, err := QuantileGridOf(a)
 			if err != nil {
 				return nil, err
