@@ -172,12 +172,13 @@ func TestDuckDBLiterals(t *testing.T) {
 
 func TestPostgreSQLLiterals(t *testing.T) {
 	t.Parallel()
+	tenth, fifth := 0.1, 0.2 // a float64 sum, not an exact constant
 	for _, c := range []struct {
 		got, want string
 	}{
 		{PostgreSQL.Num(10), "CAST('10' AS double precision)"},
 		{PostgreSQL.Num(-0.1), "CAST('-0.1' AS double precision)"},
-		{PostgreSQL.Num(0.1 + 0.2), "CAST('0.30000000000000004' AS double precision)"},
+		{PostgreSQL.Num(tenth + fifth), "CAST('0.30000000000000004' AS double precision)"},
 		{PostgreSQL.Num(1e21), "CAST('1e+21' AS double precision)"},
 		{PostgreSQL.Str(`it's \n`), `'it''s \n'`},
 		{PostgreSQL.Ident(`a"b`), `"a""b"`},
