@@ -82,45 +82,9 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cols, err := pgsource.Catalog(ctx, f.from, password, f.table)
+	ref, ec, skipped, err := pgsource.Describe(ctx, f.from, password, f.table, cats, user)
 	if err != nil {
 		return fail(1, fmt.Errorf("--from %s --table %s: %v", f.from, f.table, err))
-	}
-	ref := &ledger.EngineRef{Kind: pgsource.Kind, URL: f.from, Table: f.table, Types: map[string]string{}}
-	var ec ledger.EngineColumns
-	var skipped []string
-	typeOf := map[string]string{}
-	for _, c := range cols {
-		typeOf[c.Name] = c.Type
-	}
-	for name := range cats {
-		typ, ok := typeOf[name]
-		if !ok {
-			return fail(1, fmt.Errorf("--categories %s=…: the table has no column %q", name, name))
-		}
-		if !pgsource.Text(typ) {
-			return fail(1, fmt.Errorf("--categories %s=…: the column is %s; categorical columns of a live table are text", name, typ))
-		}
-	}
-	if user != "" {
-		if _, ok := typeOf[user]; !ok {
-			return fail(1, fmt.Errorf("--unit user:%s: the table has no column %q", user, user))
-		}
-		ec.User, ref.Types[user] = user, typeOf[user]
-	}
-	for _, c := range cols {
-		switch {
-		case c.Name == user:
-		case cats[c.Name] != nil:
-			if ec.Categorical == nil {
-				ec.Categorical = map[string][]string{}
-			}
-			ec.Categorical[c.Name], ref.Types[c.Name] = cats[c.Name], c.Type
-		case pgsource.Numeric(c.Type):
-			ec.Numeric, ref.Types[c.Name] = append(ec.Numeric, c.Name), c.Type
-		default:
-			skipped = append(skipped, fmt.Sprintf("%s (%s)", c.Name, c.Type))
-		}
 	}
 	mode, _ := accounting.ParseMode(f.accountant)
 	nb, _ := accounting.ParseNeighbour(f.neighbour)

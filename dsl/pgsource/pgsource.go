@@ -331,3 +331,50 @@ func pairs(a []any) (any, error) {
 
 // Close ends the session.
 func (s *Source) Close() error { return s.conn.Close(context.Background()) }
+
+// Describe reads table's catalog and says what a registration of it
+// holds: numeric columns, the text columns given categories, and the user
+// column ("" for row-level data), with their types; skipped lists the
+// other columns (name and type), which are not registered.
+func Describe(ctx context.Context, url, password, table string, categories map[string][]string, user string) (ref *ledger.EngineRef, cols ledger.EngineColumns, skipped []string, err error) {
+	cat, err := Catalog(ctx, url, password, table)
+	if err != nil {
+		return nil, cols, nil, err
+	}
+	typeOf := make(map[string]string, len(cat))
+	for _, c := range cat {
+		typeOf[c.Name] = c.Type
+	}
+	for name := range categories {
+		typ, ok := typeOf[name]
+		if !ok {
+			return nil, cols, nil, fmt.Errorf("--categories %s=…: the table has no column %q", name, name)
+		}
+		if !Text(typ) {
+			return nil, cols, nil, fmt.Errorf("--categories %s=…: the column is %s; categorical columns of a live table are text", name, typ)
+		}
+	}
+	ref = &ledger.EngineRef{Kind: Kind, URL: url, Table: table, Types: map[string]string{}}
+	if user != "" {
+		typ, ok := typeOf[user]
+		if !ok {
+			return nil, cols, nil, fmt.Errorf("--unit user:%s: the table has no column %q", user, user)
+		}
+		cols.User, ref.Types[user] = user, typ
+	}
+	for _, c := range cat {
+		switch {
+		case c.Name == user:
+		case categories[c.Name] != nil:
+			if cols.Categorical == nil {
+				cols.Categorical = map[string][]string{}
+			}
+			cols.Categorical[c.Name], ref.Types[c.Name] = categories[c.Name], c.Type
+		case Numeric(c.Type):
+			cols.Numeric, ref.Types[c.Name] = append(cols.Numeric, c.Name), c.Type
+		default:
+			skipped = append(skipped, c.Name+" ("+c.Type+")")
+		}
+	}
+	return ref, cols, skipped, nil
+}
