@@ -120,6 +120,9 @@ func SplitTable(table string) (schema, name string, err error) {
 // Catalog reads table's columns from the catalog, in their order; it reads
 // no row. An absent table (or one the user may not see) is an error.
 func Catalog(ctx context.Context, url, password, table string) ([]Column, error) {
+	if _, _, err := SplitTable(table); err != nil {
+		return nil, err
+	}
 	conn, err := connect(ctx, url, password)
 	if err != nil {
 		return nil, err
