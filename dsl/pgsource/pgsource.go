@@ -181,13 +181,14 @@ func Text(typ string) bool {
 type Source struct {
 	conn *pgx.Conn
 	ref  ledger.EngineRef
+	sc   ledger.Schema
 }
 
 var _ release.EngineSource = (*Source)(nil)
 
 // Open connects to ref's server with the password in secretPath (an
 // absent file: no password).
-func Open(ctx context.Context, ref ledger.EngineRef, secretPath string) (release.EngineSource, error) {
+func Open(ctx context.Context, ref ledger.EngineRef, sc ledger.Schema, secretPath string) (release.EngineSource, error) {
 	if ref.Kind != Kind {
 		return nil, fmt.Errorf("pgsource: a %s dataset", ref.Kind)
 	}
@@ -201,17 +202,42 @@ func Open(ctx context.Context, ref ledger.EngineRef, secretPath string) (release
 	if err != nil {
 		return nil, err
 	}
-	return &Source{conn: conn, ref: ref}, nil
+	return &Source{conn: conn, ref: ref, sc: sc}, nil
 }
 
 // Dialect implements release.EngineSource.
 func (s *Source) Dialect() sqlplan.Dialect { return sqlplan.PostgreSQL }
 
-// Table is the registered table, quoted.
+// Table is the registered table as the statement reads it: a subquery of
+// the registered columns only, as a snapshot holds them. A categorical
+// value outside its declared domain is NULL (a snapshot's "other"
+// bucket), and a numeric value is a double precision, NULL beyond the
+// doubles' range (a numeric column can hold 1e400, whose cast would be an
+// error on the data).
 func (s *Source) Table() string {
 	schema, name, _ := SplitTable(s.ref.Table)
 	d := sqlplan.PostgreSQL
-	return d.Ident(schema) + "." + d.Ident(name)
+	var cols []string
+	for _, c := range s.sc.Columns {
+		q := d.Ident(c)
+		if s.ref.Types[c] == "numeric" {
+			cols = append(cols, "CASE WHEN abs("+q+") < CAST('1e308' AS numeric) THEN CAST("+q+" AS double precision) END AS "+q)
+			continue
+		}
+		cols = append(cols, q)
+	}
+	for _, c := range release.CategoricalColumns(s.sc) {
+		q := d.Ident(c)
+		lits := make([]string, len(s.sc.Categorical[c]))
+		for i, v := range s.sc.Categorical[c] {
+			lits[i] = d.Str(v)
+		}
+		cols = append(cols, "CASE WHEN "+d.InStrings(q, lits)+" THEN "+q+" END AS "+q)
+	}
+	if s.sc.UserColumn != "" {
+		cols = append(cols, d.Ident(s.sc.UserColumn))
+	}
+	return "(SELECT " + strings.Join(cols, ", ") + " FROM " + d.Ident(schema) + "." + d.Ident(name) + ") AS " + d.Ident("__pn_table")
 }
 
 // Check compares the catalog with the registration: every registered

@@ -32,11 +32,11 @@ type EngineSource interface {
 	Close() error
 }
 
-// EngineOpener connects to the table ref names, with the password in the
-// file secretPath (absent: none). Its errors are shown (before a charge,
+// EngineOpener connects to the table ref names, registered with schema
+// sc, with the password in the file secretPath (absent: none). Its errors are shown (before a charge,
 // or as the reason of a load failure after one), so their text must be
 // fixed, naming what to do.
-type EngineOpener func(ctx context.Context, ref ledger.EngineRef, secretPath string) (EngineSource, error)
+type EngineOpener func(ctx context.Context, ref ledger.EngineRef, sc ledger.Schema, secretPath string) (EngineSource, error)
 
 var (
 	enginesMu sync.Mutex
@@ -67,7 +67,7 @@ func engineOpener(kind string) EngineOpener {
 
 // openEngine opens dataset name's engine source; ok is false for a
 // dataset stored otherwise.
-func openEngine(ctx context.Context, st *ledger.Store, name string) (src EngineSource, ok bool, err error) {
+func openEngine(ctx context.Context, st *ledger.Store, name string, sc ledger.Schema) (src EngineSource, ok bool, err error) {
 	ref, ok, err := st.Engine(name)
 	if err != nil || !ok {
 		return nil, ok, err
@@ -76,7 +76,7 @@ func openEngine(ctx context.Context, st *ledger.Store, name string) (src EngineS
 	if open == nil {
 		return nil, true, Errorf(NameNotAvailable, "dataset %q lives in a %s database, and this build of privnotes has no driver for it", name, ref.Kind)
 	}
-	src, err = open(ctx, *ref, st.EngineSecretPath(name))
+	src, err = open(ctx, *ref, sc, st.EngineSecretPath(name))
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -102,9 +102,9 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref) error {
 	if err != nil {
 		return err
 	}
-	name := src.Name
+	name, sc := src.Name, src.Schema
 	if src.Derived != nil {
-		name = src.Derived.ParentSchema.Name
+		name, sc = src.Derived.ParentSchema.Name, src.Derived.ParentSchema
 	}
 	ref, ok, err := st.Engine(name)
 	if err != nil || !ok {
@@ -118,7 +118,7 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), engineCheckTimeout)
 	defer cancel()
-	es, _, err := openEngine(ctx, st, name)
+	es, _, err := openEngine(ctx, st, name, sc)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ const engineCheckTimeout = 15 * time.Second
 // engineData opens an engine dataset's data after the charge: SQL only,
 // no row source (every function that reads rows is refused before).
 func engineData(st *ledger.Store, src Ref) (*Data, bool, error) {
-	es, ok, err := openEngine(context.Background(), st, src.Name)
+	es, ok, err := openEngine(context.Background(), st, src.Name, src.Schema)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
