@@ -99,9 +99,9 @@ type addFlags struct {
 	from, sql string
 	// A live PostgreSQL table (dataset_pg.go): --from postgres://… with
 	// --table and the password's file or environment variable.
-	table, passwordFile, passwordEnv string
-	bounds                           repeated
-	categories                       repeated
+	table, passwordFile, passwordEnv, order string
+	bounds                                  repeated
+	categories                              repeated
 	// A public synthetic dataset (dataset_synth.go): DATASET/RELEASE.
 	fromSynth string
 	// A matrix dataset (dataset_matrix.go).
@@ -139,6 +139,7 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	fs.StringVar(&f.from, "from", "", "a file to register as an immutable snapshot: CSV, gzipped CSV, Parquet or JSON lines, detected from its content and name")
 	fs.StringVar(&f.table, "table", "", "with --from postgres://USER@HOST:PORT/DB: the table SCHEMA.TABLE to register in place (only its catalog is read; private_sql runs in the server)")
 	fs.StringVar(&f.passwordFile, "password-file", "", "with --from postgres://…: a file holding the database user's password (copied into the state directory's private secrets folder)")
+	fs.StringVar(&f.order, "order", "", "with --from postgres://… and --unit user:COLUMN: a NOT NULL column with a unique index whose order is the rows' order, in which each user's first rows are kept (max_groups, max_rows)")
 	fs.StringVar(&f.passwordEnv, "password-env", "", "with --from postgres://…: the environment variable holding the database user's password (copied as --password-file)")
 	fs.StringVar(&f.sql, "sql", "", "a SELECT over files (for example SELECT a, b FROM read_parquet('x.parquet')) whose result is registered as a snapshot")
 	fs.Var(&f.bounds, "bounds", "public bounds of numeric columns, COLUMN=LO:HI[,COLUMN=LO:HI...] (repeatable); values are clamped to them at analysis time")
@@ -239,7 +240,7 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return 2
 	}
-	if pgsource.IsURL(f.from) || f.table != "" || f.passwordFile != "" || f.passwordEnv != "" {
+	if pgsource.IsURL(f.from) || f.table != "" || f.passwordFile != "" || f.passwordEnv != "" || f.order != "" {
 		return datasetAddPostgres(name, f, bounds, stdout, stderr)
 	}
 	return datasetAddSnapshot(name, f, bounds, stdout, stderr)

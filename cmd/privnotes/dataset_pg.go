@@ -37,6 +37,8 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 		return fail(2, errors.New("--table, --password-file and --password-env are for --from postgres://USER@HOST:PORT/DATABASE"))
 	case f.table == "":
 		return fail(2, errors.New("--from postgres://…: give the table with --table SCHEMA.TABLE"))
+	case f.order != "" && !strings.HasPrefix(f.unit, "user:"):
+		return fail(2, errors.New("--order orders each user's rows for user-level data (--unit user:COLUMN); row-level data need none"))
 	case f.passwordFile != "" && f.passwordEnv != "":
 		return fail(2, errors.New("give the password with one of --password-file or --password-env"))
 	case f.label != "":
@@ -82,7 +84,7 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ref, ec, skipped, err := pgsource.Describe(ctx, f.from, password, f.table, cats, user)
+	ref, ec, skipped, err := pgsource.Describe(ctx, f.from, password, f.table, cats, user, f.order)
 	if err != nil {
 		return fail(1, fmt.Errorf("--from %s --table %s: %v", f.from, f.table, err))
 	}

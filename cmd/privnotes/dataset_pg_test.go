@@ -29,6 +29,7 @@ func TestDatasetAddPostgresValidation(t *testing.T) {
 		{"unset variable", []string{"--from", down, "--table", "t", "--password-env", "PRIVNOTES_NO_SUCH_VARIABLE"}, 2, "the variable is not set"},
 		{"label", []string{"--from", down, "--table", "t", "--label", "y", "--label-clip", "1"}, 2, "register a snapshot (--sql) for regression"},
 		{"csv flags", []string{"--from", down, "--table", "t", "--header", "yes"}, 2, "are for files"},
+		{"order of row-level data", []string{"--from", down, "--table", "t", "--order", "id"}, 2, "--order orders each user's rows"},
 		{"bad table", []string{"--from", down, "--table", "a.b.c"}, 1, "give SCHEMA.TABLE"},
 		{"server down", []string{"--from", down, "--table", "public.t", "--password-file", pw}, 1, "cannot be reached"},
 	}

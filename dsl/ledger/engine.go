@@ -26,6 +26,10 @@ type EngineRef struct {
 	// registration, by name: a call on the dataset is refused before its
 	// charge when the table's catalog says otherwise.
 	Types map[string]string `json:"types"`
+	// Order is a column of unique, non-NULL values whose order is the
+	// table's public row order ("" for none): user-level queries keep
+	// each user's first rows in it.
+	Order string `json:"order,omitempty"`
 }
 
 const engineSQL = `

@@ -237,6 +237,10 @@ func (s *Source) Table() string {
 	if s.sc.UserColumn != "" {
 		cols = append(cols, d.Ident(s.sc.UserColumn))
 	}
+	if s.ref.Order != "" {
+		// The row order of a bounded plan (sqlplan.RowColumn).
+		cols = append(cols, d.Ident(s.ref.Order)+" AS "+d.Ident(sqlplan.RowColumn))
+	}
 	return "(SELECT " + strings.Join(cols, ", ") + " FROM " + d.Ident(schema) + "." + d.Ident(name) + ") AS " + d.Ident("__pn_table")
 }
 
@@ -250,6 +254,11 @@ func (s *Source) Check(ctx context.Context) error {
 	now := make(map[string]string, len(cols))
 	for _, c := range cols {
 		now[c.Name] = c.Type
+	}
+	if s.ref.Order != "" {
+		if err := uniqueOrder(ctx, s.conn, s.ref.Table, s.ref.Order); err != nil {
+			return err
+		}
 	}
 	for name, typ := range s.ref.Types {
 		got, ok := now[name]
@@ -361,14 +370,48 @@ func pairs(a []any) (any, error) {
 // Close ends the session.
 func (s *Source) Close() error { return s.conn.Close(context.Background()) }
 
+// uniqueOrder checks that column order of table has a unique index of
+// its own and no NULL (NOT NULL): its values order the rows without ties.
+func uniqueOrder(ctx context.Context, conn *pgx.Conn, table, order string) error {
+	schema, name, err := SplitTable(table)
+	if err != nil {
+		return err
+	}
+	var ok bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+		WHERE n.nspname = $1 AND c.relname = $2 AND a.attname = $3 AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL AND a.attnotnull)`, schema, name, order).Scan(&ok)
+	if err != nil {
+		return errors.New("the PostgreSQL catalog (pg_index) cannot be read")
+	}
+	if !ok {
+		return fmt.Errorf("--order %s: the column must be NOT NULL with a unique index of its own (a primary key, say), so that its values order the rows without ties", order)
+	}
+	return nil
+}
+
 // Describe reads table's catalog and says what a registration of it
 // holds: numeric columns, the text columns given categories, and the user
-// column ("" for row-level data), with their types; skipped lists the
-// other columns (name and type), which are not registered.
-func Describe(ctx context.Context, url, password, table string, categories map[string][]string, user string) (ref *ledger.EngineRef, cols ledger.EngineColumns, skipped []string, err error) {
-	cat, err := Catalog(ctx, url, password, table)
+// column ("" for row-level data), with their types, and the row order
+// column ("" for none), which must be unique and NOT NULL; skipped lists
+// the other columns (name and type), which are not registered.
+func Describe(ctx context.Context, url, password, table string, categories map[string][]string, user, order string) (ref *ledger.EngineRef, cols ledger.EngineColumns, skipped []string, err error) {
+	if _, _, err := SplitTable(table); err != nil {
+		return nil, cols, nil, err
+	}
+	conn, err := connect(ctx, url, password)
 	if err != nil {
 		return nil, cols, nil, err
+	}
+	defer conn.Close(context.Background())
+	cat, err := catalog(ctx, conn, table)
+	if err != nil {
+		return nil, cols, nil, err
+	}
+	if order != "" {
+		if err := uniqueOrder(ctx, conn, table, order); err != nil {
+			return nil, cols, nil, err
+		}
 	}
 	typeOf := make(map[string]string, len(cat))
 	for _, c := range cat {
@@ -383,7 +426,10 @@ func Describe(ctx context.Context, url, password, table string, categories map[s
 			return nil, cols, nil, fmt.Errorf("--categories %s=…: the column is %s; categorical columns of a live table are text", name, typ)
 		}
 	}
-	ref = &ledger.EngineRef{Kind: Kind, URL: url, Table: table, Types: map[string]string{}}
+	ref = &ledger.EngineRef{Kind: Kind, URL: url, Table: table, Types: map[string]string{}, Order: order}
+	if order != "" {
+		ref.Types[order] = typeOf[order]
+	}
 	if user != "" {
 		typ, ok := typeOf[user]
 		if !ok {

@@ -65,11 +65,21 @@ type fixture struct {
 	snap, live *ledger.Store
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureUnit(t, "", "") }
+
+// newFixtureUnit is newFixture with user-level data when user is set:
+// the table has a primary key id, the file's row order, and a user column
+// uid; order is the live registration's --order ("" for none).
+func newFixtureUnit(t *testing.T, user, order string) *fixture {
 	t.Helper()
 	srv := startServer(t)
 	csv := peopleCSV(3000)
-	srv.exec(t, `CREATE TABLE people (region text, sex text, age integer, income bigint, hours double precision)`)
+	if user != "" {
+		csv = withUsers(csv)
+		srv.exec(t, `CREATE TABLE people (id bigint PRIMARY KEY, uid text, region text, sex text, age integer, income bigint, hours double precision)`)
+	} else {
+		srv.exec(t, `CREATE TABLE people (region text, sex text, age integer, income bigint, hours double precision)`)
+	}
 	srv.copyCSV(t, "people", csv)
 	srv.exec(t, `CREATE ROLE analyst LOGIN PASSWORD '`+analystPassword+`'`)
 	srv.exec(t, `GRANT SELECT ON people TO analyst`)
@@ -82,7 +92,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	src := testfix.WriteFile(t, t.TempDir(), "people.csv", csv)
-	info, err := snapshot.Build(context.Background(), snapshot.Spec{From: src, Bounds: bounds, Categories: categories}, f.snap.SnapshotDir(), "people")
+	info, err := snapshot.Build(context.Background(), snapshot.Spec{From: src, Bounds: bounds, Categories: categories, UserColumn: user}, f.snap.SnapshotDir(), "people")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +103,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 
 	f.live = testfix.Store(t, t.TempDir())
-	ref, cols, skipped, err := pgsource.Describe(context.Background(), srv.url("analyst"), analystPassword, "public.people", categories, "")
+	ref, cols, skipped, err := pgsource.Describe(context.Background(), srv.url("analyst"), analystPassword, "public.people", categories, user, order)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +116,18 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// withUsers adds to csv the columns id (the line's index) and uid (one of
+// 400 users, each with rows in several groups).
+func withUsers(csv string) string {
+	lines := strings.Split(strings.TrimSuffix(csv, "\n"), "\n")
+	var b strings.Builder
+	b.WriteString("id,uid," + lines[0] + "\n")
+	for i, l := range lines[1:] {
+		fmt.Fprintf(&b, "%d,u%d,%s\n", i, (i*31)%400, l)
+	}
+	return b.String()
 }
 
 // call runs private_sql on store's "people" with the given seed.
@@ -187,6 +209,57 @@ func TestSameReleasesAsSnapshot(t *testing.T) {
 	}
 	if n := r.Value.(*release.Table).Rows[0][0].(float64); n < 2900 || n > 3100 {
 		t.Errorf("COUNT(*) released %v of 3000 rows", n)
+	}
+}
+
+// User-level data in a live table registered with --order: each user's
+// first rows in that order are kept, as a snapshot keeps them in its
+// file's order, so the releases and receipts agree; without --order the
+// call is refused before its charge.
+func TestUserLevelSameAsSnapshot(t *testing.T) {
+	f := newFixtureUnit(t, "uid", "id")
+	queries := []map[string]any{
+		{"query": "SELECT region, COUNT(*) AS n, SUM(income) AS s, AVG(hours, 0, 60) AS h, COUNT(DISTINCT uid) AS u FROM people GROUP BY region", "eps": 1.0, "max_groups": 2, "max_rows": 3},
+		{"query": "SELECT sex, MEDIAN(age) AS m FROM people WHERE hours > 10 GROUP BY sex", "eps": 1.0, "max_groups": 1, "max_rows": 2},
+		{"query": "SELECT COUNT(*) AS n, VARIANCE(age) AS v FROM people", "eps": 1.0, "delta": 1e-6, "max_rows": 4},
+	}
+	for i, q := range queries {
+		want, err := call(t, f.snap, uint64(7+i), q, nil, nil)
+		if err != nil {
+			t.Fatalf("query %d on the snapshot: %v", i, err)
+		}
+		got, err := call(t, f.live, uint64(7+i), q, nil, nil)
+		if err != nil {
+			t.Fatalf("query %d on PostgreSQL: %v", i, err)
+		}
+		gv, _ := json.Marshal(got.Value)
+		wv, _ := json.Marshal(want.Value)
+		if string(gv) != string(wv) {
+			t.Errorf("query %d: PostgreSQL released\n%s\nthe snapshot\n%s", i, gv, wv)
+		}
+		gr, _ := json.Marshal(got.Receipt)
+		wr, _ := json.Marshal(want.Receipt)
+		if string(gr) != string(wr) {
+			t.Errorf("query %d: PostgreSQL's receipt\n%s\nthe snapshot's\n%s", i, gr, wr)
+		}
+	}
+
+	// The same table registered without --order.
+	ref, cols, _, err := pgsource.Describe(context.Background(), f.srv.url("analyst"), analystPassword, "public.people", categories, "uid", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := testfix.Store(t, t.TempDir())
+	if _, err := st.Register(context.Background(), ledger.Registration{Name: "people", Budget: accounting.Budget{Eps: 10, Delta: 1e-4}, Accountant: accounting.ModeZCDP, Bounds: bounds,
+		Engine: ref, EngineColumns: cols, EngineSecret: analystPassword}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(t, st, 1, queries[0], nil, nil); err == nil || !strings.Contains(err.Error(), "--order") || charges(t, st) != 0 {
+		t.Errorf("user-level without --order: %v", err)
+	}
+	// A column without a unique index cannot order the rows.
+	if _, _, _, err := pgsource.Describe(context.Background(), f.srv.url("analyst"), analystPassword, "public.people", categories, "uid", "age"); err == nil || !strings.Contains(err.Error(), "unique index") {
+		t.Errorf("--order age: %v", err)
 	}
 }
 

@@ -89,8 +89,8 @@ func openEngine(ctx context.Context, st *ledger.Store, name string, sc ledger.Sc
 
 // checkEngine refuses, before the charge, a call on an engine dataset
 // that cannot run there: a function that reads rows (only private_sql
-// runs in the engine), user-level data (the bounding of each user's rows
-// needs a public row order that a live table does not have), an engine
+// runs in the engine), user-level data without a declared row order (the
+// bounding of each user's rows keeps their first rows in it), an engine
 // that cannot be reached or refuses the credentials, and a table whose
 // registered columns changed type. It opens the engine for the catalog
 // check only, and reads no row.
@@ -113,8 +113,8 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref) error {
 	if f != catalog.PrivateSQL {
 		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only private_sql runs (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, f.Name)
 	}
-	if src.Schema.Unit == "user" {
-		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table: bounding each user's rows needs a fixed public row order, which a live table does not give; the data owner registers a snapshot for user-level queries (nothing was charged)", f.Name, name, ref.Kind)
+	if sc.Unit == "user" && ref.Order == "" {
+		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table registered without --order: bounding each user's rows needs a fixed row order, which a live table gives only by a column of unique values; the data owner registers it again with --order COLUMN, or a snapshot (nothing was charged)", f.Name, name, ref.Kind)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), engineCheckTimeout)
 	defer cancel()
