@@ -258,10 +258,17 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 		tw.Flush()
 		return
 	}
+	live := liveTable(info)
 	fmt.Fprintf(tw, "  name\t%s\n", sc.Name)
-	fmt.Fprintf(tw, "  rows (owner only)\t%d\n", info.Rows)
+	if live {
+		fmt.Fprintf(tw, "  rows (owner only)\tnot counted (a live table: registration reads no row)\n")
+	} else {
+		fmt.Fprintf(tw, "  rows (owner only)\t%d\n", info.Rows)
+	}
 	if sc.Unit == "user" {
-		fmt.Fprintf(tw, "  users (owner only)\t%d\n", info.Users)
+		if !live {
+			fmt.Fprintf(tw, "  users (owner only)\t%d\n", info.Users)
+		}
 		fmt.Fprintf(tw, "  privacy unit\tuser (column %s)\n", sc.UserColumn)
 	} else {
 		fmt.Fprintf(tw, "  privacy unit\trow\n")
@@ -296,7 +303,9 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 		fmt.Fprintf(tw, "  remaining\tε=%.6g, δ=%.3g\n", st.Remaining.Eps, st.Remaining.Delta)
 	}
 	fmt.Fprintf(tw, "  source\t%s\n", info.Source)
-	fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
+	if !live {
+		fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
+	}
 	fmt.Fprintf(tw, "  registered\t%s\n", info.Created.Format("2006-01-02 15:04:05 UTC"))
 	tw.Flush()
 }

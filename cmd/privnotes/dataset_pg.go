@@ -114,3 +114,9 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 	}
 	return 0
 }
+
+// liveTable reports whether a registration is a live table's, whose
+// registration read no row (no count, no data hash).
+func liveTable(info *ledger.OwnerInfo) bool {
+	return info.DataHash == "" && strings.HasPrefix(info.Source, pgsource.Kind+" ")
+}
