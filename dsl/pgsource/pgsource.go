@@ -117,20 +117,8 @@ func SplitTable(table string) (schema, name string, err error) {
 	return "", "", fmt.Errorf("--table %q: give SCHEMA.TABLE (names without dots)", table)
 }
 
-// Catalog reads table's columns from the catalog, in their order; it reads
-// no row. An absent table (or one the user may not see) is an error.
-func Catalog(ctx context.Context, url, password, table string) ([]Column, error) {
-	if _, _, err := SplitTable(table); err != nil {
-		return nil, err
-	}
-	conn, err := connect(ctx, url, password)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-	return catalog(ctx, conn, table)
-}
-
+// catalog reads table's columns from the catalog, in their order; it
+// reads no row. An absent table (or one the user may not see) is an error.
 func catalog(ctx context.Context, conn *pgx.Conn, table string) ([]Column, error) {
 	schema, name, err := SplitTable(table)
 	if err != nil {
