@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -42,7 +43,7 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 	case f.passwordFile != "" && f.passwordEnv != "":
 		return fail(2, errors.New("give the password with one of --password-file or --password-env"))
 	case f.label != "":
-		return fail(2, errors.New("--label: a live table registers numeric and categorical columns for private_sql; register a snapshot (--sql) for regression"))
+		return fail(2, fmt.Errorf("--label: a live table registers numeric and categorical columns for %s; register a snapshot (--sql) for regression", catalog.PrivateSQL.Name))
 	case f.csv != "" || f.sql != "" || f.header != "auto" || f.columns != "" || f.badRows != "reject" || f.center != "none" || f.mean != "":
 		return fail(2, errors.New("--csv, --sql, --header, --columns, --bad-rows, --center and --mean are for files; a live table is registered as it is"))
 	}
@@ -103,7 +104,7 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 	if err != nil {
 		return fail(1, err)
 	}
-	fmt.Fprintf(stdout, "registered dataset %q in %s (a live PostgreSQL table: private_sql runs in the server; no row was read)\n", name, st.Dir())
+	fmt.Fprintf(stdout, "registered dataset %q in %s (a live PostgreSQL table: %s runs in the server; no row was read)\n", name, st.Dir(), catalog.PrivateSQL.Name)
 	writeOwnerInfo(stdout, owner, nil)
 	if len(skipped) > 0 {
 		sort.Strings(skipped)

@@ -111,7 +111,7 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref) error {
 		return err
 	}
 	if f != catalog.PrivateSQL {
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only private_sql runs (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, f.Name)
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s runs (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, f.Name)
 	}
 	if sc.Unit == "user" && ref.Order == "" {
 		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table registered without --order: bounding each user's rows needs a fixed row order, which a live table gives only by a column of unique values; the data owner registers it again with --order COLUMN, or a snapshot (nothing was charged)", f.Name, name, ref.Kind)
