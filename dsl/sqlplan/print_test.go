@@ -48,42 +48,40 @@ func TestPrintGolden(t *testing.T) {
 	}
 }
 
+// printGolden prints query's plan in dialect d over from and compares it
+// with testdata/DIR/NAME.sql (rewritten under -update).
 func printGolden(t *testing.T, dir, from string, d Dialect, query string, opt Options, name string) {
-	{
-		{
-			p, err := plan(t, query, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range p.Aggregates {
-				if p.Aggregates[i].Kind == Quantile {
-					p.Aggregates[i].Bins = 1 << 20
-				}
-			}
-			st, err := Print(p, d, from)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			b.WriteString(st.SQL + "\n")
-			for _, col := range st.Columns {
-				b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users", "hist", "units"}[col.Role] + "\n")
-			}
-			golden := filepath.Join("testdata", dir, name+".sql")
-			if *update {
-				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-			}
+	p, err := plan(t, query, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.Aggregates {
+		if p.Aggregates[i].Kind == Quantile {
+			p.Aggregates[i].Bins = 1 << 20
 		}
+	}
+	st, err := Print(p, d, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(st.SQL + "\n")
+	for _, col := range st.Columns {
+		b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users", "hist", "units"}[col.Role] + "\n")
+	}
+	golden := filepath.Join("testdata", dir, name+".sql")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
 
