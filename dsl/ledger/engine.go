@@ -69,6 +69,15 @@ func (s *Store) Engine(name string) (ref *EngineRef, ok bool, err error) {
 	return ref, ok, err
 }
 
+// isEngine reports whether dataset name lives in a database table.
+func (v *View) isEngine(name string) (bool, error) {
+	var n int
+	if err := v.q.QueryRowContext(v.ctx, `SELECT count(*) FROM engines WHERE dataset = ?`, name).Scan(&n); err != nil {
+		return false, dbErr(fmt.Sprintf("ledger: reading dataset %q", name), err)
+	}
+	return n > 0, nil
+}
+
 // registerEngine is Register for a table in a database: the schema's
 // columns are what the catalog said; no row is read, so the counts are 0
 // (unknown) and --public-n is refused. The password, if any, is written

@@ -201,6 +201,11 @@ func TestSameReleasesAsSnapshot(t *testing.T) {
 			t.Errorf("query %d: PostgreSQL's receipt\n%s\nthe snapshot's\n%s", i, gr, wr)
 		}
 	}
+	// The ledger of the live table verifies: nothing is stored to check
+	// but the registration and the releases.
+	if err := f.live.Verify(); err != nil {
+		t.Errorf("ledger verify: %v", err)
+	}
 	// The data were read: a release of the noise alone would not have
 	// the groups' sizes.
 	r, err := call(t, f.live, 1, map[string]any{"query": "SELECT COUNT(*) AS n FROM people", "eps": 10.0}, nil, nil)
