@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -95,9 +96,12 @@ type addFlags struct {
 	eps, delta, clip, labelClip                                                            float64
 	publicN                                                                                bool
 	// The data engine's sources (dataset_snapshot.go).
-	from, sql  string
-	bounds     repeated
-	categories repeated
+	from, sql string
+	// A live PostgreSQL table (dataset_pg.go): --from postgres://… with
+	// --table and the password's file or environment variable.
+	table, passwordFile, passwordEnv, order string
+	bounds                                  repeated
+	categories                              repeated
 	// A public synthetic dataset (dataset_synth.go): DATASET/RELEASE.
 	fromSynth string
 	// A matrix dataset (dataset_matrix.go).
@@ -133,6 +137,10 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	fs.StringVar(&f.csv, "csv", "", "alias of --from for a CSV file")
 	fs.StringVar(&f.from, "from", "", "a file to register as an immutable snapshot: CSV, gzipped CSV, Parquet or JSON lines, detected from its content and name")
+	fs.StringVar(&f.table, "table", "", "with --from postgres://USER@HOST:PORT/DB: the table SCHEMA.TABLE to register in place (only its catalog is read; private SQL runs in the server)")
+	fs.StringVar(&f.passwordFile, "password-file", "", "with --from postgres://…: a file holding the database user's password (copied into the state directory's private secrets folder)")
+	fs.StringVar(&f.order, "order", "", "with --from postgres://… and --unit user:COLUMN: a NOT NULL column with a unique index whose order is the rows' order, in which each user's first rows are kept (max_groups, max_rows)")
+	fs.StringVar(&f.passwordEnv, "password-env", "", "with --from postgres://…: the environment variable holding the database user's password (copied as --password-file)")
 	fs.StringVar(&f.sql, "sql", "", "a SELECT over files (for example SELECT a, b FROM read_parquet('x.parquet')) whose result is registered as a snapshot")
 	fs.Var(&f.bounds, "bounds", "public bounds of numeric columns, COLUMN=LO:HI[,COLUMN=LO:HI...] (repeatable); values are clamped to them at analysis time")
 	fs.Var(&f.categories, "categories", "public domain of a categorical column, COLUMN=A,B,C (repeatable; --from and --sql only); other values fall into \"other\"")
@@ -232,6 +240,9 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return 2
 	}
+	if pgsource.IsURL(f.from) || f.table != "" || f.passwordFile != "" || f.passwordEnv != "" || f.order != "" {
+		return datasetAddPostgres(name, f, bounds, stdout, stderr)
+	}
 	return datasetAddSnapshot(name, f, bounds, stdout, stderr)
 }
 
@@ -247,10 +258,17 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 		tw.Flush()
 		return
 	}
+	live := liveTable(info)
 	fmt.Fprintf(tw, "  name\t%s\n", sc.Name)
-	fmt.Fprintf(tw, "  rows (owner only)\t%d\n", info.Rows)
+	if live {
+		fmt.Fprintf(tw, "  rows (owner only)\tnot counted (a live table: registration reads no row)\n")
+	} else {
+		fmt.Fprintf(tw, "  rows (owner only)\t%d\n", info.Rows)
+	}
 	if sc.Unit == "user" {
-		fmt.Fprintf(tw, "  users (owner only)\t%d\n", info.Users)
+		if !live {
+			fmt.Fprintf(tw, "  users (owner only)\t%d\n", info.Users)
+		}
 		fmt.Fprintf(tw, "  privacy unit\tuser (column %s)\n", sc.UserColumn)
 	} else {
 		fmt.Fprintf(tw, "  privacy unit\trow\n")
@@ -285,7 +303,9 @@ func writeOwnerInfo(w io.Writer, info *ledger.OwnerInfo, st *ledger.Status) {
 		fmt.Fprintf(tw, "  remaining\tε=%.6g, δ=%.3g\n", st.Remaining.Eps, st.Remaining.Delta)
 	}
 	fmt.Fprintf(tw, "  source\t%s\n", info.Source)
-	fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
+	if !live {
+		fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
+	}
 	fmt.Fprintf(tw, "  registered\t%s\n", info.Created.Format("2006-01-02 15:04:05 UTC"))
 	tw.Flush()
 }

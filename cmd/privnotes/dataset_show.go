@@ -111,7 +111,11 @@ func writeOwnerOnly(w io.Writer, info *ledger.OwnerInfo) {
 	sc := info.Schema
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "owner only (never shown to notebooks)")
-	if !sc.IsMatrix() {
+	live := liveTable(info)
+	if live {
+		fmt.Fprintf(tw, "  rows\tnot counted (a live table: registration reads no row)\n")
+	}
+	if !sc.IsMatrix() && !live {
 		fmt.Fprintf(tw, "  rows\t%d\n", info.Rows)
 		if sc.Unit == "user" {
 			fmt.Fprintf(tw, "  users\t%d\n", info.Users)
@@ -121,7 +125,9 @@ func writeOwnerOnly(w io.Writer, info *ledger.OwnerInfo) {
 		}
 	}
 	fmt.Fprintf(tw, "  source\t%s\n", strings.TrimSpace(info.Source))
-	fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
+	if !live {
+		fmt.Fprintf(tw, "  data hash (salted)\t%s\n", info.DataHash)
+	}
 	fmt.Fprintf(tw, "  registered\t%s\n", info.Created.Format("2006-01-02 15:04:05 UTC"))
 	tw.Flush()
 }

@@ -50,6 +50,9 @@ var layerRules = []layerRule{
 		if imp == module+"/dsl/snapshot" {
 			return "the data engine (cgo) is linked in by the binary (release.RegisterSnapshots), not imported"
 		}
+		if imp == module+"/dsl/pgsource" {
+			return "the PostgreSQL driver is linked in by the binary (release.RegisterEngine), not imported"
+		}
 		return ""
 	}},
 	{module + "/dsl", func(imp string) string {
@@ -164,6 +167,8 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/dsl/catalog", "sort", false},
 		{module + "/dsl/runtime", module + "/dsl/release", false},
 		{module + "/dsl/release", module + "/dsl/snapshot", true},
+		{module + "/dsl/release", module + "/dsl/pgsource", true},
+		{module + "/dsl/runtime", module + "/dsl/pgsource", true},
 		{module + "/dsl/snapshot", module + "/dsl/ledger", false},
 		{module + "/dsl/runtime", "google.golang.org/grpc", true},
 		{module + "/dsl/release", "google.golang.org/protobuf/proto", true},

@@ -91,6 +91,11 @@ func (v *View) load(name string) (*Data, error) {
 	} else if ok {
 		return nil, fmt.Errorf("%w: dataset %q", ErrSnapshot, name)
 	}
+	if ok, err := v.isEngine(name); err != nil {
+		return nil, err
+	} else if ok {
+		return nil, fmt.Errorf("ledger: dataset %q lives in a database table; only its engine reads it", name)
+	}
 	d := r.schema.D
 	rows, err := v.q.QueryContext(ctx, `SELECT rows, x, users, y FROM data_chunks WHERE dataset = ? ORDER BY seq`, name)
 	if err != nil {

@@ -135,7 +135,7 @@ func (s *Store) migrate(mustExist bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, schemaSQL+reserveSQL); err != nil { // reserveSQL: reserve.go
+	if _, err := tx.ExecContext(ctx, schemaSQL+reserveSQL+engineSQL); err != nil { // reserveSQL: reserve.go; engineSQL: engine.go
 		return dbErr("creating schema", err)
 	}
 	switch v {

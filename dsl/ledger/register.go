@@ -114,6 +114,21 @@ type Registration struct {
 	// Synthetic registers the snapshot as a public synthetic dataset
 	// (Schema.Synthetic); its origin must be a stored release.
 	Synthetic *SynthOrigin
+	// Engine, instead of Table or Snapshot, registers a table in a live
+	// database (engine.go) with the columns EngineColumns; EngineSecret
+	// is its password ("" for none), stored apart from the registry.
+	Engine        *EngineRef
+	EngineColumns EngineColumns
+	EngineSecret  string
+}
+
+// EngineColumns are the columns of an engine registration: numeric ones,
+// categorical ones with their public domains, and the user column ("" for
+// row-level data).
+type EngineColumns struct {
+	Numeric     []string
+	Categorical map[string][]string
+	User        string
 }
 
 // OwnerInfo is what the owner's CLI shows: the public schema plus facts
@@ -147,6 +162,10 @@ const MaxRows = 1 << 30
 func (s *Store) Register(ctx context.Context, r Registration) (*OwnerInfo, error) {
 	if r.Snapshot != nil {
 		return s.registerSnapshot(ctx, r)
+	}
+	if r.Engine != nil {
+		c := r.EngineColumns
+		return s.registerEngine(ctx, r, c.Numeric, c.Categorical, c.User)
 	}
 	t := r.Table
 	switch {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -105,7 +106,7 @@ func (s *Store) Remove(ctx context.Context, name string) (*Removal, error) {
 			return nil, dbErr("ledger: removing a dataset", err)
 		}
 	}
-	for _, table := range []string{"data_chunks", "snapshots", "totals"} {
+	for _, table := range []string{"data_chunks", "snapshots", "engines", "totals"} {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE dataset = ?`, name); err != nil {
 			return nil, dbErr("ledger: removing a dataset", err)
 		}
@@ -127,6 +128,8 @@ func (s *Store) Remove(ctx context.Context, name string) (*Removal, error) {
 		return nil, dbErr("ledger: committing the removal", err)
 	}
 	out := &Removal{Name: name, Record: rec.ID}
+	// A live table's password goes with its registration (engine.go).
+	os.Remove(s.EngineSecretPath(name))
 	if rel != "" {
 		out.Snapshot = filepath.Join(s.dir, filepath.FromSlash(rel))
 	}

@@ -203,6 +203,11 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 		p = nil
 		err = Errorf(NameArgumentError, "%s: these parameters cannot be calibrated (a noise scale is out of the representable range); check eps, delta, clip, k and iters against %%help %s", call.Func, call.Func)
 	}()
+	// A dataset in a live table runs only what runs in its engine, and
+	// only while its catalog matches the registration (engine.go).
+	if err := env.checkEngine(f, call.Dataset); err != nil {
+		return nil, err
+	}
 	if p, err = plan(env, call.Dataset, call.Args); err != nil {
 		return nil, err
 	}
@@ -517,6 +522,9 @@ func (env *Local) load(src Ref) (*Data, error) {
 	st, err := env.store()
 	if err != nil {
 		return nil, err
+	}
+	if d, ok, err := engineData(st, src); ok || err != nil {
+		return d, err
 	}
 	if path, hash, ok, err := st.Snapshot(src.Name); err != nil {
 		return nil, err

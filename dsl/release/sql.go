@@ -406,7 +406,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 		}
 		if _, _, ok, err := st.Snapshot(src.Name); err != nil {
 			return nil, Errorf(NameLedgerError, "%s: dataset %q: %v", fn, src.Name, err)
-		} else if !ok {
+		} else if _, engine, _ := st.Engine(src.Name); !ok && !engine {
 			return nil, Errorf(NameArgumentError, "%s: dataset %q is held in the registry's memory format, not as a snapshot, so the data engine cannot query it; the owner registers it again with privnotes dataset add %s --from FILE", fn, src.Name, src.Name)
 		}
 	}
@@ -1130,7 +1130,7 @@ func querySQL(ctx context.Context, d *Data, sp *sqlplan.Plan) ([][]any, error) {
 	if d == nil || d.SQL == nil {
 		return nil, errNoSQL
 	}
-	st, err := sqlplan.Print(sp, sqlplan.DuckDB, d.SQL.Table())
+	st, err := sqlplan.Print(sp, dialectOf(d.SQL), d.SQL.Table())
 	if err != nil {
 		return nil, err
 	}

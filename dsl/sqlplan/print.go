@@ -43,8 +43,20 @@ type Dialect interface {
 	// 64-bit integer in [0, g.Bins] (see QuantileGrid); NULL stays NULL.
 	Bin(x string, g QuantileGrid) string
 	// Histogram is the aggregate of a group's non-NULL bins as a map
-	// from bin to count.
+	// from bin to count (the reader of the engine's result turns it into
+	// bin, count pairs).
 	Histogram(x string) string
+	// Float converts a numeric column to DOUBLE.
+	Float(x string) string
+	// Arith is l op r of two DOUBLEs, op one of + - * /.
+	Arith(op, l, r string) string
+	// Func is one of the scalar functions exp, round, abs, floor, ceil,
+	// least and greatest of DOUBLE arguments (round's second argument
+	// an integer literal).
+	Func(name string, args []string) string
+	// InStrings is the condition that x is one of the string literals
+	// lits (NULL for a NULL x).
+	InStrings(x string, lits []string) string
 }
 
 // DuckDB is the Dialect of DuckDB (the snapshots' engine).
@@ -122,6 +134,26 @@ func (d duckDB) Bin(x string, g QuantileGrid) string {
 // Histogram is DuckDB's histogram aggregate, which skips NULLs and
 // returns MAP(BIGINT, UBIGINT) (NULL for a group without values).
 func (duckDB) Histogram(x string) string { return "histogram(" + x + ")" }
+
+func (duckDB) Float(x string) string { return "CAST(" + x + " AS DOUBLE)" }
+
+// Arith is DuckDB's DOUBLE arithmetic, which follows IEEE 754: an
+// overflow is ±inf and x/0 is ±inf or NULL, never an error.
+func (duckDB) Arith(op, l, r string) string { return "(" + l + " " + op + " " + r + ")" }
+
+// Func is DuckDB's function of that name: exp overflows to inf, and
+// round(x, digits) is defined on DOUBLE.
+func (duckDB) Func(name string, args []string) string {
+	return name + "(" + strings.Join(args, ", ") + ")"
+}
+
+// InStrings is not x IN (…): DuckDB pushes an IN list of strings into
+// the Parquet scan, where it cost 0.7 s at 10⁷ rows, more than the whole
+// grouped aggregate; list_contains (the same byte equality, NULL for a
+// NULL x) is evaluated after the scan.
+func (duckDB) InStrings(x string, lits []string) string {
+	return "list_contains([" + strings.Join(lits, ", ") + "], " + x + ")"
+}
 
 // Role is what a column of the printed statement holds.
 type Role int
@@ -332,14 +364,16 @@ func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	}
 	rn, first, g := d.Ident("__pn_r"), d.Ident("__pn_first"), d.Ident("__pn_g")
 	group := "PARTITION BY " + strings.Join(part, ", ")
-	rows = "SELECT *, row_number() OVER (" + group + " ORDER BY " + row + ") AS " + rn + " FROM (" + rows + ")"
+	// Every subquery has an alias, which PostgreSQL (before 16) requires.
+	as := func(i int) string { return ") AS " + d.Ident("__pn_s"+strconv.Itoa(i)) }
+	rows = "SELECT *, row_number() OVER (" + group + " ORDER BY " + row + ") AS " + rn + " FROM (" + rows + as(1)
 	firstRows := rn + " <= " + strconv.Itoa(b.Rows)
 	if len(keyExprs) == 0 {
-		return "(SELECT * FROM (" + rows + ") WHERE " + firstRows + ")" // one group
+		return "(SELECT * FROM (" + rows + as(2) + " WHERE " + firstRows + as(3) // one group
 	}
-	rows = "SELECT *, min(" + row + ") OVER (" + group + ") AS " + first + " FROM (" + rows + ") WHERE " + firstRows
-	rows = "SELECT *, dense_rank() OVER (PARTITION BY " + unit + " ORDER BY " + first + ") AS " + g + " FROM (" + rows + ")"
-	return "(SELECT * FROM (" + rows + ") WHERE " + g + " <= " + strconv.Itoa(b.Groups) + ")"
+	rows = "SELECT *, min(" + row + ") OVER (" + group + ") AS " + first + " FROM (" + rows + as(2) + " WHERE " + firstRows
+	rows = "SELECT *, dense_rank() OVER (PARTITION BY " + unit + " ORDER BY " + first + ") AS " + g + " FROM (" + rows + as(3)
+	return "(SELECT * FROM (" + rows + as(4) + " WHERE " + g + " <= " + strconv.Itoa(b.Groups) + as(5)
 }
 
 // inDomain is the condition that key expression x (printed) of k lies in
@@ -372,11 +406,7 @@ func (p *printer) inDomain(x string, k Key) (string, error) {
 	case k.Source == FromBounds && len(lits) > 0:
 		c = "(" + x + " BETWEEN " + lits[0] + " AND " + lits[len(lits)-1] + ")"
 	case strs:
-		// Not x IN (…): DuckDB pushes an IN list of strings into the
-		// Parquet scan, where it cost 0.7 s at 10⁷ rows, more than the
-		// whole grouped aggregate; list_contains (the same byte
-		// equality, NULL for a NULL x) is evaluated after the scan.
-		c = "list_contains([" + strings.Join(lits, ", ") + "], " + x + ")"
+		c = d.InStrings(x, lits)
 	case len(lits) > 0:
 		c = "(" + x + " IN (" + strings.Join(lits, ", ") + "))"
 	default:
@@ -416,7 +446,7 @@ func (p *printer) expr(e *Expr) (string, error) {
 		// overflow (an error on the data), and key domains are
 		// enumerated in float64.
 		if e.Type == TypeNumber {
-			return "CAST(" + d.Ident(e.Column) + " AS DOUBLE)", nil
+			return d.Float(d.Ident(e.Column)), nil
 		}
 		return d.Ident(e.Column), nil
 	case OpLiteral:
@@ -435,7 +465,9 @@ func (p *printer) expr(e *Expr) (string, error) {
 		return "NULL", nil
 	case OpNeg:
 		return "(-" + args[0] + ")", nil
-	case OpAdd, OpSub, OpMul, OpDiv, OpEq, OpNe, OpLt, OpLe, OpGt, OpGe:
+	case OpAdd, OpSub, OpMul, OpDiv:
+		return d.Arith(opText[e.Op], args[0], args[1]), nil
+	case OpEq, OpNe, OpLt, OpLe, OpGt, OpGe:
 		return "(" + args[0] + " " + opText[e.Op] + " " + args[1] + ")", nil
 	case OpAnd:
 		return "(" + strings.Join(args, " AND ") + ")", nil
@@ -485,9 +517,9 @@ func (p *printer) expr(e *Expr) (string, error) {
 				dg, _ := number(e.Args[1])
 				args[1] = strconv.Itoa(int(dg))
 			}
-			return "round(" + strings.Join(args, ", ") + ")", nil
+			return d.Func("round", args), nil
 		case "exp", "abs", "floor", "ceil", "least", "greatest":
-			return e.Func + "(" + strings.Join(args, ", ") + ")", nil
+			return d.Func(e.Func, args), nil
 		}
 	}
 	return "", fmt.Errorf("sqlplan: cannot print %v", e.Op)

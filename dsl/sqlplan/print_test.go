@@ -11,13 +11,22 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden statements in testdata/print")
+var update = flag.Bool("update", false, "rewrite the golden statements in testdata/print and testdata/print_pg")
 
 const from = `read_parquet('/snap/people.parquet')`
 
-// TestPrintGolden compares printed statements with testdata/print/*.sql.
+// TestPrintGolden compares printed statements with testdata/print/*.sql
+// (DuckDB) and testdata/print_pg/*.sql (PostgreSQL; dsl/pgsource runs
+// them on a server).
 func TestPrintGolden(t *testing.T) {
 	t.Parallel()
+	dialects := []struct {
+		dir, from string
+		d         Dialect
+	}{
+		{"print", from, DuckDB},
+		{"print_pg", `"public"."people"`, PostgreSQL},
+	}
 	cases := []struct {
 		name, query string
 		opt         Options
@@ -32,41 +41,47 @@ func TestPrintGolden(t *testing.T) {
 		{"bounded_ungrouped", "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people", Options{MaxGroups: 1, MaxRows: 5}},
 		{"bounded_selection", "SELECT city, COUNT(*) FROM people GROUP BY city", Options{MaxGroups: 4, MaxRows: 1}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p, err := plan(t, c.query, c.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range p.Aggregates {
-				if p.Aggregates[i].Kind == Quantile {
-					p.Aggregates[i].Bins = 1 << 20
-				}
-			}
-			st, err := Print(p, DuckDB, from)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			b.WriteString(st.SQL + "\n")
-			for _, col := range st.Columns {
-				b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users", "hist", "units"}[col.Role] + "\n")
-			}
-			golden := filepath.Join("testdata", "print", c.name+".sql")
-			if *update {
-				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-			}
-		})
+	for _, dl := range dialects {
+		for _, c := range cases {
+			t.Run(dl.dir+"/"+c.name, func(t *testing.T) { printGolden(t, dl.dir, dl.from, dl.d, c.query, c.opt, c.name) })
+		}
+	}
+}
+
+// printGolden prints query's plan in dialect d over from and compares it
+// with testdata/DIR/NAME.sql (rewritten under -update).
+func printGolden(t *testing.T, dir, from string, d Dialect, query string, opt Options, name string) {
+	p, err := plan(t, query, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.Aggregates {
+		if p.Aggregates[i].Kind == Quantile {
+			p.Aggregates[i].Bins = 1 << 20
+		}
+	}
+	st, err := Print(p, d, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(st.SQL + "\n")
+	for _, col := range st.Columns {
+		b.WriteString("-- " + col.Name + " " + [...]string{"key", "rows", "count", "sum", "sumsq", "users", "hist", "units"}[col.Role] + "\n")
+	}
+	golden := filepath.Join("testdata", dir, name+".sql")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
 
@@ -146,6 +161,25 @@ func TestDuckDBLiterals(t *testing.T) {
 		{DuckDB.Num(1e21), "CAST(1e+21 AS DOUBLE)"},
 		{DuckDB.Str("it's"), "'it''s'"},
 		{DuckDB.Ident(`a"b`), `"a""b"`},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+	}
+}
+
+func TestPostgreSQLLiterals(t *testing.T) {
+	t.Parallel()
+	tenth, fifth := 0.1, 0.2 // a float64 sum, not an exact constant
+	for _, c := range []struct {
+		got, want string
+	}{
+		{PostgreSQL.Num(10), "CAST('10' AS double precision)"},
+		{PostgreSQL.Num(-0.1), "CAST('-0.1' AS double precision)"},
+		{PostgreSQL.Num(tenth + fifth), "CAST('0.30000000000000004' AS double precision)"},
+		{PostgreSQL.Num(1e21), "CAST('1e+21' AS double precision)"},
+		{PostgreSQL.Str(`it's \n`), `'it''s \n'`},
+		{PostgreSQL.Ident(`a"b`), `"a""b"`},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)

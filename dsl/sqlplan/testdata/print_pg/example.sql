@@ -1,0 +1,6 @@
+SELECT "region" AS "k0", "sex" AS "k1", count(*) AS "n", count(CAST("income" AS double precision)) AS "a1_n", coalesce(sum((SELECT CASE WHEN w IS NOT NULL THEN least(greatest(CAST((trunc(w) + CASE WHEN abs(w - trunc(w)) >= 0.5 THEN sign(w) ELSE 0 END) AS bigint), CAST(-214748364800000 AS bigint)), CAST(214748364800000 AS bigint)) END FROM (SELECT (SELECT CASE WHEN v IS NOT NULL THEN CASE WHEN abs((v - CAST('50000' AS double precision))) < CAST('5.820766091346741e-11' AS double precision) THEN CAST(0 AS double precision) ELSE (v - CAST('50000' AS double precision)) * CAST('4.294967296e+09' AS double precision) END END FROM (SELECT CASE WHEN CAST("income" AS double precision) IS NOT NULL THEN least(greatest(CAST("income" AS double precision), CAST('0' AS double precision)), CAST('100000' AS double precision)) END AS v) AS __pn_b) AS w) AS __pn_b)), 0) AS "a1_sum" FROM "public"."people" WHERE ((CAST("age" AS double precision) BETWEEN CAST('30' AS double precision) AND CAST('64' AS double precision)) OR ("region" IN ('north', 'east'))) AND ("region" IN ('north', 'south', 'east', 'west')) AND ("sex" IN ('f', 'm')) GROUP BY "region", "sex"
+-- k0 key
+-- k1 key
+-- n rows
+-- a1_n count
+-- a1_sum sum
