@@ -214,6 +214,10 @@ var ErrNotYet = errors.New("not yet")
 // whose grid the caller has not set (Aggregate.Bins) is an error wrapping
 // ErrNotYet.
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
+	if w, ok := d.(interface{ Windows() bool }); ok && !w.Windows() && p.Bound != nil {
+		// The bounded subquery ranks each unit's rows with windows.
+		return nil, errors.New("sqlplan: user-level data (a bounded plan) needs window functions, which this engine lacks; snapshot the data to query it")
+	}
 	pr := &printer{d: d}
 	st := &Statement{}
 	var sel, group []string

@@ -11,7 +11,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden statements in testdata/print and testdata/print_pg")
+var update = flag.Bool("update", false, "rewrite the golden statements in testdata/print, testdata/print_pg and testdata/print_ch")
 
 const from = `read_parquet('/snap/people.parquet')`
 
@@ -26,6 +26,7 @@ func TestPrintGolden(t *testing.T) {
 	}{
 		{"print", from, DuckDB},
 		{"print_pg", `"public"."people"`, PostgreSQL},
+		{"print_ch", `"db"."people"`, ClickHouse},
 	}
 	cases := []struct {
 		name, query string
@@ -43,6 +44,9 @@ func TestPrintGolden(t *testing.T) {
 	}
 	for _, dl := range dialects {
 		for _, c := range cases {
+			if dl.d == ClickHouse && c.opt.MaxGroups > 0 {
+				continue // no windows: TestClickHouseRefusesBounded
+			}
 			t.Run(dl.dir+"/"+c.name, func(t *testing.T) { printGolden(t, dl.dir, dl.from, dl.d, c.query, c.opt, c.name) })
 		}
 	}
@@ -184,5 +188,43 @@ func TestPostgreSQLLiterals(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)
 		}
+	}
+}
+
+func TestClickHouseLiterals(t *testing.T) {
+	t.Parallel()
+	tenth, fifth := 0.1, 0.2
+	for _, c := range []struct {
+		got, want string
+	}{
+		{ClickHouse.Num(10), "toFloat64(10)"},
+		{ClickHouse.Num(-0.1), "toFloat64(-0.1)"},
+		{ClickHouse.Num(tenth + fifth), "toFloat64(0.30000000000000004)"},
+		{ClickHouse.Num(1e21), "toFloat64(1e+21)"},
+		// A subnormal, which the parser refuses, as an exact product.
+		{ClickHouse.Num(5e-324), "((toFloat64(1) * toFloat64(2.2227587494850775e-162)) * toFloat64(2.2227587494850775e-162))"},
+		{ClickHouse.Num(-3 * 0x1p-1074), "((toFloat64(-3) * toFloat64(2.2227587494850775e-162)) * toFloat64(2.2227587494850775e-162))"},
+		{ClickHouse.Str(`it's \n`), `'it\'s \\n'`},
+		{ClickHouse.Ident(`a"b\`), `"a\"b\\"`},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+	}
+}
+
+// ClickHouse has no window functions, so a bounded plan (user-level data)
+// is refused, not printed without its bound.
+func TestClickHouseRefusesBounded(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, example, Options{MaxGroups: 2, MaxRows: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := Print(p, ClickHouse, `"db"."people"`); err == nil {
+		t.Errorf("printed a bounded plan: %s", st.SQL)
+	}
+	if _, err := Print(p, PostgreSQL, `"public"."people"`); err != nil {
+		t.Errorf("PostgreSQL, which has windows: %v", err)
 	}
 }

@@ -1,0 +1,196 @@
+package sqlplan
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ClickHouse is the Dialect of ClickHouse (a live, possibly distributed
+// table, dsl/chsource), written for the oldest server the project runs
+// against, Debian's 18.16.
+//
+// ClickHouse's Float64 arithmetic follows IEEE 754 as DuckDB's (an
+// overflow is ±inf, x/0 is ±inf or NaN, log of x ≤ 0 is NaN or -inf),
+// so the arithmetic needs no guards; what differs, and is written out:
+//
+//   - the exact sums: Int64 sums wrap around, so each grid integer is a
+//     Decimal(38, 0), whose sum and product are exact 128-bit integers
+//     (the grid keeps Σ q² below 2^127, GridBits);
+//   - a cast of a double beyond Int64's range wraps rather than failing,
+//     so the grid's value is clamped as a double before the cast;
+//   - greatest and least return NULL for a NULL argument and order NaN
+//     by their argument's position, so Clamp and least/greatest treat
+//     NULL and NaN explicitly (DuckDB: NULL skipped, NaN the largest);
+//   - x IN (…) is 0, not NULL, for a NULL x;
+//   - string literals have backslash escapes;
+//   - the parser refuses a subnormal literal and the string conversion
+//     reads one as 0, so a subnormal is built by exact scaling;
+//   - round is written out (half away from zero, as DuckDB's).
+//
+// There are no correlated sub-selects, so an operand that a guard reads
+// twice is written twice; the server computes an identical expression
+// once per block. There are no window functions: a bounded plan (user-
+// level data) cannot be printed (Windows).
+var ClickHouse Dialect = clickHouse{}
+
+type clickHouse struct{}
+
+// Windows reports that the dialect has no window functions, which the
+// bounded subquery (Print, bounded) needs.
+func (clickHouse) Windows() bool { return false }
+
+// Ident writes a double-quoted identifier; inside it ClickHouse reads
+// backslash escapes, so backslashes and quotes are escaped.
+func (clickHouse) Ident(name string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
+}
+
+// Str escapes backslashes and quotes: a ClickHouse string literal reads
+// backslash escapes.
+func (clickHouse) Str(s string) string {
+	return `'` + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + `'`
+}
+
+// Num writes the shortest decimal that reads back as x (the parser reads
+// a float literal with the C library's correctly rounded strtod) inside
+// toFloat64, so that an integer literal is not an unsigned or narrow
+// integer. A subnormal x, which the parser refuses, is its integer
+// multiple of 2^-1074 scaled twice by 2^-537: both products are exact.
+func (clickHouse) Num(x float64) string {
+	if x != 0 && math.Abs(x) < 0x1p-1022 {
+		m := x * 0x1p537 * 0x1p537 // an integer below 2^52, exactly
+		return "((toFloat64(" + strconv.FormatFloat(m, 'g', -1, 64) + ") * toFloat64(" + strconv.FormatFloat(0x1p-537, 'g', -1, 64) + ")) * toFloat64(" + strconv.FormatFloat(0x1p-537, 'g', -1, 64) + "))"
+	}
+	return "toFloat64(" + strconv.FormatFloat(x, 'g', -1, 64) + ")"
+}
+
+// chRoundAway is v rounded half away from zero, exact for every double
+// (v − trunc(v) is exact); ClickHouse has no sign function.
+func chRoundAway(v string) string {
+	return "(trunc(" + v + ") + CASE WHEN abs(" + v + " - trunc(" + v + ")) >= 0.5 THEN (CASE WHEN " + v + " < 0 THEN toFloat64(-1) ELSE toFloat64(1) END) ELSE toFloat64(0) END)"
+}
+
+// ToNumber reads a string with toFloat64OrNull, NULL for a text that is
+// not a number (it also refuses surrounding blanks, where DuckDB trims
+// them: such a value is missing on ClickHouse).
+func (clickHouse) ToNumber(x string, fromString, integer bool) string {
+	if fromString {
+		x = "toFloat64OrNull(" + x + ")"
+	}
+	if integer {
+		x = chRoundAway(x)
+	}
+	return x
+}
+
+// ToText writes the shortest round-trip text (1 as "1", as PostgreSQL).
+func (clickHouse) ToText(x string) string { return "toString(" + x + ")" }
+
+// Ln is log, NULL for x ≤ 0 as the other dialects' (ClickHouse's is NaN
+// or -inf there).
+func (clickHouse) Ln(x string) string { return "CASE WHEN " + x + " > 0 THEN log(" + x + ") END" }
+
+// DatePart maps DuckDB's parts to ClickHouse's functions: dow counts
+// from Sunday = 0 (toDayOfWeek from Monday = 1), week is the ISO week.
+func (clickHouse) DatePart(part, x string) string {
+	f := map[string]string{
+		"year": "toYear", "quarter": "toQuarter", "month": "toMonth", "day": "toDayOfMonth",
+		"doy": "toDayOfYear", "week": "toISOWeek",
+	}[part]
+	if part == "dow" {
+		return "toFloat64(toDayOfWeek(" + x + ") % 7)"
+	}
+	return "toFloat64(" + f + "(" + x + "))"
+}
+
+// Clamp as DuckDB's: NULL stays NULL and a NaN becomes hi (ClickHouse's
+// greatest and least would pass NaN through or not by position).
+func (clickHouse) Clamp(x, lo, hi string) string {
+	return "CASE WHEN " + x + " IS NULL THEN NULL WHEN isNaN(" + x + ") THEN " + hi + " ELSE least(greatest(" + x + ", " + lo + "), " + hi + ") END"
+}
+
+// Quantize scales the clamped value, clamps it to the grid's range as a
+// double (exact: |Lo|, |Hi| ≤ 2^GridBits), rounds it half away from zero
+// and converts it, now an integer within Int64, to Decimal(38, 0), whose
+// sums are exact 128-bit integers. Step is a power of two, so the
+// scaling by 1/Step is exact.
+func (d clickHouse) Quantize(x string, g Grid) string {
+	v := x
+	if g.Centre != 0 {
+		v = "(" + x + " - " + d.Num(g.Centre) + ")"
+	}
+	w := "least(greatest(" + v + " * " + d.Num(1/g.Step) + ", " + d.Num(float64(g.Lo)) + "), " + d.Num(float64(g.Hi)) + ")"
+	return "CASE WHEN " + x + " IS NULL THEN NULL ELSE toDecimal128(toInt64(" + chRoundAway(w) + "), 0) END"
+}
+
+// Square multiplies two Decimal(38, 0) integers of at most 2^GridBits:
+// the product is exact.
+func (clickHouse) Square(x string) string { return "(" + x + " * " + x + ")" }
+
+// Bin as the PostgreSQL dialect's: ceil((x − Lo)/Step), a difference in
+// (0, Step) being bin 1 without the division, clamped to [0, Bins].
+func (d clickHouse) Bin(x string, g QuantileGrid) string {
+	diff := "(" + x + " - " + d.Num(g.Lo) + ")"
+	return "CASE WHEN " + x + " IS NULL THEN NULL WHEN " + diff + " <= 0 THEN toInt64(0) WHEN " + diff + " < " + d.Num(g.Step) +
+		" THEN toInt64(1) ELSE toInt64(least(ceil(" + diff + " / " + d.Num(g.Step) + "), " + d.Num(float64(g.Bins)) + ")) END"
+}
+
+// Histogram counts the group's non-NULL bins with sumMap, which returns
+// the sorted bins and their counts as two arrays; they are concatenated
+// into one Int64 array, the bins then the counts, as the PostgreSQL
+// dialect's (empty for a group without values). Only the pairs leave the
+// engine.
+func (clickHouse) Histogram(x string) string {
+	h := "sumMapIf([assumeNotNull(" + x + ")], [toInt64(1)], isNotNull(" + x + "))"
+	return "arrayConcat(tupleElement(" + h + ", 1), tupleElement(" + h + ", 2))"
+}
+
+func (clickHouse) Float(x string) string { return "toFloat64(" + x + ")" }
+
+// Arith is ClickHouse's Float64 arithmetic, which follows IEEE 754 and
+// never raises an error.
+func (clickHouse) Arith(op, l, r string) string { return "(" + l + " " + op + " " + r + ")" }
+
+// Func writes round out (half away from zero, as DuckDB's; with digits,
+// by a power of ten when the product stays finite, as the PostgreSQL
+// dialect's) and least and greatest with DuckDB's rules: NULL arguments
+// are skipped and NaN is larger than every number.
+func (d clickHouse) Func(name string, args []string) string {
+	switch name {
+	case "round":
+		if len(args) == 1 {
+			return chRoundAway(args[0])
+		}
+		v := args[0]
+		k, _ := strconv.Atoi(args[1])
+		if k > 300 || k < -300 {
+			return v
+		}
+		pf := math.Pow(10, math.Abs(float64(k)))
+		p := d.Num(pf)
+		if k >= 0 {
+			return "CASE WHEN abs(" + v + ") < " + d.Num(1e300/pf) + " THEN " + chRoundAway("("+v+" * "+p+")") + " / " + p + " ELSE " + v + " END"
+		}
+		return "CASE WHEN abs(" + v + ") < " + d.Num(pf/2) + " THEN toFloat64(0) WHEN abs(" + v + ") < " + d.Num(1e300) + " THEN " + chRoundAway("("+v+" / "+p+")") + " * " + p + " ELSE " + v + " END"
+	case "least", "greatest":
+		acc := args[0]
+		for _, b := range args[1:] {
+			a := acc
+			nan := "WHEN isNaN(" + a + ") THEN " + b + " WHEN isNaN(" + b + ") THEN " + a // least: the number
+			if name == "greatest" {
+				nan = "WHEN isNaN(" + a + ") OR isNaN(" + b + ") THEN nan"
+			}
+			acc = "CASE WHEN " + a + " IS NULL THEN " + b + " WHEN " + b + " IS NULL THEN " + a + " " + nan +
+				" ELSE " + name + "(" + a + ", " + b + ") END"
+		}
+		return acc
+	}
+	return name + "(" + strings.Join(args, ", ") + ")"
+}
+
+// InStrings is x IN (…) with a NULL x kept NULL (ClickHouse's IN is 0
+// for it, which NOT would turn into a match).
+func (clickHouse) InStrings(x string, lits []string) string {
+	return "CASE WHEN " + x + " IS NULL THEN NULL ELSE (" + x + " IN (" + strings.Join(lits, ", ") + ")) END"
+}
