@@ -22,7 +22,7 @@ import (
 //   - greatest and least return NULL for a NULL argument and order NaN
 //     by their argument's position, so Clamp and least/greatest treat
 //     NULL and NaN explicitly (DuckDB: NULL skipped, NaN the largest);
-//   - x IN (…) is 0, not NULL, for a NULL x;
+//   - x IN (…) is 0, not NULL, for a NULL x (NullIn);
 //   - string literals have backslash escapes;
 //   - the parser refuses a subnormal literal and the string conversion
 //     reads one as 0, so a subnormal is built by exact scaling;
@@ -189,8 +189,14 @@ func (d clickHouse) Func(name string, args []string) string {
 	return name + "(" + strings.Join(args, ", ") + ")"
 }
 
-// InStrings is x IN (…) with a NULL x kept NULL (ClickHouse's IN is 0
-// for it, which NOT would turn into a match).
-func (clickHouse) InStrings(x string, lits []string) string {
-	return "CASE WHEN " + x + " IS NULL THEN NULL ELSE (" + x + " IN (" + strings.Join(lits, ", ") + ")) END"
+// InStrings is x IN (…) with a NULL x kept NULL (NullIn).
+func (d clickHouse) InStrings(x string, lits []string) string {
+	return d.NullIn(x, "("+x+" IN ("+strings.Join(lits, ", ")+"))")
+}
+
+// NullIn keeps the condition c on x (x IN or NOT IN a list) NULL for a
+// NULL x: ClickHouse's IN is 0 for it, which NOT, or NOT IN, would turn
+// into a match where DuckDB matches nothing.
+func (clickHouse) NullIn(x, c string) string {
+	return "CASE WHEN " + x + " IS NULL THEN NULL ELSE " + c + " END"
 }

@@ -424,6 +424,11 @@ func (p *printer) inDomain(x string, k Key) (string, error) {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// nullIn is a dialect whose x IN (…) is not NULL for a NULL x (and
+// whose NOT IN would then match it): NullIn(x, c) is c kept NULL for a
+// NULL x, as in DuckDB.
+type nullIn interface{ NullIn(x, c string) string }
+
 // printer writes row expressions in a dialect. Every operation is
 // parenthesised, so the printed text never depends on the engine's
 // precedence rules (and a negative literal never follows a minus sign).
@@ -479,10 +484,16 @@ func (p *printer) expr(e *Expr) (string, error) {
 		return "(" + strings.Join(args, " OR ") + ")", nil
 	case OpNot:
 		return "(NOT " + args[0] + ")", nil
-	case OpIn:
-		return "(" + args[0] + " IN (" + strings.Join(args[1:], ", ") + "))", nil
-	case OpNotIn:
-		return "(" + args[0] + " NOT IN (" + strings.Join(args[1:], ", ") + "))", nil
+	case OpIn, OpNotIn:
+		in := " IN ("
+		if e.Op == OpNotIn {
+			in = " NOT IN ("
+		}
+		c := "(" + args[0] + in + strings.Join(args[1:], ", ") + "))"
+		if n, ok := d.(nullIn); ok {
+			c = n.NullIn(args[0], c)
+		}
+		return c, nil
 	case OpBetween:
 		return "(" + args[0] + " BETWEEN " + args[1] + " AND " + args[2] + ")", nil
 	case OpIsNull:
