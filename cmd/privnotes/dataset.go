@@ -15,7 +15,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
-	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 )
 
@@ -97,7 +96,8 @@ type addFlags struct {
 	publicN                                                                                bool
 	// The data engine's sources (dataset_snapshot.go).
 	from, sql string
-	// A live PostgreSQL table (dataset_pg.go): --from postgres://… with
+	// A live PostgreSQL or ClickHouse table (dataset_pg.go): --from
+	// postgres://… or clickhouse://… with
 	// --table and the password's file or environment variable.
 	table, passwordFile, passwordEnv, order string
 	bounds                                  repeated
@@ -137,10 +137,10 @@ FedRep) run only on datasets whose count is public.`, stderr)
 	fs.StringVar(&f.state, "state", "", "state directory (default $PRIVNOTES_STATE, else ~/.local/share/privnotes)")
 	fs.StringVar(&f.csv, "csv", "", "alias of --from for a CSV file")
 	fs.StringVar(&f.from, "from", "", "a file to register as an immutable snapshot: CSV, gzipped CSV, Parquet or JSON lines, detected from its content and name")
-	fs.StringVar(&f.table, "table", "", "with --from postgres://USER@HOST:PORT/DB: the table SCHEMA.TABLE to register in place (only its catalog is read; private SQL runs in the server)")
-	fs.StringVar(&f.passwordFile, "password-file", "", "with --from postgres://…: a file holding the database user's password (copied into the state directory's private secrets folder)")
+	fs.StringVar(&f.table, "table", "", "with --from postgres://USER@HOST:PORT/DB or clickhouse://USER@HOST:HTTP_PORT/DB: the table SCHEMA.TABLE (DB.TABLE) to register in place (only its catalog is read; private SQL runs in the server)")
+	fs.StringVar(&f.passwordFile, "password-file", "", "with --from postgres://… or clickhouse://…: a file holding the database user's password (copied into the state directory's private secrets folder)")
 	fs.StringVar(&f.order, "order", "", "with --from postgres://… and --unit user:COLUMN: a NOT NULL column with a unique index whose order is the rows' order, in which each user's first rows are kept (max_groups, max_rows)")
-	fs.StringVar(&f.passwordEnv, "password-env", "", "with --from postgres://…: the environment variable holding the database user's password (copied as --password-file)")
+	fs.StringVar(&f.passwordEnv, "password-env", "", "with --from postgres://… or clickhouse://…: the environment variable holding the database user's password (copied as --password-file)")
 	fs.StringVar(&f.sql, "sql", "", "a SELECT over files (for example SELECT a, b FROM read_parquet('x.parquet')) whose result is registered as a snapshot")
 	fs.Var(&f.bounds, "bounds", "public bounds of numeric columns, COLUMN=LO:HI[,COLUMN=LO:HI...] (repeatable); values are clamped to them at analysis time")
 	fs.Var(&f.categories, "categories", "public domain of a categorical column, COLUMN=A,B,C (repeatable; --from and --sql only); other values fall into \"other\"")
@@ -240,8 +240,8 @@ func datasetAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return 2
 	}
-	if pgsource.IsURL(f.from) || f.table != "" || f.passwordFile != "" || f.passwordEnv != "" || f.order != "" {
-		return datasetAddPostgres(name, f, bounds, stdout, stderr)
+	if isLiveURL(f.from) || f.table != "" || f.passwordFile != "" || f.passwordEnv != "" || f.order != "" {
+		return datasetAddLive(name, f, bounds, stdout, stderr)
 	}
 	return datasetAddSnapshot(name, f, bounds, stdout, stderr)
 }

@@ -1,8 +1,11 @@
 package main
 
-// dataset add NAME --from postgres://USER@HOST:PORT/DB --table SCHEMA.TABLE:
-// a dataset that stays in the owner's PostgreSQL table. Registration reads
-// the table's catalog only; private_sql runs in the server (dsl/pgsource).
+// dataset add NAME --from postgres://USER@HOST:PORT/DB --table SCHEMA.TABLE
+// (or --from clickhouse://USER@HOST:PORT/DB --table DB.TABLE): a dataset
+// that stays in the owner's PostgreSQL or ClickHouse table. Registration
+// reads the table's catalog only; private_sql runs in the server
+// (dsl/pgsource, dsl/chsource). One flag set serves both engines: the
+// URL's scheme chooses the engine.
 
 import (
 	"context"
@@ -16,6 +19,7 @@ import (
 	"time"
 
 	"github.com/privnotes/privnotes/dsl/catalog"
+	"github.com/privnotes/privnotes/dsl/chsource"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -25,19 +29,44 @@ func init() {
 	if err := pgsource.Register(); err != nil {
 		panic(err) // a second PostgreSQL driver linked in: a build error
 	}
+	if err := chsource.Register(); err != nil {
+		panic(err)
+	}
 }
 
-// datasetAddPostgres registers a live PostgreSQL table.
-func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, stdout, stderr io.Writer) int {
+// liveEngine is what registration needs of one engine.
+type liveEngine struct {
+	name, form, table string // "PostgreSQL", its URL's form, its table's form
+	describe          func(ctx context.Context, url, password, table string, categories map[string][]string, user, order string) (*ledger.EngineRef, ledger.EngineColumns, []string, error)
+}
+
+// liveEngineOf is the engine that a --from URL names by its scheme (nil
+// for none).
+func liveEngineOf(from string) *liveEngine {
+	switch {
+	case pgsource.IsURL(from):
+		return &liveEngine{"PostgreSQL", "postgres://USER@HOST:PORT/DATABASE", "SCHEMA.TABLE", pgsource.Describe}
+	case chsource.IsURL(from):
+		return &liveEngine{"ClickHouse", "clickhouse://USER@HOST:HTTP_PORT/DATABASE", "DATABASE.TABLE", chsource.Describe}
+	}
+	return nil
+}
+
+// isLiveURL reports whether --from names a live table's server.
+func isLiveURL(from string) bool { return liveEngineOf(from) != nil }
+
+// datasetAddLive registers a live PostgreSQL or ClickHouse table.
+func datasetAddLive(name string, f *addFlags, bounds map[string][2]float64, stdout, stderr io.Writer) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "privnotes dataset add: %v\n", err)
 		return code
 	}
+	eng := liveEngineOf(f.from)
 	switch {
-	case !pgsource.IsURL(f.from):
-		return fail(2, errors.New("--table, --password-file and --password-env are for --from postgres://USER@HOST:PORT/DATABASE"))
+	case eng == nil:
+		return fail(2, errors.New("--table, --password-file and --password-env are for --from postgres://USER@HOST:PORT/DATABASE or clickhouse://USER@HOST:HTTP_PORT/DATABASE"))
 	case f.table == "":
-		return fail(2, errors.New("--from postgres://…: give the table with --table SCHEMA.TABLE"))
+		return fail(2, fmt.Errorf("--from %s: give the table with --table %s", eng.form, eng.table))
 	case f.order != "" && !strings.HasPrefix(f.unit, "user:"):
 		return fail(2, errors.New("--order orders each user's rows for user-level data (--unit user:COLUMN); row-level data need none"))
 	case f.passwordFile != "" && f.passwordEnv != "":
@@ -49,7 +78,7 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 	}
 	u, err := url.Parse(f.from)
 	if err != nil {
-		return fail(2, errors.New("--from: the URL cannot be parsed (postgres://USER@HOST:PORT/DATABASE)"))
+		return fail(2, fmt.Errorf("--from: the URL cannot be parsed (%s)", eng.form))
 	}
 	if _, has := u.User.Password(); has || u.Query().Has("password") {
 		// A password in the URL would be stored with it, and shown by
@@ -85,7 +114,7 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ref, ec, skipped, err := pgsource.Describe(ctx, f.from, password, f.table, cats, user, f.order)
+	ref, ec, skipped, err := eng.describe(ctx, f.from, password, f.table, cats, user, f.order)
 	if err != nil {
 		return fail(1, fmt.Errorf("--from %s --table %s: %v", f.from, f.table, err))
 	}
@@ -104,7 +133,7 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 	if err != nil {
 		return fail(1, err)
 	}
-	fmt.Fprintf(stdout, "registered dataset %q in %s (a live PostgreSQL table: %s runs in the server; no row was read)\n", name, st.Dir(), catalog.PrivateSQL.Name)
+	fmt.Fprintf(stdout, "registered dataset %q in %s (a live %s table: %s runs in the server; no row was read)\n", name, st.Dir(), eng.name, catalog.PrivateSQL.Name)
 	writeOwnerInfo(stdout, owner, nil)
 	if len(skipped) > 0 {
 		sort.Strings(skipped)
@@ -119,5 +148,5 @@ func datasetAddPostgres(name string, f *addFlags, bounds map[string][2]float64, 
 // liveTable reports whether a registration is a live table's, whose
 // registration read no row (no count, no data hash).
 func liveTable(info *ledger.OwnerInfo) bool {
-	return info.DataHash == "" && strings.HasPrefix(info.Source, pgsource.Kind+" ")
+	return info.DataHash == "" && (strings.HasPrefix(info.Source, pgsource.Kind+" ") || strings.HasPrefix(info.Source, chsource.Kind+" "))
 }

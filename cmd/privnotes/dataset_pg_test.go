@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// dataset add --from postgres://… refuses what it cannot register, and a
+// dataset add --from postgres://… (or clickhouse://…, the same code
+// path) refuses what it cannot register, and a
 // server it cannot reach, before storing anything; a password never goes
 // in the URL. (dsl/pgsource's tests register live tables on a server.)
 func TestDatasetAddPostgresValidation(t *testing.T) {
@@ -14,6 +15,7 @@ func TestDatasetAddPostgresValidation(t *testing.T) {
 	state := filepath.Join(dir, "state")
 	pw := writeCSV(t, dir, "pw", "secret\n")
 	const down = "postgres://analyst@127.0.0.1:1/db?connect_timeout=2"
+	const chDown = "clickhouse://analyst@127.0.0.1:1/db"
 	budget := []string{"--eps", "1", "--delta", "1e-6"}
 	tests := []struct {
 		name string
@@ -32,6 +34,11 @@ func TestDatasetAddPostgresValidation(t *testing.T) {
 		{"order of row-level data", []string{"--from", down, "--table", "t", "--order", "id"}, 2, "--order orders each user's rows"},
 		{"bad table", []string{"--from", down, "--table", "a.b.c"}, 1, "give SCHEMA.TABLE"},
 		{"server down", []string{"--from", down, "--table", "public.t", "--password-file", pw}, 1, "cannot be reached"},
+		{"clickhouse: no table", []string{"--from", chDown}, 2, "give the table with --table DATABASE.TABLE"},
+		{"clickhouse: password in url", []string{"--from", "clickhouse://analyst:secret@127.0.0.1:1/db", "--table", "t"}, 2, "leave the password out of the URL"},
+		{"clickhouse: bad table", []string{"--from", chDown, "--table", "a.b.c"}, 1, "give DATABASE.TABLE"},
+		{"clickhouse: user-level", []string{"--from", chDown, "--table", "db.t", "--unit", "user:uid"}, 1, "window functions"},
+		{"clickhouse: server down", []string{"--from", chDown, "--table", "db.t", "--password-file", pw}, 1, "ClickHouse server cannot be reached"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
