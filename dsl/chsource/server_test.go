@@ -195,3 +195,24 @@ func (s *server) exec(t *testing.T, stmt, body string) {
 		t.Fatalf("%.200s: %s", stmt, msg)
 	}
 }
+
+// query runs a SELECT as the superuser and returns its TabSeparated
+// result without the final newline.
+func (s *server) query(t *testing.T, stmt string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", s.http), strings.NewReader(stmt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("default", superPassword)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%.200s: %s", stmt, b)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
