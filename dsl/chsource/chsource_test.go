@@ -313,3 +313,34 @@ func TestGoldenStatementsRun(t *testing.T) {
 		srv.exec(t, stmt, "")
 	}
 }
+
+// Every request of a source runs with readonly=1: the server refuses any
+// statement that would change data or settings, whatever privnotes sends.
+func TestReadOnly(t *testing.T) {
+	srv := startServer(t)
+	srv.exec(t, "CREATE DATABASE db", "")
+	srv.exec(t, "CREATE TABLE db.t (x Float64) ENGINE = MergeTree ORDER BY tuple()", "")
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "pw")
+	if err := os.WriteFile(secret, []byte(analystPassword), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref := ledger.EngineRef{Kind: chsource.Kind, URL: srv.url("analyst"), Table: "db.t", Types: map[string]string{"x": "Float64"}}
+	src, err := chsource.Open(context.Background(), ref, ledger.Schema{Columns: []string{"x"}}, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := src.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := src.Query(context.Background(), "SELECT value FROM system.settings WHERE name = 'readonly'")
+	if err != nil || len(rows) != 1 || rows[0][0] != "1" {
+		t.Errorf("the source's readonly setting: %v, %v", rows, err)
+	}
+	// A failed statement's error is fixed: the server's text (which can
+	// quote the data) is not in it.
+	if _, err := src.Query(context.Background(), "SELECT throwIf(x = x) FROM db.t UNION ALL SELECT throwIf(1)"); err == nil || strings.Contains(err.Error(), "Code") {
+		t.Errorf("a failing statement: %v", err)
+	}
+}
