@@ -53,6 +53,9 @@ var layerRules = []layerRule{
 		if imp == module+"/dsl/pgsource" {
 			return "the PostgreSQL driver is linked in by the binary (release.RegisterEngine), not imported"
 		}
+		if imp == module+"/dsl/chsource" {
+			return "the ClickHouse source is linked in by the binary (release.RegisterEngine), not imported"
+		}
 		return ""
 	}},
 	{module + "/dsl", func(imp string) string {
@@ -169,6 +172,8 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{module + "/dsl/release", module + "/dsl/snapshot", true},
 		{module + "/dsl/release", module + "/dsl/pgsource", true},
 		{module + "/dsl/runtime", module + "/dsl/pgsource", true},
+		{module + "/dsl/release", module + "/dsl/chsource", true},
+		{module + "/dsl/runtime", module + "/dsl/chsource", true},
 		{module + "/dsl/snapshot", module + "/dsl/ledger", false},
 		{module + "/dsl/runtime", "google.golang.org/grpc", true},
 		{module + "/dsl/release", "google.golang.org/protobuf/proto", true},
