@@ -16,11 +16,15 @@ package release
 // its category (the domain's length for "other", which a snapshot stores
 // as NULL), a filter comparing those.
 //
+// On user-level data the counts and histograms bound each user to their
+// first max_groups groups (sqlplan.Bound, one row per group); a sum, mean
+// or quantile aggregates one term per user (and group), the mean of the
+// user's clamped values, which an inner statement computes from the
+// user's exact grid sum and row count (tabUserTerm).
+//
 // What still reads rows (Data.Columns): data without a SQL engine (data
-// held in memory, a cell's synthetic data), and on user-level data the
-// sums, means and quantiles, whose unit is one value per user (the mean
-// of the user's clamped values), which the printed statement does not
-// express yet.
+// held in memory, a cell's synthetic data), and a plan the printer cannot
+// print (bounds too close to 0 for the sums' grid).
 
 import (
 	"context"
@@ -38,6 +42,9 @@ type tabPass struct {
 	sp     *sqlplan.Plan
 	rels   []sqlRelease // what fillSQL reads per aggregate (vectors' count; quantile grid)
 	groups int          // the keys' domain size, 1 without a key
+	// inner is a user-level pass's statement of per-user terms, which sp
+	// aggregates (nil: sp reads the table).
+	inner *sqlplan.Plan
 }
 
 // Expression builders: every node carries the type Plan would infer, so
@@ -179,7 +186,12 @@ func tabBinKey(sc ledger.Schema, col string, lo, hi float64, n int) sqlplan.Key 
 
 // tabSum is the clamped sum of column col over [lo, hi].
 func tabSum(sc ledger.Schema, col string, lo, hi float64) sqlplan.Aggregate {
-	return sqlplan.Aggregate{Name: "sum", Kind: sqlplan.Sum, Arg: tabCol(col, sqlplan.TypeNumber), Lo: lo, Hi: hi, Bounds: sqlplan.FromSchema}
+	return tabSumOf(tabCol(col, sqlplan.TypeNumber), lo, hi)
+}
+
+// tabSumOf is the clamped sum of x over [lo, hi].
+func tabSumOf(x *sqlplan.Expr, lo, hi float64) sqlplan.Aggregate {
+	return sqlplan.Aggregate{Name: "sum", Kind: sqlplan.Sum, Arg: x, Lo: lo, Hi: hi, Bounds: sqlplan.FromSchema}
 }
 
 // newTabPass plans a pass: keys (at most one), aggregates, and on
@@ -248,6 +260,9 @@ func tabEngine(src Ref, bounded bool) bool {
 // an engine failure (whose message is never shown) leaves every aggregate
 // 0, so the release is the noise alone, data-independent.
 func (t *tabPass) exact(ctx context.Context, d *Data) (exact [][]float64, hists [][][]binCount, err error) {
+	if t.inner != nil {
+		d = &Data{Schema: d.Schema, SQL: nestedSQL{d.SQL, t.inner}, derived: true}
+	}
 	rows, qerr := querySQL(ctx, d, t.sp)
 	if qerr != nil && ctx.Err() != nil {
 		return nil, nil, ctx.Err()
@@ -343,4 +358,91 @@ func tabUnitCount(ctx context.Context, d *Data, t *tabPass) (int, error) {
 		return 0, err
 	}
 	return int(ex[0][0]), nil
+}
+
+// nestedSQL is a reader whose table is a statement over another reader's
+// table: a user-level pass's per-user terms, which the outer statement
+// aggregates (querySQL prints the outer plan over Table()).
+type nestedSQL struct {
+	SQLReader
+	inner *sqlplan.Plan
+}
+
+func (n nestedSQL) Table() string {
+	st, err := sqlplan.Print(n.inner, sqlplan.DuckDB, n.SQLReader.Table())
+	if err != nil {
+		// Printed before the charge (newTabUserPass): cannot happen; a
+		// table that fails makes the statement fail, a fixed outcome.
+		return "(SELECT)"
+	}
+	return "(" + st.SQL + ")"
+}
+
+// tabUserTerm is the inner statement of a user-level sum, mean or
+// quantile, and the expression of its term over the inner's columns. Its
+// rows are the users (with by, each user's first k groups in row order,
+// sqlplan.Bound with every row of a group kept), each with the number of
+// its rows n and the exact sum of their clamped values on the grid; the
+// term is that sum over n, the mean of the user's clamped values, which
+// the outer aggregate clamps again (tabular's rule: one value per user
+// and group, in [lo, hi]).
+func tabUserTerm(src Ref, c tabColumn, by *sqlplan.Key, k int) (inner *sqlplan.Plan, term *sqlplan.Expr, byCol string, err error) {
+	where, err := tabWhere(src)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	unit := registeredSchema(src).UserColumn
+	sum := tabSum(src.Schema, c.name, c.lo, c.hi)
+	inner = &sqlplan.Plan{Where: where, Keys: []sqlplan.Key{{Name: "unit", Expr: tabCol(unit, sqlplan.TypeString), Source: sqlplan.PartitionSelection}},
+		Aggregates: []sqlplan.Aggregate{sum}, Outputs: []sqlplan.Output{{Key: 0, Agg: -1}, {Key: -1, Agg: 0}}}
+	if by != nil {
+		inner.Keys = append(inner.Keys, *by)
+		inner.Outputs = append(inner.Outputs, sqlplan.Output{Key: 1, Agg: -1})
+		inner.Bound = &sqlplan.Bound{Unit: unit, Groups: k, Rows: sqlplan.MaxRows}
+	}
+	st, err := sqlplan.Print(inner, sqlplan.DuckDB, "T")
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var n, s string
+	for _, col := range st.Columns {
+		switch {
+		case col.Role == sqlplan.RoleRows:
+			n = col.Name
+		case col.Role == sqlplan.RoleSum:
+			s = col.Name
+		case col.Role == sqlplan.RoleKey && col.Index == 1:
+			byCol = col.Name
+		}
+	}
+	g, err := sqlplan.GridOf(sum)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	term = tabOp(sqlplan.OpDiv, sqlplan.TypeNumber, tabOp(sqlplan.OpMul, sqlplan.TypeNumber, tabCol(s, sqlplan.TypeNumber), tabNum(g.Step)), tabCol(n, sqlplan.TypeNumber))
+	return inner, term, byCol, nil
+}
+
+// newTabUserPass is the pass of a user-level sum, mean or quantile: aggs
+// (given the term) over the users' terms, grouped by by's key when by is
+// set. Like newTabPass, a plan that cannot be printed gives no pass.
+func newTabUserPass(src Ref, c tabColumn, by *sqlplan.Key, k int, aggs func(term *sqlplan.Expr) []sqlplan.Aggregate, qp *tabular.QuantilePlan) (*tabPass, error) {
+	if !tabEngine(src, by != nil) {
+		return nil, nil
+	}
+	inner, term, byCol, err := tabUserTerm(src, c, by, k)
+	if err != nil {
+		return nil, nil
+	}
+	outer := src
+	outer.Derived = nil // the filters are the inner statement's
+	var keys []sqlplan.Key
+	if by != nil {
+		keys = []sqlplan.Key{{Name: by.Name, Expr: tabCol(byCol, sqlplan.TypeNumber), Source: sqlplan.FromCaller, Domain: by.Domain}}
+	}
+	t, err := newTabPass(outer, keys, aggs(term), 0, qp)
+	if t != nil {
+		t.inner = inner
+	}
+	return t, err
 }

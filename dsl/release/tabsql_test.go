@@ -194,6 +194,14 @@ var tabCalls = []struct {
 	{"private_count", true, map[string]any{"by": "region", "max_groups": 4, "delta": 1e-6}, []Filter{{"age", ">", 30}}},
 	{"private_histogram", true, map[string]any{"col": "region", "max_groups": 3}, nil},
 	{"private_histogram", true, map[string]any{"col": "age", "bins": 5, "max_groups": 2}, []Filter{{"region", "!=", 3}}},
+	{"private_sum", true, map[string]any{"col": "age"}, nil},
+	{"private_sum", true, map[string]any{"col": "age", "delta": 1e-6}, []Filter{{"age", ">=", 60}}},
+	{"private_sum", true, map[string]any{"col": "age", "by": "region", "max_groups": 2}, nil},
+	{"private_mean", true, map[string]any{"col": "age"}, []Filter{{"region", "==", 3}}},
+	{"private_mean", true, map[string]any{"col": "x", "by": "region", "max_groups": 3, "delta": 1e-6}, nil},
+	{"private_mean", true, map[string]any{"col": "age", "by": "region", "other": false}, []Filter{{"w", ">", -5}}},
+	{"private_quantile", true, map[string]any{"col": "age", "q": 0.5}, nil},
+	{"private_quantile", true, map[string]any{"col": "x", "q": 0.2}, []Filter{{"region", "!=", 1}}},
 }
 
 // On a snapshot every column analysis runs its statement in the data
@@ -249,7 +257,7 @@ func TestTabularEnginePath(t *testing.T) {
 			}
 			tol := 1e-9
 			if c.fn == "private_quantile" {
-				tol = 100.0 / (1 << 20) // one step of the grid over [0, 100]
+				tol = 100.0 / (1 << 20) // one step of the grid over [0, 100] (and less over [-1, 2])
 			}
 			for j := range got {
 				if math.Abs(got[j]-want[j]) > tol*max(1, math.Abs(want[j])) {
