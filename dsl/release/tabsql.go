@@ -186,7 +186,7 @@ func tabBinKey(sc ledger.Schema, col string, lo, hi float64, n int) sqlplan.Key 
 }
 
 // tabSum is the clamped sum of column col over [lo, hi].
-func tabSum(sc ledger.Schema, col string, lo, hi float64) sqlplan.Aggregate {
+func tabSum(col string, lo, hi float64) sqlplan.Aggregate {
 	return tabSumOf(tabCol(col, sqlplan.TypeNumber), lo, hi)
 }
 
@@ -198,9 +198,9 @@ func tabSumOf(x *sqlplan.Expr, lo, hi float64) sqlplan.Aggregate {
 // newTabPass plans a pass: keys (at most one), aggregates, and on
 // user-level data a bound of k groups and one row per group for each
 // user (the grouped counts' rule). The statement is printed once here,
-// from public facts: a plan the printer cannot print (or a user-level
-// plan on a dataset whose column names hide the row positions) gives no
-// pass (nil), and the call reads rows as before.
+// from public facts: a plan the printer cannot print (or one on a
+// user-level dataset whose column names hide the row positions,
+// tabEngine) gives no pass (nil), and the call reads rows as before.
 func newTabPass(src Ref, keys []sqlplan.Key, aggs []sqlplan.Aggregate, k int, qp *tabular.QuantilePlan) (*tabPass, error) {
 	where, err := tabWhere(src)
 	if err != nil {
@@ -225,7 +225,7 @@ func newTabPass(src Ref, keys []sqlplan.Key, aggs []sqlplan.Aggregate, k int, qp
 	if k > 0 {
 		sp.Bound = &sqlplan.Bound{Unit: registeredSchema(src).UserColumn, Groups: k, Rows: 1}
 	}
-	if !tabEngine(src, k > 0) {
+	if !tabEngine(src) {
 		return nil, nil
 	}
 	if _, err := sqlplan.Print(sp, sqlplan.DuckDB, "T"); err != nil {
@@ -246,12 +246,15 @@ func registeredSchema(src Ref) ledger.Schema {
 	return src.Schema
 }
 
-// tabEngine reports whether a call on src can run in the data engine: a
-// user-level plan bounds each user's rows by the engine's row positions,
-// which a column named file_row_number hides (private_sql refuses such a
-// dataset; here the row path serves it).
-func tabEngine(src Ref, bounded bool) bool {
-	return !bounded || !sqlHasColumn(registeredSchema(src), "file_row_number")
+// tabEngine reports whether a call on src can run in the data engine: on
+// user-level data the snapshot's table reference names the engine's row
+// positions (file_row_number, the order in which a user's rows are
+// bounded), which a column of that name hides, so that every statement
+// over it would fail (private_sql refuses such a dataset; here the row
+// path serves it).
+func tabEngine(src Ref) bool {
+	sc := registeredSchema(src)
+	return sc.Unit != "user" || !sqlHasColumn(sc, "file_row_number")
 }
 
 // exact runs the pass's statement (private_sql's querySQL) and reads its
@@ -393,7 +396,7 @@ func tabUserTerm(src Ref, c tabColumn, by *sqlplan.Key, k int) (inner *sqlplan.P
 		return nil, nil, "", err
 	}
 	unit := registeredSchema(src).UserColumn
-	sum := tabSum(src.Schema, c.name, c.lo, c.hi)
+	sum := tabSum(c.name, c.lo, c.hi)
 	inner = &sqlplan.Plan{Where: where, Keys: []sqlplan.Key{{Name: "unit", Expr: tabCol(unit, sqlplan.TypeString), Source: sqlplan.PartitionSelection}},
 		Aggregates: []sqlplan.Aggregate{sum}, Outputs: []sqlplan.Output{{Key: 0, Agg: -1}, {Key: -1, Agg: 0}}}
 	if by != nil {
@@ -428,7 +431,7 @@ func tabUserTerm(src Ref, c tabColumn, by *sqlplan.Key, k int) (inner *sqlplan.P
 // (given the term) over the users' terms, grouped by by's key when by is
 // set. Like newTabPass, a plan that cannot be printed gives no pass.
 func newTabUserPass(src Ref, c tabColumn, by *sqlplan.Key, k int, aggs func(term *sqlplan.Expr) []sqlplan.Aggregate, qp *tabular.QuantilePlan) (*tabPass, error) {
-	if !tabEngine(src, by != nil) {
+	if !tabEngine(src) {
 		return nil, nil
 	}
 	inner, term, byCol, err := tabUserTerm(src, c, by, k)

@@ -279,7 +279,7 @@ func TestTabularGridWithinPlan(t *testing.T) {
 	t.Parallel()
 	for _, b := range [][2]float64{{0, 100}, {-3, 10}, {5, 10}, {-1e250, 1e250}, {1e-100, 3e-100}, {-7, -2}, {0, 1}} {
 		lo, hi := b[0], b[1]
-		g, err := sqlplan.GridOf(tabSum(ledger.Schema{}, "x", lo, hi))
+		g, err := sqlplan.GridOf(tabSum("x", lo, hi))
 		if err != nil {
 			t.Fatalf("[%v, %v]: %v", lo, hi, err)
 		}
@@ -317,6 +317,29 @@ func TestTabularGridWithinPlan(t *testing.T) {
 					t.Errorf("[%v, %v] %s, %d groups: the grid's sums need (%v, %v), the plan charges (%v, %v)", lo, hi, nb, groups, l1+rounding, l2+rounding, gp.SumL1+gp.Excess, gp.SumL2+gp.Excess)
 				}
 			}
+		}
+	}
+}
+
+// A user-level dataset with a column named file_row_number hides the
+// engine's row positions from every statement over its table reference:
+// its calls keep the row path (no pass) instead of a statement that would
+// fail after the charge; row-level data are unaffected.
+func TestTabularEngineRowPositions(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		unit, col string
+		engine    bool
+	}{{"user", "file_row_number", false}, {"user", "w", true}, {"row", "file_row_number", true}} {
+		sc := tabSchema("replace-one", c.unit)
+		sc.Columns = []string{"age", c.col}
+		sc.UserColumn = "uid"
+		pass, err := newTabPass(Ref{Name: "t", Schema: sc}, nil, []sqlplan.Aggregate{tabSum("age", 0, 100)}, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (pass != nil) != c.engine {
+			t.Errorf("%s-level data with a column %q: engine pass %v, want %v", c.unit, c.col, pass != nil, c.engine)
 		}
 	}
 }

@@ -232,7 +232,7 @@ func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
 			return []sqlplan.Aggregate{tabSumOf(term, c.lo, c.hi)}
 		}, nil)
 	} else {
-		pass, err = newTabPass(src, nil, []sqlplan.Aggregate{tabSum(sc, c.name, c.lo, c.hi)}, 0, nil)
+		pass, err = newTabPass(src, nil, []sqlplan.Aggregate{tabSum(c.name, c.lo, c.hi)}, 0, nil)
 	}
 	if err != nil {
 		return nil, err
