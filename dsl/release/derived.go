@@ -44,7 +44,9 @@ func derive(parent *Data, sc ledger.Schema, dv *Derivation) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Data{Schema: sc, Rows: src, Columns: columns, close: parent.close, derived: true}, nil
+	// The engine reads the registered snapshot: the column analyses'
+	// statements print the filters as their WHERE (tabWhere).
+	return &Data{Schema: sc, Rows: src, Columns: columns, SQL: parent.SQL, close: parent.close, derived: true}, nil
 }
 
 // filtered keeps the rows of its parent whose columns keep, keep+1, … meet

@@ -43,8 +43,12 @@ func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 	if src.Schema.Unit == "user" {
 		unit = "users"
 	}
+	pass, err := tabCountPass(src)
+	if err != nil {
+		return nil, err
+	}
 	if delta > 0 {
-		return planGaussianCount(env, src, a, unit, eps, delta)
+		return planGaussianCount(env, src, a, unit, eps, delta, pass)
 	}
 	b := noise.LaplaceScale(countSensitivity, eps, 1)
 	ev := accounting.Pure(eps)
@@ -60,7 +64,7 @@ func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(false, b, true, 0)})}
 	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
-		n, err := unitCount(ctx, d)
+		n, err := tabUnitCount(ctx, d, pass)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +85,7 @@ func countMemory(p *Plan, src Ref) {
 // mechanism calibrated in zCDP to (ε, δ) (ρ = RhoForTarget(ε, δ)), so that
 // its cost composes with the session's other Gaussian releases instead of
 // costing ρ = ε²/2 as a pure-ε count does.
-func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta float64) (*Plan, error) {
+func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta float64, pass *tabPass) (*Plan, error) {
 	fn := catalog.PrivateCount.Name
 	rho, ev, ok := tabular.GaussianTarget(eps, delta, gaussianCalibration(src))
 	if !ok {
@@ -103,7 +107,7 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(true, sigma, true, 0)})}
 	countMemory(p, src)
 	p.run = func(ctx context.Context, d *Data) (any, error) {
-		n, err := unitCount(ctx, d)
+		n, err := tabUnitCount(ctx, d, pass)
 		if err != nil {
 			return nil, err
 		}

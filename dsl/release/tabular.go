@@ -5,8 +5,10 @@ package release
 // noise, a histogram over a public domain, the exponential mechanism for a
 // quantile). The planners resolve the call's column against the public
 // schema (its bounds or its categorical domain) and fix everything before
-// the charge; the runs read the one column through Data.Columns and
-// cannot fail on its values.
+// the charge, including the data pass as a statement of the data engine
+// (tabsql.go); the runs execute it on a snapshot, or read the one column
+// through Data.Columns on data without an engine, and cannot fail on its
+// values.
 
 import (
 	"context"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
@@ -219,7 +222,29 @@ func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
 	p.setWindowedMemory(env, src, 0, 16, fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Sum a subset with fewer columns")
 	sp.UserWindow = p.userWindow
 	users := sc.Unit == "user"
+	// The clamped sum in the engine, on the fixed-point grid: its terms
+	// lie within half a grid step of the clamped values (of the users'
+	// means) and its conversion rounds less than the pairwise sum's
+	// SumExcess, which the plan charges (TestTabularGridWithinPlan).
+	var pass *tabPass
+	if users {
+		pass, err = newTabUserPass(src, c, nil, 0, func(term *sqlplan.Expr) []sqlplan.Aggregate {
+			return []sqlplan.Aggregate{tabSumOf(term, c.lo, c.hi)}
+		}, nil)
+	} else {
+		pass, err = newTabPass(src, nil, []sqlplan.Aggregate{tabSum(c.name, c.lo, c.hi)}, 0, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
 	p.run = func(ctx context.Context, d *Data) (any, error) {
+		if pass.usable(d) {
+			ex, _, err := pass.exact(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			return &Sum{Value: sp.Release(ex[0][0], env.sampler())}, nil
+		}
 		col, err := columnSource(d, c.name)
 		if err != nil {
 			return nil, err
@@ -305,7 +330,28 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
 		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Use fewer bins")
 	users := sc.Unit == "user"
+	key := tabKey(sc, c.name, optBool(a, "other", true))
+	if c.numeric {
+		key = tabBinKey(sc, c.name, c.lo, c.hi, nbins)
+	}
+	bound := 0
+	if users {
+		bound = k // each user once in each of their first k bins
+	}
+	pass, err := newTabPass(src, []sqlplan.Key{key}, []sqlplan.Aggregate{{Name: "n", Kind: sqlplan.Count}}, bound, nil)
+	if err != nil {
+		return nil, err
+	}
 	p.run = func(ctx context.Context, d *Data) (any, error) {
+		if pass.usable(d) {
+			ex, _, err := pass.exact(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			counts := hp.Release(ex[0], env.sampler())
+			post.apply(counts)
+			return &Histogram{Keys: append([]string(nil), keys...), Counts: counts}, nil
+		}
 		col, err := columnSource(d, c.name)
 		if err != nil {
 			return nil, err
@@ -357,7 +403,33 @@ func planQuantile(env *Local, src Ref, a *Args) (*Plan, error) {
 		fmt.Sprintf("a histogram over a grid of %d points, a pass over rows of width %d", qp.Grid+1, readWidth(src)), "Quantiles of a subset with fewer columns need less")
 	qp.UserWindow = p.userWindow
 	users := sc.Unit == "user"
+	// private_sql's QUANTILE: the engine bins the clamped values (the
+	// users' means) on the mechanism's grid, the mechanism samples the
+	// histogram.
+	quantile := func(x *sqlplan.Expr) []sqlplan.Aggregate {
+		return []sqlplan.Aggregate{{Name: "q", Kind: sqlplan.Quantile, Arg: x, Lo: c.lo, Hi: c.hi, Bounds: sqlplan.FromSchema, Q: q, Bins: qp.Grid}}
+	}
+	var pass *tabPass
+	if users {
+		pass, err = newTabUserPass(src, c, nil, 0, quantile, qp)
+	} else {
+		pass, err = newTabPass(src, nil, quantile(tabCol(c.name, sqlplan.TypeNumber)), 0, qp)
+	}
+	if err != nil {
+		return nil, err
+	}
 	p.run = func(ctx context.Context, d *Data) (any, error) {
+		if pass.usable(d) {
+			_, hists, err := pass.exact(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			v, err := qp.SampleHistogram(tabHistogram(hists[0][0], qp.Grid), env.sampler())
+			if err != nil {
+				return nil, err
+			}
+			return &Quantile{Q: q, Value: v}, nil
+		}
 		col, err := columnSource(d, c.name)
 		if err != nil {
 			return nil, err
@@ -610,14 +682,58 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	}
 	p.setStreamMemory(src, binsMemory(len(keys)), groupUserBytes(k),
 		fmt.Sprintf("%d keys, a pass over rows of width %d", len(keys), readWidth(src)), "Group by a column with fewer categories")
-	p.run = func(ctx context.Context, d *Data) (any, error) {
-		s, err := columnsSource(d, cols)
-		if err != nil {
-			return nil, err
+	aggs := func(x *sqlplan.Expr) []sqlplan.Aggregate {
+		switch stat {
+		case tabular.GroupCount:
+			return []sqlplan.Aggregate{{Name: "n", Kind: sqlplan.Count}}
+		case tabular.GroupSum:
+			return []sqlplan.Aggregate{tabSumOf(x, c.lo, c.hi)}
 		}
-		vals, counts, sums, err := gp.RunParts(ctx, s, users, env.sampler())
-		if err != nil {
-			return nil, err
+		return []sqlplan.Aggregate{{Name: "n", Kind: sqlplan.Count}, tabSumOf(x, c.lo, c.hi)}
+	}
+	key := tabKey(sc, by, optBool(a, "other", true))
+	var pass *tabPass
+	switch {
+	case users && stat == tabular.GroupCount:
+		// Each user once in each of their first k groups.
+		pass, err = newTabPass(src, []sqlplan.Key{key}, aggs(nil), k, nil)
+	case users:
+		// One term per user in each of their first k groups: the mean
+		// of their clamped values there.
+		pass, err = newTabUserPass(src, c, &key, k, aggs, nil)
+	default:
+		pass, err = newTabPass(src, []sqlplan.Key{key}, aggs(tabCol(c.name, sqlplan.TypeNumber)), 0, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.run = func(ctx context.Context, d *Data) (any, error) {
+		var vals, counts, sums []float64
+		if pass.usable(d) {
+			ex, _, err := pass.exact(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			switch stat {
+			case tabular.GroupCount:
+				counts = ex[0]
+			case tabular.GroupSum:
+				sums = ex[0]
+				if consistent {
+					sums = append(sums, tabTotal(sums))
+				}
+			default:
+				counts, sums = ex[0], ex[1]
+			}
+			vals, counts, sums = gp.ReleaseParts(counts, sums, env.sampler())
+		} else {
+			s, err := columnsSource(d, cols)
+			if err != nil {
+				return nil, err
+			}
+			if vals, counts, sums, err = gp.RunParts(ctx, s, users, env.sampler()); err != nil {
+				return nil, err
+			}
 		}
 		vals, fits := consistentGroups(consistent, stat == tabular.GroupSum, vals, c.lo >= 0, post.nonnegative)
 		post.apply(vals)
@@ -688,14 +804,34 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 			ErrorParam: ratioModel(gp.Gaussian, gp.SumScale, gp.CountScale, gp.Excess, c.lo, c.hi)})}
 	p.setStreamMemory(src, 0, groupUserBytes(1), fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average a subset with fewer columns")
 	users := sc.Unit == "user"
+	mean := func(x *sqlplan.Expr) []sqlplan.Aggregate {
+		return []sqlplan.Aggregate{{Name: "n", Kind: sqlplan.Count}, tabSumOf(x, c.lo, c.hi)}
+	}
+	var pass *tabPass
+	if users {
+		pass, err = newTabUserPass(src, c, nil, 0, mean, nil)
+	} else {
+		pass, err = newTabPass(src, nil, mean(tabCol(c.name, sqlplan.TypeNumber)), 0, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
 	p.run = func(ctx context.Context, d *Data) (any, error) {
-		s, err := columnSource(d, c.name)
-		if err != nil {
-			return nil, err
-		}
-		vals, counts, sums, err := gp.RunParts(ctx, s, users, env.sampler())
-		if err != nil {
-			return nil, err
+		var vals, counts, sums []float64
+		if pass.usable(d) {
+			ex, _, err := pass.exact(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			vals, counts, sums = gp.ReleaseParts(ex[0], ex[1], env.sampler())
+		} else {
+			s, err := columnSource(d, c.name)
+			if err != nil {
+				return nil, err
+			}
+			if vals, counts, sums, err = gp.RunParts(ctx, s, users, env.sampler()); err != nil {
+				return nil, err
+			}
 		}
 		post.apply(vals)
 		return &Mean{Values: vals, Sums: sums, Counts: counts}, nil

@@ -10,6 +10,8 @@ package benchrun
 //	count      private_count, unfiltered, against SELECT count(*)
 //	sum        private_sum of income against DuckDB's clamped sum
 //	by-count   private_count by= region against GROUP BY region count(*)
+//	by-sum     private_sum of income by= region against DuckDB's grouped
+//	           clamped sum
 //	sql-by-sum-avg
 //	           private_sql of a SUM and an AVG of income (clamped in the
 //	           query) GROUP BY region, against DuckDB's grouped clamped
@@ -58,7 +60,7 @@ func init() {
 	bench.Register(bench.Workload{
 		Name: snapshotWorkload,
 		Summary: "private calls through the executor on a registered snapshot vs DuckDB's equivalent query on the same file: " +
-			"register (vs CSV→Parquet COPY), count, sum, grouped count, private_sql grouped SUM+AVG and COUNT(*) at n=1e6 (quick 1e5), and 200 small sums on 1e5 rows",
+			"register (vs CSV→Parquet COPY), count, sum, grouped count and sum, private_sql grouped SUM+AVG and COUNT(*) at n=1e6 (quick 1e5), and 200 small sums on 1e5 rows",
 		Run: runSnapshotBench,
 	})
 	benchReports[snapshotWorkload] = printSnapshotReport
@@ -163,6 +165,8 @@ func runSnapshotBench(ctx context.Context, cfg bench.Config) (out []bench.Row, e
 			fmt.Sprintf("SELECT sum(least(greatest(income, %g), %g)) FROM read_parquet(%s)", tabIncomeBounds[0], tabIncomeBounds[1], p)},
 		{"by-count", catalog.PrivateCount.Name, map[string]any{"eps": 1.0, "by": "region"},
 			"SELECT region, count(*) FROM read_parquet(" + p + ") GROUP BY region"},
+		{"by-sum", catalog.PrivateSum.Name, map[string]any{"eps": 1.0, "col": "income", "by": "region"},
+			fmt.Sprintf("SELECT region, sum(least(greatest(income, %g), %g)) FROM read_parquet(%s) GROUP BY region", tabIncomeBounds[0], tabIncomeBounds[1], p)},
 		// private_sql's queries name their clamping bounds, as an analyst
 		// would; the floors clamp the same way in DuckDB's own SQL.
 		{"sql-by-sum-avg", catalog.PrivateSQL.Name, map[string]any{"eps": 1.0, "query": fmt.Sprintf(

@@ -94,7 +94,7 @@ func TestBenchSnapshot(t *testing.T) {
 	for _, step := range []struct {
 		method string
 		n, k   int
-	}{{"register", 2000, 2}, {"count", 2000, 2}, {"sum", 2000, 2}, {"by-count", 2000, 2},
+	}{{"register", 2000, 2}, {"count", 2000, 2}, {"sum", 2000, 2}, {"by-count", 2000, 2}, {"by-sum", 2000, 2},
 		{"sql-by-sum-avg", 2000, 2}, {"sql-count", 2000, 2}, {"small", 500, 5}, {"first call", 2000, 1}} {
 		var line []string
 		for _, l := range strings.Split(report, "\n") {

@@ -374,6 +374,14 @@ func (p *GroupPlan) Run(ctx context.Context, src rows.Source, users bool, s *noi
 	if err != nil {
 		return nil, err
 	}
+	return p.Release(counts, sums, s), nil
+}
+
+// Release noises the exact per-group totals that Totals returns (or that
+// the data engine computed by the same rules: counts of units, sums of
+// clamped values whose rounding Excess covers) and returns Run's values.
+// It overwrites counts and sums.
+func (p *GroupPlan) Release(counts, sums []float64, s *noise.Sampler) []float64 {
 	if p.Total && p.Stat == GroupCount {
 		t := 0.0
 		for _, c := range counts {
@@ -392,15 +400,15 @@ func (p *GroupPlan) Run(ctx context.Context, src rows.Source, users bool, s *noi
 		for i, v := range counts {
 			counts[i] = math.Round(v) + 0 // + 0 turns a −0 into 0
 		}
-		return counts, nil
+		return counts
 	case GroupSum:
-		return sums, nil
+		return sums
 	}
 	out := make([]float64, len(sums))
 	for i := range out {
 		out[i] = sums[i] / max(counts[i], 1)
 	}
-	return out, nil
+	return out
 }
 
 // Totals returns the exact per-group counts of units and sums of the

@@ -243,11 +243,18 @@ func (p *HistogramPlan) Run(ctx context.Context, src rows.Source, users bool, s 
 	for i, c := range counts {
 		out[i] = float64(c) // exact: at most 2^30
 	}
+	return p.Release(out, s), nil
+}
+
+// Release noises exact per-bin counts computed elsewhere (the data
+// engine's, by the bins' and MaxGroups' rules) in place and returns them
+// rounded to integers, as Run.
+func (p *HistogramPlan) Release(out []float64, s *noise.Sampler) []float64 {
 	noisePlan{Gaussian: p.Gaussian, Rho: p.Rho, Scale: p.Scale, Event: p.Event}.add(s, out)
 	for i, v := range out {
 		out[i] = math.Round(v) + 0 // + 0 turns a −0 into 0
 	}
-	return out, nil
+	return out
 }
 
 // Counts returns the exact count per bin of the one-column source src: of

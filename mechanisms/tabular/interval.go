@@ -22,11 +22,22 @@ func (p *GroupPlan) RunParts(ctx context.Context, src rows.Source, users bool, s
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	vals, counts, sums = p.ReleaseParts(counts, sums, s)
+	return vals, counts, sums, nil
+}
+
+// ReleaseParts is RunParts on exact totals computed elsewhere (see
+// Release): the values, and for a GroupMean without Total its noisy
+// counts and sums (nil otherwise). It overwrites counts and sums.
+func (p *GroupPlan) ReleaseParts(counts, sums []float64, s *noise.Sampler) (vals, noisyCounts, noisySums []float64) {
+	if p.Stat != GroupMean || p.Total {
+		return p.Release(counts, sums, s), nil, nil
+	}
 	p.count.add(s, counts)
 	p.sum.add(s, sums)
 	vals = make([]float64, len(sums))
 	for i := range vals {
 		vals[i] = sums[i] / max(counts[i], 1)
 	}
-	return vals, counts, sums, nil
+	return vals, counts, sums
 }

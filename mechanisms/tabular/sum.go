@@ -92,9 +92,18 @@ func (p *SumPlan) Run(ctx context.Context, src rows.Source, users bool, s *noise
 	if err != nil {
 		return 0, err
 	}
+	return p.Release(sum, s), nil
+}
+
+// Release adds the planned noise to a sum computed elsewhere (the data
+// engine's exact fixed-point sum, release's tabular statements): sum
+// must move between neighbouring data sets by at most Sensitivity +
+// Excess, which holds for any sum whose terms lie within [Lo, Hi] up to
+// a rounding that Excess covers (see SumExcess).
+func (p *SumPlan) Release(sum float64, s *noise.Sampler) float64 {
 	out := []float64{sum}
 	p.noise().add(s, out)
-	return out[0], nil
+	return out[0]
 }
 
 // ClampedSum is the exact-order sum a SumPlan releases: the clamped
