@@ -167,3 +167,26 @@ func (s *Server) CopyCSV(t testing.TB, table, csv string) {
 		t.Fatalf("COPY %s: %v", table, err)
 	}
 }
+
+// Errors are the ERROR lines of the server's log, with the statement
+// that raised each, for failure messages: a statement that fails after
+// the charge gives a data-independent release, so a test sees only that
+// the release differs, and the log says why.
+func (s *Server) Errors(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.dir, "log"))
+	if err != nil {
+		return fmt.Sprintf("(no server log: %v)", err)
+	}
+	var out []string
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "ERROR:") {
+			out = append(out, l)
+			if i+1 < len(lines) && strings.Contains(lines[i+1], "STATEMENT:") {
+				out = append(out, lines[i+1])
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
