@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/pgsource"
@@ -172,11 +173,14 @@ func runPGHarness(t *testing.T, srv *pgtest.Server, calls []harnessCall, seed *u
 		}
 	}
 	runs, charged, gaps := 0, 0, 0
+	var setup, onPG, onSnap time.Duration // for the log: where the time goes
 	for ci, c := range []harnessConfig{{accounting.ReplaceOne, false}, {accounting.AddRemove, false}} {
 		var worlds []*world
 		for vi, v := range harnessVariants() {
+			began := time.Now()
 			w := newWorld(t, c, v)
 			loadPG(t, srv, fmt.Sprintf("w%d_%d", ci, vi), w, c, v)
+			setup += time.Since(began)
 			worlds = append(worlds, w)
 		}
 		for i := range live {
@@ -184,9 +188,12 @@ func runPGHarness(t *testing.T, srv *pgtest.Server, calls []harnessCall, seed *u
 			var firstO outcome
 			for _, w := range worlds {
 				*seed = uint64(i + 1)
+				began := time.Now()
 				want := w.run(t, i, snap[i])
 				*seed = uint64(i + 1)
+				mid := time.Now()
 				o := w.run(t, i, live[i])
+				onSnap, onPG = onSnap+mid.Sub(began), onPG+time.Since(mid)
 				runs++
 				if o.charged {
 					charged++
@@ -221,6 +228,7 @@ func runPGHarness(t *testing.T, srv *pgtest.Server, calls []harnessCall, seed *u
 		}
 	}
 	t.Logf("%d private_sql calls on PostgreSQL × worlds = %d runs (%d charged; %d releases not compared with the snapshot's: pgValueGaps)", len(live), runs, charged, gaps)
+	t.Logf("worlds and tables %v, calls on PostgreSQL %v, on the snapshots %v", setup.Round(time.Millisecond), onPG.Round(time.Millisecond), onSnap.Round(time.Millisecond))
 	if charged == 0 || charged == runs {
 		t.Errorf("%d of %d runs charged: the grid must hold both refused and charged calls", charged, runs)
 	}
