@@ -307,6 +307,7 @@ type outcome struct {
 	charged bool   // the ledger holds a new record
 	ledger  string // the new ledger record's public fields
 	notes   []string
+	value   any // the release itself, for comparing engines under seeded noise
 }
 
 // callPrivate calls the private function fn through the binding a cell
@@ -392,7 +393,7 @@ func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
 				o.class, o.text = e.ErrorName(), e.Error()
 			}
 		} else {
-			o.class, o.text = "ok", describeRelease(r.v)
+			o.class, o.text, o.value = "ok", describeRelease(r.v), r.v
 			if rc := receiptOf(r.v); rc != nil && rc.Params != nil {
 				if nb, ok := rc.Params["neighbour"].(string); ok {
 					o.notes = append(o.notes, "neighbour="+nb)
