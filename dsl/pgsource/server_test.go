@@ -42,7 +42,7 @@ const superPassword = "super-secret"
 // binaries the test skips, except in CI (CI=true), where a missing
 // PostgreSQL is a failure: .ci/run installs it.
 // A server process belongs to the integration tier (docs/testing.md).
-func startServer(t *testing.T) *server {
+func startServer(t testing.TB) *server {
 	t.Helper()
 	testtier.Integration(t) // starts a server process
 	bin := pgBin()
@@ -93,7 +93,7 @@ func startServer(t *testing.T) *server {
 }
 
 // run runs one of the cluster's programs as its owner.
-func (s *server) run(t *testing.T, prog string, args ...string) {
+func (s *server) run(t testing.TB, prog string, args ...string) {
 	t.Helper()
 	argv := append(append(append([]string{}, s.asUser...), filepath.Join(s.bin, prog)), args...)
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
@@ -102,14 +102,14 @@ func (s *server) run(t *testing.T, prog string, args ...string) {
 	}
 }
 
-func (s *server) start(t *testing.T) {
+func (s *server) start(t testing.TB) {
 	t.Helper()
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off", s.port, s.dir)
 	s.run(t, "pg_ctl", "-D", s.data, "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "start")
 }
 
 // stop stops the server at once (no checkpoint: its data are throwaway).
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	t.Helper()
 	argv := append(append(append([]string{}, s.asUser...), filepath.Join(s.bin, "pg_ctl")), "-D", s.data, "-m", "immediate", "-w", "stop")
 	exec.Command(argv[0], argv[1:]...).Run() // already stopped is fine
@@ -121,7 +121,7 @@ func (s *server) url(user string) string {
 }
 
 // exec runs statements as the superuser.
-func (s *server) exec(t *testing.T, sql string, args ...any) {
+func (s *server) exec(t testing.TB, sql string, args ...any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -141,7 +141,7 @@ func (s *server) exec(t *testing.T, sql string, args ...any) {
 }
 
 // copyCSV loads csv (with a header line) into table as the superuser.
-func (s *server) copyCSV(t *testing.T, table, csv string) {
+func (s *server) copyCSV(t testing.TB, table, csv string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

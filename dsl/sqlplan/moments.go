@@ -45,7 +45,7 @@ const momentsFlush = 0x1p-500
 // exact values the released sums of two neighbouring tables can be (the
 // ℓ2 distance of v(C) = (C_ii, √2·C_ij), beyond the sensitivity), when
 // the engine sums them on the grid: each row's term differs from x̃x̃ᵀ by
-// its quantization (half a step per entry, d·2⁻⁴⁸ in Frobenius norm) and
+// its quantization (at most a step per entry, d·2⁻⁴⁷ in Frobenius norm) and
 // the engine's floating-point scaling (‖fl x̃‖² ≤ 1 + (2d+8)·2⁻⁵³, the
 // flushed entries below 2⁻⁵⁰⁰ adding less), for each of the two rows of a
 // replace-one pair; the exact integer sums then pass through two
@@ -54,7 +54,7 @@ const momentsFlush = 0x1p-500
 // what docs/mechanisms.md ("Analyze Gauss in the engine") compares with
 // the excess a plan charges.
 func MomentsExcess(d int) float64 {
-	row := float64(d)*0x1p-48 + float64(2*d+8)*0x1p-53
+	row := float64(d)*0x1p-47 + float64(2*d+8)*0x1p-53
 	conv := 2 * 2 * 0x1p-53 * MaxRows * (1 + row) * (1 + 0x1p-50)
 	return (2*row + conv) * (1 + 0x1p-40)
 }
@@ -98,7 +98,7 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 		absv = append(absv, "abs("+a(j)+")")
 	}
 	l1 := "SELECT " + strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(finite, " AND ")
-	l1b := "SELECT " + joinCols(n, a) + ", greatest(" + d.Num(m.Clip) + ", " + strings.Join(absv, ", ") + ") AS " + mm + " FROM (" + l1 + ") AS " + d.Ident("__pn_l1")
+	l1b := "SELECT " + joinCols(n, a) + ", greatest(" + d.Num(m.Clip) + ", " + strings.Join(absv, ", ") + ") AS " + mm + " FROM (" + l1 + " OFFSET 0) AS " + d.Ident("__pn_l1")
 
 	// Layer 2: w = a/m in [−1, 1] (0 below the flush), and t = clip/m
 	// (0 below the flush, where the largest w is 1 and t cannot win).
@@ -108,7 +108,7 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 	}
 	c := d.Num(m.Clip)
 	l2 := "SELECT " + strings.Join(sel, ", ") + ", CASE WHEN " + c + " > " + mm + " * " + flush + " THEN " + c + " / " + mm + " ELSE " + zero + " END AS " + t +
-		" FROM (" + l1b + ") AS " + d.Ident("__pn_l2")
+		" FROM (" + l1b + " OFFSET 0) AS " + d.Ident("__pn_l2")
 
 	// Layer 3: the denominator max(t, ‖w‖) ≥ 2⁻⁵⁰⁰ (w's squares are 0
 	// or at least 2⁻¹⁰⁰⁰), so x̃ = w/den = a/max(clip, ‖a‖).
@@ -116,20 +116,36 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 	for j := range n {
 		sq[j] = w(j) + " * " + w(j)
 	}
-	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + " FROM (" + l2 + ") AS " + d.Ident("__pn_l3")
+	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + " FROM (" + l2 + " OFFSET 0) AS " + d.Ident("__pn_l3")
 	sel = sel[:0]
 	for j := range n {
 		sel = append(sel, w(j)+" / "+den+" AS "+x(j))
 	}
-	// OFFSET 0 keeps the engine from inlining x̃'s expressions into each
-	// of the d(d+1)/2 products (the same rows either way).
+	// OFFSET 0 on each layer keeps the engine from inlining a layer's
+	// expressions into every use in the next (PostgreSQL pulls such
+	// subqueries up and has no common-subexpression elimination: without
+	// it the statement computes each row's scale O(d³) times, 50 times
+	// slower at d = 3). The rows are the same either way.
 	l4 := "SELECT " + strings.Join(sel, ", ") + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + " OFFSET 0"
 
+	// Each product x̃_i·x̃_j ∈ [−1, 1] (up to the doubles' rounding) on
+	// the grid: q = ±floor(|y| + ½) of y = x̃_i·x̃_j/Step (exact: Step is
+	// a power of two), which rounds half away from zero up to one ulp of
+	// y + ½ at a tie, with the same bits in every IEEE engine and without
+	// the dialects' guarded rounding (a sub-select per value in
+	// PostgreSQL, the cost of the pass); then clamped to the grid's range.
+	// The products are at least 2⁻¹⁰¹² in magnitude or 0, so the
+	// multiplications neither underflow nor overflow.
 	g := MomentsGrid()
+	inv, half := d.Num(1/g.Step), d.Num(0.5)
+	lo, hi := strconv.FormatInt(g.Lo, 10), strconv.FormatInt(g.Hi, 10)
 	var sums []string
 	for i := range n {
 		for j := i; j < n; j++ {
-			sums = append(sums, "coalesce(sum("+d.Quantize(x(i)+" * "+x(j), g)+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_m%d_%d", i, j)))
+			y := "(" + x(i) + " * " + x(j) + " * " + inv + ")"
+			q := "CASE WHEN " + y + " >= 0 THEN floor(" + y + " + " + half + ") ELSE -floor(" + half + " - " + y + ") END"
+			q = "least(greatest(CAST(" + q + " AS BIGINT), CAST(" + lo + " AS BIGINT)), CAST(" + hi + " AS BIGINT))"
+			sums = append(sums, "coalesce(sum("+q+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_m%d_%d", i, j)))
 		}
 	}
 	return "SELECT " + strings.Join(sums, ", ") + " FROM (" + l4 + ") AS " + d.Ident("__pn_x"), nil
