@@ -13,9 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 )
 
 // EngineSource is a dataset's table in a live database, opened for one
@@ -89,12 +92,12 @@ func openEngine(ctx context.Context, st *ledger.Store, name string, sc ledger.Sc
 
 // checkEngine refuses, before the charge, a call on an engine dataset
 // that cannot run there: a function that reads rows (only private_sql
-// runs in the engine), user-level data without a declared row order (the
+// and Analyze Gauss's one row pass run in the engine: enginePCA), user-level data without a declared row order (the
 // bounding of each user's rows keeps their first rows in it), an engine
 // that cannot be reached or refuses the credentials, and a table whose
 // registered columns changed type. It opens the engine for the catalog
 // check only, and reads no row.
-func (env *Local) checkEngine(f *catalog.Func, src Ref) error {
+func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) error {
 	if env.Store == nil || src.Synthetic() || src.Public != nil {
 		return nil
 	}
@@ -110,8 +113,12 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref) error {
 	if err != nil || !ok {
 		return err
 	}
-	if f != catalog.PrivateSQL {
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s runs (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, f.Name)
+	if f == catalog.PrivatePCA {
+		if err := enginePCA(name, ref.Kind, src, a); err != nil {
+			return err
+		}
+	} else if f != catalog.PrivateSQL {
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s and %s with method \"gauss\" run (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, catalog.PrivatePCA.Name, f.Name)
 	}
 	if sc.Unit == "user" && ref.Order == "" {
 		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table registered without --order: bounding each user's rows needs a fixed row order, which a live table gives only by a column of unique values; the data owner registers it again with --order COLUMN, or a snapshot (nothing was charged)", f.Name, name, ref.Kind)
@@ -153,4 +160,79 @@ func dialectOf(r SQLReader) sqlplan.Dialect {
 		return e.Dialect()
 	}
 	return sqlplan.DuckDB
+}
+
+// enginePCA refuses, before the charge, a private_pca call on an engine
+// dataset unless it is Analyze Gauss (method "gauss", or "auto" choosing
+// it) uncentred on row-level data of the whole table: its one row pass is
+// a sum over rows, which one statement computes in the engine
+// (sqlplan.PrintMoments). The other methods need row order, random access
+// or one pass per iteration with noise in between; centring needs a
+// second, shifted pass, and user-level data each user's rows together.
+func enginePCA(name, kind string, src Ref, a *Args) error {
+	fn := catalog.PrivatePCA.Name
+	snap := "the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged"
+	sc := src.Schema
+	method := a.Str("method")
+	if method == "auto" && !sc.IsMatrix() {
+		method = autoMethod(sc.D, a.Int("k"))
+	}
+	switch {
+	case method != pca.MethodGauss:
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where private_pca runs method \"gauss\" only (its one pass over the rows is a sum the database computes); method %q needs the rows, so %s", fn, name, kind, method, snap)
+	case a.Bool("center"):
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where method \"gauss\" runs uncentred only (center=true needs a second pass over the rows shifted by the private mean), so leave center out, or %s", fn, name, kind, snap)
+	case sc.Unit == "user":
+		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table, where method \"gauss\" runs on row-level data only (each user's rows are averaged first, in privnotes), so %s", fn, name, kind, snap)
+	case src.Derived != nil:
+		return Errorf(NameArgumentError, "%s: %q is a subset of a dataset that lives in a %s table, where method \"gauss\" runs on the whole table only; run it on the dataset, or %s", fn, src.Name, kind, snap)
+	}
+	return nil
+}
+
+// engineGauss is Analyze Gauss's row pass on a live table: the clipped
+// second-moment matrix is summed by one statement in the engine
+// (sqlplan.PrintMoments, in the engine's dialect) and only its d(d+1)/2
+// exact integer sums come back; then the plan's noise step. An engine
+// failure, or a result it cannot read, leaves the matrix 0: the release
+// is then the noise alone, data-independent, and the engine's message is
+// never shown (as private_sql's runSQL).
+func engineGauss(ctx context.Context, data *Data, pl *pca.Plan, clip float64) (*pca.Result, error) {
+	sc := data.Schema
+	d := len(sc.Columns)
+	stmt, err := sqlplan.PrintMoments(sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip}, dialectOf(data.SQL), data.SQL.Table())
+	if err != nil {
+		return nil, err
+	}
+	g := mat.NewSymDense(d, nil)
+	rows, err := data.SQL.Query(ctx, stmt)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err == nil {
+		if !fillMoments(g, rows, sqlplan.MomentsGrid().Step) {
+			g = mat.NewSymDense(d, nil)
+		}
+	}
+	return pl.RunGram(ctx, g)
+}
+
+// fillMoments reads the statement's one row of exact sums into g (in grid
+// steps of size step, a power of two, so the scaling is exact); false for
+// a result of another shape.
+func fillMoments(g *mat.SymDense, rows [][]any, step float64) bool {
+	d := g.SymmetricDim()
+	if len(rows) != 1 || len(rows[0]) != d*(d+1)/2 {
+		return false
+	}
+	for i := range d {
+		for j := i; j < d; j++ {
+			v, ok := exactInt(rows[0][sqlplan.MomentsCell(d, i, j)])
+			if !ok {
+				return false
+			}
+			g.SetSym(i, j, toFloat(v)*step)
+		}
+	}
+	return true
 }

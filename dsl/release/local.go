@@ -205,7 +205,7 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 	}()
 	// A dataset in a live table runs only what runs in its engine, and
 	// only while its catalog matches the registration (engine.go).
-	if err := env.checkEngine(f, call.Dataset); err != nil {
+	if err := env.checkEngine(f, call.Dataset, call.Args); err != nil {
 		return nil, err
 	}
 	if p, err = plan(env, call.Dataset, call.Args); err != nil {

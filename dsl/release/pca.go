@@ -243,6 +243,14 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 		}
 		p.setWindowedMemory(env, src, pcaPowerMemory(chosen, d, k, autoGap), userVectorBytes(src, d), fmt.Sprintf("d=%d, k=%d", d, k), advice)
 		p.run = func(ctx context.Context, data *Data) (any, error) {
+			if data != nil && data.Rows == nil && data.SQL != nil && chosen == pca.MethodGauss {
+				// A live table: its one row pass runs in the engine.
+				r, err := engineGauss(ctx, data, pl, clip)
+				if err != nil {
+					return nil, err
+				}
+				return &PCA{Components: r.Components, Values: r.Values, Gap: r.Gap, Center: r.Center, TotalVariance: r.TotalVariance}, nil
+			}
 			src, err := unitSource(ctx, data, p.userWindow)
 			if err != nil {
 				return nil, err

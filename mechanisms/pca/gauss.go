@@ -127,7 +127,6 @@ func AnalyzeGauss(ctx context.Context, data *mat.Dense, opt Options) (*Result, e
 
 // runGauss makes a single pass over data, for C.
 func (pl *Plan) runGauss(ctx context.Context, data rows.Source) (*Result, error) {
-	d := pl.D
 	opt := pl.opt
 	if ctx.Err() != nil {
 		return nil, cancelled(MethodGauss, ctx, 1)
@@ -136,6 +135,37 @@ func (pl *Plan) runGauss(ctx context.Context, data rows.Source) (*Result, error)
 	if err != nil {
 		return nil, passError(MethodGauss, ctx, 1, err)
 	}
+	return pl.releaseGram(g)
+}
+
+// RunGram is the noise step of Analyze Gauss on a second-moment matrix
+// that was summed elsewhere: g = Σ_i x̃_i x̃_iᵀ over the rows scaled by
+// 1/clip and clipped to norm ≤ 1, as a database engine computes it in one
+// statement (dsl/sqlplan.PrintMoments). The caller answers for g: each
+// row's term must have Frobenius norm ≤ 1 and the sums' rounding must be
+// within the plan's RoundingExcess (docs/mechanisms.md, "Analyze Gauss in
+// the engine"), which is what the plan charged for. A centred plan needs
+// the rows (its private mean shifts them) and is refused.
+func (pl *Plan) RunGram(ctx context.Context, g *mat.SymDense) (*Result, error) {
+	if err := pl.check(); err != nil {
+		return nil, err
+	}
+	if pl.Method != MethodGauss || pl.opt.Center {
+		return nil, fmt.Errorf("pca %s: RunGram runs uncentred Analyze Gauss only", pl.Method)
+	}
+	if g == nil || g.SymmetricDim() != pl.D {
+		return nil, fmt.Errorf("pca gauss: RunGram needs a %d×%d matrix", pl.D, pl.D)
+	}
+	if ctx.Err() != nil {
+		return nil, cancelled(MethodGauss, ctx, 1)
+	}
+	return pl.releaseGram(g)
+}
+
+// releaseGram perturbs the second-moment matrix g and takes its top-K
+// eigenvectors.
+func (pl *Plan) releaseGram(g *mat.SymDense) (*Result, error) {
+	d, opt := pl.D, pl.opt
 	c := mat.DenseCopyOf(g)
 	newSource(opt).frobeniusGaussian(c, pl.NoiseStd)
 	if opt.knob != nil && opt.knob.trace != nil {
