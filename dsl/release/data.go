@@ -224,6 +224,11 @@ func unitCount(ctx context.Context, d *Data) (int, error) {
 	if rc, ok := d.Rows.(rowCounter); ok && !d.derived && d.Schema.Unit != "user" {
 		return int(rc.NumRows()), nil
 	}
+	// Rows held in memory (rows.Dense) know their number too: a count on
+	// them needs no copy of the matrix.
+	if rc, ok := d.Rows.(interface{ NumRows() int }); ok && !d.derived && d.Schema.Unit != "user" {
+		return rc.NumRows(), nil
+	}
 	n := 0
 	err := rows.ForEach(ctx, d.Rows, 4096, false, false, func(b *rows.Batch) error {
 		n += b.N

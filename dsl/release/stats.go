@@ -15,7 +15,6 @@ import (
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
-	"github.com/privnotes/privnotes/mechanisms/rows"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
@@ -164,6 +163,10 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	if zSum*math.Sqrt(float64(len(idx))) > 0x1p37 || zCount > 0x1p37 {
 		return nil, Errorf(NameArgumentError, "%s: eps=%v is too small to represent the Noise: raise eps", fn, eps)
 	}
+	// The clipped sum's floating-point error has a public bound, charged
+	// as extra sensitivity (tabular.RowSumExcess), with the PCA methods'
+	// slack for the products forming the scale.
+	sens = (sens + tabular.RowSumExcess(len(idx), clip)) * (1 + 1e-9)
 	sigmaSum := noise.GaussianScale(sens, zSum, len(idx))
 	sigmaCount := noise.GaussianScale(countSensitivity, zCount, 1)
 	ev.Mechanism = "mean/gaussian"
@@ -179,7 +182,9 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	if sc.Center != "public-mean" {
 		// Each coordinate of a row clipped to norm clip lies in
 		// [−clip, clip], and so does the mean.
-		p.Params[ErrorParam] = ratioModel(true, sigmaSum, sigmaCount, 0, -clip, clip)
+		// The interval is for the exact sum: the computed one is within
+		// half the charged excess of it.
+		p.Params[ErrorParam] = ratioModel(true, sigmaSum, sigmaCount, tabular.RowSumExcess(len(idx), clip)/2, -clip, clip)
 	}
 	p.setWindowedMemory(env, src, mul(i64(sc.D), 8, 4), userVectorBytes(src, sc.D),
 		fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average fewer columns")
@@ -188,7 +193,7 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		sum, r, err := clippedSum(ctx, units, idx, clip)
+		sum, r, err := tabular.ClippedRowSum(ctx, units, idx, clip)
 		if err != nil {
 			return nil, err
 		}
@@ -214,46 +219,6 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 		return out, nil
 	}
 	return p, nil
-}
-
-// clippedSum returns the sum over the rows of src of their columns idx,
-// each row clipped to norm clip (clipRows' rule: scaled by
-// min(1/clip, 1/‖a‖), then by clip; a non-finite row adds nothing), in
-// row order, and the number of rows.
-func clippedSum(ctx context.Context, src rows.Source, idx []int, clip float64) (sum []float64, n int, err error) {
-	sum = make([]float64, len(idx))
-	sub := make([]float64, len(idx))
-	dim := src.Dim()
-	err = rows.ForEach(ctx, src, 1024, false, false, func(b *rows.Batch) error {
-		for i := range b.N {
-			row := b.Row(i, dim)
-			for t, j := range idx {
-				sub[t] = row[j]
-			}
-			n++
-			var ss float64
-			finite := true
-			for _, v := range sub {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					finite = false
-					break
-				}
-				ss += v * v
-			}
-			if !finite {
-				continue // clipRows' zero row, which adds nothing
-			}
-			s := 1 / clip
-			if norm := math.Sqrt(ss); norm > clip {
-				s = 1 / norm
-			}
-			for t, v := range sub {
-				sum[t] += (v * s) * clip
-			}
-		}
-		return nil
-	})
-	return sum, n, err
 }
 
 // gaussianCalibration is the calibration of the dataset's Gaussian calls:

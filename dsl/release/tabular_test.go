@@ -16,6 +16,7 @@ import (
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/rows"
+	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
 // tabSchema has a bounded numeric column "age", an unbounded one "w" and a
@@ -226,5 +227,41 @@ func TestTabularExecute(t *testing.T) {
 	q := run("private_quantile", map[string]any{"col": "age", "eps": 1e3}).(*Quantile)
 	if q.Q != 0.5 || q.Value < 30 || q.Value >= 40 {
 		t.Errorf("median %+v, want a point of [30, 40) (3 of 6 values ≤ it)", q)
+	}
+}
+
+// private_mean's row-vector form calibrates its sum's noise to the clip's
+// sensitivity plus the clipped sum's public floating-point bound
+// (tabular.RowSumExcess), as the PCA methods' sums do, and widens its
+// interval by the computed sum's distance to the exact one.
+func TestVectorMeanChargesRowSumExcess(t *testing.T) {
+	env := &Local{}
+	for _, nb := range []string{"replace-one", "add-remove"} {
+		sc := tabSchema(nb, "row")
+		sc.Clip = 2.5
+		p, err := tabPlan(t, env, "private_mean", sc, map[string]any{"delta": 1e-6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sens := sc.Clip
+		if nb == "replace-one" {
+			sens = 2 * sc.Clip
+		}
+		excess := tabular.RowSumExcess(len(sc.Columns), sc.Clip)
+		if !(excess > 0) {
+			t.Fatalf("RowSumExcess(%d, %v) = %g", len(sc.Columns), sc.Clip, excess)
+		}
+		rho, _, _ := tabular.GaussianTarget(1, 1e-6, tabular.CalibrateZCDP)
+		z := 1 / math.Sqrt(2*(1-meanCountShare)*rho)
+		m, ok := p.Params[ErrorParam].(ErrorModel)
+		if !ok {
+			t.Fatalf("%s: no error model in %v", nb, p.Params)
+		}
+		if want := noise.GaussianScale((sens+excess)*(1+1e-9), z, len(sc.Columns)); m.Scale != want {
+			t.Errorf("%s: sum's σ %v, want %v (sensitivity %v plus the excess %g)", nb, m.Scale, want, sens, excess)
+		}
+		if m.Excess != excess/2 {
+			t.Errorf("%s: the interval's excess %g, want half the charged %g", nb, m.Excess, excess)
+		}
 	}
 }
