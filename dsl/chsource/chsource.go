@@ -237,6 +237,12 @@ func Open(ctx context.Context, ref ledger.EngineRef, sc ledger.Schema, secretPat
 // Dialect implements release.EngineSource.
 func (s *Source) Dialect() sqlplan.Dialect { return sqlplan.ClickHouse }
 
+// MaxStatementBytes is the longest statement the server parses: its
+// default max_query_size (256 KiB), which a readonly=1 request cannot
+// raise, less a margin for what the client appends. The execution core
+// refuses a longer statement before the charge.
+func (s *Source) MaxStatementBytes() int { return 256<<10 - 1<<10 }
+
 // Table is the registered table as the statement reads it: a subquery of
 // the registered columns only, as a snapshot holds them, a categorical
 // value outside its declared domain being NULL (a snapshot's "other"

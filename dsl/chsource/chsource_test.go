@@ -263,6 +263,23 @@ func TestFaults(t *testing.T) {
 	}
 	srv.start(t)
 
+	// A statement longer than the server parses (ClickHouse's round is
+	// written out with its operand five times, so nested rounds grow
+	// fast): refused before the charge, naming the limit; the same query
+	// on the snapshot runs.
+	deep := "age / 3"
+	for range 7 {
+		deep = "round(" + deep + " + 0.25)"
+	}
+	long := map[string]any{"query": "SELECT AVG(" + deep + ", 0, 100) AS a FROM people", "eps": 0.5}
+	_, err = call(t, live, 1, long, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "bytes its server accepts") || charges(t, live) != before+2 {
+		t.Errorf("a statement above the server's limit: %v (charges %d)", err, charges(t, live))
+	}
+	if _, err := call(t, f.snap, 1, long, nil, nil); err != nil {
+		t.Errorf("the long query on the snapshot: %v", err)
+	}
+
 	// A wrong password, before the charge.
 	secret := live.EngineSecretPath("people")
 	if err := os.WriteFile(secret, []byte("wrong"), 0o600); err != nil {

@@ -97,13 +97,13 @@ func openEngine(ctx context.Context, st *ledger.Store, name string, sc ledger.Sc
 // that cannot be reached or refuses the credentials, and a table whose
 // registered columns changed type. It opens the engine for the catalog
 // check only, and reads no row.
-func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) error {
+func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, error) {
 	if env.Store == nil || src.Synthetic() || src.Public != nil {
-		return nil
+		return nil, nil
 	}
 	st, err := env.store()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	name, sc := src.Name, src.Schema
 	if src.Derived != nil {
@@ -111,31 +111,67 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) error {
 	}
 	ref, ok, err := st.Engine(name)
 	if err != nil || !ok {
-		return err
+		return nil, err
 	}
 	if f == catalog.PrivatePCA {
 		if err := enginePCA(name, ref.Kind, src, a); err != nil {
-			return err
+			return nil, err
 		}
 	} else if f != catalog.PrivateSQL {
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s and %s with method \"gauss\" run (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, catalog.PrivatePCA.Name, f.Name)
+		return nil, Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s and %s with method \"gauss\" run (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, catalog.PrivatePCA.Name, f.Name)
 	}
 	if sc.Unit == "user" && ref.Order == "" {
-		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table registered without --order: bounding each user's rows needs a fixed row order, which a live table gives only by a column of unique values; the data owner registers it again with --order COLUMN, or a snapshot (nothing was charged)", f.Name, name, ref.Kind)
+		return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table registered without --order: bounding each user's rows needs a fixed row order, which a live table gives only by a column of unique values; the data owner registers it again with --order COLUMN, or a snapshot (nothing was charged)", f.Name, name, ref.Kind)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), engineCheckTimeout)
 	defer cancel()
 	es, _, err := openEngine(ctx, st, name, sc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer es.Close()
 	if err := es.Check(ctx); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			return e
+			return nil, e
 		}
-		return Errorf(NameDatasetError, "%s: dataset %q: %v (nothing was charged)", f.Name, name, err)
+		return nil, Errorf(NameDatasetError, "%s: dataset %q: %v (nothing was charged)", f.Name, name, err)
+	}
+	facts := &engineFacts{fn: f.Name, name: name, kind: ref.Kind, dialect: es.Dialect(), table: es.Table()}
+	if l, ok := es.(interface{ MaxStatementBytes() int }); ok {
+		facts.limit = l.MaxStatementBytes()
+	}
+	return facts, nil
+}
+
+// engineFacts is what the plan's statement is checked against before the
+// charge: the engine's dialect and table reference, and the longest
+// statement its server accepts (0: no limit).
+type engineFacts struct {
+	fn, name, kind string
+	dialect        sqlplan.Dialect
+	table          string
+	limit          int
+}
+
+// checkStatement prints a private_sql plan's statement in the engine's
+// dialect, from public facts, so that a statement the engine cannot take
+// (a construct its dialect cannot print, or a text longer than its
+// server's limit) is refused before the charge instead of failing after
+// it with a release of noise alone.
+func (e *engineFacts) checkStatement(p *Plan) error {
+	if e == nil || p.sql == nil {
+		return nil
+	}
+	st, err := sqlplan.Print(p.sql, e.dialect, e.table)
+	if err != nil {
+		if errors.Is(err, sqlplan.ErrNotYet) {
+			return nil
+		}
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, whose SQL dialect cannot express this query (%v); a snapshot of the table runs it (nothing was charged)", e.fn, e.name, e.kind, err)
+	}
+	if e.limit > 0 && len(st.SQL) > e.limit {
+		return Errorf(NameArgumentError, "%s: this query prints as a %d-byte statement for the %s table of dataset %q, above the %d bytes its server accepts (nested expressions are written out in full there); simplify the expressions, or use a snapshot of the table (nothing was charged)", e.fn, len(st.SQL), e.kind, e.name, e.limit)
 	}
 	return nil
 }

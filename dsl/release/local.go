@@ -12,6 +12,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -52,6 +53,9 @@ type Plan struct {
 	memoryFacts, memoryAdvice string
 
 	run func(ctx context.Context, d *Data) (any, error)
+	// sql is a private_sql plan's statement plan, which the engine of a
+	// live table checks before the charge (engine.go).
+	sql *sqlplan.Plan
 	// progress relays the run's steps to the call's callback (WithProgress).
 	progress progressRelay
 }
@@ -205,10 +209,14 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 	}()
 	// A dataset in a live table runs only what runs in its engine, and
 	// only while its catalog matches the registration (engine.go).
-	if err := env.checkEngine(f, call.Dataset, call.Args); err != nil {
+	eng, err := env.checkEngine(f, call.Dataset, call.Args)
+	if err != nil {
 		return nil, err
 	}
 	if p, err = plan(env, call.Dataset, call.Args); err != nil {
+		return nil, err
+	}
+	if err := eng.checkStatement(p); err != nil {
 		return nil, err
 	}
 	// One place for every planner: nothing is charged for a run that

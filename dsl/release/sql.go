@@ -556,6 +556,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 			note, calib, countsNote(counts, post)),
 		Params: publicParams(a, sqlParams(sp, map[string]any{"neighbour": nb.String(), "groups": groupsParam, ErrorsParam: sqlErrors(sp.Outputs, rels, cols)}))}
 	p.Note += consistentNote
+	p.sql = sp
 	memGroups := groups
 	if sel != nil {
 		// The candidates are the data's; the estimate assumes a nominal
