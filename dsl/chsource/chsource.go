@@ -23,7 +23,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -221,11 +220,9 @@ func Open(ctx context.Context, ref ledger.EngineRef, sc ledger.Schema, secretPat
 	if ref.Kind != Kind {
 		return nil, fmt.Errorf("chsource: a %s dataset", ref.Kind)
 	}
-	password := ""
-	if b, err := os.ReadFile(secretPath); err == nil {
-		password = string(b)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, errors.New("the stored password of the dataset cannot be read (the state directory's secrets folder)")
+	password, err := release.EngineSecret(secretPath)
+	if err != nil {
+		return nil, err
 	}
 	c, err := newClient(ref.URL, password)
 	if err != nil {
@@ -262,12 +259,7 @@ func (s *Source) Table() string {
 		col(d.Ident(c), c)
 	}
 	for _, c := range release.CategoricalColumns(s.sc) {
-		q := d.Ident(c)
-		lits := make([]string, len(s.sc.Categorical[c]))
-		for i, v := range s.sc.Categorical[c] {
-			lits[i] = d.Str(v)
-		}
-		col("CASE WHEN "+d.InStrings(q, lits)+" THEN "+q+" END", c)
+		col(release.InDomain(d, s.sc, c), c)
 	}
 	if s.sc.UserColumn != "" {
 		col(d.Ident(s.sc.UserColumn), s.sc.UserColumn)
@@ -286,16 +278,7 @@ func (s *Source) Check(ctx context.Context) error {
 	for _, c := range cols {
 		now[c.Name] = c.Type
 	}
-	for name, typ := range s.ref.Types {
-		got, ok := now[name]
-		switch {
-		case !ok:
-			return fmt.Errorf("the column %q is no longer in the table %s; the data owner registers the table again (under a new name)", name, s.ref.Table)
-		case got != typ:
-			return fmt.Errorf("the column %q of the table %s is %s now, but was %s at registration; the data owner registers the table again (under a new name) or restores the type", name, s.ref.Table, got, typ)
-		}
-	}
-	return nil
+	return release.CheckColumns(s.ref, now)
 }
 
 // Query runs stmt (read-only) and returns its rows: counts as int64 (or

@@ -180,11 +180,9 @@ func Open(ctx context.Context, ref ledger.EngineRef, sc ledger.Schema, secretPat
 	if ref.Kind != Kind {
 		return nil, fmt.Errorf("pgsource: a %s dataset", ref.Kind)
 	}
-	password := ""
-	if b, err := os.ReadFile(secretPath); err == nil {
-		password = string(b)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, errors.New("the stored password of the dataset cannot be read (the state directory's secrets folder)")
+	password, err := release.EngineSecret(secretPath)
+	if err != nil {
+		return nil, err
 	}
 	conn, err := connect(ctx, ref.URL, password)
 	if err != nil {
@@ -215,12 +213,7 @@ func (s *Source) Table() string {
 		cols = append(cols, q)
 	}
 	for _, c := range release.CategoricalColumns(s.sc) {
-		q := d.Ident(c)
-		lits := make([]string, len(s.sc.Categorical[c]))
-		for i, v := range s.sc.Categorical[c] {
-			lits[i] = d.Str(v)
-		}
-		cols = append(cols, "CASE WHEN "+d.InStrings(q, lits)+" THEN "+q+" END AS "+q)
+		cols = append(cols, release.InDomain(d, s.sc, c)+" AS "+d.Ident(c))
 	}
 	if s.sc.UserColumn != "" {
 		cols = append(cols, d.Ident(s.sc.UserColumn))
@@ -248,16 +241,7 @@ func (s *Source) Check(ctx context.Context) error {
 			return err
 		}
 	}
-	for name, typ := range s.ref.Types {
-		got, ok := now[name]
-		switch {
-		case !ok:
-			return fmt.Errorf("the column %q is no longer in the table %s; the data owner registers the table again (under a new name)", name, s.ref.Table)
-		case got != typ:
-			return fmt.Errorf("the column %q of the table %s is %s now, but was %s at registration; the data owner registers the table again (under a new name) or restores the type", name, s.ref.Table, got, typ)
-		}
-	}
-	return nil
+	return release.CheckColumns(s.ref, now)
 }
 
 // errStatement is every failure of the statement: its message is fixed,

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -174,6 +175,49 @@ func (e *engineFacts) checkStatement(p *Plan) error {
 		return Errorf(NameArgumentError, "%s: this query prints as a %d-byte statement for the %s table of dataset %q, above the %d bytes its server accepts (nested expressions are written out in full there); simplify the expressions, or use a snapshot of the table (nothing was charged)", e.fn, len(st.SQL), e.kind, e.name, e.limit)
 	}
 	return nil
+}
+
+// EngineSecret reads the password a registration stored at secretPath
+// (an absent file: none). Its error is fixed: an opener returns it as its
+// own.
+func EngineSecret(secretPath string) (string, error) {
+	b, err := os.ReadFile(secretPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", errors.New("the stored password of the dataset cannot be read (the state directory's secrets folder)")
+	}
+	return string(b), nil
+}
+
+// CheckColumns compares a live table's catalog now (column name → type,
+// as the engine names types) with the types ref registered: a missing
+// column or a changed type is an error naming the column and what the
+// data owner does, from public facts only.
+func CheckColumns(ref ledger.EngineRef, now map[string]string) error {
+	for name, typ := range ref.Types {
+		got, ok := now[name]
+		switch {
+		case !ok:
+			return fmt.Errorf("the column %q is no longer in the table %s; the data owner registers the table again (under a new name)", name, ref.Table)
+		case got != typ:
+			return fmt.Errorf("the column %q of the table %s is %s now, but was %s at registration; the data owner registers the table again (under a new name) or restores the type", name, ref.Table, got, typ)
+		}
+	}
+	return nil
+}
+
+// InDomain is a categorical column's value as a live table's statement
+// reads it: NULL outside the column's declared domain, as a snapshot
+// stores it (its "other" bucket), printed in dialect d.
+func InDomain(d sqlplan.Dialect, sc ledger.Schema, col string) string {
+	q := d.Ident(col)
+	lits := make([]string, len(sc.Categorical[col]))
+	for i, v := range sc.Categorical[col] {
+		lits[i] = d.Str(v)
+	}
+	return "CASE WHEN " + d.InStrings(q, lits) + " THEN " + q + " END"
 }
 
 // engineCheckTimeout bounds the plan's catalog check.
