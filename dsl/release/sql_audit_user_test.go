@@ -7,8 +7,8 @@ package release
 // runs a weakened twin (half the noise, or the plan of a bound with half
 // the rows per group, so the sensitivity it calibrates to is halved) that
 // the same audit must catch, so that a passing audit has the power to see
-// a break. The full tier runs 20 000 trials per side; the short tier
-// 4 000, enough for every assertion but with a looser bound.
+// a break. Each runs 20 000 trials per side, in the long tier only (a
+// statistical audit, as the others of this package).
 
 import (
 	"context"
@@ -17,18 +17,14 @@ import (
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/audit"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
 
-// userAuditConfig is the audit's size: smaller under -short.
-func userAuditConfig() audit.Config {
-	if testing.Short() {
-		return audit.Config{Trials: 4000, Alpha: 0.05}
-	}
-	return audit.Config{Trials: 20000, Alpha: 0.05}
-}
+// userAuditConfig is the audits' size.
+func userAuditConfig() audit.Config { return audit.Config{Trials: 20000, Alpha: 0.05} }
 
 // boundUserRows is boundUsers keeping each row's user.
 func boundUserRows(rows []userRow, k, r int) []userRow {
@@ -184,6 +180,7 @@ func auditBoth(t *testing.T, eps float64, mech func(weak bool) audit.Mechanism, 
 // 2k·r for the COUNT). The statistic is the released values'
 // log-likelihood ratio (laplaceLLR), which sees the whole loss.
 func TestAuditSQLUserLevelReplaceOne(t *testing.T) {
+	testtier.Long(t)
 	t.Parallel()
 	const eps, k, r = 1.0, 2, 2
 	keys := []string{"a", "b", "c", "d"}
@@ -261,6 +258,7 @@ func laplaceLLR(y, m0, m1, b []float64) float64 {
 // outside the query (a WHERE, a NULL): the count moves by r (full) and
 // the centred sum by r·(hi − lo)/2, half its replace-one sensitivity.
 func TestAuditSQLUserLevelAvg(t *testing.T) {
+	testtier.Long(t)
 	t.Parallel()
 	const eps, k, r = 1.0, 1, 2
 	base := []userRow{{"u1", auditRow{"a", 3}}, {"u2", auditRow{"a", 7}}, {"u3", auditRow{"a", 2}}}
@@ -322,6 +320,7 @@ func TestAuditSQLUserLevelAvg(t *testing.T) {
 // reaches the whole loss only where the rows cross the median, so the
 // twin must be caught under replace-one and is logged under add-remove.
 func TestAuditSQLUserLevelQuantile(t *testing.T) {
+	testtier.Long(t)
 	t.Parallel()
 	const eps, k, r = 1.0, 1, 2
 	const lo = 0x1p44 // as in TestAuditPrivateSQL: a small grid
@@ -380,6 +379,7 @@ func TestAuditSQLUserLevelQuantile(t *testing.T) {
 // the claim is checked and the twin logged. The twin's selection noise
 // has half the scale.
 func TestAuditSQLUserLevelSelection(t *testing.T) {
+	testtier.Long(t)
 	t.Parallel()
 	const eps, delta, k = 1.0, 0.27, 2
 	users := func(n int) []userRow {

@@ -18,6 +18,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/internal/pgtest"
+	"github.com/privnotes/privnotes/internal/testtier"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 )
@@ -136,6 +137,7 @@ func releaseValues(v any) string {
 }
 
 func TestNeighbouringDatasetsPostgreSQL(t *testing.T) {
+	testtier.Long(t)       // a grid of worlds, as TestNeighbouringDatasets
 	srv := pgtest.Start(t) // integration tier; skips only without the binaries outside CI
 	srv.Exec(t, `CREATE ROLE analyst LOGIN PASSWORD '`+pgAnalystPassword+`'`)
 
