@@ -1,8 +1,11 @@
 package runtime
 
-// Error bars of method gauss's eigenvalues, total variance and
-// explained-variance ratios (issue 28, item 1): release.ErrSpectral, from
-// the receipt's public noise description and the released values only.
+// Error bars of private_pca's releases (issue 28, item 1), from the
+// receipt's public noise description and the released values only: method
+// gauss's eigenvalues, total variance and explained-variance ratios
+// (release.ErrSpectral), npm's and adaptive's eigenvalue estimates against
+// their last step's noise-free value (release.ErrLastStep), and the
+// reason a direction-only release has none (release.ErrNone).
 
 import (
 	"fmt"
@@ -131,7 +134,10 @@ func (b *releaseBase) errorLine() string {
 // half-widths (gauss), or its other error statement, or "".
 func (r *PCAResult) spectralText() string {
 	if e := r.errorLine(); e != "" {
-		return "  " + e + " (ValueInterval)\n"
+		if _, ok := r.valueHalfWidth(release.DefaultLevel); ok {
+			e += " (ValueInterval)"
+		}
+		return "  " + e + "\n"
 	}
 	h, t, ok := r.spectral(release.DefaultLevel)
 	if !ok {
