@@ -36,8 +36,9 @@ package pca
 //     P(‖G‖₂ ≥ t) ≤ (r + c)·exp(−t²/(2v)), so
 //     h_T = σ·√(2·max(r, c)·ln((r + c)/α)).
 //
-// For a vector (c = 1) h_F is the chi bound, near σ(√r + √(2u)); for
-// d×p with p ≫ 1 h_T wins. Both are conservative (measured in the tests).
+// For a vector (c = 1) h_F is the chi bound, near σ(√r + √(2u)), and
+// nearly exact; h_F also wins for narrow d×p iterates, h_T for wide ones
+// (TestNoiseNormCoverage measures how conservative each is).
 
 import (
 	"math"
