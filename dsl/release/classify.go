@@ -78,6 +78,11 @@ func planClassifyJL(env *Local, src Ref, a *Args) (*Plan, error) {
 		extra["calibration"] = pl.FedRep.Calibration.String()
 	}
 	p.Params = publicParams(a, extra)
+	if variant == jlclass.Pool {
+		p.Params[ErrorParam] = selectionModel(pl.Candidates, pl.EffectiveEps)
+	} else {
+		p.Params[ErrorParam] = noIntervalModel(whyRepresentation)
+	}
 	env.jlMemory(p, src, pl, n)
 	p.run = func(ctx context.Context, data *Data) (any, error) {
 		r, err := pl.Run(ctx, data.Rows)

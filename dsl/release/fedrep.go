@@ -27,6 +27,12 @@ const (
 	fedrepLR     = 0.5
 )
 
+// whyRepresentation is the display's reason why a shared representation
+// U carries no interval: its distance to the users' true subspace depends
+// on their data (the heads' spread, the subspace's eigengap), which is not
+// public.
+const whyRepresentation = "the release is a shared representation U (directions), whose distance to the users' true subspace depends on their data (the heads' spread and the eigengap), not on the noise alone; no interval follows from public parameters"
+
 func planFedRep(env *Local, src Ref, a *Args) (*Plan, error) {
 	fn := catalog.PrivateFedRep.Name
 	p := &Plan{Func: fn, Method: "fedrep", Eps: a.Float("eps"), Delta: a.Float("delta"), Columns: src.Schema.Columns}
@@ -37,6 +43,7 @@ func planFedRep(env *Local, src Ref, a *Args) (*Plan, error) {
 	p.Cost, p.Note = pl.Cost, pl.Note
 	p.Noise = fmt.Sprintf("noise multiplier %.4g per round (init %.4g); per-user clip ψ=%.4g", pl.StepMultiplier, pl.InitMultiplier, params["psi"])
 	p.Params = publicParams(a, params)
+	p.Params[ErrorParam] = noIntervalModel(whyRepresentation)
 	p.reportsSteps(pl.Iters)
 	m, maxRecords := env.fedRepMemory(src, a.Int("k"), n)
 	p.setMemory(m, fmt.Sprintf("%d public users, d=%d, k=%d", n, src.Schema.D, a.Int("k")), "Lower k or use a subset with fewer columns")

@@ -37,6 +37,9 @@ const (
 	ErrBootstrap   = "bootstrap"   // a linear fit's coefficient intervals by the parametric bootstrap (Scale: Xᵀy's σ, CountScale: XᵀX's)
 	ErrSpectral    = "spectral"    // Analyze Gauss: every eigenvalue at once (Weyl and a matrix Gaussian tail bound), and the trace; Scale per coordinate, Dim d
 	ErrFitted      = "fitted"      // consistent=true: each value post-processed from a least-squares fit of Parts parts to their noisy total, all Noise-distributed of Scale
+	ErrLastStep    = "last_step"   // npm, adaptive: every eigenvalue estimate at once against its last power step's noise-free value (Weyl, a bound on a Dim×Cols Gaussian's norm)
+	ErrSelection   = "selection"   // private_classify_jl pool: the exponential mechanism's score gap over Candidates (Scale = 2/ε′, in users)
+	ErrNone        = "none"        // the release has no sound interval from public parameters: Why says why
 )
 
 // ErrorModel is the public description of a release's noise, stored in
@@ -107,6 +110,14 @@ type ErrorModel struct {
 	// below 0 is cut there.
 	Parts       int  `json:"parts,omitempty"`
 	Nonnegative bool `json:"nonnegative,omitempty"`
+	// Cols is the number of columns of an ErrLastStep release's noisy
+	// product (Dim×Cols: d×p for npm, d×1 for adaptive).
+	Cols int `json:"cols,omitempty"`
+	// ScoreGap95 is an ErrSelection release's 95 % score gap.
+	ScoreGap95 float64 `json:"score_gap_95,omitempty"`
+	// Why says what an ErrNone release is and why no interval of it
+	// follows from public parameters alone.
+	Why string `json:"why,omitempty"`
 }
 
 // errNoInterval: a value without a confidence interval.
@@ -188,6 +199,60 @@ func spectralModel(d int, scale, excess float64) ErrorModel {
 		Excess: (float64(d) + math.Sqrt(float64(d*(d+1)/2))) * excess}
 	m.HalfWidth95, m.TraceHalfWidth95, _ = m.SpectralHalfWidths(DefaultLevel)
 	return m
+}
+
+// lastStepModel is the ErrorModel of npm's or adaptive's eigenvalue
+// estimates: e in the scaled rows' units, so its std and excess are
+// multiplied by clip² (the values are).
+func lastStepModel(e pca.ValueError, clip float64) ErrorModel {
+	c2 := clip * clip
+	m := ErrorModel{Kind: ErrLastStep, Dim: e.Rows, Cols: e.Cols, Scale: e.Std * c2, Excess: e.Excess * c2}
+	m.HalfWidth95, _ = m.ValueHalfWidth(DefaultLevel)
+	return m
+}
+
+// selectionModel is the ErrorModel of an exponential-mechanism choice
+// among candidates at ε′ with scores of sensitivity one user.
+func selectionModel(candidates int, effEps float64) ErrorModel {
+	m := ErrorModel{Kind: ErrSelection, Candidates: candidates, Scale: 2 / effEps}
+	m.ScoreGap95, _ = m.ScoreGap(DefaultLevel)
+	return m
+}
+
+// noIntervalModel is the ErrorModel of a release with no interval: why
+// says what is released and why none follows from public parameters.
+func noIntervalModel(why string) ErrorModel {
+	return ErrorModel{Kind: ErrNone, Why: why}
+}
+
+// ValueHalfWidth is the level half-width that holds for every eigenvalue
+// estimate of an ErrSpectral or ErrLastStep release at once. An
+// ErrLastStep interval is against the value the same last power step
+// would give without its noise (pca.ValueError), whose value is at most
+// the true eigenvalue: its lower end bounds that too.
+func (m ErrorModel) ValueHalfWidth(level float64) (float64, error) {
+	switch m.Kind {
+	case ErrSpectral:
+		v, _, err := m.SpectralHalfWidths(level)
+		return v, err
+	case ErrLastStep:
+		if m.Dim < 1 || m.Cols < 1 || !(level > 0 && level < 1) || noise.CheckScale(m.Scale) != nil {
+			return math.NaN(), errNoInterval
+		}
+		return pca.NoiseNormHalfWidth(m.Dim, m.Cols, m.Scale, level) + m.Excess, nil
+	}
+	return math.NaN(), errNoInterval
+}
+
+// ScoreGap is an ErrSelection release's level bound on how far the chosen
+// candidate's total score (in users: each user's score is in [0, 1]) lies
+// below the best candidate's: P(gap > t) ≤ C·exp(−t/Scale), so
+// t = Scale·(ln C + ln(1/(1 − level))) (McSherry and Talwar 2007).
+func (m ErrorModel) ScoreGap(level float64) (float64, error) {
+	if m.Kind != ErrSelection || m.Candidates < 1 || !(level > 0 && level < 1) || !(m.Scale > 0) {
+		return math.NaN(), errNoInterval
+	}
+	return m.Scale * (math.Log(float64(m.Candidates)) - math.Log1p(-level)), nil
 }
 
 // SpectralHalfWidths are the level half-widths of an ErrSpectral
@@ -323,9 +388,38 @@ func (r *Receipt) errorText() string {
 			FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.CountHalfWidth))
 	case ErrExponential:
 		return fmt.Sprintf("with probability ≥ 95 %% the value's rank is within ±%d rows of the target rank, beyond the closest any grid point comes", m.RankError95)
+	case ErrSpectral:
+		return fmt.Sprintf("95 %% interval: every eigenvalue ± %s at once, the total variance ± %s", FormatHalfWidth(m.HalfWidth95), FormatHalfWidth(m.TraceHalfWidth95))
+	case ErrLastStep, ErrSelection, ErrNone:
+		return ErrorText(m)
 	case ErrBootstrap:
 		return fmt.Sprintf("coefficient intervals by the parametric bootstrap for DP (Ferrando, Wang & Sheldon 2022): %d replicates re-drawn at the public noise scales (std %s on Xᵀy, %s on XᵀX) and the released residual std",
 			m.Replicates, FormatHalfWidth(m.Scale), FormatHalfWidth(m.CountScale))
+	}
+	return ""
+}
+
+// lastStepText states an ErrLastStep release's 95 % half-width and what
+// it covers (the display's and a dry run's words).
+func lastStepText(m ErrorModel) string {
+	return fmt.Sprintf("95 %% interval: every eigenvalue estimate ± %s at once, around the value its last power step would give without that step's noise (not the true eigenvalue: the iterate's own error depends on the data's eigengap; that value is at most the true eigenvalue, so each lower end bounds the true eigenvalue too); the components have no interval", FormatHalfWidth(m.HalfWidth95))
+}
+
+// selectionText states an ErrSelection release's 95 % score gap.
+func selectionText(m ErrorModel) string {
+	return fmt.Sprintf("no interval on U (a direction, not a number); with probability ≥ 95 %% the chosen candidate's total score is within %s users of the best of the %d candidates' (the exponential mechanism's guarantee)", FormatHalfWidth(m.ScoreGap95), m.Candidates)
+}
+
+// ErrorText is the line a result's display shows for its ErrLastStep,
+// ErrSelection or ErrNone error model, or "" for the other kinds.
+func ErrorText(m ErrorModel) string {
+	switch m.Kind {
+	case ErrLastStep:
+		return lastStepText(m)
+	case ErrSelection:
+		return selectionText(m)
+	case ErrNone:
+		return "no interval: " + m.Why
 	}
 	return ""
 }

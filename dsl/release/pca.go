@@ -236,6 +236,10 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 			// intervals (in the data's units: the rows were scaled by
 			// 1/clip, the matrix by clip²).
 			p.Params[ErrorParam] = spectralModel(d, pl.NoiseStd*clip*clip, pl.RoundingExcess*clip*clip)
+		} else if e, ok := pl.ValueError(); ok {
+			// npm and adaptive (gap="auto" too): every eigenvalue
+			// estimate against its last step's noise-free value.
+			p.Params[ErrorParam] = lastStepModel(e, clip)
 		}
 		advice := "Lower k or use a subset with fewer columns"
 		if chosen == pca.MethodGauss {
@@ -307,6 +311,7 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 		}
 		p.Note += pl.Note
 		p.Params["calibration"] = calib.String()
+		p.Params[ErrorParam] = noIntervalModel(whyDirection)
 		heldRows(p, src, n, d, mul(i64(pl.MinRows), 4)) // pad=true: an int32 slot per record up to MinRows
 		p.run = func(ctx context.Context, data *Data) (any, error) {
 			x, err := unitMatrix(ctx, data)
@@ -343,6 +348,7 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 		p.Noise = fmt.Sprintf("noise multiplier %.4g, std %.4g per power step (rows scaled to norm ≤ 1 by the clip %.4g), %d steps, %d provider(s)", pl.StepMultiplier, pl.StepStd, clip, pl.Iters, providers)
 		p.Note += pl.Note
 		p.Params["sparsity"], p.Params["providers"] = s, providers
+		p.Params[ErrorParam] = noIntervalModel(whyDirection)
 		// Each provider makes its own passes, each holding a window.
 		p.setWindowedMemory(env, src, mul(i64(providers), add(mul(i64(d), i64(k), 8, 8), scanMemory(readWidth(src)))), mul(userVectorBytes(src, d), i64(providers)),
 			fmt.Sprintf("d=%d, k=%d, %d provider(s) each with its own pass", d, k, providers), "Use fewer providers or a lower k")
@@ -366,6 +372,13 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	return p, nil
 }
+
+// whyDirection is the display's reason why the components of private_pca
+// (and, alike, the representations of private_fedrep and
+// private_classify_jl) carry no interval: a bound on a direction's angle
+// to the true one needs the data's eigengap (Davis–Kahan), which is not a
+// public parameter, so none follows from the noise alone.
+const whyDirection = "the release is a set of directions, whose angle to the true ones depends on the data's eigengap (Davis–Kahan), not on the noise alone; no interval follows from public parameters"
 
 // pcaGaussianCalibration is the calibration of npm, gauss (also when auto
 // picks them) and adaptive: on a dataset under the gdp accountant the
@@ -484,6 +497,7 @@ func planOjaShuffle(env *Local, src Ref, a *Args, p *Plan, nb accounting.Neighbo
 	p.Noise = fmt.Sprintf("Gaussian std %.4g on each clipped one-row gradient (multiplier %.4g, local ε0=%.4g, δ0=%.3g; rows scaled to norm ≤ 1 by the clip %.4g), %d steps", pl.NoiseStd, pl.NoiseMultiplier, pl.Shuffle.LocalEps, pl.Shuffle.LocalDelta, clip, pl.Steps)
 	p.Note += pl.Note
 	p.Params["calibration"] = "paper"
+	p.Params[ErrorParam] = noIntervalModel(whyDirection)
 	heldRows(p, src, n, sc.D, mul(i64(max(n, pl.Steps)), 4)) // the secret order: an int32 per step
 	p.run = func(ctx context.Context, data *Data) (any, error) {
 		x, err := unitMatrix(ctx, data)

@@ -39,7 +39,7 @@ func (r *ClassifyJLResult) String() string {
 		return s
 	}
 	d, k := r.U.Dims()
-	return r.text(representationText(fmt.Sprintf("ClassifyJLResult: shared representation U_priv = MᵀŨ (%d×%d)", d, k), r.U, r.Columns))
+	return r.text(representationText(fmt.Sprintf("ClassifyJLResult: shared representation U_priv = MᵀŨ (%d×%d)", d, k), r.U, r.Columns) + errorTextLine(r.errorLine()))
 }
 
 // HTML renders U and the receipt.
@@ -51,7 +51,7 @@ func (r *ClassifyJLResult) HTML() string {
 		return s
 	}
 	d, k := r.U.Dims()
-	return r.html(representationHTML(fmt.Sprintf("%s: U_priv (%d×%d)", catalog.PrivateClassifyJL.Name, d, k), r.U, r.Columns))
+	return r.html(representationHTML(fmt.Sprintf("%s: U_priv (%d×%d)", catalog.PrivateClassifyJL.Name, d, k), r.U, r.Columns) + errorHTMLLine(r.errorLine()))
 }
 
 // Metadata carries the receipt into the output metadata.

@@ -1,8 +1,11 @@
 package runtime
 
-// Error bars of method gauss's eigenvalues, total variance and
-// explained-variance ratios (issue 28, item 1): release.ErrSpectral, from
-// the receipt's public noise description and the released values only.
+// Error bars of private_pca's releases (issue 28, item 1), from the
+// receipt's public noise description and the released values only: method
+// gauss's eigenvalues, total variance and explained-variance ratios
+// (release.ErrSpectral), npm's and adaptive's eigenvalue estimates against
+// their last step's noise-free value (release.ErrLastStep), and the
+// reason a direction-only release has none (release.ErrNone).
 
 import (
 	"fmt"
@@ -26,18 +29,36 @@ func (r *PCAResult) spectral(level float64) (value, trace float64, ok bool) {
 	return value, trace, err == nil
 }
 
+// valueHalfWidth is the level half-width of every eigenvalue estimate at
+// once (gauss, npm, adaptive), or ok false without one.
+func (r *PCAResult) valueHalfWidth(level float64) (h float64, ok bool) {
+	if r == nil {
+		return 0, false
+	}
+	m, has := r.errorModel()
+	if !has {
+		return 0, false
+	}
+	h, err := m.ValueHalfWidth(level)
+	return h, err == nil
+}
+
 // ValueInterval returns the level confidence interval (for example 0.95)
-// of eigenvalue j (1-based, as Component) of method gauss's release. It
-// holds for every j at once: each eigenvalue of the released matrix is
-// within its noise's spectral norm of the true one (Weyl), and that norm
-// is bounded at the level by a matrix Gaussian tail bound
-// (docs/mechanisms.md). Post-processing of public values: no cost.
+// of eigenvalue estimate j (1-based, as Component). It holds for every j
+// at once. Method gauss: each eigenvalue of the released matrix is within
+// its noise's spectral norm of the true one (Weyl), and that norm is
+// bounded at the level by a matrix Gaussian tail bound. Methods npm and
+// adaptive: the interval is around the value the same last power step
+// would give without its noise (Weyl again, and a bound on that step's
+// noise norm), which is at most the true eigenvalue, so lo bounds the true
+// eigenvalue from below too (docs/mechanisms.md). Post-processing of
+// public values: no cost.
 func (r *PCAResult) ValueInterval(j int, level float64) (lo, hi float64) {
 	const fn = "ValueInterval"
 	mustLevel(fn, level)
-	h, _, ok := r.spectral(level)
+	h, ok := r.valueHalfWidth(level)
 	if !ok {
-		panic(noInterval(fn))
+		panic(r.noIntervalWhy(fn))
 	}
 	if j < 1 || j > len(r.Values) {
 		panic(errorf(NameArgumentError, "%s: eigenvalue %d: the result has eigenvalues 1..%d", fn, j, len(r.Values)))
@@ -88,9 +109,36 @@ func ratioRange(l0, l1, t0, t1 float64) (lo, hi float64) {
 	return max(0, math.Nextafter(lo, math.Inf(-1))), min(1, math.Nextafter(hi, math.Inf(1)))
 }
 
-// spectralText is the line of a gauss result's text that states its
-// 95 % half-widths, or "".
+// noIntervalWhy is noInterval, with the reason when the release states
+// one (release.ErrNone).
+func (b *releaseBase) noIntervalWhy(fn string) *Error {
+	if m, ok := b.errorModel(); ok && m.Kind == release.ErrNone {
+		return errorf(NameArgumentError, "%s: no interval: %s", fn, m.Why)
+	}
+	return noInterval(fn)
+}
+
+// errorLine is the display's statement of a release's error for the
+// kinds without a per-value table (release.ErrorText: npm's and
+// adaptive's last step, the classifier pool's selection, and releases
+// with no interval), or "".
+func (b *releaseBase) errorLine() string {
+	m, ok := b.errorModel()
+	if !ok {
+		return ""
+	}
+	return release.ErrorText(m)
+}
+
+// spectralText is the line of a PCA result's text that states its 95 %
+// half-widths (gauss), or its other error statement, or "".
 func (r *PCAResult) spectralText() string {
+	if e := r.errorLine(); e != "" {
+		if _, ok := r.valueHalfWidth(release.DefaultLevel); ok {
+			e += " (ValueInterval)"
+		}
+		return "  " + e + "\n"
+	}
 	h, t, ok := r.spectral(release.DefaultLevel)
 	if !ok {
 		return ""

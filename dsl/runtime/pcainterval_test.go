@@ -13,8 +13,9 @@ import (
 // carry intervals from the receipt's public noise description: the text
 // and HTML state them, the accessors return intervals around the released
 // values (the ratio's inside [0, 1] and around the released ratio), a
-// named replay gives the same, and a method without them (npm) refuses the
-// accessors with an ArgumentError.
+// named replay gives the same, and a method without them refuses the
+// accessors with an ArgumentError: npm has no total variance, federated
+// no eigenvalue estimates (npm's are TestPCALastStepIntervals').
 func TestPCAIntervals(t *testing.T) {
 	dir := t.TempDir()
 	register(t, dir, "off", offsetTable(5000, 4, 7), accounting.Budget{Eps: 40, Delta: 1e-4}, accounting.ModeZCDP)
@@ -46,9 +47,14 @@ fmt.Println(g.HTML())`)
 		}
 	}
 	res, o := s.run(`n := private_pca(ds, k=1, eps=1, delta=1e-6, method="npm", clip=6)
-n.ValueInterval(1, 0.95)`)
+n.TotalVarianceInterval(0.95)`)
 	if res.Error == nil || res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, "no confidence interval") {
-		t.Errorf("npm's ValueInterval: got %v, want an ArgumentError saying it has no interval:\n%s", res.Error, o.all(res))
+		t.Errorf("npm's TotalVarianceInterval: got %v, want an ArgumentError saying it has no interval (npm releases no total):\n%s", res.Error, o.all(res))
+	}
+	res, o = s.run(`f := private_pca(ds, k=1, eps=1, delta=1e-6, method="federated", iters=3, clip=6)
+f.ValueInterval(1, 0.95)`)
+	if res.Error == nil || res.Error.Name != NameArgumentError || !strings.Contains(res.Error.Value, "no interval") {
+		t.Errorf("federated's ValueInterval: got %v, want an ArgumentError saying it has no interval:\n%s", res.Error, o.all(res))
 	}
 }
 

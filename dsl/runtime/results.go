@@ -157,6 +157,8 @@ func (r *PCAResult) HTML() string {
 	}
 	if h, t, ok := r.spectral(release.DefaultLevel); ok {
 		fmt.Fprintf(&b, "<tr><th>± at 95 %%</th><td colspan=\"%d\">every eigenvalue ± %s at once; total variance ± %s</td></tr>\n", k, html.EscapeString(release.FormatHalfWidth(h)), html.EscapeString(release.FormatHalfWidth(t)))
+	} else if e := r.errorLine(); e != "" {
+		fmt.Fprintf(&b, "<tr><th>error</th><td colspan=\"%d\">%s</td></tr>\n", k, html.EscapeString(e))
 	}
 	if r.Center != nil {
 		b.WriteString("<tr><th>centred by the private mean</th>")
@@ -320,7 +322,24 @@ func (r *FedRepResult) String() string {
 		return s
 	}
 	d, k := r.U.Dims()
-	return r.text(representationText(fmt.Sprintf("FedRepResult: shared representation U (%d×%d)", d, k), r.U, r.Columns))
+	return r.text(representationText(fmt.Sprintf("FedRepResult: shared representation U (%d×%d)", d, k), r.U, r.Columns) + errorTextLine(r.errorLine()))
+}
+
+// errorTextLine is a result text's line for the error statement e, or ""
+// without one.
+func errorTextLine(e string) string {
+	if e == "" {
+		return ""
+	}
+	return "  " + e + "\n"
+}
+
+// errorHTMLLine is errorTextLine's HTML form.
+func errorHTMLLine(e string) string {
+	if e == "" {
+		return ""
+	}
+	return "<p class=\"privnotes-error\">" + html.EscapeString(e) + "</p>\n"
 }
 
 // representationText renders a d×k representation, one row per column
@@ -391,7 +410,7 @@ func (r *FedRepResult) HTML() string {
 		return s
 	}
 	d, k := r.U.Dims()
-	return r.html(representationHTML(fmt.Sprintf("%s: U (%d×%d)", catalog.PrivateFedRep.Name, d, k), r.U, r.Columns))
+	return r.html(representationHTML(fmt.Sprintf("%s: U (%d×%d)", catalog.PrivateFedRep.Name, d, k), r.U, r.Columns) + errorHTMLLine(r.errorLine()))
 }
 
 // Metadata carries the receipt into the output metadata.
