@@ -33,6 +33,10 @@ var fnLowRank = catalog.PrivateLowRank.Name
 
 const matrixPCAMethod = pca.MethodPPMEntry
 
+// whyEntryScaled is why ppm-entry's and private_low_rank's releases carry
+// no interval.
+const whyEntryScaled = "the noise of each product is scaled by the largest entry of its iterate (‖X‖_∞), which the run draws, and the released directions' error depends on the data's eigengap; no interval follows from the plan's public parameters"
+
 // checkKind refuses, before anything is planned or charged, a function
 // on the wrong kind of dataset: row functions on a matrix dataset and
 // matrix functions on row data (registered, derived or synthetic).
@@ -128,6 +132,9 @@ func planEntry(env *Local, fn string, src Ref, a *Args) (*Plan, error) {
 		Columns: componentRows(sc),
 		Params: publicParams(a, map[string]any{"method": pl.Method, "neighbour": ledger.NeighbourEntry, "noise": noiseKind,
 			"entry_bound": ms.EntryBound, "symmetric": ms.Symmetric, "p": pl.P, "iters": pl.Iters})}
+	// The last product's noise is scaled by its iterate's largest entry,
+	// itself a noisy release: no width is fixed by the plan.
+	p.Params[ErrorParam] = noIntervalModel(whyEntryScaled)
 	if laplace {
 		p.Noise = fmt.Sprintf("discrete Laplace, ε=%.4g per release, scale %.4g·‖X‖_∞ per entry (ℓ1 sensitivity 2·p·2B, B=%g), %d releases of a %d×%d product", pl.StepEps, (pl.Sensitivity+pl.RoundingExcess)/pl.StepEps, ms.EntryBound, pl.Releases, dim, pl.P)
 	} else {

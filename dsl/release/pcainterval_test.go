@@ -143,6 +143,8 @@ func TestPlanErrorModels(t *testing.T) {
 		Accountant: "zcdp", Center: "none", PublicN: 100000}
 	users := rows
 	users.Unit, users.UserColumn, users.Label = "user", "u", "y"
+	mx := ledger.Schema{Name: "mx", Kind: ledger.KindMatrix, Neighbour: ledger.NeighbourEntry, Accountant: "zcdp",
+		Matrix: &ledger.MatrixShape{Rows: 20, Cols: 20, Symmetric: true, EntryBound: 1}}
 	for _, tc := range []struct {
 		fn   string
 		sc   ledger.Schema
@@ -162,6 +164,8 @@ func TestPlanErrorModels(t *testing.T) {
 		{"private_fedrep", users, map[string]any{"k": 2}, ErrNone, 0, 0},
 		{"private_classify_jl", users, map[string]any{"k": 2, "candidates": 50, "delta": 0.0}, ErrSelection, 0, 0},
 		{"private_classify_jl", users, map[string]any{"k": 2, "variant": "fedrep-jl"}, ErrNone, 0, 0},
+		{"private_pca", mx, map[string]any{"method": "ppm-entry", "k": 2}, ErrNone, 0, 0},
+		{fnLowRank, mx, map[string]any{"k": 2}, ErrNone, 0, 0},
 	} {
 		vals := map[string]any{"delta": 1e-6}
 		for k, v := range tc.vals {
