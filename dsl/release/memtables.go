@@ -99,8 +99,9 @@ func CloseMemoryTables() error { return memCache.closeAll() }
 
 // memoryData is dataOf with the rows also in the data engine, when the
 // build links one and the schema allows: the column analyses then run
-// their statements there (d.SQL). A table that cannot be loaded leaves
-// the rows alone (the row path, the same rules by a second reading).
+// their statements there (d.SQL). The table is loaded (or taken from the
+// cache) when a statement first needs it, so a call that reads rows only
+// (PCA, a regression) costs no load.
 func memoryData(name string, ld *ledger.Data) (*Data, error) {
 	return memoryDataWith(memoryTableOpener(), memCache, name, ld)
 }
@@ -116,16 +117,63 @@ func memoryDataWith(open MemoryTableOpener, cache *memTables, name string, ld *l
 	if open == nil || !ok {
 		return d, nil
 	}
-	ctx := context.Background()
-	q, done, err := cache.acquire(memKey{name: name, content: memIdentity(m)}, func() (MemoryTable, error) {
-		return open(ctx, m)
-	})
-	if err != nil {
-		return d, nil
-	}
-	d.SQL, d.close = q, func() error { done(); return nil }
+	lz := &lazyTable{load: func() (SQLReader, func(), error) {
+		return cache.acquire(memKey{name: name, content: memIdentity(m)}, func() (MemoryTable, error) {
+			return open(context.Background(), m)
+		})
+	}}
+	d.SQL, d.close = lz, lz.close
 	return d, nil
 }
+
+// lazyTable is a memory table's reader that acquires the table from the
+// cache on first use. A table that cannot be loaded (the engine refused
+// the rows or ran out of memory) makes every statement fail, as a
+// snapshot's engine failure does: after the charge, the release is then
+// the noise alone.
+type lazyTable struct {
+	load func() (SQLReader, func(), error)
+	once sync.Once
+	q    SQLReader
+	done func()
+	err  error
+}
+
+func (l *lazyTable) get() (SQLReader, error) {
+	l.once.Do(func() { l.q, l.done, l.err = l.load() })
+	return l.q, l.err
+}
+
+// Table is the table's reference; it loads the table, which the statement
+// printed over the reference will read.
+func (l *lazyTable) Table() string {
+	q, err := l.get()
+	if err != nil {
+		return "(SELECT)" // a statement over it fails: a fixed outcome
+	}
+	return q.Table()
+}
+
+func (l *lazyTable) Query(ctx context.Context, stmt string) ([][]any, error) {
+	q, err := l.get()
+	if err != nil {
+		return nil, errMemoryTable
+	}
+	return q.Query(ctx, stmt)
+}
+
+// close ends the data's use of the table (if it was loaded).
+func (l *lazyTable) close() error {
+	l.once.Do(func() { l.err = errMemoryTable }) // no load after close
+	if l.done != nil {
+		l.done()
+	}
+	return nil
+}
+
+// errMemoryTable is a failed load's error; its text is fixed, since the
+// engine's message could quote the rows.
+var errMemoryTable = errors.New("release: the data could not be loaded into the data engine")
 
 // memoryRowsOf is the table of data held in memory, or false when the
 // schema has no table the statements could read: a matrix dataset,

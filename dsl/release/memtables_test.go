@@ -199,7 +199,11 @@ func TestMemoryTableCache(t *testing.T) {
 		if err != nil || d.SQL == nil {
 			t.Fatalf("%s: %v, engine %v", name, err, d != nil && d.SQL != nil)
 		}
-		return d.SQL, d
+		q, err := d.SQL.(*lazyTable).get()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return q, d
 	}
 	q0, d0 := count("m", base)
 	d0.Close()
@@ -310,5 +314,14 @@ func TestMemoryDataRowPath(t *testing.T) {
 	}
 	if n := loads.Load(); n != 0 {
 		t.Errorf("%d loads", n)
+	}
+}
+
+// The package's tests run data held in memory on the engine, as the
+// binary does.
+func init() {
+	var loads atomic.Int64
+	if err := RegisterMemoryTables(openTestMemoryTable(&loads)); err != nil {
+		panic(err)
 	}
 }
