@@ -15,6 +15,8 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/internal/testfix"
+	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 )
@@ -317,11 +319,97 @@ func TestMemoryDataRowPath(t *testing.T) {
 	}
 }
 
+// testMemoryLoads counts the loads of the registered opener.
+var testMemoryLoads atomic.Int64
+
 // The package's tests run data held in memory on the engine, as the
 // binary does.
 func init() {
-	var loads atomic.Int64
-	if err := RegisterMemoryTables(openTestMemoryTable(&loads)); err != nil {
+	if err := RegisterMemoryTables(openTestMemoryTable(&testMemoryLoads)); err != nil {
 		panic(err)
+	}
+}
+
+// BenchmarkMemoryCall times a small column analysis on a dataset held in
+// the registry's memory format, through the execution core and the
+// ledger (plan, charge, load, run): on the row path, and on the engine
+// path with its table cached after the first call.
+func BenchmarkMemoryCall(b *testing.B) {
+	for _, n := range []int{1000, 100_000} {
+		var csv strings.Builder
+		csv.WriteString("a,b,c\n")
+		for i := range n {
+			fmt.Fprintf(&csv, "%d,%d,%d\n", i%97, i%13, i%1000)
+		}
+		st := testfix.Store(b, "")
+		sc := testfix.Register(b, st, ledger.Registration{Name: "m", Table: testfix.Table(b, csv.String()),
+			Budget: accounting.Budget{Eps: 1e9, Delta: 0.5}, Accountant: accounting.ModeZCDP, Neighbour: accounting.ReplaceOne, Clip: 1,
+			Bounds: map[string][2]float64{"a": {0, 100}, "b": {0, 20}}})
+		env := &Local{Store: func() (*ledger.Store, error) { return st, nil }}
+		for _, fn := range []struct {
+			name string
+			vals map[string]any
+		}{{"private_mean", map[string]any{"col": "a", "eps": 0.001}}, {"private_histogram", map[string]any{"col": "b", "bins": 5, "eps": 0.001}}} {
+			call := Call{Func: fn.name, Dataset: Ref{Name: "m", Schema: sc}, Args: mustArgs(fn.name, fn.vals)}
+			for _, engine := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/n=%d/engine=%v", fn.name, n, engine), func(b *testing.B) {
+					snapshotsMu.Lock()
+					saved := memoryTables
+					if !engine {
+						memoryTables = nil
+					}
+					snapshotsMu.Unlock()
+					defer func() {
+						snapshotsMu.Lock()
+						memoryTables = saved
+						snapshotsMu.Unlock()
+					}()
+					if _, err := env.Execute(context.Background(), call, nil); err != nil { // the first load
+						b.Fatal(err)
+					}
+					loads := testMemoryLoads.Load()
+					for b.Loop() {
+						if _, err := env.Execute(context.Background(), call, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(testMemoryLoads.Load()-loads)/float64(b.N), "loads/op")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkMemoryTableCached times the engine's fixed cost on data held
+// in memory after the first load: the content key (a SHA-256 of the
+// rows), the cache's lookup and a one-row statement.
+func BenchmarkMemoryTableCached(b *testing.B) {
+	var loads atomic.Int64
+	cache := &memTables{max: memoryTablesCached}
+	defer cache.closeAll()
+	open := openTestMemoryTable(&loads)
+	for _, n := range []int{1000, 100_000} {
+		ld := &ledger.Data{Schema: ledger.Schema{Name: "m", Columns: []string{"a", "b", "c"}, D: 3, Unit: "row"}, X: mat.NewDense(n, 3, nil)}
+		for i := range n {
+			ld.X.SetRow(i, []float64{float64(i % 97), float64(i % 13), float64(i)})
+		}
+		call := func(b *testing.B) {
+			d, err := memoryDataWith(open, cache, "m", ld)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := d.SQL.Query(context.Background(), "SELECT count(*) FROM "+d.SQL.Table()); err != nil {
+				b.Fatal(err)
+			}
+			d.Close()
+		}
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			call(b) // the first load
+			before := loads.Load()
+			for b.Loop() {
+				call(b)
+			}
+			b.ReportMetric(float64(loads.Load()-before)/float64(b.N), "loads/op")
+		})
 	}
 }
