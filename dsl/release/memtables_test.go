@@ -90,6 +90,19 @@ func tabCallUses(fn string, vals map[string]any, filters []Filter, col string) b
 	return slices.ContainsFunc(filters, func(f Filter) bool { return f.Column == col })
 }
 
+// tabMemoryCalls are calls of tabCalls' forms whose bound of each user's
+// rows (their first max_groups groups, in row order) reads no categorical
+// column, so that memory data test it too.
+var tabMemoryCalls = []struct {
+	fn      string
+	users   bool
+	vals    map[string]any
+	filters []Filter
+}{
+	{"private_histogram", true, map[string]any{"col": "age", "bins": 5, "max_groups": 2}, nil},
+	{"private_histogram", true, map[string]any{"col": "x", "bins": 4, "max_groups": 1}, []Filter{{"age", ">", 20}}},
+}
+
 // Data held in memory run the column analyses on the data engine too: a
 // memory table of the snapshot's rows gives every call that reads no
 // categorical column (which the memory format does not hold) the
@@ -108,7 +121,7 @@ func TestTabularMemoryPath(t *testing.T) {
 		ld := tabMemory(t, sc, rd)
 		msc := ld.Schema
 		loadsBefore := loads.Load()
-		for i, c := range tabCalls {
+		for i, c := range append(slices.Clone(tabCalls), tabMemoryCalls...) {
 			if c.users != users || tabCallUses(c.fn, c.vals, c.filters, "region") {
 				continue
 			}
@@ -169,8 +182,8 @@ func TestTabularMemoryPath(t *testing.T) {
 			t.Errorf("users %v: the memory table was loaded %d times, want once", users, n)
 		}
 	}
-	if ran < 18 {
-		t.Errorf("%d calls ran on memory data, want the 18 that read no categorical column", ran)
+	if ran < 18+len(tabMemoryCalls) {
+		t.Errorf("%d calls ran on memory data, want the %d that read no categorical column", ran, 18+len(tabMemoryCalls))
 	}
 }
 
