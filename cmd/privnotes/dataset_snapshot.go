@@ -55,6 +55,27 @@ func init() {
 	if err != nil {
 		panic(err)
 	}
+	if err := release.RegisterMemoryTables(openMemoryTable); err != nil {
+		panic(err)
+	}
+}
+
+// closeDataEngine closes what the data engine keeps open across calls:
+// the snapshot readers and the tables of data held in memory. main calls
+// it when the command ends.
+func closeDataEngine() {
+	snapshotPool.Close()
+	release.CloseMemoryTables()
+}
+
+// openMemoryTable loads data held in memory into the data engine
+// (release.RegisterMemoryTables).
+func openMemoryTable(ctx context.Context, m *release.MemoryRows) (release.MemoryTable, error) {
+	mt, err := snapshot.OpenMemoryTable(ctx, (*snapshot.MemoryRows)(m))
+	if err != nil {
+		return nil, err // not a nil *MemoryTable in an interface
+	}
+	return mt, nil
 }
 
 // unsetFloat is a float flag whose NaN means "not given": required flags

@@ -38,7 +38,7 @@ func register(c *command) {
 
 func main() {
 	code := dispatch(os.Args[1:], os.Stdout, os.Stderr)
-	snapshotPool.Close() // the data engine's readers (dataset_snapshot.go)
+	closeDataEngine() // its open readers and tables (dataset_snapshot.go)
 	os.Exit(code)
 }
 

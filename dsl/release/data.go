@@ -24,8 +24,9 @@ type Data struct {
 	// the index of their category in Schema.Categorical (the domain's
 	// length for "other"). Names must be columns of the schema.
 	Columns func(names []string) (rows.Source, error)
-	// SQL runs private SQL's printed statement on a snapshot (nil for
-	// data held in memory).
+	// SQL runs a printed statement on the data in the engine: a
+	// snapshot, or data held in memory loaded as a memory table
+	// (memoryData; nil in a build without the engine).
 	SQL SQLReader
 
 	close func() error

@@ -516,7 +516,7 @@ func (env *Local) store() (*ledger.Store, error) {
 // load opens the data of a source. Call it only after the charge.
 func (env *Local) load(src Ref) (*Data, error) {
 	if src.Public != nil {
-		return dataOf(src.Public)
+		return memoryData(src.Name, src.Public)
 	}
 	if dv := src.Derived; dv != nil {
 		parent := src
@@ -543,7 +543,7 @@ func (env *Local) load(src Ref) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dataOf(d)
+	return memoryData(src.Name, d)
 }
 
 // guarded calls f and returns its panic value instead of panicking. After

@@ -22,9 +22,12 @@ package release
 // user's clamped values, which an inner statement computes from the
 // user's exact grid sum and row count (tabUserTerm).
 //
-// What still reads rows (Data.Columns): data without a SQL engine (data
-// held in memory, a cell's synthetic data), and a plan the printer cannot
-// print (bounds too close to 0 for the sums' grid).
+// Data held in memory (the registry's memory format, a cell's synthetic
+// data) run here too, on a memory table with a snapshot's columns
+// (memtables.go). What still reads rows (Data.Columns): a build without
+// the data engine, a memory schema no table can hold (categorical
+// columns, a matrix dataset), and a plan the printer cannot print (bounds
+// too close to 0 for the sums' grid).
 
 import (
 	"context"
@@ -333,7 +336,7 @@ func tabHistogram(h []binCount, grid int) []int32 {
 }
 
 // usable reports whether the pass runs on d: the data have a SQL engine
-// (a snapshot; data in memory keep the row path).
+// (a snapshot, or data in memory loaded as a memory table).
 func (t *tabPass) usable(d *Data) bool { return t != nil && d != nil && d.SQL != nil }
 
 // tabCountPass is an ungrouped private_count's pass on a subset: its rows,

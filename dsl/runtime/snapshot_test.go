@@ -47,6 +47,16 @@ func init() {
 	if err != nil {
 		panic(err)
 	}
+	err = release.RegisterMemoryTables(func(ctx context.Context, m *release.MemoryRows) (release.MemoryTable, error) {
+		mt, err := snapshot.OpenMemoryTable(ctx, (*snapshot.MemoryRows)(m))
+		if err != nil {
+			return nil, err // not a nil *MemoryTable in an interface
+		}
+		return mt, nil
+	})
+	if err != nil {
+		panic(err)
+	}
 }
 
 // registerSnapshot builds a snapshot of csv in dir's state and registers
