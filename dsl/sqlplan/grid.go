@@ -21,7 +21,9 @@ const MaxRows = 1 << 30
 //
 //	q = clamp(round((c − Centre) / Step), Lo, Hi)
 //
-// (an exact integer in the engine's BIGINT; NULL stays NULL), and the
+// (an exact integer in the engine's BIGINT; NULL stays NULL; for c in
+// the aggregate's bounds the clamp changes nothing, as Lo and Hi are the
+// rounded ends themselves, so the DuckDB statement omits it), and the
 // statement returns Σ q, and Σ q² for a variance, as exact 128-bit
 // integer sums. Integer addition is exact and associative, so the sums do
 // not depend on the engine's summation order or parallelism: the only

@@ -127,7 +127,8 @@ func (duckDB) Clamp(x, lo, hi string) string {
 // round((hi − Centre)·2^k), and GridOf computes g.Lo and g.Hi by exactly
 // these float64 operations on the same bits (Num prints lo, hi, Centre
 // and 2^k exactly), where |q| ≤ 2^GridBits also keeps the cast in range.
-// When Centre is 0 no subtraction is printed; x − 0 is x.
+// When Centre is 0 no subtraction is printed; x − 0 is x. round stays:
+// DuckDB's cast of a DOUBLE to BIGINT rounds half to even.
 func (d duckDB) Quantize(x string, g Grid) string {
 	v := x
 	if g.Centre != 0 {
