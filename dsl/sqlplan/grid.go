@@ -21,7 +21,9 @@ const MaxRows = 1 << 30
 //
 //	q = clamp(round((c − Centre) / Step), Lo, Hi)
 //
-// (an exact integer in the engine's BIGINT; NULL stays NULL), and the
+// (an exact integer in the engine's BIGINT; NULL stays NULL; for c in
+// the aggregate's bounds the clamp changes nothing, as Lo and Hi are the
+// rounded ends themselves, so the DuckDB statement omits it), and the
 // statement returns Σ q, and Σ q² for a variance, as exact 128-bit
 // integer sums. Integer addition is exact and associative, so the sums do
 // not depend on the engine's summation order or parallelism: the only
@@ -75,9 +77,10 @@ func GridOf(a Aggregate) (Grid, error) {
 	if !finite(a.Lo) || !finite(a.Hi) || !(a.Lo < a.Hi) {
 		return g, fmt.Errorf("sqlplan: aggregate %s has invalid bounds [%g, %g]", a.Name, a.Lo, a.Hi)
 	}
-	// The same float64 operations the engine performs, so the integer
-	// range below is the range of its q (and the statement clamps q to
-	// it anyway, whatever the engine's rounding).
+	// The same float64 operations the engine performs on the clamped
+	// bounds (x − Centre, then · 1/Step, then round), so that [Lo, Hi]
+	// is exactly the range of the engine's q, which the DuckDB statement
+	// therefore does not clamp again (duckDB.Quantize).
 	lo, hi := a.Lo-g.Centre, a.Hi-g.Centre
 	m := max(math.Abs(lo), math.Abs(hi))
 	if m == 0 || math.IsInf(m, 0) {
@@ -91,8 +94,9 @@ func GridOf(a Aggregate) (Grid, error) {
 		return g, refuse(a.Name, -1, "the clamping bounds [%g, %g] are too wide or too narrow for a variance (its half-width must lie between 2^-430 and 2^480, so that squares stay in float64's normal range); scale the value and the bounds", a.Lo, a.Hi)
 	}
 	g.Step = math.Ldexp(1, e-GridBits)
-	g.Lo = int64(math.Round(lo / g.Step))
-	g.Hi = int64(math.Round(hi / g.Step))
+	inv := 1 / g.Step // exact: a power of two up to 2^1000
+	g.Lo = int64(math.Round(lo * inv))
+	g.Hi = int64(math.Round(hi * inv))
 	return g, nil
 }
 

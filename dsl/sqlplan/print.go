@@ -36,11 +36,15 @@ type Dialect interface {
 	Clamp(x, lo, hi string) string
 	// Quantize is x (a DOUBLE) on the grid g as a 64-bit integer,
 	// clamp(round((x − g.Centre)/g.Step), g.Lo, g.Hi); NULL stays NULL.
+	// Print passes x already clamped to the aggregate's bounds, so a
+	// dialect whose arithmetic keeps q in [g.Lo, g.Hi] by itself may
+	// leave the integer clamp out (see duckDB.Quantize).
 	Quantize(x string, g Grid) string
 	// Square is x·x of a 64-bit integer x as a 128-bit integer.
 	Square(x string) string
-	// Bin is the bin of x (a clamped DOUBLE) on a quantile's grid g, a
-	// 64-bit integer in [0, g.Bins] (see QuantileGrid); NULL stays NULL.
+	// Bin is the bin of x (a DOUBLE clamped to [g.Lo, hi]) on a
+	// quantile's grid g, a 64-bit integer in [0, g.Bins] (see
+	// QuantileGrid); NULL stays NULL.
 	Bin(x string, g QuantileGrid) string
 	// Histogram is the aggregate of a group's non-NULL bins as a map
 	// from bin to count (the reader of the engine's result turns it into
@@ -71,9 +75,15 @@ func (duckDB) Ident(name string) string { return `"` + strings.ReplaceAll(name, 
 func (duckDB) Str(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
 
 // Num casts explicitly: DuckDB reads 10 as INTEGER and 0.5 as DECIMAL,
-// whose arithmetic differs from (and can overflow unlike) DOUBLE's.
+// whose arithmetic differs from (and can overflow unlike) DOUBLE's. The
+// number is cast from a string: DuckDB converts a wide DECIMAL literal
+// (17 significant digits) to DOUBLE through a rounded integer, one ulp
+// off x for about one literal in 250, while its string to DOUBLE
+// conversion is correctly rounded, so the shortest digits of x give x's
+// bits. The statement's bounds are then the float64s the mechanism
+// planned with, which duckDB.Quantize's range argument needs.
 func (duckDB) Num(x float64) string {
-	return "CAST(" + strconv.FormatFloat(x, 'g', -1, 64) + " AS DOUBLE)"
+	return "CAST('" + strconv.FormatFloat(x, 'g', -1, 64) + "' AS DOUBLE)"
 }
 
 func (duckDB) ToNumber(x string, fromString, integer bool) string {
@@ -96,27 +106,35 @@ func (duckDB) Ln(x string) string {
 
 func (d duckDB) DatePart(part, x string) string { return "date_part(" + d.Str(part) + ", " + x + ")" }
 
-// Clamp uses GREATEST then LEAST: DuckDB orders NaN above every number, so
-// a NaN becomes hi. GREATEST and LEAST skip NULL arguments (NULL would
-// become lo), so NULL is kept explicitly: it is a missing value, counted
-// by no aggregate.
+// Clamp is one CASE, which keeps NULL NULL (both comparisons are NULL,
+// so the ELSE branch returns x) without the IS NOT NULL guard that
+// GREATEST and LEAST would need (they skip NULL arguments, so NULL would
+// become lo): a guard evaluates x once more per row. DuckDB orders NaN
+// above every number, so NaN > hi and a NaN becomes hi, the documented
+// rule; ±inf become lo and hi.
 func (duckDB) Clamp(x, lo, hi string) string {
-	return "CASE WHEN " + x + " IS NOT NULL THEN least(greatest(" + x + ", " + lo + "), " + hi + ") END"
+	return "CASE WHEN " + x + " < " + lo + " THEN " + lo + " WHEN " + x + " > " + hi + " THEN " + hi + " ELSE " + x + " END"
 }
 
-// Quantize rounds half away from zero (DuckDB's round) and clamps the
-// integer again to the grid's range, so that the range holds whatever the
-// engine's floating-point details; the NULL guard is explicit because
-// GREATEST and LEAST skip NULLs.
+// Quantize is q = CAST(round((x − Centre) · 2^k) AS BIGINT) with 2^k =
+// 1/Step, without an integer clamp or a NULL guard (NULL stays NULL
+// through the arithmetic). Print's x is Clamp(arg, lo, hi) with the
+// aggregate's bounds, so x is NULL or a double in [lo, hi] (NaN and ±inf
+// are clamped), and q lies in [g.Lo, g.Hi] by itself: the subtraction,
+// the multiplication (by a power of two) and round (half away from zero,
+// as Go's math.Round) are each correctly rounded or exact, hence
+// monotone, so lo ≤ x ≤ hi gives round((lo − Centre)·2^k) ≤ q ≤
+// round((hi − Centre)·2^k), and GridOf computes g.Lo and g.Hi by exactly
+// these float64 operations on the same bits (Num prints lo, hi, Centre
+// and 2^k exactly), where |q| ≤ 2^GridBits also keeps the cast in range.
+// When Centre is 0 no subtraction is printed; x − 0 is x. round stays:
+// DuckDB's cast of a DOUBLE to BIGINT rounds half to even.
 func (d duckDB) Quantize(x string, g Grid) string {
 	v := x
 	if g.Centre != 0 {
 		v = "(" + x + " - " + d.Num(g.Centre) + ")"
 	}
-	q := "CAST(round(" + v + " * " + d.Num(1/g.Step) + ") AS BIGINT)"
-	lo := "CAST(" + strconv.FormatInt(g.Lo, 10) + " AS BIGINT)"
-	hi := "CAST(" + strconv.FormatInt(g.Hi, 10) + " AS BIGINT)"
-	return "CASE WHEN " + x + " IS NOT NULL THEN least(greatest(" + q + ", " + lo + "), " + hi + ") END"
+	return "CAST(round(" + v + " * " + d.Num(1/g.Step) + ") AS BIGINT)"
 }
 
 func (duckDB) Square(x string) string {
@@ -124,11 +142,14 @@ func (duckDB) Square(x string) string {
 }
 
 // Bin divides rather than multiplying by 1/Step (not a power of two, so
-// its reciprocal would round once more) and clamps the integer to the
-// grid, whatever the engine's rounding.
+// its reciprocal would round once more) and limits the integer to Bins,
+// which the quotient's rounding can exceed at hi. It needs no lower
+// clamp: x ≥ g.Lo (the same bits, Num being exact) gives x − g.Lo ≥ 0
+// (a correctly rounded difference keeps its sign), so the quotient and
+// its ceiling are at least 0. The NULL guard stays, as LEAST skips NULL.
 func (d duckDB) Bin(x string, g QuantileGrid) string {
 	b := "CAST(ceil((" + x + " - " + d.Num(g.Lo) + ") / " + d.Num(g.Step) + ") AS BIGINT)"
-	return "CASE WHEN " + x + " IS NOT NULL THEN least(greatest(" + b + ", CAST(0 AS BIGINT)), CAST(" + strconv.Itoa(g.Bins) + " AS BIGINT)) END"
+	return "CASE WHEN " + x + " IS NOT NULL THEN least(" + b + ", CAST(" + strconv.Itoa(g.Bins) + " AS BIGINT)) END"
 }
 
 // Histogram is DuckDB's histogram aggregate, which skips NULLs and

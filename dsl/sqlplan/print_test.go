@@ -160,9 +160,9 @@ func TestDuckDBLiterals(t *testing.T) {
 	for _, c := range []struct {
 		got, want string
 	}{
-		{DuckDB.Num(10), "CAST(10 AS DOUBLE)"},
-		{DuckDB.Num(-0.1), "CAST(-0.1 AS DOUBLE)"},
-		{DuckDB.Num(1e21), "CAST(1e+21 AS DOUBLE)"},
+		{DuckDB.Num(10), "CAST('10' AS DOUBLE)"},
+		{DuckDB.Num(-0.1), "CAST('-0.1' AS DOUBLE)"},
+		{DuckDB.Num(1e21), "CAST('1e+21' AS DOUBLE)"},
 		{DuckDB.Str("it's"), "'it''s'"},
 		{DuckDB.Ident(`a"b`), `"a""b"`},
 	} {
