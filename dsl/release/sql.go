@@ -178,8 +178,12 @@ func sqlRefusal(err error) *Error {
 
 // sqlSchema is the dataset's public schema as the planner sees it:
 // numeric columns (with the owner's bounds where declared) and
-// categorical columns (strings, with their declared categories).
-func sqlSchema(sc ledger.Schema) sqlplan.Schema {
+// categorical columns (strings, with their declared categories). closed
+// says the table reads every value outside a categorical column's
+// categories as NULL (sqlplan.Column.Closed): true of registered datasets
+// (a snapshot stores them so, a live table's projection reads them so),
+// not of a cell's public table, which keeps its strings.
+func sqlSchema(sc ledger.Schema, closed bool) sqlplan.Schema {
 	var s sqlplan.Schema
 	for _, c := range sc.Columns {
 		col := sqlplan.Column{Name: c, Kind: sqlplan.Numeric}
@@ -196,7 +200,7 @@ func sqlSchema(sc ledger.Schema) sqlplan.Schema {
 		s.Columns = append(s.Columns, col)
 	}
 	for _, c := range CategoricalColumns(sc) {
-		s.Columns = append(s.Columns, sqlplan.Column{Name: c, Kind: sqlplan.Categorical, Categories: sc.Categorical[c]})
+		s.Columns = append(s.Columns, sqlplan.Column{Name: c, Kind: sqlplan.Categorical, Categories: sc.Categorical[c], Closed: closed})
 	}
 	if sc.Unit == "user" {
 		// The unit column is not a column of values: it may stand only
@@ -429,7 +433,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 	} else if maxGroups != 1 || maxRows != 1 {
 		return nil, Errorf(NameArgumentError, "%s: max_groups=%d, max_rows=%d apply to user-level data; dataset %q is row-level, where every row is its own unit in one group: leave max_groups and max_rows out", fn, maxGroups, maxRows, src.Name)
 	}
-	sp, err := q.Plan(sqlSchema(sc), opt)
+	sp, err := q.Plan(sqlSchema(sc, src.Table == nil), opt)
 	if err != nil {
 		return nil, sqlRefusal(err)
 	}
@@ -590,7 +594,7 @@ func planSQL(env *Local, src Ref, a *Args) (*Plan, error) {
 
 // sqlHasColumn reports whether the schema names column c.
 func sqlHasColumn(sc ledger.Schema, c string) bool {
-	for _, col := range sqlSchema(sc).Columns {
+	for _, col := range sqlSchema(sc, false).Columns {
 		if col.Name == c {
 			return true
 		}

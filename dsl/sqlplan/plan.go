@@ -34,6 +34,12 @@ type Column struct {
 	Bounded    bool    // Lo, Hi are declared (Numeric only)
 	Lo, Hi     float64 // the declared bounds
 	Categories []string
+	// Closed (Categorical only) says the table holds no value outside
+	// Categories: each other value reads as NULL, as a snapshot stores it
+	// and a live table's projection reads it. A key over the column then
+	// lies in its domain exactly when it is not NULL, which the printer
+	// tests instead of matching the list per row.
+	Closed bool
 }
 
 // Schema is a dataset's public schema: everything Plan may know.
@@ -122,6 +128,9 @@ type Key struct {
 	Expr   *Expr
 	Source DomainSource
 	Domain []Value // nil when Source is PartitionSelection
+	// Closed marks a key that is a Closed categorical column over its
+	// whole declared domain: in the domain exactly when not NULL.
+	Closed bool
 }
 
 // AggKind is the kind of an aggregate release.
@@ -511,7 +520,7 @@ func (pl *planner) domain(k *Key, caller map[string][]Value) error {
 		for _, c := range pl.cols[e.Column].Categories {
 			k.Domain = append(k.Domain, String(c))
 		}
-		k.Source = FromCategories
+		k.Source, k.Closed = FromCategories, pl.cols[e.Column].Closed
 		return nil
 	case e.Op == OpCase:
 		var dom []Value

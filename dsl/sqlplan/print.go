@@ -428,6 +428,9 @@ func (p *printer) inDomain(x string, k Key) (string, error) {
 	}
 	var c string
 	switch {
+	case k.Closed && !null && len(lits) > 0:
+		// Every non-NULL value of the column is in its domain (Column.Closed).
+		c = "(" + x + " IS NOT NULL)"
 	case k.Source == FromBounds && len(lits) > 0:
 		c = "(" + x + " BETWEEN " + lits[0] + " AND " + lits[len(lits)-1] + ")"
 	case strs:

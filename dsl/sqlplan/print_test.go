@@ -228,3 +228,48 @@ func TestClickHouseRefusesBounded(t *testing.T) {
 		t.Errorf("PostgreSQL, which has windows: %v", err)
 	}
 }
+
+// TestClosedKeyDomain: a key over a Closed categorical column is tested
+// for NULL, its whole domain being every non-NULL value; an open one, a
+// key list, or a CASE over the column still match their lists.
+func TestClosedKeyDomain(t *testing.T) {
+	t.Parallel()
+	closed := people
+	closed.Columns = append([]Column(nil), people.Columns...)
+	for i := range closed.Columns {
+		if closed.Columns[i].Kind == Categorical {
+			closed.Columns[i].Closed = true
+		}
+	}
+	for _, c := range []struct {
+		name, query string
+		schema      Schema
+		opt         Options
+		isNull      bool
+	}{
+		{"closed column", "SELECT region, COUNT(*) FROM people GROUP BY region", closed, Options{}, true},
+		{"open column", "SELECT region, COUNT(*) FROM people GROUP BY region", people, Options{}, false},
+		{"closed column, caller's keys", "SELECT region, COUNT(*) FROM people GROUP BY region", closed, Options{Keys: map[string][]Value{"region": {String("north")}}}, false},
+		{"closed column under CASE", "SELECT CASE WHEN region = 'north' THEN 'n' ELSE 's' END AS r, COUNT(*) FROM people GROUP BY r", closed, Options{}, false},
+	} {
+		q, err := Parse(ast(t, c.query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := q.Plan(c.schema, c.opt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		st, err := Print(p, DuckDB, from)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		where := st.SQL[strings.Index(st.SQL, " WHERE "):]
+		if got := strings.Contains(where, `("region" IS NOT NULL)`); got != c.isNull {
+			t.Errorf("%s: NULL test %v, want %v:\n%s", c.name, got, c.isNull, st.SQL)
+		}
+		if got := strings.Contains(where, "'north'"); got == c.isNull && c.name != "closed column under CASE" {
+			t.Errorf("%s: the domain's list printed %v, want %v:\n%s", c.name, got, !c.isNull, st.SQL)
+		}
+	}
+}
