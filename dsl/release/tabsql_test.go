@@ -343,3 +343,62 @@ func TestTabularEngineRowPositions(t *testing.T) {
 		}
 	}
 }
+
+// The engine's clipped row sum (sqlplan.PrintRowSum, run here by the
+// snapshot's DuckDB) is the row pass's (tabular.ClippedRowSum) within
+// the rounding the plan charges, with the same number of rows, on both
+// branches of the clipping rule and with values clamped to their bounds.
+func TestRowSumInEngine(t *testing.T) {
+	sc, rd := tabSnapshot(t, false)
+	d := tabData(t, sc, rd, true, nil)
+	idx := []int{0, 1, 2}
+	for _, clip := range []float64{0.5, 30, 1e4, 1e50} {
+		want, wn, err := tabular.ClippedRowSum(context.Background(), d.Rows, idx, clip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gn, err := engineRowSum(context.Background(), d, sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gn != wn || gn == 0 {
+			t.Errorf("clip %g: %d rows in the engine, %d in the row pass", clip, gn, wn)
+		}
+		tol := tabular.RowSumExcess(len(idx), clip)/2 + sqlplan.RowSumDrift(len(idx))*clip
+		for j := range want {
+			if dv := math.Abs(got[j] - want[j]); !(dv <= tol) {
+				t.Errorf("clip %g: sum %d is %v in the engine, %v in the row pass (tolerance %g)", clip, j, got[j], want[j], tol)
+			}
+		}
+		if clip == 30 && math.Abs(want[0]) < 1 {
+			t.Errorf("clip %g: the sums %v test nothing", clip, want)
+		}
+	}
+	// A failing statement, or a result of another shape, leaves the
+	// sums and the count 0 (the noise alone), its message unseen.
+	for _, rows := range [][][]any{nil, {{int64(1), int64(2), int64(3)}}, {{int64(1), int64(2), int64(3), "x"}}} {
+		got, n, err := engineRowSum(context.Background(), &Data{Schema: sc, SQL: failingSQL{rows}}, sqlplan.Moments{Columns: sc.Columns, Clip: 1})
+		if err != nil || n != 0 || got[0] != 0 || got[2] != 0 {
+			t.Errorf("statement result %v: %v, %d, %v", rows, got, n, err)
+		}
+	}
+}
+
+// The engine's row sum is covered by what private_mean's row-vector form
+// charges (tabular.RowSumExcess, for its float64 row pass): the
+// neighbours' released sums differ by at most the sensitivity plus
+// sqlplan.RowSumExcess, and each is within sqlplan.RowSumDrift of the
+// exact sum, which the interval allows half the charged excess for.
+func TestRowSumExcessCharged(t *testing.T) {
+	for _, m := range []int{1, 2, 3, 10, 100, 256, 257, 1000, 1 << 14, 1 << 20} {
+		for _, clip := range []float64{1e-3, 1, 1e6} {
+			charged := tabular.RowSumExcess(m, clip)
+			if e := sqlplan.RowSumExcess(m) * clip; !(e <= charged) {
+				t.Errorf("m=%d clip=%g: the engine's excess %g is above the charged %g", m, clip, e, charged)
+			}
+			if e := sqlplan.RowSumDrift(m) * clip; !(e <= charged/2) {
+				t.Errorf("m=%d clip=%g: the engine's drift %g is above the interval's %g", m, clip, e, charged/2)
+			}
+		}
+	}
+}
