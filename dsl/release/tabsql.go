@@ -378,6 +378,10 @@ type nestedSQL struct {
 	inner *sqlplan.Plan
 }
 
+// Dialect is the outer reader's: the outer statement is printed in the
+// dialect of the engine that runs it (dialectOf), as the inner one.
+func (n nestedSQL) Dialect() sqlplan.Dialect { return dialectOf(n.SQLReader) }
+
 func (n nestedSQL) Table() string {
 	return nestedTable(n.inner, dialectOf(n.SQLReader), n.SQLReader.Table())
 }

@@ -402,3 +402,71 @@ func TestRowSumExcessCharged(t *testing.T) {
 		}
 	}
 }
+
+// dialectReader is a live table's reader: a dialect of its own.
+type dialectReader struct {
+	failingSQL
+	d sqlplan.Dialect
+}
+
+func (r dialectReader) Dialect() sqlplan.Dialect { return r.d }
+
+// On a live table every statement of a column analysis is checked in the
+// engine's dialect before the charge: a pass without a statement (which
+// would read rows) and a bounded plan ClickHouse cannot print are
+// ArgumentErrors; a pass the dialect prints is admitted. A user-level
+// pass's outer statement is printed in the engine's dialect too.
+func TestEngineCheck(t *testing.T) {
+	sc := tabSchema("replace-one", "row")
+	sc.Columns, sc.D, sc.Bounds = []string{"age"}, 1, map[string][2]float64{"age": {0, 100}}
+	sc.Categorical = map[string][]string{"region": {"north", "south"}}
+	sc.Unit, sc.UserColumn = "user", "uid"
+	src := Ref{Name: "t", Schema: sc}
+	c := tabColumn{name: "age", numeric: true, lo: 0, hi: 100, bounded: true}
+	key := tabKey(sc, "region", true)
+	sum := func(term *sqlplan.Expr) []sqlplan.Aggregate { return []sqlplan.Aggregate{tabSumOf(term, 0, 100)} }
+	plain, err := newTabUserPass(src, c, nil, 0, sum, nil)
+	if err != nil || plain == nil {
+		t.Fatal(plain, err)
+	}
+	bounded, err := newTabUserPass(src, c, &key, 2, sum, nil)
+	if err != nil || bounded == nil {
+		t.Fatal(bounded, err)
+	}
+	facts := func(d sqlplan.Dialect) *engineFacts {
+		return &engineFacts{fn: "private_sum", name: "t", kind: "test", dialect: d, table: "T"}
+	}
+	for _, tc := range []struct {
+		d    sqlplan.Dialect
+		p    *Plan
+		want string // "" admitted
+	}{
+		{sqlplan.PostgreSQL, &Plan{Func: "private_sum", tab: plain}, ""},
+		{sqlplan.PostgreSQL, &Plan{Func: "private_sum", tab: bounded}, ""},
+		{sqlplan.ClickHouse, &Plan{Func: "private_sum", tab: plain}, ""},
+		{sqlplan.ClickHouse, &Plan{Func: "private_sum", tab: bounded}, "cannot express"},
+		{sqlplan.PostgreSQL, &Plan{Func: "private_sum"}, "no statement to run"},
+		{sqlplan.ClickHouse, &Plan{Func: "private_mean", rowSum: &sqlplan.Moments{Columns: []string{"age"}, Clip: 1}}, ""},
+		{sqlplan.ClickHouse, &Plan{Func: "private_mean", rowSum: &sqlplan.Moments{Columns: []string{"age"}, Clip: 1e300}}, "cannot express"},
+	} {
+		err := facts(tc.d).check(tc.p)
+		var e *Error
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %+v: %v", tc.d, tc.p, err)
+		case tc.want != "" && (!errors.As(err, &e) || e.Name != NameArgumentError || !strings.Contains(e.Msg, tc.want) || !strings.Contains(e.Msg, "nothing was charged")):
+			t.Errorf("%s %+v: %v, want an ArgumentError saying %q", tc.d, tc.p, err, tc.want)
+		}
+	}
+	// The outer statement over the users' terms is printed in the
+	// reader's dialect, not DuckDB's.
+	for _, d := range []sqlplan.Dialect{sqlplan.PostgreSQL, sqlplan.ClickHouse} {
+		n := nestedSQL{dialectReader{d: d}, plain.inner}
+		if got := dialectOf(n); got != d {
+			t.Errorf("the users' terms on %s are printed in %s", d, got)
+		}
+		if tb := n.Table(); !strings.Contains(tb, d.Ident("__pn_users")) || strings.Contains(tb, "AS DOUBLE)") != (d == sqlplan.DuckDB) {
+			t.Errorf("the users' terms on %s: %s", d, tb)
+		}
+	}
+}
