@@ -98,6 +98,9 @@ var rowCalls = []tabCall{
 func TestTabularSameAsSnapshot(t *testing.T) {
 	f := newFixture(t)
 	for i, c := range rowCalls {
+		if c.fn == "private_histogram" && c.args["bins"] != nil {
+			continue // too long for ClickHouse: TestTabularRefusals
+		}
 		what := fmt.Sprintf("call %d %s %v %v", i, c.fn, c.args, c.filters)
 		seed := uint64(200 + i)
 		want, err := callTab(t, f.snap, "people", seed, c)
@@ -132,7 +135,7 @@ func TestTabularSameAsSnapshot(t *testing.T) {
 func TestRowMeanSameAsSnapshot(t *testing.T) {
 	f := newFixture(t)
 	for i, clip := range []float64{50, 1e6} {
-		c := tabCall{"private_mean", map[string]any{"columns": []any{"age", "income", "hours"}, "clip": clip, "delta": 1e-6}, nil}
+		c := tabCall{"private_mean", map[string]any{"columns": []string{"age", "hours"}, "clip": clip, "delta": 1e-6}, nil}
 		seed := uint64(400 + i)
 		want, err := callTab(t, f.snap, "people", seed, c)
 		if err != nil {
@@ -146,8 +149,8 @@ func TestRowMeanSameAsSnapshot(t *testing.T) {
 		// Both sums are within half the charged excess of the exact one
 		// (RowSumDrift ≤ RowSumExcess/2: TestRowSumExcessCharged); the
 		// noisy counts are the same.
-		tol := tabular.RowSumExcess(3, clip)
-		if len(gv.Sums) != 3 || len(wv.Sums) != 3 || gv.Counts[0] != wv.Counts[0] {
+		tol := tabular.RowSumExcess(2, clip)
+		if len(gv.Sums) != 2 || len(wv.Sums) != 2 || gv.Counts[0] != wv.Counts[0] {
 			t.Fatalf("clip %v: ClickHouse %+v, the snapshot %+v", clip, gv, wv)
 		}
 		for j := range gv.Sums {
@@ -162,7 +165,7 @@ func TestRowMeanSameAsSnapshot(t *testing.T) {
 		}
 	}
 	// The rows were read: the noise alone would average to about 0.
-	r, err := callTab(t, f.live, "people", 1, tabCall{"private_mean", map[string]any{"columns": []any{"age"}, "clip": 200.0, "eps": 10.0, "delta": 1e-6}, nil})
+	r, err := callTab(t, f.live, "people", 1, tabCall{"private_mean", map[string]any{"columns": []string{"age"}, "clip": 200.0, "eps": 10.0, "delta": 1e-6}, nil})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +175,8 @@ func TestRowMeanSameAsSnapshot(t *testing.T) {
 }
 
 // What a live table cannot run is refused before the charge, the ledger
-// unchanged: a function that reads rows, and the row-vector mean of a
-// subset. (A column analysis without a statement, whose bounds are too
+// unchanged: a function that reads rows, the row-vector mean of a subset,
+// and a statement longer than the server parses. (A column analysis without a statement, whose bounds are too
 // close to 0 for the sums' grid, is refused by the same check,
 // dsl/release's TestEngineCheck; its noise scale is below the samplers'
 // range anyway.)
@@ -184,8 +187,11 @@ func TestTabularRefusals(t *testing.T) {
 		call tabCall
 		want string
 	}{
-		{"people", tabCall{"private_mean", map[string]any{"columns": []any{"age"}, "clip": 100.0, "delta": 1e-6}, []release.Filter{{Column: "age", Op: ">", Value: 30}}}, "whole table only"},
-		{"people", tabCall{catalog.PrivateLinearRegression.Name, map[string]any{"x": []any{"age"}, "y": "income", "delta": 1e-6}, nil}, "needs the rows"},
+		{"people", tabCall{"private_mean", map[string]any{"columns": []string{"age"}, "clip": 100.0, "delta": 1e-6}, []release.Filter{{Column: "age", Op: ">", Value: 30}}}, "whole table only"},
+		// A numeric histogram's bin expression, written out in full by
+		// ClickHouse's dialect, is above its server's statement limit.
+		{"people", tabCall{"private_histogram", map[string]any{"col": "age", "bins": 7}, nil}, "above the"},
+		{"people", tabCall{catalog.PrivateLinearRegression.Name, map[string]any{"x": []string{"age"}, "y": "income", "delta": 1e-6}, nil}, "needs the rows"},
 	} {
 		before := charges(t, f.live)
 		_, err := callTab(t, f.live, c.name, 1, c.call)

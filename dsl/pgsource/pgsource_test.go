@@ -305,7 +305,7 @@ func TestFaults(t *testing.T) {
 
 	// Functions that read rows are refused.
 	before := charges(t, live)
-	_, err := callTab(t, live, "people", 1, tabCall{catalog.PrivateLinearRegression.Name, map[string]any{"x": []any{"age"}, "y": "income", "delta": 1e-6}, nil})
+	_, err := callTab(t, live, "people", 1, tabCall{catalog.PrivateLinearRegression.Name, map[string]any{"x": []string{"age"}, "y": "income", "delta": 1e-6}, nil})
 	if err == nil || !strings.Contains(err.Error(), "snapshot") || charges(t, live) != before {
 		t.Errorf("private_linear_regression on a live table: %v", err)
 	}

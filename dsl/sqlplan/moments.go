@@ -116,6 +116,13 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	if !(m.Clip >= 1e-100 && m.Clip <= 1e100) {
 		return "", nil, fmt.Errorf("sqlplan: moments with clip %v outside [1e-100, 1e100]", m.Clip)
 	}
+	// OFFSET 0 fences each layer (see l4); ClickHouse 18.16 parses no
+	// OFFSET without LIMIT, and evaluates a subquery's columns once
+	// anyway.
+	fence := " OFFSET 0"
+	if _, ch := d.(clickHouse); ch {
+		fence = ""
+	}
 	a := func(j int) string { return d.Ident("__pn_a" + strconv.Itoa(j)) }
 	w := func(j int) string { return d.Ident("__pn_w" + strconv.Itoa(j)) }
 	x = func(j int) string { return d.Ident("__pn_x" + strconv.Itoa(j)) }
@@ -140,7 +147,13 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 		absv = append(absv, "abs("+a(j)+")")
 	}
 	l1 := "SELECT " + strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(finite, " AND ")
-	l1b := "SELECT " + joinCols(n, a) + ", greatest(" + d.Num(m.Clip) + ", " + strings.Join(absv, ", ") + ") AS " + mm + " FROM (" + l1 + " OFFSET 0) AS " + d.Ident("__pn_l1")
+	// The row's scale as nested two-argument greatest (ClickHouse 18.16
+	// takes no more).
+	scale := d.Num(m.Clip)
+	for _, v := range absv {
+		scale = "greatest(" + scale + ", " + v + ")"
+	}
+	l1b := "SELECT " + joinCols(n, a) + ", " + scale + " AS " + mm + " FROM (" + l1 + fence + ") AS " + d.Ident("__pn_l1")
 
 	// Layer 2: w = a/m in [−1, 1] (0 below the flush), and t = clip/m
 	// (0 below the flush, where the largest w is 1 and t cannot win).
@@ -157,12 +170,12 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 		keep4 = " * " + keep
 	}
 	l2 := "SELECT " + strings.Join(sel, ", ") + carry2 + ", CASE WHEN " + c + " > " + mm + " * " + flush + " THEN " + c + " / " + mm + " ELSE " + zero + " END AS " + t +
-		" FROM (" + l1b + " OFFSET 0) AS " + d.Ident("__pn_l2")
+		" FROM (" + l1b + fence + ") AS " + d.Ident("__pn_l2")
 
 	// Layer 3: the denominator max(t, ‖w‖) ≥ 2⁻⁵⁰⁰ (w's squares are 0
 	// or at least 2⁻¹⁰⁰⁰), so x̃ = w/den = a/max(clip, ‖a‖).
 	sq := squares(n, w)
-	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + keep3 + " FROM (" + l2 + " OFFSET 0) AS " + d.Ident("__pn_l3")
+	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + keep3 + " FROM (" + l2 + fence + ") AS " + d.Ident("__pn_l3")
 	sel = sel[:0]
 	for j := range n {
 		q := w(j) + " / " + den
@@ -176,7 +189,7 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	// subqueries up and has no common-subexpression elimination: without
 	// it the statement computes each row's scale O(d³) times, 50 times
 	// slower at d = 3). The rows are the same either way.
-	l4 := "SELECT " + strings.Join(sel, ", ") + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + " OFFSET 0"
+	l4 := "SELECT " + strings.Join(sel, ", ") + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + fence
 
 	return l4, x, nil
 }
