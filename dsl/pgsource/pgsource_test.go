@@ -305,9 +305,9 @@ func TestFaults(t *testing.T) {
 
 	// Functions that read rows are refused.
 	before := charges(t, live)
-	_, err := call(t, live, 1, map[string]any{"eps": 0.5}, nil, nil)
+	_, err := callTab(t, live, "people", 1, tabCall{catalog.PrivateLinearRegression.Name, map[string]any{"x": []string{"age"}, "y": "income", "delta": 1e-6}, nil})
 	if err == nil || !strings.Contains(err.Error(), "snapshot") || charges(t, live) != before {
-		t.Errorf("private_count on a live table: %v", err)
+		t.Errorf("private_linear_regression on a live table: %v", err)
 	}
 
 	// Down before the charge.

@@ -26,6 +26,12 @@ func derive(parent *Data, sc ledger.Schema, dv *Derivation) (*Data, error) {
 		}
 		conds = append(conds, f.Column)
 	}
+	if parent.Columns == nil && parent.SQL != nil {
+		// A live table's: SQL only. Every call that reads rows was
+		// refused before the charge (engineFacts.check); the column
+		// analyses print the filters as their statement's WHERE.
+		return &Data{Schema: sc, SQL: parent.SQL, close: parent.close, derived: true}, nil
+	}
 	columns := func(names []string) (rows.Source, error) {
 		src, err := parent.Columns(append(append([]string(nil), names...), conds...))
 		if err != nil {

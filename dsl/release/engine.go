@@ -92,12 +92,14 @@ func openEngine(ctx context.Context, st *ledger.Store, name string, sc ledger.Sc
 }
 
 // checkEngine refuses, before the charge, a call on an engine dataset
-// that cannot run there: a function that reads rows (only private_sql
-// and Analyze Gauss's one row pass run in the engine: enginePCA), user-level data without a declared row order (the
-// bounding of each user's rows keeps their first rows in it), an engine
-// that cannot be reached or refuses the credentials, and a table whose
-// registered columns changed type. It opens the engine for the catalog
-// check only, and reads no row.
+// that cannot run there: a function that reads rows (private_sql, the
+// column analyses (engineTabular) and Analyze Gauss's one row pass run in
+// the engine: enginePCA), user-level data without a declared row order
+// (the bounding of each user's rows keeps their first rows in it), an
+// engine that cannot be reached or refuses the credentials, and a table
+// whose registered columns changed type. It opens the engine for the
+// catalog check only, and reads no row. What a planned call still needs
+// from the rows is refused after planning, by engineFacts.check.
 func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, error) {
 	if env.Store == nil || src.Synthetic() || src.Public != nil {
 		return nil, nil
@@ -114,12 +116,17 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, 
 	if err != nil || !ok {
 		return nil, err
 	}
-	if f == catalog.PrivatePCA {
+	switch {
+	case f == catalog.PrivatePCA:
 		if err := enginePCA(name, ref.Kind, src, a); err != nil {
 			return nil, err
 		}
-	} else if f != catalog.PrivateSQL {
-		return nil, Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s and %s with method \"gauss\" run (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, catalog.PrivatePCA.Name, f.Name)
+	case f == catalog.PrivateMean && optStr(a, "col") == "" && optStr(a, "by") == "":
+		if err := engineRowMean(name, ref.Kind, src); err != nil {
+			return nil, err
+		}
+	case f != catalog.PrivateSQL && !engineTabular[f]:
+		return nil, Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s, the column analyses (%s) and %s with method \"gauss\" run (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, engineTabularNames, catalog.PrivatePCA.Name, f.Name)
 	}
 	if sc.Unit == "user" && ref.Order == "" {
 		return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table registered without --order: bounding each user's rows needs a fixed row order, which a live table gives only by a column of unique values; the data owner registers it again with --order COLUMN, or a snapshot (nothing was charged)", f.Name, name, ref.Kind)
@@ -145,6 +152,16 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, 
 	return facts, nil
 }
 
+// engineTabular are the column analyses, which run on a live table as
+// the statements they run on a snapshot (tabsql.go), printed in the
+// engine's dialect.
+var engineTabular = map[*catalog.Func]bool{
+	catalog.PrivateCount: true, catalog.PrivateSum: true, catalog.PrivateMean: true,
+	catalog.PrivateHistogram: true, catalog.PrivateQuantile: true,
+}
+
+const engineTabularNames = "private_count, private_sum, private_mean, private_histogram, private_quantile"
+
 // engineFacts is what the plan's statement is checked against before the
 // charge: the engine's dialect and table reference, and the longest
 // statement its server accepts (0: no limit).
@@ -155,11 +172,31 @@ type engineFacts struct {
 	limit          int
 }
 
-// checkStatement prints a private_sql plan's statement in the engine's
-// dialect, from public facts, so that a statement the engine cannot take
-// (a construct its dialect cannot print, or a text longer than its
-// server's limit) is refused before the charge instead of failing after
-// it with a release of noise alone.
+// check prints the statement a planned call runs on a live table in the
+// engine's dialect, from public facts, so that a call the engine cannot
+// take is refused before the charge instead of failing after it with a
+// release of noise alone: a construct the dialect cannot print (window
+// functions, which a bounded user-level plan needs, in ClickHouse), a
+// text longer than its server's limit, and a column analysis whose plan
+// has no statement (its bounds too close to 0 for the sums' grid), which
+// would read rows, which a live table does not give.
+func (e *engineFacts) check(p *Plan) error {
+	switch {
+	case e == nil || p.Func == FnSQL || p.Func == catalog.PrivatePCA.Name:
+		return e.checkStatement(p)
+	case p.tab != nil:
+		return e.checkPass(p.tab)
+	case p.rowSum != nil:
+		st, err := sqlplan.PrintRowSum(*p.rowSum, e.dialect, e.table)
+		if err != nil {
+			return e.cannotPrint("call", err)
+		}
+		return e.checkLength("call", st)
+	}
+	return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where this call has no statement to run (its bounds are too close to 0 for the exact sums' fixed-point grid) and would need the rows; widen the bounds away from 0, or the data owner registers a snapshot of the table for it (nothing was charged)", e.fn, e.name, e.kind)
+}
+
+// checkStatement checks a private_sql plan's statement (check).
 func (e *engineFacts) checkStatement(p *Plan) error {
 	if e == nil || p.sql == nil {
 		return nil
@@ -169,10 +206,35 @@ func (e *engineFacts) checkStatement(p *Plan) error {
 		if errors.Is(err, sqlplan.ErrNotYet) {
 			return nil
 		}
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, whose SQL dialect cannot express this query (%v); a snapshot of the table runs it (nothing was charged)", e.fn, e.name, e.kind, err)
+		return e.cannotPrint("query", err)
 	}
-	if e.limit > 0 && len(st.SQL) > e.limit {
-		return Errorf(NameArgumentError, "%s: this query prints as a %d-byte statement for the %s table of dataset %q, above the %d bytes its server accepts (nested expressions are written out in full there); simplify the expressions, or use a snapshot of the table (nothing was charged)", e.fn, len(st.SQL), e.kind, e.name, e.limit)
+	return e.checkLength("query", st.SQL)
+}
+
+// checkPass checks a column analysis's statement, and on user-level data
+// the inner statement of per-user terms it aggregates (check).
+func (e *engineFacts) checkPass(t *tabPass) error {
+	table := e.table
+	if t.inner != nil {
+		if _, err := sqlplan.Print(t.inner, e.dialect, e.table); err != nil {
+			return e.cannotPrint("call", err)
+		}
+		table = nestedTable(t.inner, e.dialect, e.table)
+	}
+	st, err := sqlplan.Print(t.sp, e.dialect, table)
+	if err != nil {
+		return e.cannotPrint("call", err)
+	}
+	return e.checkLength("call", st.SQL)
+}
+
+func (e *engineFacts) cannotPrint(what string, err error) error {
+	return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, whose SQL dialect cannot express this %s (%v); a snapshot of the table runs it (nothing was charged)", e.fn, e.name, e.kind, what, err)
+}
+
+func (e *engineFacts) checkLength(what, stmt string) error {
+	if e.limit > 0 && len(stmt) > e.limit {
+		return Errorf(NameArgumentError, "%s: this %s prints as a %d-byte statement for the %s table of dataset %q, above the %d bytes its server accepts (nested expressions are written out in full there); simplify the expressions, or use a snapshot of the table (nothing was charged)", e.fn, what, len(stmt), e.kind, e.name, e.limit)
 	}
 	return nil
 }
@@ -268,6 +330,77 @@ func enginePCA(name, kind string, src Ref, a *Args) error {
 		return Errorf(NameArgumentError, "%s: %q is a subset of a dataset that lives in a %s table, where method \"gauss\" runs on the whole table only; run it on the dataset, or %s", fn, src.Name, kind, snap)
 	}
 	return nil
+}
+
+// engineRowMean refuses, before the charge, private_mean's row-vector
+// form on an engine dataset unless it is row-level data of the whole
+// table, uncentred: its one row pass is a sum of the clipped rows, which
+// one statement computes in the engine (sqlplan.PrintRowSum). User-level
+// data average each user's rows first, in privnotes; a subset's filters
+// are not printed into that statement.
+func engineRowMean(name, kind string, src Ref) error {
+	fn := catalog.PrivateMean.Name
+	snap := "the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged"
+	switch {
+	case src.Schema.Unit == "user":
+		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table, where the row-vector mean (columns=) runs on row-level data only (each user's rows are averaged first, in privnotes); give col= for one column's mean, or %s", fn, name, kind, snap)
+	case src.Derived != nil:
+		return Errorf(NameArgumentError, "%s: %q is a subset of a dataset that lives in a %s table, where the row-vector mean (columns=) runs on the whole table only; give col= for one column's mean of the subset, or %s", fn, src.Name, kind, snap)
+	case src.Schema.Center == "public-mean":
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table registered as centred, whose rows the database does not centre; %s", fn, name, kind, snap)
+	}
+	return nil
+}
+
+// engineRowSum is private_mean's row pass on a live table: the clipped
+// rows are summed by one statement in the engine (sqlplan.PrintRowSum,
+// in its dialect), which returns exact integer sums on the grid and the
+// number of rows. An engine failure, or a result it cannot read, leaves
+// the sums and the count 0: the release is then the noise alone,
+// data-independent, and the engine's message is never shown (as
+// engineGauss).
+func engineRowSum(ctx context.Context, data *Data, m sqlplan.Moments) ([]float64, int, error) {
+	stmt, err := sqlplan.PrintRowSum(m, dialectOf(data.SQL), data.SQL.Table())
+	if err != nil {
+		return nil, 0, err
+	}
+	sum := make([]float64, len(m.Columns))
+	rows, err := data.SQL.Query(ctx, stmt)
+	if err != nil && ctx.Err() != nil {
+		return nil, 0, ctx.Err()
+	}
+	if err != nil {
+		return sum, 0, nil
+	}
+	n, ok := fillRowSum(sum, rows, sqlplan.RowSumGrid().Step, m.Clip)
+	if !ok {
+		clear(sum)
+		return sum, 0, nil
+	}
+	return sum, n, nil
+}
+
+// fillRowSum reads the statement's one row (the exact sums in grid steps
+// of size step, a power of two, then the number of rows) into sum, in
+// the values' units (each sum times step, exact, times clip); false for a
+// result of another shape.
+func fillRowSum(sum []float64, rows [][]any, step, clip float64) (int, bool) {
+	m := len(sum)
+	if len(rows) != 1 || len(rows[0]) != m+1 {
+		return 0, false
+	}
+	for j := range m {
+		v, ok := exactInt(rows[0][j])
+		if !ok {
+			return 0, false
+		}
+		sum[j] = toFloat(v) * step * clip
+	}
+	n, ok := exactInt(rows[0][m])
+	if !ok || n.Sign() < 0 || !n.IsInt64() {
+		return 0, false
+	}
+	return int(n.Int64()), true
 }
 
 // engineGauss is Analyze Gauss's row pass on a live table: the clipped

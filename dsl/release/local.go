@@ -56,6 +56,12 @@ type Plan struct {
 	// sql is a private_sql plan's statement plan, which the engine of a
 	// live table checks before the charge (engine.go).
 	sql *sqlplan.Plan
+	// tab is a column analysis's data pass (nil when it has none and
+	// reads rows), which a live table prints and checks before the
+	// charge (engine.go); rowSum is private_mean's row-vector sum, which
+	// a live table computes in one statement.
+	tab    *tabPass
+	rowSum *sqlplan.Moments
 	// progress relays the run's steps to the call's callback (WithProgress).
 	progress progressRelay
 }
@@ -216,7 +222,7 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 	if p, err = plan(env, call.Dataset, call.Args); err != nil {
 		return nil, err
 	}
-	if err := eng.checkStatement(p); err != nil {
+	if err := eng.check(p); err != nil {
 		return nil, err
 	}
 	// One place for every planner: nothing is charged for a run that

@@ -13,8 +13,10 @@ import (
 	"math"
 
 	"github.com/privnotes/privnotes/dsl/catalog"
+	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/rows"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
@@ -62,6 +64,7 @@ func planCount(env *Local, src Ref, a *Args) (*Plan, error) {
 		Note:   note,
 		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(false, b, true, 0)})}
 	countMemory(p, src)
+	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := tabUnitCount(ctx, d, pass)
 		if err != nil {
@@ -105,6 +108,7 @@ func planGaussianCount(env *Local, src Ref, a *Args, unit string, eps, delta flo
 			unit, eps, delta, calibrationWords(ev), post.note()),
 		Params: publicParams(a, map[string]any{"unit": unit, ErrorParam: noiseModel(true, sigma, true, 0)})}
 	countMemory(p, src)
+	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		n, err := tabUnitCount(ctx, d, pass)
 		if err != nil {
@@ -188,12 +192,22 @@ func planMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	}
 	p.setWindowedMemory(env, src, mul(i64(sc.D), 8, 4), userVectorBytes(src, sc.D),
 		fmt.Sprintf("a pass over rows of width %d", readWidth(src)), "Average fewer columns")
+	// On a live table the clipped rows are summed by one statement in the
+	// engine (engineRowSum); its rounding is within the excess charged
+	// above (sqlplan.RowSumExcess, TestRowSumExcessCharged).
+	p.rowSum = &sqlplan.Moments{Columns: cols, Bounds: sc.Bounds, Clip: clip}
 	p.run = func(ctx context.Context, d *Data) (any, error) {
-		units, err := unitSource(ctx, d, p.userWindow)
-		if err != nil {
-			return nil, err
+		var sum []float64
+		var r int
+		if d.Rows == nil && d.SQL != nil {
+			sum, r, err = engineRowSum(ctx, d, *p.rowSum)
+		} else {
+			var units rows.Source
+			if units, err = unitSource(ctx, d, p.userWindow); err != nil {
+				return nil, err
+			}
+			sum, r, err = tabular.ClippedRowSum(ctx, units, idx, clip)
 		}
-		sum, r, err := tabular.ClippedRowSum(ctx, units, idx, clip)
 		if err != nil {
 			return nil, err
 		}

@@ -22,12 +22,18 @@ package release
 // user's clamped values, which an inner statement computes from the
 // user's exact grid sum and row count (tabUserTerm).
 //
-// Data held in memory (the registry's memory format, a cell's synthetic
-// data) run here too, on a memory table with a snapshot's columns
-// (memtables.go). What still reads rows (Data.Columns): a build without
-// the data engine, a memory schema no table can hold (categorical
-// columns, a matrix dataset), and a plan the printer cannot print (bounds
-// too close to 0 for the sums' grid).
+// The same plans run on a dataset in a live table (PostgreSQL,
+// ClickHouse), printed in its dialect (dialectOf); each is printed there
+// before the charge (engineFacts.checkPass), so that a plan the dialect
+// cannot print is refused instead of failing after the charge. Data held
+// in memory (the registry's memory format, a cell's synthetic data) run
+// here too, on a memory table with a snapshot's columns (memtables.go).
+//
+// What still reads rows (Data.Columns): a build without the data engine,
+// a memory schema no table can hold (categorical columns, a matrix
+// dataset), and a plan the printer cannot print (bounds too close to 0
+// for the sums' grid), which a live table therefore refuses before the
+// charge.
 
 import (
 	"context"
@@ -339,14 +345,12 @@ func tabHistogram(h []binCount, grid int) []int32 {
 // (a snapshot, or data in memory loaded as a memory table).
 func (t *tabPass) usable(d *Data) bool { return t != nil && d != nil && d.SQL != nil }
 
-// tabCountPass is an ungrouped private_count's pass on a subset: its rows,
-// or on user-level data its distinct users (COUNT(DISTINCT unit)). The
-// registered dataset's count needs none: unitCount takes it from the
-// snapshot's verified metadata without reading a row.
+// tabCountPass is an ungrouped private_count's pass: its rows, or on
+// user-level data its distinct users (COUNT(DISTINCT unit)). A
+// snapshot's whole count needs no statement (tabUnitCount takes it from
+// the verified metadata), but a live table's has no metadata: the
+// statement counts it there.
 func tabCountPass(src Ref) (*tabPass, error) {
-	if src.Derived == nil {
-		return nil, nil
-	}
 	ag := sqlplan.Aggregate{Name: "n", Kind: sqlplan.Count}
 	if src.Schema.Unit == "user" {
 		ag = sqlplan.Aggregate{Name: "users", Kind: sqlplan.CountDistinct, Arg: tabCol(registeredSchema(src).UserColumn, sqlplan.TypeString)}
@@ -354,10 +358,12 @@ func tabCountPass(src Ref) (*tabPass, error) {
 	return newTabPass(src, nil, []sqlplan.Aggregate{ag}, 0, nil)
 }
 
-// tabUnitCount is the count of privacy units a count releases: from the
-// pass's statement on a snapshot subset, else as unitCount takes it.
+// tabUnitCount is the count of privacy units a count releases: as
+// unitCount takes it from data with rows that are not a subset (a
+// snapshot's metadata, or data in memory), else from the pass's
+// statement (a subset, or a live table, which has no rows here).
 func tabUnitCount(ctx context.Context, d *Data, t *tabPass) (int, error) {
-	if !t.usable(d) {
+	if !t.usable(d) || (d.Rows != nil && !d.derived) {
 		return unitCount(ctx, d)
 	}
 	ex, _, err := t.exact(ctx, d)
@@ -375,14 +381,26 @@ type nestedSQL struct {
 	inner *sqlplan.Plan
 }
 
+// Dialect is the outer reader's: the outer statement is printed in the
+// dialect of the engine that runs it (dialectOf), as the inner one.
+func (n nestedSQL) Dialect() sqlplan.Dialect { return dialectOf(n.SQLReader) }
+
 func (n nestedSQL) Table() string {
-	st, err := sqlplan.Print(n.inner, sqlplan.DuckDB, n.SQLReader.Table())
+	return nestedTable(n.inner, dialectOf(n.SQLReader), n.SQLReader.Table())
+}
+
+// nestedTable is inner printed over table in dialect d as a table
+// reference of the outer statement: aliased, which PostgreSQL (before
+// 16) requires of a subquery in FROM.
+func nestedTable(inner *sqlplan.Plan, d sqlplan.Dialect, table string) string {
+	st, err := sqlplan.Print(inner, d, table)
 	if err != nil {
-		// Printed before the charge (newTabUserPass): cannot happen; a
+		// Printed before the charge (newTabUserPass, and on a live
+		// table engineFacts.checkPass in its dialect): cannot happen; a
 		// table that fails makes the statement fail, a fixed outcome.
 		return "(SELECT)"
 	}
-	return "(" + st.SQL + ")"
+	return "(" + st.SQL + ") AS " + d.Ident("__pn_users")
 }
 
 // tabUserTerm is the inner statement of a user-level sum, mean or

@@ -343,3 +343,130 @@ func TestTabularEngineRowPositions(t *testing.T) {
 		}
 	}
 }
+
+// The engine's clipped row sum (sqlplan.PrintRowSum, run here by the
+// snapshot's DuckDB) is the row pass's (tabular.ClippedRowSum) within
+// the rounding the plan charges, with the same number of rows, on both
+// branches of the clipping rule and with values clamped to their bounds.
+func TestRowSumInEngine(t *testing.T) {
+	sc, rd := tabSnapshot(t, false)
+	d := tabData(t, sc, rd, true, nil)
+	idx := []int{0, 1, 2}
+	for _, clip := range []float64{0.5, 30, 1e4, 1e50} {
+		want, wn, err := tabular.ClippedRowSum(context.Background(), d.Rows, idx, clip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gn, err := engineRowSum(context.Background(), d, sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gn != wn || gn == 0 {
+			t.Errorf("clip %g: %d rows in the engine, %d in the row pass", clip, gn, wn)
+		}
+		tol := tabular.RowSumExcess(len(idx), clip)/2 + sqlplan.RowSumDrift(len(idx))*clip
+		for j := range want {
+			if dv := math.Abs(got[j] - want[j]); !(dv <= tol) {
+				t.Errorf("clip %g: sum %d is %v in the engine, %v in the row pass (tolerance %g)", clip, j, got[j], want[j], tol)
+			}
+		}
+		if clip == 30 && math.Abs(want[0]) < 1 {
+			t.Errorf("clip %g: the sums %v test nothing", clip, want)
+		}
+	}
+	// A failing statement, or a result of another shape, leaves the
+	// sums and the count 0 (the noise alone), its message unseen.
+	for _, rows := range [][][]any{nil, {{int64(1), int64(2), int64(3)}}, {{int64(1), int64(2), int64(3), "x"}}} {
+		got, n, err := engineRowSum(context.Background(), &Data{Schema: sc, SQL: failingSQL{rows}}, sqlplan.Moments{Columns: sc.Columns, Clip: 1})
+		if err != nil || n != 0 || got[0] != 0 || got[2] != 0 {
+			t.Errorf("statement result %v: %v, %d, %v", rows, got, n, err)
+		}
+	}
+}
+
+// The engine's row sum is covered by what private_mean's row-vector form
+// charges (tabular.RowSumExcess, for its float64 row pass): the
+// neighbours' released sums differ by at most the sensitivity plus
+// sqlplan.RowSumExcess, and each is within sqlplan.RowSumDrift of the
+// exact sum, which the interval allows half the charged excess for.
+func TestRowSumExcessCharged(t *testing.T) {
+	for _, m := range []int{1, 2, 3, 10, 100, 256, 257, 1000, 1 << 14, 1 << 20} {
+		for _, clip := range []float64{1e-3, 1, 1e6} {
+			charged := tabular.RowSumExcess(m, clip)
+			if e := sqlplan.RowSumExcess(m) * clip; !(e <= charged) {
+				t.Errorf("m=%d clip=%g: the engine's excess %g is above the charged %g", m, clip, e, charged)
+			}
+			if e := sqlplan.RowSumDrift(m) * clip; !(e <= charged/2) {
+				t.Errorf("m=%d clip=%g: the engine's drift %g is above the interval's %g", m, clip, e, charged/2)
+			}
+		}
+	}
+}
+
+// dialectReader is a live table's reader: a dialect of its own.
+type dialectReader struct {
+	failingSQL
+	d sqlplan.Dialect
+}
+
+func (r dialectReader) Dialect() sqlplan.Dialect { return r.d }
+
+// On a live table every statement of a column analysis is checked in the
+// engine's dialect before the charge: a pass without a statement (which
+// would read rows) and a bounded plan ClickHouse cannot print are
+// ArgumentErrors; a pass the dialect prints is admitted. A user-level
+// pass's outer statement is printed in the engine's dialect too.
+func TestEngineCheck(t *testing.T) {
+	sc := tabSchema("replace-one", "row")
+	sc.Columns, sc.D, sc.Bounds = []string{"age"}, 1, map[string][2]float64{"age": {0, 100}}
+	sc.Categorical = map[string][]string{"region": {"north", "south"}}
+	sc.Unit, sc.UserColumn = "user", "uid"
+	src := Ref{Name: "t", Schema: sc}
+	c := tabColumn{name: "age", numeric: true, lo: 0, hi: 100, bounded: true}
+	key := tabKey(sc, "region", true)
+	sum := func(term *sqlplan.Expr) []sqlplan.Aggregate { return []sqlplan.Aggregate{tabSumOf(term, 0, 100)} }
+	plain, err := newTabUserPass(src, c, nil, 0, sum, nil)
+	if err != nil || plain == nil {
+		t.Fatal(plain, err)
+	}
+	bounded, err := newTabUserPass(src, c, &key, 2, sum, nil)
+	if err != nil || bounded == nil {
+		t.Fatal(bounded, err)
+	}
+	facts := func(d sqlplan.Dialect) *engineFacts {
+		return &engineFacts{fn: "private_sum", name: "t", kind: "test", dialect: d, table: "T"}
+	}
+	for _, tc := range []struct {
+		d    sqlplan.Dialect
+		p    *Plan
+		want string // "" admitted
+	}{
+		{sqlplan.PostgreSQL, &Plan{Func: "private_sum", tab: plain}, ""},
+		{sqlplan.PostgreSQL, &Plan{Func: "private_sum", tab: bounded}, ""},
+		{sqlplan.ClickHouse, &Plan{Func: "private_sum", tab: plain}, ""},
+		{sqlplan.ClickHouse, &Plan{Func: "private_sum", tab: bounded}, "cannot express"},
+		{sqlplan.PostgreSQL, &Plan{Func: "private_sum"}, "no statement to run"},
+		{sqlplan.ClickHouse, &Plan{Func: "private_mean", rowSum: &sqlplan.Moments{Columns: []string{"age"}, Clip: 1}}, ""},
+		{sqlplan.ClickHouse, &Plan{Func: "private_mean", rowSum: &sqlplan.Moments{Columns: []string{"age"}, Clip: 1e300}}, "cannot express"},
+	} {
+		err := facts(tc.d).check(tc.p)
+		var e *Error
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %+v: %v", tc.d, tc.p, err)
+		case tc.want != "" && (!errors.As(err, &e) || e.Name != NameArgumentError || !strings.Contains(e.Msg, tc.want) || !strings.Contains(e.Msg, "nothing was charged")):
+			t.Errorf("%s %+v: %v, want an ArgumentError saying %q", tc.d, tc.p, err, tc.want)
+		}
+	}
+	// The outer statement over the users' terms is printed in the
+	// reader's dialect, not DuckDB's.
+	for _, d := range []sqlplan.Dialect{sqlplan.PostgreSQL, sqlplan.ClickHouse} {
+		n := nestedSQL{dialectReader{d: d}, plain.inner}
+		if got := dialectOf(n); got != d {
+			t.Errorf("the users' terms on %s are printed in %s", d, got)
+		}
+		if tb := n.Table(); !strings.Contains(tb, d.Ident("__pn_users")) || strings.Contains(tb, "AS DOUBLE)") != (d == sqlplan.DuckDB) {
+			t.Errorf("the users' terms on %s: %s", d, tb)
+		}
+	}
+}

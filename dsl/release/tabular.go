@@ -237,6 +237,7 @@ func planSum(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		if pass.usable(d) {
 			ex, _, err := pass.exact(ctx, d)
@@ -342,6 +343,7 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		if pass.usable(d) {
 			ex, _, err := pass.exact(ctx, d)
@@ -418,6 +420,7 @@ func planQuantile(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		if pass.usable(d) {
 			_, hists, err := pass.exact(ctx, d)
@@ -707,6 +710,7 @@ func planGroups(env *Local, src Ref, a *Args, fn string, stat tabular.GroupStat)
 	if err != nil {
 		return nil, err
 	}
+	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		var vals, counts, sums []float64
 		if pass.usable(d) {
@@ -816,6 +820,7 @@ func planColumnMean(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		var vals, counts, sums []float64
 		if pass.usable(d) {

@@ -67,16 +67,65 @@ func MomentsExcess(d int) float64 {
 // magnitude (or the clip, when larger) before any product, and entries
 // below momentsFlush of it are 0.
 func PrintMoments(m Moments, d Dialect, table string) (string, error) {
+	l4, x, err := clippedRows(m, d, table, false)
+	if err != nil {
+		return "", err
+	}
+	n := len(m.Columns)
+	// Each product x̃_i·x̃_j ∈ [−1, 1] (up to the doubles' rounding) on
+	// the grid (gridTerm). The products are at least 2⁻¹⁰¹² in magnitude
+	// or 0, so the multiplications neither underflow nor overflow.
+	var sums []string
+	for i := range n {
+		for j := i; j < n; j++ {
+			sums = append(sums, "coalesce(sum("+gridTerm(d, x(i)+" * "+x(j))+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_m%d_%d", i, j)))
+		}
+	}
+	return "SELECT " + strings.Join(sums, ", ") + " FROM (" + l4 + ") AS " + d.Ident("__pn_x"), nil
+}
+
+// gridTerm is the value v ∈ [−1, 1] (up to the doubles' rounding) on
+// MomentsGrid: q = ±floor(|y| + ½) of y = v/Step (exact: Step is a power
+// of two), which rounds half away from zero up to one ulp of y + ½ at a
+// tie, with the same bits in every IEEE engine and without the dialects'
+// guarded rounding (a sub-select per value in PostgreSQL, the cost of
+// the pass); then clamped to the grid's range.
+func gridTerm(d Dialect, v string) string {
+	g := MomentsGrid()
+	inv, half := d.Num(1/g.Step), d.Num(0.5)
+	lo, hi := strconv.FormatInt(g.Lo, 10), strconv.FormatInt(g.Hi, 10)
+	y := "(" + v + " * " + inv + ")"
+	q := "CASE WHEN " + y + " >= 0 THEN floor(" + y + " + " + half + ") ELSE -floor(" + half + " - " + y + ") END"
+	return "least(greatest(CAST(" + q + " AS BIGINT), CAST(" + lo + " AS BIGINT)), CAST(" + hi + " AS BIGINT))"
+}
+
+// clippedRows is the statement of the rows x̃ = a/max(Clip, ‖a‖) of m's
+// columns over table (the clamped rows whose values are all finite),
+// whose column j is named x(j).
+//
+// With zeroBig, a row whose squared norm overflows float64
+// (‖a‖ > √MaxFloat64, after clamping) is 0, as in tabular.ClippedRowSum,
+// whose scale 1/‖a‖ is then 0: the statement computes the norm scaled,
+// without overflow, and compares it with that threshold (the two can
+// differ only for a norm within a few roundings of it).
+func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string, x func(int) string, err error) {
 	n := len(m.Columns)
 	if n == 0 {
-		return "", fmt.Errorf("sqlplan: moments of no columns")
+		return "", nil, fmt.Errorf("sqlplan: moments of no columns")
 	}
 	if !(m.Clip >= 1e-100 && m.Clip <= 1e100) {
-		return "", fmt.Errorf("sqlplan: moments with clip %v outside [1e-100, 1e100]", m.Clip)
+		return "", nil, fmt.Errorf("sqlplan: moments with clip %v outside [1e-100, 1e100]", m.Clip)
+	}
+	// OFFSET 0 fences each layer (see l4); ClickHouse 18.16 parses no
+	// OFFSET without LIMIT, and evaluates a subquery's columns once
+	// anyway.
+	fence := " OFFSET 0"
+	if _, ch := d.(clickHouse); ch {
+		fence = ""
 	}
 	a := func(j int) string { return d.Ident("__pn_a" + strconv.Itoa(j)) }
 	w := func(j int) string { return d.Ident("__pn_w" + strconv.Itoa(j)) }
-	x := func(j int) string { return d.Ident("__pn_x" + strconv.Itoa(j)) }
+	x = func(j int) string { return d.Ident("__pn_x" + strconv.Itoa(j)) }
 	mm, t, den := d.Ident("__pn_m"), d.Ident("__pn_t"), d.Ident("__pn_den")
 	zero := d.Num(0)
 	flush := d.Num(momentsFlush)
@@ -90,7 +139,7 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 		finite = append(finite, "abs("+v+") <= "+d.Num(math.MaxFloat64))
 		if b, ok := m.Bounds[c]; ok {
 			if !(b[0] <= b[1]) || math.IsInf(b[0], 0) || math.IsInf(b[1], 0) {
-				return "", fmt.Errorf("sqlplan: moments: column %s has invalid bounds [%g, %g]", c, b[0], b[1])
+				return "", nil, fmt.Errorf("sqlplan: moments: column %s has invalid bounds [%g, %g]", c, b[0], b[1])
 			}
 			v = d.Clamp(v, d.Num(b[0]), d.Num(b[1]))
 		}
@@ -98,7 +147,13 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 		absv = append(absv, "abs("+a(j)+")")
 	}
 	l1 := "SELECT " + strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(finite, " AND ")
-	l1b := "SELECT " + joinCols(n, a) + ", greatest(" + d.Num(m.Clip) + ", " + strings.Join(absv, ", ") + ") AS " + mm + " FROM (" + l1 + " OFFSET 0) AS " + d.Ident("__pn_l1")
+	// The row's scale as nested two-argument greatest (ClickHouse 18.16
+	// takes no more).
+	scale := d.Num(m.Clip)
+	for _, v := range absv {
+		scale = "greatest(" + scale + ", " + v + ")"
+	}
+	l1b := "SELECT " + joinCols(n, a) + ", " + scale + " AS " + mm + " FROM (" + l1 + fence + ") AS " + d.Ident("__pn_l1")
 
 	// Layer 2: w = a/m in [−1, 1] (0 below the flush), and t = clip/m
 	// (0 below the flush, where the largest w is 1 and t cannot win).
@@ -107,48 +162,111 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 		sel = append(sel, "CASE WHEN abs("+a(j)+") >= "+mm+" * "+flush+" THEN "+a(j)+" / "+mm+" ELSE "+zero+" END AS "+w(j))
 	}
 	c := d.Num(m.Clip)
-	l2 := "SELECT " + strings.Join(sel, ", ") + ", CASE WHEN " + c + " > " + mm + " * " + flush + " THEN " + c + " / " + mm + " ELSE " + zero + " END AS " + t +
-		" FROM (" + l1b + " OFFSET 0) AS " + d.Ident("__pn_l2")
+	var carry2, keep3, keep4 string
+	if zeroBig {
+		keep := d.Ident("__pn_keep")
+		carry2 = ", " + mm
+		keep3 = ", CASE WHEN " + mm + " > " + d.Num(math.Sqrt(math.MaxFloat64)) + " / greatest(sqrt(" + strings.Join(squares(n, w), " + ") + "), " + d.Num(1) + ") THEN " + zero + " ELSE " + d.Num(1) + " END AS " + keep
+		keep4 = " * " + keep
+	}
+	l2 := "SELECT " + strings.Join(sel, ", ") + carry2 + ", CASE WHEN " + c + " > " + mm + " * " + flush + " THEN " + c + " / " + mm + " ELSE " + zero + " END AS " + t +
+		" FROM (" + l1b + fence + ") AS " + d.Ident("__pn_l2")
 
 	// Layer 3: the denominator max(t, ‖w‖) ≥ 2⁻⁵⁰⁰ (w's squares are 0
 	// or at least 2⁻¹⁰⁰⁰), so x̃ = w/den = a/max(clip, ‖a‖).
-	sq := make([]string, n)
-	for j := range n {
-		sq[j] = w(j) + " * " + w(j)
-	}
-	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + " FROM (" + l2 + " OFFSET 0) AS " + d.Ident("__pn_l3")
+	sq := squares(n, w)
+	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + keep3 + " FROM (" + l2 + fence + ") AS " + d.Ident("__pn_l3")
 	sel = sel[:0]
 	for j := range n {
-		sel = append(sel, w(j)+" / "+den+" AS "+x(j))
+		q := w(j) + " / " + den
+		if keep4 != "" {
+			q = "(" + q + ")" + keep4
+		}
+		sel = append(sel, q+" AS "+x(j))
 	}
 	// OFFSET 0 on each layer keeps the engine from inlining a layer's
 	// expressions into every use in the next (PostgreSQL pulls such
 	// subqueries up and has no common-subexpression elimination: without
 	// it the statement computes each row's scale O(d³) times, 50 times
 	// slower at d = 3). The rows are the same either way.
-	l4 := "SELECT " + strings.Join(sel, ", ") + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + " OFFSET 0"
+	l4 := "SELECT " + strings.Join(sel, ", ") + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + fence
 
-	// Each product x̃_i·x̃_j ∈ [−1, 1] (up to the doubles' rounding) on
-	// the grid: q = ±floor(|y| + ½) of y = x̃_i·x̃_j/Step (exact: Step is
-	// a power of two), which rounds half away from zero up to one ulp of
-	// y + ½ at a tie, with the same bits in every IEEE engine and without
-	// the dialects' guarded rounding (a sub-select per value in
-	// PostgreSQL, the cost of the pass); then clamped to the grid's range.
-	// The products are at least 2⁻¹⁰¹² in magnitude or 0, so the
-	// multiplications neither underflow nor overflow.
-	g := MomentsGrid()
-	inv, half := d.Num(1/g.Step), d.Num(0.5)
-	lo, hi := strconv.FormatInt(g.Lo, 10), strconv.FormatInt(g.Hi, 10)
-	var sums []string
-	for i := range n {
-		for j := i; j < n; j++ {
-			y := "(" + x(i) + " * " + x(j) + " * " + inv + ")"
-			q := "CASE WHEN " + y + " >= 0 THEN floor(" + y + " + " + half + ") ELSE -floor(" + half + " - " + y + ") END"
-			q = "least(greatest(CAST(" + q + " AS BIGINT), CAST(" + lo + " AS BIGINT)), CAST(" + hi + " AS BIGINT))"
-			sums = append(sums, "coalesce(sum("+q+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_m%d_%d", i, j)))
-		}
+	return l4, x, nil
+}
+
+// RowSumGrid is the grid of PrintRowSum's sums: every x̃_j lies in
+// [−1, 1], a step of 2⁻⁶⁰, fine enough that the rounding of MaxRows rows
+// stays far below what the plan charges (RowSumDrift). The sums reach
+// 2⁹⁰, which each dialect's Quantize sums exactly (DuckDB's HUGEINT,
+// PostgreSQL's numeric, ClickHouse's Decimal(38, 0)).
+func RowSumGrid() Grid { return Grid{Step: 0x1p-60, Lo: -(1 << 60), Hi: 1 << 60} }
+
+// RowSumExcess bounds, for m columns, how much further apart than their
+// exact values (in units of the clip) the sums PrintRowSum's statement
+// releases for two neighbouring tables can be, beyond the sensitivity:
+// the two rows of a replace-one pair each differ from their exact x̃ by
+// rowSumRowError, and each data set's sums pass through two roundings,
+// their conversion to float64 and the product by the clip, each moving
+// them by 2⁻⁵³ of at most MaxRows·(1 + that). tabular's RowSumExcess,
+// which private_mean charges for its row pass, covers it (dsl/release's
+// TestRowSumExcessCharged).
+func RowSumExcess(m int) float64 {
+	row := rowSumRowError(m)
+	conv := 2 * 2 * 0x1p-53 * MaxRows * (1 + row) * (1 + 0x1p-50)
+	return (2*row + conv) * (1 + 0x1p-40)
+}
+
+// RowSumDrift bounds, in units of the clip, how far the sums of
+// PrintRowSum's statement can be from the exact sum of the clipped rows
+// of one table of at most MaxRows rows: each row's error, and the two
+// roundings of the sums. private_mean's interval allows half of
+// tabular's RowSumExcess for it, which covers it
+// (TestRowSumExcessCharged).
+func RowSumDrift(m int) float64 {
+	row := rowSumRowError(m)
+	return (MaxRows*row + 2*0x1p-53*MaxRows*(1+row)*(1+0x1p-50)) * (1 + 0x1p-40)
+}
+
+// rowSumRowError bounds the ℓ2 distance of one row's term on the grid
+// from its exact x̃, for m columns: half a step per entry (√m·Step/2),
+// and the statement's floating-point steps, which put each entry within
+// m/2 + 4 roundings of its exact value (one each for w = a/m, the
+// squares, the sum of m squares, the square root, t = clip/m and the
+// quotient w/den; the sum of squares' m − 1 additions halved by the
+// square root), so within (m + 4)·2⁻⁵³ of x̃ in norm, and the entries
+// flushed to 0 below 2⁻⁵⁰⁰.
+func rowSumRowError(m int) float64 {
+	return (math.Sqrt(float64(m))*RowSumGrid().Step/2 + float64(m+4)*0x1p-53 + float64(m)*0x1p-499) * (1 + 0x1p-40)
+}
+
+// PrintRowSum writes the statement of the sum of m's clipped rows over
+// table in dialect d: one row of len(m.Columns) exact integer sums of
+// x̃_j = a_j/max(Clip, ‖a‖) on RowSumGrid (a row clipped to norm Clip,
+// divided by Clip; each 0 for a table without rows), then the number of
+// rows. The rows follow tabular.ClippedRowSum's rule: values clamped to
+// their bounds, and a row with a NULL or non-finite value, or whose
+// squared norm overflows, adds nothing to the sums; but it counts in the
+// number of rows, as ClippedRowSum counts it.
+func PrintRowSum(m Moments, d Dialect, table string) (string, error) {
+	l4, x, err := clippedRows(m, d, table, true)
+	if err != nil {
+		return "", err
 	}
+	var sums []string
+	for j := range m.Columns {
+		sums = append(sums, "coalesce(sum("+d.Quantize(x(j), RowSumGrid())+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_s%d", j)))
+	}
+	sums = append(sums, "(SELECT count(*) FROM "+table+") AS "+d.Ident("__pn_n"))
 	return "SELECT " + strings.Join(sums, ", ") + " FROM (" + l4 + ") AS " + d.Ident("__pn_x"), nil
+}
+
+// squares are the columns' squares w(j) * w(j).
+func squares(n int, w func(int) string) []string {
+	sq := make([]string, n)
+	for j := range n {
+		sq[j] = w(j) + " * " + w(j)
+	}
+	return sq
 }
 
 func joinCols(n int, name func(int) string) string {
