@@ -13,8 +13,9 @@ import (
 // x ≤ 0, a cast of a string that is not a number. A statement that fails
 // on some rows would make the outcome of a charged call depend on the
 // data, so every such operation is guarded and yields NULL instead
-// (DuckDB: ±inf, 0 or NULL), and the guards bind their operands once in
-// a sub-select so that nested expressions are not copied. Its rounding
+// (DuckDB: ±inf, 0 or NULL). A guard copies a short operand into each
+// place that reads it and binds a long one once in a sub-select (let),
+// so that nested expressions are not copied. Its rounding
 // is half away from zero as DuckDB's (PostgreSQL's round of a double
 // rounds half to even).
 var PostgreSQL Dialect = postgres{}
@@ -34,20 +35,49 @@ func (postgres) Num(x float64) string {
 	return "CAST('" + strconv.FormatFloat(x, 'g', -1, 64) + "' AS double precision)"
 }
 
-// bind evaluates body with the names bound to the expressions exprs, each
-// computed once per row: a scalar sub-select of no table.
-func bind(body string, names, exprs []string) string {
-	cols := make([]string, len(names))
-	for i := range names {
-		cols[i] = exprs[i] + " AS " + names[i]
+// inlineMax is the longest operand a guard copies into each place that
+// reads it; a longer one is bound once in a scalar sub-select. PostgreSQL
+// runs such a sub-select as a sub-plan, once per row and value (at 10⁶
+// rows the grouped statement of BenchmarkScale took 13 times its plain
+// aggregate), and pulls the binding subquery up into it anyway: copying
+// the common operands (a column, its cast, a clamp, a short guard) costs
+// a few cheap operations per copy instead. Only a nested expression,
+// whose copies would multiply with its depth, pays for the sub-plan, so
+// the statement's text stays linear in the query's.
+const inlineMax = 400
+
+// let is body over the operands exprs, named names[i] in the body when
+// bound: each operand of at most inlineMax bytes is copied, parenthesised,
+// into body's every use; the longer ones are bound once per row in a
+// scalar sub-select of no table.
+func let(body func(v ...string) string, names []string, exprs ...string) string {
+	args := make([]string, len(exprs))
+	var cols []string
+	for i, e := range exprs {
+		if len(e) <= inlineMax {
+			args[i] = "(" + e + ")"
+			continue
+		}
+		args[i] = names[i]
+		cols = append(cols, e+" AS "+names[i])
 	}
-	return "(SELECT " + body + " FROM (SELECT " + strings.Join(cols, ", ") + ") AS __pn_b)"
+	if len(cols) == 0 {
+		return body(args...)
+	}
+	return "(SELECT " + body(args...) + " FROM (SELECT " + strings.Join(cols, ", ") + ") AS __pn_b)"
 }
 
-// roundAway is v rounded half away from zero, exact for every double:
-// v − trunc(v) is exact.
+// roundHalf is ½ − 2⁻⁵⁴, the largest double below ½.
+const roundHalf = 0.49999999999999994
+
+// roundAway is v rounded half away from zero, exact for every double as
+// DuckDB's round: |v| + roundHalf rounds up to the next integer exactly
+// when |v|'s fraction is at least ½ (at |v| = ½ − 2⁻⁵⁴, where |v| + ½
+// would round up, the sum is 1 − 2⁻⁵³, exact; at and beyond 2⁵², where
+// every double is an integer, it rounds back to |v|). It reads v twice
+// (the form with trunc, four times).
 func roundAway(v string) string {
-	return "(trunc(" + v + ") + CASE WHEN abs(" + v + " - trunc(" + v + ")) >= 0.5 THEN sign(" + v + ") ELSE 0 END)"
+	return "(sign(" + v + ") * floor(abs(" + v + ") + " + PostgreSQL.Num(roundHalf) + "))"
 }
 
 // numberRE is what a string must look like to be converted to a number:
@@ -63,11 +93,13 @@ func (d postgres) ToNumber(x string, fromString, integer bool) string {
 		// float8 conversion can only fail by overflow or underflow.
 		// CASE evaluates its conditions in order (AND does not promise
 		// to), so the casts see only texts that passed the pattern.
-		x = bind("CASE WHEN NOT (length(s) <= 40 AND s ~ "+numberRE+") THEN NULL WHEN CAST(s AS numeric) = 0 THEN CAST(0 AS double precision) WHEN abs(CAST(s AS numeric)) BETWEEN CAST('1e-300' AS numeric) AND CAST('1e300' AS numeric) THEN CAST(s AS double precision) END",
-			[]string{"s"}, []string{x})
+		x = let(func(v ...string) string {
+			s := v[0]
+			return "CASE WHEN NOT (length(" + s + ") <= 40 AND " + s + " ~ " + numberRE + ") THEN NULL WHEN CAST(" + s + " AS numeric) = 0 THEN CAST(0 AS double precision) WHEN abs(CAST(" + s + " AS numeric)) BETWEEN CAST('1e-300' AS numeric) AND CAST('1e300' AS numeric) THEN CAST(" + s + " AS double precision) END"
+		}, []string{"s"}, x)
 	}
 	if integer {
-		x = bind(roundAway("v"), []string{"v"}, []string{x})
+		x = let(func(v ...string) string { return roundAway(v[0]) }, []string{"v"}, x)
 	}
 	return x
 }
@@ -78,7 +110,7 @@ func (postgres) ToText(x string) string { return "CAST(" + x + " AS text)" }
 
 // Ln guards ln, which raises an error for x ≤ 0.
 func (postgres) Ln(x string) string {
-	return bind("CASE WHEN v > 0 THEN ln(v) END", []string{"v"}, []string{x})
+	return let(func(v ...string) string { return "CASE WHEN " + v[0] + " > 0 THEN ln(" + v[0] + ") END" }, []string{"v"}, x)
 }
 
 // DatePart returns a double, as DuckDB's date_part returns a number.
@@ -95,19 +127,24 @@ func (postgres) Clamp(x, lo, hi string) string {
 // Quantize as DuckDB's, with two differences: the rounding is half away
 // from zero written out (roundAway), and a centred value below a quarter
 // step is 0 without the multiplication, which could underflow (an error
-// in PostgreSQL) when 1/Step is small. The cast to bigint cannot fail: x
-// is clamped, so the product lies within the grid's range.
+// in PostgreSQL) when 1/Step is below 1. The clamp to the grid's range is on
+// the double, whose bounds are exact integers (below 2^GridBits), so the
+// cast to bigint cannot fail; it is the clamp of the integer DuckDB's
+// statement takes.
 func (d postgres) Quantize(x string, g Grid) string {
-	v := "v"
-	if g.Centre != 0 {
-		v = "(v - " + d.Num(g.Centre) + ")"
-	}
-	w := "CASE WHEN abs(" + v + ") < " + d.Num(g.Step/4) + " THEN CAST(0 AS double precision) ELSE " + v + " * " + d.Num(1/g.Step) + " END"
-	q := "CAST(" + roundAway("w") + " AS bigint)"
-	lo := "CAST(" + strconv.FormatInt(g.Lo, 10) + " AS bigint)"
-	hi := "CAST(" + strconv.FormatInt(g.Hi, 10) + " AS bigint)"
-	inner := bind("CASE WHEN v IS NOT NULL THEN "+w+" END", []string{"v"}, []string{x})
-	return bind("CASE WHEN w IS NOT NULL THEN least(greatest("+q+", "+lo+"), "+hi+") END", []string{"w"}, []string{inner})
+	return let(func(v ...string) string {
+		c := v[0]
+		if g.Centre != 0 {
+			c = "(" + v[0] + " - " + d.Num(g.Centre) + ")"
+		}
+		r := "least(greatest(" + roundAway(c+" * "+d.Num(1/g.Step)) + ", " + d.Num(float64(g.Lo)) + "), " + d.Num(float64(g.Hi)) + ")"
+		if g.Step <= 1 {
+			// |c|·(1/Step) ≥ |c|: no underflow, and no copy of c for
+			// the flush.
+			return "CASE WHEN " + v[0] + " IS NULL THEN NULL ELSE CAST(" + r + " AS bigint) END"
+		}
+		return "CASE WHEN " + v[0] + " IS NULL THEN NULL WHEN abs(" + c + ") < " + d.Num(g.Step/4) + " THEN CAST(0 AS bigint) ELSE CAST(" + r + " AS bigint) END"
+	}, []string{"v"}, x)
 }
 
 // Square is exact in numeric (PostgreSQL has no 128-bit integer; its sum
@@ -119,9 +156,11 @@ func (postgres) Square(x string) string {
 // Bin as DuckDB's ceil((x − Lo)/Step), except that a difference d in
 // (0, Step) is bin 1 without the division, which could underflow.
 func (d postgres) Bin(x string, g QuantileGrid) string {
-	b := "CASE WHEN v - " + d.Num(g.Lo) + " <= 0 THEN CAST(0 AS bigint) WHEN v - " + d.Num(g.Lo) + " < " + d.Num(g.Step) +
-		" THEN CAST(1 AS bigint) ELSE least(CAST(ceil((v - " + d.Num(g.Lo) + ") / " + d.Num(g.Step) + ") AS bigint), CAST(" + strconv.Itoa(g.Bins) + " AS bigint)) END"
-	return bind("CASE WHEN v IS NOT NULL THEN "+b+" END", []string{"v"}, []string{x})
+	return let(func(v ...string) string {
+		diff := "(" + v[0] + " - " + d.Num(g.Lo) + ")"
+		return "CASE WHEN " + v[0] + " IS NULL THEN NULL WHEN " + diff + " <= 0 THEN CAST(0 AS bigint) WHEN " + diff + " < " + d.Num(g.Step) +
+			" THEN CAST(1 AS bigint) ELSE least(CAST(ceil(" + diff + " / " + d.Num(g.Step) + ") AS bigint), CAST(" + strconv.Itoa(g.Bins) + " AS bigint)) END"
+	}, []string{"v"}, x)
 }
 
 // Histogram has no aggregate of its own in PostgreSQL: the group's bins,
@@ -148,22 +187,23 @@ const (
 )
 
 func (postgres) Arith(op, l, r string) string {
-	var body string
-	switch op {
-	case "+", "-":
-		// Operands of opposite signs (+) or of the same sign (-) cannot
-		// overflow either.
-		same := "sign(l) * sign(r) <= 0"
-		if op == "-" {
-			same = "sign(l) * sign(r) >= 0"
+	return let(func(v ...string) string {
+		l, r := v[0], v[1]
+		switch op {
+		case "+", "-":
+			// Operands of opposite signs (+) or of the same sign (-)
+			// cannot overflow either.
+			same := "sign(" + l + ") * sign(" + r + ") <= 0"
+			if op == "-" {
+				same = "sign(" + l + ") * sign(" + r + ") >= 0"
+			}
+			return "CASE WHEN abs(" + l + ") < " + half + " AND abs(" + r + ") < " + half + " OR " + same + " AND abs(" + l + ") < 'Infinity' AND abs(" + r + ") < 'Infinity' THEN " + l + " " + op + " " + r + " END"
+		case "*":
+			return "CASE WHEN " + l + " = 0 AND abs(" + r + ") < 'Infinity' OR " + r + " = 0 AND abs(" + l + ") < 'Infinity' THEN CAST(0 AS double precision) WHEN " + l + " <> 0 AND " + r + " <> 0 AND ln(abs(" + l + ")) + ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " * " + r + " END"
 		}
-		body = "CASE WHEN abs(l) < " + half + " AND abs(r) < " + half + " OR " + same + " AND abs(l) < 'Infinity' AND abs(r) < 'Infinity' THEN l " + op + " r END"
-	case "*":
-		body = "CASE WHEN l = 0 AND abs(r) < 'Infinity' OR r = 0 AND abs(l) < 'Infinity' THEN CAST(0 AS double precision) WHEN l <> 0 AND r <> 0 AND ln(abs(l)) + ln(abs(r)) BETWEEN " + lnMin + " AND " + lnMax + " THEN l * r END"
-	default: // "/"
-		body = "CASE WHEN r <> 0 AND l = 0 AND abs(r) < 'Infinity' THEN CAST(0 AS double precision) WHEN l <> 0 AND r <> 0 AND ln(abs(l)) - ln(abs(r)) BETWEEN " + lnMin + " AND " + lnMax + " THEN l / r END"
-	}
-	return bind(body, []string{"l", "r"}, []string{l, r})
+		// "/"
+		return "CASE WHEN " + r + " <> 0 AND " + l + " = 0 AND abs(" + r + ") < 'Infinity' THEN CAST(0 AS double precision) WHEN " + l + " <> 0 AND " + r + " <> 0 AND ln(abs(" + l + ")) - ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " / " + r + " END"
+	}, []string{"l", "r"}, l, r)
 }
 
 // Func guards exp (an error beyond the doubles' range: NULL above 709, 0
@@ -173,10 +213,12 @@ func (postgres) Arith(op, l, r string) string {
 func (d postgres) Func(name string, args []string) string {
 	switch name {
 	case "exp":
-		return bind("CASE WHEN v BETWEEN "+lnMin+" AND "+lnMax+" THEN exp(v) WHEN v < "+lnMin+" THEN CAST(0 AS double precision) END", []string{"v"}, args)
+		return let(func(v ...string) string {
+			return "CASE WHEN " + v[0] + " BETWEEN " + lnMin + " AND " + lnMax + " THEN exp(" + v[0] + ") WHEN " + v[0] + " < " + lnMin + " THEN CAST(0 AS double precision) END"
+		}, []string{"v"}, args[0])
 	case "round":
 		if len(args) == 1 {
-			return bind(roundAway("v"), []string{"v"}, args)
+			return let(func(v ...string) string { return roundAway(v[0]) }, []string{"v"}, args[0])
 		}
 		k, _ := strconv.Atoi(args[1])
 		if k > 300 || k < -300 {
@@ -188,12 +230,16 @@ func (d postgres) Func(name string, args []string) string {
 			// v·p ≥ |v| cannot underflow, and is below 1e300 when
 			// |v| < 1e300/p; a larger |v| has no digits left at k
 			// places (as exactly as a double says).
-			return bind("CASE WHEN abs(v) < "+d.Num(1e300/pf)+" THEN "+roundAway("v * "+p)+" / "+p+" ELSE v END", []string{"v"}, args[:1])
+			return let(func(v ...string) string {
+				return "CASE WHEN abs(" + v[0] + ") < " + d.Num(1e300/pf) + " THEN " + roundAway(v[0]+" * "+p) + " / " + p + " ELSE " + v[0] + " END"
+			}, []string{"v"}, args[0])
 		}
 		// |v| < p/2 rounds to 0 (v/p could underflow); otherwise
 		// v/p ≥ 0.5, and the product of its integer and p stays finite
 		// below 1e300.
-		return bind("CASE WHEN abs(v) < "+d.Num(pf/2)+" THEN CAST(0 AS double precision) WHEN abs(v) < "+d.Num(1e300)+" THEN "+roundAway("v / "+p)+" * "+p+" ELSE v END", []string{"v"}, args[:1])
+		return let(func(v ...string) string {
+			return "CASE WHEN abs(" + v[0] + ") < " + d.Num(pf/2) + " THEN CAST(0 AS double precision) WHEN abs(" + v[0] + ") < " + d.Num(1e300) + " THEN " + roundAway(v[0]+" / "+p) + " * " + p + " ELSE " + v[0] + " END"
+		}, []string{"v"}, args[0])
 	}
 	return name + "(" + strings.Join(args, ", ") + ")"
 }
