@@ -148,3 +148,86 @@ func TestDialectIsTotalBound(t *testing.T) {
 		srv.exec(t, "SELECT count("+e+") FROM v AS a CROSS JOIN v AS b")
 	}
 }
+
+// A double divided by zero and the texts of NaN and ±inf are DuckDB's
+// IEEE 754 values (which the statement then clamps to a bound), not
+// NULL: x/0 is ±inf by the signs of x and of the zero, 0/0 and NaN/0 are
+// NaN, and NaN and ±inf operands pass through the other guards.
+func TestNonFiniteAsDuckDB(t *testing.T) {
+	srv := startServer(t)
+	d := sqlplan.PostgreSQL
+	negZero := math.Copysign(0, -1)
+	xs := []float64{0, negZero, 1, -2.5, 1e300, math.NaN(), math.Inf(1), math.Inf(-1)}
+	type check struct {
+		expr string
+		want func(x float64) float64
+	}
+	var checks []check
+	for _, x := range []string{"x", pad("x")} {
+		checks = append(checks,
+			check{d.Arith("/", x, d.Num(0)), func(x float64) float64 { return x / 0 }},
+			check{d.Arith("/", x, "(-"+d.Num(0)+")"), func(x float64) float64 { return x / negZero }},
+			check{d.Arith("/", d.Num(-3), x), func(x float64) float64 { return -3 / x }},
+			check{d.Arith("+", x, d.Num(1)), func(x float64) float64 { return x + 1 }},
+			check{d.Arith("-", x, x), func(x float64) float64 { return x - x }},
+			check{d.Arith("*", x, d.Num(2)), func(x float64) float64 { return x * 2 }},
+			check{d.Arith("*", x, d.Num(0)), func(x float64) float64 { return x * 0 }},
+			check{d.Clamp(d.Arith("/", d.Num(1), x), d.Num(-5), d.Num(5)), func(x float64) float64 {
+				if v := 1 / x; !math.IsNaN(v) {
+					return min(max(v, -5), 5)
+				}
+				return 5 // NaN is above every number
+			}},
+		)
+	}
+	var exprs []string
+	for _, c := range checks {
+		exprs = append(exprs, c.expr)
+	}
+	got := queryFloats(t, srv, xs, exprs)
+	for i, x := range xs {
+		for j, c := range checks {
+			want := c.want(x)
+			if !same(got[i][j], want) || math.Signbit(got[i][j]) != math.Signbit(want) && !math.IsNaN(want) {
+				t.Errorf("x = %g, expression %d: got %g, want %g\n%s", x, j, got[i][j], want, c.expr)
+			}
+		}
+	}
+	// Texts as DuckDB's TRY_CAST(s AS DOUBLE) reads them.
+	texts := map[string]float64{
+		"nan": math.NaN(), " NaN ": math.NaN(), "+nan": math.NaN(), "-nan": math.NaN(), "inf": math.Inf(1), "-inf": math.Inf(-1),
+		"+Inf": math.Inf(1), "Infinity": math.Inf(1), " -INFINITY": math.Inf(-1), "infinit": math.NaN(), "infinityx": math.NaN(),
+		"nano": math.NaN(), "2.5": 2.5, "abc": math.NaN(),
+	}
+	for s, want := range texts {
+		null := s == "infinit" || s == "infinityx" || s == "nano" || s == "abc"
+		got := queryText(t, srv, d.ToNumber(d.Str(s), true, false))
+		switch {
+		case null && got != nil:
+			t.Errorf("%q: got %g, want NULL", s, *got)
+		case !null && (got == nil || !same(*got, want)):
+			t.Errorf("%q: got %v, want %g", s, got, want)
+		}
+	}
+}
+
+// queryText evaluates one double expression of no table; nil for NULL.
+func queryText(t *testing.T, srv *server, expr string) *float64 {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(srv.url("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = pgtest.SuperPassword
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v *float64
+	if err := conn.QueryRow(ctx, "SELECT "+expr).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}

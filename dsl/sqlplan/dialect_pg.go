@@ -86,17 +86,31 @@ func roundAway(v string) string {
 // whose value is beyond a double's range is NULL, not an error.
 const numberRE = `'^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?\s*$'`
 
+// nanRE and infRE match DuckDB's texts of NaN and ±inf (case-insensitive).
+const (
+	nanRE = `'^\s*[-+]?nan\s*$'`
+	infRE = `'^\s*[-+]?inf(inity)?\s*$'`
+)
+
 func (d postgres) ToNumber(x string, fromString, integer bool) string {
 	if fromString {
 		// The exponent's range is checked on the value's log: a text of
 		// at most 40 characters matching numberRE is a decimal whose
 		// float8 conversion can only fail by overflow or underflow.
 		// CASE evaluates its conditions in order (AND does not promise
-		// to), so the casts see only texts that passed the pattern.
+		// to), so the casts see only texts that passed the pattern. The
+		// operand is typed text: PostgreSQL converts a cast of a bare
+		// literal ('abc') when it parses the statement, before any CASE
+		// could skip it, while a cast of a text is folded only where
+		// the CASE reaches it.
 		x = let(func(v ...string) string {
 			s := v[0]
-			return "CASE WHEN NOT (length(" + s + ") <= 40 AND " + s + " ~ " + numberRE + ") THEN NULL WHEN CAST(" + s + " AS numeric) = 0 THEN CAST(0 AS double precision) WHEN abs(CAST(" + s + " AS numeric)) BETWEEN CAST('1e-300' AS numeric) AND CAST('1e300' AS numeric) THEN CAST(" + s + " AS double precision) END"
-		}, []string{"s"}, x)
+			// DuckDB reads NaN and the infinities in any case, signed,
+			// with blanks around; PostgreSQL's cast would refuse some
+			// of its spellings ("+nan", "-nan"), so they are matched.
+			nonFinite := "CASE WHEN " + s + " ~* " + nanRE + " THEN CAST('NaN' AS double precision) WHEN " + s + " ~* " + infRE + " THEN CAST(CASE WHEN " + s + " ~ '-' THEN '-Infinity' ELSE 'Infinity' END AS double precision) END"
+			return "CASE WHEN NOT (length(" + s + ") <= 40 AND " + s + " ~ " + numberRE + ") THEN " + nonFinite + " WHEN CAST(" + s + " AS numeric) = 0 THEN CAST(0 AS double precision) WHEN abs(CAST(" + s + " AS numeric)) BETWEEN CAST('1e-300' AS numeric) AND CAST('1e300' AS numeric) THEN CAST(" + s + " AS double precision) END"
+		}, []string{"s"}, "CAST("+x+" AS text)")
 	}
 	if integer {
 		x = let(func(v ...string) string { return roundAway(v[0]) }, []string{"v"}, x)
@@ -178,8 +192,9 @@ func (postgres) Float(x string) string { return "CAST(" + x + " AS double precis
 // an operand is 0, non-zero never raises an error. |l·r| and |l/r| are
 // bounded on ln|l| ± ln|r| in [-740, 709], inside the doubles' range
 // (e^709 < 1.8e308, e^-740 > 4.9e-324) with a margin for ln's rounding;
-// a sum cannot overflow when both operands are below 2^1022. NaN and ±inf
-// operands fail the guards (their ln is not within the range).
+// a sum cannot overflow when both operands are below 2^1022. A finite
+// result beyond them is NULL (DuckDB's: ±inf, 0 or a subnormal); NaN and
+// ±inf operands, and x/0, give DuckDB's values.
 const (
 	lnMin = "-740"
 	lnMax = "709"
@@ -189,6 +204,12 @@ const (
 func (postgres) Arith(op, l, r string) string {
 	return let(func(v ...string) string {
 		l, r := v[0], v[1]
+		// A NaN or infinite operand raises no error in PostgreSQL's
+		// double arithmetic, which then follows IEEE 754 as DuckDB's
+		// (except x/0, below); the guards are for finite operands.
+		// A product or quotient with a zero operand cannot overflow or
+		// underflow, and keeps IEEE's signed zero.
+		nonFinite := "NOT (abs(" + l + ") < 'Infinity' AND abs(" + r + ") < 'Infinity') THEN " + l + " " + op + " " + r
 		switch op {
 		case "+", "-":
 			// Operands of opposite signs (+) or of the same sign (-)
@@ -197,12 +218,15 @@ func (postgres) Arith(op, l, r string) string {
 			if op == "-" {
 				same = "sign(" + l + ") * sign(" + r + ") >= 0"
 			}
-			return "CASE WHEN abs(" + l + ") < " + half + " AND abs(" + r + ") < " + half + " OR " + same + " AND abs(" + l + ") < 'Infinity' AND abs(" + r + ") < 'Infinity' THEN " + l + " " + op + " " + r + " END"
+			return "CASE WHEN " + nonFinite + " WHEN abs(" + l + ") < " + half + " AND abs(" + r + ") < " + half + " OR " + same + " THEN " + l + " " + op + " " + r + " END"
 		case "*":
-			return "CASE WHEN " + l + " = 0 AND abs(" + r + ") < 'Infinity' OR " + r + " = 0 AND abs(" + l + ") < 'Infinity' THEN CAST(0 AS double precision) WHEN " + l + " <> 0 AND " + r + " <> 0 AND ln(abs(" + l + ")) + ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " * " + r + " END"
+			return "CASE WHEN " + nonFinite + " WHEN " + l + " = 0 OR " + r + " = 0 THEN " + l + " * " + r + " WHEN ln(abs(" + l + ")) + ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " * " + r + " END"
 		}
-		// "/"
-		return "CASE WHEN " + r + " <> 0 AND " + l + " = 0 AND abs(" + r + ") < 'Infinity' THEN CAST(0 AS double precision) WHEN " + l + " <> 0 AND " + r + " <> 0 AND ln(abs(" + l + ")) - ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " / " + r + " END"
+		// "/": x/0 is DuckDB's (IEEE 754's) ±inf, signed by x and by
+		// the zero (atan2(−0, −1) = −π, atan2(0, −1) = π), or NaN for
+		// 0/0 and NaN/0; PostgreSQL raises an error for it.
+		zero := "CAST(CASE WHEN " + l + " = 0 OR " + l + " = 'NaN' THEN 'NaN' WHEN (" + l + " > 0) = (atan2(" + r + ", -1) > 0) THEN 'Infinity' WHEN " + l + " IS NOT NULL THEN '-Infinity' END AS double precision)"
+		return "CASE WHEN " + r + " = 0 THEN " + zero + " WHEN " + nonFinite + " WHEN " + l + " = 0 THEN " + l + " / " + r + " WHEN ln(abs(" + l + ")) - ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " / " + r + " END"
 	}, []string{"l", "r"}, l, r)
 }
 
