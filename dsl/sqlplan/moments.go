@@ -97,8 +97,14 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 		sel = append(sel, v+" AS "+a(j))
 		absv = append(absv, "abs("+a(j)+")")
 	}
-	l1 := "SELECT " + strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(finite, " AND ")
-	l1b := "SELECT " + joinCols(n, a) + ", greatest(" + d.Num(m.Clip) + ", " + strings.Join(absv, ", ") + ") AS " + mm + " FROM (" + l1 + " OFFSET 0) AS " + d.Ident("__pn_l1")
+	// Each layer is kept from being inlined into the next (see l4):
+	// by OFFSET 0, or by a dialect's parallel-safe fence column.
+	fz, off := "", " OFFSET 0"
+	if f, ok := d.(layerFence); ok {
+		fz, off = ", "+f.LayerFence()+" AS "+d.Ident("__pn_f"), ""
+	}
+	l1 := "SELECT " + strings.Join(sel, ", ") + fz + " FROM " + table + " WHERE " + strings.Join(finite, " AND ")
+	l1b := "SELECT " + joinCols(n, a) + ", greatest(" + d.Num(m.Clip) + ", " + strings.Join(absv, ", ") + ") AS " + mm + fz + " FROM (" + l1 + off + ") AS " + d.Ident("__pn_l1")
 
 	// Layer 2: w = a/m in [−1, 1] (0 below the flush), and t = clip/m
 	// (0 below the flush, where the largest w is 1 and t cannot win).
@@ -108,7 +114,7 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 	}
 	c := d.Num(m.Clip)
 	l2 := "SELECT " + strings.Join(sel, ", ") + ", CASE WHEN " + c + " > " + mm + " * " + flush + " THEN " + c + " / " + mm + " ELSE " + zero + " END AS " + t +
-		" FROM (" + l1b + " OFFSET 0) AS " + d.Ident("__pn_l2")
+		fz + " FROM (" + l1b + off + ") AS " + d.Ident("__pn_l2")
 
 	// Layer 3: the denominator max(t, ‖w‖) ≥ 2⁻⁵⁰⁰ (w's squares are 0
 	// or at least 2⁻¹⁰⁰⁰), so x̃ = w/den = a/max(clip, ‖a‖).
@@ -116,7 +122,7 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 	for j := range n {
 		sq[j] = w(j) + " * " + w(j)
 	}
-	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + " FROM (" + l2 + " OFFSET 0) AS " + d.Ident("__pn_l3")
+	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + fz + " FROM (" + l2 + off + ") AS " + d.Ident("__pn_l3")
 	sel = sel[:0]
 	for j := range n {
 		sel = append(sel, w(j)+" / "+den+" AS "+x(j))
@@ -125,8 +131,12 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 	// expressions into every use in the next (PostgreSQL pulls such
 	// subqueries up and has no common-subexpression elimination: without
 	// it the statement computes each row's scale O(d³) times, 50 times
-	// slower at d = 3). The rows are the same either way.
-	l4 := "SELECT " + strings.Join(sel, ", ") + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + " OFFSET 0"
+	// slower at d = 3). The rows are the same either way. PostgreSQL
+	// runs a LIMIT/OFFSET subquery in one process, so its dialect fences
+	// the layers with a volatile, parallel-safe column instead (it does
+	// not pull up a subquery whose output has a volatile function), and
+	// the aggregate runs in parallel workers as PostgreSQL's own.
+	l4 := "SELECT " + strings.Join(sel, ", ") + fz + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + off
 
 	// Each product x̃_i·x̃_j ∈ [−1, 1] (up to the doubles' rounding) on
 	// the grid: q = ±floor(|y| + ½) of y = x̃_i·x̃_j/Step (exact: Step is
@@ -150,6 +160,10 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 	}
 	return "SELECT " + strings.Join(sums, ", ") + " FROM (" + l4 + ") AS " + d.Ident("__pn_x"), nil
 }
+
+// layerFence is a dialect whose layers of the moments statement are kept
+// apart by an extra column (LayerFence, an expression) rather than OFFSET 0.
+type layerFence interface{ LayerFence() string }
 
 func joinCols(n int, name func(int) string) string {
 	s := make([]string, n)
