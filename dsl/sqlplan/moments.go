@@ -86,7 +86,9 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 	// scale m = max(clip, max_j |a_j|).
 	var sel, finite, absv []string
 	for j, c := range m.Columns {
-		v := d.Ident(c)
+		// As a double: ClickHouse's greatest and least refuse an
+		// integer beside a double (the other engines convert it so).
+		v := d.Float(d.Ident(c))
 		finite = append(finite, "abs("+v+") <= "+d.Num(math.MaxFloat64))
 		if b, ok := m.Bounds[c]; ok {
 			if !(b[0] <= b[1]) || math.IsInf(b[0], 0) || math.IsInf(b[1], 0) {
@@ -104,7 +106,7 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 		fz, off = ", "+f.LayerFence()+" AS "+d.Ident("__pn_f"), ""
 	}
 	l1 := "SELECT " + strings.Join(sel, ", ") + fz + " FROM " + table + " WHERE " + strings.Join(finite, " AND ")
-	l1b := "SELECT " + joinCols(n, a) + ", greatest(" + d.Num(m.Clip) + ", " + strings.Join(absv, ", ") + ") AS " + mm + fz + " FROM (" + l1 + off + ") AS " + d.Ident("__pn_l1")
+	l1b := "SELECT " + joinCols(n, a) + ", " + greatest(append([]string{d.Num(m.Clip)}, absv...)) + " AS " + mm + fz + " FROM (" + l1 + off + ") AS " + d.Ident("__pn_l1")
 
 	// Layer 2: w = a/m in [−1, 1] (0 below the flush), and t = clip/m
 	// (0 below the flush, where the largest w is 1 and t cannot win).
@@ -159,6 +161,16 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 		}
 	}
 	return "SELECT " + strings.Join(sums, ", ") + " FROM (" + l4 + ") AS " + d.Ident("__pn_x"), nil
+}
+
+// greatest is the largest of args (non-NULL doubles) by two-argument
+// greatest calls, which every engine has (ClickHouse 18.16 has no other).
+func greatest(args []string) string {
+	g := args[len(args)-1]
+	for i := len(args) - 2; i >= 0; i-- {
+		g = "greatest(" + args[i] + ", " + g + ")"
+	}
+	return g
 }
 
 // layerFence is a dialect whose layers of the moments statement are kept
