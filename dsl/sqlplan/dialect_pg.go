@@ -13,11 +13,12 @@ import (
 // x ≤ 0, a cast of a string that is not a number. A statement that fails
 // on some rows would make the outcome of a charged call depend on the
 // data, so every such operation is guarded and yields NULL instead
-// (DuckDB: ±inf, 0 or NULL). A guard copies a short operand into each
-// place that reads it and binds a long one once in a sub-select (let),
-// so that nested expressions are not copied. Its rounding
-// is half away from zero as DuckDB's (PostgreSQL's round of a double
-// rounds half to even).
+// (DuckDB: ±inf, 0 or NULL), or DuckDB's value where it is exact to
+// write (x/0, NaN and ±inf operands and texts). A guard copies a short
+// operand into each place that reads it and binds a long one once in a
+// sub-select (let), so that nested expressions are not copied. Its
+// rounding is half away from zero as DuckDB's (PostgreSQL's round of a
+// double rounds half to even).
 var PostgreSQL Dialect = postgres{}
 
 type postgres struct{}
