@@ -43,7 +43,7 @@ type server struct {
 const superPassword = "super-secret"
 
 // freePort is a loopback port nobody listens on now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func freePort(t *testing.T) int {
 // startServer starts a server for t and stops it in Cleanup. Without the
 // binary the test skips, except in CI (CI=true), where a missing
 // ClickHouse is a failure: .ci/run installs it.
-func startServer(t *testing.T) *server {
+func startServer(t testing.TB) *server {
 	t.Helper()
 	testtier.Integration(t) // starts a server process
 	bin := serverBin()
@@ -125,7 +125,7 @@ func startServer(t *testing.T) *server {
 }
 
 // start runs the server and waits until it answers.
-func (s *server) start(t *testing.T) {
+func (s *server) start(t testing.TB) {
 	t.Helper()
 	s.cmd = exec.Command(serverBin(), "--config-file="+filepath.Join(s.dir, "config.xml"))
 	s.cmd.Dir = s.dir
@@ -170,7 +170,7 @@ func (s *server) url(user string) string {
 
 // exec runs one statement as the superuser, with body (if any) as the
 // data of an INSERT.
-func (s *server) exec(t *testing.T, stmt, body string) {
+func (s *server) exec(t testing.TB, stmt, body string) {
 	t.Helper()
 	// A statement alone is the request's body (a long one would not fit
 	// in the URL); an INSERT's data is the body, after its statement.
@@ -198,7 +198,7 @@ func (s *server) exec(t *testing.T, stmt, body string) {
 
 // query runs a SELECT as the superuser and returns its TabSeparated
 // result without the final newline.
-func (s *server) query(t *testing.T, stmt string) string {
+func (s *server) query(t testing.TB, stmt string) string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", s.http), strings.NewReader(stmt))
 	if err != nil {

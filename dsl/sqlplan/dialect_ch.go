@@ -189,6 +189,13 @@ func (d clickHouse) Func(name string, args []string) string {
 	return name + "(" + strings.Join(args, ", ") + ")"
 }
 
+// LayerFence is a constant column in each layer of the moments statement
+// (PrintMoments) in place of OFFSET 0, which 18.16 does not parse without
+// a LIMIT (its moments statement failed, and Analyze Gauss on a live table
+// released the noise alone). ClickHouse computes a subquery's columns once
+// and does not inline them into the outer query, so nothing more is needed.
+func (clickHouse) LayerFence() string { return "toUInt8(0)" }
+
 // InStrings is x IN (…) with a NULL x kept NULL (NullIn).
 func (d clickHouse) InStrings(x string, lits []string) string {
 	return d.NullIn(x, "("+x+" IN ("+strings.Join(lits, ", ")+"))")

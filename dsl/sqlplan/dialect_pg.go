@@ -13,10 +13,12 @@ import (
 // x ≤ 0, a cast of a string that is not a number. A statement that fails
 // on some rows would make the outcome of a charged call depend on the
 // data, so every such operation is guarded and yields NULL instead
-// (DuckDB: ±inf, 0 or NULL), and the guards bind their operands once in
-// a sub-select so that nested expressions are not copied. Its rounding
-// is half away from zero as DuckDB's (PostgreSQL's round of a double
-// rounds half to even).
+// (DuckDB: ±inf, 0 or NULL), or DuckDB's value where it is exact to
+// write (x/0, NaN and ±inf operands and texts). A guard copies a short
+// operand into each place that reads it and binds a long one once in a
+// sub-select (let), so that nested expressions are not copied. Its
+// rounding is half away from zero as DuckDB's (PostgreSQL's round of a
+// double rounds half to even).
 var PostgreSQL Dialect = postgres{}
 
 type postgres struct{}
@@ -34,20 +36,49 @@ func (postgres) Num(x float64) string {
 	return "CAST('" + strconv.FormatFloat(x, 'g', -1, 64) + "' AS double precision)"
 }
 
-// bind evaluates body with the names bound to the expressions exprs, each
-// computed once per row: a scalar sub-select of no table.
-func bind(body string, names, exprs []string) string {
-	cols := make([]string, len(names))
-	for i := range names {
-		cols[i] = exprs[i] + " AS " + names[i]
+// inlineMax is the longest operand a guard copies into each place that
+// reads it; a longer one is bound once in a scalar sub-select. PostgreSQL
+// runs such a sub-select as a sub-plan, once per row and value (at 10⁶
+// rows the grouped statement of BenchmarkScale took 13 times its plain
+// aggregate), and pulls the binding subquery up into it anyway: copying
+// the common operands (a column, its cast, a clamp, a short guard) costs
+// a few cheap operations per copy instead. Only a nested expression,
+// whose copies would multiply with its depth, pays for the sub-plan, so
+// the statement's text stays linear in the query's.
+const inlineMax = 400
+
+// let is body over the operands exprs, named names[i] in the body when
+// bound: each operand of at most inlineMax bytes is copied, parenthesised,
+// into body's every use; the longer ones are bound once per row in a
+// scalar sub-select of no table.
+func let(body func(v ...string) string, names []string, exprs ...string) string {
+	args := make([]string, len(exprs))
+	var cols []string
+	for i, e := range exprs {
+		if len(e) <= inlineMax {
+			args[i] = "(" + e + ")"
+			continue
+		}
+		args[i] = names[i]
+		cols = append(cols, e+" AS "+names[i])
 	}
-	return "(SELECT " + body + " FROM (SELECT " + strings.Join(cols, ", ") + ") AS __pn_b)"
+	if len(cols) == 0 {
+		return body(args...)
+	}
+	return "(SELECT " + body(args...) + " FROM (SELECT " + strings.Join(cols, ", ") + ") AS __pn_b)"
 }
 
-// roundAway is v rounded half away from zero, exact for every double:
-// v − trunc(v) is exact.
+// roundHalf is ½ − 2⁻⁵⁴, the largest double below ½.
+const roundHalf = 0.49999999999999994
+
+// roundAway is v rounded half away from zero, exact for every double as
+// DuckDB's round: |v| + roundHalf rounds up to the next integer exactly
+// when |v|'s fraction is at least ½ (at |v| = ½ − 2⁻⁵⁴, where |v| + ½
+// would round up, the sum is 1 − 2⁻⁵³, exact; at and beyond 2⁵², where
+// every double is an integer, it rounds back to |v|). It reads v twice
+// (the form with trunc, four times).
 func roundAway(v string) string {
-	return "(trunc(" + v + ") + CASE WHEN abs(" + v + " - trunc(" + v + ")) >= 0.5 THEN sign(" + v + ") ELSE 0 END)"
+	return "(sign(" + v + ") * floor(abs(" + v + ") + " + PostgreSQL.Num(roundHalf) + "))"
 }
 
 // numberRE is what a string must look like to be converted to a number:
@@ -56,18 +87,34 @@ func roundAway(v string) string {
 // whose value is beyond a double's range is NULL, not an error.
 const numberRE = `'^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?\s*$'`
 
+// nanRE and infRE match DuckDB's texts of NaN and ±inf (case-insensitive).
+const (
+	nanRE = `'^\s*[-+]?nan\s*$'`
+	infRE = `'^\s*[-+]?inf(inity)?\s*$'`
+)
+
 func (d postgres) ToNumber(x string, fromString, integer bool) string {
 	if fromString {
 		// The exponent's range is checked on the value's log: a text of
 		// at most 40 characters matching numberRE is a decimal whose
 		// float8 conversion can only fail by overflow or underflow.
 		// CASE evaluates its conditions in order (AND does not promise
-		// to), so the casts see only texts that passed the pattern.
-		x = bind("CASE WHEN NOT (length(s) <= 40 AND s ~ "+numberRE+") THEN NULL WHEN CAST(s AS numeric) = 0 THEN CAST(0 AS double precision) WHEN abs(CAST(s AS numeric)) BETWEEN CAST('1e-300' AS numeric) AND CAST('1e300' AS numeric) THEN CAST(s AS double precision) END",
-			[]string{"s"}, []string{x})
+		// to), so the casts see only texts that passed the pattern. The
+		// operand is typed text: PostgreSQL converts a cast of a bare
+		// literal ('abc') when it parses the statement, before any CASE
+		// could skip it, while a cast of a text is folded only where
+		// the CASE reaches it.
+		x = let(func(v ...string) string {
+			s := v[0]
+			// DuckDB reads NaN and the infinities in any case, signed,
+			// with blanks around; PostgreSQL's cast would refuse some
+			// of its spellings ("+nan", "-nan"), so they are matched.
+			nonFinite := "CASE WHEN " + s + " ~* " + nanRE + " THEN CAST('NaN' AS double precision) WHEN " + s + " ~* " + infRE + " THEN CAST(CASE WHEN " + s + " ~ '-' THEN '-Infinity' ELSE 'Infinity' END AS double precision) END"
+			return "CASE WHEN NOT (length(" + s + ") <= 40 AND " + s + " ~ " + numberRE + ") THEN " + nonFinite + " WHEN CAST(" + s + " AS numeric) = 0 THEN CAST(0 AS double precision) WHEN abs(CAST(" + s + " AS numeric)) BETWEEN CAST('1e-300' AS numeric) AND CAST('1e300' AS numeric) THEN CAST(" + s + " AS double precision) END"
+		}, []string{"s"}, "CAST("+x+" AS text)")
 	}
 	if integer {
-		x = bind(roundAway("v"), []string{"v"}, []string{x})
+		x = let(func(v ...string) string { return roundAway(v[0]) }, []string{"v"}, x)
 	}
 	return x
 }
@@ -78,7 +125,7 @@ func (postgres) ToText(x string) string { return "CAST(" + x + " AS text)" }
 
 // Ln guards ln, which raises an error for x ≤ 0.
 func (postgres) Ln(x string) string {
-	return bind("CASE WHEN v > 0 THEN ln(v) END", []string{"v"}, []string{x})
+	return let(func(v ...string) string { return "CASE WHEN " + v[0] + " > 0 THEN ln(" + v[0] + ") END" }, []string{"v"}, x)
 }
 
 // DatePart returns a double, as DuckDB's date_part returns a number.
@@ -95,19 +142,24 @@ func (postgres) Clamp(x, lo, hi string) string {
 // Quantize as DuckDB's, with two differences: the rounding is half away
 // from zero written out (roundAway), and a centred value below a quarter
 // step is 0 without the multiplication, which could underflow (an error
-// in PostgreSQL) when 1/Step is small. The cast to bigint cannot fail: x
-// is clamped, so the product lies within the grid's range.
+// in PostgreSQL) when 1/Step is below 1. The clamp to the grid's range is on
+// the double, whose bounds are exact integers (below 2^GridBits), so the
+// cast to bigint cannot fail; it is the clamp of the integer DuckDB's
+// statement takes.
 func (d postgres) Quantize(x string, g Grid) string {
-	v := "v"
-	if g.Centre != 0 {
-		v = "(v - " + d.Num(g.Centre) + ")"
-	}
-	w := "CASE WHEN abs(" + v + ") < " + d.Num(g.Step/4) + " THEN CAST(0 AS double precision) ELSE " + v + " * " + d.Num(1/g.Step) + " END"
-	q := "CAST(" + roundAway("w") + " AS bigint)"
-	lo := "CAST(" + strconv.FormatInt(g.Lo, 10) + " AS bigint)"
-	hi := "CAST(" + strconv.FormatInt(g.Hi, 10) + " AS bigint)"
-	inner := bind("CASE WHEN v IS NOT NULL THEN "+w+" END", []string{"v"}, []string{x})
-	return bind("CASE WHEN w IS NOT NULL THEN least(greatest("+q+", "+lo+"), "+hi+") END", []string{"w"}, []string{inner})
+	return let(func(v ...string) string {
+		c := v[0]
+		if g.Centre != 0 {
+			c = "(" + v[0] + " - " + d.Num(g.Centre) + ")"
+		}
+		r := "least(greatest(" + roundAway(c+" * "+d.Num(1/g.Step)) + ", " + d.Num(float64(g.Lo)) + "), " + d.Num(float64(g.Hi)) + ")"
+		if g.Step <= 1 {
+			// |c|·(1/Step) ≥ |c|: no underflow, and no copy of c for
+			// the flush.
+			return "CASE WHEN " + v[0] + " IS NULL THEN NULL ELSE CAST(" + r + " AS bigint) END"
+		}
+		return "CASE WHEN " + v[0] + " IS NULL THEN NULL WHEN abs(" + c + ") < " + d.Num(g.Step/4) + " THEN CAST(0 AS bigint) ELSE CAST(" + r + " AS bigint) END"
+	}, []string{"v"}, x)
 }
 
 // Square is exact in numeric (PostgreSQL has no 128-bit integer; its sum
@@ -119,9 +171,11 @@ func (postgres) Square(x string) string {
 // Bin as DuckDB's ceil((x − Lo)/Step), except that a difference d in
 // (0, Step) is bin 1 without the division, which could underflow.
 func (d postgres) Bin(x string, g QuantileGrid) string {
-	b := "CASE WHEN v - " + d.Num(g.Lo) + " <= 0 THEN CAST(0 AS bigint) WHEN v - " + d.Num(g.Lo) + " < " + d.Num(g.Step) +
-		" THEN CAST(1 AS bigint) ELSE least(CAST(ceil((v - " + d.Num(g.Lo) + ") / " + d.Num(g.Step) + ") AS bigint), CAST(" + strconv.Itoa(g.Bins) + " AS bigint)) END"
-	return bind("CASE WHEN v IS NOT NULL THEN "+b+" END", []string{"v"}, []string{x})
+	return let(func(v ...string) string {
+		diff := "(" + v[0] + " - " + d.Num(g.Lo) + ")"
+		return "CASE WHEN " + v[0] + " IS NULL THEN NULL WHEN " + diff + " <= 0 THEN CAST(0 AS bigint) WHEN " + diff + " < " + d.Num(g.Step) +
+			" THEN CAST(1 AS bigint) ELSE least(CAST(ceil(" + diff + " / " + d.Num(g.Step) + ") AS bigint), CAST(" + strconv.Itoa(g.Bins) + " AS bigint)) END"
+	}, []string{"v"}, x)
 }
 
 // Histogram has no aggregate of its own in PostgreSQL: the group's bins,
@@ -139,8 +193,9 @@ func (postgres) Float(x string) string { return "CAST(" + x + " AS double precis
 // an operand is 0, non-zero never raises an error. |l·r| and |l/r| are
 // bounded on ln|l| ± ln|r| in [-740, 709], inside the doubles' range
 // (e^709 < 1.8e308, e^-740 > 4.9e-324) with a margin for ln's rounding;
-// a sum cannot overflow when both operands are below 2^1022. NaN and ±inf
-// operands fail the guards (their ln is not within the range).
+// a sum cannot overflow when both operands are below 2^1022. A finite
+// result beyond them is NULL (DuckDB's: ±inf, 0 or a subnormal); NaN and
+// ±inf operands, and x/0, give DuckDB's values.
 const (
 	lnMin = "-740"
 	lnMax = "709"
@@ -148,22 +203,32 @@ const (
 )
 
 func (postgres) Arith(op, l, r string) string {
-	var body string
-	switch op {
-	case "+", "-":
-		// Operands of opposite signs (+) or of the same sign (-) cannot
-		// overflow either.
-		same := "sign(l) * sign(r) <= 0"
-		if op == "-" {
-			same = "sign(l) * sign(r) >= 0"
+	return let(func(v ...string) string {
+		l, r := v[0], v[1]
+		// A NaN or infinite operand raises no error in PostgreSQL's
+		// double arithmetic, which then follows IEEE 754 as DuckDB's
+		// (except x/0, below); the guards are for finite operands.
+		// A product or quotient with a zero operand cannot overflow or
+		// underflow, and keeps IEEE's signed zero.
+		nonFinite := "NOT (abs(" + l + ") < 'Infinity' AND abs(" + r + ") < 'Infinity') THEN " + l + " " + op + " " + r
+		switch op {
+		case "+", "-":
+			// Operands of opposite signs (+) or of the same sign (-)
+			// cannot overflow either.
+			same := "sign(" + l + ") * sign(" + r + ") <= 0"
+			if op == "-" {
+				same = "sign(" + l + ") * sign(" + r + ") >= 0"
+			}
+			return "CASE WHEN " + nonFinite + " WHEN abs(" + l + ") < " + half + " AND abs(" + r + ") < " + half + " OR " + same + " THEN " + l + " " + op + " " + r + " END"
+		case "*":
+			return "CASE WHEN " + nonFinite + " WHEN " + l + " = 0 OR " + r + " = 0 THEN " + l + " * " + r + " WHEN ln(abs(" + l + ")) + ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " * " + r + " END"
 		}
-		body = "CASE WHEN abs(l) < " + half + " AND abs(r) < " + half + " OR " + same + " AND abs(l) < 'Infinity' AND abs(r) < 'Infinity' THEN l " + op + " r END"
-	case "*":
-		body = "CASE WHEN l = 0 AND abs(r) < 'Infinity' OR r = 0 AND abs(l) < 'Infinity' THEN CAST(0 AS double precision) WHEN l <> 0 AND r <> 0 AND ln(abs(l)) + ln(abs(r)) BETWEEN " + lnMin + " AND " + lnMax + " THEN l * r END"
-	default: // "/"
-		body = "CASE WHEN r <> 0 AND l = 0 AND abs(r) < 'Infinity' THEN CAST(0 AS double precision) WHEN l <> 0 AND r <> 0 AND ln(abs(l)) - ln(abs(r)) BETWEEN " + lnMin + " AND " + lnMax + " THEN l / r END"
-	}
-	return bind(body, []string{"l", "r"}, []string{l, r})
+		// "/": x/0 is DuckDB's (IEEE 754's) ±inf, signed by x and by
+		// the zero (atan2(−0, −1) = −π, atan2(0, −1) = π), or NaN for
+		// 0/0 and NaN/0; PostgreSQL raises an error for it.
+		zero := "CAST(CASE WHEN " + l + " = 0 OR " + l + " = 'NaN' THEN 'NaN' WHEN (" + l + " > 0) = (atan2(" + r + ", -1) > 0) THEN 'Infinity' WHEN " + l + " IS NOT NULL THEN '-Infinity' END AS double precision)"
+		return "CASE WHEN " + r + " = 0 THEN " + zero + " WHEN " + nonFinite + " WHEN " + l + " = 0 THEN " + l + " / " + r + " WHEN ln(abs(" + l + ")) - ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " / " + r + " END"
+	}, []string{"l", "r"}, l, r)
 }
 
 // Func guards exp (an error beyond the doubles' range: NULL above 709, 0
@@ -173,10 +238,12 @@ func (postgres) Arith(op, l, r string) string {
 func (d postgres) Func(name string, args []string) string {
 	switch name {
 	case "exp":
-		return bind("CASE WHEN v BETWEEN "+lnMin+" AND "+lnMax+" THEN exp(v) WHEN v < "+lnMin+" THEN CAST(0 AS double precision) END", []string{"v"}, args)
+		return let(func(v ...string) string {
+			return "CASE WHEN " + v[0] + " BETWEEN " + lnMin + " AND " + lnMax + " THEN exp(" + v[0] + ") WHEN " + v[0] + " < " + lnMin + " THEN CAST(0 AS double precision) END"
+		}, []string{"v"}, args[0])
 	case "round":
 		if len(args) == 1 {
-			return bind(roundAway("v"), []string{"v"}, args)
+			return let(func(v ...string) string { return roundAway(v[0]) }, []string{"v"}, args[0])
 		}
 		k, _ := strconv.Atoi(args[1])
 		if k > 300 || k < -300 {
@@ -188,18 +255,38 @@ func (d postgres) Func(name string, args []string) string {
 			// v·p ≥ |v| cannot underflow, and is below 1e300 when
 			// |v| < 1e300/p; a larger |v| has no digits left at k
 			// places (as exactly as a double says).
-			return bind("CASE WHEN abs(v) < "+d.Num(1e300/pf)+" THEN "+roundAway("v * "+p)+" / "+p+" ELSE v END", []string{"v"}, args[:1])
+			return let(func(v ...string) string {
+				return "CASE WHEN abs(" + v[0] + ") < " + d.Num(1e300/pf) + " THEN " + roundAway(v[0]+" * "+p) + " / " + p + " ELSE " + v[0] + " END"
+			}, []string{"v"}, args[0])
 		}
 		// |v| < p/2 rounds to 0 (v/p could underflow); otherwise
 		// v/p ≥ 0.5, and the product of its integer and p stays finite
 		// below 1e300.
-		return bind("CASE WHEN abs(v) < "+d.Num(pf/2)+" THEN CAST(0 AS double precision) WHEN abs(v) < "+d.Num(1e300)+" THEN "+roundAway("v / "+p)+" * "+p+" ELSE v END", []string{"v"}, args[:1])
+		return let(func(v ...string) string {
+			return "CASE WHEN abs(" + v[0] + ") < " + d.Num(pf/2) + " THEN CAST(0 AS double precision) WHEN abs(" + v[0] + ") < " + d.Num(1e300) + " THEN " + roundAway(v[0]+" / "+p) + " * " + p + " ELSE " + v[0] + " END"
+		}, []string{"v"}, args[0])
 	}
 	return name + "(" + strings.Join(args, ", ") + ")"
 }
 
-// InStrings is a plain IN list, which PostgreSQL evaluates as a hashed
-// array comparison.
+// LayerFence keeps a layer of the moments statement (PrintMoments) from
+// being pulled up into the next without OFFSET 0, under which PostgreSQL
+// runs the whole pass in one process: a subquery whose output holds a
+// volatile function stays a subquery, and clock_timestamp is volatile and
+// parallel-safe, so the aggregate over the layers runs in the parallel
+// workers as PostgreSQL's own (Analyze Gauss at 10⁶ rows: 3.2 s → 1.9 s).
+func (postgres) LayerFence() string { return "clock_timestamp()" }
+
+// InStrings is an IN list, which PostgreSQL evaluates as a hashed array
+// comparison, inside a CASE that keeps a NULL x NULL (as IN does). The
+// CASE is for the planner: it estimates an IN list over an expression
+// (such as a live table's domain-checked key, release.InDomain) to keep
+// 0.5% of the rows per literal, so the keys' domain conditions made it
+// expect a few hundred of 10⁶ rows and sort them all on disk for a
+// grouped aggregate instead of hashing them; a CASE it estimates at one
+// half.
 func (postgres) InStrings(x string, lits []string) string {
-	return "(" + x + " IN (" + strings.Join(lits, ", ") + "))"
+	return let(func(v ...string) string {
+		return "CASE WHEN " + v[0] + " IS NULL THEN NULL ELSE " + v[0] + " IN (" + strings.Join(lits, ", ") + ") END"
+	}, []string{"v"}, x)
 }

@@ -116,13 +116,6 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	if !(m.Clip >= 1e-100 && m.Clip <= 1e100) {
 		return "", nil, fmt.Errorf("sqlplan: moments with clip %v outside [1e-100, 1e100]", m.Clip)
 	}
-	// OFFSET 0 fences each layer (see l4); ClickHouse 18.16 parses no
-	// OFFSET without LIMIT, and evaluates a subquery's columns once
-	// anyway.
-	fence := " OFFSET 0"
-	if _, ch := d.(clickHouse); ch {
-		fence = ""
-	}
 	a := func(j int) string { return d.Ident("__pn_a" + strconv.Itoa(j)) }
 	w := func(j int) string { return d.Ident("__pn_w" + strconv.Itoa(j)) }
 	x = func(j int) string { return d.Ident("__pn_x" + strconv.Itoa(j)) }
@@ -135,7 +128,9 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	// scale m = max(clip, max_j |a_j|).
 	var sel, finite, absv []string
 	for j, c := range m.Columns {
-		v := d.Ident(c)
+		// As a double: ClickHouse's greatest and least refuse an
+		// integer beside a double (the other engines convert it so).
+		v := d.Float(d.Ident(c))
 		finite = append(finite, "abs("+v+") <= "+d.Num(math.MaxFloat64))
 		if b, ok := m.Bounds[c]; ok {
 			if !(b[0] <= b[1]) || math.IsInf(b[0], 0) || math.IsInf(b[1], 0) {
@@ -146,14 +141,22 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 		sel = append(sel, v+" AS "+a(j))
 		absv = append(absv, "abs("+a(j)+")")
 	}
-	l1 := "SELECT " + strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(finite, " AND ")
+	// Each layer is kept from being inlined into the next (see l4): by
+	// OFFSET 0, or by a dialect's fence column (PostgreSQL: a volatile,
+	// parallel-safe one; ClickHouse 18.16, which parses no OFFSET without
+	// LIMIT).
+	fz, off := "", " OFFSET 0"
+	if f, ok := d.(layerFence); ok {
+		fz, off = ", "+f.LayerFence()+" AS "+d.Ident("__pn_f"), ""
+	}
+	l1 := "SELECT " + strings.Join(sel, ", ") + fz + " FROM " + table + " WHERE " + strings.Join(finite, " AND ")
 	// The row's scale as nested two-argument greatest (ClickHouse 18.16
 	// takes no more).
 	scale := d.Num(m.Clip)
 	for _, v := range absv {
 		scale = "greatest(" + scale + ", " + v + ")"
 	}
-	l1b := "SELECT " + joinCols(n, a) + ", " + scale + " AS " + mm + " FROM (" + l1 + fence + ") AS " + d.Ident("__pn_l1")
+	l1b := "SELECT " + joinCols(n, a) + ", " + scale + " AS " + mm + fz + " FROM (" + l1 + off + ") AS " + d.Ident("__pn_l1")
 
 	// Layer 2: w = a/m in [−1, 1] (0 below the flush), and t = clip/m
 	// (0 below the flush, where the largest w is 1 and t cannot win).
@@ -170,12 +173,12 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 		keep4 = " * " + keep
 	}
 	l2 := "SELECT " + strings.Join(sel, ", ") + carry2 + ", CASE WHEN " + c + " > " + mm + " * " + flush + " THEN " + c + " / " + mm + " ELSE " + zero + " END AS " + t +
-		" FROM (" + l1b + fence + ") AS " + d.Ident("__pn_l2")
+		fz + " FROM (" + l1b + off + ") AS " + d.Ident("__pn_l2")
 
 	// Layer 3: the denominator max(t, ‖w‖) ≥ 2⁻⁵⁰⁰ (w's squares are 0
 	// or at least 2⁻¹⁰⁰⁰), so x̃ = w/den = a/max(clip, ‖a‖).
 	sq := squares(n, w)
-	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + keep3 + " FROM (" + l2 + fence + ") AS " + d.Ident("__pn_l3")
+	l3 := "SELECT " + joinCols(n, w) + ", greatest(" + t + ", sqrt(" + strings.Join(sq, " + ") + ")) AS " + den + keep3 + fz + " FROM (" + l2 + off + ") AS " + d.Ident("__pn_l3")
 	sel = sel[:0]
 	for j := range n {
 		q := w(j) + " / " + den
@@ -188,8 +191,12 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	// expressions into every use in the next (PostgreSQL pulls such
 	// subqueries up and has no common-subexpression elimination: without
 	// it the statement computes each row's scale O(d³) times, 50 times
-	// slower at d = 3). The rows are the same either way.
-	l4 := "SELECT " + strings.Join(sel, ", ") + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + fence
+	// slower at d = 3). The rows are the same either way. PostgreSQL
+	// runs a LIMIT/OFFSET subquery in one process, so its dialect fences
+	// the layers with a volatile, parallel-safe column instead (it does
+	// not pull up a subquery whose output has a volatile function), and
+	// the aggregate runs in parallel workers as PostgreSQL's own.
+	l4 := "SELECT " + strings.Join(sel, ", ") + fz + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + off
 
 	return l4, x, nil
 }
@@ -268,6 +275,10 @@ func squares(n int, w func(int) string) []string {
 	}
 	return sq
 }
+
+// layerFence is a dialect whose layers of the moments statement are kept
+// apart by an extra column (LayerFence, an expression) rather than OFFSET 0.
+type layerFence interface{ LayerFence() string }
 
 func joinCols(n int, name func(int) string) string {
 	s := make([]string, n)

@@ -1,0 +1,233 @@
+package pgsource_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/internal/pgtest"
+)
+
+// roundValues are doubles at the edges of rounding half away from zero:
+// ties, the largest double below ½ (where |x| + ½ rounds up), odd
+// integers above 2^52 (where x + ½ is a tie rounded to even), signed
+// zeros, subnormals and non-finite values.
+var roundValues = []float64{0, math.Copysign(0, -1), 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, 0.49999999999999994, -0.49999999999999994,
+	0.5000000000000001, 1, 3, 5, -3, 0.1, -0.7, 1e-300, 5e-324, 1<<52 + 1, -(1<<52 + 1), 1 << 53, 1<<52 - 0.5, 1e300,
+	math.MaxFloat64, math.NaN(), math.Inf(1), math.Inf(-1)}
+
+// pad wraps x in a no-op CASE longer than the dialect copies in place,
+// so that the guard around it binds it in a sub-select instead: both of
+// the dialect's paths are checked.
+func pad(x string) string {
+	return "CASE WHEN length('" + strings.Repeat("p", 500) + "') = 0 THEN NULL ELSE " + x + " END"
+}
+
+// queryFloats evaluates exprs over one row per value of xs (column x of
+// table v, in order) and returns them, NaN for NULL.
+func queryFloats(t *testing.T, srv *server, xs []float64, exprs []string) [][]float64 {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(srv.url("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = pgtest.SuperPassword
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	out := make([][]float64, len(xs))
+	for i, x := range xs {
+		var sel []string
+		for _, e := range exprs {
+			sel = append(sel, "CAST("+e+" AS double precision)")
+		}
+		rows, err := conn.Query(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM (SELECT CAST($1 AS double precision) AS x) AS v", x)
+		if err != nil {
+			t.Fatalf("x = %g: %v", x, err)
+		}
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vals {
+				f, ok := v.(float64)
+				if !ok {
+					f = math.NaN() // NULL
+				}
+				out[i] = append(out[i], f)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("x = %g: %v", x, err)
+		}
+		rows.Close()
+	}
+	return out
+}
+
+func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+// The dialect's round, integer cast and grid integers are DuckDB's (Go's
+// math.Round, half away from zero, exact) at every edge value, whether
+// the operand is copied in place or bound in a sub-select.
+func TestRoundingIsDuckDBs(t *testing.T) {
+	srv := startServer(t)
+	d := sqlplan.PostgreSQL
+	type check struct {
+		expr string
+		want func(x float64) float64
+	}
+	var checks []check
+	for _, x := range []string{"x", pad("x")} {
+		checks = append(checks,
+			check{d.Func("round", []string{x}), math.Round},
+			check{d.ToNumber(x, false, true), math.Round})
+		// Grids with Step 2 (the flushed branch), 1 and 2^-48, the clamp
+		// in front as the printer writes it; q as DuckDB computes it.
+		for _, a := range []sqlplan.Aggregate{
+			{Name: "s", Kind: sqlplan.Sum, Lo: 0, Hi: 1 << 48},
+			{Name: "a", Kind: sqlplan.Avg, Lo: -(1 << 47), Hi: 1 << 47},
+			{Name: "a", Kind: sqlplan.Avg, Lo: -3, Hi: 5},
+			{Name: "s", Kind: sqlplan.Sum, Lo: -1, Hi: 1},
+		} {
+			g, err := sqlplan.GridOf(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checks = append(checks, check{d.Quantize(d.Clamp(x, d.Num(a.Lo), d.Num(a.Hi)), g), func(x float64) float64 {
+				if math.IsNaN(x) {
+					x = a.Hi // the clamp's NaN
+				}
+				c := min(max(x, a.Lo), a.Hi)
+				q := math.Round((c - g.Centre) * (1 / g.Step))
+				return min(max(q, float64(g.Lo)), float64(g.Hi))
+			}})
+		}
+	}
+	var exprs []string
+	for _, c := range checks {
+		exprs = append(exprs, c.expr)
+	}
+	got := queryFloats(t, srv, roundValues, exprs)
+	for i, x := range roundValues {
+		for j, c := range checks {
+			if want := c.want(x); !same(got[i][j], want) {
+				t.Errorf("x = %g, expression %d: got %g, want %g\n%s", x, j, got[i][j], want, c.expr)
+			}
+		}
+	}
+}
+
+// The guards stay total when their operands are long enough to be bound
+// in a sub-select rather than copied (TestDialectIsTotal's operands are
+// all copied).
+func TestDialectIsTotalBound(t *testing.T) {
+	srv := startServer(t)
+	srv.exec(t, `CREATE TABLE v (x double precision)`)
+	srv.exec(t, `INSERT INTO v VALUES (0), ('-0'), (1), (-1), (2.5), (1e308), (-1e308), (5e-324), (1e-300), (1e300), (709.5), (-745.5),
+		('NaN'), ('Infinity'), ('-Infinity'), (NULL)`)
+	d := sqlplan.PostgreSQL
+	x, y := pad("a.x"), pad("b.x")
+	var exprs []string
+	for _, op := range []string{"+", "-", "*", "/"} {
+		exprs = append(exprs, d.Arith(op, x, y), d.Arith(op, "a.x", y))
+	}
+	exprs = append(exprs, d.Func("exp", []string{x}), d.Ln(x), d.Func("round", []string{x, "-3"}), d.Func("round", []string{x, "20"}))
+	for _, e := range exprs {
+		if !strings.Contains(e, "(SELECT") {
+			t.Fatalf("not bound in a sub-select: %s", e)
+		}
+		srv.exec(t, "SELECT count("+e+") FROM v AS a CROSS JOIN v AS b")
+	}
+}
+
+// A double divided by zero and the texts of NaN and ±inf are DuckDB's
+// IEEE 754 values (which the statement then clamps to a bound), not
+// NULL: x/0 is ±inf by the signs of x and of the zero, 0/0 and NaN/0 are
+// NaN, and NaN and ±inf operands pass through the other guards.
+func TestNonFiniteAsDuckDB(t *testing.T) {
+	srv := startServer(t)
+	d := sqlplan.PostgreSQL
+	negZero := math.Copysign(0, -1)
+	xs := []float64{0, negZero, 1, -2.5, 1e300, math.NaN(), math.Inf(1), math.Inf(-1)}
+	type check struct {
+		expr string
+		want func(x float64) float64
+	}
+	var checks []check
+	for _, x := range []string{"x", pad("x")} {
+		checks = append(checks,
+			check{d.Arith("/", x, d.Num(0)), func(x float64) float64 { return x / 0 }},
+			check{d.Arith("/", x, "(-"+d.Num(0)+")"), func(x float64) float64 { return x / negZero }},
+			check{d.Arith("/", d.Num(-3), x), func(x float64) float64 { return -3 / x }},
+			check{d.Arith("+", x, d.Num(1)), func(x float64) float64 { return x + 1 }},
+			check{d.Arith("-", x, x), func(x float64) float64 { return x - x }},
+			check{d.Arith("*", x, d.Num(2)), func(x float64) float64 { return x * 2 }},
+			check{d.Arith("*", x, d.Num(0)), func(x float64) float64 { return x * 0 }},
+			check{d.Clamp(d.Arith("/", d.Num(1), x), d.Num(-5), d.Num(5)), func(x float64) float64 {
+				if v := 1 / x; !math.IsNaN(v) {
+					return min(max(v, -5), 5)
+				}
+				return 5 // NaN is above every number
+			}},
+		)
+	}
+	var exprs []string
+	for _, c := range checks {
+		exprs = append(exprs, c.expr)
+	}
+	got := queryFloats(t, srv, xs, exprs)
+	for i, x := range xs {
+		for j, c := range checks {
+			want := c.want(x)
+			if !same(got[i][j], want) || math.Signbit(got[i][j]) != math.Signbit(want) && !math.IsNaN(want) {
+				t.Errorf("x = %g, expression %d: got %g, want %g\n%s", x, j, got[i][j], want, c.expr)
+			}
+		}
+	}
+	// Texts as DuckDB's TRY_CAST(s AS DOUBLE) reads them.
+	texts := map[string]float64{
+		"nan": math.NaN(), " NaN ": math.NaN(), "+nan": math.NaN(), "-nan": math.NaN(), "inf": math.Inf(1), "-inf": math.Inf(-1),
+		"+Inf": math.Inf(1), "Infinity": math.Inf(1), " -INFINITY": math.Inf(-1), "infinit": math.NaN(), "infinityx": math.NaN(),
+		"nano": math.NaN(), "2.5": 2.5, "abc": math.NaN(),
+	}
+	for s, want := range texts {
+		null := s == "infinit" || s == "infinityx" || s == "nano" || s == "abc"
+		got := queryText(t, srv, d.ToNumber(d.Str(s), true, false))
+		switch {
+		case null && got != nil:
+			t.Errorf("%q: got %g, want NULL", s, *got)
+		case !null && (got == nil || !same(*got, want)):
+			t.Errorf("%q: got %v, want %g", s, got, want)
+		}
+	}
+}
+
+// queryText evaluates one double expression of no table; nil for NULL.
+func queryText(t *testing.T, srv *server, expr string) *float64 {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(srv.url("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = pgtest.SuperPassword
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v *float64
+	if err := conn.QueryRow(ctx, "SELECT "+expr).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
