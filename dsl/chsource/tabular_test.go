@@ -188,9 +188,8 @@ func TestTabularRefusals(t *testing.T) {
 		want string
 	}{
 		{"people", tabCall{"private_mean", map[string]any{"columns": []string{"age"}, "clip": 100.0, "delta": 1e-6}, []release.Filter{{Column: "age", Op: ">", Value: 30}}}, "whole table only"},
-		// A numeric histogram's bin expression, written out in full by
-		// ClickHouse's dialect, is above its server's statement limit.
-		{"people", tabCall{"private_histogram", map[string]any{"col": "age", "bins": 7}, nil}, "above the"},
+		// A numeric histogram's bin expression is not run on live tables.
+		{"people", tabCall{"private_histogram", map[string]any{"col": "age", "bins": 7}, nil}, "not yet run"},
 		{"people", tabCall{catalog.PrivateLinearRegression.Name, map[string]any{"x": []string{"age"}, "y": "income", "delta": 1e-6}, nil}, "needs the rows"},
 	} {
 		before := charges(t, f.live)

@@ -51,6 +51,9 @@ type tabPass struct {
 	sp     *sqlplan.Plan
 	rels   []sqlRelease // what fillSQL reads per aggregate (vectors' count; quantile grid)
 	groups int          // the keys' domain size, 1 without a key
+	// binned marks a numeric histogram's pass, whose key is a bin
+	// expression: live tables refuse it (engineFacts.checkPass).
+	binned bool
 	// inner is a user-level pass's statement of per-user terms, which sp
 	// aggregates (nil: sp reads the table).
 	inner *sqlplan.Plan

@@ -343,6 +343,9 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pass != nil {
+		pass.binned = c.numeric
+	}
 	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
 		if pass.usable(d) {
