@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -160,7 +161,10 @@ var engineTabular = map[*catalog.Func]bool{
 	catalog.PrivateHistogram: true, catalog.PrivateQuantile: true,
 }
 
-const engineTabularNames = "private_count, private_sum, private_mean, private_histogram, private_quantile"
+// engineTabularNames lists the column analyses for messages, from their
+// catalog entries.
+var engineTabularNames = strings.Join([]string{catalog.PrivateCount.Name, catalog.PrivateSum.Name,
+	catalog.PrivateMean.Name, catalog.PrivateHistogram.Name, catalog.PrivateQuantile.Name}, ", ")
 
 // engineFacts is what the plan's statement is checked against before the
 // charge: the engine's dialect and table reference, and the longest
