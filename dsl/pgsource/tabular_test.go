@@ -81,6 +81,8 @@ var rowCalls = []tabCall{
 	{"private_mean", map[string]any{"col": "age"}, []release.Filter{{Column: "age", Op: "<=", Value: 50}}},
 	{"private_mean", map[string]any{"col": "income", "by": "region"}, nil},
 	{"private_histogram", map[string]any{"col": "region"}, nil}, // "mars" falls in other
+	{"private_histogram", map[string]any{"col": "age", "bins": 7}, nil},
+	{"private_histogram", map[string]any{"col": "income", "bins": 64}, []release.Filter{{Column: "age", Op: ">", Value: 30}}},
 	{"private_histogram", map[string]any{"col": "sex", "other": false}, []release.Filter{{Column: "age", Op: "<", Value: 100}}},
 	{"private_quantile", map[string]any{"col": "age", "q": 0.3}, nil},
 	{"private_quantile", map[string]any{"col": "income", "q": 0.9}, []release.Filter{{Column: "region", Op: "==", Value: 1}}},
@@ -208,7 +210,6 @@ func TestTabularRefusals(t *testing.T) {
 	}{
 		{"people", tabCall{"private_mean", map[string]any{"columns": []string{"age"}, "clip": 100.0, "delta": 1e-6}, []release.Filter{{Column: "age", Op: ">", Value: 30}}}, "whole table only"},
 		{"people", tabCall{catalog.PrivateLinearRegression.Name, map[string]any{"x": []string{"age"}, "y": "income", "delta": 1e-6}, nil}, "needs the rows"},
-		{"people", tabCall{"private_histogram", map[string]any{"col": "age", "bins": 7}, nil}, "not yet run"},
 	} {
 		before := charges(t, f.live)
 		_, err := callTab(t, f.live, c.name, 1, c.call)

@@ -218,14 +218,6 @@ func (e *engineFacts) checkStatement(p *Plan) error {
 // checkPass checks a column analysis's statement, and on user-level data
 // the inner statement of per-user terms it aggregates (check).
 func (e *engineFacts) checkPass(t *tabPass) error {
-	if t.binned {
-		// The bin expression (a float quotient corrected against the
-		// bins' edges, so that each value lands in the bin Go computes)
-		// is written out with the dialects' guards: PostgreSQL took
-		// minutes on a few thousand rows, ClickHouse's text passes its
-		// statement limit. Refused until the dialects print it compactly.
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where a histogram of a numeric column is not yet run (its bins' expression is too costly in the database's dialect); private_sql with GROUP BY floor((col - lo) / width) runs there, or the data owner registers a snapshot of the table (nothing was charged)", e.fn, e.name, e.kind)
-	}
 	table := e.table
 	if t.inner != nil {
 		if _, err := sqlplan.Print(t.inner, e.dialect, e.table); err != nil {

@@ -51,9 +51,6 @@ type tabPass struct {
 	sp     *sqlplan.Plan
 	rels   []sqlRelease // what fillSQL reads per aggregate (vectors' count; quantile grid)
 	groups int          // the keys' domain size, 1 without a key
-	// binned marks a numeric histogram's pass, whose key is a bin
-	// expression: live tables refuse it (engineFacts.checkPass).
-	binned bool
 	// inner is a user-level pass's statement of per-user terms, which sp
 	// aggregates (nil: sp reads the table).
 	inner *sqlplan.Plan
@@ -166,30 +163,35 @@ func tabKey(sc ledger.Schema, col string, other bool) sqlplan.Key {
 }
 
 // tabBinKey is a numeric histogram's key: the bin of tabular's
-// NumericBins, the last j with e_j ≤ v over the edges
-// e_j = lo + (hi − lo)·j/n (e_n = hi), v clamped to the bounds. The
-// quotient (v − lo)/((hi − lo)/n) is within one bin of it, and one
-// comparison with each neighbouring edge, computed by NumericBins' own
-// float64 operations (IEEE in the engine as in Go), corrects it, as
-// tabular's quantile grid does.
-func tabBinKey(sc ledger.Schema, col string, lo, hi float64, n int) sqlplan.Key {
-	v := tabValue(sc, col)
-	w, nf := hi-lo, float64(n)
-	guess := tabFunc("least", tabFunc("greatest", tabFunc("floor", tabOp(sqlplan.OpDiv, sqlplan.TypeNumber,
-		tabOp(sqlplan.OpSub, sqlplan.TypeNumber, v, tabNum(lo)), tabNum(w/nf))), tabNum(0)), tabNum(nf-1))
-	edge := func(j *sqlplan.Expr) *sqlplan.Expr {
-		inner := tabOp(sqlplan.OpAdd, sqlplan.TypeNumber, tabNum(lo),
-			tabOp(sqlplan.OpDiv, sqlplan.TypeNumber, tabOp(sqlplan.OpMul, sqlplan.TypeNumber, tabNum(w), j), tabNum(nf)))
+// NumericBins, the last j with e_j ≤ v for v, the column's value clamped
+// to its bounds. The edges are NumericBins' own float64 values, printed
+// exactly, so the engine computes no quotient whose rounding could move
+// a value across an edge: it only compares. The comparisons form a
+// balanced tree, about log₂ n of them per row, each with an interior
+// edge lo < e_m < hi, where clamping changes no comparison: x < lo,
+// −inf included, is below every interior edge as lo is; x > hi, +inf and
+// NaN (above every number in the engines' order, as the clamp sends it
+// to hi) are above it as hi is. So the tree compares the column itself,
+// and a NULL, out of every bin as NaN is on the row path, stays NULL.
+// (An expression computed from the clamped value, nested several levels
+// deep, is what PostgreSQL's dialect writes out in full: minutes on a
+// few thousand rows.)
+func tabBinKey(col string, bins *tabular.NumericBins) sqlplan.Key {
+	v := tabCol(col, sqlplan.TypeNumber)
+	edges := bins.Edges()
+	var tree func(a, b int) *sqlplan.Expr // the bin of v, known to be in a..b
+	tree = func(a, b int) *sqlplan.Expr {
+		if a == b {
+			return tabNum(float64(a))
+		}
+		m := (a + b + 1) / 2 // v < e_m: bins a..m−1; else m..b
 		return &sqlplan.Expr{Op: sqlplan.OpCase, Type: sqlplan.TypeNumber, Args: []*sqlplan.Expr{
-			tabOp(sqlplan.OpGe, sqlplan.TypeBool, j, tabNum(nf)), tabNum(hi), inner}}
+			tabOp(sqlplan.OpLt, sqlplan.TypeBool, v, tabNum(edges[m])), tree(a, m-1), tree(m, b)}}
 	}
-	next := tabOp(sqlplan.OpAdd, sqlplan.TypeNumber, guess, tabNum(1))
-	// v < e_k: one bin down; v ≥ e_{k+1} with k+1 < n: one bin up.
+	n := bins.Len()
 	bin := &sqlplan.Expr{Op: sqlplan.OpCase, Type: sqlplan.TypeNumber, Args: []*sqlplan.Expr{
-		tabOp(sqlplan.OpLt, sqlplan.TypeBool, v, edge(guess)), tabFunc("greatest", tabOp(sqlplan.OpSub, sqlplan.TypeNumber, guess, tabNum(1)), tabNum(0)),
-		tabOp(sqlplan.OpAnd, sqlplan.TypeBool, tabOp(sqlplan.OpLt, sqlplan.TypeBool, next, tabNum(nf)), tabOp(sqlplan.OpGe, sqlplan.TypeBool, v, edge(next))), next,
-		guess,
-	}}
+		tabOp(sqlplan.OpIsNull, sqlplan.TypeBool, v), {Op: sqlplan.OpLiteral, Value: sqlplan.Value{Kind: sqlplan.ValueNull}, Type: sqlplan.TypeNull},
+		tree(0, n-1)}}
 	k := sqlplan.Key{Name: col, Expr: bin, Source: sqlplan.FromCaller}
 	for j := range n {
 		k.Domain = append(k.Domain, sqlplan.Number(float64(j)))

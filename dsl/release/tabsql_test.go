@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -468,5 +470,70 @@ func TestEngineCheck(t *testing.T) {
 		if tb := n.Table(); !strings.Contains(tb, d.Ident("__pn_users")) || strings.Contains(tb, "AS DOUBLE)") != (d == sqlplan.DuckDB) {
 			t.Errorf("the users' terms on %s: %s", d, tb)
 		}
+	}
+}
+
+// A numeric histogram's bins in the engine are NumericBins.Bin's for
+// every value, the hard ones included: each edge of every bin count
+// tried, one step of float64 either side of it, the bounds and values
+// beyond them (clamped into the end bins), for bounds whose edges are
+// round, unround, negative and far apart.
+func TestTabularBinsOnEdges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	counts := []int{1, 2, 3, 7, 10, 15, 64, 100}
+	for _, b := range [][2]float64{{-1, 2}, {0, 100}, {-7.3, -0.2}, {0.1, 0.3}, {-1e250, 1e250}, {1e-3, 1e6}} {
+		lo, hi := b[0], b[1]
+		var xs []float64
+		for _, n := range counts {
+			nb, err := tabular.NewNumericBins(lo, hi, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range nb.Edges() {
+				xs = append(xs, e, math.Nextafter(e, math.Inf(-1)), math.Nextafter(e, math.Inf(1)))
+			}
+		}
+		xs = append(xs, lo-1, hi+1, -math.MaxFloat64, math.MaxFloat64, lo/2+hi/2)
+		dir := t.TempDir()
+		var csv strings.Builder
+		csv.WriteString("x\n")
+		for _, x := range xs {
+			csv.WriteString(strconv.FormatFloat(x, 'g', -1, 64) + "\n")
+		}
+		path := filepath.Join(dir, "x.csv")
+		if err := os.WriteFile(path, []byte(csv.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		info, err := snapshot.Build(ctx, snapshot.Spec{From: path, Bounds: map[string][2]float64{"x": b}}, dir, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := snapshot.Open(info.Path, info.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := tabSchema("replace-one", "row")
+		sc.Columns, sc.D, sc.Bounds = []string{"x"}, 1, map[string][2]float64{"x": b}
+		for _, n := range counts {
+			nb, _ := tabular.NewNumericBins(lo, hi, n)
+			want := make([]float64, n)
+			for _, x := range xs {
+				want[nb.Bin(min(max(x, lo), hi))]++
+			}
+			pass, err := newTabPass(Ref{Name: "x", Schema: sc}, []sqlplan.Key{tabBinKey("x", nb)},
+				[]sqlplan.Aggregate{{Name: "n", Kind: sqlplan.Count}}, 0, nil)
+			if err != nil || pass == nil {
+				t.Fatalf("bounds %v, %d bins: no pass (%v)", b, n, err)
+			}
+			ex, _, err := pass.exact(ctx, tabData(t, sc, rd, true, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ex) != 1 || !slices.Equal(ex[0], want) {
+				t.Errorf("bounds %v, %d bins: the engine counts %v, NumericBins %v", b, n, ex, want)
+			}
+		}
+		rd.Close()
 	}
 }

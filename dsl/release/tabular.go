@@ -333,7 +333,7 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 	users := sc.Unit == "user"
 	key := tabKey(sc, c.name, optBool(a, "other", true))
 	if c.numeric {
-		key = tabBinKey(sc, c.name, c.lo, c.hi, nbins)
+		key = tabBinKey(c.name, bins.(*tabular.NumericBins))
 	}
 	bound := 0
 	if users {
@@ -342,9 +342,6 @@ func planHistogram(env *Local, src Ref, a *Args) (*Plan, error) {
 	pass, err := newTabPass(src, []sqlplan.Key{key}, []sqlplan.Aggregate{{Name: "n", Kind: sqlplan.Count}}, bound, nil)
 	if err != nil {
 		return nil, err
-	}
-	if pass != nil {
-		pass.binned = c.numeric
 	}
 	p.tab = pass
 	p.run = func(ctx context.Context, d *Data) (any, error) {
