@@ -67,6 +67,61 @@ func (r *PCAResult) ValueInterval(j int, level float64) (lo, hi float64) {
 	return math.Nextafter(v-h, math.Inf(-1)), math.Nextafter(v+h, math.Inf(1))
 }
 
+// meanInterval is the level interval of coordinate i (0-based) of a
+// centred result's mean, or ok false without one (an uncentred result, or
+// a release stored before its mean carried its error).
+func (r *PCAResult) meanInterval(i int, level float64) (lo, hi float64, ok bool) {
+	if r == nil || r.Receipt == nil || i < 0 || i >= len(r.Center) || len(r.centerSums) != len(r.Center) {
+		return math.NaN(), math.NaN(), false
+	}
+	m, has := release.CenterErrorOf(r.Receipt.Params)
+	if !has {
+		return math.NaN(), math.NaN(), false
+	}
+	lo, hi, err := m.RatioInterval(r.centerSums[i], r.centerCount, level)
+	return lo, hi, err == nil
+}
+
+// MeanInterval returns the level confidence interval (for example 0.95)
+// of coordinate j (1-based, the j-th column) of the true mean of the
+// clipped rows, which private_pca(center=true) estimates by Center: from
+// the noisy sums and noisy row count Center was computed from (Fieller's
+// set, as private_mean's, within ± the clip). Each coordinate's interval
+// holds at the level on its own, not all at once. Post-processing of
+// public values: no cost.
+func (r *PCAResult) MeanInterval(j int, level float64) (lo, hi float64) {
+	const fn = "MeanInterval"
+	mustLevel(fn, level)
+	if r == nil || r.Center == nil {
+		panic(errorf(NameArgumentError, "%s: the result has no mean: it is not centred (private_pca(..., center=true) releases one)", fn))
+	}
+	if j < 1 || j > len(r.Center) {
+		panic(errorf(NameArgumentError, "%s: coordinate %d: the mean has coordinates 1..%d", fn, j, len(r.Center)))
+	}
+	lo, hi, ok := r.meanInterval(j-1, level)
+	if !ok {
+		panic(noInterval(fn))
+	}
+	return lo, hi
+}
+
+// meanHalfWidths are the display's 95 % half-widths of the mean's
+// coordinates: the larger distance from each shown value to its
+// interval's ends, so that value ± h holds the interval (which is not
+// symmetric, and is of the true mean, not around the released one, which
+// the projection onto the clip's ball may move).
+func (r *PCAResult) meanHalfWidths() ([]string, bool) {
+	out := make([]string, len(r.Center))
+	for i, v := range r.Center {
+		lo, hi, ok := r.meanInterval(i, release.DefaultLevel)
+		if !ok {
+			return nil, false
+		}
+		out[i] = fmtHalfWidth(math.Max(v-lo, hi-v))
+	}
+	return out, len(out) > 0
+}
+
 // TotalVarianceInterval returns the level confidence interval of the
 // total variance (the trace) behind TotalVariance.
 func (r *PCAResult) TotalVarianceInterval(level float64) (lo, hi float64) {
