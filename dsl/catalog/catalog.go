@@ -178,7 +178,7 @@ var PrivatePCA = &Func{
 	Paper: "npm: Hardt & Price 2014 (noisy power method); adaptive: Nguyen, Ene & Nguyen 2026 (adaptive power iteration, k=1); " +
 		"dppca/oja/oja-shuffle: Liu, Kong, Jain & Oh 2022 (DP-PCA, private Oja: Eq. 7, Algorithm 2 with shuffling); gauss: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014); " +
 		"federated: distributed DP sparse PCA (DPS-PCA); ppm-entry: Hardt & Price 2014, Figure 3 (entry-level private power method)",
-	Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates (gauss: also the private total variance and explained-variance ratios); with center=true the private mean; never n",
+	Releases: "a d×k orthonormal basis and, where the method computes them, private eigenvalue estimates (gauss: also the private total variance and explained-variance ratios); with center=true the private mean, and the noisy sums and noisy row count it divides (the same release's parts, for its intervals); never the exact n",
 }
 
 // PrivateLowRank is private_low_rank.

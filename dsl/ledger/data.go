@@ -70,6 +70,13 @@ type Data struct {
 	Users    []int32
 	NumUsers int
 	Y        []float64 // the label column, if any
+	// Hash is the registration hash Load checked the data against (a
+	// salted SHA-256 of the rows, users and labels, hashData): a name for
+	// this registration's content, so that a reader who caches by content
+	// need not hash the data again. A new registration draws a new salt,
+	// so its hash differs even for the same rows. Empty for data that did
+	// not come from Load (public synthetic data).
+	Hash string
 }
 
 // Load reads a dataset's data and checks it against the hash recorded at
@@ -142,5 +149,5 @@ func (v *View) load(name string) (*Data, error) {
 	if hashData(r.salt, t) != r.hash {
 		return nil, fmt.Errorf("ledger: dataset %q: stored data does not match its registration hash", name)
 	}
-	return &Data{Schema: r.schema, X: mat.NewDense(r.rows, d, x), Users: users, NumUsers: r.users, Y: y}, nil
+	return &Data{Schema: r.schema, X: mat.NewDense(r.rows, d, x), Users: users, NumUsers: r.users, Y: y, Hash: r.hash}, nil
 }

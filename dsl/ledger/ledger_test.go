@@ -201,6 +201,45 @@ func TestRegisterLoadAndSchema(t *testing.T) {
 	}
 }
 
+// Load hands on the registration hash it checked the data against: the
+// same for every load of one registration, different for another
+// registration of the same rows (a new salt) and for other rows. A memory
+// table cache keys by it (dsl/release), so its changing with the content
+// is what keeps that cache from going stale.
+func TestLoadHash(t *testing.T) {
+	st, _ := openTemp(t)
+	register(t, st, "a", accounting.ModeZCDP, accounting.Budget{Eps: 1, Delta: 1e-6})
+	register(t, st, "b", accounting.ModeZCDP, accounting.Budget{Eps: 1, Delta: 1e-6})
+	other, err := dataset.Read(strings.NewReader("a,b\n1,2\n3,4\n-1,0.25\n"), dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Register(context.Background(), Registration{Name: "c", Table: other, Budget: accounting.Budget{Eps: 1, Delta: 1e-6}, Accountant: accounting.ModeZCDP, Clip: 1}); err != nil {
+		t.Fatal(err)
+	}
+	hash := func(name string) string {
+		t.Helper()
+		d, err := st.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Hash) != 64 {
+			t.Fatalf("%s: hash %q, want 64 hex digits", name, d.Hash)
+		}
+		return d.Hash
+	}
+	a := hash("a")
+	if again := hash("a"); again != a {
+		t.Errorf("two loads of one registration: %s, %s", a, again)
+	}
+	if b := hash("b"); b == a {
+		t.Errorf("another registration of the same rows has the same hash %s", b)
+	}
+	if c := hash("c"); c == a {
+		t.Errorf("other rows have the same hash %s", c)
+	}
+}
+
 func TestLoadManyChunks(t *testing.T) {
 	st, _ := openTemp(t)
 	var b strings.Builder

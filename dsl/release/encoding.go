@@ -458,6 +458,10 @@ func (v *PCA) EncodeRelease(e *Encoder) {
 	if v.Center != nil { // center=true only
 		e.Floats("center", v.Center)
 	}
+	if v.CenterSums != nil { // center=true, since the mean carries its error
+		e.Floats("center_sums", v.CenterSums)
+		e.Float("center_count", v.CenterCount)
+	}
 	if v.TotalVariance != 0 { // gauss only
 		e.Float("total_variance", v.TotalVariance)
 	}
@@ -467,10 +471,13 @@ func (v *PCA) EncodeRelease(e *Encoder) {
 func (v *PCA) DecodeRelease(d *Decoder) error {
 	v.Components, v.Values, v.Support = d.Matrix("components"), d.Floats("values"), d.Ints("support")
 	v.Right = d.Matrix("right")
-	var gap, total Float
+	var gap, total, count Float
 	d.read("gap", &gap, true)
 	v.Gap = float64(gap)
 	v.Center = d.Floats("center")
+	v.CenterSums = d.Floats("center_sums")
+	d.read("center_count", &count, true)
+	v.CenterCount = float64(count)
 	d.read("total_variance", &total, true)
 	v.TotalVariance = float64(total)
 	return d.Err()

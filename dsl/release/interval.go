@@ -24,6 +24,11 @@ import (
 // that holds a release's ErrorModel.
 const ErrorParam = "error"
 
+// CenterErrorParam is the key of a centred private_pca plan's Params
+// that holds its mean's ErrorModel (centerModel); ErrorParam holds its
+// eigenvalues'.
+const CenterErrorParam = "center_error"
+
 // DefaultLevel is the level of the intervals shown by default and stored
 // with every release.
 const DefaultLevel = 0.95
@@ -118,6 +123,11 @@ type ErrorModel struct {
 	// Why says what an ErrNone release is and why no interval of it
 	// follows from public parameters alone.
 	Why string `json:"why,omitempty"`
+	// Unit > 0: an ErrRatio release's parts are in units of Unit (Scale,
+	// CountScale, Excess, Lo, Hi and the half-widths, as the sums were
+	// drawn: centred PCA's mean, of rows scaled by 1/clip), and its
+	// interval, of the mean in the data's units, is theirs times Unit.
+	Unit float64 `json:"unit,omitempty"`
 }
 
 // errNoInterval: a value without a confidence interval.
@@ -180,6 +190,20 @@ func ratioModel(gaussian bool, sumScale, countScale, excess, lo, hi float64) Err
 	m.SumHalfWidth, _ = noiseHalfWidth(kind, sumScale, false, DefaultLevel)
 	m.SumHalfWidth += excess
 	m.CountHalfWidth, _ = noiseHalfWidth(kind, countScale, false, DefaultLevel)
+	return m
+}
+
+// centerModel is the ErrorModel of a centred private_pca's mean: each
+// coordinate a noisy sum over the one noisy count of the d+1 Gaussian
+// release of (Σ s·a, n), every part of std std, the sums within excess of
+// their exact values, all in units of the clip (the rows scaled to norm
+// ≤ 1, so each coordinate of the true mean is in [−1, 1]). The interval
+// is a ratio's (noise.MeanInterval) times the clip. The projection of the
+// released mean onto the unit ball does not enter it: the interval is of
+// the true mean, from the parts alone.
+func centerModel(std, excess, clip float64) ErrorModel {
+	m := ratioModel(true, std, std, excess, -1, 1)
+	m.Unit = clip
 	return m
 }
 
@@ -305,6 +329,18 @@ func (m ErrorModel) RatioInterval(s, c, level float64) (lo, hi float64, err erro
 	}
 	slackS := noise.LatticeStep(m.Scale) + m.Excess
 	slackC := noise.LatticeStep(m.CountScale)
+	if m.Unit != 0 {
+		if !(m.Unit > 0) || math.IsInf(m.Unit, 1) || m.Centre != 0 || m.GridStep != 0 {
+			return math.NaN(), math.NaN(), errNoInterval
+		}
+		lo, hi, err = noise.MeanInterval(m.Noise == ErrGaussian, m.Scale, m.CountScale, s, c, slackS, slackC, m.Lo, m.Hi, level)
+		if err != nil {
+			return lo, hi, err
+		}
+		// Scaled to the data's units; an ulp each way, as the products
+		// round.
+		return math.Nextafter(lo*m.Unit, math.Inf(-1)), math.Nextafter(hi*m.Unit, math.Inf(1)), nil
+	}
 	if m.Centre == 0 && m.GridStep == 0 {
 		return noise.MeanInterval(m.Noise == ErrGaussian, m.Scale, m.CountScale, s, c, slackS, slackC, m.Lo, m.Hi, level)
 	}
@@ -355,6 +391,30 @@ func ErrorOf(params map[string]any) (m ErrorModel, ok bool) {
 	}
 }
 
+// CenterErrorOf reads the ErrorModel of a centred private_pca's mean
+// from a receipt's Params (CenterErrorParam), as ErrorOf reads a
+// release's. ok is false without one (an uncentred call, or a centred
+// release stored before its mean carried its error).
+func CenterErrorOf(params map[string]any) (m ErrorModel, ok bool) {
+	m, ok = ErrorOf(map[string]any{ErrorParam: params[CenterErrorParam]})
+	if !ok || m.Kind != ErrRatio || !(m.Unit > 0) {
+		return ErrorModel{}, false
+	}
+	return m, true
+}
+
+// CenterText is what a centred private_pca's display and dry run say of
+// its mean's error: the parts' 95 % half-widths, in units of the clip, or
+// "" without a model.
+func CenterText(params map[string]any) string {
+	m, ok := CenterErrorOf(params)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("each coordinate of the centring mean has a 95 %% interval from its noisy sum (± %s) and the noisy count (± %s), in units of the clip %s, within ± the clip",
+		FormatHalfWidth(m.SumHalfWidth), FormatHalfWidth(m.CountHalfWidth), strconv.FormatFloat(m.Unit, 'g', -1, 64))
+}
+
 // FormatHalfWidth writes a half-width with 3 significant digits, rounded
 // up so that the interval shown holds the computed one; whole numbers
 // from 1000 to 1e15 in full.
@@ -374,6 +434,19 @@ func FormatHalfWidth(h float64) string {
 // errorText is what a dry run's receipt says of the error its call would
 // get: the 95 % figures of its ErrorModel, or "" without one.
 func (r *Receipt) errorText() string {
+	e := r.valuesErrorText()
+	if c := CenterText(r.Params); c != "" {
+		if e != "" {
+			return e + "; " + c
+		}
+		return c
+	}
+	return e
+}
+
+// valuesErrorText is errorText of the release's values (ErrorParam),
+// without a centred PCA's mean.
+func (r *Receipt) valuesErrorText() string {
 	m, ok := ErrorOf(r.Params)
 	if !ok {
 		return sqlErrorText(ErrorsOf(r.Params))

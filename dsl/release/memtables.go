@@ -10,11 +10,14 @@ package release
 //
 // Loading a table costs about 0.1 s (a DuckDB and its lock-down) plus
 // about 3 µs a row, so the process keeps the last few tables open
-// (memoryTablesCached), each keyed by the dataset's name and a SHA-256 of
-// everything the table holds (its column names and every value, as
-// loaded and verified against the registration hash by the store): a key
-// that names different content is a different key, so a cached table
-// cannot go stale when a dataset is registered again. The cache counts
+// (memoryTablesCached), each keyed by the dataset's name and a name of
+// its content (memContent): for data the store loaded, the registration
+// hash it verified them against (ledger.Data.Hash, so the rows are hashed
+// once per load) with the column names the table adds; for data that did
+// not come from the store (public synthetic data), a SHA-256 of everything
+// the table holds. A key that names different content is a different key,
+// so a cached table cannot go stale when a dataset is registered again
+// (a new registration has a new salt, so a new hash). The cache counts
 // tables, not rows or bytes: which tables it keeps depends only on the
 // order of calls, never on a dataset's private number of rows (whose
 // only effect is the time a load takes, a side channel out of scope as
@@ -118,7 +121,7 @@ func memoryDataWith(open MemoryTableOpener, cache *memTables, name string, ld *l
 		return d, nil
 	}
 	lz := &lazyTable{load: func() (SQLReader, func(), error) {
-		return cache.acquire(memKey{name: name, content: memIdentity(m)}, func() (MemoryTable, error) {
+		return cache.acquire(memKey{name: name, content: memContent(ld.Hash, m)}, func() (MemoryTable, error) {
 			return open(context.Background(), m)
 		})
 	}}
@@ -207,6 +210,33 @@ func memoryRowsOf(ld *ledger.Data) (*MemoryRows, bool) {
 		m.UserColumn, m.Users = sc.UserColumn, ld.Users
 	}
 	return m, true
+}
+
+// memContent names the content of the memory table of m: registered, the
+// store's registration hash (which covers the rows, users and labels) and
+// the names the table gives them, which the hash does not cover; else
+// memIdentity. The two forms cannot meet: a registered name starts with
+// "registered ", a hex digest never does.
+func memContent(registration string, m *MemoryRows) string {
+	if registration == "" {
+		return memIdentity(m)
+	}
+	h := sha256.New()
+	str := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	str("privnotes memory table names v1")
+	for _, c := range m.Columns {
+		str(c)
+	}
+	str("\x00label")
+	str(m.Label)
+	str("\x00user")
+	str(m.UserColumn)
+	return "registered " + registration + " " + hex.EncodeToString(h.Sum(nil))
 }
 
 // memIdentity is the SHA-256 of everything a memory table holds: its

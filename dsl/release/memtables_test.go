@@ -267,6 +267,81 @@ func TestMemoryTableCache(t *testing.T) {
 	}
 }
 
+// Data the store loaded are keyed by their registration hash, which the
+// store computed when it checked them (ledger.Data.Hash), so a call hashes
+// no row: two loads of one registration share a table even where the
+// rows handed in differ (which the store never does, but it shows the
+// rows are not hashed again), and another registration of the same rows
+// (a new salt) or of other rows, or other column names, is another table.
+func TestMemoryTableCacheRegistered(t *testing.T) {
+	var loads atomic.Int64
+	cache := &memTables{max: 8}
+	defer cache.closeAll()
+	open := openTestMemoryTable(&loads)
+	st := testfix.Store(t, "")
+	reg := func(name, csv string) {
+		testfix.Register(t, st, ledger.Registration{Name: name, Table: testfix.Table(t, csv),
+			Budget: accounting.Budget{Eps: 1, Delta: 1e-6}, Accountant: accounting.ModeZCDP, Clip: 1})
+	}
+	reg("m", "a,b\n1,2\n3,4\n")
+	reg("m2", "a,b\n1,2\n3,4\n")
+	reg("m3", "a,b\n1,2\n3,4.5\n")
+	load := func(name string) *ledger.Data {
+		t.Helper()
+		ld, err := st.Load(name)
+		if err != nil || ld.Hash == "" {
+			t.Fatalf("Load(%s): %v, hash %q", name, err, ld.Hash)
+		}
+		return ld
+	}
+	table := func(key string, ld *ledger.Data) SQLReader {
+		t.Helper()
+		d, err := memoryDataWith(open, cache, key, ld)
+		if err != nil || d.SQL == nil {
+			t.Fatalf("%s: %v, engine %v", key, err, d != nil && d.SQL != nil)
+		}
+		defer d.Close()
+		q, err := d.SQL.(*lazyTable).get()
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		return q
+	}
+	m := load("m")
+	q0 := table("k", m)
+	if loads.Load() != 1 {
+		t.Fatalf("%d loads, want 1", loads.Load())
+	}
+	again := load("m")
+	again.X.Set(1, 1, 99) // the same registration hash: the key does not read the rows
+	if q := table("k", again); q != q0 || loads.Load() != 1 {
+		t.Errorf("a second load of one registration: same table %v, %d loads", q == q0, loads.Load())
+	}
+	renamed := load("m")
+	renamed.Schema.Columns = []string{"a", "c"}
+	for _, c := range []struct {
+		name string
+		ld   *ledger.Data
+	}{
+		{"another registration of the same rows", load("m2")},
+		{"other rows", load("m3")},
+		{"a column's name", renamed},
+	} {
+		before := loads.Load()
+		if q := table("k", c.ld); q == q0 || loads.Load() != before+1 {
+			t.Errorf("%s: same table %v, loads %d → %d", c.name, q == q0, before, loads.Load())
+		}
+	}
+	// The same rows without a registration hash (public synthetic data)
+	// are keyed by their content, never by a registration's.
+	anon := load("m")
+	anon.Hash = ""
+	before := loads.Load()
+	if q := table("k", anon); q == q0 || loads.Load() != before+1 {
+		t.Errorf("unregistered rows took a registered table: same %v, loads %d → %d", q == q0, before, loads.Load())
+	}
+}
+
 // Concurrent calls on the same rows load their table once.
 func TestMemoryTableConcurrent(t *testing.T) {
 	t.Parallel()
@@ -395,7 +470,8 @@ func BenchmarkMemoryCall(b *testing.B) {
 
 // BenchmarkMemoryTableCached times the engine's fixed cost on data held
 // in memory after the first load: the content key (a SHA-256 of the
-// rows), the cache's lookup and a one-row statement.
+// rows, for data without a registration hash), the cache's lookup and a
+// one-row statement.
 func BenchmarkMemoryTableCached(b *testing.B) {
 	var loads atomic.Int64
 	cache := &memTables{max: memoryTablesCached}

@@ -229,6 +229,9 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 		if center {
 			p.Noise += fmt.Sprintf("; centred: a private mean first, %.3g of the budget (ρ=%.4g), std %.4g per coordinate of (Σ rows, n), then the rows centred by it and clipped again", pl.CenterShare, pl.CenterRho, pl.CenterStd)
 			p.Params["center_share"] = pl.CenterShare
+			// The mean's coordinates carry intervals from the noisy
+			// parts released with it (PCA.CenterSums, CenterCount).
+			p.Params[CenterErrorParam] = centerModel(pl.CenterStd, pca.CenterExcess(), clip)
 		}
 		p.Note += pl.Note
 		if chosen == pca.MethodGauss {
@@ -253,7 +256,7 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 				if err != nil {
 					return nil, err
 				}
-				return &PCA{Components: r.Components, Values: r.Values, Gap: r.Gap, Center: r.Center, TotalVariance: r.TotalVariance}, nil
+				return &PCA{Components: r.Components, Values: r.Values, Gap: r.Gap, Center: r.Center, CenterSums: r.CenterSums, CenterCount: r.CenterCount, TotalVariance: r.TotalVariance}, nil
 			}
 			src, err := unitSource(ctx, data, p.userWindow)
 			if err != nil {
@@ -263,7 +266,7 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &PCA{Components: r.Components, Values: r.Values, Gap: r.Gap, Center: r.Center, TotalVariance: r.TotalVariance}, nil
+			return &PCA{Components: r.Components, Values: r.Values, Gap: r.Gap, Center: r.Center, CenterSums: r.CenterSums, CenterCount: r.CenterCount, TotalVariance: r.TotalVariance}, nil
 		}
 	case dppca.MethodDPPCA, dppca.MethodPrivateOja:
 		if k != 1 {

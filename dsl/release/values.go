@@ -19,6 +19,13 @@ type PCA struct {
 	// Center is the private mean the rows were centred by (center=true),
 	// in the data's units; nil otherwise.
 	Center []float64
+	// CenterSums and CenterCount are the noisy sums of the clipped rows
+	// and the noisy row count that Center was computed from, in units of
+	// the clip (rows scaled to norm ≤ 1), released with it: the mean's
+	// interval needs both (CenterInterval). Nil and 0 when uncentred, and
+	// in centred releases stored before the mean carried its error.
+	CenterSums  []float64
+	CenterCount float64
 	// TotalVariance is the private estimate of the estimand's trace, the
 	// trace of gauss's noisy matrix; 0 when the method releases none.
 	TotalVariance float64

@@ -102,7 +102,7 @@ func csvText(rows [][]string) string {
 func csvRows(x any) (rows [][]string, ok bool) {
 	switch r := x.(type) {
 	case *PCAResult:
-		return matrixRows(r.Components, r.Columns, "component_"), true
+		return r.csvRows(), true
 	case *FedRepResult:
 		return matrixRows(r.U, r.Columns, "u_"), true
 	case *ClassifyJLResult:

@@ -158,7 +158,12 @@ n := private_count(ds, eps=0.5)`)
 	}
 	name, mime, body := link(`download(pca, "pca.csv")`)
 	lines := strings.Split(strings.TrimSpace(body), "\n")
-	if name != "pca.csv" || mime != "text/csv" || lines[0] != "column,component_1,component_2" || len(lines) != 4 {
+	// The loadings, then the eigenvalues (auto picks gauss here) with
+	// their 95 % intervals, and the ratios with theirs when the noisy
+	// total is positive (TestPCACSV).
+	if name != "pca.csv" || mime != "text/csv" || lines[0] != "column,component_1,component_2" || len(lines) != 7 && len(lines) != 10 ||
+		!strings.HasPrefix(lines[4], "eigenvalue,") || !strings.HasPrefix(lines[6], "eigenvalue_hi95,") ||
+		len(lines) == 10 && !strings.HasPrefix(lines[9], "explained_variance_ratio_hi95,") {
 		t.Errorf("pca.csv: %s %s\n%s", name, mime, body)
 	}
 	name, mime, body = link(`download(pca, "pca.json")`)

@@ -16,7 +16,7 @@ func pcaResult(rel *release.Release) *PCAResult {
 	}
 	v := rel.Value.(*release.PCA)
 	return &PCAResult{Components: v.Components, Values: v.Values, Support: v.Support, Right: v.Right, Gap: v.Gap,
-		Center: v.Center, TotalVariance: v.TotalVariance, ExplainedVarianceRatio: v.VarianceRatios(),
+		Center: v.Center, centerSums: v.CenterSums, centerCount: v.CenterCount, TotalVariance: v.TotalVariance, ExplainedVarianceRatio: v.VarianceRatios(),
 		Method: rel.Receipt.Mechanism, Columns: append([]string(nil), rel.Columns...), releaseBase: releaseBase{rel.Receipt}}
 }
 

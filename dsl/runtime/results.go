@@ -44,6 +44,10 @@ type PCAResult struct {
 	// Center is the private mean the rows were centred by
 	// (private_pca(center=true)), one value per column; nil otherwise.
 	Center []float64
+	// centerSums and centerCount are the noisy parts Center was computed
+	// from, in units of the clip: its intervals need them (MeanInterval).
+	centerSums  []float64
+	centerCount float64
 	// TotalVariance is the private estimate of the total variance (the
 	// trace of the estimand), which method gauss releases as the trace of
 	// its noisy matrix; 0 for the other methods.
@@ -101,6 +105,9 @@ func (r *PCAResult) String() string {
 	b.WriteString(r.spectralText())
 	if r.Center != nil {
 		fmt.Fprintf(&b, "  centred by the private mean: %v\n", fmtFloats(r.Center))
+		if h, ok := r.meanHalfWidths(); ok {
+			fmt.Fprintf(&b, "  the mean's 95 %% intervals, each within: ± %v (MeanInterval)\n", strings.Join(h, " "))
+		}
 	}
 	if r.Gap != 0 {
 		fmt.Fprintf(&b, "  gap=auto selected κ = %v\n", r.Gap)
@@ -163,6 +170,9 @@ func (r *PCAResult) HTML() string {
 	if r.Center != nil {
 		b.WriteString("<tr><th>centred by the private mean</th>")
 		fmt.Fprintf(&b, "<td colspan=\"%d\">%s</td></tr>\n", k, html.EscapeString(fmtFloats(r.Center)))
+		if h, ok := r.meanHalfWidths(); ok {
+			fmt.Fprintf(&b, "<tr><th>the mean ± at 95 %%</th><td colspan=\"%d\">%s (each coordinate's interval lies within; MeanInterval)</td></tr>\n", k, html.EscapeString("± "+strings.Join(h, " ")))
+		}
 	}
 	if r.Gap != 0 {
 		fmt.Fprintf(&b, "<tr><th>gap=auto κ</th><td colspan=\"%d\">%v</td></tr>\n", k, r.Gap)

@@ -114,12 +114,34 @@ func (pl *Plan) planCenter(opt Options, total, runRho float64) error {
 	return nil
 }
 
+// CenterExcess bounds how far each computed sum of a centred run's mean
+// release lies from the exact sum of its terms, in units of the clip
+// (the sum's rounding excess, which its calibration charged): an interval
+// of the true mean from the released CenterSums and CenterCount, whose
+// noise has std Plan.CenterStd on every part, widens the sums' by it.
+func CenterExcess() float64 { return sumExcess(centerRoundings, 1) }
+
+// center is a centred run's release of the mean: the mean in the data's
+// units and the noisy parts it was computed from, in units of the clip.
+type center struct {
+	mean, sums []float64
+	count      float64
+}
+
+// set records c in res (nothing for an uncentred run).
+func (c *center) set(res *Result) {
+	if c == nil {
+		return
+	}
+	res.Center, res.CenterSums, res.CenterCount = c.mean, c.sums, c.count
+}
+
 // privateMean returns the mean of the clipped rows of src, in units of the
 // clip (norm ≤ 1), from one Gaussian release of (Σ s·a, n) with std
 // pl.CenterStd: μ̂ = S̃/max(ñ, 1), projected onto the unit ball (the mean of
-// vectors in the ball lies in it). Everything after the release is
-// post-processing.
-func (pl *Plan) privateMean(ctx context.Context, src rows.Source) ([]float64, error) {
+// vectors in the ball lies in it), and the released (S̃, ñ). Everything
+// after the release is post-processing.
+func (pl *Plan) privateMean(ctx context.Context, src rows.Source) (*center, error) {
 	d := pl.D
 	r := newClipped(src, pl.opt.Clip, pl.opt.Workers, 1).sums()
 	sum, n, err := linalg.PairwisePass(ctx, src, r.Pass,
@@ -150,6 +172,7 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) ([]float64, er
 	if pl.opt.knob != nil && pl.opt.knob.trace != nil {
 		pl.opt.knob.trace.center = append([]float64(nil), v...)
 	}
+	c := &center{sums: append([]float64(nil), v[:d]...), count: v[d]}
 	mu, count := v[:d], math.Max(v[d], 1)
 	norm := 0.0
 	for j := range mu {
@@ -161,7 +184,8 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) ([]float64, er
 			mu[j] /= norm
 		}
 	}
-	return mu, nil
+	c.mean = mu
+	return c, nil
 }
 
 // shifted is src with the public vector mu subtracted from every row: the
@@ -217,19 +241,19 @@ func (c *shiftedCursor) Close() error { return c.cur.Close() }
 
 // centred returns the source the method reads: src itself for an
 // uncentred plan, else src shifted by the private mean (in the data's
-// units), and that mean (nil when uncentred).
-func (pl *Plan) centred(ctx context.Context, src rows.Source) (rows.Source, []float64, error) {
+// units), and that mean's release (nil when uncentred).
+func (pl *Plan) centred(ctx context.Context, src rows.Source) (rows.Source, *center, error) {
 	if pl.CenterStd == 0 {
 		return src, nil, nil
 	}
-	mu, err := pl.privateMean(ctx, src)
+	c, err := pl.privateMean(ctx, src)
 	if err != nil {
 		return nil, nil, err
 	}
-	for j := range mu {
-		mu[j] *= pl.opt.Clip
+	for j := range c.mean {
+		c.mean[j] *= pl.opt.Clip
 	}
-	return &shifted{src: src, mu: mu}, mu, nil
+	return &shifted{src: src, mu: c.mean}, c, nil
 }
 
 // varianceRatios returns values[j]/total, or nil when total is not

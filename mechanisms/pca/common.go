@@ -294,6 +294,11 @@ type Result struct {
 	// Center is the private mean the rows were centred by, in the data's
 	// units (a DP output); nil for an uncentred run.
 	Center []float64
+	// CenterSums and CenterCount are the noisy (Σ s·a, n) that Center
+	// was computed from, in units of the clip (rows scaled to norm ≤ 1),
+	// released with it: the mean's interval needs both (CenterExcess).
+	CenterSums  []float64
+	CenterCount float64
 	// TotalVariance is a DP estimate of the trace of the estimand (Σ aaᵀ
 	// over the clipped, and if centred centred, rows), in the data's units:
 	// the trace of the released noisy matrix (gauss). 0 when the method
@@ -688,7 +693,7 @@ func (pl *Plan) RunSource(ctx context.Context, src rows.Source) (*Result, error)
 	if err := checkSource(pl.Method, src, pl.D); err != nil {
 		return nil, err
 	}
-	src, mu, err := pl.centred(ctx, src)
+	src, c, err := pl.centred(ctx, src)
 	if err != nil {
 		return nil, err
 	}
@@ -710,7 +715,7 @@ func (pl *Plan) RunSource(ctx context.Context, src rows.Source) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	res.Center = mu
+	c.set(res)
 	return res, nil
 }
 
