@@ -247,8 +247,10 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 		}
 		p.setWindowedMemory(env, src, pcaPowerMemory(chosen, d, k, autoGap), userVectorBytes(src, d), fmt.Sprintf("d=%d, k=%d", d, k), advice)
 		p.run = func(ctx context.Context, data *Data) (any, error) {
-			if data != nil && data.Rows == nil && data.SQL != nil && chosen == pca.MethodGauss {
-				// A live table: its one row pass runs in the engine.
+			if data != nil && data.Rows == nil && data.SQL != nil && (chosen == pca.MethodGauss || chosen == pca.MethodNPM) {
+				// A live table: the second moment C is summed in the
+				// engine; gauss adds its noise to it, npm iterates C·X
+				// on it in privnotes (pca.Plan.RunGram, enginePCA).
 				r, err := engineGauss(ctx, data, pl, clip)
 				if err != nil {
 					return nil, err
