@@ -187,8 +187,10 @@ type engineFacts struct {
 // would read rows, which a live table does not give.
 func (e *engineFacts) check(p *Plan) error {
 	switch {
-	case e == nil || p.Func == FnSQL || p.Func == catalog.PrivatePCA.Name:
+	case e == nil || p.Func == FnSQL || (p.Func == catalog.PrivatePCA.Name && p.moments == nil):
 		return e.checkStatement(p)
+	case p.Func == catalog.PrivatePCA.Name:
+		return e.checkMoments(*p.moments)
 	case p.tab != nil:
 		return e.checkPass(p.tab)
 	case p.rowSum != nil:
@@ -240,6 +242,37 @@ func (e *engineFacts) checkPass(t *tabPass) error {
 	}
 	return e.checkLength("call", st.SQL)
 }
+
+// checkMoments checks private_pca's second-moment statement against the
+// server's limit (check): d(d+1)/2 sums, so a wide table passes
+// ClickHouse's from a few dozen columns on, where the call would be
+// charged and release its noise alone. Every sum prints as far more than
+// momentsMinBytes (its grid rounding alone is longer), so a statement of
+// more sums than limit/momentsMinBytes is refused without printing it (at
+// d = 4096, gigabytes).
+func (e *engineFacts) checkMoments(m sqlplan.Moments) error {
+	if e.limit <= 0 {
+		return nil
+	}
+	d := len(m.Columns)
+	n := d * (d + 1) / 2
+	size := n * momentsMinBytes
+	if size <= e.limit {
+		st, err := sqlplan.PrintMoments(m, e.dialect, e.table)
+		if err != nil {
+			return e.cannotPrint("call", err)
+		}
+		size = len(st)
+	}
+	if size > e.limit {
+		return Errorf(NameArgumentError, "%s: the second moment of d=%d columns is %d sums, which print as a statement of at least %d bytes for the %s table of dataset %q, above the %d bytes its server accepts; use a subset of the columns, or a snapshot of the table (nothing was charged)", e.fn, d, n, size, e.kind, e.name, e.limit)
+	}
+	return nil
+}
+
+// momentsMinBytes is less than the text of any one sum of
+// sqlplan.PrintMoments in any dialect (about 400 bytes in ClickHouse's).
+const momentsMinBytes = 64
 
 func (e *engineFacts) cannotPrint(what string, err error) error {
 	return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, whose SQL dialect cannot express this %s (%v); a snapshot of the table runs it (nothing was charged)", e.fn, e.name, e.kind, what, err)
