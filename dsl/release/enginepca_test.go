@@ -6,8 +6,48 @@ import (
 	"testing"
 	"time"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
+	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 )
+
+// enginePCA admits gauss and npm (auto choosing either) uncentred on the
+// whole row-level table, npm up to d = 4096 (it iterates on the d×d
+// matrix the engine sums); everything else is refused by a message that
+// names the methods that run there.
+func TestEnginePCAMethods(t *testing.T) {
+	for _, c := range []struct {
+		d     int
+		given map[string]any
+		want  string // "" admitted; else in the refusal
+	}{
+		{3, map[string]any{"method": "gauss"}, ""},
+		{3, map[string]any{"method": "npm"}, ""},
+		{200, map[string]any{"method": "auto"}, ""},
+		{4096, map[string]any{"method": "npm"}, ""},
+		{4097, map[string]any{"method": "npm"}, "above 4096"},
+		{5000, map[string]any{"method": "auto"}, "above 4096"},
+		{3, map[string]any{"method": "adaptive"}, `runs methods "gauss" and "npm" only`},
+		{3, map[string]any{"method": "dppca"}, `runs methods "gauss" and "npm" only`},
+		{3, map[string]any{"method": "npm", "center": true}, "uncentred only"},
+	} {
+		given := map[string]any{"eps": 1.0, "delta": 1e-6, "k": 1}
+		for k, v := range c.given {
+			given[k] = v
+		}
+		a, err := ArgsFor(catalog.PrivatePCA.Name, given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = enginePCA("people", "postgres", Ref{Name: "people", Schema: ledger.Schema{Name: "people", D: c.d, Unit: "row"}}, a)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("d=%d, %v: refused: %v", c.d, c.given, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing was charged")):
+			t.Errorf("d=%d, %v: %v, want a refusal naming %q", c.d, c.given, err, c.want)
+		}
+	}
+}
 
 // private_pca's second moment on a live table is checked against the
 // server's statement limit before the charge: a table of a few columns
