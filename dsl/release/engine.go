@@ -99,9 +99,9 @@ func openEngine(ctx context.Context, st *ledger.Store, name string, sc ledger.Sc
 // data without a declared row order (the bounding of each user's rows
 // keeps their first rows in it), an engine that cannot be reached or
 // refuses the credentials, and a table whose registered columns changed
-// type. It opens the engine for the
-// catalog check only, and reads no row. What a planned call still needs
-// from the rows is refused after planning, by engineFacts.check.
+// type. It opens the engine for the catalog check only, and reads no row.
+// What a planned call still needs from the rows is refused after
+// planning, by engineFacts.check.
 func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, error) {
 	if env.Store == nil || src.Synthetic() || src.Public != nil {
 		return nil, nil
