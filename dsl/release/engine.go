@@ -94,13 +94,14 @@ func openEngine(ctx context.Context, st *ledger.Store, name string, sc ledger.Sc
 
 // checkEngine refuses, before the charge, a call on an engine dataset
 // that cannot run there: a function that reads rows (private_sql, the
-// column analyses (engineTabular) and Analyze Gauss's one row pass run in
-// the engine: enginePCA), user-level data without a declared row order
-// (the bounding of each user's rows keeps their first rows in it), an
-// engine that cannot be reached or refuses the credentials, and a table
-// whose registered columns changed type. It opens the engine for the
-// catalog check only, and reads no row. What a planned call still needs
-// from the rows is refused after planning, by engineFacts.check.
+// column analyses (engineTabular) and the second moment of Analyze Gauss
+// and the noisy power method run in the engine: enginePCA), user-level
+// data without a declared row order (the bounding of each user's rows
+// keeps their first rows in it), an engine that cannot be reached or
+// refuses the credentials, and a table whose registered columns changed
+// type. It opens the engine for the catalog check only, and reads no row.
+// What a planned call still needs from the rows is refused after
+// planning, by engineFacts.check.
 func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, error) {
 	if env.Store == nil || src.Synthetic() || src.Public != nil {
 		return nil, nil
@@ -127,7 +128,7 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, 
 			return nil, err
 		}
 	case f != catalog.PrivateSQL && !engineTabular[f]:
-		return nil, Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s, the column analyses (%s) and %s with method \"gauss\" run (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, engineTabularNames, catalog.PrivatePCA.Name, f.Name)
+		return nil, Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where only %s, the column analyses (%s) and %s with method \"gauss\" or \"npm\" run (inside the database; only aggregates come back); %s needs the rows, so the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged", f.Name, name, ref.Kind, FnSQL, engineTabularNames, catalog.PrivatePCA.Name, f.Name)
 	}
 	if sc.Unit == "user" && ref.Order == "" {
 		return nil, Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table registered without --order: bounding each user's rows needs a fixed row order, which a live table gives only by a column of unique values; the data owner registers it again with --order COLUMN, or a snapshot (nothing was charged)", f.Name, name, ref.Kind)
@@ -186,8 +187,10 @@ type engineFacts struct {
 // would read rows, which a live table does not give.
 func (e *engineFacts) check(p *Plan) error {
 	switch {
-	case e == nil || p.Func == FnSQL || p.Func == catalog.PrivatePCA.Name:
+	case e == nil || p.Func == FnSQL || (p.Func == catalog.PrivatePCA.Name && p.moments == nil):
 		return e.checkStatement(p)
+	case p.Func == catalog.PrivatePCA.Name:
+		return e.checkMoments(*p.moments)
 	case p.tab != nil:
 		return e.checkPass(p.tab)
 	case p.rowSum != nil:
@@ -231,6 +234,37 @@ func (e *engineFacts) checkPass(t *tabPass) error {
 	}
 	return e.checkLength("call", st.SQL)
 }
+
+// checkMoments checks private_pca's second-moment statement against the
+// server's limit (check): d(d+1)/2 sums, so a wide table passes
+// ClickHouse's from a few dozen columns on, where the call would be
+// charged and release its noise alone. Every sum prints as far more than
+// momentsMinBytes (its grid rounding alone is longer), so a statement of
+// more sums than limit/momentsMinBytes is refused without printing it (at
+// d = 4096, gigabytes).
+func (e *engineFacts) checkMoments(m sqlplan.Moments) error {
+	if e.limit <= 0 {
+		return nil
+	}
+	d := len(m.Columns)
+	n := d * (d + 1) / 2
+	size := n * momentsMinBytes
+	if size <= e.limit {
+		st, err := sqlplan.PrintMoments(m, e.dialect, e.table)
+		if err != nil {
+			return e.cannotPrint("call", err)
+		}
+		size = len(st)
+	}
+	if size > e.limit {
+		return Errorf(NameArgumentError, "%s: the second moment of d=%d columns is %d sums, which print as a statement of at least %d bytes for the %s table of dataset %q, above the %d bytes its server accepts; use a subset of the columns, or a snapshot of the table (nothing was charged)", e.fn, d, n, size, e.kind, e.name, e.limit)
+	}
+	return nil
+}
+
+// momentsMinBytes is less than the text of any one sum of
+// sqlplan.PrintMoments in any dialect (about 400 bytes in ClickHouse's).
+const momentsMinBytes = 64
 
 func (e *engineFacts) cannotPrint(what string, err error) error {
 	return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, whose SQL dialect cannot express this %s (%v); a snapshot of the table runs it (nothing was charged)", e.fn, e.name, e.kind, what, err)
@@ -309,12 +343,16 @@ func dialectOf(r SQLReader) sqlplan.Dialect {
 }
 
 // enginePCA refuses, before the charge, a private_pca call on an engine
-// dataset unless it is Analyze Gauss (method "gauss", or "auto" choosing
-// it) uncentred on row-level data of the whole table: its one row pass is
-// a sum over rows, which one statement computes in the engine
-// (sqlplan.PrintMoments). The other methods need row order, random access
-// or one pass per iteration with noise in between; centring needs a
-// second, shifted pass, and user-level data each user's rows together.
+// dataset unless it is Analyze Gauss or the noisy power method (method
+// "gauss" or "npm", or "auto" choosing one) uncentred on row-level data
+// of the whole table: both read the rows only through their clipped
+// second moment C, a sum over rows, which one statement computes in the
+// engine (sqlplan.PrintMoments); npm's products C·X then run in
+// privnotes (pca.Plan.RunGram), so npm takes d ≤ pca.MaxGaussDim there,
+// as gauss does everywhere. The adaptive method filters each row by its
+// own score at every iteration, and the other methods need row order or
+// random access; centring needs a second, shifted pass, and user-level
+// data each user's rows together.
 func enginePCA(name, kind string, src Ref, a *Args) error {
 	fn := catalog.PrivatePCA.Name
 	snap := "the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged"
@@ -323,15 +361,18 @@ func enginePCA(name, kind string, src Ref, a *Args) error {
 	if method == "auto" && !sc.IsMatrix() {
 		method = autoMethod(sc.D, a.Int("k"))
 	}
+	const runs = "methods \"gauss\" and \"npm\""
 	switch {
-	case method != pca.MethodGauss:
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where private_pca runs method \"gauss\" only (its one pass over the rows is a sum the database computes); method %q needs the rows, so %s", fn, name, kind, method, snap)
+	case method != pca.MethodGauss && method != pca.MethodNPM:
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where private_pca runs %s only (they read the rows through their second-moment matrix, a sum the database computes); method %q needs the rows, so %s", fn, name, kind, runs, method, snap)
+	case method == pca.MethodNPM && sc.D > pca.MaxGaussDim:
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where method \"npm\" iterates on the d×d second-moment matrix the database sums, and d=%d is above %d; use a subset of the columns, or %s", fn, name, kind, sc.D, pca.MaxGaussDim, snap)
 	case a.Bool("center"):
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where method \"gauss\" runs uncentred only (center=true needs a second pass over the rows shifted by the private mean), so leave center out, or %s", fn, name, kind, snap)
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where %s run uncentred only (center=true needs a second pass over the rows shifted by the private mean), so leave center out, or %s", fn, name, kind, runs, snap)
 	case sc.Unit == "user":
-		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table, where method \"gauss\" runs on row-level data only (each user's rows are averaged first, in privnotes), so %s", fn, name, kind, snap)
+		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table, where %s run on row-level data only (each user's rows are averaged first, in privnotes), so %s", fn, name, kind, runs, snap)
 	case src.Derived != nil:
-		return Errorf(NameArgumentError, "%s: %q is a subset of a dataset that lives in a %s table, where method \"gauss\" runs on the whole table only; run it on the dataset, or %s", fn, src.Name, kind, snap)
+		return Errorf(NameArgumentError, "%s: %q is a subset of a dataset that lives in a %s table, where %s run on the whole table only; run it on the dataset, or %s", fn, src.Name, kind, runs, snap)
 	}
 	return nil
 }

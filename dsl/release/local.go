@@ -59,9 +59,11 @@ type Plan struct {
 	// tab is a column analysis's data pass (nil when it has none and
 	// reads rows), which a live table prints and checks before the
 	// charge (engine.go); rowSum is private_mean's row-vector sum, which
-	// a live table computes in one statement.
-	tab    *tabPass
-	rowSum *sqlplan.Moments
+	// a live table computes in one statement, and moments private_pca's
+	// second moment (gauss, npm), which a live table checks the length of.
+	tab     *tabPass
+	rowSum  *sqlplan.Moments
+	moments *sqlplan.Moments
 	// progress relays the run's steps to the call's callback (WithProgress).
 	progress progressRelay
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/dppca"
 	"github.com/privnotes/privnotes/mechanisms/federated"
@@ -249,9 +250,14 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 			advice = "Method gauss holds d×d matrices: use method \"npm\", which holds d×k, or a subset with fewer columns"
 		}
 		p.setWindowedMemory(env, src, pcaPowerMemory(chosen, d, k, autoGap), userVectorBytes(src, d), fmt.Sprintf("d=%d, k=%d", d, k), advice)
+		if (chosen == pca.MethodGauss || chosen == pca.MethodNPM) && !center {
+			p.moments = &sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip}
+		}
 		p.run = func(ctx context.Context, data *Data) (any, error) {
-			if data != nil && data.Rows == nil && data.SQL != nil && chosen == pca.MethodGauss {
-				// A live table: its one row pass runs in the engine.
+			if data != nil && data.Rows == nil && data.SQL != nil && (chosen == pca.MethodGauss || chosen == pca.MethodNPM) {
+				// A live table: the second moment C is summed in the
+				// engine; gauss adds its noise to it, npm iterates C·X
+				// on it in privnotes (pca.Plan.RunGram, enginePCA).
 				r, err := engineGauss(ctx, data, pl, clip)
 				if err != nil {
 					return nil, err

@@ -138,23 +138,39 @@ func (pl *Plan) runGauss(ctx context.Context, data rows.Source) (*Result, error)
 	return pl.releaseGram(g)
 }
 
-// RunGram is the noise step of Analyze Gauss on a second-moment matrix
-// that was summed elsewhere: g = Σ_i x̃_i x̃_iᵀ over the rows scaled by
-// 1/clip and clipped to norm ≤ 1, as a database engine computes it in one
-// statement (dsl/sqlplan.PrintMoments). The caller answers for g: each
-// row's term must have Frobenius norm ≤ 1 and the sums' rounding must be
-// within the plan's RoundingExcess (docs/mechanisms.md, "Analyze Gauss in
-// the engine"), which is what the plan charged for. A centred plan needs
-// the rows (its private mean shifts them) and is refused.
+// GramTermError bounds, in Frobenius norm, how far each row's term of a
+// matrix given to RunGram may be from the ideal x̃x̃ᵀ of that row scaled by
+// 1/clip and clipped to ‖x̃‖ ≤ 1: a database engine's term is x̃x̃ᵀ put on
+// a fixed-point grid after its own floating-point scaling, off by at most
+// sqlplan.MomentsExcess(d)/2 < 2⁻²⁰ for d ≤ MaxGaussDim
+// (dsl/pgsource's TestNPMMomentsTermWithinGramBudget). The noisy power
+// method's charge covers it (npmGramExcess).
+const GramTermError = 0x1p-20
+
+// RunGram runs the plan on a second-moment matrix that was summed
+// elsewhere: g = Σ_i T_i, T_i within GramTermError of x̃_i x̃_iᵀ over the
+// rows scaled by 1/clip and clipped to norm ≤ 1, each entry the exact sum
+// rounded once to float64, as a database engine computes it in one
+// statement (dsl/sqlplan.PrintMoments). Analyze Gauss adds its noise to g
+// (the sums' rounding is within its RoundingExcess: docs/mechanisms.md,
+// "Analyze Gauss in the engine"); the noisy power method iterates
+// Y = g·X + G in Go, the same iterations as its row path when that forms
+// C (gramPays), and its charge covers g's rounding (npmGramExcess). The
+// caller answers for g. A centred plan needs the rows (its private mean
+// shifts them) and is refused, as is the adaptive method, whose passes
+// filter rows by their own scores, which C does not give.
 func (pl *Plan) RunGram(ctx context.Context, g *mat.SymDense) (*Result, error) {
 	if err := pl.check(); err != nil {
 		return nil, err
 	}
-	if pl.Method != MethodGauss || pl.opt.Center {
-		return nil, fmt.Errorf("pca %s: RunGram runs uncentred Analyze Gauss only", pl.Method)
+	if (pl.Method != MethodGauss && pl.Method != MethodNPM) || pl.opt.Center {
+		return nil, fmt.Errorf("pca %s: RunGram runs uncentred Analyze Gauss and noisy power methods only", pl.Method)
 	}
 	if g == nil || g.SymmetricDim() != pl.D {
-		return nil, fmt.Errorf("pca gauss: RunGram needs a %d×%d matrix", pl.D, pl.D)
+		return nil, fmt.Errorf("pca %s: RunGram needs a %d×%d matrix", pl.Method, pl.D, pl.D)
+	}
+	if pl.Method == MethodNPM {
+		return pl.iterateNPM(ctx, func(context.Context) (*mat.SymDense, error) { return g, nil }, nil)
 	}
 	if ctx.Err() != nil {
 		return nil, cancelled(MethodGauss, ctx, 1)

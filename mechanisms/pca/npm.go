@@ -109,6 +109,26 @@ func PlanNoisyPower(opt Options, d int) (*Plan, error) {
 	return pl, nil
 }
 
+// npmGramExcess is the ℓ2 distance, beyond Δ_F, between the computed
+// products Y = fl(fl(Ĉ)·X) of two neighbouring data sets when Ĉ = Σ_i T_i
+// is summed elsewhere (RunGram): each row's term T_i within GramTermError
+// =: E of the ideal x̃x̃ᵀ (‖x̃‖ ≤ 1), the sums exact, each entry then
+// rounded once to float64.
+//
+// The exact products differ by (T_a − T_b)·X: the ideal terms' difference
+// times X is within Δ_F (npmSensitivity), and each term's own error adds
+// ‖(T − x̃x̃ᵀ)X‖_F ≤ E·‖X‖₂, with ‖X‖₂ within roundingSlack of 1: 2E for
+// the two rows of a replace-one pair. Every term T_i,jk·X_kl of an entry
+// of Y passes through at most d + 1 roundings (the conversion of Ĉ_jk and
+// the d-term product), with majorant |T_i||X|, ‖|T_i||X|‖_F ≤ ‖T_i‖_F·‖X‖_F
+// ≤ (1 + E)·√p: linalg.Excess(d+1, (1+E)·√p). The plan charges
+// sumExcess(npmRoundings(d), √p), the row path's, whose d + 3 + sumRoundings
+// roundings leave room for the 2E many times over at every shape
+// (TestNPMGramExcessCharged): an engine's Gram needs no new charge.
+func npmGramExcess(d, p int) float64 {
+	return 2*GramTermError*roundingSlack + sumExcess(d+1, (1+GramTermError)*math.Sqrt(float64(p)))
+}
+
 // npmPaperEpsLimit is the largest ε for which the paper's noise
 // σ = √p·√(4L·ln(1/δ))/ε delivers (ε, δ)-DP: it is ρ-zCDP with
 // ρ = ε²/(8·ln(1/δ)), whose classic conversion ρ + 2√(ρ·ln(1/δ)) =
@@ -198,22 +218,33 @@ func NoisyPower(ctx context.Context, data *mat.Dense, opt Options) (*Result, err
 // runNPM makes one pass over data per iteration (C·X from the rows), or a
 // single pass when forming C pays (gramPays).
 func (pl *Plan) runNPM(ctx context.Context, data rows.Source) (*Result, error) {
+	r := newClipped(data, pl.opt.Clip, pl.opt.Workers, 2)
+	if gramPays(pl.D, pl.P, pl.Iters) {
+		return pl.iterateNPM(ctx, r.gram, nil)
+	}
+	return pl.iterateNPM(ctx, nil, r.covTimes)
+}
+
+// iterateNPM runs the L noisy iterations. Each product C·X is gram's
+// matrix times X when gram is set (called once, after the public start is
+// drawn, as the pass of iteration 1), else times(X), a pass over the rows.
+// Both are in the units of the rows scaled by 1/clip, clipped to norm ≤ 1.
+func (pl *Plan) iterateNPM(ctx context.Context, gram func(context.Context) (*mat.SymDense, error), times func(context.Context, *mat.Dense) (*mat.Dense, error)) (*Result, error) {
 	opt := pl.opt
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(MethodNPM, ctx, 1)
 	}
 	src := newSource(opt)
 	d, p, L := pl.D, pl.P, pl.Iters
-	r := newClipped(data, opt.Clip, opt.Workers, 2)
 
 	x := randomOrthonormal(src, d, p)
 	if opt.knob != nil && opt.knob.trace != nil {
 		opt.knob.trace.start = append([]float64(nil), x.RawMatrix().Data...)
 	}
 	var c *mat.SymDense
-	if gramPays(d, p, L) {
+	if gram != nil {
 		var err error
-		if c, err = r.gram(ctx); err != nil {
+		if c, err = gram(ctx); err != nil {
 			return nil, passError(MethodNPM, ctx, 1, err)
 		}
 	}
@@ -230,7 +261,7 @@ func (pl *Plan) runNPM(ctx context.Context, data rows.Source) (*Result, error) {
 			y.Mul(c, x)
 		} else {
 			var err error
-			if y, err = r.covTimes(ctx, x); err != nil {
+			if y, err = times(ctx, x); err != nil {
 				return nil, passError(MethodNPM, ctx, l, err)
 			}
 		}
