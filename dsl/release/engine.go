@@ -318,11 +318,12 @@ func dialectOf(r SQLReader) sqlplan.Dialect {
 
 // enginePCA refuses, before the charge, a private_pca call on an engine
 // dataset unless it is Analyze Gauss (method "gauss", or "auto" choosing
-// it) uncentred on row-level data of the whole table: its one row pass is
-// a sum over rows, which one statement computes in the engine
-// (sqlplan.PrintMoments). The other methods need row order, random access
-// or one pass per iteration with noise in between; centring needs a
-// second, shifted pass, and user-level data each user's rows together.
+// it) on row-level data of the whole table: its row pass is a sum over
+// rows, which one statement computes in the engine (sqlplan.PrintMoments;
+// centred, a row-sum statement first and the moments of the rows shifted
+// by the private mean, engineGauss). The other methods need row order,
+// random access or one pass per iteration with noise in between, and
+// user-level data each user's rows together.
 func enginePCA(name, kind string, src Ref, a *Args) error {
 	fn := catalog.PrivatePCA.Name
 	snap := "the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged"
@@ -334,8 +335,6 @@ func enginePCA(name, kind string, src Ref, a *Args) error {
 	switch {
 	case method != pca.MethodGauss:
 		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where private_pca runs method \"gauss\" only (its one pass over the rows is a sum the database computes); method %q needs the rows, so %s", fn, name, kind, method, snap)
-	case a.Bool("center"):
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where method \"gauss\" runs uncentred only (center=true needs a second pass over the rows shifted by the private mean), so leave center out, or %s", fn, name, kind, snap)
 	case sc.Unit == "user":
 		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table, where method \"gauss\" runs on row-level data only (each user's rows are averaged first, in privnotes), so %s", fn, name, kind, snap)
 	case src.Derived != nil:
@@ -372,7 +371,20 @@ func engineRowMean(name, kind string, src Ref) error {
 // data-independent, and the engine's message is never shown (as
 // engineGauss).
 func engineRowSum(ctx context.Context, data *Data, m sqlplan.Moments) ([]float64, int, error) {
-	stmt, err := sqlplan.PrintRowSum(m, dialectOf(data.SQL), data.SQL.Table())
+	sum, n, err := engineRowSumUnits(ctx, data, m, sqlplan.PrintRowSum)
+	for j := range sum {
+		sum[j] *= m.Clip
+	}
+	return sum, n, err
+}
+
+// engineRowSumUnits is engineRowSum with the statement print (PrintRowSum,
+// or PrintGaussRowSum for Analyze Gauss's row rule), in units of the clip
+// (each sum the exact integer times the grid's step, a power of two):
+// Σ x̃ with x̃ = a/max(clip, ‖a‖) of norm ≤ 1, as centred Analyze Gauss's
+// private mean takes it (pca.Plan.CenterOfSum).
+func engineRowSumUnits(ctx context.Context, data *Data, m sqlplan.Moments, print func(sqlplan.Moments, sqlplan.Dialect, string) (string, error)) ([]float64, int, error) {
+	stmt, err := print(m, dialectOf(data.SQL), data.SQL.Table())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -384,7 +396,7 @@ func engineRowSum(ctx context.Context, data *Data, m sqlplan.Moments) ([]float64
 	if err != nil {
 		return sum, 0, nil
 	}
-	n, ok := fillRowSum(sum, rows, sqlplan.RowSumGrid().Step, m.Clip)
+	n, ok := fillRowSum(sum, rows, sqlplan.RowSumGrid().Step, 1)
 	if !ok {
 		clear(sum)
 		return sum, 0, nil
@@ -422,10 +434,35 @@ func fillRowSum(sum []float64, rows [][]any, step, clip float64) (int, bool) {
 // failure, or a result it cannot read, leaves the matrix 0: the release
 // is then the noise alone, data-independent, and the engine's message is
 // never shown (as private_sql's runSQL).
+//
+// A centred plan first sums the clipped rows in the engine
+// (sqlplan.PrintGaussRowSum, by engineRowSumUnits, whose failure
+// likewise leaves the sums and the count 0) and draws its private mean μ from them in Go; μ, public once
+// released, is printed into the moments statement as its shift, which
+// sums clip(a − μ)·clip(a − μ)ᵀ. What the plan charges covers both
+// statements' grid rounding as it covers the snapshot's float sums: the
+// mean's sums stay within sqlplan.RowSumExcess of their exact values,
+// below the excess the plan charges for the mean
+// (pca.CenterRoundingExcess), and each shifted row is still a row the
+// statement clips to norm ≤ 1 before its products go on the grid, so the
+// moments' excess is sqlplan.MomentsExcess whatever the shift, below the
+// plan's RoundingExcess (TestCenteredExcessCharged, TestMomentsExcessCharged).
 func engineGauss(ctx context.Context, data *Data, pl *pca.Plan, clip float64) (*pca.Result, error) {
 	sc := data.Schema
 	d := len(sc.Columns)
-	stmt, err := sqlplan.PrintMoments(sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip}, dialectOf(data.SQL), data.SQL.Table())
+	m := sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip}
+	var center []float64
+	if pl.CenterStd != 0 {
+		sum, n, err := engineRowSumUnits(ctx, data, m, sqlplan.PrintGaussRowSum)
+		if err != nil {
+			return nil, err
+		}
+		if center, err = pl.CenterOfSum(sum, n); err != nil {
+			return nil, err
+		}
+		m.Shift = center
+	}
+	stmt, err := sqlplan.PrintMoments(m, dialectOf(data.SQL), data.SQL.Table())
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +476,7 @@ func engineGauss(ctx context.Context, data *Data, pl *pca.Plan, clip float64) (*
 			g = mat.NewSymDense(d, nil)
 		}
 	}
-	return pl.RunGram(ctx, g)
+	return pl.RunGram(ctx, g, center)
 }
 
 // fillMoments reads the statement's one row of exact sums into g (in grid

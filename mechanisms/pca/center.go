@@ -48,6 +48,11 @@ func centerSensitivity(nb accounting.Neighbour) float64 {
 // term, then sumRoundings. The count adds 1s, exact below 2^53.
 const centerRoundings = 1 + sumRoundings
 
+// CenterRoundingExcess is the rounding excess a centred plan charges for
+// its mean's sum Σ s·a (in units of the clip, beyond centerSensitivity):
+// what a sum computed elsewhere (CenterOfSum) must stay within.
+func CenterRoundingExcess() float64 { return sumExcess(centerRoundings, 1) }
+
 // validateCenter checks the centring options against the method and
 // calibration, before anything is charged. The error carries the method.
 func validateCenter(method string, opt Options) (Options, error) {
@@ -145,6 +150,40 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) ([]float64, er
 	if err != nil {
 		return nil, passError(pl.Method, ctx, 0, err)
 	}
+	return pl.noisyMean(sum, n), nil
+}
+
+// CenterOfSum is the private mean of a centred Analyze Gauss plan whose
+// row sums were computed elsewhere, as a database engine computes them in
+// one statement (dsl/sqlplan.PrintRowSum): sum = Σ s·a over the rows
+// scaled to norm ≤ 1 by the clip (in units of the clip), n the number of
+// rows. It returns the mean in the data's units, by which the rows are
+// then shifted before the second moments are summed (RunGram). The caller
+// answers for the sums: each row's term of norm ≤ 1 and the rounding
+// within the excess the plan charged for the mean (centerRoundings), and
+// calls it once per charge, since each call draws the mean's noise.
+func (pl *Plan) CenterOfSum(sum []float64, n int) ([]float64, error) {
+	if err := pl.check(); err != nil {
+		return nil, err
+	}
+	if pl.Method != MethodGauss || pl.CenterStd == 0 {
+		return nil, fmt.Errorf("pca %s: CenterOfSum runs centred Analyze Gauss only", pl.Method)
+	}
+	if len(sum) != pl.D || n < 0 {
+		return nil, fmt.Errorf("pca gauss: CenterOfSum needs %d sums and a row count ≥ 0", pl.D)
+	}
+	mu := pl.noisyMean(append([]float64(nil), sum...), n)
+	for j := range mu {
+		mu[j] *= pl.opt.Clip
+	}
+	return mu, nil
+}
+
+// noisyMean releases (sum, n) with the mean's noise and returns the mean
+// μ̂ = S̃/max(ñ, 1) projected onto the unit ball (in units of the clip),
+// in sum's storage.
+func (pl *Plan) noisyMean(sum []float64, n int) []float64 {
+	d := pl.D
 	v := append(sum, float64(n))
 	newSource(pl.opt).gaussianVec(v, pl.CenterStd)
 	if pl.opt.knob != nil && pl.opt.knob.trace != nil {
@@ -161,7 +200,7 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) ([]float64, er
 			mu[j] /= norm
 		}
 	}
-	return mu, nil
+	return mu
 }
 
 // shifted is src with the public vector mu subtracted from every row: the

@@ -144,14 +144,18 @@ func (pl *Plan) runGauss(ctx context.Context, data rows.Source) (*Result, error)
 // statement (dsl/sqlplan.PrintMoments). The caller answers for g: each
 // row's term must have Frobenius norm ≤ 1 and the sums' rounding must be
 // within the plan's RoundingExcess (docs/mechanisms.md, "Analyze Gauss in
-// the engine"), which is what the plan charged for. A centred plan needs
-// the rows (its private mean shifts them) and is refused.
-func (pl *Plan) RunGram(ctx context.Context, g *mat.SymDense) (*Result, error) {
+// the engine"), which is what the plan charged for. A centred plan's rows
+// are shifted by its private mean center (CenterOfSum, in the data's
+// units) before they are clipped, and center is nil for an uncentred one.
+func (pl *Plan) RunGram(ctx context.Context, g *mat.SymDense, center []float64) (*Result, error) {
 	if err := pl.check(); err != nil {
 		return nil, err
 	}
-	if pl.Method != MethodGauss || pl.opt.Center {
-		return nil, fmt.Errorf("pca %s: RunGram runs uncentred Analyze Gauss only", pl.Method)
+	if pl.Method != MethodGauss {
+		return nil, fmt.Errorf("pca %s: RunGram runs Analyze Gauss only", pl.Method)
+	}
+	if (pl.CenterStd != 0) != (center != nil) || (center != nil && len(center) != pl.D) {
+		return nil, fmt.Errorf("pca gauss: RunGram needs the private mean (CenterOfSum) for a centred plan, and none for an uncentred one")
 	}
 	if g == nil || g.SymmetricDim() != pl.D {
 		return nil, fmt.Errorf("pca gauss: RunGram needs a %d×%d matrix", pl.D, pl.D)
@@ -159,7 +163,12 @@ func (pl *Plan) RunGram(ctx context.Context, g *mat.SymDense) (*Result, error) {
 	if ctx.Err() != nil {
 		return nil, cancelled(MethodGauss, ctx, 1)
 	}
-	return pl.releaseGram(g)
+	res, err := pl.releaseGram(g)
+	if err != nil {
+		return nil, err
+	}
+	res.Center = center
+	return res, nil
 }
 
 // releaseGram perturbs the second-moment matrix g and takes its top-K
