@@ -136,6 +136,14 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, 
 	defer cancel()
 	es, _, err := openEngine(ctx, st, name, sc)
 	if err != nil {
+		// Before the charge: the engine's connection classes (cannot be
+		// reached, refused the user or password, ...) say so, as the
+		// catalog check's do below. engineData's after the charge are
+		// wrapped by the load ("could not be read after the charge").
+		var e *Error
+		if errors.As(err, &e) && e.Name == NameDatasetError {
+			return nil, Errorf(NameDatasetError, "%s: %s (nothing was charged)", f.Name, e.Msg)
+		}
 		return nil, err
 	}
 	defer es.Close()
