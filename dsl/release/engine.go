@@ -444,10 +444,10 @@ func fillRowSum(sum []float64, rows [][]any, step, clip float64) (int, bool) {
 // never shown (as private_sql's runSQL).
 //
 // A centred plan first sums the clipped rows in the engine
-// (sqlplan.PrintGaussRowSum, by engineRowSumUnits, whose failure
-// likewise leaves the sums and the count 0) and draws its private mean μ from them in Go; μ, public once
-// released, is printed into the moments statement as its shift, which
-// sums clip(a − μ)·clip(a − μ)ᵀ. What the plan charges covers both
+// (sqlplan.PrintGaussRowSum, by engineRowSumUnits, whose failure likewise
+// leaves the sums and the count 0) and draws its private mean μ from them
+// in Go; μ, public once released, is printed into the moments statement
+// as its shift, which sums clip(a − μ)·clip(a − μ)ᵀ. What the plan charges covers both
 // statements' grid rounding as it covers the snapshot's float sums: the
 // mean's sums stay within sqlplan.RowSumExcess of their exact values,
 // below the excess the plan charges for the mean

@@ -155,7 +155,7 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) ([]float64, er
 
 // CenterOfSum is the private mean of a centred Analyze Gauss plan whose
 // row sums were computed elsewhere, as a database engine computes them in
-// one statement (dsl/sqlplan.PrintRowSum): sum = Σ s·a over the rows
+// one statement (dsl/sqlplan.PrintGaussRowSum): sum = Σ s·a over the rows
 // scaled to norm ≤ 1 by the clip (in units of the clip), n the number of
 // rows. It returns the mean in the data's units, by which the rows are
 // then shifted before the second moments are summed (RunGram). The caller
