@@ -47,6 +47,11 @@ func TestGaussSameAsSnapshotClickHouse(t *testing.T) {
 		{"k": 2, "eps": 1.0, "delta": 1e-6, "method": "gauss", "clip": 1000.0},
 		{"k": 1, "eps": 2.0, "delta": 1e-6, "method": "auto", "clip": 1e6},
 		{"k": 3, "eps": 0.5, "delta": 1e-6, "method": "gauss", "clip": 1e-3},
+		// Centred: the private mean from the engine's row sums, then
+		// the moments of the rows shifted by it.
+		{"k": 2, "eps": 1.0, "delta": 1e-6, "method": "gauss", "clip": 1000.0, "center": true},
+		{"k": 1, "eps": 2.0, "delta": 1e-6, "method": "auto", "clip": 1e6, "center": true},
+		{"k": 3, "eps": 0.5, "delta": 1e-6, "method": "gauss", "clip": 1e-3, "center": true},
 	} {
 		seed := uint64(7 + i)
 		want, err := callPCA(t, f.snap, seed, q)
@@ -59,9 +64,22 @@ func TestGaussSameAsSnapshotClickHouse(t *testing.T) {
 		}
 		gv, wv := got.Value.(*release.PCA), want.Value.(*release.PCA)
 		clip := q["clip"].(float64)
-		pl, err := pca.PlanMethod(pca.MethodGauss, pca.Options{K: q["k"].(int), Eps: q["eps"].(float64), Delta: 1e-6, Clip: clip}, 3)
+		center := q["center"] == true
+		pl, err := pca.PlanMethod(pca.MethodGauss, pca.Options{K: q["k"].(int), Eps: q["eps"].(float64), Delta: 1e-6, Clip: clip, Center: center}, 3)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The private means: the same noise on sums that differ by
+		// their rounding only, within what the plan charges for it (in
+		// units of the clip, divided by a noisy count of at least 1).
+		if (gv.Center != nil) != center || (wv.Center != nil) != center {
+			t.Errorf("case %d: centre %v on ClickHouse, %v on the snapshot", i, gv.Center, wv.Center)
+		}
+		for j := range wv.Center {
+			if j >= len(gv.Center) || math.Abs(gv.Center[j]-wv.Center[j]) > pca.CenterRoundingExcess()*clip {
+				t.Errorf("case %d: centre %v on ClickHouse, %v on the snapshot", i, gv.Center, wv.Center)
+				break
+			}
 		}
 		// The eigenvalues and the trace of two matrices whose entries
 		// differ by the rounding only (in the data's units: ×clip²).
@@ -80,6 +98,12 @@ func TestGaussSameAsSnapshotClickHouse(t *testing.T) {
 			if c := math.Abs(dot.At(j, j)); c < 1-1e-6 {
 				t.Errorf("case %d: component %d differs: |cos| = %v", i, j, c)
 			}
+		}
+		if center && got.Receipt.ReleaseHash != want.Receipt.ReleaseHash {
+			// The centre's sums differ by their rounding (the engine's
+			// grid, the snapshot's float64), checked above; the rest of
+			// the receipt must agree.
+			got.Receipt.ReleaseHash = want.Receipt.ReleaseHash
 		}
 		gr, _ := json.Marshal(got.Receipt)
 		wr, _ := json.Marshal(want.Receipt)

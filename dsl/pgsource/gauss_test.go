@@ -50,6 +50,11 @@ func TestGaussSameAsSnapshot(t *testing.T) {
 		{"k": 2, "eps": 1.0, "delta": 1e-6, "method": "gauss", "clip": 1000.0},
 		{"k": 1, "eps": 2.0, "delta": 1e-6, "method": "auto", "clip": 1e6},
 		{"k": 3, "eps": 0.5, "delta": 1e-6, "method": "gauss", "clip": 1e-3},
+		// Centred: the private mean from the engine's row sums, then
+		// the moments of the rows shifted by it.
+		{"k": 2, "eps": 1.0, "delta": 1e-6, "method": "gauss", "clip": 1000.0, "center": true},
+		{"k": 1, "eps": 2.0, "delta": 1e-6, "method": "auto", "clip": 1e6, "center": true},
+		{"k": 3, "eps": 0.5, "delta": 1e-6, "method": "gauss", "clip": 1e-3, "center": true},
 	} {
 		seed := uint64(7 + i)
 		want, err := callPCA(t, f.snap, seed, q)
@@ -62,9 +67,22 @@ func TestGaussSameAsSnapshot(t *testing.T) {
 		}
 		gv, wv := got.Value.(*release.PCA), want.Value.(*release.PCA)
 		clip := q["clip"].(float64)
-		pl, err := pca.PlanMethod(pca.MethodGauss, pca.Options{K: q["k"].(int), Eps: q["eps"].(float64), Delta: 1e-6, Clip: clip}, 3)
+		center := q["center"] == true
+		pl, err := pca.PlanMethod(pca.MethodGauss, pca.Options{K: q["k"].(int), Eps: q["eps"].(float64), Delta: 1e-6, Clip: clip, Center: center}, 3)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The private means: the same noise on sums that differ by
+		// their rounding only, within what the plan charges for it (in
+		// units of the clip, divided by a noisy count of at least 1).
+		if (gv.Center != nil) != center || (wv.Center != nil) != center {
+			t.Errorf("case %d: centre %v on PostgreSQL, %v on the snapshot", i, gv.Center, wv.Center)
+		}
+		for j := range wv.Center {
+			if j >= len(gv.Center) || math.Abs(gv.Center[j]-wv.Center[j]) > pca.CenterRoundingExcess()*clip {
+				t.Errorf("case %d: centre %v on PostgreSQL, %v on the snapshot", i, gv.Center, wv.Center)
+				break
+			}
 		}
 		// The eigenvalues and the trace of two matrices whose entries
 		// differ by the rounding only (in the data's units: ×clip²).
@@ -84,6 +102,12 @@ func TestGaussSameAsSnapshot(t *testing.T) {
 				t.Errorf("case %d: component %d differs: |cos| = %v", i, j, c)
 			}
 		}
+		if center && got.Receipt.ReleaseHash != want.Receipt.ReleaseHash {
+			// The centre's sums differ by their rounding (the engine's
+			// grid, the snapshot's float64), checked above; the rest of
+			// the receipt must agree.
+			got.Receipt.ReleaseHash = want.Receipt.ReleaseHash
+		}
 		gr, _ := json.Marshal(got.Receipt)
 		wr, _ := json.Marshal(want.Receipt)
 		if string(gr) != string(wr) {
@@ -93,14 +117,15 @@ func TestGaussSameAsSnapshot(t *testing.T) {
 }
 
 // The PCA methods that need the rows (adaptive; npm runs on the engine's
-// second moment: TestNPMSameAsSnapshot) and centred gauss are refused
-// before the charge.
+// second moment: TestNPMSameAsSnapshot) and centred npm are refused
+// before the charge. (Centred gauss runs in the engine:
+// TestGaussSameAsSnapshot.)
 func TestGaussRefusals(t *testing.T) {
 	f := newFixture(t)
 	before := charges(t, f.live)
 	for _, q := range []map[string]any{
 		{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "adaptive", "clip": 1000.0},
-		{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "gauss", "clip": 1000.0, "center": true},
+		{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "npm", "clip": 1000.0, "center": true},
 	} {
 		_, err := callPCA(t, f.live, 1, q)
 		if err == nil || !strings.Contains(err.Error(), "snapshot") || !strings.Contains(err.Error(), "nothing was charged") || charges(t, f.live) != before {
@@ -122,6 +147,20 @@ func TestMomentsExcessCharged(t *testing.T) {
 		}
 		if e := sqlplan.MomentsExcess(d); !(e <= pl.RoundingExcess) {
 			t.Errorf("d=%d: the engine's excess %g is above the charged %g", d, e, pl.RoundingExcess)
+		}
+	}
+}
+
+// The engine's row sums, from which a centred plan draws its private
+// mean, are charged for: their excess (sqlplan.RowSumExcess, in units of
+// the clip) stays within the one the plan charges for the mean's sum, for
+// every d gauss accepts. The shifted rows' moments need nothing more:
+// each shifted row is clipped again (TestMomentsExcessCharged).
+func TestCenteredExcessCharged(t *testing.T) {
+	t.Parallel()
+	for _, d := range []int{1, 2, 3, 10, 100, 1000, pca.MaxGaussDim} {
+		if e, c := sqlplan.RowSumExcess(d), pca.CenterRoundingExcess(); !(e <= c) {
+			t.Errorf("d=%d: the engine's row-sum excess %g is above the charged %g", d, e, c)
 		}
 	}
 }
@@ -170,8 +209,13 @@ func TestMomentsSameInBothEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	for _, clip := range []float64{1e-3, 1000, 1e6} {
-		m := sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip}
+	for _, c := range []struct {
+		clip  float64
+		shift []float64
+	}{{1e-3, nil}, {1000, nil}, {1e6, nil}, {1000, []float64{0.1, -2.5, 1e3 / 3}}, {1e-3, []float64{-1e-4, 0, 7}}} {
+		// With a shift (centred gauss's private mean), the rows a − μ.
+		clip := c.clip
+		m := sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip, Shift: c.shift}
 		want, err := sqlplan.PrintMoments(m, sqlplan.DuckDB, snap.Table())
 		if err != nil {
 			t.Fatal(err)
@@ -189,7 +233,7 @@ func TestMomentsSameInBothEngines(t *testing.T) {
 			t.Fatalf("PostgreSQL: %v", err)
 		}
 		if fmt.Sprint(g) != fmt.Sprint(w) {
-			t.Errorf("clip %g: PostgreSQL's sums %v, DuckDB's %v", clip, g, w)
+			t.Errorf("clip %g, shift %v: PostgreSQL's sums %v, DuckDB's %v", clip, c.shift, g, w)
 		}
 		if fmt.Sprint(g) == fmt.Sprint([][]any{{0, 0, 0, 0, 0, 0}}) {
 			t.Errorf("clip %g: no rows were summed", clip)

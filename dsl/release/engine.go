@@ -137,6 +137,14 @@ func (env *Local) checkEngine(f *catalog.Func, src Ref, a *Args) (*engineFacts, 
 	defer cancel()
 	es, _, err := openEngine(ctx, st, name, sc)
 	if err != nil {
+		// Before the charge: the engine's connection classes (cannot be
+		// reached, refused the user or password, ...) say so, as the
+		// catalog check's do below. engineData's after the charge are
+		// wrapped by the load ("could not be read after the charge").
+		var e *Error
+		if errors.As(err, &e) && e.Name == NameDatasetError {
+			return nil, Errorf(NameDatasetError, "%s: %s (nothing was charged)", f.Name, e.Msg)
+		}
 		return nil, err
 	}
 	defer es.Close()
@@ -344,15 +352,17 @@ func dialectOf(r SQLReader) sqlplan.Dialect {
 
 // enginePCA refuses, before the charge, a private_pca call on an engine
 // dataset unless it is Analyze Gauss or the noisy power method (method
-// "gauss" or "npm", or "auto" choosing one) uncentred on row-level data
-// of the whole table: both read the rows only through their clipped
-// second moment C, a sum over rows, which one statement computes in the
-// engine (sqlplan.PrintMoments); npm's products C·X then run in
-// privnotes (pca.Plan.RunGram), so npm takes d ≤ pca.MaxGaussDim there,
-// as gauss does everywhere. The adaptive method filters each row by its
-// own score at every iteration, and the other methods need row order or
-// random access; centring needs a second, shifted pass, and user-level
-// data each user's rows together.
+// "gauss" or "npm", or "auto" choosing one) on row-level data of the
+// whole table: both read the rows only through their clipped second
+// moment C, a sum over rows, which one statement computes in the engine
+// (sqlplan.PrintMoments); npm's products C·X then run in privnotes
+// (pca.Plan.RunGram), so npm takes d ≤ pca.MaxGaussDim there, as gauss
+// does everywhere. Centred gauss runs a row-sum statement first and then
+// the moments of the rows shifted by the private mean (engineGauss);
+// centred npm would need its mean's share planned for that path, and is
+// refused. The adaptive method filters each row by its own score at every
+// iteration, and the other methods need row order or random access;
+// user-level data need each user's rows together.
 func enginePCA(name, kind string, src Ref, a *Args) error {
 	fn := catalog.PrivatePCA.Name
 	snap := "the data owner registers a snapshot of the table for it (privnotes dataset add NAME --sql ... or --from a file export); nothing was charged"
@@ -367,8 +377,8 @@ func enginePCA(name, kind string, src Ref, a *Args) error {
 		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where private_pca runs %s only (they read the rows through their second-moment matrix, a sum the database computes); method %q needs the rows, so %s", fn, name, kind, runs, method, snap)
 	case method == pca.MethodNPM && sc.D > pca.MaxGaussDim:
 		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where method \"npm\" iterates on the d×d second-moment matrix the database sums, and d=%d is above %d; use a subset of the columns, or %s", fn, name, kind, sc.D, pca.MaxGaussDim, snap)
-	case a.Bool("center"):
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where %s run uncentred only (center=true needs a second pass over the rows shifted by the private mean), so leave center out, or %s", fn, name, kind, runs, snap)
+	case method == pca.MethodNPM && a.Bool("center"):
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where method \"npm\" runs uncentred only (method \"gauss\" runs centred there), so leave center out, use method \"gauss\", or %s", fn, name, kind, snap)
 	case sc.Unit == "user":
 		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table, where %s run on row-level data only (each user's rows are averaged first, in privnotes), so %s", fn, name, kind, runs, snap)
 	case src.Derived != nil:
@@ -405,7 +415,20 @@ func engineRowMean(name, kind string, src Ref) error {
 // data-independent, and the engine's message is never shown (as
 // engineGauss).
 func engineRowSum(ctx context.Context, data *Data, m sqlplan.Moments) ([]float64, int, error) {
-	stmt, err := sqlplan.PrintRowSum(m, dialectOf(data.SQL), data.SQL.Table())
+	sum, n, err := engineRowSumUnits(ctx, data, m, sqlplan.PrintRowSum)
+	for j := range sum {
+		sum[j] *= m.Clip
+	}
+	return sum, n, err
+}
+
+// engineRowSumUnits is engineRowSum with the statement print (PrintRowSum,
+// or PrintGaussRowSum for Analyze Gauss's row rule), in units of the clip
+// (each sum the exact integer times the grid's step, a power of two):
+// Σ x̃ with x̃ = a/max(clip, ‖a‖) of norm ≤ 1, as centred Analyze Gauss's
+// private mean takes it (pca.Plan.CenterOfSum).
+func engineRowSumUnits(ctx context.Context, data *Data, m sqlplan.Moments, print func(sqlplan.Moments, sqlplan.Dialect, string) (string, error)) ([]float64, int, error) {
+	stmt, err := print(m, dialectOf(data.SQL), data.SQL.Table())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -417,7 +440,7 @@ func engineRowSum(ctx context.Context, data *Data, m sqlplan.Moments) ([]float64
 	if err != nil {
 		return sum, 0, nil
 	}
-	n, ok := fillRowSum(sum, rows, sqlplan.RowSumGrid().Step, m.Clip)
+	n, ok := fillRowSum(sum, rows, sqlplan.RowSumGrid().Step, 1)
 	if !ok {
 		clear(sum)
 		return sum, 0, nil
@@ -455,10 +478,35 @@ func fillRowSum(sum []float64, rows [][]any, step, clip float64) (int, bool) {
 // failure, or a result it cannot read, leaves the matrix 0: the release
 // is then the noise alone, data-independent, and the engine's message is
 // never shown (as private_sql's runSQL).
+//
+// A centred plan first sums the clipped rows in the engine
+// (sqlplan.PrintGaussRowSum, by engineRowSumUnits, whose failure likewise
+// leaves the sums and the count 0) and draws its private mean μ from them
+// in Go; μ, public once released, is printed into the moments statement
+// as its shift, which sums clip(a − μ)·clip(a − μ)ᵀ. What the plan charges covers both
+// statements' grid rounding as it covers the snapshot's float sums: the
+// mean's sums stay within sqlplan.RowSumExcess of their exact values,
+// below the excess the plan charges for the mean
+// (pca.CenterRoundingExcess), and each shifted row is still a row the
+// statement clips to norm ≤ 1 before its products go on the grid, so the
+// moments' excess is sqlplan.MomentsExcess whatever the shift, below the
+// plan's RoundingExcess (TestCenteredExcessCharged, TestMomentsExcessCharged).
 func engineGauss(ctx context.Context, data *Data, pl *pca.Plan, clip float64) (*pca.Result, error) {
 	sc := data.Schema
 	d := len(sc.Columns)
-	stmt, err := sqlplan.PrintMoments(sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip}, dialectOf(data.SQL), data.SQL.Table())
+	m := sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip}
+	var center *pca.CenterRelease
+	if pl.CenterStd != 0 {
+		sum, n, err := engineRowSumUnits(ctx, data, m, sqlplan.PrintGaussRowSum)
+		if err != nil {
+			return nil, err
+		}
+		if center, err = pl.CenterOfSum(sum, n); err != nil {
+			return nil, err
+		}
+		m.Shift = center.Mean()
+	}
+	stmt, err := sqlplan.PrintMoments(m, dialectOf(data.SQL), data.SQL.Table())
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +520,7 @@ func engineGauss(ctx context.Context, data *Data, pl *pca.Plan, clip float64) (*
 			g = mat.NewSymDense(d, nil)
 		}
 	}
-	return pl.RunGram(ctx, g)
+	return pl.RunGram(ctx, g, center)
 }
 
 // fillMoments reads the statement's one row of exact sums into g (in grid

@@ -250,8 +250,17 @@ func planPCA(env *Local, src Ref, a *Args) (*Plan, error) {
 			advice = "Method gauss holds d×d matrices: use method \"npm\", which holds d×k, or a subset with fewer columns"
 		}
 		p.setWindowedMemory(env, src, pcaPowerMemory(chosen, d, k, autoGap), userVectorBytes(src, d), fmt.Sprintf("d=%d, k=%d", d, k), advice)
-		if (chosen == pca.MethodGauss || chosen == pca.MethodNPM) && !center {
+		if chosen == pca.MethodGauss || (chosen == pca.MethodNPM && !center) {
 			p.moments = &sqlplan.Moments{Columns: sc.Columns, Bounds: sc.Bounds, Clip: clip}
+			if center {
+				// The statement is checked as long as it can print: the
+				// private mean, not yet drawn, shifts by literals of at
+				// most 24 characters each (this one's shortest form).
+				p.moments.Shift = make([]float64, d)
+				for j := range p.moments.Shift {
+					p.moments.Shift[j] = -0x1p-1022 // -2.2250738585072014e-308
+				}
+			}
 		}
 		p.run = func(ctx context.Context, data *Data) (any, error) {
 			if data != nil && data.Rows == nil && data.SQL != nil && (chosen == pca.MethodGauss || chosen == pca.MethodNPM) {

@@ -13,11 +13,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
+	"github.com/privnotes/privnotes/mechanisms/pca"
 	"github.com/privnotes/privnotes/mechanisms/rows"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
@@ -535,5 +538,77 @@ func TestTabularBinsOnEdges(t *testing.T) {
 			}
 		}
 		rd.Close()
+	}
+}
+
+// Centred Analyze Gauss in the engine (the snapshot's DuckDB here): the
+// private mean from the engine's row sums, then the moments of the rows
+// shifted by it, release with the same seeded noise what the row pass
+// releases, within the rounding the plan charges, on both branches of the
+// clipping rule and with values clamped to their bounds. A failing
+// engine, or a result of another shape, after the charge gives the noise
+// alone: the release of an empty table.
+func TestCenteredGaussInEngine(t *testing.T) {
+	sc, rd := tabSnapshot(t, false)
+	d := tabData(t, sc, rd, true, nil)
+	plan := func(clip float64, seed uint64) *pca.Plan {
+		pl, err := pca.PlanMethod(pca.MethodGauss, pca.Options{K: 2, Eps: 1, Delta: 1e-6, Clip: clip, Center: true, Noise: noise.NewSeeded(seed)}, len(sc.Columns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	for i, clip := range []float64{0.5, 30, 1e4} {
+		seed := uint64(11 + i)
+		want, err := plan(clip, seed).RunSource(context.Background(), d.Rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := plan(clip, seed)
+		got, err := engineGauss(context.Background(), d, pl, clip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Center) != len(sc.Columns) {
+			t.Fatalf("clip %g: centre %v", clip, got.Center)
+		}
+		for j := range want.Center {
+			if dv := math.Abs(got.Center[j] - want.Center[j]); !(dv <= pca.CenterRoundingExcess()*clip) {
+				t.Errorf("clip %g: centre %v in the engine, %v in the row pass", clip, got.Center, want.Center)
+				break
+			}
+		}
+		// The data's mean is far from 0, so a statement that shifted
+		// the rows by another vector (or none) would move the moments
+		// far beyond the rounding.
+		tol := pl.RoundingExcess * clip * clip
+		for j := range want.Values {
+			if dv := math.Abs(got.Values[j] - want.Values[j]); !(dv <= tol) {
+				t.Errorf("clip %g: eigenvalue %d is %v in the engine, %v in the row pass (tolerance %g)", clip, j, got.Values[j], want.Values[j], tol)
+			}
+		}
+		if dv := math.Abs(got.TotalVariance - want.TotalVariance); !(dv <= 3*tol) {
+			t.Errorf("clip %g: total variance %v in the engine, %v in the row pass", clip, got.TotalVariance, want.TotalVariance)
+		}
+	}
+	// The noise alone: the mean of no sums and no rows, and the moments
+	// of no rows, with the same draws.
+	pl := plan(1, 5)
+	mu, err := pl.CenterOfSum(make([]float64, len(sc.Columns)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := pl.RunGram(context.Background(), mat.NewSymDense(len(sc.Columns), nil), mu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range [][][]any{nil, {{int64(1), int64(2)}}, {{"x", int64(2), int64(3), int64(4)}}} {
+		got, err := engineGauss(context.Background(), &Data{Schema: sc, SQL: failingSQL{res}}, plan(1, 5), 1)
+		if err != nil {
+			t.Fatalf("statement result %v: %v", res, err)
+		}
+		if fmt.Sprint(got.Center, got.Values, got.TotalVariance) != fmt.Sprint(empty.Center, empty.Values, empty.TotalVariance) {
+			t.Errorf("statement result %v: %v %v %v, the empty table's %v %v %v", res, got.Center, got.Values, got.TotalVariance, empty.Center, empty.Values, empty.TotalVariance)
+		}
 	}
 }

@@ -22,6 +22,13 @@ type Moments struct {
 	// Bounds are the columns' public bounds (absent: none).
 	Bounds map[string][2]float64
 	Clip   float64
+	// Shift, when not nil, is a public vector (one value per column, in
+	// the data's units) subtracted from every clamped row before it is
+	// clipped: centred Analyze Gauss shifts the rows by its released
+	// private mean μ and sums clip(a − μ)·clip(a − μ)ᵀ. The subtraction
+	// is one IEEE rounding, as mechanisms/pca's shifted rows, so the rows
+	// the statement clips are the snapshot's bit for bit.
+	Shift []float64
 }
 
 // MomentsGrid is the grid of the sums: every entry of x̃x̃ᵀ lies in
@@ -116,6 +123,17 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	if !(m.Clip >= 1e-100 && m.Clip <= 1e100) {
 		return "", nil, fmt.Errorf("sqlplan: moments with clip %v outside [1e-100, 1e100]", m.Clip)
 	}
+	if m.Shift != nil && len(m.Shift) != n {
+		return "", nil, fmt.Errorf("sqlplan: moments of %d columns with a shift of %d values", n, len(m.Shift))
+	}
+	for _, v := range m.Shift {
+		// A finite shift keeps a finite value finite (its magnitude is at
+		// most the clip, far below MaxFloat64), so the row rule's
+		// finiteness test on the unshifted values still decides.
+		if !(math.Abs(v) <= 1e100) {
+			return "", nil, fmt.Errorf("sqlplan: moments with shift %v outside [-1e100, 1e100]", v)
+		}
+	}
 	a := func(j int) string { return d.Ident("__pn_a" + strconv.Itoa(j)) }
 	w := func(j int) string { return d.Ident("__pn_w" + strconv.Itoa(j)) }
 	x = func(j int) string { return d.Ident("__pn_x" + strconv.Itoa(j)) }
@@ -137,6 +155,9 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 				return "", nil, fmt.Errorf("sqlplan: moments: column %s has invalid bounds [%g, %g]", c, b[0], b[1])
 			}
 			v = d.Clamp(v, d.Num(b[0]), d.Num(b[1]))
+		}
+		if m.Shift != nil {
+			v = "(" + v + " - " + d.Num(m.Shift[j]) + ")"
 		}
 		sel = append(sel, v+" AS "+a(j))
 		absv = append(absv, "abs("+a(j)+")")
@@ -255,7 +276,22 @@ func rowSumRowError(m int) float64 {
 // squared norm overflows, adds nothing to the sums; but it counts in the
 // number of rows, as ClippedRowSum counts it.
 func PrintRowSum(m Moments, d Dialect, table string) (string, error) {
-	l4, x, err := clippedRows(m, d, table, true)
+	return printRowSum(m, d, table, true)
+}
+
+// PrintGaussRowSum is PrintRowSum with Analyze Gauss's row rule, the
+// rule of PrintMoments and of mechanisms/pca's row passes: a row whose
+// squared norm overflows float64 is clipped like any other (x̃ = a/‖a‖,
+// its norm computed scaled), not dropped. Centred Analyze Gauss takes its
+// private mean from these sums. Each row's term is within rowSumRowError
+// of its exact x̃ on either rule, so RowSumExcess and RowSumDrift bound
+// both statements.
+func PrintGaussRowSum(m Moments, d Dialect, table string) (string, error) {
+	return printRowSum(m, d, table, false)
+}
+
+func printRowSum(m Moments, d Dialect, table string, zeroBig bool) (string, error) {
+	l4, x, err := clippedRows(m, d, table, zeroBig)
 	if err != nil {
 		return "", err
 	}

@@ -48,6 +48,11 @@ func centerSensitivity(nb accounting.Neighbour) float64 {
 // term, then sumRoundings. The count adds 1s, exact below 2^53.
 const centerRoundings = 1 + sumRoundings
 
+// CenterRoundingExcess is the rounding excess a centred plan charges for
+// its mean's sum Σ s·a (in units of the clip, beyond centerSensitivity):
+// what a sum computed elsewhere (CenterOfSum) must stay within.
+func CenterRoundingExcess() float64 { return sumExcess(centerRoundings, 1) }
+
 // validateCenter checks the centring options against the method and
 // calibration, before anything is charged. The error carries the method.
 func validateCenter(method string, opt Options) (Options, error) {
@@ -121,15 +126,20 @@ func (pl *Plan) planCenter(opt Options, total, runRho float64) error {
 // noise has std Plan.CenterStd on every part, widens the sums' by it.
 func CenterExcess() float64 { return sumExcess(centerRoundings, 1) }
 
-// center is a centred run's release of the mean: the mean in the data's
-// units and the noisy parts it was computed from, in units of the clip.
-type center struct {
+// CenterRelease is a centred run's release of the mean: the mean in the
+// data's units and the noisy parts it was computed from, in units of the
+// clip.
+type CenterRelease struct {
 	mean, sums []float64
 	count      float64
 }
 
+// Mean is the released mean, in the data's units: the public vector the
+// rows are shifted by.
+func (c *CenterRelease) Mean() []float64 { return c.mean }
+
 // set records c in res (nothing for an uncentred run).
-func (c *center) set(res *Result) {
+func (c *CenterRelease) set(res *Result) {
 	if c == nil {
 		return
 	}
@@ -141,7 +151,7 @@ func (c *center) set(res *Result) {
 // pl.CenterStd: μ̂ = S̃/max(ñ, 1), projected onto the unit ball (the mean of
 // vectors in the ball lies in it), and the released (S̃, ñ). Everything
 // after the release is post-processing.
-func (pl *Plan) privateMean(ctx context.Context, src rows.Source) (*center, error) {
+func (pl *Plan) privateMean(ctx context.Context, src rows.Source) (*CenterRelease, error) {
 	d := pl.D
 	r := newClipped(src, pl.opt.Clip, pl.opt.Workers, 1).sums()
 	sum, n, err := linalg.PairwisePass(ctx, src, r.Pass,
@@ -167,12 +177,47 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) (*center, erro
 	if err != nil {
 		return nil, passError(pl.Method, ctx, 0, err)
 	}
+	return pl.noisyMean(sum, n), nil
+}
+
+// CenterOfSum is the private mean of a centred Analyze Gauss plan whose
+// row sums were computed elsewhere, as a database engine computes them in
+// one statement (dsl/sqlplan.PrintGaussRowSum): sum = Σ s·a over the rows
+// scaled to norm ≤ 1 by the clip (in units of the clip), n the number of
+// rows. It returns the release with its mean in the data's units
+// (CenterRelease.Mean), by which the rows are then shifted before the
+// second moments are summed (RunGram, which records it in the result). The caller
+// answers for the sums: each row's term of norm ≤ 1 and the rounding
+// within the excess the plan charged for the mean (centerRoundings), and
+// calls it once per charge, since each call draws the mean's noise.
+func (pl *Plan) CenterOfSum(sum []float64, n int) (*CenterRelease, error) {
+	if err := pl.check(); err != nil {
+		return nil, err
+	}
+	if pl.Method != MethodGauss || pl.CenterStd == 0 {
+		return nil, fmt.Errorf("pca %s: CenterOfSum runs centred Analyze Gauss only", pl.Method)
+	}
+	if len(sum) != pl.D || n < 0 {
+		return nil, fmt.Errorf("pca gauss: CenterOfSum needs %d sums and a row count ≥ 0", pl.D)
+	}
+	c := pl.noisyMean(append([]float64(nil), sum...), n)
+	for j := range c.mean {
+		c.mean[j] *= pl.opt.Clip
+	}
+	return c, nil
+}
+
+// noisyMean releases (sum, n) with the mean's noise and returns the
+// release: the mean μ̂ = S̃/max(ñ, 1) projected onto the unit ball (in
+// units of the clip, in sum's storage) and the noisy parts.
+func (pl *Plan) noisyMean(sum []float64, n int) *CenterRelease {
+	d := pl.D
 	v := append(sum, float64(n))
 	newSource(pl.opt).gaussianVec(v, pl.CenterStd)
 	if pl.opt.knob != nil && pl.opt.knob.trace != nil {
 		pl.opt.knob.trace.center = append([]float64(nil), v...)
 	}
-	c := &center{sums: append([]float64(nil), v[:d]...), count: v[d]}
+	c := &CenterRelease{sums: append([]float64(nil), v[:d]...), count: v[d]}
 	mu, count := v[:d], math.Max(v[d], 1)
 	norm := 0.0
 	for j := range mu {
@@ -185,7 +230,7 @@ func (pl *Plan) privateMean(ctx context.Context, src rows.Source) (*center, erro
 		}
 	}
 	c.mean = mu
-	return c, nil
+	return c
 }
 
 // shifted is src with the public vector mu subtracted from every row: the
@@ -242,7 +287,7 @@ func (c *shiftedCursor) Close() error { return c.cur.Close() }
 // centred returns the source the method reads: src itself for an
 // uncentred plan, else src shifted by the private mean (in the data's
 // units), and that mean's release (nil when uncentred).
-func (pl *Plan) centred(ctx context.Context, src rows.Source) (rows.Source, *center, error) {
+func (pl *Plan) centred(ctx context.Context, src rows.Source) (rows.Source, *CenterRelease, error) {
 	if pl.CenterStd == 0 {
 		return src, nil, nil
 	}

@@ -289,3 +289,81 @@ func l2(a, b []float64) float64 {
 	}
 	return math.Sqrt(s)
 }
+
+// The engine path of centred Analyze Gauss (CenterOfSum on the clipped
+// rows' sums, then RunGram on the second moment of the rows shifted by
+// that mean) releases, with the same seeded noise, what RunSource releases
+// from the rows, up to the sums' rounding; and each step refuses a plan it
+// does not fit.
+func TestCenterOfSum(t *testing.T) {
+	t.Parallel()
+	const n, d, clip = 300, 3, 4.0
+	x, _ := offsetRows(rand.New(rand.NewPCG(5, 6)), n, d)
+	plan := func(center bool) *Plan {
+		pl, err := PlanAnalyzeGauss(Options{K: 2, Eps: 1, Delta: 1e-6, Clip: clip, Center: center, Noise: noise.NewSeeded(9)}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	want, err := plan(true).Run(context.Background(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The clipped rows' sum in units of the clip, as an engine returns it.
+	src := rows.FromDense(x)
+	sum := make([]float64, d)
+	for i := range n {
+		a := x.RawRowView(i)
+		s, _ := rowScale(a, clip)
+		for j, v := range a {
+			sum[j] += s * v
+		}
+	}
+	pl := plan(true)
+	cr, err := pl.CenterOfSum(sum, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu := cr.Mean()
+	for j := range mu {
+		if math.Abs(mu[j]-want.Center[j]) > 1e-9 {
+			t.Fatalf("centre %v from the sums, %v from the rows", mu, want.Center)
+		}
+	}
+	g, err := newClipped(&shifted{src: src, mu: mu}, clip, 1, 1).gram(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pl.RunGram(context.Background(), g, cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range want.Values {
+		if math.Abs(got.Values[j]-want.Values[j]) > 1e-6*math.Abs(want.Values[j]) {
+			t.Errorf("eigenvalue %d: %v on the engine path, %v from the rows", j, got.Values[j], want.Values[j])
+		}
+	}
+	if len(got.Center) != d || got.Center[0] != mu[0] {
+		t.Errorf("the release's centre is %v, want %v", got.Center, mu)
+	}
+
+	// Refusals: a centred plan needs its mean, an uncentred one none; the
+	// sums must have the plan's dimension.
+	zero := mat.NewSymDense(d, nil)
+	for name, f := range map[string]func() error{
+		"centred without a mean": func() error { _, err := plan(true).RunGram(context.Background(), zero, nil); return err },
+		"uncentred with a mean":  func() error { _, err := plan(false).RunGram(context.Background(), zero, cr); return err },
+		"a mean of another d": func() error {
+			_, err := plan(true).RunGram(context.Background(), zero, &CenterRelease{mean: mu[:2]})
+			return err
+		},
+		"uncentred CenterOfSum": func() error { _, err := plan(false).CenterOfSum(sum, n); return err },
+		"sums of another d":     func() error { _, err := plan(true).CenterOfSum(sum[:2], n); return err },
+		"a negative count":      func() error { _, err := plan(true).CenterOfSum(sum, -1); return err },
+	} {
+		if err := f(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

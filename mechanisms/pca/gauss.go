@@ -156,15 +156,20 @@ const GramTermError = 0x1p-20
 // "Analyze Gauss in the engine"); the noisy power method iterates
 // Y = g·X + G in Go, the same iterations as its row path when that forms
 // C (gramPays), and its charge covers g's rounding (npmGramExcess). The
-// caller answers for g. A centred plan needs the rows (its private mean
-// shifts them) and is refused, as is the adaptive method, whose passes
-// filter rows by their own scores, which C does not give.
-func (pl *Plan) RunGram(ctx context.Context, g *mat.SymDense) (*Result, error) {
+// caller answers for g. A centred Analyze Gauss plan's rows are shifted
+// by its private mean c (CenterOfSum) before they are clipped, and c is
+// nil for an uncentred plan. A centred noisy power method, and the
+// adaptive method, whose passes filter rows by their own scores, which C
+// does not give, are refused.
+func (pl *Plan) RunGram(ctx context.Context, g *mat.SymDense, c *CenterRelease) (*Result, error) {
 	if err := pl.check(); err != nil {
 		return nil, err
 	}
-	if (pl.Method != MethodGauss && pl.Method != MethodNPM) || pl.opt.Center {
-		return nil, fmt.Errorf("pca %s: RunGram runs uncentred Analyze Gauss and noisy power methods only", pl.Method)
+	if pl.Method != MethodGauss && (pl.Method != MethodNPM || pl.opt.Center) {
+		return nil, fmt.Errorf("pca %s: RunGram runs Analyze Gauss and uncentred noisy power methods only", pl.Method)
+	}
+	if (pl.CenterStd != 0) != (c != nil) || (c != nil && len(c.mean) != pl.D) {
+		return nil, fmt.Errorf("pca %s: RunGram needs the private mean (CenterOfSum) for a centred plan, and none for an uncentred one", pl.Method)
 	}
 	if g == nil || g.SymmetricDim() != pl.D {
 		return nil, fmt.Errorf("pca %s: RunGram needs a %d×%d matrix", pl.Method, pl.D, pl.D)
@@ -175,7 +180,12 @@ func (pl *Plan) RunGram(ctx context.Context, g *mat.SymDense) (*Result, error) {
 	if ctx.Err() != nil {
 		return nil, cancelled(MethodGauss, ctx, 1)
 	}
-	return pl.releaseGram(g)
+	res, err := pl.releaseGram(g)
+	if err != nil {
+		return nil, err
+	}
+	c.set(res)
+	return res, nil
 }
 
 // releaseGram perturbs the second-moment matrix g and takes its top-K

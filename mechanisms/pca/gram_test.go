@@ -49,7 +49,7 @@ func TestRunGramNPMSameAsRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := pl.RunGram(context.Background(), gram)
+		got, err := pl.RunGram(context.Background(), gram, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,11 +109,11 @@ func TestRunGramRefuses(t *testing.T) {
 		{"wrong size", npm, mat.NewSymDense(3, nil), "4×4"},
 		{"no matrix", npm, nil, "4×4"},
 	} {
-		if _, err := c.pl.RunGram(ctx, c.g); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := c.pl.RunGram(ctx, c.g, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error naming %q", c.name, err, c.want)
 		}
 	}
-	if _, err := npm.RunGram(ctx, g); err != nil {
+	if _, err := npm.RunGram(ctx, g, nil); err != nil {
 		t.Errorf("uncentred npm on a zero matrix: %v", err)
 	}
 }

@@ -146,10 +146,7 @@ func lineChart(title, xlabel, ylabel string, xs []float64, names []string, ys []
 '''
 
 
-@notebook
-def quickstart():
-    return [
-        md("""
+QUICKSTART_INTRO = """
 # privnotes quickstart: a private PCA of real data
 
 This notebook runs in the **Go (privnotes)** kernel. Cells are Go plus a small privacy DSL:
@@ -168,7 +165,62 @@ privnotes dataset add breast_cancer --csv notebooks/data/breast_cancer_scaled.cs
 
 A notebook can use that budget but never raise it, and it never sees a row.
 The whole notebook runs in a few seconds.
-"""),
+"""
+
+QUICKSTART_LIVE_INTRO = """
+# privnotes quickstart on a live PostgreSQL table
+
+This is `quickstart.ipynb` with one change: its data set, `breast_cancer_live`, is not a
+snapshot but a **live PostgreSQL table**. Every cell below is the quickstart's, apart from the
+data set's name; each private call runs inside the database as one or two statements that return
+aggregates only (the clipped second moment, the clipped rows' sum, a count), and privnotes adds
+the noise ([docs/deployment.md](../docs/deployment.md), "A dataset in a live PostgreSQL table").
+The releases are the snapshot's up to rounding far below the noise, with the same receipts.
+
+**The data.** The same 569 rows of the Wisconsin diagnostic breast cancer data set
+(`notebooks/data/breast_cancer_scaled.csv`, see `notebooks/data/README.md`), loaded into the
+table `public.breast_cancer`. Its data owner gave privnotes a role that may only read that table
+and registered the table where it is, with the quickstart's budget and clipping norm — this is
+what the tests run (`notebooks/scripts/register_datasets.sh`, against a throwaway server):
+
+```sh
+psql -c "CREATE ROLE privnotes_reader LOGIN PASSWORD '…'; GRANT SELECT ON public.breast_cancer TO privnotes_reader"
+privnotes dataset add breast_cancer_live --from 'postgres://privnotes_reader@HOST:PORT/postgres' \\
+    --table public.breast_cancer --password-file pg-password \\
+    --eps 3 --delta 1e-6 --clip 2.5 --unit row --neighbour replace-one
+```
+
+Registration reads the table's catalog (column names and types), never a row; the password
+stays in the state directory, out of the notebook's reach.
+"""
+
+
+@notebook
+def quickstart():
+    return quickstart_cells("breast_cancer", QUICKSTART_INTRO)
+
+
+@notebook
+def quickstart_live():
+    return quickstart_cells("breast_cancer_live", QUICKSTART_LIVE_INTRO)
+
+
+def quickstart_cells(name, intro):
+    """The quickstart's cells on data set name: only the intro and the name
+    given to dataset(...) differ between quickstart.ipynb and
+    quickstart-live.ipynb."""
+    cells = quickstart_body()
+    out = [md(intro)]
+    for c in cells:
+        c = dict(c)
+        if c["cell_type"] == "code":
+            c["source"] = c["source"].replace('dataset("breast_cancer")', 'dataset("%s")' % name)
+        out.append(c)
+    return out
+
+
+def quickstart_body():
+    return [
         code("%datasets", checks=[contains("breast_cancer")]),
         md("""
 `dataset(name)` opens a registered data set. The handle shows public schema only — the columns,

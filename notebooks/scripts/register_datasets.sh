@@ -64,3 +64,17 @@ if missing spiked_matrix; then
 		--matrix "$matrix" --entry-bound 1 \
 		--eps 40 --delta 1e-5 --accountant basic
 fi
+
+# breast_cancer_live: the same 569 rows in a live PostgreSQL table, for
+# quickstart-live.ipynb, registered where they are as docs/deployment.md
+# (2.4) tells an owner, with breast_cancer's budget and clip. Only when
+# BREAST_CANCER_PG_URL names the server (postgres://ROLE@HOST:PORT/DB, a
+# role that may read public.breast_cancer) and
+# BREAST_CANCER_PG_PASSWORD_FILE holds its password: notebooks_test.go
+# loads the CSV into a throwaway cluster and sets both.
+if [ -n "${BREAST_CANCER_PG_URL:-}" ] && missing breast_cancer_live; then
+	"$bin" dataset add breast_cancer_live --state "$state" \
+		--from "$BREAST_CANCER_PG_URL" --table public.breast_cancer \
+		--password-file "$BREAST_CANCER_PG_PASSWORD_FILE" \
+		--eps 3 --delta 1e-6 --clip 2.5 --unit row --neighbour replace-one
+fi
