@@ -249,10 +249,10 @@ func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 			if err != nil || !aliasesColumns(st, cols) {
 				return st, err
 			}
-			// An alias of the statement names a column of the table:
-			// ClickHouse would read the column's references as the
-			// alias, so the statement reads from, whose columns the
-			// outer query's references name.
+			// An alias of the statement (n, k0, …) names a column of
+			// the table, whose references ClickHouse would read as the
+			// alias over the table itself: the statement reads from,
+			// as it did before inlining.
 		}
 	}
 	return printStatement(p, &printer{d: d}, from)
