@@ -148,23 +148,30 @@ func (clickHouse) DatePart(part, x string) string {
 }
 
 // Clamp as DuckDB's: NULL stays NULL and a NaN becomes hi (ClickHouse's
-// greatest and least would pass NaN through or not by position).
+// greatest and least would pass NaN through or not by position). A NULL
+// x needs no branch of its own: isNaN(NULL) is NULL, which selects the
+// ELSE branch, and greatest and least of NULL are NULL. Without a NULL
+// branch the result of a column that is not Nullable is not Nullable
+// either, which the server computes faster (a grouped private_sql
+// statement took about 15% less).
 func (clickHouse) Clamp(x, lo, hi string) string {
-	return "CASE WHEN " + x + " IS NULL THEN NULL WHEN isNaN(" + x + ") THEN " + hi + " ELSE least(greatest(" + x + ", " + lo + "), " + hi + ") END"
+	return "CASE WHEN isNaN(" + x + ") THEN " + hi + " ELSE least(greatest(" + x + ", " + lo + "), " + hi + ") END"
 }
 
 // Quantize scales the clamped value, clamps it to the grid's range as a
 // double (exact: |Lo|, |Hi| ≤ 2^GridBits), rounds it half away from zero
 // and converts it, now an integer within Int64, to Decimal(38, 0), whose
 // sums are exact 128-bit integers. Step is a power of two, so the
-// scaling by 1/Step is exact.
+// scaling by 1/Step is exact. NULL stays NULL without a guard (as in
+// Clamp): the arithmetic, greatest, least, trunc and the conversions
+// of NULL are NULL, and chRoundAway's CASE of a NULL condition adds 0.
 func (d clickHouse) Quantize(x string, g Grid) string {
 	v := x
 	if g.Centre != 0 {
 		v = "(" + x + " - " + d.Num(g.Centre) + ")"
 	}
 	w := "least(greatest(" + v + " * " + d.Num(1/g.Step) + ", " + d.Num(float64(g.Lo)) + "), " + d.Num(float64(g.Hi)) + ")"
-	return "CASE WHEN " + x + " IS NULL THEN NULL ELSE toDecimal128(toInt64(" + chRoundAway(w) + "), 0) END"
+	return "toDecimal128(toInt64(" + chRoundAway(w) + "), 0)"
 }
 
 // Square multiplies two Decimal(38, 0) integers of at most 2^GridBits:
