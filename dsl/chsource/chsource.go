@@ -231,8 +231,14 @@ func Open(ctx context.Context, ref ledger.EngineRef, sc ledger.Schema, secretPat
 	return &Source{c: c, ref: ref, sc: sc}, nil
 }
 
-// Dialect implements release.EngineSource.
-func (s *Source) Dialect() sqlplan.Dialect { return sqlplan.ClickHouse }
+// Dialect implements release.EngineSource: ClickHouse's, over the
+// projection Table of the registered table, so that an aggregate
+// statement is written over the table itself (sqlplan.ClickHouseOver)
+// and a Distributed table's shards compute its partial aggregates.
+func (s *Source) Dialect() sqlplan.Dialect {
+	table, cols := s.projection()
+	return sqlplan.ClickHouseOver(s.Table(), table, cols)
+}
 
 // MaxStatementBytes is the longest statement the server parses: its
 // default max_query_size (256 KiB), which a readonly=1 request cannot
@@ -240,14 +246,33 @@ func (s *Source) Dialect() sqlplan.Dialect { return sqlplan.ClickHouse }
 // refuses a longer statement before the charge.
 func (s *Source) MaxStatementBytes() int { return 256<<10 - 1<<10 }
 
-// Table is the registered table as the statement reads it: a subquery of
-// the registered columns only, as a snapshot holds them, a categorical
-// value outside its declared domain being NULL (a snapshot's "other"
-// bucket). ClickHouse would read an alias equal to a column's name as a
-// cycle, so the inner query names its columns __pn_cI and the outer one
-// gives them back their names.
-func (s *Source) Table() string {
+// projection is the registered table (quoted) and each registered
+// column's value as a statement reads it: the column as it is, a
+// categorical value outside its declared domain being NULL (a
+// snapshot's "other" bucket).
+func (s *Source) projection() (table string, cols map[string]string) {
 	db, name, _ := SplitTable(s.ref.Table, s.c.database)
+	d := sqlplan.ClickHouse
+	cols = map[string]string{}
+	for _, c := range s.sc.Columns {
+		cols[c] = d.Ident(c)
+	}
+	for _, c := range release.CategoricalColumns(s.sc) {
+		cols[c] = release.InDomain(d, s.sc, c)
+	}
+	if s.sc.UserColumn != "" {
+		cols[s.sc.UserColumn] = d.Ident(s.sc.UserColumn)
+	}
+	return d.Ident(db) + "." + d.Ident(name), cols
+}
+
+// Table is the registered table as the statement reads it: a subquery of
+// the registered columns only, as a snapshot holds them (projection).
+// ClickHouse would read an alias equal to a column's name as a cycle, so
+// the inner query names its columns __pn_cI and the outer one gives them
+// back their names.
+func (s *Source) Table() string {
+	table, cols := s.projection()
 	d := sqlplan.ClickHouse
 	var inner, outer []string
 	col := func(expr, as string) {
@@ -259,12 +284,12 @@ func (s *Source) Table() string {
 		col(d.Ident(c), c)
 	}
 	for _, c := range release.CategoricalColumns(s.sc) {
-		col(release.InDomain(d, s.sc, c), c)
+		col(cols[c], c)
 	}
 	if s.sc.UserColumn != "" {
 		col(d.Ident(s.sc.UserColumn), s.sc.UserColumn)
 	}
-	return "(SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + " FROM " + d.Ident(db) + "." + d.Ident(name) + "))"
+	return "(SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + " FROM " + table + "))"
 }
 
 // Check compares the catalog with the registration: every registered

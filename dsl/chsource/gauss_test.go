@@ -1,7 +1,6 @@
 package chsource_test
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"testing"
@@ -9,30 +8,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/privnotes/privnotes/dsl/catalog"
-	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/pca"
 )
-
-// callPCA runs private_pca on store's "people" with the given seed.
-func callPCA(t *testing.T, st *ledger.Store, seed uint64, given map[string]any) (*release.Release, error) {
-	t.Helper()
-	env := &release.Local{
-		Store:      func() (*ledger.Store, error) { return st, nil },
-		NewSampler: func() *noise.Sampler { return noise.NewSeeded(seed) },
-	}
-	fn := catalog.PrivatePCA.Name
-	args, err := release.ArgsFor(fn, given)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := st.Schema("people")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env.Execute(context.Background(), release.Call{Func: fn, Dataset: release.Ref{Name: "people", Schema: sc}, Args: args}, nil)
-}
 
 // Analyze Gauss on the Distributed table sums its clipped second moment
 // in ClickHouse (one statement, d(d+1)/2 exact sums back; 18.16 refused
@@ -54,11 +32,11 @@ func TestGaussSameAsSnapshotClickHouse(t *testing.T) {
 		{"k": 3, "eps": 0.5, "delta": 1e-6, "method": "gauss", "clip": 1e-3, "center": true},
 	} {
 		seed := uint64(7 + i)
-		want, err := callPCA(t, f.snap, seed, q)
+		want, err := execute(t, f.snap, catalog.PrivatePCA.Name, "people", nil, seed, q, nil, nil)
 		if err != nil {
 			t.Fatalf("case %d on the snapshot: %v", i, err)
 		}
-		got, err := callPCA(t, f.live, seed, q)
+		got, err := execute(t, f.live, catalog.PrivatePCA.Name, "people", nil, seed, q, nil, nil)
 		if err != nil {
 			t.Fatalf("case %d on ClickHouse: %v", i, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/mechanisms/pca"
 )
@@ -29,11 +30,11 @@ func TestNPMSameAsSnapshotClickHouse(t *testing.T) {
 		{"k": 1, "eps": 0.5, "delta": 1e-6, "method": "npm", "clip": 1e6, "iters": 1},
 	} {
 		seed := uint64(17 + i)
-		want, err := callPCA(t, f.snap, seed, q)
+		want, err := execute(t, f.snap, catalog.PrivatePCA.Name, "people", nil, seed, q, nil, nil)
 		if err != nil {
 			t.Fatalf("case %d on the snapshot: %v", i, err)
 		}
-		got, err := callPCA(t, f.live, seed, q)
+		got, err := execute(t, f.live, catalog.PrivatePCA.Name, "people", nil, seed, q, nil, nil)
 		if err != nil {
 			t.Fatalf("case %d on ClickHouse: %v", i, err)
 		}
@@ -74,7 +75,7 @@ func TestNPMRefusalsClickHouse(t *testing.T) {
 		{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "adaptive", "clip": 1000.0},
 		{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "npm", "clip": 1000.0, "center": true},
 	} {
-		_, err := callPCA(t, f.live, 1, q)
+		_, err := execute(t, f.live, catalog.PrivatePCA.Name, "people", nil, 1, q, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), `methods "gauss" and "npm"`) || !strings.Contains(err.Error(), "nothing was charged") || charges(t, f.live) != before {
 			t.Errorf("%v on a live table: %v (charges %d, were %d)", q, err, charges(t, f.live), before)
 		}

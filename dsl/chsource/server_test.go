@@ -31,7 +31,9 @@ func serverBin() string {
 // cluster "two" has two shards, the databases shard1 and shard2 of the
 // same server (remote_servers names each by its default database), so
 // that a Distributed table over it runs every statement on two shards
-// and merges their partial aggregates, as a real cluster does.
+// and merges their partial aggregates, as a real cluster does. Its
+// users' queries, and the shards' part of them, are logged in
+// system.query_log (shardRows).
 type server struct {
 	dir       string
 	http, tcp int
@@ -87,7 +89,7 @@ func startServer(t testing.TB) *server {
 	}
 	users := `<?xml version="1.0"?>
 <yandex>
-  <profiles><default></default></profiles>
+  <profiles><default><log_queries>1</log_queries></default></profiles>
   <quotas><default></default></quotas>
   <users>
     <default><password>` + superPassword + `</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default>

@@ -1,7 +1,6 @@
 package chsource_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/tabular"
 )
 
@@ -27,30 +25,11 @@ type tabCall struct {
 // callTab runs c on store's dataset name with the given seed.
 func callTab(t *testing.T, st *ledger.Store, name string, seed uint64, c tabCall) (*release.Release, error) {
 	t.Helper()
-	env := &release.Local{
-		Store:      func() (*ledger.Store, error) { return st, nil },
-		NewSampler: func() *noise.Sampler { return noise.NewSeeded(seed) },
-	}
 	given := map[string]any{"eps": 1.0}
 	for k, v := range c.args {
 		given[k] = v
 	}
-	args, err := release.ArgsFor(c.fn, given)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := st.Schema(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := release.Ref{Name: name, Schema: sc}
-	if c.filters != nil {
-		lineage := fmt.Sprintf("%s | %v", name, c.filters)
-		sub := sc
-		sub.Name, sub.PublicN = lineage, 0
-		src = release.Ref{Name: name, Schema: sub, Derived: &release.Derivation{ParentSchema: sc, Filters: c.filters, Lineage: lineage}}
-	}
-	return env.Execute(context.Background(), release.Call{Func: c.fn, Dataset: src, Args: args}, nil)
+	return execute(t, st, c.fn, name, c.filters, seed, given, nil, nil)
 }
 
 // sameRelease compares two releases' values and receipts as JSON.
@@ -89,86 +68,93 @@ var rowCalls = []tabCall{
 	{"private_quantile", map[string]any{"col": "income", "q": 0.9}, []release.Filter{{Column: "region", Op: "==", Value: 1}}},
 }
 
-// The column analyses on the Distributed table run as statements in
-// ClickHouse, over two shards, and with the same seeded noise release
-// what they release on the snapshot (DuckDB), with the same receipts:
-// the statements compute the same exact integer aggregates, which the
-// shards' partial sums do not change. (User-level data, whose bounded
-// plans need window functions ClickHouse 18.16 lacks, cannot be
-// registered in ClickHouse: TestDescribeRefusesUserLevel.)
-func TestTabularSameAsSnapshot(t *testing.T) {
-	f := newFixture(t)
-	for i, c := range rowCalls {
-		what := fmt.Sprintf("call %d %s %v %v", i, c.fn, c.args, c.filters)
-		seed := uint64(200 + i)
-		want, err := callTab(t, f.snap, "people", seed, c)
-		if err != nil {
-			t.Fatalf("%s on the snapshot: %v", what, err)
-		}
-		got, err := callTab(t, f.live, "people", seed, c)
-		if err != nil {
-			t.Fatalf("%s on ClickHouse: %v", what, err)
-		}
-		sameRelease(t, what, got, want)
-	}
-	// The data were read: the noise alone (an engine failure) would
-	// release about 0 rows.
-	r, err := callTab(t, f.live, "people", 1, tabCall{"private_count", map[string]any{"eps": 10.0}, nil})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := r.Value.(*release.Count).Value; n < 2900 || n > 3100 {
-		t.Errorf("private_count released %v of 3000 rows", n)
-	}
-	if err := f.live.Verify(); err != nil {
-		t.Errorf("ledger verify: %v", err)
-	}
-}
-
-// private_mean's row-vector form sums the clipped rows in one statement
-// (sqlplan.PrintRowSum): with the same seeded noise its release is the
-// snapshot's within the rounding the plan charges (the engine sums on a
-// grid, the snapshot in float64), and the receipts agree. Clips below and
-// above the rows' norms exercise both branches of the clipping rule.
-func TestRowMeanSameAsSnapshot(t *testing.T) {
-	f := newFixture(t)
-	for i, clip := range []float64{50, 1e6} {
-		c := tabCall{"private_mean", map[string]any{"columns": []string{"age", "hours"}, "clip": clip, "delta": 1e-6}, nil}
-		seed := uint64(400 + i)
-		want, err := callTab(t, f.snap, "people", seed, c)
-		if err != nil {
-			t.Fatalf("clip %v on the snapshot: %v", clip, err)
-		}
-		got, err := callTab(t, f.live, "people", seed, c)
-		if err != nil {
-			t.Fatalf("clip %v on ClickHouse: %v", clip, err)
-		}
+// sameMean compares private_mean's row-vector releases of two columns
+// clipped at clip: both sums are within half the charged excess of the
+// exact one (RowSumDrift ≤ RowSumExcess/2: TestRowSumExcessCharged), as
+// the engine sums on a grid and the snapshot in float64; the noisy
+// counts and the receipts are the same.
+func sameMean(clip float64) func(t *testing.T, what string, got, want *release.Release) {
+	return func(t *testing.T, what string, got, want *release.Release) {
+		t.Helper()
 		gv, wv := got.Value.(*release.Mean), want.Value.(*release.Mean)
-		// Both sums are within half the charged excess of the exact one
-		// (RowSumDrift ≤ RowSumExcess/2: TestRowSumExcessCharged); the
-		// noisy counts are the same.
 		tol := tabular.RowSumExcess(2, clip)
 		if len(gv.Sums) != 2 || len(wv.Sums) != 2 || gv.Counts[0] != wv.Counts[0] {
-			t.Fatalf("clip %v: ClickHouse %+v, the snapshot %+v", clip, gv, wv)
+			t.Fatalf("%s: ClickHouse %+v, the snapshot %+v", what, gv, wv)
 		}
 		for j := range gv.Sums {
 			if d := math.Abs(gv.Sums[j] - wv.Sums[j]); d > tol || math.IsNaN(d) {
-				t.Errorf("clip %v: sum %d is %v on ClickHouse, %v on the snapshot (tolerance %g)", clip, j, gv.Sums[j], wv.Sums[j], tol)
+				t.Errorf("%s: sum %d is %v on ClickHouse, %v on the snapshot (tolerance %g)", what, j, gv.Sums[j], wv.Sums[j], tol)
 			}
 		}
 		gr, _ := json.Marshal(got.Receipt)
 		wr, _ := json.Marshal(want.Receipt)
 		if string(gr) != string(wr) {
-			t.Errorf("clip %v: ClickHouse's receipt\n%s\nthe snapshot's\n%s", clip, gr, wr)
+			t.Errorf("%s: ClickHouse's receipt\n%s\nthe snapshot's\n%s", what, gr, wr)
 		}
 	}
-	// The rows were read: the noise alone would average to about 0.
-	r, err := callTab(t, f.live, "people", 1, tabCall{"private_mean", map[string]any{"columns": []string{"age"}, "clip": 200.0, "eps": 10.0, "delta": 1e-6}, nil})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// The column analyses on the Distributed table run as statements in
+// ClickHouse, over two shards, and with the same seeded noise release
+// what they release on the snapshot (DuckDB), with the same receipts:
+// the statements compute the same exact integer aggregates, which the
+// shards' partial sums do not change. private_mean's row-vector form
+// sums the clipped rows in one statement (sqlplan.PrintRowSum) and
+// releases the snapshot's within the rounding the plan charges
+// (sameMean); clips below and above the rows' norms exercise both
+// branches of the clipping rule. (User-level data, whose bounded plans
+// need window functions ClickHouse 18.16 lacks, cannot be registered in
+// ClickHouse: TestDescribeRefusesUserLevel.)
+func TestTabularSameAsSnapshot(t *testing.T) {
+	f := newFixture(t)
+	type sameCase struct {
+		call tabCall
+		seed uint64
+		same func(t *testing.T, what string, got, want *release.Release)
 	}
-	if m := r.Value.(*release.Mean).Values[0]; m < 40 || m > 60 {
-		t.Errorf("the mean age on ClickHouse is %v, want about 49.5", m)
+	var cases []sameCase
+	for i, c := range rowCalls {
+		cases = append(cases, sameCase{c, uint64(200 + i), sameRelease})
+	}
+	for i, clip := range []float64{50, 1e6} {
+		c := tabCall{"private_mean", map[string]any{"columns": []string{"age", "hours"}, "clip": clip, "delta": 1e-6}, nil}
+		cases = append(cases, sameCase{c, uint64(400 + i), sameMean(clip)})
+	}
+	for _, c := range cases {
+		what := fmt.Sprintf("%s %v %v", c.call.fn, c.call.args, c.call.filters)
+		want, err := callTab(t, f.snap, "people", c.seed, c.call)
+		if err != nil {
+			t.Fatalf("%s on the snapshot: %v", what, err)
+		}
+		got, err := callTab(t, f.live, "people", c.seed, c.call)
+		if err != nil {
+			t.Fatalf("%s on ClickHouse: %v", what, err)
+		}
+		c.same(t, what, got, want)
+	}
+	// The data were read: the noise alone (an engine failure) would
+	// release a count or a mean of about 0.
+	for _, c := range []struct {
+		call   tabCall
+		value  func(*release.Release) float64
+		lo, hi float64
+	}{
+		{tabCall{"private_count", map[string]any{"eps": 10.0}, nil},
+			func(r *release.Release) float64 { return r.Value.(*release.Count).Value }, 2900, 3100},
+		// The mean age is about 49.5.
+		{tabCall{"private_mean", map[string]any{"columns": []string{"age"}, "clip": 200.0, "eps": 10.0, "delta": 1e-6}, nil},
+			func(r *release.Release) float64 { return r.Value.(*release.Mean).Values[0] }, 40, 60},
+	} {
+		r, err := callTab(t, f.live, "people", 1, c.call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := c.value(r); v < c.lo || v > c.hi {
+			t.Errorf("%s %v on ClickHouse released %v, want it in [%v, %v]", c.call.fn, c.call.args, v, c.lo, c.hi)
+		}
+	}
+	if err := f.live.Verify(); err != nil {
+		t.Errorf("ledger verify: %v", err)
 	}
 }
 

@@ -102,6 +102,12 @@ func TestDialectValues(t *testing.T) {
 		{d.Num(5e-324) + " * " + d.Num(0x1p537) + " * " + d.Num(0x1p537) + " = " + d.Num(1), "1"},
 		{d.Quantize(d.Num(1e300), g), "1099511627776"},
 		{d.Quantize(d.Num(-2.5), g), "-3"},
+		// NULL stays NULL through the clamp and the grid without guards
+		// of their own; ±inf are clamped.
+		{d.Quantize(null, g), `\N`},
+		{d.Quantize(d.Clamp(null, d.Num(0), d.Num(1)), g), `\N`},
+		{d.Clamp("inf", d.Num(0), d.Num(1)), "1"},
+		{d.Clamp("-inf", d.Num(0), d.Num(1)), "0"},
 		{d.Bin(d.Num(0.3), sqlplan.QuantileGrid{Lo: 0, Step: 0.25, Bins: 4}), "2"},
 		{d.Bin(d.Num(1e-300), sqlplan.QuantileGrid{Lo: 0, Step: 0.25, Bins: 4}), "1"},
 		{d.DatePart("dow", "toDate('2024-06-02')"), "0"}, // a Sunday

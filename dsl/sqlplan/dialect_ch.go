@@ -34,7 +34,50 @@ import (
 // level data) cannot be printed (Windows).
 var ClickHouse Dialect = clickHouse{}
 
-type clickHouse struct{}
+// clickHouse is the dialect; over, when set, is the source's table
+// reference as a projection of its table (ClickHouseOver).
+type clickHouse struct{ over *projection }
+
+// projection is a table reference from that is the subquery SELECT
+// cols[c] AS c, … FROM table: each of the registered columns as an
+// expression that reads only the table's column of the same name.
+type projection struct {
+	from, table string
+	cols        map[string]string
+}
+
+// ClickHouseOver is the ClickHouse dialect of a source whose statements
+// read the table reference from, the projection SELECT cols[c] AS c, …
+// FROM table of the registered table (each expression reading only the
+// table's column c, such as a categorical value mapped to NULL outside
+// its domain).
+//
+// Print writes its aggregate statement over table itself, each column
+// reference replaced by the column's expression (Inline): a Distributed
+// table sends a statement's subquery in FROM to its shards and
+// aggregates what they return on the initiator, so over from every row
+// of every shard would travel (18.16: each shard sent its 1 500 rows for
+// a grouped query), while an aggregate over the Distributed table itself
+// runs on the shards, which send one partial aggregate per group. The
+// other statements (PrintMoments, PrintRowSum, a nested plan) read from
+// as given.
+func ClickHouseOver(from, table string, cols map[string]string) Dialect {
+	c := make(map[string]string, len(cols))
+	for k, v := range cols {
+		c[k] = v
+	}
+	return clickHouse{over: &projection{from: from, table: table, cols: c}}
+}
+
+// Inline reports, for the table reference from of an aggregate
+// statement, the table and column expressions to write it over instead:
+// those of ClickHouseOver when from is its projection.
+func (d clickHouse) Inline(from string) (table string, cols map[string]string, ok bool) {
+	if d.over == nil || from != d.over.from {
+		return "", nil, false
+	}
+	return d.over.table, d.over.cols, true
+}
 
 // Windows reports that the dialect has no window functions, which the
 // bounded subquery (Print, bounded) needs.
@@ -105,23 +148,30 @@ func (clickHouse) DatePart(part, x string) string {
 }
 
 // Clamp as DuckDB's: NULL stays NULL and a NaN becomes hi (ClickHouse's
-// greatest and least would pass NaN through or not by position).
+// greatest and least would pass NaN through or not by position). A NULL
+// x needs no branch of its own: isNaN(NULL) is NULL, which selects the
+// ELSE branch, and greatest and least of NULL are NULL. Without a NULL
+// branch the result of a column that is not Nullable is not Nullable
+// either, which the server computes faster (a grouped private_sql
+// statement took about 15% less).
 func (clickHouse) Clamp(x, lo, hi string) string {
-	return "CASE WHEN " + x + " IS NULL THEN NULL WHEN isNaN(" + x + ") THEN " + hi + " ELSE least(greatest(" + x + ", " + lo + "), " + hi + ") END"
+	return "CASE WHEN isNaN(" + x + ") THEN " + hi + " ELSE least(greatest(" + x + ", " + lo + "), " + hi + ") END"
 }
 
 // Quantize scales the clamped value, clamps it to the grid's range as a
 // double (exact: |Lo|, |Hi| ≤ 2^GridBits), rounds it half away from zero
 // and converts it, now an integer within Int64, to Decimal(38, 0), whose
 // sums are exact 128-bit integers. Step is a power of two, so the
-// scaling by 1/Step is exact.
+// scaling by 1/Step is exact. NULL stays NULL without a guard (as in
+// Clamp): the arithmetic, greatest, least, trunc and the conversions
+// of NULL are NULL, and chRoundAway's CASE of a NULL condition adds 0.
 func (d clickHouse) Quantize(x string, g Grid) string {
 	v := x
 	if g.Centre != 0 {
 		v = "(" + x + " - " + d.Num(g.Centre) + ")"
 	}
 	w := "least(greatest(" + v + " * " + d.Num(1/g.Step) + ", " + d.Num(float64(g.Lo)) + "), " + d.Num(float64(g.Hi)) + ")"
-	return "CASE WHEN " + x + " IS NULL THEN NULL ELSE toDecimal128(toInt64(" + chRoundAway(w) + "), 0) END"
+	return "toDecimal128(toInt64(" + chRoundAway(w) + "), 0)"
 }
 
 // Square multiplies two Decimal(38, 0) integers of at most 2^GridBits:

@@ -234,12 +234,55 @@ var ErrNotYet = errors.New("not yet")
 // of units (RoleUnits). Sums over no rows print as 0, not NULL. A QUANTILE
 // whose grid the caller has not set (Aggregate.Bins) is an error wrapping
 // ErrNotYet.
+//
+// A dialect with an Inline method (ClickHouseOver) may have the
+// statement read another table than from, with each column reference
+// replaced by its expression in from (see inliner).
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 	if w, ok := d.(interface{ Windows() bool }); ok && !w.Windows() && p.Bound != nil {
 		// The bounded subquery ranks each unit's rows with windows.
 		return nil, errors.New("sqlplan: user-level data (a bounded plan) needs window functions, which this engine lacks; snapshot the data to query it")
 	}
-	pr := &printer{d: d}
+	if in, ok := d.(inliner); ok && p.Bound == nil {
+		if table, cols, ok := in.Inline(from); ok {
+			st, err := printStatement(p, &printer{d: d, cols: cols}, table)
+			if err != nil || !aliasesColumns(st, cols) {
+				return st, err
+			}
+			// An alias of the statement (n, k0, …) names a column of
+			// the table, whose references ClickHouse would read as the
+			// alias over the table itself: the statement reads from,
+			// as it did before inlining.
+		}
+	}
+	return printStatement(p, &printer{d: d}, from)
+}
+
+// inliner is a dialect whose engine runs an aggregate over a table
+// reference that is a projection (a subquery in FROM) worse than one
+// over the projection's table: Inline(from) is that table and, for each
+// column of from, its expression over the table's column of the same
+// name (and false when from is not such a projection). Print then
+// writes the statement over table with each column reference replaced
+// by its expression, which computes the same values per row.
+type inliner interface {
+	Inline(from string) (table string, cols map[string]string, ok bool)
+}
+
+// aliasesColumns reports whether a column of st is named as one of cols.
+func aliasesColumns(st *Statement, cols map[string]string) bool {
+	for _, c := range st.Columns {
+		if _, ok := cols[c.Name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// printStatement is Print with the printer pr (its dialect and, for an inlined
+// projection, its column expressions) over the table reference from.
+func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
+	d := pr.d
 	st := &Statement{}
 	var sel, group []string
 	add := func(sql string, c StatementColumn) {
@@ -456,7 +499,14 @@ type nullIn interface{ NullIn(x, c string) string }
 // printer writes row expressions in a dialect. Every operation is
 // parenthesised, so the printed text never depends on the engine's
 // precedence rules (and a negative literal never follows a minus sign).
-type printer struct{ d Dialect }
+//
+// cols, when set, are the expressions of the columns over the statement's
+// table (an inlined projection, inliner); a column outside it is an error
+// (the projection holds the registered columns only).
+type printer struct {
+	d    Dialect
+	cols map[string]string
+}
 
 var opText = map[Op]string{
 	OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/",
@@ -475,13 +525,23 @@ func (p *printer) expr(e *Expr) (string, error) {
 	d := p.d
 	switch e.Op {
 	case OpColumn:
+		c := d.Ident(e.Column)
+		if p.cols != nil {
+			x, ok := p.cols[e.Column]
+			if !ok {
+				return "", fmt.Errorf("sqlplan: the column %q is not in the table reference", e.Column)
+			}
+			if x != c {
+				c = "(" + x + ")"
+			}
+		}
 		// Numeric columns compute in DOUBLE: integer arithmetic could
 		// overflow (an error on the data), and key domains are
 		// enumerated in float64.
 		if e.Type == TypeNumber {
-			return d.Float(d.Ident(e.Column)), nil
+			return d.Float(c), nil
 		}
-		return d.Ident(e.Column), nil
+		return c, nil
 	case OpLiteral:
 		switch e.Value.Kind {
 		case ValueNumber:

@@ -27,6 +27,9 @@ func TestPrintGolden(t *testing.T) {
 		{"print", from, DuckDB},
 		{"print_pg", `"public"."people"`, PostgreSQL},
 		{"print_ch", `"db"."people"`, ClickHouse},
+		// A live table's reference (dsl/chsource): the projection of the
+		// registered columns, written out over the table itself.
+		{"print_ch_over", chFrom, chOver},
 	}
 	cases := []struct {
 		name, query string
@@ -44,13 +47,25 @@ func TestPrintGolden(t *testing.T) {
 	}
 	for _, dl := range dialects {
 		for _, c := range cases {
-			if dl.d == ClickHouse && c.opt.MaxGroups > 0 {
+			if (dl.d == ClickHouse || dl.d == chOver) && c.opt.MaxGroups > 0 {
 				continue // no windows: TestClickHouseRefusesBounded
 			}
 			t.Run(dl.dir+"/"+c.name, func(t *testing.T) { printGolden(t, dl.dir, dl.from, dl.d, c.query, c.opt, c.name) })
 		}
 	}
 }
+
+// chFrom is a projection of sqlplan's test schema as dsl/chsource writes
+// one, region mapped to NULL outside its domain, and chOver the dialect
+// that writes a statement over it over "db"."people" itself.
+var (
+	chCols = map[string]string{
+		"region": `CASE WHEN CASE WHEN "region" IS NULL THEN NULL ELSE ("region" IN ('north', 'south', 'east', 'west')) END THEN "region" END`,
+		"sex":    `"sex"`, "age": `"age"`, "income": `"income"`, "hours": `"hours"`, "city": `"city"`, "born": `"born"`, "user": `"user"`,
+	}
+	chFrom = `(SELECT * FROM "db"."people")` // read only by a comparison
+	chOver = ClickHouseOver(chFrom, `"db"."people"`, chCols)
+)
 
 // printGolden prints query's plan in dialect d over from and compares it
 // with testdata/DIR/NAME.sql (rewritten under -update).
@@ -271,5 +286,72 @@ func TestClosedKeyDomain(t *testing.T) {
 		if got := strings.Contains(where, "'north'"); got == c.isNull && c.name != "closed column under CASE" {
 			t.Errorf("%s: the domain's list printed %v, want %v:\n%s", c.name, got, !c.isNull, st.SQL)
 		}
+	}
+}
+
+// ClickHouseOver writes an aggregate over its projection's table, each
+// column replaced by its expression (the golden print_ch_over), and
+// otherwise prints as ClickHouse: over another table reference, when an
+// alias of the statement names one of the projection's columns (which
+// ClickHouse would read as the alias), and never with a column the
+// projection lacks.
+func TestClickHouseOverInline(t *testing.T) {
+	t.Parallel()
+	withN := map[string]string{"n": `"n"`}
+	for k, v := range chCols {
+		withN[k] = v
+	}
+	noIncome := map[string]string{}
+	for k, v := range chCols {
+		if k != "income" {
+			noIncome[k] = v
+		}
+	}
+	cases := []struct {
+		name    string
+		d       Dialect
+		from    string
+		inlined bool   // the statement reads "db"."people" directly
+		err     string // the error, if any
+	}{
+		{"projection", chOver, chFrom, true, ""},
+		{"other reference", chOver, `"db"."other"`, false, ""},
+		{"alias names a column", ClickHouseOver(chFrom, `"db"."people"`, withN), chFrom, false, ""},
+		{"column outside the projection", ClickHouseOver(chFrom, `"db"."people"`, noIncome), chFrom, false, `column "income" is not in the table reference`},
+	}
+	p, err := plan(t, example, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		st, err := Print(p, c.d, c.from)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want an error saying %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		plain, err := Print(p, ClickHouse, c.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.inlined {
+			if !strings.Contains(st.SQL, ` FROM "db"."people" WHERE `) || !strings.Contains(st.SQL, chCols["region"]) || st.SQL == plain.SQL {
+				t.Errorf("%s: not written over the table: %s", c.name, st.SQL)
+			}
+		} else if st.SQL != plain.SQL {
+			t.Errorf("%s: got\n%s\nwant ClickHouse's\n%s", c.name, st.SQL, plain.SQL)
+		}
+	}
+	// A bounded plan is refused as by ClickHouse.
+	bp, err := plan(t, example, Options{MaxGroups: 2, MaxRows: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := Print(bp, chOver, chFrom); err == nil {
+		t.Errorf("printed a bounded plan: %s", st.SQL)
 	}
 }

@@ -1,0 +1,3 @@
+SELECT (CASE WHEN CASE WHEN "region" IS NULL THEN NULL ELSE ("region" IN ('north', 'south', 'east', 'west')) END THEN "region" END) AS "k0", count(*) AS "n" FROM "db"."people" WHERE CASE WHEN (CASE WHEN CASE WHEN "region" IS NULL THEN NULL ELSE ("region" IN ('north', 'south', 'east', 'west')) END THEN "region" END) IS NULL THEN NULL ELSE ((CASE WHEN CASE WHEN "region" IS NULL THEN NULL ELSE ("region" IN ('north', 'south', 'east', 'west')) END THEN "region" END) IN ('north', 'south', 'east', 'west')) END GROUP BY (CASE WHEN CASE WHEN "region" IS NULL THEN NULL ELSE ("region" IN ('north', 'south', 'east', 'west')) END THEN "region" END)
+-- k0 key
+-- n rows
