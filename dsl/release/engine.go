@@ -378,7 +378,7 @@ func enginePCA(name, kind string, src Ref, a *Args) error {
 	case method == pca.MethodNPM && sc.D > pca.MaxGaussDim:
 		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where method \"npm\" iterates on the d×d second-moment matrix the database sums, and d=%d is above %d; use a subset of the columns, or %s", fn, name, kind, sc.D, pca.MaxGaussDim, snap)
 	case method == pca.MethodNPM && a.Bool("center"):
-		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where method \"npm\" runs uncentred only (method \"gauss\" runs centred there), so leave center out, use method \"gauss\", or %s", fn, name, kind, snap)
+		return Errorf(NameArgumentError, "%s: dataset %q lives in a %s table, where %s run, npm uncentred only (gauss runs centred there too), so leave center out, use method \"gauss\", or %s", fn, name, kind, runs, snap)
 	case sc.Unit == "user":
 		return Errorf(NameArgumentError, "%s: dataset %q is user-level and lives in a %s table, where %s run on row-level data only (each user's rows are averaged first, in privnotes), so %s", fn, name, kind, runs, snap)
 	case src.Derived != nil:
