@@ -29,11 +29,12 @@ func (env *Local) FitNote(call Call, fits func(accounting.Event) bool) string {
 
 // fitNote says what the refused call could have asked for instead: the
 // largest ε, at the call's δ, whose cost every budget involved accepts
-// (found by re-planning the call, which reads no data), or that no ε fits.
+// (found by re-planning the call, which reads no data, from p's engine
+// facts: a live table is not connected to again), or that no ε fits.
 // check reports whether a cost fits; retry allows trying a smaller δ.
 func (env *Local) fitNote(call Call, p *Plan, check func(accounting.Event) bool, retry bool) string {
 	costAt := func(eps float64) (accounting.Event, bool) {
-		q, err := env.Plan(Call{Func: call.Func, Dataset: call.Dataset, Args: call.Args.With("eps", eps), Cell: call.Cell})
+		q, err := env.plan(Call{Func: call.Func, Dataset: call.Dataset, Args: call.Args.With("eps", eps), Cell: call.Cell}, p)
 		if err != nil {
 			return accounting.Event{}, false
 		}
@@ -64,7 +65,7 @@ func (env *Local) fitNote(call Call, p *Plan, check func(accounting.Event) bool,
 			for _, smaller := range []float64{p.Delta / 10, p.Delta / 100} {
 				alt := call
 				alt.Args = call.Args.With("delta", smaller)
-				q, err := env.Plan(alt)
+				q, err := env.plan(alt, p)
 				if err == nil {
 					if note := env.fitNote(alt, q, check, false); !strings.HasPrefix(note, "No eps") {
 						return fmt.Sprintf("No eps fits at delta=%g (the call's δ takes what the budget's δ allows); with delta=%g: %s", p.Delta, smaller, note)

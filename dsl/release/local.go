@@ -64,6 +64,10 @@ type Plan struct {
 	tab     *tabPass
 	rowSum  *sqlplan.Moments
 	moments *sqlplan.Moments
+	// engine is what a live table's catalog check gave this plan before
+	// its charge (engine.go; nil on other data): a re-plan of the same
+	// call at another ε or δ reuses it (Local.plan).
+	engine *engineFacts
 	// progress relays the run's steps to the call's callback (WithProgress).
 	progress progressRelay
 }
@@ -195,7 +199,17 @@ func Plans(f *catalog.Func) bool {
 // read public facts only, so such a panic holds no private value; but its
 // text is the mechanism's internal wording, so it becomes an
 // ArgumentError with a fixed text.
-func (env *Local) Plan(call Call) (p *Plan, err error) {
+func (env *Local) Plan(call Call) (*Plan, error) { return env.plan(call, nil) }
+
+// plan is Plan. A refusal's search for the largest ε that fits (fit.go)
+// re-plans its call dozens of times at other ε and δ: it passes the
+// call's own plan as checked, whose engine facts (a live table's
+// dialect, table and statement limit, from a connection to its server)
+// do not depend on ε or δ, so that the re-plans reuse them instead of
+// connecting again; each re-plan's statement is still printed and
+// checked against them. Every call that is charged is planned by Plan,
+// with checked nil, and so checks the engine itself.
+func (env *Local) plan(call Call, checked *Plan) (p *Plan, err error) {
 	f, _ := catalog.Lookup(call.Func)
 	plan, ok := planners[f]
 	if !ok {
@@ -217,8 +231,10 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 	}()
 	// A dataset in a live table runs only what runs in its engine, and
 	// only while its catalog matches the registration (engine.go).
-	eng, err := env.checkEngine(f, call.Dataset, call.Args)
-	if err != nil {
+	var eng *engineFacts
+	if checked != nil {
+		eng = checked.engine
+	} else if eng, err = env.checkEngine(f, call.Dataset, call.Args); err != nil {
 		return nil, err
 	}
 	if p, err = plan(env, call.Dataset, call.Args); err != nil {
@@ -227,6 +243,7 @@ func (env *Local) Plan(call Call) (p *Plan, err error) {
 	if err := eng.check(p); err != nil {
 		return nil, err
 	}
+	p.engine = eng
 	// One place for every planner: nothing is charged for a run that
 	// might not fit.
 	if err := env.checkMemory(p); err != nil {

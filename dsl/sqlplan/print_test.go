@@ -289,6 +289,51 @@ func TestClosedKeyDomain(t *testing.T) {
 	}
 }
 
+// TestClosedKeyWithNull: a Closed key whose domain is its categories and
+// NULL (a column analysis's by= with the "other" group) holds every row,
+// so no condition is printed for it in any dialect; without NULL it is
+// the NULL test, and an open key still matches its list.
+func TestClosedKeyWithNull(t *testing.T) {
+	t.Parallel()
+	key := func(closed, null bool) Key {
+		k := Key{Name: "region", Expr: &Expr{Op: OpColumn, Column: "region", Type: TypeString}, Source: FromCaller, Closed: closed,
+			Domain: []Value{String("north"), String("south")}}
+		if null {
+			k.Domain = append(k.Domain, Value{Kind: ValueNull})
+		}
+		return k
+	}
+	for _, c := range []struct {
+		name        string
+		key         Key
+		where, list bool
+		notNull     bool
+	}{
+		{"closed with NULL", key(true, true), false, false, false},
+		{"closed without NULL", key(true, false), true, false, true},
+		{"open with NULL", key(false, true), true, true, false},
+		{"open without NULL", key(false, false), true, true, false},
+	} {
+		p := &Plan{Keys: []Key{c.key}, Aggregates: []Aggregate{{Name: "n", Kind: Count}},
+			Outputs: []Output{{Key: 0, Agg: -1}, {Key: -1, Agg: 0}}}
+		for _, d := range []Dialect{DuckDB, PostgreSQL, ClickHouse} {
+			st, err := Print(p, d, from)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := strings.Contains(st.SQL, " WHERE "); got != c.where {
+				t.Errorf("%s: WHERE printed %v, want %v:\n%s", c.name, got, c.where, st.SQL)
+			}
+			if got := strings.Contains(st.SQL, "'north'"); got != c.list {
+				t.Errorf("%s: the domain's list printed %v, want %v:\n%s", c.name, got, c.list, st.SQL)
+			}
+			if got := strings.Contains(st.SQL, "IS NOT NULL"); got != c.notNull {
+				t.Errorf("%s: NULL test printed %v, want %v:\n%s", c.name, got, c.notNull, st.SQL)
+			}
+		}
+	}
+}
+
 // ClickHouseOver writes an aggregate over its projection's table, each
 // column replaced by its expression (the golden print_ch_over), and
 // otherwise prints as ClickHouse: over another table reference, when an
