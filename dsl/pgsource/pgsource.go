@@ -3,7 +3,9 @@
 // SCHEMA.TABLE): it reads the table's catalog at registration and before
 // every call, and after the charge runs the one statement dsl/sqlplan
 // printed in its PostgreSQL dialect, in a read-only transaction. Only the
-// statement's aggregates come back; no row ever leaves the server.
+// statement's aggregates come back; no row ever leaves the server. Both
+// take a session from the dataset's own pool (pool.go), kept warm between
+// calls.
 //
 // Its errors have fixed texts that name what to do: the server's own
 // messages can quote values of the data and are never passed on.
@@ -363,8 +365,12 @@ func pairs(a []any) (any, error) {
 // Close gives the session back to its pool (a broken one, or one left in
 // a transaction, is closed by the pool instead).
 func (s *Source) Close() error {
+	if s.lease == nil {
+		return nil // closed already: the lease is counted once
+	}
 	s.conn.Release()
 	s.lease.done()
+	s.lease = nil
 	return nil
 }
 
