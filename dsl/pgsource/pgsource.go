@@ -3,7 +3,9 @@
 // SCHEMA.TABLE): it reads the table's catalog at registration and before
 // every call, and after the charge runs the one statement dsl/sqlplan
 // printed in its PostgreSQL dialect, in a read-only transaction. Only the
-// statement's aggregates come back; no row ever leaves the server.
+// statement's aggregates come back; no row ever leaves the server. Both
+// take a session from the dataset's own pool (pool.go), kept warm between
+// calls.
 //
 // Its errors have fixed texts that name what to do: the server's own
 // messages can quote values of the data and are never passed on.
@@ -24,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
@@ -45,14 +48,10 @@ func IsURL(s string) bool {
 // hang a cell on an unreachable server.
 const connectTimeout = 10 * time.Second
 
-// connect opens one session to url with password ("" for the URL's own
-// or none), configured so that the printed statements mean what the
-// dialect says: standard strings, read-only transactions.
-func connect(ctx context.Context, url, password string) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return nil, errors.New("the connection URL cannot be parsed (postgres://USER@HOST:PORT/DATABASE)")
-	}
+// connConfig sets a session's password ("" for the URL's own or none)
+// and its parameters, so that the printed statements
+// mean what the dialect says: standard strings, read-only transactions.
+func connConfig(cfg *pgx.ConnConfig, password string) {
 	if password != "" {
 		cfg.Password = password
 	}
@@ -60,6 +59,19 @@ func connect(ctx context.Context, url, password string) (*pgx.Conn, error) {
 	cfg.RuntimeParams["application_name"] = "privnotes"
 	cfg.RuntimeParams["standard_conforming_strings"] = "on"
 	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+}
+
+// errURL is an unparsable --from URL.
+var errURL = errors.New("the connection URL cannot be parsed (postgres://USER@HOST:PORT/DATABASE)")
+
+// connect opens one session to url with password, for a registration
+// (Describe), which a pool would outlive.
+func connect(ctx context.Context, url, password string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, errURL
+	}
+	connConfig(cfg, password)
 	// No fallback to other hosts or TLS modes with their own errors: the
 	// first failure is the one classified.
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -165,17 +177,23 @@ func Text(typ string) bool {
 	return false
 }
 
-// Source is one call's session with a registered table.
+// Source is one call's session with a registered table: a connection
+// of its dataset's pool (pool.go), held until Close.
 type Source struct {
-	conn *pgx.Conn
-	ref  ledger.EngineRef
-	sc   ledger.Schema
+	conn  *pgxpool.Conn
+	lease *lease
+	ref   ledger.EngineRef
+	sc    ledger.Schema
 }
 
 var _ release.EngineSource = (*Source)(nil)
 
-// Open connects to ref's server with the password in secretPath (an
-// absent file: no password).
+// Open takes a session to ref's server, with the password in secretPath
+// (an absent file: no password), from the dataset's pool: the catalog
+// check before the charge and the run after it share one warm session
+// instead of connecting and authenticating twice. The session is pinged
+// first, so that a server that went down since is "cannot be reached"
+// here, as a new connection's failure is, and not a failed statement.
 func Open(ctx context.Context, ref ledger.EngineRef, sc ledger.Schema, secretPath string) (release.EngineSource, error) {
 	if ref.Kind != Kind {
 		return nil, fmt.Errorf("pgsource: a %s dataset", ref.Kind)
@@ -184,11 +202,16 @@ func Open(ctx context.Context, ref ledger.EngineRef, sc ledger.Schema, secretPat
 	if err != nil {
 		return nil, err
 	}
-	conn, err := connect(ctx, ref.URL, password)
+	l, err := pools.take(secretPath, ref.URL, password)
 	if err != nil {
 		return nil, err
 	}
-	return &Source{conn: conn, ref: ref, sc: sc}, nil
+	conn, err := l.pool.Acquire(ctx)
+	if err != nil {
+		l.done()
+		return nil, connectError(err)
+	}
+	return &Source{conn: conn, lease: l, ref: ref, sc: sc}, nil
 }
 
 // Dialect implements release.EngineSource.
@@ -228,7 +251,7 @@ func (s *Source) Table() string {
 // Check compares the catalog with the registration: every registered
 // column is still there with its registered type.
 func (s *Source) Check(ctx context.Context) error {
-	cols, err := catalog(ctx, s.conn, s.ref.Table)
+	cols, err := catalog(ctx, s.conn.Conn(), s.ref.Table)
 	if err != nil {
 		return err
 	}
@@ -237,7 +260,7 @@ func (s *Source) Check(ctx context.Context) error {
 		now[c.Name] = c.Type
 	}
 	if s.ref.Order != "" {
-		if err := uniqueOrder(ctx, s.conn, s.ref.Table, s.ref.Order); err != nil {
+		if err := uniqueOrder(ctx, s.conn.Conn(), s.ref.Table, s.ref.Order); err != nil {
 			return err
 		}
 	}
@@ -339,8 +362,17 @@ func pairs(a []any) (any, error) {
 	return out, nil
 }
 
-// Close ends the session.
-func (s *Source) Close() error { return s.conn.Close(context.Background()) }
+// Close gives the session back to its pool (a broken one, or one left in
+// a transaction, is closed by the pool instead).
+func (s *Source) Close() error {
+	if s.lease == nil {
+		return nil // closed already: the lease is counted once
+	}
+	s.conn.Release()
+	s.lease.done()
+	s.lease = nil
+	return nil
+}
 
 // uniqueOrder checks that column order of table has a unique index of
 // its own and no NULL (NOT NULL): its values order the rows without ties.
