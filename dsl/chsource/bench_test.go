@@ -15,6 +15,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/internal/chtest"
 	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -49,10 +50,10 @@ func BenchmarkScale(b *testing.B) {
 			runs = n
 		}
 	}
-	srv := startServer(b)
-	srv.exec(b, "CREATE DATABASE db", "")
+	srv := chtest.Start(b)
+	srv.Exec(b, "CREATE DATABASE db", "")
 	for _, db := range []string{"shard1", "shard2"} {
-		srv.exec(b, "CREATE DATABASE "+db, "")
+		srv.Exec(b, "CREATE DATABASE "+db, "")
 	}
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
@@ -64,28 +65,28 @@ func BenchmarkScale(b *testing.B) {
 }
 
 // chScaleOnce loads a table of n rows and measures both workloads.
-func chScaleOnce(b *testing.B, srv *server, n, runs int) {
+func chScaleOnce(b *testing.B, srv *chtest.Server, n, runs int) {
 	table := fmt.Sprintf("people%d", n)
 	start := time.Now()
 	// The rows are generated in the server, the values of dsl/pgsource's
 	// benchmark, alternating between the shards.
 	for i, db := range []string{"shard1", "shard2"} {
-		srv.exec(b, "DROP TABLE IF EXISTS "+db+"."+table, "")
-		srv.exec(b, "CREATE TABLE "+db+"."+table+" "+peopleColumns+" ENGINE = MergeTree ORDER BY tuple()", "")
-		srv.exec(b, fmt.Sprintf(`INSERT INTO %s.%s SELECT ['north','south','east','west','mars'][1 + (number*7) %% 5], ['f','m'][1 + intDiv(number, 3) %% 2],
+		srv.Exec(b, "DROP TABLE IF EXISTS "+db+"."+table, "")
+		srv.Exec(b, "CREATE TABLE "+db+"."+table+" "+peopleColumns+" ENGINE = MergeTree ORDER BY tuple()", "")
+		srv.Exec(b, fmt.Sprintf(`INSERT INTO %s.%s SELECT ['north','south','east','west','mars'][1 + (number*7) %% 5], ['f','m'][1 + intDiv(number, 3) %% 2],
 			toInt32((number*37) %% 100), toInt64((number*7919) %% 180000), ((number*13) %% 420) / 7.0 FROM numbers(%d) WHERE number %% 2 = %d`, db, table, n, i), "")
 	}
-	srv.exec(b, "DROP TABLE IF EXISTS db."+table, "")
-	srv.exec(b, "CREATE TABLE db."+table+" "+peopleColumns+" ENGINE = Distributed(two, '', "+table+")", "")
+	srv.Exec(b, "DROP TABLE IF EXISTS db."+table, "")
+	srv.Exec(b, "CREATE TABLE db."+table+" "+peopleColumns+" ENGINE = Distributed(two, '', "+table+")", "")
 	b.Logf("rows=%d: loaded in %s", n, time.Since(start).Round(time.Millisecond))
 
 	st := testfix.Store(b, b.TempDir())
-	ref, cols, _, err := chsource.Describe(context.Background(), srv.url("analyst"), analystPassword, "db."+table, categories, "", "")
+	ref, cols, _, err := chsource.Describe(context.Background(), srv.URL("analyst"), chtest.AnalystPassword, "db."+table, categories, "", "")
 	if err != nil {
 		b.Fatal(err)
 	}
 	reg := ledger.Registration{Name: "people", Budget: accounting.Budget{Eps: 1e4, Delta: 0.5}, Accountant: accounting.ModeZCDP,
-		Neighbour: accounting.AddRemove, Bounds: bounds, Engine: ref, EngineColumns: cols, EngineSecret: analystPassword, Source: "clickhouse"}
+		Neighbour: accounting.AddRemove, Bounds: bounds, Engine: ref, EngineColumns: cols, EngineSecret: chtest.AnalystPassword, Source: "clickhouse"}
 	if _, err := st.Register(context.Background(), reg); err != nil {
 		b.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func chScaleOnce(b *testing.B, srv *server, n, runs int) {
 	for range runs {
 		t0 := time.Now()
 		if _, err := live.Query(context.Background(), stmt); err != nil {
-			srv.query(b, stmt) // fails with the server's message
+			srv.Query(b, stmt) // fails with the server's message
 			b.Fatalf("the gauss statement: %v", err)
 		}
 		alone = append(alone, time.Since(t0))
@@ -155,7 +156,7 @@ func chScaleOnce(b *testing.B, srv *server, n, runs int) {
 			}
 
 			t0 := time.Now()
-			out := srv.query(b, w.plain)
+			out := srv.Query(b, w.plain)
 			plain = append(plain, time.Since(t0))
 			gotPlain = len(strings.Split(out, "\n")) // no final newline
 		}
@@ -165,7 +166,7 @@ func chScaleOnce(b *testing.B, srv *server, n, runs int) {
 		var stmtAlone []time.Duration
 		for range runs {
 			t0 := time.Now()
-			srv.query(b, last)
+			srv.Query(b, last)
 			stmtAlone = append(stmtAlone, time.Since(t0))
 		}
 		mp, mq, ms := median(priv), median(plain), median(stmtAlone)
@@ -187,7 +188,7 @@ func chScaleOnce(b *testing.B, srv *server, n, runs int) {
 		}
 	}
 	for _, db := range []string{"db", "shard1", "shard2"} {
-		srv.exec(b, "DROP TABLE "+db+"."+table, "")
+		srv.Exec(b, "DROP TABLE "+db+"."+table, "")
 	}
 }
 

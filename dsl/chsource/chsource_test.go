@@ -13,6 +13,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
+	"github.com/privnotes/privnotes/internal/chtest"
 	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -33,8 +34,6 @@ func init() {
 		panic(err)
 	}
 }
-
-const analystPassword = "analyst-pw"
 
 var (
 	bounds     = map[string][2]float64{"age": {0, 120}, "income": {0, 200000}}
@@ -60,7 +59,7 @@ func peopleCSV(n int) string {
 // state directory of its own, so that the same calls in the same order
 // get the same ledger records.
 type fixture struct {
-	srv        *server
+	srv        *chtest.Server
 	snap, live *ledger.Store
 }
 
@@ -68,7 +67,7 @@ const peopleColumns = "(region String, sex String, age Int32, income Int64, hour
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	srv := startServer(t)
+	srv := chtest.Start(t)
 	csv := peopleCSV(3000)
 	// The rows alternate between the shards.
 	lines := strings.Split(strings.TrimSuffix(csv, "\n"), "\n")
@@ -76,13 +75,13 @@ func newFixture(t *testing.T) *fixture {
 	for i, l := range lines[1:] {
 		shards[i%2] = append(shards[i%2], l)
 	}
-	srv.exec(t, "CREATE DATABASE db", "")
+	srv.Exec(t, "CREATE DATABASE db", "")
 	for i, db := range []string{"shard1", "shard2"} {
-		srv.exec(t, "CREATE DATABASE "+db, "")
-		srv.exec(t, "CREATE TABLE "+db+".people "+peopleColumns+" ENGINE = MergeTree ORDER BY tuple()", "")
-		srv.exec(t, "INSERT INTO "+db+".people FORMAT CSVWithNames", strings.Join(shards[i], "\n")+"\n")
+		srv.Exec(t, "CREATE DATABASE "+db, "")
+		srv.Exec(t, "CREATE TABLE "+db+".people "+peopleColumns+" ENGINE = MergeTree ORDER BY tuple()", "")
+		srv.Exec(t, "INSERT INTO "+db+".people FORMAT CSVWithNames", strings.Join(shards[i], "\n")+"\n")
 	}
-	srv.exec(t, "CREATE TABLE db.people "+peopleColumns+" ENGINE = Distributed(two, '', people)", "")
+	srv.Exec(t, "CREATE TABLE db.people "+peopleColumns+" ENGINE = Distributed(two, '', people)", "")
 
 	// The budget holds every call of the longest test (TestTabularSameAsSnapshot).
 	reg := ledger.Registration{Name: "people", Budget: accounting.Budget{Eps: 200, Delta: 1e-4}, Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Bounds: bounds}
@@ -104,7 +103,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 
 	f.live = testfix.Store(t, t.TempDir())
-	ref, cols, skipped, err := chsource.Describe(context.Background(), srv.url("analyst"), analystPassword, "db.people", categories, "", "")
+	ref, cols, skipped, err := chsource.Describe(context.Background(), srv.URL("analyst"), chtest.AnalystPassword, "db.people", categories, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +111,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatalf("columns not registered: %v", skipped)
 	}
 	r = reg
-	r.Engine, r.EngineColumns, r.EngineSecret, r.Source = ref, cols, analystPassword, "clickhouse"
+	r.Engine, r.EngineColumns, r.EngineSecret, r.Source = ref, cols, chtest.AnalystPassword, "clickhouse"
 	if _, err := f.live.Register(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
@@ -216,10 +215,10 @@ func TestSameReleasesAsSnapshot(t *testing.T) {
 
 // stopGate stops the server when the call is admitted: after the plan's
 // catalog check, before the ledger's charge.
-type stopGate struct{ srv *server }
+type stopGate struct{ srv *chtest.Server }
 
 func (g stopGate) Admit(context.Context, accounting.Event, release.Ref) (func() string, func(), error) {
-	g.srv.stop()
+	g.srv.Stop()
 	return func() string { return "" }, func() {}, nil
 }
 
@@ -233,12 +232,12 @@ func TestFaults(t *testing.T) {
 	before := charges(t, live)
 
 	// Down before the charge.
-	srv.stop()
+	srv.Stop()
 	_, err := call(t, live, 1, q, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "cannot be reached") || !strings.Contains(err.Error(), "(nothing was charged)") || charges(t, live) != before {
 		t.Errorf("server down at plan time: %v (charges %d, were %d)", err, charges(t, live), before)
 	}
-	srv.start(t)
+	srv.Start(t)
 
 	// Down after the charge, before the read: the charge stands, and the
 	// outcome (a fixed error or the noise alone) quotes no engine.
@@ -252,12 +251,12 @@ func TestFaults(t *testing.T) {
 	case err == nil && r.Value.(*release.Table).Rows[0][0].(float64) > 100:
 		t.Errorf("server down after the charge released COUNT(*) = %v, not the noise alone", r.Value.(*release.Table).Rows[0][0])
 	}
-	srv.start(t)
+	srv.Start(t)
 
 	// Down during the run: the release is the noise alone.
 	stopRun := func(run func(context.Context, *release.Data) (any, error)) func(context.Context, *release.Data) (any, error) {
 		return func(ctx context.Context, d *release.Data) (any, error) {
-			srv.stop()
+			srv.Stop()
 			return run(ctx, d)
 		}
 	}
@@ -268,7 +267,7 @@ func TestFaults(t *testing.T) {
 	if n := r.Value.(*release.Table).Rows[0][0].(float64); n > 100 {
 		t.Errorf("a failed statement released COUNT(*) = %v, not the noise alone", n)
 	}
-	srv.start(t)
+	srv.Start(t)
 
 	// A statement longer than the server parses (ClickHouse's round is
 	// written out with its operand five times, so nested rounds grow
@@ -296,12 +295,12 @@ func TestFaults(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "refused the registered user or password") || !strings.Contains(err.Error(), "(nothing was charged)") || charges(t, live) != before+2 {
 		t.Errorf("wrong password: %v", err)
 	}
-	if err := os.WriteFile(secret, []byte(analystPassword), 0o600); err != nil {
+	if err := os.WriteFile(secret, []byte(chtest.AnalystPassword), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
 	// A column whose type changed since registration, named.
-	srv.exec(t, "ALTER TABLE db.people MODIFY COLUMN income String", "")
+	srv.Exec(t, "ALTER TABLE db.people MODIFY COLUMN income String", "")
 	_, err = call(t, live, 1, q, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), `"income"`) || !strings.Contains(err.Error(), "register") || charges(t, live) != before+2 {
 		t.Errorf("type changed: %v", err)
@@ -320,10 +319,10 @@ func TestDescribeRefusesUserLevel(t *testing.T) {
 // on a table with NULLs, NaN and infinities (the goldens are printed for
 // a table of sqlplan's test schema).
 func TestGoldenStatementsRun(t *testing.T) {
-	srv := startServer(t)
-	srv.exec(t, "CREATE DATABASE db", "")
-	srv.exec(t, "CREATE TABLE db.people (region Nullable(String), sex Nullable(String), age Nullable(Int32), income Nullable(Float64), hours Nullable(Float64), city Nullable(String), born Nullable(Date), user String) ENGINE = MergeTree ORDER BY user", "")
-	srv.exec(t, "INSERT INTO db.people VALUES ('north','f',30,1000.5,40,'x','1990-01-02','u1'), ('south','m',NULL,nan,NULL,NULL,NULL,'u2'), ('north',NULL,200,1e300,-3,'it''s','2000-05-06','u3'), (NULL,'f',-5,-inf,inf,'3','1970-01-01','u4'), ('east','m',2147483647,-1e308,5e-324,'1e999','2106-01-01','u5')", "")
+	srv := chtest.Start(t)
+	srv.Exec(t, "CREATE DATABASE db", "")
+	srv.Exec(t, "CREATE TABLE db.people (region Nullable(String), sex Nullable(String), age Nullable(Int32), income Nullable(Float64), hours Nullable(Float64), city Nullable(String), born Nullable(Date), user String) ENGINE = MergeTree ORDER BY user", "")
+	srv.Exec(t, "INSERT INTO db.people VALUES ('north','f',30,1000.5,40,'x','1990-01-02','u1'), ('south','m',NULL,nan,NULL,NULL,NULL,'u2'), ('north',NULL,200,1e300,-3,'it''s','2000-05-06','u3'), (NULL,'f',-5,-inf,inf,'3','1970-01-01','u4'), ('east','m',2147483647,-1e308,5e-324,'1e999','2106-01-01','u5')", "")
 	// print_ch_over: the same statements written over a live table's
 	// projection, inlined.
 	files, err := filepath.Glob("../sqlplan/testdata/print_ch*/*.sql")
@@ -336,22 +335,22 @@ func TestGoldenStatementsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		stmt, _, _ := strings.Cut(string(b), "\n")
-		srv.exec(t, stmt, "")
+		srv.Exec(t, stmt, "")
 	}
 }
 
 // Every request of a source runs with readonly=1: the server refuses any
 // statement that would change data or settings, whatever privnotes sends.
 func TestReadOnly(t *testing.T) {
-	srv := startServer(t)
-	srv.exec(t, "CREATE DATABASE db", "")
-	srv.exec(t, "CREATE TABLE db.t (x Float64) ENGINE = MergeTree ORDER BY tuple()", "")
+	srv := chtest.Start(t)
+	srv.Exec(t, "CREATE DATABASE db", "")
+	srv.Exec(t, "CREATE TABLE db.t (x Float64) ENGINE = MergeTree ORDER BY tuple()", "")
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "pw")
-	if err := os.WriteFile(secret, []byte(analystPassword), 0o600); err != nil {
+	if err := os.WriteFile(secret, []byte(chtest.AnalystPassword), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ref := ledger.EngineRef{Kind: chsource.Kind, URL: srv.url("analyst"), Table: "db.t", Types: map[string]string{"x": "Float64"}}
+	ref := ledger.EngineRef{Kind: chsource.Kind, URL: srv.URL("analyst"), Table: "db.t", Types: map[string]string{"x": "Float64"}}
 	src, err := chsource.Open(context.Background(), ref, ledger.Schema{Columns: []string{"x"}}, secret)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/privnotes/privnotes/internal/chtest"
 )
 
 // shardQuery is what the shards did for one statement of the analyst:
@@ -16,19 +18,19 @@ type shardQuery struct {
 // shardRows runs fn and returns, for each statement the user analyst
 // sent to a Distributed table meanwhile, what its shards did, from
 // system.query_log (the shards' queries are the non-initial ones).
-func shardRows(t testing.TB, srv *server, fn func()) []shardQuery {
+func shardRows(t testing.TB, srv *chtest.Server, fn func()) []shardQuery {
 	t.Helper()
 	const q = "SELECT initial_query_id, sum(read_rows), sum(result_rows), any(query) FROM system.query_log" +
 		" WHERE type = 2 AND is_initial_query = 0 AND initial_user = 'analyst' GROUP BY initial_query_id"
 	seen := map[string]bool{}
-	srv.exec(t, "SYSTEM FLUSH LOGS", "")
-	for _, l := range lines(srv.query(t, q)) {
+	srv.Exec(t, "SYSTEM FLUSH LOGS", "")
+	for _, l := range lines(srv.Query(t, q)) {
 		seen[strings.Split(l, "\t")[0]] = true
 	}
 	fn()
-	srv.exec(t, "SYSTEM FLUSH LOGS", "")
+	srv.Exec(t, "SYSTEM FLUSH LOGS", "")
 	var out []shardQuery
-	for _, l := range lines(srv.query(t, q)) {
+	for _, l := range lines(srv.Query(t, q)) {
 		f := strings.SplitN(l, "\t", 4)
 		if len(f) != 4 {
 			t.Fatalf("query_log row %q", l)

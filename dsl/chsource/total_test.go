@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/internal/chtest"
 )
 
 // Every operation of the ClickHouse dialect is total: over extreme,
@@ -15,16 +16,16 @@ import (
 // the grid's integers and their squares over the most extreme values.
 // (An error after a charge would be an outcome that depends on the data.)
 func TestDialectIsTotal(t *testing.T) {
-	srv := startServer(t)
-	srv.exec(t, "CREATE DATABASE db", "")
-	srv.exec(t, "CREATE TABLE db.v (x Nullable(Float64)) ENGINE = MergeTree ORDER BY tuple()", "")
+	srv := chtest.Start(t)
+	srv.Exec(t, "CREATE DATABASE db", "")
+	srv.Exec(t, "CREATE TABLE db.v (x Nullable(Float64)) ENGINE = MergeTree ORDER BY tuple()", "")
 	vals := []string{"0", "-0", "1", "-1", "2.5", "-2.5", "0.1", "1e308", "-1e308", "1.7976931348623157e308",
 		"1e-300", "1e300", "1e-160", "1e160", "709.5", "-745.5", "nan", "inf", "-inf", `\N`}
-	srv.exec(t, "INSERT INTO db.v FORMAT TabSeparated", strings.Join(vals, "\n")+"\n")
-	srv.exec(t, "CREATE TABLE db.s (t Nullable(String)) ENGINE = MergeTree ORDER BY tuple()", "")
+	srv.Exec(t, "INSERT INTO db.v FORMAT TabSeparated", strings.Join(vals, "\n")+"\n")
+	srv.Exec(t, "CREATE TABLE db.s (t Nullable(String)) ENGINE = MergeTree ORDER BY tuple()", "")
 	strs := []string{"1", " 2.5 ", "abc", "1e999", "1e-999", "1e308", "1e309", "", "NaN", "-0", "+.5e3",
 		"0x10", "1e", strings.Repeat("9", 50), "12345678901234567890123456789012345678", `\N`}
-	srv.exec(t, "INSERT INTO db.s FORMAT TabSeparated", strings.Join(strs, "\n")+"\n")
+	srv.Exec(t, "INSERT INTO db.s FORMAT TabSeparated", strings.Join(strs, "\n")+"\n")
 	d := sqlplan.ClickHouse
 	x, y := "a.x", "b.x"
 	var exprs []string
@@ -58,16 +59,16 @@ func TestDialectIsTotal(t *testing.T) {
 	}
 	for i, e := range exprs {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			srv.exec(t, "SELECT count("+e+") FROM db.v AS a CROSS JOIN db.v AS b", "")
+			srv.Exec(t, "SELECT count("+e+") FROM db.v AS a CROSS JOIN db.v AS b", "")
 		})
 	}
 	for i, s := range sums {
-		t.Run(fmt.Sprint("sum", i), func(t *testing.T) { srv.exec(t, "SELECT "+s+" FROM db.v AS a", "") })
+		t.Run(fmt.Sprint("sum", i), func(t *testing.T) { srv.Exec(t, "SELECT "+s+" FROM db.v AS a", "") })
 	}
 	for _, integer := range []bool{false, true} {
-		srv.exec(t, "SELECT count("+d.ToNumber("t", true, integer)+") FROM db.s", "")
+		srv.Exec(t, "SELECT count("+d.ToNumber("t", true, integer)+") FROM db.s", "")
 	}
-	srv.exec(t, "SELECT "+d.Histogram(d.Bin(d.Clamp("x", d.Num(0), d.Num(1)), sqlplan.QuantileGrid{Lo: 0, Step: 0.25, Bins: 4}))+" FROM db.v", "")
+	srv.Exec(t, "SELECT "+d.Histogram(d.Bin(d.Clamp("x", d.Num(0), d.Num(1)), sqlplan.QuantileGrid{Lo: 0, Step: 0.25, Bins: 4}))+" FROM db.v", "")
 }
 
 // The operations whose ClickHouse spelling differs from DuckDB's give
@@ -75,7 +76,7 @@ func TestDialectIsTotal(t *testing.T) {
 // rounding half away from zero, a NULL in a string list, a subnormal
 // literal, and a sum beyond Int64 (exact in Decimal).
 func TestDialectValues(t *testing.T) {
-	srv := startServer(t)
+	srv := chtest.Start(t)
 	d := sqlplan.ClickHouse
 	null := "CAST(NULL AS Nullable(Float64))"
 	nullStr := "CAST(NULL AS Nullable(String))"
@@ -114,15 +115,15 @@ func TestDialectValues(t *testing.T) {
 		{d.DatePart("doy", "toDate('2024-02-01')"), "32"},
 	}
 	for _, c := range cases {
-		if got := srv.query(t, "SELECT "+c.expr); got != c.want {
+		if got := srv.Query(t, "SELECT "+c.expr); got != c.want {
 			t.Errorf("%s = %s, want %s", c.expr, got, c.want)
 		}
 	}
 	// Σ of 2^20 terms of 2^62 is 2^82, beyond Int64 and exact in Decimal.
-	if got := srv.query(t, "SELECT sum("+d.Quantize(d.Num(0x1p62), sqlplan.Grid{Step: 1, Lo: 0, Hi: 1 << 62})+") FROM numbers(1048576)"); got != "4835703278458516698824704" {
+	if got := srv.Query(t, "SELECT sum("+d.Quantize(d.Num(0x1p62), sqlplan.Grid{Step: 1, Lo: 0, Hi: 1 << 62})+") FROM numbers(1048576)"); got != "4835703278458516698824704" {
 		t.Errorf("the sum of 2^20 terms 2^62 is %s", got)
 	}
-	if got := srv.query(t, "SELECT sum("+d.Square(d.Quantize(d.Num(0x1p48), sqlplan.Grid{Step: 1, Lo: 0, Hi: 1 << 48}))+") FROM numbers(1024)"); got != "81129638414606681695789005144064" {
+	if got := srv.Query(t, "SELECT sum("+d.Square(d.Quantize(d.Num(0x1p48), sqlplan.Grid{Step: 1, Lo: 0, Hi: 1 << 48}))+") FROM numbers(1024)"); got != "81129638414606681695789005144064" {
 		t.Errorf("the sum of 2^10 squares 2^96 is %s", got)
 	}
 }

@@ -1,4 +1,12 @@
-package chsource_test
+// Package chtest starts throwaway ClickHouse servers for the tests of
+// the packages that run private calls on live ClickHouse tables
+// (dsl/chsource, the notebooks' quickstart-clickhouse).
+//
+// A server is a real process, so its tests belong to the integration
+// tier (docs/testing.md): Start skips them without the integration tag,
+// and skips them locally when clickhouse-server is absent; under CI=true
+// a missing server is a failure, because .ci/run installs it.
+package chtest
 
 import (
 	"fmt"
@@ -20,29 +28,36 @@ import (
 )
 
 // serverBin is Debian's clickhouse-server (CH_SERVER overrides it).
-func serverBin() string {
+func Bin() string {
 	if b := os.Getenv("CH_SERVER"); b != "" {
 		return b
 	}
 	return "/usr/sbin/clickhouse-server"
 }
 
-// server is a throwaway ClickHouse server on free loopback ports whose
+// Server is a throwaway ClickHouse server on free loopback ports whose
 // cluster "two" has two shards, the databases shard1 and shard2 of the
 // same server (remote_servers names each by its default database), so
 // that a Distributed table over it runs every statement on two shards
 // and merges their partial aggregates, as a real cluster does. Its
 // users' queries, and the shards' part of them, are logged in
-// system.query_log (shardRows).
-type server struct {
-	dir       string
-	http, tcp int
+// system.query_log. Its users are default (SuperPassword) and analyst
+// (AnalystPassword), both on loopback only.
+type Server struct {
+	dir string
+	// HTTP and TCP are its loopback ports.
+	HTTP, TCP int
 	cmd       *exec.Cmd
 	uid, gid  uint32
 	asOther   bool
 }
 
-const superPassword = "super-secret"
+// SuperPassword is the password of the server's superuser default, and
+// AnalystPassword that of its user analyst.
+const (
+	SuperPassword   = "super-secret"
+	AnalystPassword = "analyst-pw"
+)
 
 // freePort is a loopback port nobody listens on now.
 func freePort(t testing.TB) int {
@@ -54,13 +69,13 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startServer starts a server for t and stops it in Cleanup. Without the
+// Start starts a server for t and stops it in Cleanup. Without the
 // binary the test skips, except in CI (CI=true), where a missing
 // ClickHouse is a failure: .ci/run installs it.
-func startServer(t testing.TB) *server {
+func Start(t testing.TB) *Server {
 	t.Helper()
 	testtier.Integration(t) // starts a server process
-	bin := serverBin()
+	bin := Bin()
 	if _, err := os.Stat(bin); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("ClickHouse is not installed at %s (apt-get install -y clickhouse-server): %v", bin, err)
@@ -72,7 +87,7 @@ func startServer(t testing.TB) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &server{dir: dir, http: freePort(t), tcp: freePort(t)}
+	s := &Server{dir: dir, HTTP: freePort(t), TCP: freePort(t)}
 	if os.Geteuid() == 0 {
 		// The server refuses nothing as root, but a database server
 		// has no business running as root: the package's user.
@@ -92,20 +107,20 @@ func startServer(t testing.TB) *server {
   <profiles><default><log_queries>1</log_queries></default></profiles>
   <quotas><default></default></quotas>
   <users>
-    <default><password>` + superPassword + `</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default>
-    <analyst><password>` + analystPassword + `</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></analyst>
+    <default><password>` + SuperPassword + `</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default>
+    <analyst><password>` + AnalystPassword + `</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></analyst>
   </users>
 </yandex>
 `
 	shard := func(db string) string {
-		return `<shard><replica><host>127.0.0.1</host><port>` + strconv.Itoa(s.tcp) + `</port><user>default</user><password>` + superPassword + `</password><default_database>` + db + `</default_database></replica></shard>`
+		return `<shard><replica><host>127.0.0.1</host><port>` + strconv.Itoa(s.TCP) + `</port><user>default</user><password>` + SuperPassword + `</password><default_database>` + db + `</default_database></replica></shard>`
 	}
 	config := `<?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>` + dir + `/server.log</log><errorlog>` + dir + `/error.log</errorlog><console>0</console></logger>
   <listen_host>127.0.0.1</listen_host>
-  <http_port>` + strconv.Itoa(s.http) + `</http_port>
-  <tcp_port>` + strconv.Itoa(s.tcp) + `</tcp_port>
+  <http_port>` + strconv.Itoa(s.HTTP) + `</http_port>
+  <tcp_port>` + strconv.Itoa(s.TCP) + `</tcp_port>
   <path>` + dir + `/data/</path>
   <tmp_path>` + dir + `/tmp/</tmp_path>
   <users_config>` + dir + `/users.xml</users_config>
@@ -121,15 +136,15 @@ func startServer(t testing.TB) *server {
 			t.Fatal(err)
 		}
 	}
-	s.start(t)
-	t.Cleanup(s.stop)
+	s.Start(t)
+	t.Cleanup(s.Stop)
 	return s
 }
 
-// start runs the server and waits until it answers.
-func (s *server) start(t testing.TB) {
+// Start runs the server (again, after Stop) and waits until it answers.
+func (s *Server) Start(t testing.TB) {
 	t.Helper()
-	s.cmd = exec.Command(serverBin(), "--config-file="+filepath.Join(s.dir, "config.xml"))
+	s.cmd = exec.Command(Bin(), "--config-file="+filepath.Join(s.dir, "config.xml"))
 	s.cmd.Dir = s.dir
 	if s.asOther {
 		s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: s.uid, Gid: s.gid}}
@@ -139,7 +154,7 @@ func (s *server) start(t testing.TB) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/ping", s.http))
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/ping", s.HTTP))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -154,9 +169,9 @@ func (s *server) start(t testing.TB) {
 	}
 }
 
-// stop kills the server at once (its data are throwaway) and waits for
+// Stop kills the server at once (its data are throwaway) and waits for
 // it; already stopped is fine.
-func (s *server) stop() {
+func (s *Server) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -165,18 +180,18 @@ func (s *server) stop() {
 	s.cmd = nil
 }
 
-// url is the server's clickhouse:// URL for user, database db.
-func (s *server) url(user string) string {
-	return fmt.Sprintf("clickhouse://%s@127.0.0.1:%d/db", user, s.http)
+// URL is the server's clickhouse:// URL for user, database db.
+func (s *Server) URL(user string) string {
+	return fmt.Sprintf("clickhouse://%s@127.0.0.1:%d/db", user, s.HTTP)
 }
 
-// exec runs one statement as the superuser, with body (if any) as the
+// Exec runs one statement as the superuser, with body (if any) as the
 // data of an INSERT.
-func (s *server) exec(t testing.TB, stmt, body string) {
+func (s *Server) Exec(t testing.TB, stmt, body string) {
 	t.Helper()
 	// A statement alone is the request's body (a long one would not fit
 	// in the URL); an INSERT's data is the body, after its statement.
-	u := fmt.Sprintf("http://127.0.0.1:%d/", s.http)
+	u := fmt.Sprintf("http://127.0.0.1:%d/", s.HTTP)
 	if body == "" {
 		body = stmt
 	} else {
@@ -186,7 +201,7 @@ func (s *server) exec(t testing.TB, stmt, body string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.SetBasicAuth("default", superPassword)
+	req.SetBasicAuth("default", SuperPassword)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -198,15 +213,15 @@ func (s *server) exec(t testing.TB, stmt, body string) {
 	}
 }
 
-// query runs a SELECT as the superuser and returns its TabSeparated
+// Query runs a SELECT as the superuser and returns its TabSeparated
 // result without the final newline.
-func (s *server) query(t testing.TB, stmt string) string {
+func (s *Server) Query(t testing.TB, stmt string) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", s.http), strings.NewReader(stmt))
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", s.HTTP), strings.NewReader(stmt))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.SetBasicAuth("default", superPassword)
+	req.SetBasicAuth("default", SuperPassword)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
