@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/privnotes/privnotes/internal/chtest"
 	"github.com/privnotes/privnotes/internal/pgtest"
 	"github.com/privnotes/privnotes/internal/testtier"
 )
@@ -188,17 +189,18 @@ func execute(t *testing.T, e *env, nb string) *summary {
 	work := t.TempDir()
 	state := filepath.Join(work, "state")
 	reg := exec.Command("sh", "scripts/register_datasets.sh", e.bin, state)
-	if nb == liveNotebook {
-		reg.Env = append(os.Environ(), liveTable(t, work)...)
+	live, isLive := liveNotebooks[nb]
+	if isLive {
+		reg.Env = append(os.Environ(), live.table(t, work)...)
 	}
 	if out, err := reg.CombinedOutput(); err != nil {
 		t.Fatalf("registering the data sets: %v\n%s", err, out)
 	}
-	if nb == liveNotebook {
+	if isLive {
 		// The notebook's data set is the live table, not a snapshot.
-		out, err := exec.Command(e.bin, "dataset", "show", liveDataset, "--state", state, "--owner").CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "public.breast_cancer") {
-			t.Fatalf("%s is not registered on the live table: %v\n%s", liveDataset, err, out)
+		out, err := exec.Command(e.bin, "dataset", "show", live.dataset, "--state", state, "--owner").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), live.name) {
+			t.Fatalf("%s is not registered on the live table: %v\n%s", live.dataset, err, out)
 		}
 	}
 	var servers []string
@@ -252,17 +254,29 @@ func execute(t *testing.T, e *env, nb string) *summary {
 }
 
 // liveNotebook is the quickstart on a live PostgreSQL table: the
-// quickstart's cells on liveDataset, the same rows in a throwaway cluster.
+// quickstart's cells on breast_cancer_live, the same rows in a throwaway
+// cluster; chNotebook the same on a ClickHouse Distributed table.
 const (
 	liveNotebook = "quickstart-live.ipynb"
-	liveDataset  = "breast_cancer_live"
+	chNotebook   = "quickstart-clickhouse.ipynb"
 )
+
+// liveNotebooks are the notebooks whose data set is a live table: its
+// name, the table (as `dataset show --owner` names it), and what starts
+// and loads it, returning register_datasets.sh's variables for it.
+var liveNotebooks = map[string]struct {
+	dataset, name string
+	table         func(t *testing.T, work string) []string
+}{
+	liveNotebook: {"breast_cancer_live", "public.breast_cancer", liveTable},
+	chNotebook:   {"breast_cancer_ch", "db.breast_cancer", chTable},
+}
 
 // liveTable starts a throwaway PostgreSQL cluster (skipped locally
 // without PostgreSQL 15, a failure under CI=true: internal/pgtest), loads
 // data/breast_cancer_scaled.csv into public.breast_cancer, and gives a
 // role read access to it alone, as docs/deployment.md (2.4) tells an
-// owner. It returns what register_datasets.sh registers liveDataset from:
+// owner. It returns what register_datasets.sh registers breast_cancer_live from:
 // the role's URL and a file with its password (under work).
 func liveTable(t *testing.T, work string) []string {
 	t.Helper()
@@ -286,6 +300,47 @@ func liveTable(t *testing.T, work string) []string {
 		t.Fatal(err)
 	}
 	return []string{"BREAST_CANCER_PG_URL=" + srv.URL("privnotes_reader"), "BREAST_CANCER_PG_PASSWORD_FILE=" + pw}
+}
+
+// chTable starts a throwaway ClickHouse server (skipped locally without
+// clickhouse-server, a failure under CI=true: internal/chtest), loads
+// data/breast_cancer_scaled.csv into the tables breast_cancer of its two
+// shards, alternating the rows, and creates the Distributed table
+// db.breast_cancer over them, as dsl/chsource's tests do. It returns what
+// register_datasets.sh registers breast_cancer_ch from: the user
+// analyst's URL and a file with its password (under work).
+func chTable(t *testing.T, work string) []string {
+	t.Helper()
+	csv, err := os.ReadFile("data/breast_cancer_scaled.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	var cols []string
+	for _, c := range strings.Split(strings.TrimSpace(lines[0]), ",") {
+		cols = append(cols, strconv.Quote(c)+" Float64")
+	}
+	schema := "(" + strings.Join(cols, ", ") + ")"
+	shards := [2][]string{{lines[0]}, {lines[0]}}
+	for i, l := range lines[1:] {
+		shards[i%2] = append(shards[i%2], l)
+	}
+	srv := chtest.Start(t)
+	srv.Exec(t, "CREATE DATABASE db", "")
+	for i, db := range []string{"shard1", "shard2"} {
+		srv.Exec(t, "CREATE DATABASE "+db, "")
+		srv.Exec(t, "CREATE TABLE "+db+".breast_cancer "+schema+" ENGINE = MergeTree ORDER BY tuple()", "")
+		srv.Exec(t, "INSERT INTO "+db+".breast_cancer FORMAT CSVWithNames", strings.Join(shards[i], "\n")+"\n")
+	}
+	srv.Exec(t, "CREATE TABLE db.breast_cancer "+schema+" ENGINE = Distributed(two, '', breast_cancer)", "")
+	if n := srv.Query(t, "SELECT count() FROM db.breast_cancer"); n != strconv.Itoa(len(lines)-1) {
+		t.Fatalf("db.breast_cancer holds %s rows, want %d", n, len(lines)-1)
+	}
+	pw := filepath.Join(work, "ch-password")
+	if err := os.WriteFile(pw, []byte(chtest.AnalystPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"BREAST_CANCER_CH_URL=" + srv.URL("analyst"), "BREAST_CANCER_CH_PASSWORD_FILE=" + pw}
 }
 
 // federatedNotebook runs its section 4 against three real server
@@ -475,7 +530,7 @@ func TestNotebookFiles(t *testing.T) {
 				refusals++
 			}
 		}
-		if (nb == "quickstart.ipynb" || nb == liveNotebook) && refusals == 0 {
+		if (nb == "quickstart.ipynb" || nb == liveNotebook || nb == chNotebook) && refusals == 0 {
 			t.Errorf("%s has no cell tagged raises-exception (the refused request)", nb)
 		}
 	}

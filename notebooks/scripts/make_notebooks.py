@@ -194,6 +194,34 @@ Registration reads the table's catalog (column names and types), never a row; th
 stays in the state directory, out of the notebook's reach.
 """
 
+QUICKSTART_CLICKHOUSE_INTRO = """
+# privnotes quickstart on a ClickHouse Distributed table
+
+This is `quickstart.ipynb` with one change: its data set, `breast_cancer_ch`, is not a
+snapshot but a **live ClickHouse table**, a `Distributed` table over two shards. Every cell below
+is the quickstart's, apart from the data set's name; each private call runs inside ClickHouse as
+one or two statements that return aggregates only (the clipped second moment, the clipped rows'
+sum, a count), and privnotes adds the noise ([docs/deployment.md](../docs/deployment.md), "A
+dataset in a live ClickHouse table"). The releases are the snapshot's up to rounding far below
+the noise, with the same receipts.
+
+**The data.** The same 569 rows of the Wisconsin diagnostic breast cancer data set
+(`notebooks/data/breast_cancer_scaled.csv`, see `notebooks/data/README.md`), split over the
+shards' tables and read through the Distributed table `db.breast_cancer`. Its data owner gave
+privnotes a user that reads it and registered the table where it is, with the quickstart's
+budget and clipping norm — this is what the tests run (`notebooks/scripts/register_datasets.sh`,
+against a throwaway server):
+
+```sh
+privnotes dataset add breast_cancer_ch --from 'clickhouse://analyst@HOST:HTTP_PORT/db' \\
+    --table db.breast_cancer --password-file ch-password \\
+    --eps 3 --delta 1e-6 --clip 2.5 --unit row --neighbour replace-one
+```
+
+Registration reads the table's catalog (column names and types), never a row; the password
+stays in the state directory, out of the notebook's reach.
+"""
+
 
 @notebook
 def quickstart():
@@ -205,10 +233,15 @@ def quickstart_live():
     return quickstart_cells("breast_cancer_live", QUICKSTART_LIVE_INTRO)
 
 
+@notebook
+def quickstart_clickhouse():
+    return quickstart_cells("breast_cancer_ch", QUICKSTART_CLICKHOUSE_INTRO)
+
+
 def quickstart_cells(name, intro):
     """The quickstart's cells on data set name: only the intro and the name
-    given to dataset(...) differ between quickstart.ipynb and
-    quickstart-live.ipynb."""
+    given to dataset(...) differ between quickstart.ipynb,
+    quickstart-live.ipynb and quickstart-clickhouse.ipynb."""
     cells = quickstart_body()
     out = [md(intro)]
     for c in cells:

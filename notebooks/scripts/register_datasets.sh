@@ -78,3 +78,18 @@ if [ -n "${BREAST_CANCER_PG_URL:-}" ] && missing breast_cancer_live; then
 		--password-file "$BREAST_CANCER_PG_PASSWORD_FILE" \
 		--eps 3 --delta 1e-6 --clip 2.5 --unit row --neighbour replace-one
 fi
+
+# breast_cancer_ch: the same rows in a ClickHouse Distributed table over
+# two shards, for quickstart-clickhouse.ipynb, registered where they are
+# as docs/deployment.md tells an owner, with breast_cancer's budget and
+# clip. Only when BREAST_CANCER_CH_URL names the server
+# (clickhouse://USER@HOST:HTTP_PORT/DB, a user that may read
+# db.breast_cancer) and BREAST_CANCER_CH_PASSWORD_FILE holds its
+# password: notebooks_test.go loads the CSV into a throwaway server and
+# sets both.
+if [ -n "${BREAST_CANCER_CH_URL:-}" ] && missing breast_cancer_ch; then
+	"$bin" dataset add breast_cancer_ch --state "$state" \
+		--from "$BREAST_CANCER_CH_URL" --table db.breast_cancer \
+		--password-file "$BREAST_CANCER_CH_PASSWORD_FILE" \
+		--eps 3 --delta 1e-6 --clip 2.5 --unit row --neighbour replace-one
+fi
