@@ -5,7 +5,8 @@ package runtime
 // world's rows, registered beside the world's snapshots. Neighbouring
 // worlds must agree on a live table as they do on a snapshot, and every
 // call must give on PostgreSQL what it gives on DuckDB: the same outcome
-// class and, with the same seeded noise, the same release.
+// class and, with the same seeded noise, the same release. The column
+// analyses and Analyze Gauss/npm join them (live_harness_pg_test.go).
 
 import (
 	"context"
