@@ -5,7 +5,8 @@ package runtime
 // world's rows, registered beside the world's snapshots. Neighbouring
 // worlds must agree on a live table as they do on a snapshot, and every
 // call must give on PostgreSQL what it gives on DuckDB: the same outcome
-// class and, with the same seeded noise, the same release.
+// class and, with the same seeded noise, the same release. The column
+// analyses and Analyze Gauss/npm join them (live_harness_pg_test.go).
 
 import (
 	"context"
@@ -134,36 +135,55 @@ func TestNeighbouringDatasetsPostgreSQL(t *testing.T) {
 	newSampler = func() *noise.Sampler { return noise.NewSeeded(seed) }
 	t.Cleanup(func() { newSampler = old })
 
-	n := 14 // the default grid's sample of the grammar (harnessGrid)
+	// The default grid's sample of the grammar (harnessGrid) and of the
+	// column analyses' forms (liveSample, drawn with -audit.seed).
+	n, forms := 14, liveDefaultForms
 	if *auditWide || *auditAll {
-		n = 200
+		n, forms = 200, len(liveForms())
 	}
 	var only *regexp.Regexp
 	if *auditRun != "" {
 		only = regexp.MustCompile(*auditRun)
+		forms = len(liveForms())
 	}
-	var calls []harnessCall
+	var pairs []pgPair
 	for _, c := range sqlHarnessCalls(n) {
-		if only == nil || only.MatchString(c.String()) {
-			calls = append(calls, c)
+		if p, ok := pgCall(c); ok && (only == nil || only.MatchString(c.String())) {
+			pairs = append(pairs, pgPair{snap: c, live: p})
 		}
 	}
-	runPGHarness(t, srv, calls, &seed)
+	for _, f := range liveSample(*auditSeed, forms) {
+		if only == nil || only.MatchString(f.call.String()) {
+			pairs = append(pairs, pgPair{snap: f.call, live: liveTwin(f.call), refused: f.refused})
+		}
+	}
+	t.Logf("%d calls on PostgreSQL: the grammar's sample, the live tables' refusals and up to %d of the forms that run there, drawn with -audit.seed=%d", len(pairs), forms, *auditSeed)
+	runPGHarness(t, srv, pairs, &seed, only == nil && forms == len(liveForms()))
 }
 
-// runPGHarness runs the calls that read "cats" or "ucats" on their live
-// twins in the worlds of both relations, beside the snapshot calls, with
-// the noise seeded by *seed alike on both engines.
-func runPGHarness(t *testing.T, srv *pgtest.Server, calls []harnessCall, seed *uint64) {
+// liveDefaultForms is how many of the forms that run on a live table
+// (liveForms) the default run draws: each adds about two seconds on the
+// shared machine (docs/testing.md).
+const liveDefaultForms = 12
+
+// pgPair is a call on a snapshot of the harness and its twin on the live
+// table. refused marks a twin the live table must refuse before the
+// charge (liveForm): the snapshot call is then not run.
+type pgPair struct {
+	snap, live harnessCall
+	refused    bool
+}
+
+// runPGHarness runs each pair's live call in the worlds of both
+// relations, beside its snapshot call, with the noise seeded by *seed
+// alike on both engines. every says the pairs hold every live form, so
+// that each function of liveRunFunctions must release on a live table.
+func runPGHarness(t *testing.T, srv *pgtest.Server, pairs []pgPair, seed *uint64, every bool) {
 	t.Helper()
-	var snap, live []harnessCall
-	for _, c := range calls {
-		if p, ok := pgCall(c); ok {
-			snap, live = append(snap, c), append(live, p)
-		}
-	}
 	runs, charged := 0, 0
+	released := map[string]int{}          // releases on a live table, per function
 	var setup, onPG, onSnap time.Duration // for the log: where the time goes
+	var forms time.Duration               // of the calls' time, the column-analysis forms'
 	for ci, c := range []harnessConfig{{accounting.ReplaceOne, false}, {accounting.AddRemove, false}} {
 		var worlds []*world
 		for vi, v := range harnessVariants() {
@@ -173,30 +193,43 @@ func runPGHarness(t *testing.T, srv *pgtest.Server, calls []harnessCall, seed *u
 			setup += time.Since(began)
 			worlds = append(worlds, w)
 		}
-		for i := range live {
+		for i, p := range pairs {
+			live := p.live
 			var first *world
 			var firstO outcome
 			for _, w := range worlds {
-				*seed = uint64(i + 1)
+				var want outcome
 				began := time.Now()
-				want := w.run(t, i, snap[i])
+				if !p.refused {
+					*seed = uint64(i + 1)
+					want = w.run(t, i, p.snap)
+				}
 				*seed = uint64(i + 1)
 				mid := time.Now()
-				o := w.run(t, i, live[i])
+				o := w.run(t, i, live)
 				onSnap, onPG = onSnap+mid.Sub(began), onPG+time.Since(mid)
+				if p.snap.query == "" {
+					forms += time.Since(began)
+				}
 				runs++
 				if o.charged {
 					charged++
 				}
-				checkOutcome(t, c, w, live[i], o)
-				got, exp := twinText(o.text+" | "+o.ledger), twinText(want.text+" | "+want.ledger)
-				if o.class != want.class || o.charged != want.charged || got != exp {
+				if o.class == "ok" {
+					released[live.fn]++
+				}
+				checkOutcome(t, c, w, live, o)
+				if p.refused {
+					if msg := checkLiveRefusal(o); msg != "" {
+						t.Errorf("%s data (%s), %s: %s", c, w.name, live, msg)
+					}
+				} else if got, exp := twinText(o.text+" | "+o.ledger), twinText(want.text+" | "+want.ledger); o.class != want.class || o.charged != want.charged || got != exp {
 					got, exp = firstDiff(got, exp)
 					t.Errorf("%s data (%s), %s: PostgreSQL and the snapshot differ:\n  PostgreSQL: %s charged=%v …%s\n  snapshot:   %s charged=%v …%s",
-						c, w.name, live[i], o.class, o.charged, got, want.class, want.charged, exp)
+						c, w.name, live, o.class, o.charged, got, want.class, want.charged, exp)
 				} else if o.class == "ok" {
-					if got, exp := releaseValues(o.value), releaseValues(want.value); got != exp {
-						t.Errorf("%s data (%s), %s: with the same noise PostgreSQL released\n  %s\nthe snapshot\n  %s\nthe server's errors:\n%s", c, w.name, live[i], got, exp, srv.Errors(t))
+					if msg := liveValuesDiffer(live, o.value, want.value); msg != "" {
+						t.Errorf("%s data (%s), %s: with the same noise PostgreSQL released %s\nthe server's errors:\n%s", c, w.name, live, msg, srv.Errors(t))
 					}
 				}
 				if first == nil {
@@ -205,7 +238,7 @@ func runPGHarness(t *testing.T, srv *pgtest.Server, calls []harnessCall, seed *u
 				}
 				if o.class != firstO.class || o.text != firstO.text || o.charged != firstO.charged || o.ledger != firstO.ledger {
 					t.Errorf("%s data, %s: outcome differs between %q and %q on PostgreSQL:\n  %s: %s %s charged=%v %s\n  %s: %s %s charged=%v %s",
-						c, live[i], first.name, w.name,
+						c, live, first.name, w.name,
 						first.name, firstO.class, firstO.text, firstO.charged, firstO.ledger,
 						w.name, o.class, o.text, o.charged, o.ledger)
 				}
@@ -215,9 +248,25 @@ func runPGHarness(t *testing.T, srv *pgtest.Server, calls []harnessCall, seed *u
 			verify(t, w.dir)
 		}
 	}
-	t.Logf("%d private_sql calls on PostgreSQL × worlds = %d runs (%d charged)", len(live), runs, charged)
-	t.Logf("worlds and tables %v, calls on PostgreSQL %v, on the snapshots %v", setup.Round(time.Millisecond), onPG.Round(time.Millisecond), onSnap.Round(time.Millisecond))
+	t.Logf("%d calls on PostgreSQL × worlds = %d runs (%d charged)", len(pairs), runs, charged)
+	t.Logf("worlds and tables %v, calls on PostgreSQL %v, on the snapshots %v; the column-analysis forms' calls on both %v",
+		setup.Round(time.Millisecond), onPG.Round(time.Millisecond), onSnap.Round(time.Millisecond), forms.Round(time.Millisecond))
 	if charged == 0 || charged == runs {
 		t.Errorf("%d of %d runs charged: the grid must hold both refused and charged calls", charged, runs)
+	}
+	t.Logf("releases on PostgreSQL by function: %v", released)
+	for fn := range released {
+		if !liveRunFunctions[fn] {
+			t.Errorf("%s released on a live table, which liveRunFunctions says refuses it: update the list (and the harness's forms)", fn)
+		}
+	}
+	if every {
+		// Every form ran: each function the list says runs on a live
+		// table released there at least once.
+		for fn := range liveRunFunctions {
+			if released[fn] == 0 {
+				t.Errorf("%s never released on a live table, which liveRunFunctions says runs it", fn)
+			}
+		}
 	}
 }
