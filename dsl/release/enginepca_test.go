@@ -18,18 +18,24 @@ import (
 func TestEnginePCAMethods(t *testing.T) {
 	for _, c := range []struct {
 		d     int
+		unit  string // "" for row-level data
 		given map[string]any
 		want  string // "" admitted; else in the refusal
 	}{
-		{3, map[string]any{"method": "gauss"}, ""},
-		{3, map[string]any{"method": "npm"}, ""},
-		{200, map[string]any{"method": "auto"}, ""},
-		{4096, map[string]any{"method": "npm"}, ""},
-		{4097, map[string]any{"method": "npm"}, "above 4096"},
-		{5000, map[string]any{"method": "auto"}, "above 4096"},
-		{3, map[string]any{"method": "adaptive"}, `runs methods "gauss" and "npm" only`},
-		{3, map[string]any{"method": "dppca"}, `runs methods "gauss" and "npm" only`},
-		{3, map[string]any{"method": "npm", "center": true}, "uncentred only"},
+		{3, "", map[string]any{"method": "gauss"}, ""},
+		{3, "", map[string]any{"method": "npm"}, ""},
+		{200, "", map[string]any{"method": "auto"}, ""},
+		{4096, "", map[string]any{"method": "npm"}, ""},
+		{4097, "", map[string]any{"method": "npm"}, "above 4096"},
+		{5000, "", map[string]any{"method": "auto"}, "above 4096"},
+		{3, "", map[string]any{"method": "adaptive"}, `runs methods "gauss" and "npm" only`},
+		{3, "", map[string]any{"method": "dppca"}, `runs methods "gauss" and "npm" only`},
+		{3, "", map[string]any{"method": "npm", "center": true}, "uncentred only"},
+		// A user's rows would each count with a row's sensitivity in the
+		// engine's sums (a snapshot averages them first).
+		{3, "user", map[string]any{"method": "gauss"}, "row-level data only"},
+		{3, "user", map[string]any{"method": "npm"}, "row-level data only"},
+		{3, "user", map[string]any{"method": "gauss", "center": true}, "row-level data only"},
 	} {
 		given := map[string]any{"eps": 1.0, "delta": 1e-6, "k": 1}
 		for k, v := range c.given {
@@ -39,12 +45,16 @@ func TestEnginePCAMethods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = enginePCA("people", "postgres", Ref{Name: "people", Schema: ledger.Schema{Name: "people", D: c.d, Unit: "row"}}, a)
+		unit := c.unit
+		if unit == "" {
+			unit = "row"
+		}
+		err = enginePCA("people", "postgres", Ref{Name: "people", Schema: ledger.Schema{Name: "people", D: c.d, Unit: unit}}, a)
 		switch {
 		case c.want == "" && err != nil:
-			t.Errorf("d=%d, %v: refused: %v", c.d, c.given, err)
+			t.Errorf("d=%d, %s, %v: refused: %v", c.d, unit, c.given, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing was charged")):
-			t.Errorf("d=%d, %v: %v, want a refusal naming %q", c.d, c.given, err, c.want)
+			t.Errorf("d=%d, %s, %v: %v, want a refusal naming %q", c.d, unit, c.given, err, c.want)
 		}
 	}
 }
@@ -86,6 +96,30 @@ func TestEngineMomentsLength(t *testing.T) {
 		}
 		if time.Since(start) > 5*time.Second {
 			t.Errorf("d=%d: the check took %v", c.d, time.Since(start))
+		}
+	}
+}
+
+// private_mean's row-vector form on a live table sums whole rows with a
+// row's sensitivity: user-level data (whose rows a snapshot averages per
+// user first), a subset and centred data are refused before the charge.
+func TestEngineRowMeanRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		src  Ref
+		want string // "" admitted; else in the refusal
+	}{
+		{"row-level table", Ref{Name: "people", Schema: ledger.Schema{Name: "people", Unit: "row"}}, ""},
+		{"user-level table", Ref{Name: "people", Schema: ledger.Schema{Name: "people", Unit: "user"}}, "row-level data only"},
+		{"subset", Ref{Name: "people", Schema: ledger.Schema{Name: "people | age > 3", Unit: "row"}, Derived: &Derivation{}}, "whole table only"},
+		{"centred", Ref{Name: "people", Schema: ledger.Schema{Name: "people", Unit: "row", Center: "public-mean"}}, "centred"},
+	} {
+		err := engineRowMean("people", "postgres", c.src)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing was charged")):
+			t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.want)
 		}
 	}
 }
