@@ -187,6 +187,14 @@ func (postgres) Histogram(x string) string {
 	return "(SELECT array_agg(b ORDER BY b) || array_agg(c ORDER BY b) FROM (SELECT b, count(*) AS c FROM unnest(array_agg(" + x + ")) AS __pn_u(b) WHERE b IS NOT NULL GROUP BY b) AS __pn_h)"
 }
 
+// ConstHistogram is Histogram for a bin that reads no column (a quantile
+// of a constant): array_agg of it would be an aggregate of the innermost
+// sub-select, which PostgreSQL refuses in a FROM clause. The group's rows
+// all fall in that one bin, or, for a NULL bin, in none.
+func (postgres) ConstHistogram(bin string) string {
+	return "(CASE WHEN (" + bin + ") IS NULL OR count(*) = 0 THEN NULL ELSE ARRAY[CAST((" + bin + ") AS bigint), count(*)] END)"
+}
+
 func (postgres) Float(x string) string { return "CAST(" + x + " AS double precision)" }
 
 // The guards of Arith: an operation whose result is finite and, unless

@@ -330,7 +330,12 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 			if err != nil {
 				return nil, err
 			}
-			add(d.Histogram(d.Bin(d.Clamp(arg, d.Num(a.Lo), d.Num(a.Hi)), qg)), StatementColumn{Name: name("hist"), Role: RoleHist, Index: i})
+			bin := d.Bin(d.Clamp(arg, d.Num(a.Lo), d.Num(a.Hi)), qg)
+			hist := d.Histogram(bin)
+			if c, ok := d.(constHistogram); ok && !readsColumn(a.Arg) {
+				hist = c.ConstHistogram(bin)
+			}
+			add(hist, StatementColumn{Name: name("hist"), Role: RoleHist, Index: i})
 			continue
 		}
 		g, err := GridOf(a)
@@ -498,6 +503,26 @@ func (p *printer) inDomain(x string, k Key) (string, error) {
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// constHistogram is a dialect whose Histogram needs its argument to read
+// a column (PostgreSQL's array_agg inside a sub-select's FROM is an
+// aggregate of the outer query only when its argument refers to it):
+// ConstHistogram(bin) is Histogram's value for a bin the same on every
+// row, the group's one bin and its number of rows.
+type constHistogram interface{ ConstHistogram(bin string) string }
+
+// readsColumn reports whether e refers to a column.
+func readsColumn(e *Expr) bool {
+	if e.Op == OpColumn {
+		return true
+	}
+	for _, a := range e.Args {
+		if readsColumn(a) {
+			return true
+		}
+	}
+	return false
+}
 
 // nullIn is a dialect whose x IN (…) is not NULL for a NULL x (and
 // whose NOT IN would then match it): NullIn(x, c) is c kept NULL for a
