@@ -222,13 +222,20 @@ func memContent(registration string, m *MemoryRows) string {
 		return memIdentity(m)
 	}
 	h := sha256.New()
+	hashNames(h, "privnotes memory table names v1", m)
+	return "registered " + registration + " " + hex.EncodeToString(h.Sum(nil))
+}
+
+// hashNames writes tag and the names a memory table gives m's data (its
+// columns, label and user column) to h, each length-prefixed.
+func hashNames(h hash.Hash, tag string, m *MemoryRows) {
 	str := func(s string) {
 		var n [8]byte
 		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
 		h.Write(n[:])
 		h.Write([]byte(s))
 	}
-	str("privnotes memory table names v1")
+	str(tag)
 	for _, c := range m.Columns {
 		str(c)
 	}
@@ -236,7 +243,6 @@ func memContent(registration string, m *MemoryRows) string {
 	str(m.Label)
 	str("\x00user")
 	str(m.UserColumn)
-	return "registered " + registration + " " + hex.EncodeToString(h.Sum(nil))
 }
 
 // memIdentity is the SHA-256 of everything a memory table holds: its
@@ -244,20 +250,7 @@ func memContent(registration string, m *MemoryRows) string {
 // indices, little-endian).
 func memIdentity(m *MemoryRows) string {
 	h := sha256.New()
-	str := func(s string) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	str("privnotes memory table v1")
-	for _, c := range m.Columns {
-		str(c)
-	}
-	str("\x00label")
-	str(m.Label)
-	str("\x00user")
-	str(m.UserColumn)
+	hashNames(h, "privnotes memory table v1", m)
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(m.N))
 	h.Write(n[:])
