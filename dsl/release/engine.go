@@ -506,17 +506,17 @@ func engineGauss(ctx context.Context, data *Data, pl *pca.Plan, clip float64) (*
 		}
 		m.Shift = center.Mean()
 	}
-	stmt, err := sqlplan.PrintMoments(m, dialectOf(data.SQL), data.SQL.Table())
-	if err != nil {
-		return nil, err
-	}
 	g := mat.NewSymDense(d, nil)
-	rows, err := data.SQL.Query(ctx, stmt)
-	if err != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if err == nil {
-		if !fillMoments(g, rows, sqlplan.MomentsGrid().Step) {
+	// The statement was printed before the charge at its longest shift
+	// (checkMoments); should the drawn mean still not print, the matrix
+	// stays 0 and the call releases the noise alone, as after a failing
+	// statement: after the charge there is always a release.
+	if stmt, err := sqlplan.PrintMoments(m, dialectOf(data.SQL), data.SQL.Table()); err == nil {
+		rows, err := data.SQL.Query(ctx, stmt)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err == nil && !fillMoments(g, rows, sqlplan.MomentsGrid().Step) {
 			g = mat.NewSymDense(d, nil)
 		}
 	}
