@@ -189,8 +189,21 @@ func (s *Server) URL(user string) string {
 // data of an INSERT.
 func (s *Server) Exec(t testing.TB, stmt, body string) {
 	t.Helper()
-	// A statement alone is the request's body (a long one would not fit
-	// in the URL); an INSERT's data is the body, after its statement.
+	s.post(t, stmt, body)
+}
+
+// Query runs a SELECT as the superuser and returns its TabSeparated
+// result without the final newline.
+func (s *Server) Query(t testing.TB, stmt string) string {
+	t.Helper()
+	return strings.TrimSuffix(s.post(t, stmt, ""), "\n")
+}
+
+// post sends stmt as the superuser and returns the response's body. A
+// statement alone is the request's body (a long one would not fit in the
+// URL); an INSERT's data is the body, after its statement in the URL.
+func (s *Server) post(t testing.TB, stmt, body string) string {
+	t.Helper()
 	u := fmt.Sprintf("http://127.0.0.1:%d/", s.HTTP)
 	if body == "" {
 		body = stmt
@@ -207,29 +220,9 @@ func (s *Server) Exec(t testing.TB, stmt, body string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	msg, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%.200s: %s", stmt, msg)
-	}
-}
-
-// Query runs a SELECT as the superuser and returns its TabSeparated
-// result without the final newline.
-func (s *Server) Query(t testing.TB, stmt string) string {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", s.HTTP), strings.NewReader(stmt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("default", SuperPassword)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%.200s: %s", stmt, b)
 	}
-	return strings.TrimSuffix(string(b), "\n")
+	return string(b)
 }
