@@ -179,9 +179,22 @@ func (l *lazyTable) close() error {
 var errMemoryTable = errors.New("release: the data could not be loaded into the data engine")
 
 // memoryRowsOf is the table of data held in memory, or false when the
-// schema has no table the statements could read: a matrix dataset,
-// categorical columns (whose values the memory format does not hold), or
-// user-level data without their users. These are public facts.
+// schema has no table the statements could read. These are public facts.
+//
+// Every producer of data held in memory gives a table: a registration of
+// the memory format (Store.Load) has numeric columns, perhaps a label and
+// users, and never categorical columns or a matrix's shape (ledger's
+// registeredSchema sets neither: --categories and matrices are
+// registered as snapshots, which are not loaded into memory); synth_*
+// data have numeric columns c1, c2, … (and synth_fedrep's users and
+// label); a public table from private_synthesize, which has categorical
+// columns, reaches private_sql only, through its own table
+// (sql_public.go), and holds no X. So the refusals below guard data no
+// producer makes (TestMemoryRegistrationsHaveTables): a matrix schema, or
+// categorical columns, whose values ledger.Data has no field for (the
+// memory format stores the numeric rows, users and labels only; its rows'
+// path cannot read such a column either), or user-level data without
+// their users.
 func memoryRowsOf(ld *ledger.Data) (*MemoryRows, bool) {
 	sc := ld.Schema
 	if ld.X == nil || ld.X.IsEmpty() || sc.IsMatrix() || len(sc.Categorical) > 0 {

@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/privnotes/privnotes/dsl/dataset"
 	"github.com/privnotes/privnotes/dsl/ledger"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
@@ -106,8 +107,9 @@ var tabMemoryCalls = []struct {
 // Data held in memory run the column analyses on the data engine too: a
 // memory table of the snapshot's rows gives every call that reads no
 // categorical column (which the memory format does not hold) the
-// snapshot's release with the same noise, value for value, and reads no
-// row. The table is loaded once for all the calls.
+// snapshot's release with the same noise, value for value, and the
+// rows' path's release on the same memory data, and reads no row. The
+// table is loaded once for all the calls.
 func TestTabularMemoryPath(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -175,6 +177,23 @@ func TestTabularMemoryPath(t *testing.T) {
 			got, want := tabValues(t, memory), tabValues(t, snap)
 			if !slices.Equal(got, want) {
 				t.Errorf("%s: memory data release %v, the snapshot's %v", name, got, want)
+			}
+			// And the rows' path it replaces (a build without the
+			// engine) gives the same release too.
+			rowsData, err := memoryDataWith(nil, cache, "t", ld)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rowsData.SQL != nil {
+				t.Fatalf("%s: memory data without an engine have one", name)
+			}
+			byRows, err := p.run(ctx, derived(rowsData))
+			rowsData.Close()
+			if err != nil {
+				t.Fatalf("%s: memory data's rows: %v", name, err)
+			}
+			if rows := tabValues(t, byRows); !slices.Equal(got, rows) {
+				t.Errorf("%s: memory data release %v on the engine, %v on the rows' path", name, got, rows)
 			}
 			ran++
 		}
@@ -372,8 +391,9 @@ func TestMemoryTableConcurrent(t *testing.T) {
 }
 
 // Data without a table the statements could read keep the row path: a
-// schema with categorical columns, user-level data without users, a
-// build without the engine.
+// schema with categorical columns or user-level data without users
+// (which no producer of data held in memory makes:
+// TestMemoryRegistrationsHaveTables), a build without the engine.
 func TestMemoryDataRowPath(t *testing.T) {
 	t.Parallel()
 	var loads atomic.Int64
@@ -404,6 +424,50 @@ func TestMemoryDataRowPath(t *testing.T) {
 	}
 	if n := loads.Load(); n != 0 {
 		t.Errorf("%d loads", n)
+	}
+}
+
+// Every registration the memory format can hold has a memory table: its
+// schema has no categorical column and is no matrix, since only
+// snapshots and live tables carry those (ledger's registeredSchema sets
+// neither; the CLI takes --categories with --from and --sql only, which
+// write snapshots, and registers matrices as snapshots). Were that to
+// change, memoryRowsOf would send the new data to the rows' path, which
+// cannot read a categorical column either (ledger.Data holds no
+// categorical values): this test is where that shows.
+func TestMemoryRegistrationsHaveTables(t *testing.T) {
+	t.Parallel()
+	st := testfix.Store(t, "")
+	x := []float64{1, 2, 3, 4, 5, 6}
+	for _, c := range []struct {
+		name string
+		tab  *dataset.Table
+		r    ledger.Registration
+	}{
+		{"rows", &dataset.Table{Columns: []string{"a", "b"}, X: x, Rows: 3}, ledger.Registration{}},
+		{"label", &dataset.Table{Columns: []string{"a", "b"}, X: x, Rows: 3, Label: "y", Y: []float64{0, 1, 0}},
+			ledger.Registration{LabelClip: 1, Bounds: map[string][2]float64{"a": {0, 10}}, PublicN: true}},
+		{"users", &dataset.Table{Columns: []string{"a", "b"}, X: x, Rows: 3, UserColumn: "u", Users: []int32{0, 1, 0}, NumUsers: 2},
+			ledger.Registration{Neighbour: accounting.AddRemove}},
+	} {
+		r := c.r
+		r.Name, r.Table, r.Budget, r.Accountant, r.Clip = c.name, c.tab, accounting.Budget{Eps: 1, Delta: 1e-6}, accounting.ModeZCDP, 1
+		testfix.Register(t, st, r)
+		ld, err := st.Load(c.name)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(ld.Schema.Categorical) > 0 || ld.Schema.IsMatrix() {
+			t.Errorf("%s: a memory registration with categorical columns %v, matrix %v", c.name, ld.Schema.Categorical, ld.Schema.IsMatrix())
+		}
+		m, ok := memoryRowsOf(ld)
+		if !ok {
+			t.Errorf("%s: no memory table for a memory registration", c.name)
+			continue
+		}
+		if m.N != 3 || (c.tab.Label != "") != (m.Label != "") || (c.tab.UserColumn != "") != (m.UserColumn != "") {
+			t.Errorf("%s: the table has %d rows, label %q, user column %q", c.name, m.N, m.Label, m.UserColumn)
+		}
 	}
 }
 

@@ -30,10 +30,12 @@ package release
 // here too, on a memory table with a snapshot's columns (memtables.go).
 //
 // What still reads rows (Data.Columns): a build without the data engine,
-// a memory schema no table can hold (categorical columns, a matrix
-// dataset), and a plan the printer cannot print (bounds too close to 0
-// for the sums' grid), which a live table therefore refuses before the
-// charge.
+// and a plan the printer cannot print (bounds too close to 0 for the
+// sums' grid), which a live table therefore refuses before the charge.
+// Every kind of data held in memory has a memory table (memoryRowsOf says
+// why no producer makes categorical or matrix data in memory). A count of
+// a whole dataset runs no statement on any engine: it takes the number
+// of rows or users the data know (unitCount).
 
 import (
 	"context"

@@ -27,6 +27,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -308,6 +309,9 @@ type outcome struct {
 	ledger  string // the new ledger record's public fields
 	notes   []string
 	value   any // the release itself, for comparing engines under seeded noise
+	// memory is the number of statements the call ran on memory tables
+	// (snapshot_test.go's memoryStatements).
+	memory int64
 }
 
 // callPrivate calls the private function fn through the binding a cell
@@ -347,6 +351,7 @@ func TestHarnessCoversEveryPrivateFunction(t *testing.T) {
 // noisy values starts from the same draws.
 func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
 	before := w.ledgerLen(t, c.dataset)
+	statements := memoryStatements.Load()
 	cell := &interp.Cell{ID: "harness", ExecutionCount: i + 1, Out: &recOutput{}}
 	if err := w.rt.Begin(context.Background(), cell); err != nil {
 		t.Fatalf("%s: Begin: %v", c, err)
@@ -408,7 +413,35 @@ func (w *world) run(t *testing.T, i int, c harnessCall) outcome {
 	if o.charged {
 		o.ledger = w.lastRecord(t, c.dataset)
 	}
+	o.memory = memoryStatements.Load() - statements
 	return o
+}
+
+// memoryDatasets are the harness's datasets registered in the registry's
+// memory format; the others are snapshots and matrices.
+var memoryDatasets = map[string]bool{"rows": true, "users": true, "grows": true}
+
+// onMemoryTable reports whether a call runs its data pass on a memory
+// table when it is charged: a column analysis (private_mean with col=
+// among them) on a dataset held in memory, or on a subset of one. A
+// count of a whole dataset runs no statement on any engine: it takes the
+// number of rows or users the data know (unitCount), as on a snapshot.
+func onMemoryTable(c harnessCall) bool {
+	if !memoryDatasets[c.dataset] || c.query != "" || c.federate {
+		return false
+	}
+	has := func(name string) bool {
+		return slices.ContainsFunc(c.kws, func(k KW) bool { return k.name == name })
+	}
+	switch c.fn {
+	case "private_sum", "private_histogram", "private_quantile":
+		return true
+	case "private_count":
+		return c.filter != nil || c.cols != nil || has("by")
+	case "private_mean":
+		return has("col")
+	}
+	return false
 }
 
 func (w *world) ledgerLen(t *testing.T, name string) int {
@@ -1089,6 +1122,11 @@ func TestNeighbouringDatasets(t *testing.T) {
 					charged++
 				}
 				checkOutcome(t, c, w, call, o)
+				if o.charged && o.class == "ok" && onMemoryTable(call) && o.memory == 0 {
+					// The rows' path gives the same release: only the
+					// count of statements shows which one ran.
+					t.Errorf("%s data, %s on %q: charged, but no statement ran on its memory table (the rows' path ran instead)", c, call, w.name)
+				}
 				f, ok := first[w.publicKey]
 				if !ok {
 					first[w.publicKey], firstO[w.publicKey] = w, o

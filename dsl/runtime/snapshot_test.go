@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
@@ -52,11 +53,25 @@ func init() {
 		if err != nil {
 			return nil, err // not a nil *MemoryTable in an interface
 		}
-		return mt, nil
+		return countedMemoryTable{mt}, nil
 	})
 	if err != nil {
 		panic(err)
 	}
+}
+
+// memoryStatements counts the statements run on memory tables, so that
+// a test can tell that data held in memory took the engine's path rather
+// than the rows' (which gives the same releases, so nothing else shows
+// it).
+var memoryStatements atomic.Int64
+
+// countedMemoryTable is a memory table counting its statements.
+type countedMemoryTable struct{ *snapshot.MemoryTable }
+
+func (t countedMemoryTable) Query(ctx context.Context, stmt string) ([][]any, error) {
+	memoryStatements.Add(1)
+	return t.MemoryTable.Query(ctx, stmt)
 }
 
 // registerSnapshot builds a snapshot of csv in dir's state and registers
