@@ -84,6 +84,108 @@ func minimize1D(objective func(float64) float64, t0 float64) float64 {
 	return math.Min(best, math.Min(fc, fd))
 }
 
+// minimizedAtMost reports whether minimize1D(objective, t0) ≤ limit,
+// exactly, usually without evaluating all of it. minimize1D's answer is
+// the smallest value it evaluates (the golden section only ever drops the
+// larger of its two inner points), and which points the scan evaluates
+// does not depend on the values, so the first value at or below limit
+// settles the answer. The scan is visited from its middle outwards, where
+// the minimum usually is; the refinement then starts from the same cell,
+// the first grid point of least value, as minimize1D's does. Only a false
+// answer costs the whole search. The fitting searches (Accountant.Fits,
+// RhoForTarget) ask nothing else of a conversion, and a receipt runs them
+// after every charge.
+func minimizedAtMost(objective func(float64) float64, t0, limit float64) bool {
+	f := func(t float64) float64 {
+		v := objective(t)
+		if math.IsNaN(v) {
+			return math.Inf(1)
+		}
+		return v
+	}
+	if math.IsNaN(t0) {
+		t0 = 0
+	}
+	t0 = math.Max(-600+scanHalfWidth, math.Min(600-scanHalfWidth, t0))
+	best := f(t0)
+	if best <= limit {
+		return true
+	}
+	lo, hi := t0-scanHalfWidth, t0+scanHalfWidth
+	// The grid points exactly as minimize1D's loop accumulates them.
+	var tsBuf, vsBuf [2*scanHalfWidth/scanStep + 8]float64
+	ts, vs := tsBuf[:0], vsBuf[:0]
+	for t := lo; t <= hi; t += scanStep {
+		ts = append(ts, t)
+		vs = append(vs, 0)
+	}
+	mid := len(ts) / 2
+	for d := 0; mid-d >= 0 || mid+d < len(ts); d++ {
+		for j, i := range [2]int{mid + d, mid - d} {
+			if (j == 1 && d == 0) || i < 0 || i >= len(ts) {
+				continue
+			}
+			if vs[i] = f(ts[i]); vs[i] <= limit {
+				return true
+			}
+		}
+	}
+	bestT := t0
+	for i, v := range vs {
+		if v < best {
+			bestT, best = ts[i], v
+		}
+	}
+	a, b := bestT-scanStep, bestT+scanStep
+	const invPhi = 0.6180339887498949
+	c := b - invPhi*(b-a)
+	d := a + invPhi*(b-a)
+	fc, fd := f(c), f(d)
+	if fc <= limit || fd <= limit {
+		return true
+	}
+	for i := 0; i < 200 && b-a > goldenTol; i++ {
+		if fc < fd {
+			b, d, fd = d, c, fc
+			c = b - invPhi*(b-a)
+			fc = f(c)
+			if fc <= limit {
+				return true
+			}
+		} else {
+			a, c, fc = c, d, fd
+			d = a + invPhi*(b-a)
+			fd = f(d)
+			if fd <= limit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// zcdpEpsAtMost reports whether ZCDPToEps(rho, delta) ≤ limit, exactly
+// (the tests compare the two), stopping at the first bound that settles
+// it (minimizedAtMost).
+func zcdpEpsAtMost(rho, delta, limit float64) bool {
+	switch {
+	case math.IsNaN(rho) || math.IsNaN(delta) || rho < 0 || delta < 0,
+		rho == 0 || delta >= 1,
+		delta == 0 || math.IsInf(rho, 1),
+		math.IsNaN(limit) || limit < 0:
+		// Special values, and a negative limit (which the clamp at 0
+		// decides): as ZCDPToEps computes them.
+		return ZCDPToEps(rho, delta) <= limit
+	}
+	// ZCDPToEps is max(min(minimize1D(…), classic), 0) and limit ≥ 0.
+	if ZCDPToEpsClassic(rho, delta) <= limit {
+		return true
+	}
+	L := -math.Log(delta)
+	t0 := 0.5 * (math.Log(L) - math.Log(rho))
+	return minimizedAtMost(func(t float64) float64 { return cksEps(rho, L, t) }, t0, limit)
+}
+
 // ZCDPToEpsClassic returns ε = ρ + 2√(ρ ln(1/δ)), the classic (ε, δ)
 // guarantee of a ρ-zCDP mechanism. It returns NaN if ρ < 0, δ < 0 or either is
 // NaN, +Inf if δ = 0 and ρ > 0, and 0 if ρ = 0 or δ ≥ 1.
@@ -192,7 +294,7 @@ const rhoMemoSize = 4096
 
 // rhoForTarget is RhoForTarget's search.
 func rhoForTarget(eps, delta float64) float64 {
-	ok := func(rho float64) bool { return ZCDPToEps(rho, delta) <= eps }
+	ok := func(rho float64) bool { return zcdpEpsAtMost(rho, delta, eps) }
 	lo := RhoForTargetClassic(eps, delta) // sound for the classic bound, hence for the tight one
 	lo = shrinkUntil(ok, lo)              // rounding may push the classic point a hair over
 	return bisectUp(ok, lo)
