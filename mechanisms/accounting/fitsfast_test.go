@@ -101,17 +101,24 @@ func TestRhoForTargetUnchanged(t *testing.T) {
 // TestFitsUnchanged compares Fits (parallel searches, admits) with the
 // direct search over a table of modes, budgets and spends.
 func TestFitsUnchanged(t *testing.T) {
-	budgets := []Budget{{Eps: 1, Delta: 1e-5}, {Eps: 4.4, Delta: 1e-6}, {Eps: 1000, Delta: 1e-5}, {Eps: 0.05, Delta: 1e-9}}
+	budgets := []Budget{{Eps: 1, Delta: 1e-5}, {Eps: 1000, Delta: 1e-5}, {Eps: 0.05, Delta: 1e-9}}
 	spends := [][]Event{nil, {Pure(0.5)}, {Pure(0.1), Pure(0.1), BoundedRange(0.3)}, {GaussianZcdpFor(0.7, 1e-7)},
 		{Approx(0.2, 1e-7)}, {GdpFor(0.3, 1e-7), Pure(0.01)}, {Pure(0.999)}}
+	// Replayed past the budget (Replay does not enforce it): under zcdp
+	// the first leaves no δ to convert at, and nothing fits.
+	replayed := [][]Event{{Approx(0.1, 2e-5)}, {Pure(3), Pure(3)}}
 	for _, mode := range []Mode{ModeZCDP, ModeBasic, ModeGDP, ModeRDP} {
 		for _, b := range budgets {
-			for _, sp := range spends {
+			for i, sp := range append(spends, replayed...) {
 				a, err := NewAccountant(mode, b)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if a.Spend(sp...) != nil {
+				if i >= len(spends) {
+					if a, err = Replay(mode, b, sp); err != nil {
+						continue // not composable in this mode
+					}
+				} else if a.Spend(sp...) != nil {
 					continue // not composable in this mode, or over this budget
 				}
 				for _, delta := range []float64{b.Delta, a.Remaining().Delta / 3, 0} {
