@@ -46,7 +46,7 @@ func directLargest(a *Accountant, event func(eps float64) Event) float64 {
 
 // directRhoForTarget is rhoForTarget with the full conversion in its test.
 func directRhoForTarget(eps, delta float64) float64 {
-	ok := func(rho float64) bool { return ZCDPToEps(rho, delta) <= eps }
+	ok := func(rho float64) bool { return directZCDPToEps(rho, delta) <= eps }
 	lo := shrinkUntil(ok, RhoForTargetClassic(eps, delta))
 	return bisectUp(ok, lo)
 }
@@ -63,21 +63,57 @@ func directFits(a *Accountant, delta float64) Fits {
 	return f
 }
 
-func TestZCDPEpsAtMostIsTheConversionCompared(t *testing.T) {
-	rng := rand.New(rand.NewSource(27))
-	type pt struct{ rho, delta float64 }
-	pts := []pt{{0, 1e-6}, {1e-3, 0}, {1e-3, 1}, {math.Inf(1), 1e-6}, {math.NaN(), 1e-6}, {-1, 1e-6},
-		{1e-300, 1e-300}, {1e300, 1e-6}, {5e-324, 0.5}, {0.5, 1e-5}, {0.125, 1e-6}}
-	for range 400 {
-		pts = append(pts, pt{math.Pow(10, -12+16*rng.Float64()), math.Pow(10, -30*rng.Float64())})
+// directZCDPToEps is ZCDPToEps with minimize1D's whole scan.
+func directZCDPToEps(rho, delta float64) float64 {
+	switch {
+	case math.IsNaN(rho) || math.IsNaN(delta) || rho < 0 || delta < 0:
+		return math.NaN()
+	case rho == 0 || delta >= 1:
+		return 0
+	case delta == 0 || math.IsInf(rho, 1):
+		return math.Inf(1)
 	}
-	for _, p := range pts {
-		v := ZCDPToEps(p.rho, p.delta)
+	L := -math.Log(delta)
+	t0 := 0.5 * (math.Log(L) - math.Log(rho))
+	eps := minimize1D(func(t float64) float64 { return cksEps(rho, L, t) }, t0)
+	eps = math.Min(eps, ZCDPToEpsClassic(rho, delta))
+	return math.Max(eps, 0)
+}
+
+// conversionPoints are (ρ, δ) across the range, extremes included.
+func conversionPoints(seed int64, n int) [][2]float64 {
+	rng := rand.New(rand.NewSource(seed))
+	pts := [][2]float64{{0, 1e-6}, {1e-3, 0}, {1e-3, 1}, {math.Inf(1), 1e-6}, {math.NaN(), 1e-6}, {-1, 1e-6},
+		{1e-300, 1e-300}, {1e300, 1e-6}, {5e-324, 0.5}, {0.5, 1e-5}, {0.125, 1e-6}, {MaxRho, 1e-300},
+		{1e-20, 1 - 1e-16}, {1e-20, 0.999}, {1e10, 0.5}, {1e-12, 5e-324}}
+	for range n {
+		pts = append(pts, [2]float64{math.Pow(10, -14+20*rng.Float64()), math.Pow(10, -40*rng.Float64())})
+	}
+	for range n / 4 {
+		pts = append(pts, [2]float64{math.Pow(10, -300+600*rng.Float64()), math.Pow(10, -320*rng.Float64())})
+	}
+	return pts
+}
+
+// TestZCDPToEpsUnchanged: the pruned scan converts exactly as the whole
+// one, bit for bit.
+func TestZCDPToEpsUnchanged(t *testing.T) {
+	for _, p := range conversionPoints(26, 3000) {
+		got, want := ZCDPToEps(p[0], p[1]), directZCDPToEps(p[0], p[1])
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("ρ=%v δ=%v: ZCDPToEps %v, whole scan %v", p[0], p[1], got, want)
+		}
+	}
+}
+
+func TestZCDPEpsAtMostIsTheConversionCompared(t *testing.T) {
+	for _, p := range conversionPoints(27, 400) {
+		v := directZCDPToEps(p[0], p[1])
 		limits := []float64{v, math.Nextafter(v, math.Inf(1)), math.Nextafter(v, math.Inf(-1)), v * (1 + 1e-3), v * (1 - 1e-3),
-			v * (1 + 1e-12), v * (1 - 1e-12), 0, -1, math.Inf(1), math.NaN(), 2 * ZCDPToEpsClassic(p.rho, p.delta)}
+			v * (1 + 1e-12), v * (1 - 1e-12), 0, -1, math.Inf(1), math.NaN(), 2 * ZCDPToEpsClassic(p[0], p[1])}
 		for _, l := range limits {
-			if got, want := zcdpEpsAtMost(p.rho, p.delta, l), v <= l; got != want {
-				t.Errorf("ρ=%v δ=%v limit=%v: zcdpEpsAtMost says %v, ZCDPToEps=%v says %v", p.rho, p.delta, l, got, v, want)
+			if got, want := zcdpEpsAtMost(p[0], p[1], l), v <= l; got != want {
+				t.Errorf("ρ=%v δ=%v limit=%v: zcdpEpsAtMost says %v, ZCDPToEps=%v says %v", p[0], p[1], l, got, v, want)
 			}
 		}
 	}
