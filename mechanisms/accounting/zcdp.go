@@ -268,7 +268,7 @@ func ZCDPToEps(rho, delta float64) float64 {
 	L := -math.Log(delta)
 	// The classic bound is optimal at α−1 = √(L/ρ); the CKS optimum is near it.
 	t0 := 0.5 * (math.Log(L) - math.Log(rho))
-	eps, _ := cksMinimize(rho, L, t0, math.NaN()) // minimize1D's value (a NaN limit never stops it)
+	eps, _ := cksMinimize(rho, L, t0, math.NaN())     // minimize1D's value (a NaN limit never stops it)
 	eps = math.Min(eps, ZCDPToEpsClassic(rho, delta)) // rounding guard only
 	return math.Max(eps, 0)
 }
