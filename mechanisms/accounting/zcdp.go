@@ -217,7 +217,7 @@ func cksFar(v, seen float64) bool {
 
 // zcdpEpsAtMost reports whether ZCDPToEps(rho, delta) ≤ limit, exactly
 // (the tests compare the two), stopping at the first bound that settles
-// it (minimizedAtMost).
+// it (cksMinimize).
 func zcdpEpsAtMost(rho, delta, limit float64) bool {
 	switch {
 	case math.IsNaN(rho) || math.IsNaN(delta) || rho < 0 || delta < 0,
@@ -228,7 +228,7 @@ func zcdpEpsAtMost(rho, delta, limit float64) bool {
 		// decides): as ZCDPToEps computes them.
 		return ZCDPToEps(rho, delta) <= limit
 	}
-	// ZCDPToEps is max(min(minimize1D(…), classic), 0) and limit ≥ 0.
+	// ZCDPToEps is max(min(cksMinimize(…), classic), 0) and limit ≥ 0.
 	if ZCDPToEpsClassic(rho, delta) <= limit {
 		return true
 	}
