@@ -518,6 +518,33 @@ func (a *Accountant) check(events []Event) (totals, Budget, error) {
 	}
 }
 
+// admits reports whether Check(e) would return nil, exactly, without
+// building the refusal or the composed cost when only the answer is
+// needed: under zcdp it asks whether the conversion is within the budget
+// (zcdpEpsAtMost), which usually stops early. The searches of Fits call
+// it about 25 times each.
+func (a *Accountant) admits(e Event) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, err := a.with([]Event{e})
+	if err != nil {
+		return false
+	}
+	if a.mode != ModeZCDP {
+		after := a.mode.cost(&t, a.budget.Delta)
+		return within(after.Eps, a.budget.Eps) && within(after.Delta, a.budget.Delta)
+	}
+	// mode.cost under zcdp, with its δ (the budget's, or +Inf's δ when
+	// the approximate events leave none) compared as check compares it.
+	D := a.budget.Delta
+	rho, apDelta := t.rho.float(), t.apDelta.float()
+	conv := D - apDelta
+	if conv <= 0 {
+		return false // an ε of +Inf is never within a finite budget
+	}
+	return within(D, D) && zcdpEpsAtMost(rho, conv, a.budget.Eps*(1+budgetTolerance))
+}
+
 func within(cost, limit float64) bool {
 	return cost <= limit*(1+budgetTolerance)
 }

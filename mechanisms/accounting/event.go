@@ -254,6 +254,12 @@ func (e Event) validate() error {
 		if err := checkMeasure("ρ", e.Rho, MaxRho); err != nil {
 			return err
 		}
+		// Most events pass: ask only whether the conversion is within the
+		// target (zcdpEpsAtMost stops at the first bound that says so),
+		// and convert in full for the refusal's message.
+		if e.HasTarget() && zcdpEpsAtMost(e.Rho, e.Delta, e.Eps*(1+targetSlack)) {
+			return nil
+		}
 		return e.impliesTarget(func() float64 { return ZCDPToEps(e.Rho, e.Delta) })
 	case GDP:
 		if e.Rho != 0 {

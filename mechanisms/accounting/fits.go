@@ -1,6 +1,9 @@
 package accounting
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Fits says, in an analyst's terms, what one more call may still spend:
 // the largest ε of a pure call and of a Gaussian call that the accountant
@@ -26,19 +29,39 @@ const fitsTol = 1e-7
 // target of the Gaussian call (a dataset's δ, or under basic composition
 // what is left of it).
 func (a *Accountant) Fits(delta float64) Fits {
-	f := Fits{
-		Pure:         a.largest(Pure),
-		BoundedRange: a.largest(BoundedRange),
+	// The three searches are independent and each asks its own copy of
+	// the totals (a Check holds the accountant's lock), so they run side
+	// by side: a receipt waits for the slowest, the Gaussian one.
+	var f Fits
+	var wg sync.WaitGroup
+	search := func(dst *float64, event func(eps float64) Event) {
+		c := a.frozen()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			*dst = c.largest(event)
+		}()
 	}
+	search(&f.Pure, Pure)
+	search(&f.BoundedRange, BoundedRange)
 	if delta > 0 && delta < 1 {
 		gaussian := GaussianZcdpFor
 		if a.mode == ModeGDP {
 			gaussian = GdpFor
 		}
-		f.Gaussian = a.largest(func(eps float64) Event { return gaussian(eps, delta) })
+		search(&f.Gaussian, func(eps float64) Event { return gaussian(eps, delta) })
 		f.GaussianDelta = delta
 	}
+	wg.Wait()
 	return f
+}
+
+// frozen returns a copy of a's mode, budget and totals, for a search that
+// must not wait for a's lock.
+func (a *Accountant) frozen() *Accountant {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return &Accountant{mode: a.mode, budget: a.budget, tot: a.tot.clone()}
 }
 
 // FitsNow is Fits at the δ a Gaussian call on the dataset is calibrated
@@ -58,10 +81,9 @@ func (a *Accountant) FitsNow() Fits {
 // admission of a larger ε is never easier (costs grow with ε). 0 when not
 // even the smallest positive ε fits.
 func (a *Accountant) largest(event func(eps float64) Event) float64 {
-	fits := func(eps float64) bool {
-		e := event(eps)
-		return e.Validate() == nil && a.Check(e) == nil
-	}
+	// admits validates e as Check does (Event.Validate first), so an
+	// invalid event does not fit.
+	fits := func(eps float64) bool { return a.admits(event(eps)) }
 	// Bracket: a call of the budget's ε fits only under basic composition
 	// (and, for small ε, under the rdp accountant's pure branch), so start
 	// there and double while it fits.
