@@ -271,3 +271,92 @@ func TestParseSQLMemo(t *testing.T) {
 		t.Errorf("the memo holds %d trees, more than %d", n, parsedTrees)
 	}
 }
+
+// TestClosedKeyNullGroup: on a Closed key the printed statement groups the
+// NULL rows instead of testing each row for NULL (sqlplan's
+// groupsDropNull, issue 27's grouped SUM and AVG), and every group of the
+// domain gets exactly the integers the per-row test gave: the same count
+// and the same exact sums of SUM's and AVG's grids, whatever the values
+// (NULL, NaN, ±Inf, out of bounds, ties of either grid's rounding). The
+// only extra group is the NULL one, which the reader drops.
+func TestClosedKeyNullGroup(t *testing.T) {
+	ctx := context.Background()
+	c, err := openDuck("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (region VARCHAR, income DOUBLE)`); err != nil {
+		t.Fatal(err)
+	}
+	regions := []any{"north", "south", "east", nil}
+	incomes := []any{3.5, 0, 200000, 250000, -1, math.NaN(), math.Inf(1), math.Inf(-1), nil,
+		0x3p-31, 0x5p-32, 100000 + 0x3p-33, 41234.57, 99999.99, 1e300}
+	for i := range 3 * len(incomes) {
+		r, x := regions[i%len(regions)], incomes[i%len(incomes)]
+		if _, err := db.ExecContext(ctx, `INSERT INTO t VALUES ($1, $2)`, r, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js, err := ParseSQL(ctx, "SELECT region, SUM(income, 0, 200000) AS s, AVG(income, 0, 200000) AS a FROM people GROUP BY region")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := sqlplan.Parse(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := sqlplan.Schema{Columns: []sqlplan.Column{
+		{Name: "region", Kind: sqlplan.Categorical, Categories: []string{"north", "south", "east", "west"}, Closed: true},
+		{Name: "income", Kind: sqlplan.Numeric}}}
+	p, err := q.Plan(schema, sqlplan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlplan.Print(p, sqlplan.DuckDB, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(st.SQL, "NULL") || strings.Contains(st.SQL, " WHERE ") {
+		t.Fatalf("the statement tests rows for NULL again:\n%s", st.SQL)
+	}
+	// The per-row form the statement replaced.
+	i := strings.Index(st.SQL, " GROUP BY ")
+	perRow := st.SQL[:i] + ` WHERE ("region" IS NOT NULL)` + st.SQL[i:]
+	run := func(stmt string) map[string]string {
+		rs, err := db.QueryContext(ctx, stmt)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stmt)
+		}
+		defer rs.Close()
+		out := map[string]string{}
+		for rs.Next() {
+			v := make([]any, len(st.Columns))
+			dst := make([]any, len(v))
+			for j := range v {
+				dst[j] = &v[j]
+			}
+			if err := rs.Scan(dst...); err != nil {
+				t.Fatal(err)
+			}
+			out[fmt.Sprint(v[0])] = fmt.Sprint(v[1:]...)
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	got, want := run(st.SQL), run(perRow)
+	if len(want) != 3 || len(got) != len(want)+1 {
+		t.Fatalf("groups: got %v, want %v and the NULL group", got, want)
+	}
+	if _, ok := got["<nil>"]; !ok {
+		t.Errorf("no NULL group in %v", got)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("group %s: got %s, want %s (per-row NULL test)", k, got[k], w)
+		}
+	}
+}

@@ -365,9 +365,14 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 	}
 	// Rows whose key lies outside its public domain are in no released
 	// group: the statement drops them, so what comes back is at most the
-	// domain's groups, whatever the data hold.
+	// domain's groups, whatever the data hold. The one exception is
+	// groupsDropNull's NULL group.
+	nullGroup := groupsDropNull(p)
 	for i, k := range p.Keys {
 		if k.Source == PartitionSelection {
+			continue
+		}
+		if nullGroup && closedWithoutNull(k) {
 			continue
 		}
 		c, err := pr.inDomain(keyExprs[i], k)
@@ -392,6 +397,40 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 	}
 	st.SQL = b.String()
 	return st, nil
+}
+
+// groupsDropNull reports whether the statement of p leaves a Closed
+// key's test for NULL (closedWithoutNull) to the reader of its result: on
+// a plan whose groups are all listed in public domains and whose rows are
+// not bounded per unit, a condition on a key's value alone selects whole
+// groups, so grouping the NULL rows too and dropping that group after the
+// aggregate (the reader skips every group outside the domains, as
+// release.fillSQL does) gives each listed group the same rows and the
+// same exact sums. It is worth it in DuckDB, where the test, pushed into
+// the Parquet scan, turns every later vector into a selection: 10 % of
+// the CPU of a grouped SUM and AVG at 10⁷ rows (issue 27). The NULL group
+// is the only extra one (a Closed column holds nothing else outside its
+// categories), so the result stays bounded by public facts. A bounded
+// plan keeps the test per row, since a unit's rows outside the domains
+// must not take its group slots (Bound), and so does partition
+// selection, where every returned group is a candidate.
+func groupsDropNull(p *Plan) bool {
+	return p.Bound == nil && !p.PartitionSelection()
+}
+
+// closedWithoutNull reports whether k is in its domain exactly when its
+// value is not NULL: a Closed key whose domain lacks NULL (inDomain's
+// NULL test).
+func closedWithoutNull(k Key) bool {
+	if !k.Closed || len(k.Domain) == 0 {
+		return false
+	}
+	for _, v := range k.Domain {
+		if v.Kind == ValueNull {
+			return false
+		}
+	}
+	return true
 }
 
 // boundKey names key i's column in a bounded plan's inner query (the
