@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/dsl/syntax"
 )
@@ -50,6 +51,11 @@ or they lapse.`, stderr)
 		return 1
 	}
 	fmt.Fprintf(stdout, "removed dataset %q from %s (ledger record %d); the name can be registered again\n", name, st.Dir(), rm.Record)
+	// A live table's sessions that this process keeps in the dataset's
+	// pool end now; another process's (a kernel's, the data service's)
+	// end when their pool has been idle for a minute or at that process's
+	// exit, since a pool belongs to the process that made it.
+	pgsource.Close(st.EngineSecretPath(name))
 	if rm.Snapshot != "" {
 		// The snapshot and its row cache: both hold the owner's data.
 		if err := snapshot.Discard(rm.Snapshot); err != nil && !errors.Is(err, os.ErrNotExist) {

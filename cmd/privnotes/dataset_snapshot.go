@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/privnotes/privnotes/dsl/ledger"
+	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
@@ -61,11 +62,14 @@ func init() {
 }
 
 // closeDataEngine closes what the data engine keeps open across calls:
-// the snapshot readers and the tables of data held in memory. main calls
-// it when the command ends.
+// the snapshot readers, the tables of data held in memory and the live
+// tables' sessions (dsl/pgsource's pools, whose servers would otherwise
+// see the kernel's, REPL's, script's or data service's sessions dropped
+// rather than ended). main calls it when the command ends.
 func closeDataEngine() {
 	snapshotPool.Close()
 	release.CloseMemoryTables()
+	pgsource.CloseAll()
 }
 
 // openMemoryTable loads data held in memory into the data engine
@@ -374,5 +378,8 @@ func openForRegistration(state, name string) (*ledger.Store, error) {
 		st.Close()
 		return nil, err
 	}
+	// The name is free: sessions this process kept for an earlier,
+	// removed registration of it end (dataset_rm.go ends them too).
+	pgsource.Close(st.EngineSecretPath(name))
 	return st, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/dsl/release"
 	"github.com/privnotes/privnotes/dsl/snapshot"
+	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/internal/testfix"
 	"github.com/privnotes/privnotes/mechanisms/accounting"
 	"github.com/privnotes/privnotes/mechanisms/noise"
@@ -189,6 +191,14 @@ func TestSameReleasesAsSnapshot(t *testing.T) {
 		{"query": "SELECT region, QUANTILE(age, 0.25) AS q1, MEDIAN(age) AS m, QUANTILE(age, 0.75) AS q3 FROM people GROUP BY region", "eps": 1.0},
 		// A value outside its declared domain is NULL in both.
 		{"query": "SELECT sex, COUNT(*) AS n FROM people WHERE region IS NULL OR region = 'mars' GROUP BY sex", "eps": 1.0},
+		// Row values beyond the doubles' range are IEEE 754's in both
+		// (±inf, then clamped to a bound; a signed zero; NaN, clamped
+		// to hi), not NULL on PostgreSQL, where its operators raise an
+		// error: overflowing products, sums and quotients, exp(1000),
+		// ln(0) (NULL in both), x/0 and underflows.
+		{"query": "SELECT region, SUM(age * 1e300 * 1e300, -1e200, 1e200) AS p, SUM(income * 1e305 + 1e308, -1e200, 1e200) AS s, AVG(1 / (age - age), -5, 5) AS z FROM people GROUP BY region", "eps": 1.0},
+		{"query": "SELECT sex, SUM(exp(age + 700), 0, 1e250) AS e, AVG(ln(age - age), -10, 10) AS l, SUM(hours / 1e-300 / 1e-10, -1e250, 1e250) AS q FROM people GROUP BY sex", "eps": 1.0},
+		{"query": "SELECT COUNT(*) AS n, SUM((age + 1) * 1e-300 * 1e-300, -1, 1) AS u, AVG(-1e308 - income * 1e308, -1e250, 0) AS m FROM people WHERE exp(age * 10) > 1e300 OR income / 1e-310 > 1e308", "eps": 1.0},
 	}
 	for i, q := range queries {
 		seed := uint64(100 + i)
@@ -203,7 +213,7 @@ func TestSameReleasesAsSnapshot(t *testing.T) {
 		gv, _ := json.Marshal(got.Value)
 		wv, _ := json.Marshal(want.Value)
 		if string(gv) != string(wv) {
-			t.Errorf("query %d: PostgreSQL released\n%s\nthe snapshot\n%s", i, gv, wv)
+			t.Errorf("query %d: PostgreSQL released\n%s\nthe snapshot\n%s\nthe server's errors:\n%s", i, gv, wv, f.srv.Errors(t))
 		}
 		gr, _ := json.Marshal(got.Receipt)
 		wr, _ := json.Marshal(want.Receipt)
@@ -253,7 +263,7 @@ func TestUserLevelSameAsSnapshot(t *testing.T) {
 		gv, _ := json.Marshal(got.Value)
 		wv, _ := json.Marshal(want.Value)
 		if string(gv) != string(wv) {
-			t.Errorf("query %d: PostgreSQL released\n%s\nthe snapshot\n%s", i, gv, wv)
+			t.Errorf("query %d: PostgreSQL released\n%s\nthe snapshot\n%s\nthe server's errors:\n%s", i, gv, wv, f.srv.Errors(t))
 		}
 		gr, _ := json.Marshal(got.Receipt)
 		wr, _ := json.Marshal(want.Receipt)
@@ -393,4 +403,120 @@ func TestGoldenStatementsRun(t *testing.T) {
 		stmt, _, _ := strings.Cut(string(b), "\n")
 		srv.exec(t, stmt)
 	}
+}
+
+// A quantile of an argument that reads no column (PostgreSQL prints it
+// as the group's one bin and row count, sqlplan's ConstHistogram) has
+// the histogram DuckDB computes on the snapshot, bin and count, and is
+// released from it as on the snapshot with the same seeded noise (a
+// statement PostgreSQL refused would release the noise alone). The
+// constants' bins are inside, at and outside the bounds, NaN (clamped to
+// hi) and NULL (no bin).
+func TestConstQuantileSameAsSnapshot(t *testing.T) {
+	f := newFixture(t)
+	num := func(x float64) *sqlplan.Expr {
+		return &sqlplan.Expr{Op: sqlplan.OpLiteral, Value: sqlplan.Value{Kind: sqlplan.ValueNumber, Num: x}, Type: sqlplan.TypeNumber}
+	}
+	nan := &sqlplan.Expr{Op: sqlplan.OpCast, Cast: sqlplan.TypeNumber, Type: sqlplan.TypeNumber,
+		Args: []*sqlplan.Expr{{Op: sqlplan.OpLiteral, Value: sqlplan.String("nan"), Type: sqlplan.TypeString}}}
+	null := &sqlplan.Expr{Op: sqlplan.OpLiteral, Value: sqlplan.Value{Kind: sqlplan.ValueNull}, Type: sqlplan.TypeNull}
+	region := sqlplan.Key{Name: "region", Expr: &sqlplan.Expr{Op: sqlplan.OpColumn, Column: "region", Type: sqlplan.TypeString}, Source: sqlplan.FromCaller,
+		Closed: true, Domain: []sqlplan.Value{sqlplan.String("north"), sqlplan.String("south"), {Kind: sqlplan.ValueNull}}}
+	age := &sqlplan.Expr{Op: sqlplan.OpColumn, Column: "age", Type: sqlplan.TypeNumber}
+	over40 := &sqlplan.Expr{Op: sqlplan.OpGt, Args: []*sqlplan.Expr{age, num(40)}, Type: sqlplan.TypeBool}
+	none := &sqlplan.Expr{Op: sqlplan.OpGt, Args: []*sqlplan.Expr{age, num(1000)}, Type: sqlplan.TypeBool}
+	var aggs []sqlplan.Aggregate
+	for i, arg := range []*sqlplan.Expr{num(3), num(0), num(-5), num(10), nan, null, age} {
+		aggs = append(aggs, sqlplan.Aggregate{Name: fmt.Sprint("q", i), Kind: sqlplan.Quantile, Arg: arg, Lo: 0, Hi: 10, Q: 0.5, Bins: 10})
+	}
+	outs := []sqlplan.Output{{Key: 0, Agg: -1}}
+	for i := range aggs {
+		outs = append(outs, sqlplan.Output{Key: -1, Agg: i})
+	}
+	for _, p := range []*sqlplan.Plan{
+		{Keys: []sqlplan.Key{region}, Aggregates: aggs, Outputs: outs},
+		{Keys: []sqlplan.Key{region}, Aggregates: aggs, Outputs: outs, Where: over40},
+		{Keys: []sqlplan.Key{region}, Aggregates: aggs, Outputs: outs, Where: none},
+		{Aggregates: aggs, Outputs: outs[1:]},
+		{Aggregates: aggs, Outputs: outs[1:], Where: none},
+	} {
+		g, w := bothEngines(t, f, p)
+		if g != w {
+			t.Errorf("PostgreSQL's histograms\n%s\nDuckDB's\n%s", g, w)
+		}
+	}
+	queries := []string{
+		"SELECT region, MEDIAN(3, 0, 10) AS m, COUNT(*) AS n FROM people GROUP BY region",
+		"SELECT sex, QUANTILE(CAST('nan' AS DOUBLE), 0.25, 0, 10) AS q, MEDIAN(age) AS a FROM people WHERE age > 30 GROUP BY sex",
+		"SELECT QUANTILE(ln(2) * 4, 0.9, 0, 10) AS q, MEDIAN(-5, 0, 10) AS lo FROM people",
+	}
+	for i, q := range queries {
+		seed := uint64(200 + i)
+		given := map[string]any{"query": q, "eps": 1.0}
+		want, err := call(t, f.snap, seed, given, nil, nil)
+		if err != nil {
+			t.Fatalf("query %d on the snapshot: %v", i, err)
+		}
+		got, err := call(t, f.live, seed, given, nil, nil)
+		if err != nil {
+			t.Fatalf("query %d on PostgreSQL: %v", i, err)
+		}
+		sameRelease(t, fmt.Sprintf("query %d", i), got, want)
+	}
+}
+
+// bothEngines prints p for DuckDB over f's snapshot and for PostgreSQL
+// over its live table, runs both statements and returns their rows as
+// text in the order of the texts (PostgreSQL's, DuckDB's).
+func bothEngines(t *testing.T, f *fixture, p *sqlplan.Plan) (string, string) {
+	t.Helper()
+	sc, err := f.live.Schema("people")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, hash, ok, err := f.snap.Snapshot("people")
+	if err != nil || !ok {
+		t.Fatalf("snapshot: %v %v", ok, err)
+	}
+	snap, err := snapshot.Open(path, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	ref, ok, err := f.live.Engine("people")
+	if err != nil || !ok {
+		t.Fatalf("engine: %v %v", ok, err)
+	}
+	live, err := pgsource.Open(context.Background(), *ref, sc, f.live.EngineSecretPath("people"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	want, err := sqlplan.Print(p, sqlplan.DuckDB, snap.Table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sqlplan.Print(p, live.Dialect(), live.Table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := snap.Query(context.Background(), want.SQL)
+	if err != nil {
+		t.Fatalf("DuckDB: %v\n%s", err, want.SQL)
+	}
+	g, err := live.Query(context.Background(), got.SQL)
+	if err != nil {
+		t.Fatalf("PostgreSQL: %v\n%s", err, got.SQL)
+	}
+	return sortedRows(g), sortedRows(w)
+}
+
+// sortedRows is rows as text, one line a row, in the order of the lines.
+func sortedRows(rows [][]any) string {
+	lines := make([]string, len(rows))
+	for i, r := range rows {
+		lines[i] = fmt.Sprint(r)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }

@@ -79,7 +79,9 @@ func (ps *poolSet) take(key, url, password string) (*lease, error) {
 	e := ps.m[key]
 	if e != nil && e.sum != sum {
 		delete(ps.m, key)
-		ps.retire(e)
+		if ps.retire(e) {
+			go e.pool.Close()
+		}
 		e = nil
 	}
 	if e == nil {
@@ -98,17 +100,17 @@ func (ps *poolSet) take(key, url, password string) (*lease, error) {
 	return &lease{set: ps, key: key, e: e, pool: e.pool}, nil
 }
 
-// retire closes e's pool now if no Source holds it, else when the last
-// one is done. ps.mu is held.
-func (ps *poolSet) retire(e *poolEntry) {
+// retire takes e out of use: its pool is closed when the last Source
+// holding it is done, and it reports whether none holds it now, when the
+// caller is to close it (once ps.mu is released: a close ends the
+// sessions over the network). ps.mu is held.
+func (ps *poolSet) retire(e *poolEntry) (unused bool) {
 	if e.idle != nil {
 		e.idle.Stop()
 		e.idle = nil
 	}
 	e.retired = true
-	if e.users == 0 {
-		go e.pool.Close()
-	}
+	return e.users == 0
 }
 
 // done ends the lease: the last user of a retired pool closes it, and an
@@ -130,19 +132,41 @@ func (l *lease) done() {
 		defer ps.mu.Unlock()
 		if ps.m[l.key] == e && e.users == 0 && e.idle != nil {
 			delete(ps.m, l.key)
-			ps.retire(e)
+			if ps.retire(e) {
+				go e.pool.Close()
+			}
 		}
 	})
 }
 
-// CloseAll closes every dataset's pool, ending their sessions: for a
-// process that ends (the pools of later calls are made anew).
-func CloseAll() {
-	pools.mu.Lock()
-	defer pools.mu.Unlock()
-	for key, e := range pools.m {
-		delete(pools.m, key)
-		pools.retire(e)
+// Close ends the pool of the dataset whose password file is secretPath
+// (ledger.Store.EngineSecretPath): for a dataset that is removed or
+// registered anew, whose server is then to keep none of the process's
+// sessions. Idle sessions end before Close returns; one a Source holds
+// ends when that Source is closed. A later Open makes a new pool.
+func Close(secretPath string) { pools.close(secretPath) }
+
+// CloseAll is Close for every dataset: for a process that ends, so that
+// its sessions end with a goodbye to the server rather than a dropped
+// connection.
+func CloseAll() { pools.close("") }
+
+// close closes key's pool, or every pool for key "".
+func (ps *poolSet) close(key string) {
+	var now []*pgxpool.Pool
+	ps.mu.Lock()
+	for k, e := range ps.m {
+		if key != "" && k != key {
+			continue
+		}
+		delete(ps.m, k)
+		if ps.retire(e) {
+			now = append(now, e.pool)
+		}
+	}
+	ps.mu.Unlock()
+	for _, p := range now {
+		p.Close()
 	}
 }
 

@@ -26,6 +26,11 @@ func TestDialectIsTotal(t *testing.T) {
 	var exprs []string
 	for _, op := range []string{"+", "-", "*", "/"} {
 		exprs = append(exprs, d.Arith(op, x, y))
+		// With a literal operand, which PostgreSQL folds with the
+		// guards' operations on it in every branch of their CASE.
+		for _, c := range []float64{0, 5e-324, 1e-300, 0.5, 1e300, math.MaxFloat64} {
+			exprs = append(exprs, d.Arith(op, x, d.Num(c)), d.Arith(op, d.Num(-c), x))
+		}
 	}
 	exprs = append(exprs, d.Func("exp", []string{x}), d.Func("round", []string{x}), d.Ln(x),
 		d.ToNumber(x, false, true), d.ToText(x), d.Func("abs", []string{x}), d.Func("floor", []string{x}))

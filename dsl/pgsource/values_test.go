@@ -2,7 +2,10 @@ package pgsource_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -230,4 +233,136 @@ func queryText(t *testing.T, srv *server, expr string) *float64 {
 		t.Fatalf("%s: %v", expr, err)
 	}
 	return v
+}
+
+// edgeValues are finite doubles at the edges of the guards of Arith:
+// where products, quotients and sums overflow (and at the ties that
+// round to inf or to the largest double), underflow to zero (and at the
+// ties that round to 0 or to the least subnormal), and around them.
+var edgeValues = []float64{0, math.Copysign(0, -1), 1, -1, 2, 0.5, -0.75, 1.5, 2.5, 0.1, 1e10, 1e-10,
+	math.MaxFloat64, -math.MaxFloat64, 1e308, -1e308, 1e300, 1e200, -1e160, 1e154, math.Ldexp(1, 1023), math.Ldexp(1, 971), math.Ldexp(1, 970), math.Ldexp(1, 969),
+	math.Ldexp(1, 512), math.Ldexp(1.9999999999999998, 511), math.Nextafter(2, 0), math.Nextafter(1, 2),
+	5e-324, -5e-324, 1e-320, 1e-300, 1e-200, 1e-160, math.Ldexp(1, -537), math.Ldexp(1, -538), math.Ldexp(3, -539), math.Ldexp(1.5, -600), math.Ldexp(1, -1022), 0.75,
+	// Products that round to 2^-1075 (p in Arith's guard) from above and
+	// from below, which round to the least subnormal and to 0.
+	math.Nextafter(math.Ldexp(1, -537), 1), math.Ldexp(math.Nextafter(1, 0), -538), math.Ldexp(1-0x1p-52, -538)}
+
+// Arithmetic that overflows or underflows is DuckDB's (IEEE 754's, as
+// Go's) on every pair of edge values, bit for bit: ±inf, signed zeros and
+// subnormals where PostgreSQL's own operators raise an error, with the
+// operands copied in place or bound in a sub-select.
+func TestArithAsDuckDB(t *testing.T) {
+	srv := startServer(t)
+	srv.exec(t, `CREATE TABLE e (x double precision)`)
+	srv.exec(t, `INSERT INTO e SELECT unnest(CAST($1 AS double precision[]))`, edgeValues)
+	srv.exec(t, `CREATE TABLE p AS SELECT e1.x AS a, e2.x AS b FROM e AS e1 CROSS JOIN e AS e2`)
+	d := sqlplan.PostgreSQL
+	ops := map[string]func(a, b float64) float64{
+		"+": func(a, b float64) float64 { return a + b },
+		"-": func(a, b float64) float64 { return a - b },
+		"*": func(a, b float64) float64 { return a * b },
+		"/": func(a, b float64) float64 { return a / b },
+	}
+	for op, f := range ops {
+		for _, e := range []string{d.Arith(op, "a", "b"), d.Arith(op, pad("a"), "b")} {
+			rows := queryRows(t, srv, "SELECT a, b, CAST("+e+" AS double precision) FROM p")
+			if len(rows) != len(edgeValues)*len(edgeValues) {
+				t.Fatalf("%s: %d rows", op, len(rows))
+			}
+			for _, r := range rows {
+				a, b, got := r[0], r[1], r[2]
+				if want := f(a, b); !same(got, want) || math.Signbit(got) != math.Signbit(want) && !math.IsNaN(want) {
+					t.Errorf("%g %s %g: got %g, want %g", a, op, b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// queryRows runs a statement of double columns as the superuser; NaN for
+// NULL.
+func queryRows(t *testing.T, srv *server, stmt string) [][]float64 {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(srv.url("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Password = pgtest.SuperPassword
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, stmt)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	defer rows.Close()
+	var out [][]float64
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var row []float64
+		for _, v := range vals {
+			f, ok := v.(float64)
+			if !ok {
+				f = math.NaN()
+			}
+			row = append(row, f)
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// exp and the conversion of texts give DuckDB's values at the edges of
+// the doubles' range (the statements of both dialects run in both
+// engines): exp is inf beyond expMax and 0 below expMin where
+// PostgreSQL's raises an error, and a text beyond the range is ±inf or a
+// signed zero.
+func TestExpAndCastAsDuckDB(t *testing.T) {
+	srv := startServer(t)
+	duck, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer duck.Close()
+	pg, dk := sqlplan.PostgreSQL, sqlplan.DuckDB
+	type pair struct{ what, pg, duck string }
+	var cases []pair
+	for _, x := range []float64{709.782712893384, math.Nextafter(709.782712893384, 710), 709.5, 710, 1000, -720, -740.5,
+		-745.1332191019411, math.Nextafter(-745.1332191019411, -746), -746, -1e300, 1e300, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		lit := "CAST('" + strconv.FormatFloat(x, 'g', -1, 64) + "' AS %s)"
+		for _, p := range []string{"%s", pad("%s")} {
+			cases = append(cases, pair{fmt.Sprintf("exp(%g)", x),
+				pg.Func("exp", []string{fmt.Sprintf(p, fmt.Sprintf(lit, "double precision"))}),
+				dk.Func("exp", []string{fmt.Sprintf(p, fmt.Sprintf(lit, "DOUBLE"))})})
+		}
+	}
+	for _, s := range []string{"1e400", "-1e400", "1e0400", "1e-400", "-1e-400", "1e-320", "-0", "0.0e-999", "1e999", "-1e-999",
+		"1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623158079372897140530341e308", "1.7976931348623158079372897140530342e308", "1.7976931348623159e308",
+		"2.4703282292062327e-324", "2.4703282292062328e-324", "2.470328229206232720882843964341106e-324", "2.470328229206232720882843964341107e-324", "4.9406564584124654e-324", " +.5e3 ", "12e"} {
+		cases = append(cases, pair{fmt.Sprintf("%q", s), pg.ToNumber(pg.Str(s), true, false), dk.ToNumber(dk.Str(s), true, false)})
+	}
+	for _, c := range cases {
+		g := queryText(t, srv, c.pg)
+		var w sql.NullFloat64
+		if err := duck.QueryRow("SELECT " + c.duck).Scan(&w); err != nil {
+			t.Fatalf("%s in DuckDB: %v", c.what, err)
+		}
+		switch {
+		case g == nil || !w.Valid:
+			if g != nil || w.Valid {
+				t.Errorf("%s: PostgreSQL's %v, DuckDB's %v", c.what, g, w)
+			}
+		case !same(*g, w.Float64) || math.Signbit(*g) != math.Signbit(w.Float64):
+			t.Errorf("%s: PostgreSQL's %g, DuckDB's %g", c.what, *g, w.Float64)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package sqlplan
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -9,12 +10,16 @@ import (
 // PostgreSQL is the Dialect of PostgreSQL (a live table, dsl/pgsource).
 //
 // PostgreSQL raises an error where DuckDB follows IEEE 754: a DOUBLE
-// operation that overflows or underflows, x/0, exp out of range, ln of
-// x ≤ 0, a cast of a string that is not a number. A statement that fails
-// on some rows would make the outcome of a charged call depend on the
-// data, so every such operation is guarded and yields NULL instead
-// (DuckDB: ±inf, 0 or NULL), or DuckDB's value where it is exact to
-// write (x/0, NaN and ±inf operands and texts). A guard copies a short
+// operation that overflows or underflows to a zero, x/0, exp out of
+// range, ln of x ≤ 0, a cast of a string that is not a number or is out
+// of range. A statement that fails on some rows would make the outcome
+// of a charged call depend on the data, so every such operation is
+// guarded and yields DuckDB's value instead: ±inf, a signed zero, NaN
+// (x/0, NaN and ±inf operands and texts), or NULL where DuckDB's is NULL
+// (ln of x ≤ 0, a text that is not a number), so that a statement's
+// values, and the releases computed from them, are the same in both
+// engines. (A text longer than 40 characters is NULL, where DuckDB
+// would read it.) A guard copies a short
 // operand into each place that reads it and binds a long one once in a
 // sub-select (let), so that nested expressions are not copied. Its
 // rounding is half away from zero as DuckDB's (PostgreSQL's round of a
@@ -83,9 +88,11 @@ func roundAway(v string) string {
 
 // numberRE is what a string must look like to be converted to a number:
 // an optional sign, digits with an optional point, and an exponent of at
-// most three digits, at most 40 characters in all; a longer text or one
-// whose value is beyond a double's range is NULL, not an error.
-const numberRE = `'^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?\s*$'`
+// most three digits after any zeros (PostgreSQL's numeric takes no
+// exponent beyond ±1000), at most 40 characters in all; a longer text is
+// NULL (DuckDB would read it), one beyond a double's range ±inf or a zero
+// as in DuckDB.
+const numberRE = `'^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?0*[0-9]{1,3})?\s*$'`
 
 // nanRE and infRE match DuckDB's texts of NaN and ±inf (case-insensitive).
 const (
@@ -93,12 +100,29 @@ const (
 	infRE = `'^\s*[-+]?inf(inity)?\s*$'`
 )
 
+// overflowText and underflowText are numeric literals of 40 significant
+// digits around 2^1024 − 2^970 and 2^-1075: the first is the least such
+// number at or above it, the second the greatest at or below it. A text
+// of at most 40 characters (numberRE) has at most 40 significant digits,
+// so its value is at least 2^1024 − 2^970, where the double is ±inf, or
+// at most 2^-1075, where it is a zero (both ties round to even), exactly
+// when it is at least overflowText or at most underflowText.
+var overflowText, underflowText = func() (string, string) {
+	one := big.NewInt(1)
+	over := new(big.Int).Sub(new(big.Int).Lsh(one, 1024), new(big.Int).Lsh(one, 970)).String()
+	head, _ := new(big.Int).SetString(over[:40], 10)
+	head.Add(head, one) // the threshold has non-zero digits after its 40th
+	// 2^-1075 = 5^1075 · 10^-1075.
+	under := new(big.Int).Exp(big.NewInt(5), big.NewInt(1075), nil).String()
+	return "CAST('" + head.String() + "e" + strconv.Itoa(len(over)-40) + "' AS numeric)",
+		"CAST('" + under[:40] + "e" + strconv.Itoa(len(under)-40-1075) + "' AS numeric)"
+}()
+
 func (d postgres) ToNumber(x string, fromString, integer bool) string {
 	if fromString {
-		// The exponent's range is checked on the value's log: a text of
-		// at most 40 characters matching numberRE is a decimal whose
-		// float8 conversion can only fail by overflow or underflow.
-		// CASE evaluates its conditions in order (AND does not promise
+		// A text of at most 40 characters matching numberRE is a
+		// decimal whose float8 conversion can only fail by overflow or
+		// underflow to a zero, decided on its exact numeric value. CASE evaluates its conditions in order (AND does not promise
 		// to), so the casts see only texts that passed the pattern. The
 		// operand is typed text: PostgreSQL converts a cast of a bare
 		// literal ('abc') when it parses the statement, before any CASE
@@ -110,7 +134,17 @@ func (d postgres) ToNumber(x string, fromString, integer bool) string {
 			// with blanks around; PostgreSQL's cast would refuse some
 			// of its spellings ("+nan", "-nan"), so they are matched.
 			nonFinite := "CASE WHEN " + s + " ~* " + nanRE + " THEN CAST('NaN' AS double precision) WHEN " + s + " ~* " + infRE + " THEN CAST(CASE WHEN " + s + " ~ '-' THEN '-Infinity' ELSE 'Infinity' END AS double precision) END"
-			return "CASE WHEN NOT (length(" + s + ") <= 40 AND " + s + " ~ " + numberRE + ") THEN " + nonFinite + " WHEN CAST(" + s + " AS numeric) = 0 THEN CAST(0 AS double precision) WHEN abs(CAST(" + s + " AS numeric)) BETWEEN CAST('1e-300' AS numeric) AND CAST('1e300' AS numeric) THEN CAST(" + s + " AS double precision) END"
+			// A decimal rounds to ±inf from (2^1024 − 2^970) up and to a
+			// zero up to 2^-1075 (both ties round to even), where
+			// PostgreSQL's cast raises an error; the numeric compares
+			// the text's exact value with them.
+			signed := func(x string) string {
+				return "CAST(CASE WHEN " + s + " ~ '^\\s*-' THEN '-" + x + "' ELSE '" + x + "' END AS double precision)"
+			}
+			n := "abs(CAST(" + s + " AS numeric))"
+			return "CASE WHEN NOT (length(" + s + ") <= 40 AND " + s + " ~ " + numberRE + ") THEN " + nonFinite +
+				" WHEN " + n + " >= " + overflowText + " THEN " + signed("Infinity") + " WHEN " + n + " <= " + underflowText + " THEN " + signed("0") +
+				" ELSE CAST(" + s + " AS double precision) END"
 		}, []string{"s"}, "CAST("+x+" AS text)")
 	}
 	if integer {
@@ -197,18 +231,99 @@ func (postgres) ConstHistogram(bin string) string {
 
 func (postgres) Float(x string) string { return "CAST(" + x + " AS double precision)" }
 
-// The guards of Arith: an operation whose result is finite and, unless
-// an operand is 0, non-zero never raises an error. |l·r| and |l/r| are
-// bounded on ln|l| ± ln|r| in [-740, 709], inside the doubles' range
-// (e^709 < 1.8e308, e^-740 > 4.9e-324) with a margin for ln's rounding;
-// a sum cannot overflow when both operands are below 2^1022. A finite
-// result beyond them is NULL (DuckDB's: ±inf, 0 or a subnormal); NaN and
-// ±inf operands, and x/0, give DuckDB's values.
+// The guards of Arith give DuckDB's IEEE 754 result where PostgreSQL's
+// double arithmetic raises an error: an overflow is ±inf, an underflow
+// to zero is a signed zero (a subnormal result raises none). An
+// operation whose operands are both finite and non-zero and whose
+// ln|l| ± ln|r| lies in [-740, 709] is computed as is: its result is
+// inside the doubles' range (e^709 < 1.8e308, e^-740 > 4.9e-324) with a
+// margin for ln's rounding. Beyond it:
+//
+//   - above 710 (e^710 > 2^1024) the result overflows; between 709 and
+//     710 it is computed halved, (l/2)·r or (l/2)/r, which is exact
+//     (l is normal there) and cannot overflow: the rounding commutes with
+//     the halving in the normal range, so the result overflows exactly
+//     when the halved one reaches 2^1023 (the tie with (2^1024 − 2^970)/2
+//     rounds to even, to 2^1023, as the full result's tie rounds to inf);
+//     otherwise it is twice the halved one, exact;
+//   - below -760 (e^-760 < 2^-1075) the result is a zero; between -760
+//     and -740 the result is a zero exactly when |l·r| or |l/r| is at most
+//     2^-1075 (the tie rounds to even, to 0), else it is computed as is
+//     (a subnormal is no error). For a quotient that test is exact on
+//     scaled operands, |l|·2^600 ≤ |r|·2^-475 (both scalings are exact in
+//     the normal range there); for a product, p = (|l|·2^300)·(|r|·2^300)
+//     is compared with 2^-475, and when p is that power of two, rounded, the
+//     exact product's side of it is the sign of the product's rounding
+//     error, computed exactly by Dekker's product (twoProductErr).
+//
+// A sum of finite operands can overflow only when both are at least
+// 2^970 (below, |l| + |r| < (2^1024 − 2^971) + 2^970, the overflow
+// threshold) and of one sign (+) or opposite signs (-); then it is
+// computed halved as above. NaN and ±inf operands, and x/0, give
+// DuckDB's values.
 const (
 	lnMin = "-740"
 	lnMax = "709"
 	half  = "CAST(4.49423283715579e307 AS double precision)" // 2^1022 rounded down
 )
+
+// Powers of two of the guards, as exact literals.
+var (
+	pow2p1023 = PostgreSQL.Num(math.Ldexp(1, 1023))
+	pow2p970  = PostgreSQL.Num(math.Ldexp(1, 970))
+	pow2p600  = PostgreSQL.Num(math.Ldexp(1, 600))
+	pow2p300  = PostgreSQL.Num(math.Ldexp(1, 300))
+	pow2p100  = PostgreSQL.Num(math.Ldexp(1, 100))
+	pow2m100  = PostgreSQL.Num(math.Ldexp(1, -100))
+	pow2m475  = PostgreSQL.Num(math.Ldexp(1, -475))
+	pow2m1074 = PostgreSQL.Num(math.Ldexp(1, -1074))
+	halfNum   = PostgreSQL.Num(0.5)
+	twoNum    = PostgreSQL.Num(2)
+	infNum    = "CAST('Infinity' AS double precision)"
+	zeroNum   = "CAST(0 AS double precision)"
+)
+
+// twoProductErr is the exact rounding error a·b − fl(a·b) of the product
+// of the doubles a and b (Dekker's product: each is split at 27 bits into
+// halves whose pairwise products are exact), for a·b, its halves' products
+// and their sum in the normal range; p is fl(a·b). The operands are bound
+// in a sub-select whatever their length: the error is needed only for a
+// product that rounds to a tie, and the sub-select, which runs only then,
+// keeps their many copies out of the statement's text.
+func twoProductErr(a, b, p string) string {
+	split := func(x string) (hi, lo string) {
+		c := "(" + x + " * " + PostgreSQL.Num(134217729) + ")"
+		hi = "(" + c + " - (" + c + " - " + x + "))"
+		return hi, "(" + x + " - " + hi + ")"
+	}
+	ah, al := split("a")
+	bh, bl := split("b")
+	return "(SELECT ((" + ah + " * " + bh + " - " + p + ") + " + ah + " * " + bl + " + " + al + " * " + bh + ") + " + al + " * " + bl + " FROM (SELECT " + a + " AS a, " + b + " AS b) AS __pn_d)"
+}
+
+// PostgreSQL folds a sub-expression of constants when it plans the
+// statement, in every branch of a CASE whose condition is not itself
+// constant: a guard's operation on one operand, which could be a literal
+// (x * 1e300), must then raise no error for any value of it, not only
+// for those of its branch. Its scalings and halvings therefore bound
+// the operand first, to a range that holds every value of the branch.
+
+// halve is x/2, exact, for |x| at least lo (a power of two, 2^-100 or
+// more), and a double with no error for any x.
+func halve(x, lo string) string {
+	return "(sign(" + x + ") * greatest(abs(" + x + "), " + lo + ") * " + halfNum + ")"
+}
+
+// rare is body over the operands l and r bound in a sub-select that
+// PostgreSQL keeps as it is (OFFSET 0): a guard's branch for results
+// beyond the range, which reads its operands many times, runs as a
+// sub-plan on the rows that take it only, and is not pulled up into the
+// expression around it, where the copies of nested operations would
+// multiply with their depth in the plan (a product of a product took
+// minutes to plan when they were).
+func rare(body func(l, r string) string, l, r string) string {
+	return "(SELECT " + body("__pn_l", "__pn_r") + " FROM (SELECT " + l + " AS __pn_l, " + r + " AS __pn_r OFFSET 0) AS __pn_o)"
+}
 
 func (postgres) Arith(op, l, r string) string {
 	return let(func(v ...string) string {
@@ -217,8 +332,18 @@ func (postgres) Arith(op, l, r string) string {
 		// double arithmetic, which then follows IEEE 754 as DuckDB's
 		// (except x/0, below); the guards are for finite operands.
 		// A product or quotient with a zero operand cannot overflow or
-		// underflow, and keeps IEEE's signed zero.
-		nonFinite := "NOT (abs(" + l + ") < 'Infinity' AND abs(" + r + ") < 'Infinity') THEN " + l + " " + op + " " + r
+		// underflow, and keeps IEEE's signed zero. A NULL operand gives
+		// NULL here too, before the guards below compute on the other
+		// operand alone (an overflow there would be an error).
+		nonFinite := "(abs(" + l + ") < 'Infinity' AND abs(" + r + ") < 'Infinity') IS NOT TRUE THEN " + l + " " + op + " " + r
+		sign := func(l, r string) string { return "sign(" + l + ") * sign(" + r + ")" }
+		inf := func(l, r string) string { return "(" + sign(l, r) + " * " + infNum + ")" }
+		zero := func(l, r string) string { return "(" + sign(l, r) + " * " + zeroNum + ")" }
+		// halved is the result of the halved operation h: inf when h
+		// reaches 2^1023, else 2h.
+		halved := func(h string) string {
+			return "CASE WHEN abs(" + h + ") < " + pow2p1023 + " THEN (" + h + ") * " + twoNum + " ELSE sign(" + h + ") * " + infNum + " END"
+		}
 		switch op {
 		case "+", "-":
 			// Operands of opposite signs (+) or of the same sign (-)
@@ -227,27 +352,52 @@ func (postgres) Arith(op, l, r string) string {
 			if op == "-" {
 				same = "sign(" + l + ") * sign(" + r + ") >= 0"
 			}
-			return "CASE WHEN " + nonFinite + " WHEN abs(" + l + ") < " + half + " AND abs(" + r + ") < " + half + " OR " + same + " THEN " + l + " " + op + " " + r + " END"
+			return "CASE WHEN " + nonFinite + " WHEN abs(" + l + ") < " + half + " AND abs(" + r + ") < " + half + " OR " + same + " OR least(abs(" + l + "), abs(" + r + ")) < " + pow2p970 +
+				" THEN " + l + " " + op + " " + r + " ELSE " + rare(func(l, r string) string {
+				return halved("(" + halve(l, pow2p970) + " " + op + " " + halve(r, pow2p970) + ")")
+			}, l, r) + " END"
 		case "*":
-			return "CASE WHEN " + nonFinite + " WHEN " + l + " = 0 OR " + r + " = 0 THEN " + l + " * " + r + " WHEN ln(abs(" + l + ")) + ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " * " + r + " END"
+			s := func(l, r string) string { return "ln(abs(" + l + ")) + ln(abs(" + r + "))" }
+			return "CASE WHEN " + nonFinite + " WHEN " + l + " = 0 OR " + r + " = 0 THEN " + l + " * " + r + " WHEN " + s(l, r) + " BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " * " + r +
+				" ELSE " + rare(func(l, r string) string {
+				a, b := "(least(abs("+l+"), "+pow2p100+") * "+pow2p300+")", "(least(abs("+r+"), "+pow2p100+") * "+pow2p300+")"
+				p := "(" + a + " * " + b + ")"
+				return "CASE WHEN " + s(l, r) + " > 710 THEN " + inf(l, r) + " WHEN " + s(l, r) + " > " + lnMax + " THEN " + halved(halve(l, pow2m100)+" * "+r) +
+					" WHEN " + s(l, r) + " < -760 THEN " + zero(l, r) + " WHEN " + p + " > " + pow2m475 + " THEN " + l + " * " + r + " WHEN " + p + " < " + pow2m475 + " THEN " + zero(l, r) +
+					" WHEN " + twoProductErr(a, b, pow2m475) + " > 0 THEN " + sign(l, r) + " * " + pow2m1074 + " ELSE " + zero(l, r) + " END"
+			}, l, r) + " END"
 		}
 		// "/": x/0 is DuckDB's (IEEE 754's) ±inf, signed by x and by
 		// the zero (atan2(−0, −1) = −π, atan2(0, −1) = π), or NaN for
 		// 0/0 and NaN/0; PostgreSQL raises an error for it.
-		zero := "CAST(CASE WHEN " + l + " = 0 OR " + l + " = 'NaN' THEN 'NaN' WHEN (" + l + " > 0) = (atan2(" + r + ", -1) > 0) THEN 'Infinity' WHEN " + l + " IS NOT NULL THEN '-Infinity' END AS double precision)"
-		return "CASE WHEN " + r + " = 0 THEN " + zero + " WHEN " + nonFinite + " WHEN " + l + " = 0 THEN " + l + " / " + r + " WHEN ln(abs(" + l + ")) - ln(abs(" + r + ")) BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " / " + r + " END"
+		byZero := "CAST(CASE WHEN " + l + " = 0 OR " + l + " = 'NaN' THEN 'NaN' WHEN (" + l + " > 0) = (atan2(" + r + ", -1) > 0) THEN 'Infinity' WHEN " + l + " IS NOT NULL THEN '-Infinity' END AS double precision)"
+		s := func(l, r string) string { return "ln(abs(" + l + ")) - ln(abs(" + r + "))" }
+		return "CASE WHEN " + r + " = 0 THEN " + byZero + " WHEN " + nonFinite + " WHEN " + l + " = 0 THEN " + l + " / " + r + " WHEN " + s(l, r) + " BETWEEN " + lnMin + " AND " + lnMax + " THEN " + l + " / " + r +
+			" ELSE " + rare(func(l, r string) string {
+			return "CASE WHEN " + s(l, r) + " > 710 THEN " + inf(l, r) + " WHEN " + s(l, r) + " > " + lnMax + " THEN " + halved(halve(l, pow2m100)+" / "+r) +
+				" WHEN " + s(l, r) + " < -760 OR least(abs(" + l + "), 1) * " + pow2p600 + " <= greatest(abs(" + r + "), " + pow2m100 + ") * " + pow2m475 + " THEN " + zero(l, r) + " ELSE " + l + " / " + r + " END"
+		}, l, r) + " END"
 	}, []string{"l", "r"}, l, r)
 }
 
-// Func guards exp (an error beyond the doubles' range: NULL above 709, 0
-// below -740, where DuckDB's is inf and 0) and writes round(x, digits),
+// expMax and expMin bound the arguments whose exp is finite and not a
+// zero, in the C library's exp that PostgreSQL and DuckDB call (found by
+// bisection; the next double beyond each gives inf or 0, and
+// PostgreSQL's exp an error).
+const (
+	expMax = "CAST('709.782712893384' AS double precision)"
+	expMin = "CAST('-745.1332191019411' AS double precision)"
+)
+
+// Func guards exp (an error where DuckDB's is inf above expMax and 0
+// below expMin; NaN and ±inf raise none) and writes round(x, digits),
 // which PostgreSQL has only for numeric, as a division of round(x·10^k)
 // when that product is within range (else x, already an integer there).
 func (d postgres) Func(name string, args []string) string {
 	switch name {
 	case "exp":
 		return let(func(v ...string) string {
-			return "CASE WHEN " + v[0] + " BETWEEN " + lnMin + " AND " + lnMax + " THEN exp(" + v[0] + ") WHEN " + v[0] + " < " + lnMin + " THEN CAST(0 AS double precision) END"
+			return "CASE WHEN " + v[0] + " > " + expMax + " AND " + v[0] + " < 'Infinity' THEN " + infNum + " WHEN " + v[0] + " < " + expMin + " AND " + v[0] + " > '-Infinity' THEN " + zeroNum + " ELSE exp(" + v[0] + ") END"
 		}, []string{"v"}, args[0])
 	case "round":
 		if len(args) == 1 {

@@ -413,3 +413,61 @@ func TestClickHouseOverInline(t *testing.T) {
 		t.Errorf("printed a bounded plan: %s", st.SQL)
 	}
 }
+
+// TestPostgreSQLConstHistogram: PostgreSQL refuses array_agg of a value
+// that reads no column inside a sub-select's FROM, so a quantile of a
+// constant is printed as the group's one bin and row count, and only
+// then: an argument that reads a column anywhere in its tree (under a
+// cast or a function) keeps the rows' own histogram, and DuckDB, whose
+// histogram takes any argument, prints its own either way.
+func TestPostgreSQLConstHistogram(t *testing.T) {
+	t.Parallel()
+	num := func(x float64) *Expr {
+		return &Expr{Op: OpLiteral, Value: Value{Kind: ValueNumber, Num: x}, Type: TypeNumber}
+	}
+	col := &Expr{Op: OpColumn, Column: "age", Type: TypeNumber}
+	nested := &Expr{Op: OpFunc, Func: "ln", Args: []*Expr{{Op: OpCast, Cast: TypeNumber, Args: []*Expr{col}, Type: TypeNumber}}, Type: TypeNumber}
+	constant := &Expr{Op: OpFunc, Func: "ln", Args: []*Expr{{Op: OpAdd, Args: []*Expr{num(2), num(1)}, Type: TypeNumber}}, Type: TypeNumber}
+	key := Key{Name: "region", Expr: &Expr{Op: OpColumn, Column: "region", Type: TypeString}, Source: FromCaller, Closed: true,
+		Domain: []Value{String("north"), String("south")}}
+	agg := Aggregate{Name: "m", Kind: Quantile, Lo: 0, Hi: 10, Q: 0.5, Bins: 10}
+	qg, err := QuantileGridOf(agg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		arg      *Expr
+		constant bool // printed as the constant's one bin on PostgreSQL
+	}{
+		{"literal", num(3), true},
+		{"expression of literals", constant, true},
+		{"column", col, false},
+		{"column under a cast and a function", nested, false},
+	} {
+		a := agg
+		a.Arg = c.arg
+		p := &Plan{Keys: []Key{key}, Aggregates: []Aggregate{a}, Outputs: []Output{{Key: 0, Agg: -1}, {Key: -1, Agg: 0}}}
+		for _, d := range []Dialect{PostgreSQL, DuckDB} {
+			st, err := Print(p, d, from)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			arg, err := (&printer{d: d}).expr(c.arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bin := d.Bin(d.Clamp(arg, d.Num(a.Lo), d.Num(a.Hi)), qg)
+			want := d.Histogram(bin)
+			if c.constant && d == PostgreSQL {
+				want = PostgreSQL.(constHistogram).ConstHistogram(bin)
+				if strings.Contains(st.SQL, "array_agg") {
+					t.Errorf("%s: array_agg of a constant printed for PostgreSQL:\n%s", c.name, st.SQL)
+				}
+			}
+			if !strings.Contains(st.SQL, want+" AS "+d.Ident("a0_hist")) {
+				t.Errorf("%s, %T: the statement\n%s\nhas not the histogram\n%s", c.name, d, st.SQL, want)
+			}
+		}
+	}
+}
