@@ -534,15 +534,11 @@ func (a *Accountant) admits(e Event) bool {
 		after := a.mode.cost(&t, a.budget.Delta)
 		return within(after.Eps, a.budget.Eps) && within(after.Delta, a.budget.Delta)
 	}
-	// mode.cost under zcdp, with its δ (the budget's, or +Inf's δ when
-	// the approximate events leave none) compared as check compares it.
-	D := a.budget.Delta
-	rho, apDelta := t.rho.float(), t.apDelta.float()
-	conv := D - apDelta
-	if conv <= 0 {
-		return false // an ε of +Inf is never within a finite budget
-	}
-	return within(D, D) && zcdpEpsAtMost(rho, conv, a.budget.Eps*(1+budgetTolerance))
+	// mode.cost's zcdp branch, asked only whether its ε is within the
+	// budget: its δ is the budget's own, and no δ left for the conversion
+	// is an ε of +Inf, never within.
+	conv := a.budget.Delta - t.apDelta.float()
+	return conv > 0 && zcdpEpsAtMost(t.rho.float(), conv, a.budget.Eps*(1+budgetTolerance))
 }
 
 func within(cost, limit float64) bool {

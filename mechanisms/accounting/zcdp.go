@@ -44,20 +44,8 @@ func cksLogDelta(rho, eps, t float64) float64 {
 // best cell by golden-section search. The returned value is f at some point,
 // so for our objectives (each t gives a valid bound) it is always sound.
 func minimize1D(objective func(float64) float64, t0 float64) float64 {
-	// NaN (∞·0 at extreme orders) counts as "no bound here".
-	f := func(t float64) float64 {
-		v := objective(t)
-		if math.IsNaN(v) {
-			return math.Inf(1)
-		}
-		return v
-	}
-	// Outside |t| ≤ 600, e^t overflows products; no useful order lies there.
-	// A NaN start (only from an input no caller passes) scans around α = 2.
-	if math.IsNaN(t0) {
-		t0 = 0
-	}
-	t0 = math.Max(-600+scanHalfWidth, math.Min(600-scanHalfWidth, t0))
+	f := noNaN(objective)
+	t0 = scanCentre(t0)
 	lo, hi := t0-scanHalfWidth, t0+scanHalfWidth
 	bestT, best := t0, f(t0)
 	for t := lo; t <= hi; t += scanStep {
@@ -65,23 +53,63 @@ func minimize1D(objective func(float64) float64, t0 float64) float64 {
 			bestT, best = t, v
 		}
 	}
+	v, _ := refineCell(f, bestT, best, math.NaN())
+	return v
+}
+
+// noNaN is objective with NaN (∞·0 at extreme orders) read as +Inf: "no
+// bound here".
+func noNaN(objective func(float64) float64) func(float64) float64 {
+	return func(t float64) float64 {
+		v := objective(t)
+		if math.IsNaN(v) {
+			return math.Inf(1)
+		}
+		return v
+	}
+}
+
+// scanCentre is the centre of a scan from t0. Outside |t| ≤ 600, e^t
+// overflows products; no useful order lies there. A NaN start (only from
+// an input no caller passes) scans around α = 2.
+func scanCentre(t0 float64) float64 {
+	if math.IsNaN(t0) {
+		t0 = 0
+	}
+	return math.Max(-600+scanHalfWidth, math.Min(600-scanHalfWidth, t0))
+}
+
+// refineCell refines the grid cell around bestT by golden-section search
+// and returns the least of best and the values it evaluates. For a limit
+// that is not NaN it stops at the first value at or below limit (below
+// is then true and the value is that one, not the least).
+func refineCell(f func(float64) float64, bestT, best, limit float64) (min float64, below bool) {
 	a, b := bestT-scanStep, bestT+scanStep
 	const invPhi = 0.6180339887498949
 	c := b - invPhi*(b-a)
 	d := a + invPhi*(b-a)
 	fc, fd := f(c), f(d)
+	if fc <= limit || fd <= limit {
+		return math.Min(fc, fd), true
+	}
 	for i := 0; i < 200 && b-a > goldenTol; i++ {
 		if fc < fd {
 			b, d, fd = d, c, fc
 			c = b - invPhi*(b-a)
 			fc = f(c)
+			if fc <= limit {
+				return fc, true
+			}
 		} else {
 			a, c, fc = c, d, fd
 			d = a + invPhi*(b-a)
 			fd = f(d)
+			if fd <= limit {
+				return fd, true
+			}
 		}
 	}
-	return math.Min(best, math.Min(fc, fd))
+	return math.Min(best, math.Min(fc, fd)), false
 }
 
 // cksMinimize is minimize1D of cksEps(rho, L, ·) from t0, with the same
@@ -107,17 +135,8 @@ func minimize1D(objective func(float64) float64, t0 float64) float64 {
 // evaluates (the golden section only ever drops the larger of its inner
 // points), so the first value at or below limit settles the answer.
 func cksMinimize(rho, L, t0, limit float64) (min float64, below bool) {
-	f := func(t float64) float64 {
-		v := cksEps(rho, L, t)
-		if math.IsNaN(v) {
-			return math.Inf(1)
-		}
-		return v
-	}
-	if math.IsNaN(t0) {
-		t0 = 0
-	}
-	t0 = math.Max(-600+scanHalfWidth, math.Min(600-scanHalfWidth, t0))
+	f := noNaN(func(t float64) float64 { return cksEps(rho, L, t) })
+	t0 = scanCentre(t0)
 	v0 := f(t0)
 	if v0 <= limit {
 		return v0, true
@@ -175,32 +194,7 @@ func cksMinimize(rho, L, t0, limit float64) (min float64, below bool) {
 			bestT, best = ts[i], vs[i]
 		}
 	}
-	a, b := bestT-scanStep, bestT+scanStep
-	const invPhi = 0.6180339887498949
-	c := b - invPhi*(b-a)
-	d := a + invPhi*(b-a)
-	fc, fd := f(c), f(d)
-	if fc <= limit || fd <= limit {
-		return math.Min(fc, fd), true
-	}
-	for i := 0; i < 200 && b-a > goldenTol; i++ {
-		if fc < fd {
-			b, d, fd = d, c, fc
-			c = b - invPhi*(b-a)
-			fc = f(c)
-			if fc <= limit {
-				return fc, true
-			}
-		} else {
-			a, c, fc = c, d, fd
-			d = a + invPhi*(b-a)
-			fd = f(d)
-			if fd <= limit {
-				return fd, true
-			}
-		}
-	}
-	return math.Min(best, math.Min(fc, fd)), false
+	return refineCell(f, bestT, best, limit)
 }
 
 // cksFar reports whether the computed cksEps value v is above the computed
