@@ -12,9 +12,7 @@ import (
 
 	"github.com/privnotes/privnotes/dsl/catalog"
 	"github.com/privnotes/privnotes/dsl/ledger"
-	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/dsl/snapshot"
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/mechanisms/noise"
 	"github.com/privnotes/privnotes/mechanisms/pca"
@@ -187,28 +185,12 @@ func TestMomentsCell(t *testing.T) {
 // same operations and round them onto the same grid.
 func TestMomentsSameInBothEngines(t *testing.T) {
 	f := newFixture(t)
+	snap, live, done := f.openBoth(t)
+	defer done()
 	sc, err := f.live.Schema("people")
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, hash, ok, err := f.snap.Snapshot("people")
-	if err != nil || !ok {
-		t.Fatalf("snapshot: %v %v", ok, err)
-	}
-	snap, err := snapshot.Open(path, hash)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
-	ref, ok, err := f.live.Engine("people")
-	if err != nil || !ok {
-		t.Fatalf("engine: %v %v", ok, err)
-	}
-	live, err := pgsource.Open(context.Background(), *ref, sc, f.live.EngineSecretPath("people"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer live.Close()
 	for _, c := range []struct {
 		clip  float64
 		shift []float64

@@ -465,10 +465,10 @@ func TestConstQuantileSameAsSnapshot(t *testing.T) {
 	}
 }
 
-// bothEngines prints p for DuckDB over f's snapshot and for PostgreSQL
-// over its live table, runs both statements and returns their rows as
-// text in the order of the texts (PostgreSQL's, DuckDB's).
-func bothEngines(t *testing.T, f *fixture, p *sqlplan.Plan) (string, string) {
+// openBoth opens f's people table twice: its snapshot in DuckDB and its
+// live table in PostgreSQL. The caller closes both with done, promptly:
+// an open live table holds one of its pool's few sessions.
+func (f *fixture) openBoth(t *testing.T) (snap *snapshot.Reader, live release.EngineSource, done func()) {
 	t.Helper()
 	sc, err := f.live.Schema("people")
 	if err != nil {
@@ -478,20 +478,30 @@ func bothEngines(t *testing.T, f *fixture, p *sqlplan.Plan) (string, string) {
 	if err != nil || !ok {
 		t.Fatalf("snapshot: %v %v", ok, err)
 	}
-	snap, err := snapshot.Open(path, hash)
+	snap, err = snapshot.Open(path, hash)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer snap.Close()
 	ref, ok, err := f.live.Engine("people")
 	if err != nil || !ok {
+		snap.Close()
 		t.Fatalf("engine: %v %v", ok, err)
 	}
-	live, err := pgsource.Open(context.Background(), *ref, sc, f.live.EngineSecretPath("people"))
+	live, err = pgsource.Open(context.Background(), *ref, sc, f.live.EngineSecretPath("people"))
 	if err != nil {
+		snap.Close()
 		t.Fatal(err)
 	}
-	defer live.Close()
+	return snap, live, func() { live.Close(); snap.Close() }
+}
+
+// bothEngines prints p for DuckDB over f's snapshot and for PostgreSQL
+// over its live table, runs both statements and returns their rows as
+// text in the order of the texts (PostgreSQL's, DuckDB's).
+func bothEngines(t *testing.T, f *fixture, p *sqlplan.Plan) (string, string) {
+	t.Helper()
+	snap, live, done := f.openBoth(t)
+	defer done()
 	want, err := sqlplan.Print(p, sqlplan.DuckDB, snap.Table())
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/privnotes/privnotes/dsl/pgsource"
 	"github.com/privnotes/privnotes/dsl/release"
-	"github.com/privnotes/privnotes/internal/pgtest"
 )
 
 // sessions counts the server's sessions of the analyst, who is only the
@@ -17,15 +14,7 @@ import (
 func sessions(t *testing.T, srv *server) int {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(srv.url("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Password = pgtest.SuperPassword
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := superConn(t, srv)
 	defer conn.Close(ctx)
 	var n int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE usename = 'analyst'").Scan(&n); err != nil {

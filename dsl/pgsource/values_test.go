@@ -30,9 +30,9 @@ func pad(x string) string {
 	return "CASE WHEN length('" + strings.Repeat("p", 500) + "') = 0 THEN NULL ELSE " + x + " END"
 }
 
-// queryFloats evaluates exprs over one row per value of xs (column x of
-// table v, in order) and returns them, NaN for NULL.
-func queryFloats(t *testing.T, srv *server, xs []float64, exprs []string) [][]float64 {
+// superConn opens a session of the test server's superuser on database
+// postgres; the caller closes it.
+func superConn(t *testing.T, srv *server) *pgx.Conn {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := pgx.ParseConfig(srv.url("postgres"))
@@ -44,6 +44,15 @@ func queryFloats(t *testing.T, srv *server, xs []float64, exprs []string) [][]fl
 	if err != nil {
 		t.Fatal(err)
 	}
+	return conn
+}
+
+// queryFloats evaluates exprs over one row per value of xs (column x of
+// table v, in order) and returns them, NaN for NULL.
+func queryFloats(t *testing.T, srv *server, xs []float64, exprs []string) [][]float64 {
+	t.Helper()
+	ctx := context.Background()
+	conn := superConn(t, srv)
 	defer conn.Close(ctx)
 	out := make([][]float64, len(xs))
 	for i, x := range xs {
@@ -218,15 +227,7 @@ func TestNonFiniteAsDuckDB(t *testing.T) {
 func queryText(t *testing.T, srv *server, expr string) *float64 {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(srv.url("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Password = pgtest.SuperPassword
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := superConn(t, srv)
 	defer conn.Close(ctx)
 	var v *float64
 	if err := conn.QueryRow(ctx, "SELECT "+expr).Scan(&v); err != nil {
@@ -284,15 +285,7 @@ func TestArithAsDuckDB(t *testing.T) {
 func queryRows(t *testing.T, srv *server, stmt string) [][]float64 {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(srv.url("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Password = pgtest.SuperPassword
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := superConn(t, srv)
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, stmt)
 	if err != nil {
