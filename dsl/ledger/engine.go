@@ -53,7 +53,7 @@ func (s *Store) EngineSecretPath(name string) string {
 func (s *Store) Engine(name string) (ref *EngineRef, ok bool, err error) {
 	err = s.view(func(v *View) error {
 		var js string
-		switch err := v.q.QueryRowContext(v.ctx, `SELECT ref FROM engines WHERE dataset = ?`, name).Scan(&js); {
+		switch err := v.q.QueryRowContext(v.ctx, qEngineRef, name).Scan(&js); {
 		case errors.Is(err, sql.ErrNoRows):
 			return nil
 		case err != nil:

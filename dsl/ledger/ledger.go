@@ -46,17 +46,16 @@ func (r record) computeHash() string {
 
 // appendRecord chains r after the last record and inserts it; the caller
 // holds the write transaction.
-func appendRecord(ctx context.Context, tx *sql.Tx, r record) (record, error) {
+func appendRecord(ctx context.Context, tx execer, r record) (record, error) {
 	var lastID int64
 	prev := genesis
-	err := tx.QueryRowContext(ctx, `SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1`).Scan(&lastID, &prev)
+	err := tx.QueryRowContext(ctx, qHead).Scan(&lastID, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return r, dbErr("ledger: reading the chain head", err)
 	}
 	r.ID, r.PrevHash = lastID+1, prev
 	r.Hash = r.computeHash()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger(id, kind, dataset, mechanism, params, event, cell, time, prev_hash, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, qAppend,
 		r.ID, r.Kind, r.Dataset, r.Mechanism, r.Params, r.Event, r.Cell, r.Time, r.PrevHash, r.Hash); err != nil {
 		return r, dbErr("ledger: appending a record", err)
 	}
@@ -173,11 +172,12 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if err != nil {
 		return nil, err
 	}
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock=immediate): the write lock first
+	sqlTx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock=immediate): the write lock first
 	if err != nil {
 		return nil, dbErr("ledger: starting the charge", err)
 	}
-	defer tx.Rollback()
+	defer sqlTx.Rollback()
+	tx := s.on(sqlTx)
 	acc, sc, err := s.accountant(ctx, tx, datasetName)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if err := putTotals(ctx, tx, datasetName, acc.State()); err != nil {
 		return nil, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlTx.Commit(); err != nil {
 		return nil, dbErr("ledger: committing the charge", err)
 	}
 	// What fits is searched after the commit: it needs no lock.
@@ -250,7 +250,7 @@ func readAccountant(ctx context.Context, q queryer, name string) (*accounting.Ac
 // getTotals reads a dataset's stored totals; sql.ErrNoRows if it has none.
 func getTotals(ctx context.Context, q queryer, name string) (accounting.State, error) {
 	var text string
-	if err := q.QueryRowContext(ctx, `SELECT state FROM totals WHERE dataset = ?`, name).Scan(&text); err != nil {
+	if err := q.QueryRowContext(ctx, qTotals, name).Scan(&text); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return accounting.State{}, err
 		}
@@ -266,13 +266,12 @@ func getTotals(ctx context.Context, q queryer, name string) (accounting.State, e
 // putTotals stores a dataset's totals, in the caller's transaction. It
 // inserts the row if it is missing (a new dataset, or one rebuilt from its
 // records by accountant).
-func putTotals(ctx context.Context, tx *sql.Tx, name string, st accounting.State) error {
+func putTotals(ctx context.Context, tx execer, name string, st accounting.State) error {
 	text, err := st.MarshalText()
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO totals(dataset, state) VALUES (?, ?)
-		ON CONFLICT(dataset) DO UPDATE SET state = excluded.state`, name, string(text)); err != nil {
+	if _, err := tx.ExecContext(ctx, qPutTotals, name, string(text)); err != nil {
 		return dbErr(fmt.Sprintf("ledger: storing the totals of dataset %q", name), err)
 	}
 	return nil

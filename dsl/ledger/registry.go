@@ -26,7 +26,7 @@ func (s *Store) datasetRow(ctx context.Context, q queryer, name string) (*datase
 func readDatasetRow(ctx context.Context, q queryer, name string) (*datasetRow, error) {
 	var r datasetRow
 	var schemaJSON string
-	err := q.QueryRowContext(ctx, `SELECT schema, rows, users, dropped, source, data_salt, data_hash, created FROM datasets WHERE name = ?`, name).
+	err := q.QueryRowContext(ctx, qDatasetRow, name).
 		Scan(&schemaJSON, &r.rows, &r.users, &r.dropped, &r.source, &r.salt, &r.hash, &r.created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w %q (the data owner registers datasets with `privnotes dataset add`)", ErrNoDataset, name)

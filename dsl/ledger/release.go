@@ -152,17 +152,17 @@ const UpgradeSealCell = "upgrade to ledger schema 5"
 
 // reserveRelease inserts the unsealed release row of charge record id, in
 // the charge's transaction; a taken name refuses the charge.
-func reserveRelease(ctx context.Context, tx *sql.Tx, id int64, dataset string, m ReleaseMeta) error {
+func reserveRelease(ctx context.Context, tx execer, id int64, dataset string, m ReleaseMeta) error {
 	if m.Name != "" {
 		var other int64
-		switch err := tx.QueryRowContext(ctx, `SELECT record FROM releases WHERE dataset = ? AND name = ?`, dataset, m.Name).Scan(&other); {
+		switch err := tx.QueryRowContext(ctx, qReleaseName, dataset, m.Name).Scan(&other); {
 		case err == nil:
 			return fmt.Errorf("ledger: dataset %q: name %q (ledger record %d): %w", dataset, m.Name, other, ErrNameTaken)
 		case !errors.Is(err, sql.ErrNoRows):
 			return dbErr("ledger: looking up a release name", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO releases(record, dataset, name, call) VALUES (?, ?, ?, ?)`, id, dataset, m.Name, m.Call); err != nil {
+	if _, err := tx.ExecContext(ctx, qReserveRel, id, dataset, m.Name, m.Call); err != nil {
 		return dbErr("ledger: reserving the release", err)
 	}
 	return nil
@@ -172,11 +172,12 @@ func reserveRelease(ctx context.Context, tx *sql.Tx, id int64, dataset string, m
 // their canonical encoding) and returns the release hash. A release is
 // sealed once: sealing it again fails.
 func (s *Store) SealRelease(ctx context.Context, id int64, value []byte) (string, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return "", dbErr("ledger: storing a release", err)
 	}
-	defer tx.Rollback()
+	defer sqlTx.Rollback()
+	tx := s.on(sqlTx)
 	r, err := releaseRow(ctx, tx, `WHERE r.record = ?`, id)
 	if err != nil {
 		return "", err
@@ -188,13 +189,13 @@ func (s *Store) SealRelease(ctx context.Context, id int64, value []byte) (string
 		return "", fmt.Errorf("ledger: the release of record %d is already stored", id)
 	}
 	var recHash string
-	if err := tx.QueryRowContext(ctx, `SELECT hash FROM ledger WHERE id = ?`, id).Scan(&recHash); err != nil {
+	if err := tx.QueryRowContext(ctx, qRecordHash, id).Scan(&recHash); err != nil {
 		return "", dbErr("ledger: storing a release", err)
 	}
 	sum := sha256.Sum256(value)
 	r.Value, r.ValueHash = string(value), hex.EncodeToString(sum[:])
 	r.Hash = releaseHash(recHash, *r)
-	if _, err := tx.ExecContext(ctx, `UPDATE releases SET value = ?, value_hash = ?, hash = ? WHERE record = ?`, r.Value, r.ValueHash, r.Hash, id); err != nil {
+	if _, err := tx.ExecContext(ctx, qSeal, r.Value, r.ValueHash, r.Hash, id); err != nil {
 		return "", dbErr("ledger: storing a release", err)
 	}
 	// The seal record, under the same write lock as the row: sealing
@@ -203,7 +204,7 @@ func (s *Store) SealRelease(ctx context.Context, id int64, value []byte) (string
 	if _, err := appendRecord(ctx, tx, sealRecord(*r, "")); err != nil {
 		return "", err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlTx.Commit(); err != nil {
 		return "", dbErr("ledger: storing a release", err)
 	}
 	return r.ValueHash, nil

@@ -107,8 +107,7 @@ type held struct {
 // call id except, in the caller's transaction (or connection).
 func heldOf(ctx context.Context, q queryer, dataset string, now time.Time, except string) (held, error) {
 	var h held
-	rows, err := q.QueryContext(ctx, `SELECT call_id, event, expires FROM reservations
-		WHERE dataset = ? AND state = 'held' AND expires > ? AND call_id <> ? ORDER BY call_id`, dataset, now.UnixNano(), except)
+	rows, err := q.QueryContext(ctx, qHeld, dataset, now.UnixNano(), except)
 	if err != nil {
 		return h, dbErr("ledger: reading reservations", err)
 	}

@@ -69,7 +69,7 @@ func (s *Store) Snapshot(name string) (path, hash string, ok bool, err error) {
 // snapshot is Snapshot in v's snapshot of the database.
 func (v *View) snapshot(name string) (path, hash string, ok bool, err error) {
 	var rel string
-	err = v.q.QueryRowContext(v.ctx, `SELECT path, hash FROM snapshots WHERE dataset = ?`, name).Scan(&rel, &hash)
+	err = v.q.QueryRowContext(v.ctx, qSnapshotFile, name).Scan(&rel, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", false, nil
 	}

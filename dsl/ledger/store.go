@@ -51,6 +51,9 @@ var ErrNoState = errors.New("no privnotes state")
 type Store struct {
 	db  *sql.DB
 	dir string
+	// stmts are the statements of a call's path, prepared once
+	// (prepared.go); read only after open.
+	stmts map[string]*sql.Stmt
 }
 
 // Open opens (creating if needed) the state database in dir.
@@ -154,12 +157,14 @@ func openWith(dir string, mustExist bool, c Constraints) (*Store, error) {
 			}
 			return nil, fmt.Errorf("ledger: %s: %w", path, err)
 		}
+		s.stmts = prepareHot(db)
 		return s, nil
 	}
 	if err := s.migrate(mustExist); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: %s: %w", path, err)
 	}
+	s.stmts = prepareHot(db) // after migrate: the tables exist
 	return s, nil
 }
 
@@ -207,7 +212,12 @@ func dbErr(what string, err error) error {
 func (s *Store) Dir() string { return s.dir }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	return s.db.Close()
+}
 
 type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

@@ -53,11 +53,12 @@ func (s *Store) View(ctx context.Context, fn func(v *View) error) error {
 	// A deferred transaction takes its snapshot at its first read: read
 	// now, so that the snapshot is the one of this moment and not of
 	// whenever fn first reads.
+	q := s.on(tx)
 	var version int
-	if err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version); err != nil {
+	if err := q.QueryRowContext(ctx, qVersion).Scan(&version); err != nil {
 		return dbErr("ledger: starting a read of the state database", err)
 	}
-	return fn(&View{ctx: ctx, q: tx, dir: s.dir})
+	return fn(&View{ctx: ctx, q: q, dir: s.dir})
 }
 
 // view is View with the background context, for the Store's read
