@@ -51,22 +51,49 @@ func (s *Store) EngineSecretPath(name string) string {
 // Engine returns where dataset name's table lives; ok is false for a
 // dataset stored otherwise.
 func (s *Store) Engine(name string) (ref *EngineRef, ok bool, err error) {
-	err = s.view(func(v *View) error {
-		var js string
-		switch err := v.q.QueryRowContext(v.ctx, qEngineRef, name).Scan(&js); {
-		case errors.Is(err, sql.ErrNoRows):
-			return nil
-		case err != nil:
-			return dbErr(fmt.Sprintf("ledger: reading dataset %q", name), err)
-		}
-		ref = new(EngineRef)
-		if err := json.Unmarshal([]byte(js), ref); err != nil {
-			return fmt.Errorf("ledger: dataset %q: corrupt engine reference: %w", name, err)
-		}
-		ok = true
-		return nil
-	})
+	err = s.view(func(v *View) error { ref, ok, err = v.engine(name); return err })
 	return ref, ok, err
+}
+
+// engine is Engine in v's snapshot of the database.
+func (v *View) engine(name string) (*EngineRef, bool, error) {
+	var js string
+	switch err := v.q.QueryRowContext(v.ctx, qEngineRef, name).Scan(&js); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, dbErr(fmt.Sprintf("ledger: reading dataset %q", name), err)
+	}
+	ref := new(EngineRef)
+	if err := json.Unmarshal([]byte(js), ref); err != nil {
+		return nil, false, fmt.Errorf("ledger: dataset %q: corrupt engine reference: %w", name, err)
+	}
+	return ref, true, nil
+}
+
+// Storage says where dataset name's rows are, in one read: in a database
+// table (engine, non-nil), in a snapshot file (snap, non-nil), or neither
+// (the state database itself: Load). It is Engine and Snapshot together,
+// for a call that reads the rows after its charge.
+func (s *Store) Storage(name string) (engine *EngineRef, snap *SnapshotFile, err error) {
+	err = s.view(func(v *View) error {
+		ref, ok, err := v.engine(name)
+		if err != nil || ok {
+			engine = ref
+			return err
+		}
+		path, hash, ok, err := v.snapshot(name)
+		if ok {
+			snap = &SnapshotFile{Path: path, Hash: hash}
+		}
+		return err
+	})
+	return engine, snap, err
+}
+
+// SnapshotFile is a registered snapshot file and its hash (Storage).
+type SnapshotFile struct {
+	Path, Hash string
 }
 
 // isEngine reports whether dataset name lives in a database table.

@@ -77,6 +77,12 @@ func openEngine(ctx context.Context, st *ledger.Store, name string, sc ledger.Sc
 	if err != nil || !ok {
 		return nil, ok, err
 	}
+	return openEngineRef(ctx, st, name, sc, ref)
+}
+
+// openEngineRef is openEngine with the dataset's engine reference
+// already read (ledger.Store.Storage).
+func openEngineRef(ctx context.Context, st *ledger.Store, name string, sc ledger.Schema, ref *ledger.EngineRef) (src EngineSource, ok bool, err error) {
 	open := engineOpener(ref.Kind)
 	if open == nil {
 		return nil, true, Errorf(NameNotAvailable, "dataset %q lives in a %s database, and this build of privnotes has no driver for it", name, ref.Kind)
@@ -333,12 +339,12 @@ const engineCheckTimeout = 15 * time.Second
 
 // engineData opens an engine dataset's data after the charge: SQL only,
 // no row source (every function that reads rows is refused before).
-func engineData(st *ledger.Store, src Ref) (*Data, bool, error) {
-	es, ok, err := openEngine(context.Background(), st, src.Name, src.Schema)
-	if err != nil || !ok {
-		return nil, ok, err
+func engineData(st *ledger.Store, src Ref, ref *ledger.EngineRef) (*Data, error) {
+	es, _, err := openEngineRef(context.Background(), st, src.Name, src.Schema, ref)
+	if err != nil {
+		return nil, err
 	}
-	return &Data{Schema: src.Schema, SQL: es, close: es.Close}, true, nil
+	return &Data{Schema: src.Schema, SQL: es, close: es.Close}, nil
 }
 
 // dialectOf is the dialect a reader's statement is printed in: the

@@ -556,13 +556,15 @@ func (env *Local) load(src Ref) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d, ok, err := engineData(st, src); ok || err != nil {
-		return d, err
-	}
-	if path, hash, ok, err := st.Snapshot(src.Name); err != nil {
+	// One read of the registry says where the rows are.
+	engine, snap, err := st.Storage(src.Name)
+	switch {
+	case err != nil:
 		return nil, err
-	} else if ok {
-		return snapshotData(src.Schema, path, hash)
+	case engine != nil:
+		return engineData(st, src, engine)
+	case snap != nil:
+		return snapshotData(src.Schema, snap.Path, snap.Hash)
 	}
 	d, err := st.Load(src.Name)
 	if err != nil {
