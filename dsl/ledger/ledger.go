@@ -47,12 +47,27 @@ func (r record) computeHash() string {
 // appendRecord chains r after the last record and inserts it; the caller
 // holds the write transaction.
 func appendRecord(ctx context.Context, tx execer, r record) (record, error) {
+	lastID, prev, err := readHead(ctx, tx)
+	if err != nil {
+		return r, err
+	}
+	return appendAfter(ctx, tx, r, lastID, prev)
+}
+
+// readHead reads the id and hash of the last record (0 and genesis for an
+// empty ledger).
+func readHead(ctx context.Context, q queryer) (int64, string, error) {
 	var lastID int64
 	prev := genesis
-	err := tx.QueryRowContext(ctx, qHead).Scan(&lastID, &prev)
+	err := q.QueryRowContext(ctx, qHead).Scan(&lastID, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return r, dbErr("ledger: reading the chain head", err)
+		return 0, "", dbErr("ledger: reading the chain head", err)
 	}
+	return lastID, prev, nil
+}
+
+// appendAfter is appendRecord with the head (lastID, prev) known.
+func appendAfter(ctx context.Context, tx execer, r record, lastID int64, prev string) (record, error) {
 	r.ID, r.PrevHash = lastID+1, prev
 	r.Hash = r.computeHash()
 	if _, err := tx.ExecContext(ctx, qAppend,
@@ -172,13 +187,18 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 	if err != nil {
 		return nil, err
 	}
-	sqlTx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock=immediate): the write lock first
+	t, err := s.begin(ctx) // BEGIN IMMEDIATE: the write lock first (writer.go)
 	if err != nil {
 		return nil, dbErr("ledger: starting the charge", err)
 	}
-	defer sqlTx.Rollback()
-	tx := s.on(sqlTx)
-	acc, sc, err := s.accountant(ctx, tx, datasetName)
+	done := false
+	defer func() {
+		if !done {
+			t.finish(false, record{}, "", knownDataset{})
+		}
+	}()
+	tx := t.q
+	acc, sc, err := t.accountant(ctx, datasetName)
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +212,12 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 		return nil, err
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	r, err := appendRecord(ctx, tx, record{Kind: "charge", Dataset: datasetName, Mechanism: ev.Mechanism,
-		Params: params, Event: string(evJSON), Cell: meta.Cell, Time: now.Format(time.RFC3339Nano)})
+	headID, headHash, err := t.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := appendAfter(ctx, tx, record{Kind: "charge", Dataset: datasetName, Mechanism: ev.Mechanism,
+		Params: params, Event: string(evJSON), Cell: meta.Cell, Time: now.Format(time.RFC3339Nano)}, headID, headHash)
 	if err != nil {
 		return nil, err
 	}
@@ -202,10 +226,12 @@ func (s *Store) Charge(ctx context.Context, datasetName string, ev accounting.Ev
 			return nil, err
 		}
 	}
-	if err := putTotals(ctx, tx, datasetName, acc.State()); err != nil {
+	st := acc.State()
+	if err := putTotals(ctx, tx, datasetName, st); err != nil {
 		return nil, err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	done = true
+	if err := t.finish(true, r, datasetName, knownDataset{schema: sc, state: st}); err != nil {
 		return nil, dbErr("ledger: committing the charge", err)
 	}
 	// What fits is searched after the commit: it needs no lock.

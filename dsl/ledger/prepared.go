@@ -43,7 +43,7 @@ const (
 // prepared SQLite statement must be: none is run inside a loop over its
 // own rows.
 var hotQueries = []string{qDatasetRow, qTotals, qPutTotals, qHeld, qHead, qAppend, qReleaseName, qReserveRel,
-	qReleaseOf, qRecordHash, qSeal, qVersion, qEngineRef, qSnapshotFile}
+	qReleaseOf, qRecordHash, qSeal, qVersion, qEngineRef, qSnapshotFile, qDataVersion}
 
 // prepareHot prepares hotQueries on db. A statement that cannot be
 // prepared (a database opened read-only at an older layout) is left out

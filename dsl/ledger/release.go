@@ -172,12 +172,17 @@ func reserveRelease(ctx context.Context, tx execer, id int64, dataset string, m 
 // their canonical encoding) and returns the release hash. A release is
 // sealed once: sealing it again fails.
 func (s *Store) SealRelease(ctx context.Context, id int64, value []byte) (string, error) {
-	sqlTx, err := s.db.BeginTx(ctx, nil)
+	t, err := s.begin(ctx) // BEGIN IMMEDIATE (writer.go)
 	if err != nil {
 		return "", dbErr("ledger: storing a release", err)
 	}
-	defer sqlTx.Rollback()
-	tx := s.on(sqlTx)
+	done := false
+	defer func() {
+		if !done {
+			t.finish(false, record{}, "", knownDataset{})
+		}
+	}()
+	tx := t.q
 	r, err := releaseRow(ctx, tx, `WHERE r.record = ?`, id)
 	if err != nil {
 		return "", err
@@ -188,9 +193,15 @@ func (s *Store) SealRelease(ctx context.Context, id int64, value []byte) (string
 	if r.Sealed() {
 		return "", fmt.Errorf("ledger: the release of record %d is already stored", id)
 	}
-	var recHash string
-	if err := tx.QueryRowContext(ctx, qRecordHash, id).Scan(&recHash); err != nil {
-		return "", dbErr("ledger: storing a release", err)
+	headID, headHash, err := t.head(ctx)
+	if err != nil {
+		return "", err
+	}
+	recHash := headHash // the charge is the last record, as when a call seals its own release
+	if id != headID {
+		if err := tx.QueryRowContext(ctx, qRecordHash, id).Scan(&recHash); err != nil {
+			return "", dbErr("ledger: storing a release", err)
+		}
 	}
 	sum := sha256.Sum256(value)
 	r.Value, r.ValueHash = string(value), hex.EncodeToString(sum[:])
@@ -201,10 +212,12 @@ func (s *Store) SealRelease(ctx context.Context, id int64, value []byte) (string
 	// The seal record, under the same write lock as the row: sealing
 	// serialises with charges (BEGIN IMMEDIATE), so no other record can be
 	// chained between reading the head and appending.
-	if _, err := appendRecord(ctx, tx, sealRecord(*r, "")); err != nil {
+	seal, err := appendAfter(ctx, tx, sealRecord(*r, ""), headID, headHash)
+	if err != nil {
 		return "", err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	done = true
+	if err := t.finish(true, seal, "", knownDataset{}); err != nil {
 		return "", dbErr("ledger: storing a release", err)
 	}
 	return r.ValueHash, nil

@@ -54,6 +54,8 @@ type Store struct {
 	// stmts are the statements of a call's path, prepared once
 	// (prepared.go); read only after open.
 	stmts map[string]*sql.Stmt
+	// w is the connection of Charge and SealRelease (writer.go).
+	w writer
 }
 
 // Open opens (creating if needed) the state database in dir.
@@ -148,6 +150,7 @@ func openWith(dir string, mustExist bool, c Constraints) (*Store, error) {
 		return nil, fmt.Errorf("ledger: opening %s: %w", path, err)
 	}
 	s := &Store{db: db, dir: dir}
+	s.w.acquire = db.Conn
 	if c.ReadOnly {
 		// Nothing can be written: check that there is nothing to migrate.
 		if v, err := schemaVersion(context.Background(), db, true); err != nil || v != SchemaVersion {
@@ -213,6 +216,7 @@ func (s *Store) Dir() string { return s.dir }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.w.close()
 	for _, st := range s.stmts {
 		st.Close()
 	}
