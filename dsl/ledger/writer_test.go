@@ -149,3 +149,18 @@ func TestWriterSealsAnEarlierCharge(t *testing.T) {
 		t.Fatalf("Verify: %v", err)
 	}
 }
+
+// TestHotQueriesPrepared: every statement of the call path prepares at
+// open (a typo would leave it running as text, slower but unnoticed), and
+// the release lookup of SealRelease is the text releaseRow runs.
+func TestHotQueriesPrepared(t *testing.T) {
+	st, _ := openTemp(t)
+	for _, q := range hotQueries {
+		if st.stmts[q] == nil {
+			t.Errorf("not prepared: %s", q)
+		}
+	}
+	if got := releaseCols + `WHERE r.record = ?` + ` ORDER BY r.record`; got != qReleaseOf {
+		t.Errorf("releaseRow runs %q, the prepared statement is %q", got, qReleaseOf)
+	}
+}
