@@ -21,7 +21,11 @@ const MaxRows = 1 << 30
 //
 //	q = clamp(round((c − Centre) / Step), Lo, Hi)
 //
-// (an exact integer in the engine's BIGINT; NULL stays NULL; for c in
+// with round to the nearest integer, ties to even (the IEEE default, in
+// which every engine converts a double to an integer by itself: a bare
+// cast in DuckDB and PostgreSQL, round in ClickHouse, no rounding written
+// out; the user-level SQL function round stays DuckDB's half away from
+// zero, see Dialect.Func) (an exact integer in the engine's BIGINT; NULL stays NULL; for c in
 // the aggregate's bounds the clamp changes nothing, as Lo and Hi are the
 // rounded ends themselves, so the DuckDB statement omits it), and the
 // statement returns Σ q, and Σ q² for a variance, as exact 128-bit
@@ -78,9 +82,13 @@ func GridOf(a Aggregate) (Grid, error) {
 		return g, fmt.Errorf("sqlplan: aggregate %s has invalid bounds [%g, %g]", a.Name, a.Lo, a.Hi)
 	}
 	// The same float64 operations the engine performs on the clamped
-	// bounds (x − Centre, then · 1/Step, then round), so that [Lo, Hi]
-	// is exactly the range of the engine's q, which the DuckDB statement
-	// therefore does not clamp again (duckDB.Quantize).
+	// bounds (x − Centre, then · 1/Step, then round half to even), so
+	// that [Lo, Hi] is exactly the range of the engine's q, which the
+	// statements therefore do not clamp again (duckDB.Quantize). Rounding
+	// the bounds half away from zero instead would widen [Lo, Hi] by a
+	// step beyond the engine's range for a bound at an odd half step:
+	// harmless for privacy (the sensitivities would be wider), but no
+	// longer the range the engine's q takes.
 	lo, hi := a.Lo-g.Centre, a.Hi-g.Centre
 	m := max(math.Abs(lo), math.Abs(hi))
 	if m == 0 || math.IsInf(m, 0) {
@@ -95,8 +103,8 @@ func GridOf(a Aggregate) (Grid, error) {
 	}
 	g.Step = math.Ldexp(1, e-GridBits)
 	inv := 1 / g.Step // exact: a power of two up to 2^1000
-	g.Lo = int64(math.Round(lo * inv))
-	g.Hi = int64(math.Round(hi * inv))
+	g.Lo = int64(math.RoundToEven(lo * inv))
+	g.Hi = int64(math.RoundToEven(hi * inv))
 	return g, nil
 }
 
