@@ -21,15 +21,18 @@ const MaxRows = 1 << 30
 //
 //	q = clamp(round((c − Centre) / Step), Lo, Hi)
 //
-// with round to the nearest integer, ties to even (the IEEE default, in
-// which every engine converts a double to an integer by itself: a bare
-// cast in DuckDB and PostgreSQL, round in ClickHouse, no rounding written
-// out; the user-level SQL function round stays DuckDB's half away from
-// zero, see Dialect.Func) (an exact integer in the engine's BIGINT; NULL stays NULL; for c in
+// (an exact integer in the engine's BIGINT; NULL stays NULL; for c in
 // the aggregate's bounds the clamp changes nothing, as Lo and Hi are the
-// rounded ends themselves, so the DuckDB statement omits it), and the
-// statement returns Σ q, and Σ q² for a variance, as exact 128-bit
-// integer sums. Integer addition is exact and associative, so the sums do
+// rounded ends themselves, so the DuckDB and PostgreSQL statements omit
+// it), where round is to
+// the nearest integer with ties to even: the IEEE default, which DuckDB's
+// and PostgreSQL's casts of a double to a 64-bit integer do by themselves
+// (a written-out round cost DuckDB as much as the integer sum), and
+// ClickHouse's dialect by one addition and subtraction (chRoundEven).
+// Only the grid rounds so: the SQL function round stays DuckDB's half
+// away from zero in every dialect (Dialect.Func). The statement returns
+// Σ q, and Σ q² for a variance, as exact 128-bit integer sums. Integer
+// addition is exact and associative, so the sums do
 // not depend on the engine's summation order or parallelism: the only
 // rounding left is the conversion of the final integer to float64, which
 // the noise step charges (see RoundingExcess). Step is a power of two,

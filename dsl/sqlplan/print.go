@@ -57,7 +57,8 @@ type Dialect interface {
 	Arith(op, l, r string) string
 	// Func is one of the scalar functions exp, round, abs, floor, ceil,
 	// least and greatest of DOUBLE arguments (round's second argument
-	// an integer literal).
+	// an integer literal), with DuckDB's values: round is half away from
+	// zero, unlike the grid's quantization (Grid), which users never see.
 	Func(name string, args []string) string
 	// InStrings is the condition that x is one of the string literals
 	// lits (NULL for a NULL x).
