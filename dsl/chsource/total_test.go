@@ -3,11 +3,13 @@ package chsource_test
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/sqlplan"
 	"github.com/privnotes/privnotes/internal/chtest"
+	"github.com/privnotes/privnotes/internal/gridtest"
 )
 
 // Every operation of the ClickHouse dialect is total: over extreme,
@@ -102,7 +104,8 @@ func TestDialectValues(t *testing.T) {
 		{d.Num(5e-324) + " = " + d.Num(0), "0"},
 		{d.Num(5e-324) + " * " + d.Num(0x1p537) + " * " + d.Num(0x1p537) + " = " + d.Num(1), "1"},
 		{d.Quantize(d.Num(1e300), g), "1099511627776"},
-		{d.Quantize(d.Num(-2.5), g), "-3"},
+		{d.Quantize(d.Num(-2.5), g), "-2"}, // half to even, the grid's rounding
+		{d.Quantize(d.Num(3.5), g), "4"},
 		// NULL stays NULL through the clamp and the grid without guards
 		// of their own; ±inf are clamped.
 		{d.Quantize(null, g), `\N`},
@@ -125,5 +128,34 @@ func TestDialectValues(t *testing.T) {
 	}
 	if got := srv.Query(t, "SELECT sum("+d.Square(d.Quantize(d.Num(0x1p48), sqlplan.Grid{Step: 1, Lo: 0, Hi: 1 << 48}))+") FROM numbers(1024)"); got != "81129638414606681695789005144064" {
 		t.Errorf("the sum of 2^10 squares 2^96 is %s", got)
+	}
+}
+
+// At bounds that are grid ties, ClickHouse's q of every value (computed
+// per row, not folded as a constant) is the grid's (half to even, as
+// DuckDB's: TestDuckDBGridTies in dsl/snapshot), and its range is exactly
+// [Lo, Hi].
+func TestGridTies(t *testing.T) {
+	srv := chtest.Start(t)
+	d := sqlplan.ClickHouse
+	for _, tc := range gridtest.Ties() {
+		a, g := tc.Agg, tc.Grid
+		var lits []string
+		for _, v := range tc.Values {
+			lits = append(lits, d.Num(v))
+		}
+		out := srv.Query(t, "SELECT "+d.Quantize(d.Clamp("x", d.Num(a.Lo), d.Num(a.Hi)), g)+" FROM (SELECT arrayJoin(["+strings.Join(lits, ", ")+"]) AS x)")
+		got := strings.Split(out, "\n")
+		if len(got) != len(tc.Values) {
+			t.Fatalf("[%v, %v] %s: %d results for %d values", a.Lo, a.Hi, a.Kind, len(got), len(tc.Values))
+		}
+		for i, v := range tc.Values {
+			if want := strconv.FormatInt(tc.Want(v), 10); got[i] != want {
+				t.Errorf("[%v, %v] %s: %v quantized to %s, want %s", a.Lo, a.Hi, a.Kind, v, got[i], want)
+			}
+		}
+		if got[0] != strconv.FormatInt(g.Lo, 10) || got[1] != strconv.FormatInt(g.Hi, 10) {
+			t.Errorf("[%v, %v] %s: the bounds quantized to %s, %s, want [%d, %d]", a.Lo, a.Hi, a.Kind, got[0], got[1], g.Lo, g.Hi)
+		}
 	}
 }

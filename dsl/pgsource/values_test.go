@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/internal/gridtest"
 	"github.com/privnotes/privnotes/internal/pgtest"
 )
 
@@ -87,9 +88,10 @@ func queryFloats(t *testing.T, srv *server, xs []float64, exprs []string) [][]fl
 
 func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
-// The dialect's round, integer cast and grid integers are DuckDB's (Go's
-// math.Round, half away from zero, exact) at every edge value, whether
-// the operand is copied in place or bound in a sub-select.
+// The dialect's round and integer cast are DuckDB's (Go's math.Round,
+// half away from zero, exact), and its grid integers the grid's (Go's
+// math.RoundToEven, as DuckDB's cast), at every edge value, whether the
+// operand is copied in place or bound in a sub-select.
 func TestRoundingIsDuckDBs(t *testing.T) {
 	srv := startServer(t)
 	d := sqlplan.PostgreSQL
@@ -119,7 +121,7 @@ func TestRoundingIsDuckDBs(t *testing.T) {
 					x = a.Hi // the clamp's NaN
 				}
 				c := min(max(x, a.Lo), a.Hi)
-				q := math.Round((c - g.Centre) * (1 / g.Step))
+				q := math.RoundToEven((c - g.Centre) * (1 / g.Step))
 				return min(max(q, float64(g.Lo)), float64(g.Hi))
 			}})
 		}
@@ -356,6 +358,31 @@ func TestExpAndCastAsDuckDB(t *testing.T) {
 			}
 		case !same(*g, w.Float64) || math.Signbit(*g) != math.Signbit(w.Float64):
 			t.Errorf("%s: PostgreSQL's %g, DuckDB's %g", c.what, *g, w.Float64)
+		}
+	}
+}
+
+// At bounds that are grid ties, PostgreSQL's q of every value is the
+// grid's (half to even, as DuckDB's: TestDuckDBGridTies in dsl/snapshot),
+// and its range is exactly [Lo, Hi], also where the step is above 1 and
+// the value is flushed.
+func TestGridTies(t *testing.T) {
+	srv := startServer(t)
+	d := sqlplan.PostgreSQL
+	for _, tc := range gridtest.Ties() {
+		a, g := tc.Agg, tc.Grid
+		e := d.Quantize(d.Clamp("x", d.Num(a.Lo), d.Num(a.Hi)), g)
+		got := queryFloats(t, srv, append(tc.Values, math.NaN()), []string{e})
+		for i, v := range tc.Values {
+			if q := got[i][0]; q != float64(tc.Want(v)) || q < float64(g.Lo) || q > float64(g.Hi) {
+				t.Errorf("[%v, %v] %s: %v quantized to %v, want %d in [%d, %d]", a.Lo, a.Hi, a.Kind, v, q, tc.Want(v), g.Lo, g.Hi)
+			}
+		}
+		if got[0][0] != float64(g.Lo) || got[1][0] != float64(g.Hi) {
+			t.Errorf("[%v, %v] %s: the bounds quantized to %v, %v, want [%d, %d]", a.Lo, a.Hi, a.Kind, got[0][0], got[1][0], g.Lo, g.Hi)
+		}
+		if q := got[len(tc.Values)][0]; q != float64(g.Hi) {
+			t.Errorf("[%v, %v] %s: NaN quantized to %v, want Hi = %d", a.Lo, a.Hi, a.Kind, q, g.Hi)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func TestEngineMomentsLength(t *testing.T) {
 	}{
 		{3, ch.limit, true},
 		{20, ch.limit, true},
-		{40, ch.limit, false},
+		{45, ch.limit, false},
 		{4096, ch.limit, false},
 		{4096, 0, true},
 	} {

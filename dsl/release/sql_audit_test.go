@@ -74,7 +74,7 @@ func (s stubSQL) Query(_ context.Context, _ string) ([][]any, error) {
 				sum := new(big.Int)
 				for _, v := range vs {
 					c := min(max(v, ag.Lo), ag.Hi) - g.Centre
-					q := big.NewInt(min(max(int64(math.Round(c/g.Step)), g.Lo), g.Hi))
+					q := big.NewInt(min(max(int64(math.RoundToEven(c/g.Step)), g.Lo), g.Hi)) // the grid rounds half to even
 					if col.Role == sqlplan.RoleSumSq {
 						q.Mul(q, q)
 					}

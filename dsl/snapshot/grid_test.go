@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/privnotes/privnotes/dsl/sqlplan"
+	"github.com/privnotes/privnotes/internal/gridtest"
 )
 
 // TestDuckDBGridRange runs the DuckDB dialect's clamp, quantization and
@@ -122,6 +123,45 @@ func TestDuckDBGridRange(t *testing.T) {
 			if got[4].Int64 != 0 {
 				t.Errorf("[%v, %v] %d bins: lo binned to %d, want 0", b.lo, b.hi, bins, got[4].Int64)
 			}
+		}
+	}
+}
+
+// At bounds that are grid ties, DuckDB's q of every value is the grid's
+// (half to even), and its range is exactly [Lo, Hi]: the bounds map to
+// Lo and Hi, as GridOf computes them.
+func TestDuckDBGridTies(t *testing.T) {
+	c, err := openDuck("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	d := sqlplan.DuckDB
+	for _, tc := range gridtest.Ties() {
+		a, g := tc.Agg, tc.Grid
+		cols := []string{d.Quantize(d.Clamp("CAST(NULL AS DOUBLE)", d.Num(a.Lo), d.Num(a.Hi)), g)}
+		for _, v := range tc.Values {
+			cols = append(cols, d.Quantize(d.Clamp(d.Num(v), d.Num(a.Lo), d.Num(a.Hi)), g))
+		}
+		got := make([]sql.NullInt64, len(cols))
+		dst := make([]any, len(cols))
+		for i := range got {
+			dst[i] = &got[i]
+		}
+		if err := db.QueryRow("SELECT " + strings.Join(cols, ", ")).Scan(dst...); err != nil {
+			t.Fatalf("[%v, %v] %s: %v", a.Lo, a.Hi, a.Kind, err)
+		}
+		if got[0].Valid {
+			t.Errorf("[%v, %v] %s: NULL quantized to %d", a.Lo, a.Hi, a.Kind, got[0].Int64)
+		}
+		for i, v := range tc.Values {
+			if q := got[i+1]; !q.Valid || q.Int64 != tc.Want(v) || q.Int64 < g.Lo || q.Int64 > g.Hi {
+				t.Errorf("[%v, %v] %s: %v quantized to %v, want %d in [%d, %d]", a.Lo, a.Hi, a.Kind, v, q, tc.Want(v), g.Lo, g.Hi)
+			}
+		}
+		if got[1].Int64 != g.Lo || got[2].Int64 != g.Hi {
+			t.Errorf("[%v, %v] %s: the bounds quantized to %d, %d, want [%d, %d]", a.Lo, a.Hi, a.Kind, got[1].Int64, got[2].Int64, g.Lo, g.Hi)
 		}
 	}
 }

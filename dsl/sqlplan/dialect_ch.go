@@ -26,7 +26,9 @@ import (
 //   - string literals have backslash escapes;
 //   - the parser refuses a subnormal literal and the string conversion
 //     reads one as 0, so a subnormal is built by exact scaling;
-//   - round is written out (half away from zero, as DuckDB's).
+//   - round is written out (half away from zero, as DuckDB's), and so is
+//     the grid's rounding half to even (chRoundEven): 18.16's round of a
+//     Float64 rounds half away from zero, and it has no rint.
 //
 // There are no correlated sub-selects, so an operand that a guard reads
 // twice is written twice; the server computes an identical expression
@@ -159,19 +161,42 @@ func (clickHouse) Clamp(x, lo, hi string) string {
 }
 
 // Quantize scales the clamped value, clamps it to the grid's range as a
-// double (exact: |Lo|, |Hi| ≤ 2^GridBits), rounds it half away from zero
-// and converts it, now an integer within Int64, to Decimal(38, 0), whose
-// sums are exact 128-bit integers. Step is a power of two, so the
-// scaling by 1/Step is exact. NULL stays NULL without a guard (as in
-// Clamp): the arithmetic, greatest, least, trunc and the conversions
-// of NULL are NULL, and chRoundAway's CASE of a NULL condition adds 0.
+// double (exact: |Lo|, |Hi| ≤ 2^GridBits), rounds it half to even (the
+// grid's rounding, chRoundEven) and converts it, now an integer within
+// Int64, to Decimal(38, 0), whose sums are exact 128-bit integers. Step
+// is a power of two, so the scaling by 1/Step is exact. NULL stays NULL
+// without a guard (as in Clamp): the arithmetic, greatest, least and the
+// conversions of NULL are NULL.
 func (d clickHouse) Quantize(x string, g Grid) string {
 	v := x
 	if g.Centre != 0 {
 		v = "(" + x + " - " + d.Num(g.Centre) + ")"
 	}
 	w := "least(greatest(" + v + " * " + d.Num(1/g.Step) + ", " + d.Num(float64(g.Lo)) + "), " + d.Num(float64(g.Hi)) + ")"
-	return "toDecimal128(toInt64(" + chRoundAway(w) + "), 0)"
+	return "toDecimal128(toInt64(" + chRoundEven(w, max(-g.Lo, g.Hi)) + "), 0)"
+}
+
+// roundEvenShift is 1.5·2^52: for |w| ≤ 2^51, w + roundEvenShift lies in
+// [2^52, 2^53], where the doubles are the integers, so the sum is w
+// rounded to an integer, half to even (the IEEE default; the shift is
+// even), and subtracting the shift again is exact.
+const roundEvenShift = 0x1.8p52
+
+// chRoundEven is w rounded half to even, exact for |w| ≤ m (ClickHouse
+// 18.16 has no rint: its round of a Float64 rounds half away from zero,
+// and toInt64 truncates). For m ≤ 2^51, which every grid of GridOf has,
+// it is the branch-free shift and unshift of roundEvenShift (the server
+// computes (w + s) − s as written: it does not reassociate doubles);
+// otherwise the shift is by 2^52 on |w|, for |w| < 2^52, below which the
+// doubles of [2^52, 2^53) are again the integers, and w itself beyond,
+// where every double is an integer. NULL stays NULL, NaN NaN.
+func chRoundEven(w string, m int64) string {
+	if m <= 1<<51 {
+		s := ClickHouse.Num(roundEvenShift)
+		return "((" + w + " + " + s + ") - " + s + ")"
+	}
+	p := ClickHouse.Num(0x1p52)
+	return "(CASE WHEN abs(" + w + ") >= " + p + " THEN " + w + " WHEN " + w + " < 0 THEN " + p + " - (" + p + " - " + w + ") ELSE (" + w + " + " + p + ") - " + p + " END)"
 }
 
 // Square multiplies two Decimal(38, 0) integers of at most 2^GridBits:

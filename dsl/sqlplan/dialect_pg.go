@@ -21,9 +21,11 @@ import (
 // engines. (A text longer than 40 characters is NULL, where DuckDB
 // would read it.) A guard copies a short
 // operand into each place that reads it and binds a long one once in a
-// sub-select (let), so that nested expressions are not copied. Its
-// rounding is half away from zero as DuckDB's (PostgreSQL's round of a
-// double rounds half to even).
+// sub-select (let), so that nested expressions are not copied. The
+// SQL function round, and a conversion to an integer, round half away
+// from zero as DuckDB's, written out (PostgreSQL's round of a double
+// rounds half to even); the grid's quantization rounds half to even in
+// every engine (Grid), which PostgreSQL's cast to bigint does by itself.
 var PostgreSQL Dialect = postgres{}
 
 type postgres struct{}
@@ -173,26 +175,30 @@ func (postgres) Clamp(x, lo, hi string) string {
 	return "CASE WHEN " + x + " IS NOT NULL THEN least(greatest(" + x + ", " + lo + "), " + hi + ") END"
 }
 
-// Quantize as DuckDB's, with two differences: the rounding is half away
-// from zero written out (roundAway), and a centred value below a quarter
-// step is 0 without the multiplication, which could underflow (an error
-// in PostgreSQL) when 1/Step is below 1. The clamp to the grid's range is on
-// the double, whose bounds are exact integers (below 2^GridBits), so the
-// cast to bigint cannot fail; it is the clamp of the integer DuckDB's
-// statement takes.
+// Quantize as DuckDB's: PostgreSQL's cast of a double to bigint rounds
+// half to even (rint), the grid's rounding, and its subtraction,
+// multiplication by a power of two and rint are correctly rounded, hence
+// monotone, so duckDB.Quantize's argument holds here too: for x in the
+// aggregate's bounds (Print clamps it; NULL stays NULL) the integer lies
+// in [g.Lo, g.Hi], well inside bigint's range, and the cast cannot fail.
+// The subtraction cannot overflow (|x − Centre| is at most the grid's
+// Magnitude) and raises no underflow error. The one guard left is for the
+// multiplication when 1/Step is below 1 (bounds beyond 2^GridBits): it
+// could underflow to a zero, an error in PostgreSQL, so a centred value
+// below a quarter step is 0 without it (the cast would round it to 0).
 func (d postgres) Quantize(x string, g Grid) string {
-	return let(func(v ...string) string {
-		c := v[0]
+	c := func(x string) string {
 		if g.Centre != 0 {
-			c = "(" + v[0] + " - " + d.Num(g.Centre) + ")"
+			return "(" + x + " - " + d.Num(g.Centre) + ")"
 		}
-		r := "least(greatest(" + roundAway(c+" * "+d.Num(1/g.Step)) + ", " + d.Num(float64(g.Lo)) + "), " + d.Num(float64(g.Hi)) + ")"
-		if g.Step <= 1 {
-			// |c|·(1/Step) ≥ |c|: no underflow, and no copy of c for
-			// the flush.
-			return "CASE WHEN " + v[0] + " IS NULL THEN NULL ELSE CAST(" + r + " AS bigint) END"
-		}
-		return "CASE WHEN " + v[0] + " IS NULL THEN NULL WHEN abs(" + c + ") < " + d.Num(g.Step/4) + " THEN CAST(0 AS bigint) ELSE CAST(" + r + " AS bigint) END"
+		return x
+	}
+	if g.Step <= 1 {
+		// |c|·(1/Step) ≥ |c|: no underflow, and c is read once.
+		return "CAST(" + c(x) + " * " + d.Num(1/g.Step) + " AS bigint)"
+	}
+	return let(func(v ...string) string {
+		return "CASE WHEN abs(" + c(v[0]) + ") < " + d.Num(g.Step/4) + " THEN CAST(0 AS bigint) ELSE CAST(" + c(v[0]) + " * " + d.Num(1/g.Step) + " AS bigint) END"
 	}, []string{"v"}, x)
 }
 

@@ -23,9 +23,16 @@ const MaxRows = 1 << 30
 //
 // (an exact integer in the engine's BIGINT; NULL stays NULL; for c in
 // the aggregate's bounds the clamp changes nothing, as Lo and Hi are the
-// rounded ends themselves, so the DuckDB statement omits it), and the
-// statement returns Σ q, and Σ q² for a variance, as exact 128-bit
-// integer sums. Integer addition is exact and associative, so the sums do
+// rounded ends themselves, so the DuckDB and PostgreSQL statements omit
+// it), where round is to
+// the nearest integer with ties to even: the IEEE default, which DuckDB's
+// and PostgreSQL's casts of a double to a 64-bit integer do by themselves
+// (a written-out round cost DuckDB as much as the integer sum), and
+// ClickHouse's dialect by one addition and subtraction (chRoundEven).
+// Only the grid rounds so: the SQL function round stays DuckDB's half
+// away from zero in every dialect (Dialect.Func). The statement returns
+// Σ q, and Σ q² for a variance, as exact 128-bit integer sums. Integer
+// addition is exact and associative, so the sums do
 // not depend on the engine's summation order or parallelism: the only
 // rounding left is the conversion of the final integer to float64, which
 // the noise step charges (see RoundingExcess). Step is a power of two,
@@ -78,9 +85,13 @@ func GridOf(a Aggregate) (Grid, error) {
 		return g, fmt.Errorf("sqlplan: aggregate %s has invalid bounds [%g, %g]", a.Name, a.Lo, a.Hi)
 	}
 	// The same float64 operations the engine performs on the clamped
-	// bounds (x − Centre, then · 1/Step, then round), so that [Lo, Hi]
-	// is exactly the range of the engine's q, which the DuckDB statement
-	// therefore does not clamp again (duckDB.Quantize).
+	// bounds (x − Centre, then · 1/Step, then round half to even), so
+	// that [Lo, Hi] is exactly the range of the engine's q, which the
+	// statements therefore do not clamp again (duckDB.Quantize). Rounding
+	// the bounds half away from zero instead would widen [Lo, Hi] by a
+	// step beyond the engine's range for a bound at an odd half step:
+	// harmless for privacy (the sensitivities would be wider), but no
+	// longer the range the engine's q takes.
 	lo, hi := a.Lo-g.Centre, a.Hi-g.Centre
 	m := max(math.Abs(lo), math.Abs(hi))
 	if m == 0 || math.IsInf(m, 0) {
@@ -95,8 +106,8 @@ func GridOf(a Aggregate) (Grid, error) {
 	}
 	g.Step = math.Ldexp(1, e-GridBits)
 	inv := 1 / g.Step // exact: a power of two up to 2^1000
-	g.Lo = int64(math.Round(lo * inv))
-	g.Hi = int64(math.Round(hi * inv))
+	g.Lo = int64(math.RoundToEven(lo * inv))
+	g.Hi = int64(math.RoundToEven(hi * inv))
 	return g, nil
 }
 

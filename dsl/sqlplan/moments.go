@@ -92,18 +92,27 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 }
 
 // gridTerm is the value v ∈ [−1, 1] (up to the doubles' rounding) on
-// MomentsGrid: q = ±floor(|y| + ½) of y = v/Step (exact: Step is a power
-// of two), which rounds half away from zero up to one ulp of y + ½ at a
-// tie, with the same bits in every IEEE engine and without the dialects'
-// guarded rounding (a sub-select per value in PostgreSQL, the cost of
-// the pass); then clamped to the grid's range.
+// MomentsGrid: q = y rounded half to even, the grid's rounding, of
+// y = v/Step (exact: Step is a power of two), with the same bits in
+// every IEEE engine (roundEven); then clamped to the grid's range.
 func gridTerm(d Dialect, v string) string {
 	g := MomentsGrid()
-	inv, half := d.Num(1/g.Step), d.Num(0.5)
 	lo, hi := strconv.FormatInt(g.Lo, 10), strconv.FormatInt(g.Hi, 10)
-	y := "(" + v + " * " + inv + ")"
-	q := "CASE WHEN " + y + " >= 0 THEN floor(" + y + " + " + half + ") ELSE -floor(" + half + " - " + y + ") END"
-	return "least(greatest(CAST(" + q + " AS BIGINT), CAST(" + lo + " AS BIGINT)), CAST(" + hi + " AS BIGINT))"
+	y := "(" + v + " * " + d.Num(1/g.Step) + ")"
+	return "least(greatest(" + roundEven(d, y, 1<<GridBits) + ", CAST(" + lo + " AS BIGINT)), CAST(" + hi + " AS BIGINT))"
+}
+
+// roundEven is the double y, of magnitude below about m ≤ 2^51, rounded
+// to the nearest integer, ties to even, as a 64-bit integer: in DuckDB
+// and PostgreSQL a bare cast, which rounds so (rint) and cannot fail for
+// such a y (PostgreSQL's cast fails only beyond bigint's range, and y
+// is the product of a value and 1/Step ≥ 1, which cannot underflow);
+// in ClickHouse, whose cast truncates, chRoundEven first.
+func roundEven(d Dialect, y string, m int64) string {
+	if _, ok := d.(clickHouse); ok {
+		return "toInt64(" + chRoundEven(y, m) + ")"
+	}
+	return "CAST(" + y + " AS BIGINT)"
 }
 
 // clippedRows is the statement of the rows x̃ = a/max(Clip, ‖a‖) of m's

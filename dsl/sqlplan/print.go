@@ -35,7 +35,8 @@ type Dialect interface {
 	// Clamp limits x to [lo, hi]; NULL stays NULL.
 	Clamp(x, lo, hi string) string
 	// Quantize is x (a DOUBLE) on the grid g as a 64-bit integer,
-	// clamp(round((x − g.Centre)/g.Step), g.Lo, g.Hi); NULL stays NULL.
+	// clamp(round((x − g.Centre)/g.Step), g.Lo, g.Hi), rounded half to
+	// even (Grid); NULL stays NULL.
 	// Print passes x already clamped to the aggregate's bounds, so a
 	// dialect whose arithmetic keeps q in [g.Lo, g.Hi] by itself may
 	// leave the integer clamp out (see duckDB.Quantize).
@@ -56,7 +57,8 @@ type Dialect interface {
 	Arith(op, l, r string) string
 	// Func is one of the scalar functions exp, round, abs, floor, ceil,
 	// least and greatest of DOUBLE arguments (round's second argument
-	// an integer literal).
+	// an integer literal), with DuckDB's values: round is half away from
+	// zero, unlike the grid's quantization (Grid), which users never see.
 	Func(name string, args []string) string
 	// InStrings is the condition that x is one of the string literals
 	// lits (NULL for a NULL x).
@@ -116,25 +118,28 @@ func (duckDB) Clamp(x, lo, hi string) string {
 	return "CASE WHEN " + x + " < " + lo + " THEN " + lo + " WHEN " + x + " > " + hi + " THEN " + hi + " ELSE " + x + " END"
 }
 
-// Quantize is q = CAST(round((x − Centre) · 2^k) AS BIGINT) with 2^k =
-// 1/Step, without an integer clamp or a NULL guard (NULL stays NULL
-// through the arithmetic). Print's x is Clamp(arg, lo, hi) with the
-// aggregate's bounds, so x is NULL or a double in [lo, hi] (NaN and ±inf
-// are clamped), and q lies in [g.Lo, g.Hi] by itself: the subtraction,
-// the multiplication (by a power of two) and round (half away from zero,
-// as Go's math.Round) are each correctly rounded or exact, hence
-// monotone, so lo ≤ x ≤ hi gives round((lo − Centre)·2^k) ≤ q ≤
-// round((hi − Centre)·2^k), and GridOf computes g.Lo and g.Hi by exactly
-// these float64 operations on the same bits (Num prints lo, hi, Centre
-// and 2^k exactly), where |q| ≤ 2^GridBits also keeps the cast in range.
-// When Centre is 0 no subtraction is printed; x − 0 is x. round stays:
-// DuckDB's cast of a DOUBLE to BIGINT rounds half to even.
+// Quantize is q = CAST((x − Centre) · 2^k AS BIGINT) with 2^k = 1/Step:
+// DuckDB's cast of a DOUBLE to BIGINT rounds half to even, the grid's
+// rounding (Grid), so no round is printed (round(·) before the cast cost
+// as much as the integer sum: at 10⁷ rows, one thread, 0.359 s against
+// 0.274 s for the bare cast). There is no integer clamp or NULL guard
+// (NULL stays NULL through the arithmetic). Print's x is Clamp(arg, lo,
+// hi) with the aggregate's bounds, so x is NULL or a double in [lo, hi]
+// (NaN and ±inf are clamped), and q lies in [g.Lo, g.Hi] by itself: the
+// subtraction, the multiplication (by a power of two) and the cast's
+// rounding half to even (as Go's math.RoundToEven) are each correctly
+// rounded or exact, hence monotone, so lo ≤ x ≤ hi gives
+// round((lo − Centre)·2^k) ≤ q ≤ round((hi − Centre)·2^k), and GridOf
+// computes g.Lo and g.Hi by exactly these float64 operations on the same
+// bits (Num prints lo, hi, Centre and 2^k exactly), where
+// |q| ≤ 2^GridBits also keeps the cast in range. When Centre is 0 no
+// subtraction is printed; x − 0 is x.
 func (d duckDB) Quantize(x string, g Grid) string {
 	v := x
 	if g.Centre != 0 {
 		v = "(" + x + " - " + d.Num(g.Centre) + ")"
 	}
-	return "CAST(round(" + v + " * " + d.Num(1/g.Step) + ") AS BIGINT)"
+	return "CAST(" + v + " * " + d.Num(1/g.Step) + " AS BIGINT)"
 }
 
 func (duckDB) Square(x string) string {
