@@ -86,13 +86,19 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 		from = "(" + l4 + ") AS " + d.Ident("__pn_x")
 	}
 	n := len(m.Columns)
+	// The sums' names: inlinedRows' short ones (the statement's length
+	// is mostly its d(d+1)/2 sums) where it applies.
+	alias := func(i, j int) string { return fmt.Sprintf("__pn_m%d_%d", i, j) }
+	if pushed {
+		alias = func(i, j int) string { return "_c" + strconv.Itoa(MomentsCell(n, i, j)) }
+	}
 	// Each product x̃_i·x̃_j ∈ [−1, 1] (up to the doubles' rounding) on
 	// the grid (gridTerm). The products are at least 2⁻¹⁰¹² in magnitude
 	// or 0, so the multiplications neither underflow nor overflow.
 	var sums []string
 	for i := range n {
 		for j := i; j < n; j++ {
-			sums = append(sums, "coalesce(sum("+exactTerm(d, gridTerm(d, x(i)+" * "+x(j)))+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_m%d_%d", i, j)))
+			sums = append(sums, "coalesce(sum("+exactTerm(d, gridTerm(d, x(i)+" * "+x(j)))+"), 0) AS "+d.Ident(alias(i, j)))
 		}
 	}
 	return "SELECT " + strings.Join(sums, ", ") + " FROM " + from, nil
@@ -124,7 +130,7 @@ func gridTerm(d Dialect, v string) string {
 // differ only for a norm within a few roundings of it).
 func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string, x func(int) string, err error) {
 	n := len(m.Columns)
-	vals, finite, err := rowValues(m, d, func(c string) string { return d.Ident(c) })
+	vals, finite, err := rowValues(m, d, func(c string) string { return d.Ident(c) }, nil)
 	if err != nil {
 		return "", nil, err
 	}
@@ -207,7 +213,9 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 // value as the moments statements read it (col(c) the column's reference:
 // as a double, clamped to its bounds, shifted) and the condition that the
 // column's value is finite (NULL, NaN and ±inf fail the comparison).
-func rowValues(m Moments, d Dialect, col func(string) string) (vals, finite []string, err error) {
+// With name, the double is named by name(j, v) where the condition reads
+// it first, and the value reads name's second result.
+func rowValues(m Moments, d Dialect, col func(string) string, name func(j int, v string) (def, ref string)) (vals, finite []string, err error) {
 	n := len(m.Columns)
 	if n == 0 {
 		return nil, nil, fmt.Errorf("sqlplan: moments of no columns")
@@ -230,7 +238,11 @@ func rowValues(m Moments, d Dialect, col func(string) string) (vals, finite []st
 		// As a double: ClickHouse's greatest and least refuse an
 		// integer beside a double (the other engines convert it so).
 		v := d.Float(col(c))
-		finite = append(finite, "abs("+v+") <= "+d.Num(math.MaxFloat64))
+		def := v
+		if name != nil {
+			def, v = name(j, v)
+		}
+		finite = append(finite, "abs("+def+") <= "+d.Num(math.MaxFloat64))
 		if b, ok := m.Bounds[c]; ok {
 			if !(b[0] <= b[1]) || math.IsInf(b[0], 0) || math.IsInf(b[1], 0) {
 				return nil, nil, fmt.Errorf("sqlplan: moments: column %s has invalid bounds [%g, %g]", c, b[0], b[1])
@@ -253,14 +265,17 @@ func rowValues(m Moments, d Dialect, col func(string) string) (vals, finite []st
 // FROM and WHERE clauses of one aggregate over the table, and x(j), the
 // expression of the row's x̃_j in that aggregate's arguments. ok is false
 // when table is not the dialect's projection, or when a column of it bears
-// one of the statement's names (__pn_…), which would read as the column.
+// one of the statement's names, which would read as the column.
 //
 // Every step is clippedRows' own, in the same order, so the values are its
 // values bit for bit. Each intermediate value is named by an alias where
-// it first occurs and read by that name elsewhere (ClickHouse's aliases
-// hold in the whole query, in any order, and the server computes a named
-// expression once per row): written out instead, x̃_j would repeat the
-// d-term norm, and the statement's d(d+1)/2 products grow as d⁴.
+// it is first written and read by that name elsewhere (ClickHouse's
+// aliases hold in the whole query, in any order, and the server computes
+// an expression once per row however often it is named): written out
+// instead, x̃_j would repeat the d-term norm, and the d(d+1)/2 products
+// would grow as d⁴. The names are short (the statement's size is mostly
+// the products' grid terms, which write each x̃ name three times), and
+// checked against the projection's columns instead of prefixed.
 func inlinedRows(m Moments, d Dialect, table string, zeroBig bool) (from string, x func(int) string, ok bool, err error) {
 	in, isIn := d.(inliner)
 	if !isIn {
@@ -271,7 +286,7 @@ func inlinedRows(m Moments, d Dialect, table string, zeroBig bool) (from string,
 		return "", nil, false, nil
 	}
 	for c := range cols {
-		if strings.HasPrefix(c, "__pn_") {
+		if strings.HasPrefix(c, "__pn_") || inlinedName(c) {
 			return "", nil, false, nil
 		}
 	}
@@ -285,6 +300,11 @@ func inlinedRows(m Moments, d Dialect, table string, zeroBig bool) (from string,
 			return "(" + e + ")"
 		}
 		return d.Ident(c)
+	}, func(j int, v string) (string, string) {
+		// The double once, in the WHERE clause; the value (whose clamp
+		// reads it three times) reads its alias.
+		alias := d.Ident("_v" + strconv.Itoa(j))
+		return "(" + v + " AS " + alias + ")", alias
 	})
 	if err != nil {
 		return "", nil, false, err
@@ -293,42 +313,69 @@ func inlinedRows(m Moments, d Dialect, table string, zeroBig bool) (from string,
 		return "", nil, false, fmt.Errorf("sqlplan: the column %q is not in the table reference", missing)
 	}
 	named := map[string]bool{}
-	// name is expr under the alias name: its definition where it is first
-	// written, the alias after.
-	name := func(alias, expr string) string {
+	// name is the value of expr under alias: its definition where it is
+	// first written, the alias after (expr is only printed once).
+	name := func(alias string, expr func() string) string {
 		if named[alias] {
 			return d.Ident(alias)
 		}
 		named[alias] = true
-		return "(" + expr + " AS " + d.Ident(alias) + ")"
+		return "(" + expr() + " AS " + d.Ident(alias) + ")"
 	}
 	n := len(m.Columns)
 	zero, one, flush, c := d.Num(0), d.Num(1), d.Num(momentsFlush), d.Num(m.Clip)
-	a := func(j int) string { return name("__pn_a"+strconv.Itoa(j), vals[j]) }
+	a := func(j int) string { return name("_a"+strconv.Itoa(j), func() string { return vals[j] }) }
 	mm := func() string {
-		scale := c
-		for j := range n {
-			scale = "greatest(" + scale + ", abs(" + a(j) + "))"
-		}
-		return name("__pn_m", scale)
+		return name("_m", func() string {
+			scale := c
+			for j := range n {
+				scale = "greatest(" + scale + ", abs(" + a(j) + "))"
+			}
+			return scale
+		})
 	}
 	w := func(j int) string {
-		return name("__pn_w"+strconv.Itoa(j), "CASE WHEN abs("+a(j)+") >= "+mm()+" * "+flush+" THEN "+a(j)+" / "+mm()+" ELSE "+zero+" END")
+		return name("_w"+strconv.Itoa(j), func() string {
+			return "CASE WHEN abs(" + a(j) + ") >= " + mm() + " * " + flush + " THEN " + a(j) + " / " + mm() + " ELSE " + zero + " END"
+		})
 	}
-	norm := func() string { return name("__pn_norm", "sqrt("+strings.Join(squares(n, w), " + ")+")") }
+	norm := func() string {
+		return name("_nrm", func() string { return "sqrt(" + strings.Join(squares(n, w), " + ") + ")" })
+	}
 	den := func() string {
-		t := name("__pn_t", "CASE WHEN "+c+" > "+mm()+" * "+flush+" THEN "+c+" / "+mm()+" ELSE "+zero+" END")
-		return name("__pn_den", "greatest("+t+", "+norm()+")")
+		return name("_den", func() string {
+			t := name("_t", func() string {
+				return "CASE WHEN " + c + " > " + mm() + " * " + flush + " THEN " + c + " / " + mm() + " ELSE " + zero + " END"
+			})
+			return "greatest(" + t + ", " + norm() + ")"
+		})
 	}
 	x = func(j int) string {
-		q := w(j) + " / " + den()
-		if zeroBig {
-			keep := name("__pn_keep", "CASE WHEN "+mm()+" > "+d.Num(math.Sqrt(math.MaxFloat64))+" / greatest("+norm()+", "+one+") THEN "+zero+" ELSE "+one+" END")
-			q = "(" + q + ") * " + keep
-		}
-		return name("__pn_x"+strconv.Itoa(j), q)
+		return name("_x"+strconv.Itoa(j), func() string {
+			q := w(j) + " / " + den()
+			if zeroBig {
+				keep := name("_keep", func() string {
+					return "CASE WHEN " + mm() + " > " + d.Num(math.Sqrt(math.MaxFloat64)) + " / greatest(" + norm() + ", " + one + ") THEN " + zero + " ELSE " + one + " END"
+				})
+				q = "(" + q + ") * " + keep
+			}
+			return q
+		})
 	}
 	return tab + " WHERE " + strings.Join(finite, " AND "), x, true, nil
+}
+
+// inlinedName reports whether c is one of inlinedRows' aliases.
+func inlinedName(c string) bool {
+	switch c {
+	case "_m", "_nrm", "_t", "_den", "_keep":
+		return true
+	}
+	if len(c) < 3 || c[0] != '_' || !strings.ContainsRune("acvwx", rune(c[1])) {
+		return false
+	}
+	_, err := strconv.ParseUint(c[2:], 10, 32)
+	return err == nil
 }
 
 // RowSumGrid is the grid of PrintRowSum's sums: every x̃_j lies in
