@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/privnotes/privnotes/dsl/catalog"
-
 	"github.com/privnotes/privnotes/internal/chtest"
 )
 
@@ -98,49 +96,6 @@ func TestShardsAggregate(t *testing.T) {
 		}
 		if s.sent > 2*c.groups {
 			t.Errorf("%s: the shards sent %d rows, want at most one per group each; a shard's statement: %.300s", c.name, s.sent, s.query)
-		}
-	}
-}
-
-// Analyze Gauss's row passes aggregate on the shards too: the moments
-// statement, and the centred call's row sum before it, are one aggregate
-// over the Distributed table with each row's clipped x̃ computed in its
-// arguments, so each shard sends one row of partial sums (and one of its
-// row count), not its 1 500 rows for the initiator to clip and sum.
-func TestShardsAggregateGauss(t *testing.T) {
-	f := newFixture(t)
-	for _, c := range []struct {
-		name       string
-		statements int // the call's statements over the Distributed table
-		args       map[string]any
-	}{
-		{"gauss", 1, map[string]any{"k": 2, "eps": 1.0, "delta": 1e-6, "method": "gauss", "clip": 1000.0}},
-		// The private mean's row sum (its sums and its row count), then
-		// the moments of the shifted rows.
-		{"gauss centred", 2, map[string]any{"k": 2, "eps": 1.0, "delta": 1e-6, "method": "gauss", "clip": 1000.0, "center": true}},
-		// npm's second moment is the same statement.
-		{"npm", 1, map[string]any{"k": 1, "eps": 1.0, "delta": 1e-6, "method": "npm", "clip": 1000.0}},
-	} {
-		var err error
-		got := shardRows(t, f.srv, func() {
-			_, err = execute(t, f.live, catalog.PrivatePCA.Name, "people", nil, 3, c.args, nil, nil)
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if len(got) != c.statements {
-			t.Fatalf("%s: %d distributed statements, want %d: %+v", c.name, len(got), c.statements, got)
-		}
-		for _, s := range got {
-			t.Logf("%s: the shards read %d rows and sent %d", c.name, s.read, s.sent)
-			if s.read < 3000 {
-				t.Errorf("%s: the shards read %d rows, want all 3000", c.name, s.read)
-			}
-			// Two shards, each with one row of sums and at most one of
-			// its row count.
-			if s.sent > 4 {
-				t.Errorf("%s: the shards sent %d rows, want one row of partial sums each; a shard's statement: %.300s", c.name, s.sent, s.query)
-			}
 		}
 	}
 }

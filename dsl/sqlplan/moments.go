@@ -74,34 +74,21 @@ func MomentsExcess(d int) float64 {
 // magnitude (or the clip, when larger) before any product, and entries
 // below momentsFlush of it are 0.
 func PrintMoments(m Moments, d Dialect, table string) (string, error) {
-	from, x, pushed, err := inlinedRows(m, d, table, false)
+	l4, x, err := clippedRows(m, d, table, false)
 	if err != nil {
 		return "", err
 	}
-	if !pushed {
-		var l4 string
-		if l4, x, err = clippedRows(m, d, table, false); err != nil {
-			return "", err
-		}
-		from = "(" + l4 + ") AS " + d.Ident("__pn_x")
-	}
 	n := len(m.Columns)
-	// The sums' names: inlinedRows' short ones (the statement's length
-	// is mostly its d(d+1)/2 sums) where it applies.
-	alias := func(i, j int) string { return fmt.Sprintf("__pn_m%d_%d", i, j) }
-	if pushed {
-		alias = func(i, j int) string { return "_c" + strconv.Itoa(MomentsCell(n, i, j)) }
-	}
 	// Each product x̃_i·x̃_j ∈ [−1, 1] (up to the doubles' rounding) on
 	// the grid (gridTerm). The products are at least 2⁻¹⁰¹² in magnitude
 	// or 0, so the multiplications neither underflow nor overflow.
 	var sums []string
 	for i := range n {
 		for j := i; j < n; j++ {
-			sums = append(sums, "coalesce(sum("+exactTerm(d, gridTerm(d, x(i)+" * "+x(j)))+"), 0) AS "+d.Ident(alias(i, j)))
+			sums = append(sums, "coalesce(sum("+exactTerm(d, gridTerm(d, x(i)+" * "+x(j)))+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_m%d_%d", i, j)))
 		}
 	}
-	return "SELECT " + strings.Join(sums, ", ") + " FROM " + from, nil
+	return "SELECT " + strings.Join(sums, ", ") + " FROM (" + l4 + ") AS " + d.Ident("__pn_x"), nil
 }
 
 // gridTerm is the value v ∈ [−1, 1] (up to the doubles' rounding) on
@@ -130,9 +117,22 @@ func gridTerm(d Dialect, v string) string {
 // differ only for a norm within a few roundings of it).
 func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string, x func(int) string, err error) {
 	n := len(m.Columns)
-	vals, finite, err := rowValues(m, d, func(c string) string { return d.Ident(c) }, nil)
-	if err != nil {
-		return "", nil, err
+	if n == 0 {
+		return "", nil, fmt.Errorf("sqlplan: moments of no columns")
+	}
+	if !(m.Clip >= 1e-100 && m.Clip <= 1e100) {
+		return "", nil, fmt.Errorf("sqlplan: moments with clip %v outside [1e-100, 1e100]", m.Clip)
+	}
+	if m.Shift != nil && len(m.Shift) != n {
+		return "", nil, fmt.Errorf("sqlplan: moments of %d columns with a shift of %d values", n, len(m.Shift))
+	}
+	for _, v := range m.Shift {
+		// A finite shift keeps a finite value finite (its magnitude is at
+		// most the clip, far below MaxFloat64), so the row rule's
+		// finiteness test on the unshifted values still decides.
+		if !(math.Abs(v) <= 1e100) {
+			return "", nil, fmt.Errorf("sqlplan: moments with shift %v outside [-1e100, 1e100]", v)
+		}
 	}
 	a := func(j int) string { return d.Ident("__pn_a" + strconv.Itoa(j)) }
 	w := func(j int) string { return d.Ident("__pn_w" + strconv.Itoa(j)) }
@@ -144,8 +144,21 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	// Layer 1: the clamped values of the rows whose values are all
 	// finite (NULL, NaN and ±inf fail the comparison), and the row's
 	// scale m = max(clip, max_j |a_j|).
-	var sel, absv []string
-	for j, v := range vals {
+	var sel, finite, absv []string
+	for j, c := range m.Columns {
+		// As a double: ClickHouse's greatest and least refuse an
+		// integer beside a double (the other engines convert it so).
+		v := d.Float(d.Ident(c))
+		finite = append(finite, "abs("+v+") <= "+d.Num(math.MaxFloat64))
+		if b, ok := m.Bounds[c]; ok {
+			if !(b[0] <= b[1]) || math.IsInf(b[0], 0) || math.IsInf(b[1], 0) {
+				return "", nil, fmt.Errorf("sqlplan: moments: column %s has invalid bounds [%g, %g]", c, b[0], b[1])
+			}
+			v = d.Clamp(v, d.Num(b[0]), d.Num(b[1]))
+		}
+		if m.Shift != nil {
+			v = "(" + v + " - " + d.Num(m.Shift[j]) + ")"
+		}
 		sel = append(sel, v+" AS "+a(j))
 		absv = append(absv, "abs("+a(j)+")")
 	}
@@ -207,175 +220,6 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	l4 := "SELECT " + strings.Join(sel, ", ") + fz + " FROM (" + l3 + ") AS " + d.Ident("__pn_l4") + off
 
 	return l4, x, nil
-}
-
-// rowValues checks m and returns, for each of its columns, the row's
-// value as the moments statements read it (col(c) the column's reference:
-// as a double, clamped to its bounds, shifted) and the condition that the
-// column's value is finite (NULL, NaN and ±inf fail the comparison).
-// With name, the double is named by name(j, v) where the condition reads
-// it first, and the value reads name's second result.
-func rowValues(m Moments, d Dialect, col func(string) string, name func(j int, v string) (def, ref string)) (vals, finite []string, err error) {
-	n := len(m.Columns)
-	if n == 0 {
-		return nil, nil, fmt.Errorf("sqlplan: moments of no columns")
-	}
-	if !(m.Clip >= 1e-100 && m.Clip <= 1e100) {
-		return nil, nil, fmt.Errorf("sqlplan: moments with clip %v outside [1e-100, 1e100]", m.Clip)
-	}
-	if m.Shift != nil && len(m.Shift) != n {
-		return nil, nil, fmt.Errorf("sqlplan: moments of %d columns with a shift of %d values", n, len(m.Shift))
-	}
-	for _, v := range m.Shift {
-		// A finite shift keeps a finite value finite (its magnitude is at
-		// most the clip, far below MaxFloat64), so the row rule's
-		// finiteness test on the unshifted values still decides.
-		if !(math.Abs(v) <= 1e100) {
-			return nil, nil, fmt.Errorf("sqlplan: moments with shift %v outside [-1e100, 1e100]", v)
-		}
-	}
-	for j, c := range m.Columns {
-		// As a double: ClickHouse's greatest and least refuse an
-		// integer beside a double (the other engines convert it so).
-		v := d.Float(col(c))
-		def := v
-		if name != nil {
-			def, v = name(j, v)
-		}
-		finite = append(finite, "abs("+def+") <= "+d.Num(math.MaxFloat64))
-		if b, ok := m.Bounds[c]; ok {
-			if !(b[0] <= b[1]) || math.IsInf(b[0], 0) || math.IsInf(b[1], 0) {
-				return nil, nil, fmt.Errorf("sqlplan: moments: column %s has invalid bounds [%g, %g]", c, b[0], b[1])
-			}
-			v = d.Clamp(v, d.Num(b[0]), d.Num(b[1]))
-		}
-		if m.Shift != nil {
-			v = "(" + v + " - " + d.Num(m.Shift[j]) + ")"
-		}
-		vals = append(vals, v)
-	}
-	return vals, finite, nil
-}
-
-// inlinedRows is clippedRows for a dialect whose engine aggregates over
-// the projection's table, not over a subquery (inliner: ClickHouse, whose
-// Distributed table sends a subquery in FROM to its shards and aggregates
-// every row they return on the initiator, while it sends an aggregate over
-// the table itself to the shards, which return their partial sums): the
-// FROM and WHERE clauses of one aggregate over the table, and x(j), the
-// expression of the row's x̃_j in that aggregate's arguments. ok is false
-// when table is not the dialect's projection, or when a column of it bears
-// one of the statement's names, which would read as the column.
-//
-// Every step is clippedRows' own, in the same order, so the values are its
-// values bit for bit. Each intermediate value is named by an alias where
-// it is first written and read by that name elsewhere (ClickHouse's
-// aliases hold in the whole query, in any order, and the server computes
-// an expression once per row however often it is named): written out
-// instead, x̃_j would repeat the d-term norm, and the d(d+1)/2 products
-// would grow as d⁴. The names are short (the statement's size is mostly
-// the products' grid terms, which write each x̃ name three times), and
-// checked against the projection's columns instead of prefixed.
-func inlinedRows(m Moments, d Dialect, table string, zeroBig bool) (from string, x func(int) string, ok bool, err error) {
-	in, isIn := d.(inliner)
-	if !isIn {
-		return "", nil, false, nil
-	}
-	tab, cols, isIn := in.Inline(table)
-	if !isIn {
-		return "", nil, false, nil
-	}
-	for c := range cols {
-		if strings.HasPrefix(c, "__pn_") || inlinedName(c) {
-			return "", nil, false, nil
-		}
-	}
-	var missing string
-	vals, finite, err := rowValues(m, d, func(c string) string {
-		e, has := cols[c]
-		switch {
-		case !has:
-			missing = c
-		case e != d.Ident(c):
-			return "(" + e + ")"
-		}
-		return d.Ident(c)
-	}, func(j int, v string) (string, string) {
-		// The double once, in the WHERE clause; the value (whose clamp
-		// reads it three times) reads its alias.
-		alias := d.Ident("_v" + strconv.Itoa(j))
-		return "(" + v + " AS " + alias + ")", alias
-	})
-	if err != nil {
-		return "", nil, false, err
-	}
-	if missing != "" {
-		return "", nil, false, fmt.Errorf("sqlplan: the column %q is not in the table reference", missing)
-	}
-	named := map[string]bool{}
-	// name is the value of expr under alias: its definition where it is
-	// first written, the alias after (expr is only printed once).
-	name := func(alias string, expr func() string) string {
-		if named[alias] {
-			return d.Ident(alias)
-		}
-		named[alias] = true
-		return "(" + expr() + " AS " + d.Ident(alias) + ")"
-	}
-	n := len(m.Columns)
-	zero, one, flush, c := d.Num(0), d.Num(1), d.Num(momentsFlush), d.Num(m.Clip)
-	a := func(j int) string { return name("_a"+strconv.Itoa(j), func() string { return vals[j] }) }
-	mm := func() string {
-		return name("_m", func() string {
-			scale := c
-			for j := range n {
-				scale = "greatest(" + scale + ", abs(" + a(j) + "))"
-			}
-			return scale
-		})
-	}
-	w := func(j int) string {
-		return name("_w"+strconv.Itoa(j), func() string {
-			return "CASE WHEN abs(" + a(j) + ") >= " + mm() + " * " + flush + " THEN " + a(j) + " / " + mm() + " ELSE " + zero + " END"
-		})
-	}
-	norm := func() string {
-		return name("_nrm", func() string { return "sqrt(" + strings.Join(squares(n, w), " + ") + ")" })
-	}
-	den := func() string {
-		return name("_den", func() string {
-			t := name("_t", func() string {
-				return "CASE WHEN " + c + " > " + mm() + " * " + flush + " THEN " + c + " / " + mm() + " ELSE " + zero + " END"
-			})
-			return "greatest(" + t + ", " + norm() + ")"
-		})
-	}
-	x = func(j int) string {
-		return name("_x"+strconv.Itoa(j), func() string {
-			q := w(j) + " / " + den()
-			if zeroBig {
-				keep := name("_keep", func() string {
-					return "CASE WHEN " + mm() + " > " + d.Num(math.Sqrt(math.MaxFloat64)) + " / greatest(" + norm() + ", " + one + ") THEN " + zero + " ELSE " + one + " END"
-				})
-				q = "(" + q + ") * " + keep
-			}
-			return q
-		})
-	}
-	return tab + " WHERE " + strings.Join(finite, " AND "), x, true, nil
-}
-
-// inlinedName reports whether c is one of inlinedRows' aliases.
-func inlinedName(c string) bool {
-	switch c {
-	case "_m", "_nrm", "_t", "_den", "_keep":
-		return true
-	}
-	if len(c) < 3 || c[0] != '_' || !strings.ContainsRune("acvwx", rune(c[1])) {
-		return false
-	}
-	_, err := strconv.ParseUint(c[2:], 10, 32)
-	return err == nil
 }
 
 // RowSumGrid is the grid of PrintRowSum's sums: every x̃_j lies in
@@ -447,27 +291,16 @@ func PrintGaussRowSum(m Moments, d Dialect, table string) (string, error) {
 }
 
 func printRowSum(m Moments, d Dialect, table string, zeroBig bool) (string, error) {
-	from, x, pushed, err := inlinedRows(m, d, table, zeroBig)
+	l4, x, err := clippedRows(m, d, table, zeroBig)
 	if err != nil {
 		return "", err
-	}
-	count := table
-	if pushed {
-		// The rows counted over the table itself, which the shards count.
-		count, _, _ = d.(inliner).Inline(table)
-	} else {
-		var l4 string
-		if l4, x, err = clippedRows(m, d, table, zeroBig); err != nil {
-			return "", err
-		}
-		from = "(" + l4 + ") AS " + d.Ident("__pn_x")
 	}
 	var sums []string
 	for j := range m.Columns {
 		sums = append(sums, "coalesce(sum("+d.Quantize(x(j), RowSumGrid())+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_s%d", j)))
 	}
-	sums = append(sums, "(SELECT count(*) FROM "+count+") AS "+d.Ident("__pn_n"))
-	return "SELECT " + strings.Join(sums, ", ") + " FROM " + from, nil
+	sums = append(sums, "(SELECT count(*) FROM "+table+") AS "+d.Ident("__pn_n"))
+	return "SELECT " + strings.Join(sums, ", ") + " FROM (" + l4 + ") AS " + d.Ident("__pn_x"), nil
 }
 
 // squares are the columns' squares w(j) * w(j).
@@ -480,7 +313,7 @@ func squares(n int, w func(int) string) []string {
 }
 
 // exactTerm is a grid integer of PrintMoments as the dialect sums it
-// exactly: as it is, or as the dialect's exactSummer writes it.
+// exactly: as it is, or as its exactSummer writes it.
 func exactTerm(d Dialect, q string) string {
 	if e, ok := d.(exactSummer); ok {
 		return e.ExactTerm(q)
@@ -490,8 +323,8 @@ func exactTerm(d Dialect, q string) string {
 
 // exactSummer is a dialect whose sum of BIGINT wraps around (ClickHouse's
 // Int64), where MaxRows terms of up to 2⁴⁷ reach 2⁸⁷: ExactTerm converts
-// an integer to a type whose sums are exact (DuckDB's and PostgreSQL's
-// sums of BIGINT are HUGEINT and numeric already).
+// a grid integer to a type whose sums are exact. DuckDB's and
+// PostgreSQL's sums of BIGINT are HUGEINT and numeric already.
 type exactSummer interface{ ExactTerm(q string) string }
 
 // layerFence is a dialect whose layers of the moments statement are kept
