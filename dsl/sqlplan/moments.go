@@ -136,7 +136,10 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	}
 	a := func(j int) string { return d.Ident("__pn_a" + strconv.Itoa(j)) }
 	w := func(j int) string { return d.Ident("__pn_w" + strconv.Itoa(j)) }
-	x = func(j int) string { return d.Ident("__pn_x" + strconv.Itoa(j)) }
+	// Short names: each of the d(d+1)/2 sums writes two of them three
+	// times (gridTerm), most of the statement's length at large d. Only
+	// the outer query reads them, beside the fence column.
+	x = func(j int) string { return d.Ident("x" + strconv.Itoa(j)) }
 	mm, t, den := d.Ident("__pn_m"), d.Ident("__pn_t"), d.Ident("__pn_den")
 	zero := d.Num(0)
 	flush := d.Num(momentsFlush)
