@@ -271,6 +271,12 @@ func (d clickHouse) Func(name string, args []string) string {
 // and does not inline them into the outer query, so nothing more is needed.
 func (clickHouse) LayerFence() string { return "toUInt8(0)" }
 
+// ExactTerm converts a moments grid integer (an Int64 of at most 2⁴⁷ in
+// magnitude) to Decimal(38, 0): a sum of Int64 wraps around past 2⁶³,
+// which 2¹⁶ rows of norm 1 reach, while the Decimal sums, and the sum of
+// the shards' partial sums, are exact 128-bit integers.
+func (clickHouse) ExactTerm(q string) string { return "toDecimal128(" + q + ", 0)" }
+
 // InStrings is x IN (…) with a NULL x kept NULL (NullIn).
 func (d clickHouse) InStrings(x string, lits []string) string {
 	return d.NullIn(x, "("+x+" IN ("+strings.Join(lits, ", ")+"))")

@@ -85,7 +85,7 @@ func PrintMoments(m Moments, d Dialect, table string) (string, error) {
 	var sums []string
 	for i := range n {
 		for j := i; j < n; j++ {
-			sums = append(sums, "coalesce(sum("+gridTerm(d, x(i)+" * "+x(j))+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_m%d_%d", i, j)))
+			sums = append(sums, "coalesce(sum("+exactTerm(d, gridTerm(d, x(i)+" * "+x(j)))+"), 0) AS "+d.Ident(fmt.Sprintf("__pn_m%d_%d", i, j)))
 		}
 	}
 	return "SELECT " + strings.Join(sums, ", ") + " FROM (" + l4 + ") AS " + d.Ident("__pn_x"), nil
@@ -145,7 +145,10 @@ func clippedRows(m Moments, d Dialect, table string, zeroBig bool) (stmt string,
 	}
 	a := func(j int) string { return d.Ident("__pn_a" + strconv.Itoa(j)) }
 	w := func(j int) string { return d.Ident("__pn_w" + strconv.Itoa(j)) }
-	x = func(j int) string { return d.Ident("__pn_x" + strconv.Itoa(j)) }
+	// Short names: each of the d(d+1)/2 sums writes two of them three
+	// times (gridTerm), most of the statement's length at large d. Only
+	// the outer query reads them, beside the fence column.
+	x = func(j int) string { return d.Ident("x" + strconv.Itoa(j)) }
 	mm, t, den := d.Ident("__pn_m"), d.Ident("__pn_t"), d.Ident("__pn_den")
 	zero := d.Num(0)
 	flush := d.Num(momentsFlush)
@@ -320,6 +323,21 @@ func squares(n int, w func(int) string) []string {
 	}
 	return sq
 }
+
+// exactTerm is a grid integer of PrintMoments as the dialect sums it
+// exactly: as it is, or as its exactSummer writes it.
+func exactTerm(d Dialect, q string) string {
+	if e, ok := d.(exactSummer); ok {
+		return e.ExactTerm(q)
+	}
+	return q
+}
+
+// exactSummer is a dialect whose sum of BIGINT wraps around (ClickHouse's
+// Int64), where MaxRows terms of up to 2⁴⁷ reach 2⁸⁷: ExactTerm converts
+// a grid integer to a type whose sums are exact. DuckDB's and
+// PostgreSQL's sums of BIGINT are HUGEINT and numeric already.
+type exactSummer interface{ ExactTerm(q string) string }
 
 // layerFence is a dialect whose layers of the moments statement are kept
 // apart by an extra column (LayerFence, an expression) rather than OFFSET 0.
