@@ -240,8 +240,10 @@ var ErrNotYet = errors.New("not yet")
 // replaced by its expression in from (see inliner).
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 	if w, ok := d.(interface{ Windows() bool }); ok && !w.Windows() && p.Bound != nil {
-		// The bounded subquery ranks each unit's rows with windows.
-		return nil, errors.New("sqlplan: user-level data (a bounded plan) needs window functions, which this engine lacks; snapshot the data to query it")
+		if _, arrays := d.(arrayBounder); !arrays {
+			// The bounded subquery ranks each unit's rows with windows.
+			return nil, errors.New("sqlplan: user-level data (a bounded plan) needs window functions, which this engine lacks; snapshot the data to query it")
+		}
 	}
 	if in, ok := d.(inliner); ok && p.Bound == nil {
 		if table, cols, ok := in.Inline(from); ok {
@@ -453,20 +455,24 @@ func boundKey(i int) string { return "__pn_k" + strconv.Itoa(i) }
 // before the groups are ranked — every group keeps its first row, so the
 // groups' first rows and ranks are unchanged — and the other two windows
 // see at most b.Rows rows per unit and group.
+//
+// A dialect without windows that is an arrayBounder writes the same rule
+// with arrays (arrayBounder).
 func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	b := p.Bound
 	unit, row := d.Ident(b.Unit), d.Ident(RowColumn)
-	cols := []string{unit, row}
+	var carried []string // the columns the aggregates read
 	seen := map[string]bool{b.Unit: true, RowColumn: true}
 	for _, a := range p.Aggregates {
 		walk(a.Arg, func(e *Expr) error {
 			if e.Op == OpColumn && !seen[e.Column] {
 				seen[e.Column] = true
-				cols = append(cols, d.Ident(e.Column))
+				carried = append(carried, d.Ident(e.Column))
 			}
 			return nil
 		})
 	}
+	cols := append([]string{unit, row}, carried...)
 	part := []string{unit}
 	for i, k := range keyExprs {
 		cols = append(cols, k+" AS "+d.Ident(boundKey(i)))
@@ -475,6 +481,11 @@ func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	rows := "SELECT " + strings.Join(cols, ", ") + " FROM " + from
 	if len(conds) > 0 {
 		rows += " WHERE " + strings.Join(conds, " AND ")
+	}
+	if ab, ok := d.(arrayBounder); ok {
+		if w, ok := d.(interface{ Windows() bool }); ok && !w.Windows() {
+			return ab.BoundedRows(rows, unit, row, carried, part[1:], *b)
+		}
 	}
 	rn, first, g := d.Ident("__pn_r"), d.Ident("__pn_first"), d.Ident("__pn_g")
 	group := "PARTITION BY " + strings.Join(part, ", ")
@@ -488,6 +499,21 @@ func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	rows = "SELECT *, min(" + row + ") OVER (" + group + ") AS " + first + " FROM (" + rows + as(2) + " WHERE " + firstRows
 	rows = "SELECT *, dense_rank() OVER (PARTITION BY " + unit + " ORDER BY " + first + ") AS " + g + " FROM (" + rows + as(3)
 	return "(SELECT * FROM (" + rows + as(4) + " WHERE " + g + " <= " + strconv.Itoa(b.Groups) + as(5)
+}
+
+// arrayBounder is a dialect without window functions (Windows false) that
+// writes bounded's rule with arrays. BoundedRows(rows, unit, row,
+// carried, keys, b) is a subquery in FROM (parenthesised) over the rows
+// of the statement rows, which hold the columns unit and row (quoted),
+// the columns carried and the keys' columns keys (quoted, none for a
+// plan without keys), already filtered: for each unit, its first b.Groups
+// distinct groups (ranked by the group's first row) and in each its first
+// b.Rows rows, with the columns unit, keys and carried, named as in rows.
+// It must read each unit's rows only (its result for a unit is a function
+// of that unit's rows, ties in row included) and all of them wherever
+// they are stored (a distributed table's shards).
+type arrayBounder interface {
+	BoundedRows(rows, unit, row string, carried, keys []string, b Bound) string
 }
 
 // inDomain is the condition that key expression x (printed) of k lies in

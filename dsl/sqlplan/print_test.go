@@ -47,8 +47,8 @@ func TestPrintGolden(t *testing.T) {
 	}
 	for _, dl := range dialects {
 		for _, c := range cases {
-			if (dl.d == ClickHouse || dl.d == chOver) && c.opt.MaxGroups > 0 {
-				continue // no windows: TestClickHouseRefusesBounded
+			if dl.d == chOver && c.opt.MaxGroups > 0 {
+				continue // not inlined: print_ch's statement over chFrom
 			}
 			t.Run(dl.dir+"/"+c.name, func(t *testing.T) { printGolden(t, dl.dir, dl.from, dl.d, c.query, c.opt, c.name) })
 		}
@@ -228,21 +228,37 @@ func TestClickHouseLiterals(t *testing.T) {
 	}
 }
 
-// ClickHouse has no window functions, so a bounded plan (user-level data)
+// A dialect without window functions prints a bounded plan (user-level
+// data) only with arrays (arrayBounder, ClickHouse's); one without either
 // is refused, not printed without its bound.
-func TestClickHouseRefusesBounded(t *testing.T) {
+func TestBoundedWithoutWindows(t *testing.T) {
 	t.Parallel()
 	p, err := plan(t, example, Options{MaxGroups: 2, MaxRows: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := Print(p, ClickHouse, `"db"."people"`); err == nil {
-		t.Errorf("printed a bounded plan: %s", st.SQL)
+	if st, err := Print(p, noWindows{PostgreSQL}, `"public"."people"`); err == nil {
+		t.Errorf("printed a bounded plan without windows or arrays: %s", st.SQL)
 	}
-	if _, err := Print(p, PostgreSQL, `"public"."people"`); err != nil {
-		t.Errorf("PostgreSQL, which has windows: %v", err)
+	st, err := Print(p, ClickHouse, `"db"."people"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bound is applied by the arrays, never by a window.
+	for _, want := range []string{"arraySlice(arraySort(groupArray(tuple(", ")), 1, 3)", ")), 1, 2)"} {
+		if !strings.Contains(st.SQL, want) {
+			t.Errorf("ClickHouse's bounded statement lacks %q:\n%s", want, st.SQL)
+		}
+	}
+	if strings.Contains(st.SQL, " OVER ") {
+		t.Errorf("ClickHouse's bounded statement has a window:\n%s", st.SQL)
 	}
 }
+
+// noWindows is a dialect without window functions or arrays.
+type noWindows struct{ Dialect }
+
+func (noWindows) Windows() bool { return false }
 
 // TestClosedKeyDomain: a key over a Closed categorical column is tested
 // for NULL, its whole domain being every non-NULL value, and on an
@@ -404,13 +420,24 @@ func TestClickHouseOverInline(t *testing.T) {
 			t.Errorf("%s: got\n%s\nwant ClickHouse's\n%s", c.name, st.SQL, plain.SQL)
 		}
 	}
-	// A bounded plan is refused as by ClickHouse.
+	// A bounded plan is not inlined: its rows are read through the
+	// projection in FROM, which a Distributed table's shards answer with
+	// rows, so that each unit's rows are bounded together on the
+	// initiator (clickHouse.BoundedRows).
 	bp, err := plan(t, example, Options{MaxGroups: 2, MaxRows: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := Print(bp, chOver, chFrom); err == nil {
-		t.Errorf("printed a bounded plan: %s", st.SQL)
+	st, err := Print(bp, chOver, chFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Print(bp, ClickHouse, chFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SQL != plain.SQL || !strings.Contains(st.SQL, " FROM "+chFrom+" WHERE ") {
+		t.Errorf("a bounded plan over the projection: got\n%s\nwant ClickHouse's over it\n%s", st.SQL, plain.SQL)
 	}
 }
 
