@@ -134,6 +134,11 @@ func (d clickHouse) BoundedRows(rows, unit, row string, carried, keys []string, 
 	return out("SELECT " + strings.Join(sel, ", ") + " FROM (" + kept + ")")
 }
 
+// AliasesShadowColumns reports that ClickHouse reads a column reference
+// as the SELECT's alias of that name (Print then names the statement's
+// columns in an outer SELECT).
+func (clickHouse) AliasesShadowColumns() bool { return true }
+
 // Ident writes a double-quoted identifier; inside it ClickHouse reads
 // backslash escapes, so backslashes and quotes are escaped.
 func (clickHouse) Ident(name string) string {

@@ -288,7 +288,7 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 	st := &Statement{}
 	var sel, group []string
 	add := func(sql string, c StatementColumn) {
-		sel = append(sel, sql+" AS "+d.Ident(c.Name))
+		sel = append(sel, sql)
 		st.Columns = append(st.Columns, c)
 	}
 	var keyExprs []string // the keys over the table's columns
@@ -387,9 +387,9 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 	}
 	var b strings.Builder
 	if p.Bound != nil {
-		b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + bounded(d, p, from, keyExprs, conds))
+		b.WriteString(" FROM " + bounded(d, p, from, keyExprs, conds))
 	} else {
-		b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
+		b.WriteString(" FROM " + from)
 		if len(conds) > 0 {
 			b.WriteString(" WHERE " + strings.Join(conds, " AND "))
 		}
@@ -397,8 +397,62 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 	if len(group) > 0 {
 		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
 	}
-	st.SQL = b.String()
+	named := make([]string, len(sel))
+	if shadowsColumn(d, p, st) {
+		// The aggregates are named __pn_oI, which no column is, and
+		// an outer SELECT gives them their names.
+		inner := make([]string, len(sel))
+		for i, c := range st.Columns {
+			tmp := d.Ident("__pn_o" + strconv.Itoa(i))
+			inner[i] = sel[i] + " AS " + tmp
+			named[i] = tmp + " AS " + d.Ident(c.Name)
+		}
+		st.SQL = "SELECT " + strings.Join(named, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + b.String() + ")"
+		return st, nil
+	}
+	for i, c := range st.Columns {
+		named[i] = sel[i] + " AS " + d.Ident(c.Name)
+	}
+	st.SQL = "SELECT " + strings.Join(named, ", ") + b.String()
 	return st, nil
+}
+
+// aliasShadower is a dialect whose engine reads a column reference as
+// the SELECT's alias of that name where there is one (ClickHouse: an
+// alias n of count(*) makes sum(n) of a table's column n an aggregate of
+// an aggregate, which the server refuses).
+type aliasShadower interface{ AliasesShadowColumns() bool }
+
+// shadowsColumn reports whether st's statement of p, in dialect d, names
+// one of its columns as a column that p reads (the nested statements of
+// user-level column analyses read an inner statement's n and a0_sum).
+func shadowsColumn(d Dialect, p *Plan, st *Statement) bool {
+	if sh, ok := d.(aliasShadower); !ok || !sh.AliasesShadowColumns() {
+		return false
+	}
+	reads := map[string]bool{}
+	mark := func(e *Expr) error {
+		if e.Op == OpColumn {
+			reads[e.Column] = true
+		}
+		return nil
+	}
+	walk(p.Where, mark)
+	for _, k := range p.Keys {
+		walk(k.Expr, mark)
+	}
+	for _, a := range p.Aggregates {
+		walk(a.Arg, mark)
+	}
+	if p.Bound != nil {
+		reads[p.Bound.Unit] = true
+	}
+	for _, c := range st.Columns {
+		if reads[c.Name] {
+			return true
+		}
+	}
+	return false
 }
 
 // groupsDropNull reports whether the statement of p leaves a Closed

@@ -15,6 +15,8 @@ var update = flag.Bool("update", false, "rewrite the golden statements in testda
 
 const from = `read_parquet('/snap/people.parquet')`
 
+const ungrouped = "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people"
+
 // TestPrintGolden compares printed statements with testdata/print/*.sql
 // (DuckDB) and testdata/print_pg/*.sql (PostgreSQL; dsl/pgsource runs
 // them on a server).
@@ -36,7 +38,7 @@ func TestPrintGolden(t *testing.T) {
 		opt         Options
 	}{
 		{"example", example, Options{}},
-		{"ungrouped", "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people", Options{}},
+		{"ungrouped", ungrouped, Options{}},
 		{"expressions", `SELECT floor(age / 10) AS band, CASE WHEN city = 'it''s' THEN 'q' END AS c, SUM(ln(income + 1), 0, 20) AS s FROM srv.people WHERE NOT (city IS NULL) AND CAST(city AS DOUBLE) <> -3 AND round(CAST(hours AS INTEGER), 2) >= year(born) AND coalesce(hours, 0) NOT IN (1, 2) GROUP BY band, c`, Options{}},
 		{"quoting", `SELECT "region" AS "a""b", COUNT(*) AS "n""" FROM people GROUP BY region`, Options{}},
 		{"quantile", "SELECT region, MEDIAN(age) AS m, QUANTILE(income, 0.9, 0, 50000), COUNT(*) FROM people GROUP BY region", Options{}},
@@ -496,5 +498,49 @@ func TestPostgreSQLConstHistogram(t *testing.T) {
 				t.Errorf("%s, %T: the statement\n%s\nhas not the histogram\n%s", c.name, d, st.SQL, want)
 			}
 		}
+	}
+}
+
+// ClickHouse reads a column reference as the SELECT's alias of that
+// name, so a statement that reads a column named as one of its own
+// columns (a user-level analysis's outer statement reads the inner
+// one's n) names its columns in an outer SELECT; DuckDB's is as before.
+func TestClickHouseAliasShadowing(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, ungrouped, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk(p.Aggregates[1].Arg, func(e *Expr) error {
+		if e.Op == OpColumn {
+			e.Column = "n"
+		}
+		return nil
+	})
+	st, err := Print(p, ClickHouse, `"db"."t"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer, inner, ok := strings.Cut(st.SQL, " FROM (SELECT ")
+	if !ok || !strings.HasPrefix(outer, `SELECT "__pn_o0" AS "n", "__pn_o1" AS "a1_sum", `) || strings.Contains(inner, `AS "n"`) || !strings.Contains(inner, `toFloat64("n")`) {
+		t.Errorf("ClickHouse: %s", st.SQL)
+	}
+	if st.Columns[0].Name != "n" || st.Columns[1].Name != "a1_sum" {
+		t.Errorf("columns %+v", st.Columns)
+	}
+	duck, err := Print(p, DuckDB, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(duck.SQL, "__pn_o") || !strings.HasPrefix(duck.SQL, `SELECT count(*) AS "n"`) {
+		t.Errorf("DuckDB: %s", duck.SQL)
+	}
+	// Without a clash ClickHouse's statement is not wrapped.
+	q, err := plan(t, ungrouped, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := Print(q, ClickHouse, `"db"."t"`); err != nil || strings.Contains(st.SQL, "__pn_o") {
+		t.Errorf("no clash: %v %v", st, err)
 	}
 }
