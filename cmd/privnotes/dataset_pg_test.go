@@ -37,7 +37,10 @@ func TestDatasetAddPostgresValidation(t *testing.T) {
 		{"clickhouse: no table", []string{"--from", chDown}, 2, "give the table with --table DATABASE.TABLE"},
 		{"clickhouse: password in url", []string{"--from", "clickhouse://analyst:secret@127.0.0.1:1/db", "--table", "t"}, 2, "leave the password out of the URL"},
 		{"clickhouse: bad table", []string{"--from", chDown, "--table", "a.b.c"}, 1, "give DATABASE.TABLE"},
-		{"clickhouse: user-level", []string{"--from", chDown, "--table", "db.t", "--unit", "user:uid"}, 1, "window functions"},
+		// User-level data is registered as on PostgreSQL: the flags reach
+		// the catalog's read, which fails here for the server alone.
+		{"clickhouse: user-level", []string{"--from", chDown, "--table", "db.t", "--unit", "user:uid", "--order", "id", "--password-file", pw}, 1, "ClickHouse server cannot be reached"},
+		{"clickhouse: order of row-level data", []string{"--from", chDown, "--table", "db.t", "--order", "id"}, 2, "--order orders each user's rows"},
 		{"clickhouse: server down", []string{"--from", chDown, "--table", "db.t", "--password-file", pw}, 1, "ClickHouse server cannot be reached"},
 	}
 	for _, tc := range tests {

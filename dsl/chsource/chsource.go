@@ -201,6 +201,17 @@ func Numeric(typ string) bool {
 	}
 }
 
+// OrderType reports whether a catalog type can be a row order (--order):
+// integers, Date or DateTime, not Nullable, whose comparisons are exact
+// and total (a float's NaN and a NULL would need rules of their own).
+func OrderType(typ string) bool {
+	switch typ {
+	case "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Date", "DateTime":
+		return true
+	}
+	return false
+}
+
 // Text reports whether a catalog type is text (a categorical column's).
 func Text(typ string) bool { return base(typ) == "String" }
 
@@ -288,6 +299,10 @@ func (s *Source) Table() string {
 	}
 	if s.sc.UserColumn != "" {
 		col(d.Ident(s.sc.UserColumn), s.sc.UserColumn)
+	}
+	if s.ref.Order != "" {
+		// The row order of a bounded plan (sqlplan.RowColumn).
+		col(d.Ident(s.ref.Order), sqlplan.RowColumn)
 	}
 	return "(SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + " FROM " + table + "))"
 }
@@ -432,14 +447,16 @@ func (s *Source) Close() error {
 }
 
 // Describe reads table's catalog and says what a registration of it
-// holds: numeric columns and the text columns given categories, with
-// their types; skipped lists the other columns (name and type), which
-// are not registered. User-level data (user, order) is refused: its
-// bounded statement needs window functions, which 18.16 lacks.
+// holds: numeric columns, the text columns given categories, and the user
+// column ("" for row-level data), with their types, and the row order
+// column ("" for none; OrderType); skipped lists the other columns (name
+// and type), which are not registered.
+//
+// ClickHouse declares no unique columns, so the order may have ties:
+// the bounded statement breaks them by the rows' values
+// (sqlplan.ClickHouse's BoundedRows), which keeps what a unit keeps a
+// function of its own rows.
 func Describe(ctx context.Context, rawURL, password, table string, categories map[string][]string, user, order string) (ref *ledger.EngineRef, cols ledger.EngineColumns, skipped []string, err error) {
-	if user != "" || order != "" {
-		return nil, cols, nil, errors.New("--unit user:…/--order: user-level data on ClickHouse is not supported (its statement needs window functions); register the table row-level, or snapshot it")
-	}
 	c, err := newClient(rawURL, password)
 	if err != nil {
 		return nil, cols, nil, err
@@ -464,9 +481,27 @@ func Describe(ctx context.Context, rawURL, password, table string, categories ma
 			return nil, cols, nil, fmt.Errorf("--categories %s=…: the column is %s; categorical columns of a live table are text", name, typ)
 		}
 	}
-	ref = &ledger.EngineRef{Kind: Kind, URL: rawURL, Table: table, Types: map[string]string{}}
+	ref = &ledger.EngineRef{Kind: Kind, URL: rawURL, Table: table, Types: map[string]string{}, Order: order}
+	if order != "" {
+		typ, ok := typeOf[order]
+		if !ok {
+			return nil, cols, nil, fmt.Errorf("--order %s: the table has no column %q", order, order)
+		}
+		if !OrderType(typ) {
+			return nil, cols, nil, fmt.Errorf("--order %s: the column is %s; the row order is a column of integers, Date or DateTime without NULL", order, typ)
+		}
+		ref.Types[order] = typ
+	}
+	if user != "" {
+		typ, ok := typeOf[user]
+		if !ok {
+			return nil, cols, nil, fmt.Errorf("--unit user:%s: the table has no column %q", user, user)
+		}
+		cols.User, ref.Types[user] = user, typ
+	}
 	for _, col := range cat {
 		switch {
+		case col.Name == user:
 		case categories[col.Name] != nil:
 			if cols.Categorical == nil {
 				cols.Categorical = map[string][]string{}

@@ -65,26 +65,45 @@ type fixture struct {
 
 const peopleColumns = "(region String, sex String, age Int32, income Int64, hours Float64)"
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureUnit(t, "", "") }
+
+// userColumns are the columns of the user-level table: withUsers' id (the
+// file's row order) and uid before peopleColumns'.
+const userColumns = "(id Int64, uid String, region String, sex String, age Int32, income Int64, hours Float64)"
+
+// newFixtureUnit is newFixture with user-level data when user is set:
+// the table has the columns id (the file's row order) and uid
+// (withUsers), and order is the live registration's --order ("" for
+// none). Its rows go to the shards in runs of 400, so that every user
+// has rows on both shards (each user's rows are 400 lines apart).
+func newFixtureUnit(t *testing.T, user, order string) *fixture {
 	t.Helper()
 	srv := chtest.Start(t)
-	csv := peopleCSV(3000)
-	// The rows alternate between the shards.
+	csv, columns, shardOf := peopleCSV(3000), peopleColumns, func(i int) int { return i % 2 }
+	if user != "" {
+		csv, columns, shardOf = withUsers(csv), userColumns, func(i int) int { return (i / 400) % 2 }
+	}
 	lines := strings.Split(strings.TrimSuffix(csv, "\n"), "\n")
 	shards := [2][]string{{lines[0]}, {lines[0]}}
 	for i, l := range lines[1:] {
-		shards[i%2] = append(shards[i%2], l)
+		shards[shardOf(i)] = append(shards[shardOf(i)], l)
 	}
 	srv.Exec(t, "CREATE DATABASE db", "")
 	for i, db := range []string{"shard1", "shard2"} {
 		srv.Exec(t, "CREATE DATABASE "+db, "")
-		srv.Exec(t, "CREATE TABLE "+db+".people "+peopleColumns+" ENGINE = MergeTree ORDER BY tuple()", "")
+		srv.Exec(t, "CREATE TABLE "+db+".people "+columns+" ENGINE = MergeTree ORDER BY tuple()", "")
 		srv.Exec(t, "INSERT INTO "+db+".people FORMAT CSVWithNames", strings.Join(shards[i], "\n")+"\n")
 	}
-	srv.Exec(t, "CREATE TABLE db.people "+peopleColumns+" ENGINE = Distributed(two, '', people)", "")
+	srv.Exec(t, "CREATE TABLE db.people "+columns+" ENGINE = Distributed(two, '', people)", "")
 
-	// The budget holds every call of the longest test (TestTabularSameAsSnapshot).
-	reg := ledger.Registration{Name: "people", Budget: accounting.Budget{Eps: 200, Delta: 1e-4}, Accountant: accounting.ModeZCDP, Neighbour: accounting.AddRemove, Bounds: bounds}
+	// The budget holds every call of the longest test
+	// (TestTabularSameAsSnapshot). Row-level data under add-remove,
+	// user-level data under replace-one, as dsl/pgsource's tests.
+	nb := accounting.AddRemove
+	if user != "" {
+		nb = accounting.ReplaceOne
+	}
+	reg := ledger.Registration{Name: "people", Budget: accounting.Budget{Eps: 200, Delta: 1e-4}, Accountant: accounting.ModeZCDP, Neighbour: nb, Bounds: bounds}
 	f := &fixture{srv: srv}
 
 	f.snap = testfix.Store(t, t.TempDir())
@@ -92,7 +111,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	src := testfix.WriteFile(t, t.TempDir(), "people.csv", csv)
-	info, err := snapshot.Build(context.Background(), snapshot.Spec{From: src, Bounds: bounds, Categories: categories}, f.snap.SnapshotDir(), "people")
+	info, err := snapshot.Build(context.Background(), snapshot.Spec{From: src, Bounds: bounds, Categories: categories, UserColumn: user}, f.snap.SnapshotDir(), "people")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +122,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 
 	f.live = testfix.Store(t, t.TempDir())
-	ref, cols, skipped, err := chsource.Describe(context.Background(), srv.URL("analyst"), chtest.AnalystPassword, "db.people", categories, "", "")
+	ref, cols, skipped, err := chsource.Describe(context.Background(), srv.URL("analyst"), chtest.AnalystPassword, "db.people", categories, user, order)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +135,18 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// withUsers adds to csv the columns id (the line's index) and uid (one of
+// 400 users, each with rows in several groups).
+func withUsers(csv string) string {
+	lines := strings.Split(strings.TrimSuffix(csv, "\n"), "\n")
+	var b strings.Builder
+	b.WriteString("id,uid," + lines[0] + "\n")
+	for i, l := range lines[1:] {
+		fmt.Fprintf(&b, "%d,u%d,%s\n", i, (i*31)%400, l)
+	}
+	return b.String()
 }
 
 // call runs private_sql on store's "people" with the given seed (or
@@ -307,22 +338,15 @@ func TestFaults(t *testing.T) {
 	}
 }
 
-// Registration refuses what the dialect cannot run: user-level data.
-func TestDescribeRefusesUserLevel(t *testing.T) {
-	_, _, _, err := chsource.Describe(context.Background(), "clickhouse://a@127.0.0.1:1/db", "", "db.t", nil, "uid", "")
-	if err == nil || !strings.Contains(err.Error(), "window functions") {
-		t.Errorf("user-level: %v", err)
-	}
-}
-
 // Every statement of dsl/sqlplan's ClickHouse goldens runs on a server,
 // on a table with NULLs, NaN and infinities (the goldens are printed for
-// a table of sqlplan's test schema).
+// a table of sqlplan's test schema; __pn_row is the bounded goldens' row
+// order, sqlplan.RowColumn).
 func TestGoldenStatementsRun(t *testing.T) {
 	srv := chtest.Start(t)
 	srv.Exec(t, "CREATE DATABASE db", "")
-	srv.Exec(t, "CREATE TABLE db.people (region Nullable(String), sex Nullable(String), age Nullable(Int32), income Nullable(Float64), hours Nullable(Float64), city Nullable(String), born Nullable(Date), user String) ENGINE = MergeTree ORDER BY user", "")
-	srv.Exec(t, "INSERT INTO db.people VALUES ('north','f',30,1000.5,40,'x','1990-01-02','u1'), ('south','m',NULL,nan,NULL,NULL,NULL,'u2'), ('north',NULL,200,1e300,-3,'it''s','2000-05-06','u3'), (NULL,'f',-5,-inf,inf,'3','1970-01-01','u4'), ('east','m',2147483647,-1e308,5e-324,'1e999','2106-01-01','u5')", "")
+	srv.Exec(t, "CREATE TABLE db.people (region Nullable(String), sex Nullable(String), age Nullable(Int32), income Nullable(Float64), hours Nullable(Float64), city Nullable(String), born Nullable(Date), user String, __pn_row Int64) ENGINE = MergeTree ORDER BY user", "")
+	srv.Exec(t, "INSERT INTO db.people VALUES ('north','f',30,1000.5,40,'x','1990-01-02','u1',1), ('south','m',NULL,nan,NULL,NULL,NULL,'u2',2), ('north',NULL,200,1e300,-3,'it''s','2000-05-06','u3',3), (NULL,'f',-5,-inf,inf,'3','1970-01-01','u4',4), ('east','m',2147483647,-1e308,5e-324,'1e999','2106-01-01','u5',5), ('north','f',31,1000.5,40,'x','1990-01-02','u1',6)", "")
 	// print_ch_over: the same statements written over a live table's
 	// projection, inlined.
 	files, err := filepath.Glob("../sqlplan/testdata/print_ch*/*.sql")

@@ -102,9 +102,8 @@ func sameMean(clip float64) func(t *testing.T, what string, got, want *release.R
 // sums the clipped rows in one statement (sqlplan.PrintRowSum) and
 // releases the snapshot's within the rounding the plan charges
 // (sameMean); clips below and above the rows' norms exercise both
-// branches of the clipping rule. (User-level data, whose bounded plans
-// need window functions ClickHouse 18.16 lacks, cannot be registered in
-// ClickHouse: TestDescribeRefusesUserLevel.)
+// branches of the clipping rule. (User-level data:
+// TestTabularUserLevelSameAsSnapshot.)
 func TestTabularSameAsSnapshot(t *testing.T) {
 	f := newFixture(t)
 	type sameCase struct {

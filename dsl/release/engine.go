@@ -194,8 +194,8 @@ type engineFacts struct {
 // check prints the statement a planned call runs on a live table in the
 // engine's dialect, from public facts, so that a call the engine cannot
 // take is refused before the charge instead of failing after it with a
-// release of noise alone: a construct the dialect cannot print (window
-// functions, which a bounded user-level plan needs, in ClickHouse), a
+// release of noise alone: a construct the dialect cannot print (a
+// bounded user-level plan in a dialect without windows or arrays), a
 // text longer than its server's limit, and a column analysis whose plan
 // has no statement (its bounds too close to 0 for the sums' grid), which
 // would read rows, which a live table does not give.

@@ -33,7 +33,7 @@ import (
 // There are no correlated sub-selects, so an operand that a guard reads
 // twice is written twice; the server computes an identical expression
 // once per block. There are no window functions: a bounded plan (user-
-// level data) cannot be printed (Windows).
+// level data) is printed with arrays instead (BoundedRows).
 var ClickHouse Dialect = clickHouse{}
 
 // clickHouse is the dialect; over, when set, is the source's table
@@ -81,9 +81,65 @@ func (d clickHouse) Inline(from string) (table string, cols map[string]string, o
 	return d.over.table, d.over.cols, true
 }
 
-// Windows reports that the dialect has no window functions, which the
-// bounded subquery (Print, bounded) needs.
+// Windows reports that the dialect has no window functions: the bounded
+// subquery (Print, bounded) is written with arrays (BoundedRows).
 func (clickHouse) Windows() bool { return false }
+
+// BoundedRows writes bounded's rule (Bound) with 18.16's arrays in place
+// of windows. Per unit and group, the group's rows as tuples (row,
+// carried…) are sorted and cut to their first b.Rows, and the group's
+// first row is min(row); per unit, the groups as tuples (first, keys…,
+// rows) are sorted and cut to their first b.Groups; arrayJoin turns what
+// is kept back into rows. Sorting whole tuples makes ties in row harmless:
+// rows of a unit tied in row are taken in the order of their carried
+// values and groups tied in their first row in the order of their keys,
+// so what a unit keeps is a function of its own rows, whatever order the
+// server reads them in (the snapshot's row positions have no ties; a
+// live table's --order column may). Equal tuples are the same row for
+// the aggregates.
+//
+// rows reads a Distributed table through the projection in FROM (the
+// statement is not inlined for a bounded plan), so the shards send every
+// row that passes the filters and the initiator groups them: each unit's
+// rows are bounded together, wherever they are stored. A per-shard
+// bound would let a unit split over k shards keep k times its rows.
+func (d clickHouse) BoundedRows(rows, unit, row string, carried, keys []string, b Bound) string {
+	r, first, rs, g := d.Ident("__pn_r"), d.Ident("__pn_first"), d.Ident("__pn_rs"), d.Ident("__pn_g")
+	// firstN is the first n of a group's tuples of elems, sorted.
+	firstN := func(elems []string, n int) string {
+		return "arraySlice(arraySort(groupArray(tuple(" + strings.Join(elems, ", ") + "))), 1, " + strconv.Itoa(n) + ")"
+	}
+	// out reads the kept rows (one a row of src, the tuple r) back into
+	// the columns unit, keys and carried.
+	out := func(src string) string {
+		sel := append([]string{unit}, keys...)
+		for j, c := range carried {
+			sel = append(sel, "tupleElement("+r+", "+strconv.Itoa(j+2)+") AS "+c)
+		}
+		return "(SELECT " + strings.Join(sel, ", ") + " FROM (" + src + "))"
+	}
+	rowTuple := append([]string{row}, carried...)
+	if len(keys) == 0 {
+		// One group.
+		return out("SELECT " + unit + ", arrayJoin(" + firstN(rowTuple, b.Rows) + ") AS " + r + " FROM (" + rows + ") GROUP BY " + unit)
+	}
+	byGroup := strings.Join(append([]string{unit}, keys...), ", ")
+	groups := "SELECT " + byGroup + ", min(" + row + ") AS " + first + ", " + firstN(rowTuple, b.Rows) + " AS " + rs +
+		" FROM (" + rows + ") GROUP BY " + byGroup
+	groupTuple := append(append([]string{first}, keys...), rs)
+	kept := "SELECT " + unit + ", arrayJoin(" + firstN(groupTuple, b.Groups) + ") AS " + g + " FROM (" + groups + ") GROUP BY " + unit
+	sel := []string{unit}
+	for i, k := range keys {
+		sel = append(sel, "tupleElement("+g+", "+strconv.Itoa(i+2)+") AS "+k)
+	}
+	sel = append(sel, "arrayJoin(tupleElement("+g+", "+strconv.Itoa(len(keys)+2)+")) AS "+r)
+	return out("SELECT " + strings.Join(sel, ", ") + " FROM (" + kept + ")")
+}
+
+// AliasesShadowColumns reports that ClickHouse reads a column reference
+// as the SELECT's alias of that name (Print then names the statement's
+// columns in an outer SELECT).
+func (clickHouse) AliasesShadowColumns() bool { return true }
 
 // Ident writes a double-quoted identifier; inside it ClickHouse reads
 // backslash escapes, so backslashes and quotes are escaped.

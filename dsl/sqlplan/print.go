@@ -245,8 +245,10 @@ var ErrNotYet = errors.New("not yet")
 // replaced by its expression in from (see inliner).
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
 	if w, ok := d.(interface{ Windows() bool }); ok && !w.Windows() && p.Bound != nil {
-		// The bounded subquery ranks each unit's rows with windows.
-		return nil, errors.New("sqlplan: user-level data (a bounded plan) needs window functions, which this engine lacks; snapshot the data to query it")
+		if _, arrays := d.(arrayBounder); !arrays {
+			// The bounded subquery ranks each unit's rows with windows.
+			return nil, errors.New("sqlplan: user-level data (a bounded plan) needs window functions, which this engine lacks; snapshot the data to query it")
+		}
 	}
 	if in, ok := d.(inliner); ok && p.Bound == nil {
 		if table, cols, ok := in.Inline(from); ok {
@@ -291,7 +293,7 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 	st := &Statement{}
 	var sel, group []string
 	add := func(sql string, c StatementColumn) {
-		sel = append(sel, sql+" AS "+d.Ident(c.Name))
+		sel = append(sel, sql)
 		st.Columns = append(st.Columns, c)
 	}
 	var keyExprs []string // the keys over the table's columns
@@ -390,9 +392,9 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 	}
 	var b strings.Builder
 	if p.Bound != nil {
-		b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + bounded(d, p, from, keyExprs, conds))
+		b.WriteString(" FROM " + bounded(d, p, from, keyExprs, conds))
 	} else {
-		b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + from)
+		b.WriteString(" FROM " + from)
 		if len(conds) > 0 {
 			b.WriteString(" WHERE " + strings.Join(conds, " AND "))
 		}
@@ -400,8 +402,62 @@ func printStatement(p *Plan, pr *printer, from string) (*Statement, error) {
 	if len(group) > 0 {
 		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
 	}
-	st.SQL = b.String()
+	named := make([]string, len(sel))
+	if shadowsColumn(d, p, st) {
+		// The aggregates are named __pn_oI, which no column is, and
+		// an outer SELECT gives them their names.
+		inner := make([]string, len(sel))
+		for i, c := range st.Columns {
+			tmp := d.Ident("__pn_o" + strconv.Itoa(i))
+			inner[i] = sel[i] + " AS " + tmp
+			named[i] = tmp + " AS " + d.Ident(c.Name)
+		}
+		st.SQL = "SELECT " + strings.Join(named, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + b.String() + ")"
+		return st, nil
+	}
+	for i, c := range st.Columns {
+		named[i] = sel[i] + " AS " + d.Ident(c.Name)
+	}
+	st.SQL = "SELECT " + strings.Join(named, ", ") + b.String()
 	return st, nil
+}
+
+// aliasShadower is a dialect whose engine reads a column reference as
+// the SELECT's alias of that name where there is one (ClickHouse: an
+// alias n of count(*) makes sum(n) of a table's column n an aggregate of
+// an aggregate, which the server refuses).
+type aliasShadower interface{ AliasesShadowColumns() bool }
+
+// shadowsColumn reports whether st's statement of p, in dialect d, names
+// one of its columns as a column that p reads (the nested statements of
+// user-level column analyses read an inner statement's n and a0_sum).
+func shadowsColumn(d Dialect, p *Plan, st *Statement) bool {
+	if sh, ok := d.(aliasShadower); !ok || !sh.AliasesShadowColumns() {
+		return false
+	}
+	reads := map[string]bool{}
+	mark := func(e *Expr) error {
+		if e.Op == OpColumn {
+			reads[e.Column] = true
+		}
+		return nil
+	}
+	walk(p.Where, mark)
+	for _, k := range p.Keys {
+		walk(k.Expr, mark)
+	}
+	for _, a := range p.Aggregates {
+		walk(a.Arg, mark)
+	}
+	if p.Bound != nil {
+		reads[p.Bound.Unit] = true
+	}
+	for _, c := range st.Columns {
+		if reads[c.Name] {
+			return true
+		}
+	}
+	return false
 }
 
 // groupsDropNull reports whether the statement of p leaves a Closed
@@ -458,20 +514,24 @@ func boundKey(i int) string { return "__pn_k" + strconv.Itoa(i) }
 // before the groups are ranked — every group keeps its first row, so the
 // groups' first rows and ranks are unchanged — and the other two windows
 // see at most b.Rows rows per unit and group.
+//
+// A dialect without windows that is an arrayBounder writes the same rule
+// with arrays (arrayBounder).
 func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	b := p.Bound
 	unit, row := d.Ident(b.Unit), d.Ident(RowColumn)
-	cols := []string{unit, row}
+	var carried []string // the columns the aggregates read
 	seen := map[string]bool{b.Unit: true, RowColumn: true}
 	for _, a := range p.Aggregates {
 		walk(a.Arg, func(e *Expr) error {
 			if e.Op == OpColumn && !seen[e.Column] {
 				seen[e.Column] = true
-				cols = append(cols, d.Ident(e.Column))
+				carried = append(carried, d.Ident(e.Column))
 			}
 			return nil
 		})
 	}
+	cols := append([]string{unit, row}, carried...)
 	part := []string{unit}
 	for i, k := range keyExprs {
 		cols = append(cols, k+" AS "+d.Ident(boundKey(i)))
@@ -480,6 +540,11 @@ func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	rows := "SELECT " + strings.Join(cols, ", ") + " FROM " + from
 	if len(conds) > 0 {
 		rows += " WHERE " + strings.Join(conds, " AND ")
+	}
+	if ab, ok := d.(arrayBounder); ok {
+		if w, ok := d.(interface{ Windows() bool }); ok && !w.Windows() {
+			return ab.BoundedRows(rows, unit, row, carried, part[1:], *b)
+		}
 	}
 	rn, first, g := d.Ident("__pn_r"), d.Ident("__pn_first"), d.Ident("__pn_g")
 	group := "PARTITION BY " + strings.Join(part, ", ")
@@ -493,6 +558,21 @@ func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	rows = "SELECT *, min(" + row + ") OVER (" + group + ") AS " + first + " FROM (" + rows + as(2) + " WHERE " + firstRows
 	rows = "SELECT *, dense_rank() OVER (PARTITION BY " + unit + " ORDER BY " + first + ") AS " + g + " FROM (" + rows + as(3)
 	return "(SELECT * FROM (" + rows + as(4) + " WHERE " + g + " <= " + strconv.Itoa(b.Groups) + as(5)
+}
+
+// arrayBounder is a dialect without window functions (Windows false) that
+// writes bounded's rule with arrays. BoundedRows(rows, unit, row,
+// carried, keys, b) is a subquery in FROM (parenthesised) over the rows
+// of the statement rows, which hold the columns unit and row (quoted),
+// the columns carried and the keys' columns keys (quoted, none for a
+// plan without keys), already filtered: for each unit, its first b.Groups
+// distinct groups (ranked by the group's first row) and in each its first
+// b.Rows rows, with the columns unit, keys and carried, named as in rows.
+// It must read each unit's rows only (its result for a unit is a function
+// of that unit's rows, ties in row included) and all of them wherever
+// they are stored (a distributed table's shards).
+type arrayBounder interface {
+	BoundedRows(rows, unit, row string, carried, keys []string, b Bound) string
 }
 
 // inDomain is the condition that key expression x (printed) of k lies in

@@ -15,6 +15,8 @@ var update = flag.Bool("update", false, "rewrite the golden statements in testda
 
 const from = `read_parquet('/snap/people.parquet')`
 
+const ungrouped = "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people"
+
 // TestPrintGolden compares printed statements with testdata/print/*.sql
 // (DuckDB) and testdata/print_pg/*.sql (PostgreSQL; dsl/pgsource runs
 // them on a server).
@@ -36,7 +38,7 @@ func TestPrintGolden(t *testing.T) {
 		opt         Options
 	}{
 		{"example", example, Options{}},
-		{"ungrouped", "SELECT COUNT(*), SUM(income), AVG(age, 18, 90) AS a, VARIANCE(age, -1.5, 1e6) AS v, STDDEV(hours, 0, 80) AS sd, COUNT(DISTINCT user) FROM people", Options{}},
+		{"ungrouped", ungrouped, Options{}},
 		{"expressions", `SELECT floor(age / 10) AS band, CASE WHEN city = 'it''s' THEN 'q' END AS c, SUM(ln(income + 1), 0, 20) AS s FROM srv.people WHERE NOT (city IS NULL) AND CAST(city AS DOUBLE) <> -3 AND round(CAST(hours AS INTEGER), 2) >= year(born) AND coalesce(hours, 0) NOT IN (1, 2) GROUP BY band, c`, Options{}},
 		{"quoting", `SELECT "region" AS "a""b", COUNT(*) AS "n""" FROM people GROUP BY region`, Options{}},
 		{"quantile", "SELECT region, MEDIAN(age) AS m, QUANTILE(income, 0.9, 0, 50000), COUNT(*) FROM people GROUP BY region", Options{}},
@@ -47,8 +49,8 @@ func TestPrintGolden(t *testing.T) {
 	}
 	for _, dl := range dialects {
 		for _, c := range cases {
-			if (dl.d == ClickHouse || dl.d == chOver) && c.opt.MaxGroups > 0 {
-				continue // no windows: TestClickHouseRefusesBounded
+			if dl.d == chOver && c.opt.MaxGroups > 0 {
+				continue // not inlined: print_ch's statement over chFrom
 			}
 			t.Run(dl.dir+"/"+c.name, func(t *testing.T) { printGolden(t, dl.dir, dl.from, dl.d, c.query, c.opt, c.name) })
 		}
@@ -228,21 +230,37 @@ func TestClickHouseLiterals(t *testing.T) {
 	}
 }
 
-// ClickHouse has no window functions, so a bounded plan (user-level data)
+// A dialect without window functions prints a bounded plan (user-level
+// data) only with arrays (arrayBounder, ClickHouse's); one without either
 // is refused, not printed without its bound.
-func TestClickHouseRefusesBounded(t *testing.T) {
+func TestBoundedWithoutWindows(t *testing.T) {
 	t.Parallel()
 	p, err := plan(t, example, Options{MaxGroups: 2, MaxRows: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := Print(p, ClickHouse, `"db"."people"`); err == nil {
-		t.Errorf("printed a bounded plan: %s", st.SQL)
+	if st, err := Print(p, noWindows{PostgreSQL}, `"public"."people"`); err == nil {
+		t.Errorf("printed a bounded plan without windows or arrays: %s", st.SQL)
 	}
-	if _, err := Print(p, PostgreSQL, `"public"."people"`); err != nil {
-		t.Errorf("PostgreSQL, which has windows: %v", err)
+	st, err := Print(p, ClickHouse, `"db"."people"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bound is applied by the arrays, never by a window.
+	for _, want := range []string{"arraySlice(arraySort(groupArray(tuple(", ")), 1, 3)", ")), 1, 2)"} {
+		if !strings.Contains(st.SQL, want) {
+			t.Errorf("ClickHouse's bounded statement lacks %q:\n%s", want, st.SQL)
+		}
+	}
+	if strings.Contains(st.SQL, " OVER ") {
+		t.Errorf("ClickHouse's bounded statement has a window:\n%s", st.SQL)
 	}
 }
+
+// noWindows is a dialect without window functions or arrays.
+type noWindows struct{ Dialect }
+
+func (noWindows) Windows() bool { return false }
 
 // TestClosedKeyDomain: a key over a Closed categorical column is tested
 // for NULL, its whole domain being every non-NULL value, and on an
@@ -404,13 +422,24 @@ func TestClickHouseOverInline(t *testing.T) {
 			t.Errorf("%s: got\n%s\nwant ClickHouse's\n%s", c.name, st.SQL, plain.SQL)
 		}
 	}
-	// A bounded plan is refused as by ClickHouse.
+	// A bounded plan is not inlined: its rows are read through the
+	// projection in FROM, which a Distributed table's shards answer with
+	// rows, so that each unit's rows are bounded together on the
+	// initiator (clickHouse.BoundedRows).
 	bp, err := plan(t, example, Options{MaxGroups: 2, MaxRows: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := Print(bp, chOver, chFrom); err == nil {
-		t.Errorf("printed a bounded plan: %s", st.SQL)
+	st, err := Print(bp, chOver, chFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Print(bp, ClickHouse, chFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SQL != plain.SQL || !strings.Contains(st.SQL, " FROM "+chFrom+" WHERE ") {
+		t.Errorf("a bounded plan over the projection: got\n%s\nwant ClickHouse's over it\n%s", st.SQL, plain.SQL)
 	}
 }
 
@@ -469,5 +498,49 @@ func TestPostgreSQLConstHistogram(t *testing.T) {
 				t.Errorf("%s, %T: the statement\n%s\nhas not the histogram\n%s", c.name, d, st.SQL, want)
 			}
 		}
+	}
+}
+
+// ClickHouse reads a column reference as the SELECT's alias of that
+// name, so a statement that reads a column named as one of its own
+// columns (a user-level analysis's outer statement reads the inner
+// one's n) names its columns in an outer SELECT; DuckDB's is as before.
+func TestClickHouseAliasShadowing(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, ungrouped, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk(p.Aggregates[1].Arg, func(e *Expr) error {
+		if e.Op == OpColumn {
+			e.Column = "n"
+		}
+		return nil
+	})
+	st, err := Print(p, ClickHouse, `"db"."t"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer, inner, ok := strings.Cut(st.SQL, " FROM (SELECT ")
+	if !ok || !strings.HasPrefix(outer, `SELECT "__pn_o0" AS "n", "__pn_o1" AS "a1_sum", `) || strings.Contains(inner, `AS "n"`) || !strings.Contains(inner, `toFloat64("n")`) {
+		t.Errorf("ClickHouse: %s", st.SQL)
+	}
+	if st.Columns[0].Name != "n" || st.Columns[1].Name != "a1_sum" {
+		t.Errorf("columns %+v", st.Columns)
+	}
+	duck, err := Print(p, DuckDB, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(duck.SQL, "__pn_o") || !strings.HasPrefix(duck.SQL, `SELECT count(*) AS "n"`) {
+		t.Errorf("DuckDB: %s", duck.SQL)
+	}
+	// Without a clash ClickHouse's statement is not wrapped.
+	q, err := plan(t, ungrouped, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := Print(q, ClickHouse, `"db"."t"`); err != nil || strings.Contains(st.SQL, "__pn_o") {
+		t.Errorf("no clash: %v %v", st, err)
 	}
 }
