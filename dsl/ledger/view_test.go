@@ -51,6 +51,19 @@ func TestReadsGoThroughViews(t *testing.T) {
 				}
 				return true
 			})
+			// The writer's connection (writer.conn, taken from the pool
+			// by Store.w.acquire) only begins transactions too: a method
+			// of X.conn other than the allowed ones would read outside
+			// one.
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if inner, ok := sel.X.(*ast.SelectorExpr); ok && inner.Sel.Name == "conn" && !allowed[sel.Sel.Name] {
+						t.Errorf("%s: %s uses the writer's connection outside a transaction (%s); begin a transaction on it (Store.begin)",
+							fset.Position(sel.Pos()), fn.Name.Name, src[fset.Position(sel.Pos()).Offset:fset.Position(sel.End()).Offset])
+					}
+				}
+				return true
+			})
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
 				if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "db" && !usedAsReceiver[sel] {
 					t.Errorf("%s: %s reads the database outside a transaction (%s); read through a View (Store.View) so that the read sees one snapshot",
