@@ -244,7 +244,7 @@ var ErrNotYet = errors.New("not yet")
 // statement read another table than from, with each column reference
 // replaced by its expression in from (see inliner).
 func Print(p *Plan, d Dialect, from string) (*Statement, error) {
-	if w, ok := d.(interface{ Windows() bool }); ok && !w.Windows() && p.Bound != nil {
+	if p.Bound != nil && windowless(d) {
 		if _, arrays := d.(arrayBounder); !arrays {
 			// The bounded subquery ranks each unit's rows with windows.
 			return nil, errors.New("sqlplan: user-level data (a bounded plan) needs window functions, which this engine lacks; snapshot the data to query it")
@@ -541,10 +541,8 @@ func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	if len(conds) > 0 {
 		rows += " WHERE " + strings.Join(conds, " AND ")
 	}
-	if ab, ok := d.(arrayBounder); ok {
-		if w, ok := d.(interface{ Windows() bool }); ok && !w.Windows() {
-			return ab.BoundedRows(rows, unit, row, carried, part[1:], *b)
-		}
+	if ab, ok := d.(arrayBounder); ok && windowless(d) {
+		return ab.BoundedRows(rows, unit, row, carried, part[1:], *b)
 	}
 	rn, first, g := d.Ident("__pn_r"), d.Ident("__pn_first"), d.Ident("__pn_g")
 	group := "PARTITION BY " + strings.Join(part, ", ")
@@ -558,6 +556,13 @@ func bounded(d Dialect, p *Plan, from string, keyExprs, conds []string) string {
 	rows = "SELECT *, min(" + row + ") OVER (" + group + ") AS " + first + " FROM (" + rows + as(2) + " WHERE " + firstRows
 	rows = "SELECT *, dense_rank() OVER (PARTITION BY " + unit + " ORDER BY " + first + ") AS " + g + " FROM (" + rows + as(3)
 	return "(SELECT * FROM (" + rows + as(4) + " WHERE " + g + " <= " + strconv.Itoa(b.Groups) + as(5)
+}
+
+// windowless reports whether d says it has no window functions (a
+// Windows method that returns false); bounded then needs its arrays.
+func windowless(d Dialect) bool {
+	w, ok := d.(interface{ Windows() bool })
+	return ok && !w.Windows()
 }
 
 // arrayBounder is a dialect without window functions (Windows false) that
